@@ -1,0 +1,17 @@
+//! coprof-core: the pieces every part of coprof shares.
+//!
+//! - [`event`]: the [`Event`] record and instruction [`Class`]es;
+//! - [`stream`]: the push model, [`Source`] → [`Sink`];
+//! - [`exact`]: exact counters, the ground truth for every estimator;
+//! - [`trace`]: the `.cpt` trace file format, streaming writer and reader;
+//! - [`synth`]: deterministic synthetic streams with known answers.
+
+pub mod event;
+pub mod exact;
+pub mod stream;
+pub mod synth;
+pub mod trace;
+
+pub use event::{flags, Class, ClassSet, Event};
+pub use exact::ExactCounts;
+pub use stream::{Collect, Fanout, Sink, SliceSource, Source};

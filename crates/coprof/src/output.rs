@@ -1,0 +1,39 @@
+//! Printing a report as text or JSON.
+
+use serde::Serialize;
+
+/// Prints `value` as pretty JSON on stdout.
+pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
+    let s = serde_json::to_string_pretty(value)?;
+    println!("{s}");
+    Ok(())
+}
+
+/// Formats a count with thousands separators, for tables.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Formats a share in [0, 1] as a percentage with two decimals.
+pub fn pct(share: f64) -> String {
+    format!("{:.2}%", share * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands_separates() {
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1000), "1,000");
+        assert_eq!(super::thousands(1234567), "1,234,567");
+    }
+}

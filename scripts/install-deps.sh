@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what coprof's tests need on a fresh Debian machine: the RISC-V
+# cross compiler and C library (to build the simulator's test programs) and
+# qemu-user (the independent RV64 implementation the simulator is checked
+# against). Safe to run again: it installs only what is missing.
+set -euo pipefail
+need=()
+command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
+command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo_=""
+  [ "$(id -u)" -eq 0 ] || sudo_="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_ apt-get update -qq
+  $sudo_ apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+riscv64-linux-gnu-gcc --version | head -1
+qemu-riscv64 --version | head -1
