@@ -24,6 +24,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    Bench(cmd::bench::Args),
     Demo(cmd::demo::Args),
     Gen(cmd::gen::Args),
     Info(cmd::info::Args),
@@ -32,6 +33,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Bench(a) => cmd::bench::run(a),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Info(a) => cmd::info::run(a),

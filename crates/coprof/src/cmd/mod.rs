@@ -1,5 +1,6 @@
 //! One module per subcommand: its arguments and what it runs.
 
+pub mod bench;
 pub mod demo;
 pub mod gen;
 pub mod info;
