@@ -99,6 +99,25 @@ impl RapConfig {
         self.bits.div_ceil(self.bits_per_level(dims))
     }
 
+    /// The most live nodes a tree of `dims` dimensions holds after any
+    /// call to `add_points` returns: 1 + b·L²·(1 + q)/ε with L the levels.
+    ///
+    /// Why: right after a merge batch at n_m, every internal node's subtree
+    /// holds more than T_m = ε·n_m/L events (a node whose children are all
+    /// leaves survived the merge test, and any other internal node contains
+    /// one), and internal nodes of one depth have disjoint subtrees, so
+    /// there are at most L/ε of them per depth. Until the next batch (n <
+    /// q·n_m) a node splits only when its count and the weight being added
+    /// pass T ≥ T_m, each node at most once and each add at most once per
+    /// depth, so fewer than L·q·L/ε splits happen. Each internal node has
+    /// b children. The paper's O(log_b(R)/ε) (§2.3) counts the nodes that
+    /// hold events; the chains of empty nodes above a hot point add the
+    /// factor L.
+    pub fn node_bound(&self, dims: usize) -> f64 {
+        let l = self.levels(dims) as f64;
+        1.0 + self.branching as f64 * l * l * (1.0 + self.merge_factor) / self.epsilon
+    }
+
     /// Entries of the merging event buffer: the largest power of two whose
     /// entries fit in `buffer_bytes`, or 0 when the buffer is off.
     pub fn buffer_entries(&self, dims: usize) -> usize {
