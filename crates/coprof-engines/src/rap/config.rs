@@ -71,7 +71,8 @@ impl RapConfig {
         if dims == 0 || dims > 8 {
             return Err(ConfigError::Dims(dims));
         }
-        if b.trailing_zeros() as usize % dims != 0 {
+        let log_b = b.trailing_zeros() as usize;
+        if log_b / dims * dims != log_b {
             return Err(ConfigError::BranchingForDims { branching: b, dims });
         }
         if !(1..=64).contains(&self.bits) {
