@@ -28,6 +28,7 @@ enum Command {
     Demo(cmd::demo::Args),
     Gen(cmd::gen::Args),
     Info(cmd::info::Args),
+    Ranges(cmd::ranges::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cmd::demo::run(a),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Info(a) => cmd::info::run(a),
+        Command::Ranges(a) => cmd::ranges::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

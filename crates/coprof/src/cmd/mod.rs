@@ -4,3 +4,4 @@ pub mod bench;
 pub mod demo;
 pub mod gen;
 pub mod info;
+pub mod ranges;
