@@ -99,11 +99,15 @@ impl FrequencyCache {
         let set = (index & self.set_mask) as usize;
         let base = set * self.ways;
         let filled = self.filled[set] as usize;
-        if let Some(w) = self.tags[base..base + filled]
-            .iter()
-            .position(|&t| t == tag)
-        {
-            return (base + w, true);
+        // Compare every way without branching on the outcome (a set is
+        // searched in parallel in hardware; here it spares mispredictions).
+        let ways = &self.tags[base..base + self.ways];
+        let mut found = usize::MAX;
+        for (w, &t) in ways.iter().enumerate() {
+            found = if t == tag && w < filled { w } else { found };
+        }
+        if found != usize::MAX {
+            return (base + found, true);
         }
         self.cost.misses += 1;
         let slot = if filled < self.ways {
@@ -137,8 +141,6 @@ impl FrequencyCache {
             return 0;
         }
         self.cost.updates += n;
-        self.cost.reads += n;
-        self.cost.writes += n;
         let (slot, hit) = self.find_or_insert(tag, index, target, 1);
         let mut rest = if hit { n } else { n - 1 };
         let mut f = self.counts[slot] as u64;
@@ -172,8 +174,6 @@ impl FrequencyCache {
     #[inline]
     pub fn add(&mut self, tag: u64, index: u64, target: u64, c: u64) -> u64 {
         self.cost.updates += 1;
-        self.cost.reads += 1;
-        self.cost.writes += 1;
         let (slot, hit) = self.find_or_insert(tag, index, target, c);
         let mut f = if hit { self.counts[slot] as u64 + c } else { c };
         let mut halvings = 0;
@@ -192,7 +192,6 @@ impl FrequencyCache {
             *c >>= 1;
         }
         self.cost.halvings += 1;
-        self.cost.writes += self.counts.len() as u64;
     }
 
     /// The count of `tag`, if resident.
@@ -221,9 +220,14 @@ impl FrequencyCache {
         v
     }
 
-    /// What the cache has done so far.
+    /// What the cache has done so far. Reads and writes follow from the
+    /// updates and halvings, so only those are counted on the hot path.
     pub fn cost(&self) -> CacheCost {
-        self.cost
+        CacheCost {
+            reads: self.cost.updates,
+            writes: self.cost.updates + self.cost.halvings * self.counts.len() as u64,
+            ..self.cost
+        }
     }
 
     /// Bytes this software model holds.
