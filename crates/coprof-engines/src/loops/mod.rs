@@ -12,7 +12,7 @@
 //!
 //! - [`config`]: [`LoopConfig`], the hardware's parameters and defaults;
 //! - [`cache`]: [`FrequencyCache`], the frequent loop cache;
-//! - [`coalesce`]: [`CoalescingRegister`];
+//! - [`coalesce`]: the [`CoalescingRegister`];
 //! - [`detector`]: [`LoopDetector`], the engine (a [`coprof_core::Sink`]);
 //! - [`snapshot`]: [`LoopProfile`], what it reports;
 //! - [`eval`]: accuracy against the exact profile (1 − SOD);
