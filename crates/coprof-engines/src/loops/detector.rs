@@ -77,7 +77,9 @@ impl LoopDetector {
         self.sbbs += n;
         // Of the n, those that land on a sampling point (§6) are tallied.
         let k = self.config.sample_interval;
-        let tallied = if n < self.until_tally {
+        let tallied = if k == 1 {
+            n
+        } else if n < self.until_tally {
             self.until_tally -= n;
             0
         } else {
