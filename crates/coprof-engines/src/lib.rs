@@ -7,3 +7,4 @@
 //! Engines never print.
 
 pub mod rap;
+pub mod loops;

@@ -29,6 +29,7 @@ enum Command {
     Gen(cmd::gen::Args),
     Info(cmd::info::Args),
     Ranges(cmd::ranges::Args),
+    Loops(cmd::loops::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
         Command::Gen(a) => cmd::gen::run(a),
         Command::Info(a) => cmd::info::run(a),
         Command::Ranges(a) => cmd::ranges::run(a),
+        Command::Loops(a) => cmd::loops::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

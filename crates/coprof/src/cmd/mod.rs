@@ -5,3 +5,4 @@ pub mod demo;
 pub mod gen;
 pub mod info;
 pub mod ranges;
+pub mod loops;
