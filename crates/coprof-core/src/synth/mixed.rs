@@ -103,12 +103,7 @@ fn leaf_call(out: &mut Vec<Event>, rng: &mut Rng, site: u64, k: u64, tick: u64) 
             out.push(Event::with_value(pc, Class::IntAlu, tick + j));
         }
     }
-    out.push(Event::control(
-        entry + 4 * len,
-        Class::Return,
-        site + 4,
-        true,
-    ));
+    out.push(Event::control(entry + 4 * len, Class::Return, site + 4, true));
 }
 
 impl Program for MixedProgram {
