@@ -7,3 +7,4 @@
 //! Engines never print.
 
 pub mod coproc;
+pub mod hotlist;
