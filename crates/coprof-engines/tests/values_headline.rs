@@ -15,9 +15,15 @@ use rustc_hash::FxHashMap;
 fn score(exact: &ExactCounts, pcs: &[PcValues]) -> InvarianceError {
     let est: FxHashMap<(u64, u64), f64> = pcs
         .iter()
-        .flat_map(|p| p.values.iter().map(move |v| ((p.pc, v.value), v.invariance)))
+        .flat_map(|p| {
+            p.values
+                .iter()
+                .map(move |v| ((p.pc, v.value), v.invariance))
+        })
         .collect();
-    weighted_rms_error(exact, Criteria::default(), |pc, v| est.get(&(pc, v)).copied())
+    weighted_rms_error(exact, Criteria::default(), |pc, v| {
+        est.get(&(pc, v)).copied()
+    })
 }
 
 fn compare(workload: Workload, events: u64, seed: u64) -> (f64, f64, u64) {
@@ -47,18 +53,48 @@ fn compare(workload: Workload, events: u64, seed: u64) -> (f64, f64, u64) {
 
     let e_cp = score(&exact, &snap.pcs);
     if std::env::var("DEBUG_PAIRS").is_ok() {
-        let est: FxHashMap<(u64, u64), f64> = snap.pcs.iter().flat_map(|p| p.values.iter().map(move |v| ((p.pc, v.value), v.invariance))).collect();
-        let (pairs, _) = coprof_core::metrics::invariance::scored_pairs(&exact, Criteria::default(), |pc, v| est.get(&(pc, v)).copied());
-        for pc in [0x20000u64, 0x20020] { eprintln!("PROFILE {pc:#x} {:?}", cp.program().handler().profile().get(&pc)); }
+        let est: FxHashMap<(u64, u64), f64> = snap
+            .pcs
+            .iter()
+            .flat_map(|p| {
+                p.values
+                    .iter()
+                    .map(move |v| ((p.pc, v.value), v.invariance))
+            })
+            .collect();
+        let (pairs, _) =
+            coprof_core::metrics::invariance::scored_pairs(&exact, Criteria::default(), |pc, v| {
+                est.get(&(pc, v)).copied()
+            });
+        for pc in [0x20000u64, 0x20020] {
+            eprintln!(
+                "PROFILE {pc:#x} {:?}",
+                cp.program().handler().profile().get(&pc)
+            );
+        }
         eprintln!("HOST {:?}", snap.host);
-        for p in pairs { let st = snap.pcs.iter().find(|x| x.pc == p.pc).map(|x| (x.status, x.samples, x.glacial)); eprintln!("{:#x} {} n={} exact={:.3} est={:.3} {:?}", p.pc, p.value, p.executions, p.exact, p.estimate, st); }
+        for p in pairs {
+            let st = snap
+                .pcs
+                .iter()
+                .find(|x| x.pc == p.pc)
+                .map(|x| (x.status, x.samples, x.glacial));
+            eprintln!(
+                "{:#x} {} n={} exact={:.3} est={:.3} {:?}",
+                p.pc, p.value, p.executions, p.exact, p.estimate, st
+            );
+        }
     }
     let e_simple = score(&exact, &s.pcs);
     eprintln!(
         "{workload} seed {seed}: coproc {:.4} (pairs {}, unreported {}), simple {:.4} (unreported {}), transferred {transferred}, interrupts {}, period {period}, stopped at {:?}",
         e_cp.weighted_rms_error, e_cp.pairs, e_cp.unreported, e_simple.weighted_rms_error, e_simple.unreported, snap.host.interrupts, snap.host.stopped_at
     );
-    (e_cp.weighted_rms_error, e_simple.weighted_rms_error, transferred)
+    (
+        e_cp.weighted_rms_error,
+        e_simple.weighted_rms_error,
+        transferred,
+    )
 }
 
 #[test]

@@ -27,6 +27,7 @@ enum Command {
     Demo(cmd::demo::Args),
     Gen(cmd::gen::Args),
     Info(cmd::info::Args),
+    Values(cmd::values::Args),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cmd::demo::run(a),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Info(a) => cmd::info::run(a),
+        Command::Values(a) => cmd::values::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -299,7 +299,9 @@ mod tests {
             part,
         };
         for p in parts {
-            let n = (0..4096u64).filter(|i| f(p).passes(0x1_0000 + 4 * i)).count();
+            let n = (0..4096u64)
+                .filter(|i| f(p).passes(0x1_0000 + 4 * i))
+                .count();
             assert!((900..1150).contains(&n), "{p:?}: {n}");
         }
     }
@@ -311,7 +313,10 @@ mod tests {
         t.mask(0x10);
         assert!(t.is_masked(0x10));
         assert!(!t.is_masked(0x12), "neighbours get their own bit");
-        assert!(t.is_masked(0x10 + 128), "the table folds: 64 bits cover 128 bytes");
+        assert!(
+            t.is_masked(0x10 + 128),
+            "the table folds: 64 bits cover 128 bytes"
+        );
         assert_eq!(t.count(), 1);
         assert!(PcMaskTable::new(100).is_err());
         assert_eq!(PcMaskTable::new(DEFAULT_MASK_BITS).unwrap().bytes(), 512);

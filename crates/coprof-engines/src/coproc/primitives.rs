@@ -173,7 +173,10 @@ impl SatCounters {
     /// # Panics
     /// If `width` is not in 1..=16.
     pub fn new(entries: usize, width: u32) -> SatCounters {
-        assert!((1..=16).contains(&width), "counter width {width} out of 1..=16");
+        assert!(
+            (1..=16).contains(&width),
+            "counter width {width} out of 1..=16"
+        );
         SatCounters {
             values: vec![0; entries],
             max: ((1u32 << width) - 1) as u16,

@@ -111,7 +111,11 @@ impl SimpleSampler {
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.table.capacity() * (9 + std::mem::size_of::<PcTable>())
-            + self.table.values().map(|t| t.values.capacity() * 16).sum::<usize>()
+            + self
+                .table
+                .values()
+                .map(|t| t.values.capacity() * 16)
+                .sum::<usize>()
     }
 
     /// The profile so far.
@@ -129,7 +133,9 @@ impl SimpleSampler {
                     })
                     .collect();
                 values.sort_unstable_by(|a, b| {
-                    b.invariance.total_cmp(&a.invariance).then(a.value.cmp(&b.value))
+                    b.invariance
+                        .total_cmp(&a.invariance)
+                        .then(a.value.cmp(&b.value))
                 });
                 PcValues {
                     pc,
@@ -178,7 +184,12 @@ mod tests {
         })
         .unwrap();
         let ev: Vec<Event> = (0..100u64)
-            .flat_map(|i| [Event::load(0x10, 0, 8, i % 4), Event::new(0x14, Class::IntAlu)])
+            .flat_map(|i| {
+                [
+                    Event::load(0x10, 0, 8, i % 4),
+                    Event::new(0x14, Class::IntAlu),
+                ]
+            })
             .collect();
         s.observe(&ev);
         let snap = s.snapshot();
@@ -203,6 +214,10 @@ mod tests {
         let vals: Vec<u64> = snap.pcs[0].values.iter().map(|v| v.value).collect();
         assert_eq!(vals, vec![1, 3], "3 replaced the least counted value, 2");
         assert!((snap.pcs[0].values[0].invariance - 0.5).abs() < 1e-12);
-        assert!(SimpleSampler::new(SimpleConfig { period: 0, values_per_pc: 1 }).is_err());
+        assert!(SimpleSampler::new(SimpleConfig {
+            period: 0,
+            values_per_pc: 1
+        })
+        .is_err());
     }
 }

@@ -12,11 +12,11 @@
 //!
 //! let mut t = HotlistTable::new(HotlistConfig::default()).unwrap();
 //! for i in 0..100_000u64 {
-//!     t.add(0x400, ValueKind::Loaded, if i % 4 == 0 { 7 } else { i });
+//!     t.add(0x400, ValueKind::Loaded, if i % 4 == 0 { 7 } else { 100 + i % 40 });
 //! }
 //! assert!(t.len_of(0x400, ValueKind::Loaded).unwrap() <= 16);
 //! let est = t.estimate(0x400, ValueKind::Loaded, 7);
-//! assert!((est - 25_000.0).abs() < 2_500.0, "{est}");
+//! assert!((est - 25_000.0).abs() < 5_000.0, "{est}");
 //! ```
 
 pub mod config;

@@ -191,7 +191,9 @@ impl HotlistTable {
         let at = n * self.stride;
         (0..st.len as usize)
             .find(|&i| self.values[at + i] == v)
-            .map_or(0.0, |i| estimate(self.counts[at + i], st.p, self.cfg.variant))
+            .map_or(0.0, |i| {
+                estimate(self.counts[at + i], st.p, self.cfg.variant)
+            })
     }
 
     /// Bytes held.
@@ -223,7 +225,9 @@ impl HotlistTable {
                     })
                     .collect();
                 values.sort_unstable_by(|a, b| {
-                    b.estimate.total_cmp(&a.estimate).then(a.value.cmp(&b.value))
+                    b.estimate
+                        .total_cmp(&a.estimate)
+                        .then(a.value.cmp(&b.value))
                 });
                 HotlistEntry {
                     pc,

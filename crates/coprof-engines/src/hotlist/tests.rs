@@ -105,7 +105,10 @@ fn probability_falls_by_f_per_round() {
     let f: f64 = 4.0 / 3.0;
     let rounds = (p.ln() / (1.0 / f).ln()).round();
     assert!(rounds >= 1.0);
-    assert!((p - f.powf(-rounds)).abs() < 1e-12, "p = {p} is not a power of 1/f");
+    assert!(
+        (p - f.powf(-rounds)).abs() < 1e-12,
+        "p = {p} is not a power of 1/f"
+    );
 }
 
 #[test]
@@ -126,7 +129,9 @@ fn period_and_kinds() {
         ..HotlistConfig::default()
     })
     .unwrap();
-    let ev: Vec<Event> = (0..1000).map(|i| Event::load(0x10, 0x8000 + 8 * (i % 2), 8, 3)).collect();
+    let ev: Vec<Event> = (0..1000)
+        .map(|i| Event::load(0x10, 0x8000 + 8 * (i % 2), 8, 3))
+        .collect();
     t.observe(&ev);
     let snap = t.snapshot();
     assert_eq!((snap.loads, snap.samples), (1000, 100));
@@ -137,6 +142,14 @@ fn period_and_kinds() {
     // Every 10th load has an even index: address 0x8000 only.
     let addrs = snap.pc_values(ValueKind::Address);
     assert_eq!(addrs[0].values.len(), 1);
-    assert!(HotlistTable::new(HotlistConfig { capacity: 1, ..HotlistConfig::default() }).is_err());
-    assert!(HotlistTable::new(HotlistConfig { factor: Some(1.0), ..HotlistConfig::default() }).is_err());
+    assert!(HotlistTable::new(HotlistConfig {
+        capacity: 1,
+        ..HotlistConfig::default()
+    })
+    .is_err());
+    assert!(HotlistTable::new(HotlistConfig {
+        factor: Some(1.0),
+        ..HotlistConfig::default()
+    })
+    .is_err());
 }

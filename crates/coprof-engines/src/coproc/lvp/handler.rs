@@ -132,7 +132,11 @@ impl Handler {
                 }
                 self.discarded += slots.records().map(|r| r.total).sum::<u64>();
                 slots.restart();
-                let ways = if samples < self.cfg.fast_thrash_samples { 4 } else { 2 };
+                let ways = if samples < self.cfg.fast_thrash_samples {
+                    4
+                } else {
+                    2
+                };
                 let ways = ways.min(1 << (self.cfg.max_partition_bits - current.bits));
                 let mut parts = current.split(ways).into_iter();
                 front.partition.part = parts.next().expect("split gives at least one part");
@@ -186,7 +190,8 @@ impl Handler {
             let top = estimate::invariance(p, c.unseen_share_cap)
                 .first()
                 .map_or(0.0, |e| e.1);
-            let confident = p.samples >= c.confidence_samples && p.profiles >= c.confidence_profiles;
+            let confident =
+                p.samples >= c.confidence_samples && p.profiles >= c.confidence_profiles;
             let reason = if confident && top >= c.high_invariance {
                 Some(MaskReason::HighInvariance)
             } else if confident && top <= c.low_invariance {

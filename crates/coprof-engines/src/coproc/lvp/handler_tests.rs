@@ -26,16 +26,32 @@ fn thrash_splits_4_ways_when_fast_and_2_ways_when_slow() {
     let mut sl = Slots::new(&cfg);
     sl.sample(Sample { pc: 1, value: 1 });
     let fast = LvpInterrupt::Thrash { samples: 10 };
-    assert_eq!(h.interrupt(fast, &mut sl, &mut fe), 0, "thrash samples are discarded");
+    assert_eq!(
+        h.interrupt(fast, &mut sl, &mut fe),
+        0,
+        "thrash samples are discarded"
+    );
     assert_eq!(sl.records().count(), 0);
     assert!(h.profile().is_empty());
-    assert_eq!(fe.partition.part, Part { bits: 2, matches: 0 });
+    assert_eq!(
+        fe.partition.part,
+        Part {
+            bits: 2,
+            matches: 0
+        }
+    );
     assert_eq!(h.parts_left(), 3);
     let slow = LvpInterrupt::Thrash {
         samples: cfg.fast_thrash_samples,
     };
     h.interrupt(slow, &mut sl, &mut fe);
-    assert_eq!(fe.partition.part, Part { bits: 3, matches: 0 });
+    assert_eq!(
+        fe.partition.part,
+        Part {
+            bits: 3,
+            matches: 0
+        }
+    );
     assert_eq!(h.parts_left(), 4, "part 0 of 4 split in two: 1 + 3 left");
     // Idle parts are profiled in turn, then the profile completes.
     let mut seen = vec![fe.partition.part];
@@ -50,7 +66,8 @@ fn thrash_splits_4_ways_when_fast_and_2_ways_when_slow() {
 }
 
 fn run(events: &[Event], cfg: LvpConfig) -> Coprocessor<LoadValueProfiler> {
-    let mut cp = Coprocessor::new(&HostConfig::default(), LoadValueProfiler::new(cfg).unwrap()).unwrap();
+    let mut cp =
+        Coprocessor::new(&HostConfig::default(), LoadValueProfiler::new(cfg).unwrap()).unwrap();
     cp.observe(events);
     cp.finish();
     cp
@@ -63,7 +80,9 @@ fn masks_by_thresholds_and_after_four_profiles_then_completes() {
     let mut ev = Vec::new();
     let mut x = 1u64;
     for k in 0..400_000u64 {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ev.push(Event::load(0x100, 0, 8, 42));
         ev.push(Event::load(0x200, 0, 8, x >> 20));
         ev.push(Event::load(0x300, 0, 8, (x >> 40) & 1));
@@ -92,7 +111,11 @@ fn masks_by_thresholds_and_after_four_profiles_then_completes() {
 #[test]
 fn work_stops_when_complete() {
     let ev: Vec<Event> = (0..200_000).map(|_| Event::load(0x100, 0, 8, 1)).collect();
-    let mut cp = Coprocessor::new(&HostConfig::default(), LoadValueProfiler::new(LvpConfig::default()).unwrap()).unwrap();
+    let mut cp = Coprocessor::new(
+        &HostConfig::default(),
+        LoadValueProfiler::new(LvpConfig::default()).unwrap(),
+    )
+    .unwrap();
     cp.observe(&ev);
     assert!(cp.stopped());
     let processed = cp.stats().processed;

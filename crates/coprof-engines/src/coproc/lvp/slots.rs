@@ -230,7 +230,10 @@ impl Slots {
 
     /// Bytes of co-processor state.
     pub fn bytes(&self) -> usize {
-        self.pcs.bytes() + self.values.bytes() + self.hit.bytes() + self.miss.bytes()
+        self.pcs.bytes()
+            + self.values.bytes()
+            + self.hit.bytes()
+            + self.miss.bytes()
             + self.total.bytes()
             + 16
     }

@@ -31,7 +31,10 @@ fn a1_resampling_reselects_below_20_percent() {
     for _ in 0..4 {
         sl.sample(s(0x10, 9));
     }
-    assert_eq!((sl.record(i).value, sl.record(i).hit, sl.record(i).miss), (7, 1, 4));
+    assert_eq!(
+        (sl.record(i).value, sl.record(i).hit, sl.record(i).miss),
+        (7, 1, 4)
+    );
     // The fifth miss gives 1/6 < 20%: the active value becomes 9.
     sl.sample(s(0x10, 9));
     let r = sl.record(i);
@@ -49,7 +52,10 @@ fn a2_saturated_hit_counter_turns_slot_off() {
     }
     sl.sample(s(0x10, 7));
     assert_eq!(sl.record(i).hit, 255);
-    assert!(!sl.is_valid(i), "saturated hit counter leaves the slot valid");
+    assert!(
+        !sl.is_valid(i),
+        "saturated hit counter leaves the slot valid"
+    );
 }
 
 #[test]
@@ -88,7 +94,10 @@ fn a2_reselection_after_16_samples_turns_slot_off() {
     }
     let r = sl.record(i);
     assert!(r.total >= 16, "{r:?}");
-    assert!(r.total <= 20, "{r:?}: turned off later than the first re-selection past 16");
+    assert!(
+        r.total <= 20,
+        "{r:?}: turned off later than the first re-selection past 16"
+    );
 }
 
 #[test]
@@ -121,7 +130,10 @@ fn a3_replacement_only_of_next_up_slot_and_only_when_uninformed() {
         sl.sample(s(0x1000 + 4 * k, 1));
         replaced += sl.records().count() as u64 - replaced;
     }
-    assert!((52..=64).contains(&replaced), "{replaced} of 64 empty slots taken");
+    assert!(
+        (52..=64).contains(&replaced),
+        "{replaced} of 64 empty slots taken"
+    );
 }
 
 #[test]
@@ -166,7 +178,10 @@ fn a4_success_decrements_the_failed_counter() {
         max_failed = max_failed.max(sl.failed());
     }
     assert!(sl.is_valid(i));
-    assert!(max_failed < 20, "failures are offset by successes: {max_failed}");
+    assert!(
+        max_failed < 20,
+        "failures are offset by successes: {max_failed}"
+    );
 }
 
 #[test]
