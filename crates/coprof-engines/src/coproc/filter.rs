@@ -228,6 +228,10 @@ pub struct FrontEnd {
     pub mask: PcMaskTable,
     /// Off: profiling has stopped; every instruction is ignored.
     pub enabled: bool,
+    /// The retired-instruction counter, as the main processor reads it in
+    /// an interrupt handler (a performance counter; the host updates it
+    /// before each handler runs).
+    pub retired: u64,
 }
 
 impl FrontEnd {
@@ -243,6 +247,7 @@ impl FrontEnd {
             partition: PartitionFilter::new(hash),
             mask: PcMaskTable::new(mask_bits)?,
             enabled: true,
+            retired: 0,
         })
     }
 

@@ -141,6 +141,7 @@ impl<P: Program> Coprocessor<P> {
     fn interrupt(&mut self, r: P::Reason) {
         self.stats.interrupts += 1;
         *self.stats.interrupts_by_reason.entry(r.name()).or_insert(0) += 1;
+        self.front.retired = self.stats.retired;
         self.stats.transferred += self.program.interrupt(r, &mut self.front);
         self.note_stop();
     }
@@ -149,6 +150,7 @@ impl<P: Program> Coprocessor<P> {
         self.idle_run = 0;
         self.stats.interrupts += 1;
         *self.stats.interrupts_by_reason.entry("idle").or_insert(0) += 1;
+        self.front.retired = self.stats.retired;
         self.stats.transferred += self.program.idle(&mut self.front);
         self.note_stop();
     }

@@ -56,6 +56,15 @@ pub struct LvpConfig {
     /// window is confirmed in another before it is trusted; this is what
     /// lets glacial values show (this implementation's default: 2).
     pub confidence_profiles: u32,
+    /// §5.1.4: profiles of one load count towards confidence and towards
+    /// `max_profiles` only when spaced in time: a profile counts if the
+    /// retired-instruction count has grown by at least this factor since
+    /// the load's previous counted profile. Profiles taken back to back
+    /// see one window of the run, which is how a glacial load passes for
+    /// invariant; spacing them geometrically spreads them over the run at
+    /// any run length (this implementation's default: 2; 1 counts every
+    /// profile).
+    pub profile_spacing: f64,
     /// §5.1.4: a load flagged glacial is never masked, so that its profile
     /// covers every phase of the run rather than the window in which it
     /// happened to be profiled (this implementation's reading of what the
@@ -97,6 +106,7 @@ impl Default for LvpConfig {
             confidence_samples: 64,
             confidence_profiles: 2,
             keep_glacial_unmasked: true,
+            profile_spacing: 2.0,
             max_profiles: 4,
             unseen_share_cap: 0.20,
             glacial_min_hits: 32,
@@ -136,6 +146,12 @@ impl LvpConfig {
             if !(0.0..=1.0).contains(&v) {
                 return Err(format!("{name} must be in [0, 1], got {v}"));
             }
+        }
+        if !(self.profile_spacing.is_finite() && self.profile_spacing >= 1.0) {
+            return Err(format!(
+                "profile_spacing must be a number of at least 1, got {}",
+                self.profile_spacing
+            ));
         }
         if self.low_invariance >= self.high_invariance {
             return Err("low_invariance must be below high_invariance".into());

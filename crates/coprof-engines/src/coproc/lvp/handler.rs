@@ -65,8 +65,11 @@ pub struct PcProfile {
     pub unseen: u64,
     /// All samples recorded (Σ total counters copied).
     pub samples: u64,
-    /// Intervals in which a slot for this load was copied.
+    /// Spaced profiles of this load: intervals in which a slot for it was
+    /// copied, counting only those spaced per `profile_spacing`.
     pub profiles: u32,
+    /// Retired instructions at its last counted profile.
+    pub last_profile_at: u64,
     /// Why it was masked, if it was.
     pub masked: Option<MaskReason>,
 }
@@ -172,10 +175,13 @@ impl Handler {
         touched.dedup();
         for pc in touched {
             let p = self.profile.get_mut(&pc).expect("just copied");
-            p.profiles += 1;
-            if p.masked.is_some() {
+            let spaced = p.profiles == 0
+                || front.retired as f64 >= p.last_profile_at as f64 * self.cfg.profile_spacing;
+            if !spaced || p.masked.is_some() {
                 continue;
             }
+            p.profiles += 1;
+            p.last_profile_at = front.retired;
             let c = &self.cfg;
             if c.keep_glacial_unmasked
                 && estimate::is_glacial(
