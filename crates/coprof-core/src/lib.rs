@@ -4,6 +4,7 @@
 //! - [`stream`]: the push model, [`Source`] → [`Sink`];
 //! - [`exact`]: exact counters, the ground truth for every estimator;
 //! - [`metrics`]: the papers' accuracy metrics (SOD, …);
+//! - [`metrics`]: each paper's accuracy metric against the exact counts;
 //! - [`trace`]: the `.cpt` trace file format, streaming writer and reader;
 //! - [`synth`]: deterministic synthetic streams with known answers.
 

@@ -8,3 +8,5 @@
 
 pub mod rap;
 pub mod loops;
+pub mod coproc;
+pub mod hotlist;

@@ -30,6 +30,7 @@ enum Command {
     Info(cmd::info::Args),
     Ranges(cmd::ranges::Args),
     Loops(cmd::loops::Args),
+    Values(cmd::values::Args),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
         Command::Info(a) => cmd::info::run(a),
         Command::Ranges(a) => cmd::ranges::run(a),
         Command::Loops(a) => cmd::loops::run(a),
+        Command::Values(a) => cmd::values::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,3 +6,4 @@ pub mod gen;
 pub mod info;
 pub mod ranges;
 pub mod loops;
+pub mod values;
