@@ -4,10 +4,12 @@
 //! - [`stream`]: the push model, [`Source`] → [`Sink`];
 //! - [`exact`]: exact counters, the ground truth for every estimator;
 //! - [`trace`]: the `.cpt` trace file format, streaming writer and reader;
-//! - [`synth`]: deterministic synthetic streams with known answers.
+//! - [`synth`]: deterministic synthetic streams with known answers;
+//! - [`metrics`]: accuracy metrics comparing an estimate with the exact profile.
 
 pub mod event;
 pub mod exact;
+pub mod metrics;
 pub mod stream;
 pub mod synth;
 pub mod trace;
