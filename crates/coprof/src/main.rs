@@ -5,6 +5,7 @@ mod error;
 mod input;
 mod output;
 mod progress;
+mod sampled;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -27,6 +28,7 @@ enum Command {
     Demo(cmd::demo::Args),
     Gen(cmd::gen::Args),
     Info(cmd::info::Args),
+    Sample(cmd::sample::Args),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cmd::demo::run(a),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Info(a) => cmd::info::run(a),
+        Command::Sample(a) => cmd::sample::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
