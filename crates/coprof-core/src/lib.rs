@@ -6,7 +6,8 @@
 //! - [`metrics`]: the papers' accuracy metrics (SOD, …);
 //! - [`metrics`]: each paper's accuracy metric against the exact counts;
 //! - [`trace`]: the `.cpt` trace file format, streaming writer and reader;
-//! - [`synth`]: deterministic synthetic streams with known answers.
+//! - [`synth`]: deterministic synthetic streams with known answers;
+//! - [`metrics`]: accuracy metrics comparing an estimate with the exact profile.
 
 pub mod event;
 pub mod exact;

@@ -5,6 +5,7 @@ mod error;
 mod input;
 mod output;
 mod progress;
+mod sampled;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -31,6 +32,7 @@ enum Command {
     Ranges(cmd::ranges::Args),
     Loops(cmd::loops::Args),
     Values(cmd::values::Args),
+    Sample(cmd::sample::Args),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Ranges(a) => cmd::ranges::run(a),
         Command::Loops(a) => cmd::loops::run(a),
         Command::Values(a) => cmd::values::run(a),
+        Command::Sample(a) => cmd::sample::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

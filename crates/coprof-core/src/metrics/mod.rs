@@ -9,3 +9,6 @@ pub mod sod;
 //! and the engine's estimates as a lookup, so that any engine (bounded or
 //! not, sampled or not) can be scored the same way.
 pub mod invariance;
+//! Accuracy metrics: how close an estimated profile is to the exact one,
+//! each in the words of the paper that defined it.
+pub mod overlap;

@@ -7,3 +7,4 @@ pub mod info;
 pub mod ranges;
 pub mod loops;
 pub mod values;
+pub mod sample;
