@@ -108,6 +108,11 @@ pub trait Format {
     const FRAC: u64;
     /// The quiet bit (most significant fraction bit).
     const QUIET: u64;
+    /// 0.5.
+    const HALF: u64;
+    /// 2^emax, the smallest power of two above which values are not
+    /// finite after doubling.
+    const TWO_EMAX: u64;
 }
 
 /// Single precision.
@@ -122,6 +127,8 @@ impl Format for S {
     const EXP: u64 = 0x7f80_0000;
     const FRAC: u64 = 0x007f_ffff;
     const QUIET: u64 = 0x0040_0000;
+    const HALF: u64 = 0x3f00_0000;
+    const TWO_EMAX: u64 = 0x7f00_0000;
 }
 
 impl Format for D {
@@ -131,6 +138,8 @@ impl Format for D {
     const EXP: u64 = 0x7ff0_0000_0000_0000;
     const FRAC: u64 = 0x000f_ffff_ffff_ffff;
     const QUIET: u64 = 0x0008_0000_0000_0000;
+    const HALF: u64 = 0x3fe0_0000_0000_0000;
+    const TWO_EMAX: u64 = 0x7fe0_0000_0000_0000;
 }
 
 #[inline]
@@ -151,6 +160,33 @@ fn sign<F: Format>(v: u64) -> bool {
 #[inline]
 fn ap<F: Format>(v: u64) -> F::Ap {
     F::Ap::from_bits(v as u128)
+}
+
+/// rustc_apfloat reports a directed-rounding overflow (a result clamped
+/// to the largest finite value) as inexact only; IEEE 754 §7.4 (and so
+/// RISC-V) also raises overflow whenever the result rounded with an
+/// unbounded exponent exceeds the largest finite number. `half` computes
+/// the same operation on operands scaled by ½ (exact for the magnitudes
+/// involved), rounding toward zero: the true result overflowed iff that
+/// half-size result reaches 2^emax.
+fn fix_overflow<F: Format>(
+    mut r: StatusAnd<F::Ap>,
+    rm: Round,
+    half: impl FnOnce() -> F::Ap,
+) -> StatusAnd<F::Ap> {
+    let directed = matches!(
+        rm,
+        Round::TowardZero | Round::TowardNegative | Round::TowardPositive
+    );
+    if directed
+        && r.status.contains(Status::INEXACT)
+        && !r.status.contains(Status::OVERFLOW)
+        && r.value.abs().bitwise_eq(F::Ap::largest())
+        && half().abs() >= ap::<F>(F::TWO_EMAX)
+    {
+        r.status |= Status::OVERFLOW;
+    }
+    r
 }
 
 fn done<F: Format>(r: StatusAnd<F::Ap>) -> (u64, u32) {
@@ -194,12 +230,21 @@ pub fn arith_soft<F: Format>(op: Arith, a: u64, b: u64, rm: Round) -> (u64, u32)
         return r;
     }
     let (x, y) = (ap::<F>(a), ap::<F>(b));
-    done::<F>(match op {
+    let h = ap::<F>(F::HALF);
+    let tz = Round::TowardZero;
+    let r = match op {
         Arith::Add => x.add_r(y, rm),
         Arith::Sub => x.sub_r(y, rm),
         Arith::Mul => x.mul_r(y, rm),
         Arith::Div => x.div_r(y, rm),
-    })
+    };
+    let r = fix_overflow::<F>(r, rm, || match op {
+        Arith::Add => (x * h).value.add_r((y * h).value, tz).value,
+        Arith::Sub => (x * h).value.sub_r((y * h).value, tz).value,
+        Arith::Mul => (x * h).value.mul_r(y, tz).value,
+        Arith::Div => (x * h).value.div_r(y, tz).value,
+    });
+    done::<F>(r)
 }
 
 /// Smallest magnitude for which the host fast path is taken: far enough
@@ -302,7 +347,14 @@ pub fn fma<F: Format>(
     }
     let x = if neg_prod { -x } else { x };
     let z = if neg_add { -ap::<F>(c) } else { ap::<F>(c) };
-    done::<F>(x.mul_add_r(y, z, rm))
+    let h = ap::<F>(F::HALF);
+    let r = fix_overflow::<F>(x.mul_add_r(y, z, rm), rm, || {
+        (x * h)
+            .value
+            .mul_add_r(y, (z * h).value, Round::TowardZero)
+            .value
+    });
+    done::<F>(r)
 }
 
 /// `fsqrt` (§11.6).
@@ -510,7 +562,14 @@ pub fn d_to_s(a: u64, rm: Round) -> (u64, u32) {
         return (CANON_S, r.1);
     }
     let mut loses = false;
-    let r: StatusAnd<Single> = Double::from_bits(a as u128).convert_r(rm, &mut loses);
+    let x = Double::from_bits(a as u128);
+    let r: StatusAnd<Single> = x.convert_r(rm, &mut loses);
+    let r = fix_overflow::<S>(r, rm, || {
+        let h = (x * Double::from_bits(D::HALF as u128)).value;
+        let mut l = false;
+        let s: StatusAnd<Single> = h.convert_r(Round::TowardZero, &mut l);
+        s.value
+    });
     done::<S>(r)
 }
 
@@ -603,6 +662,24 @@ mod tests {
         assert_eq!(
             arith_d(Arith::Mul, d(f64::MAX), d(2.0), Round::TowardZero),
             (d(f64::MAX), flag::OF | flag::NX)
+        );
+        assert_eq!(
+            arith_d(Arith::Mul, d(-f64::MAX), d(2.0), Round::TowardPositive),
+            (d(-f64::MAX), flag::OF | flag::NX)
+        );
+        assert_eq!(
+            arith_d(Arith::Mul, d(-f64::MAX), d(2.0), Round::TowardNegative),
+            (d(f64::NEG_INFINITY), flag::OF | flag::NX)
+        );
+        // Just above the largest finite value but below 2^1024: no
+        // overflow when rounding toward zero.
+        assert_eq!(
+            arith_d(Arith::Add, d(f64::MAX), d(1.0), Round::TowardZero),
+            (d(f64::MAX), flag::NX)
+        );
+        assert_eq!(
+            d_to_s(d(1e300), Round::TowardZero),
+            (s(f32::MAX), flag::OF | flag::NX)
         );
         assert_eq!(arith_d(Arith::Div, d(1.0), d(3.0), RNE).1, flag::NX);
         let tiny = 2f64.powi(-1022);

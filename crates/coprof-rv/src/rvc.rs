@@ -264,7 +264,7 @@ mod tests {
         // c.j . (offset 0) -> jal zero, 0
         assert_eq!(expand(0xa001), Some(0x0000_006f));
         // c.beqz a0, +8 -> beq a0, zero, 8
-        assert_eq!(expand(0xc101), Some(0x0005_0463));
+        assert_eq!(expand(0xc501), Some(0x0005_0463));
         // c.bnez a0, -2 -> bne a0, zero, -2
         assert_eq!(expand(0xfd7d), Some(0xfe05_1fe3));
         // c.slli a0, 3 -> slli a0, a0, 3
