@@ -12,7 +12,9 @@ use std::str::FromStr;
 /// What kind of instruction retired. The classes are the co-processor
 /// paper's opcode classes (Zilles & Sohi, HPCA 2001, §3.1): the front end
 /// filters on them at decode time, before any event is built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 #[repr(u8)]
 pub enum Class {
@@ -37,6 +39,7 @@ pub enum Class {
     /// System calls, CSR accesses, fences.
     System = 9,
     /// Anything else.
+    #[default]
     Other = 10,
 }
 
@@ -260,6 +263,9 @@ pub mod flags {
 /// | store | effective address | bytes written | value stored |
 /// | branch, jump, call, return | target (taken or not) | 0 | link value written, if any |
 /// | others | 0 | 0 | value written to the destination register, if `HAS_VALUE` |
+///
+/// `value` means something only when [`flags::HAS_VALUE`] is set; trace
+/// files keep it only then.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(C)]
 pub struct Event {
@@ -275,12 +281,6 @@ pub struct Event {
     pub size: u8,
     /// Bit flags, see [`flags`].
     pub flags: u16,
-}
-
-impl Default for Class {
-    fn default() -> Class {
-        Class::Other
-    }
 }
 
 impl Event {

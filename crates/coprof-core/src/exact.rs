@@ -179,7 +179,13 @@ mod tests {
         assert_eq!(x.events, 7);
         assert_eq!(x.pc_count(0x10), 3);
         assert_eq!(x.top_values(0x10, 5), vec![(7, 2), (9, 1)]);
-        assert_eq!(x.sbb[&0x20], SbbCount { taken: 1, target: 0x10 });
+        assert_eq!(
+            x.sbb[&0x20],
+            SbbCount {
+                taken: 1,
+                target: 0x10
+            }
+        );
         assert!(!x.sbb.contains_key(&0x9000));
         assert_eq!(x.calls[&0x4000], 1);
         assert_eq!(x.class_count(Class::CondBranch), 3);

@@ -246,10 +246,7 @@ mod tests {
         let mut f = Fanout::new();
         f.push(&mut a);
         f.push(&mut b);
-        assert_eq!(
-            f.wants(),
-            ClassSet::of(Class::Load).with(Class::Store)
-        );
+        assert_eq!(f.wants(), ClassSet::of(Class::Load).with(Class::Store));
         SliceSource::new(&events).run(&mut f).unwrap();
         assert_eq!(a.events.len(), 1);
         assert_eq!(b.events.len(), 1);

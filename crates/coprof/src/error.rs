@@ -27,9 +27,8 @@ pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
 
 /// Whether an error was caused by the input (exit 2) rather than by coprof.
 pub fn is_bad_input(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.is::<BadInput>() || c.is::<coprof_core::trace::TraceError>()
-    })
+    e.chain()
+        .any(|c| c.is::<BadInput>() || c.is::<coprof_core::trace::TraceError>())
 }
 
 /// Prints `e` to stderr and returns the exit code it calls for.

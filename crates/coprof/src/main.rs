@@ -4,6 +4,7 @@ mod cmd;
 mod error;
 mod input;
 mod output;
+mod progress;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

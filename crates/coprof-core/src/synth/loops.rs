@@ -145,13 +145,28 @@ impl Program for LoopsProgram {
                             out.push(e);
                             pc += 4;
                         }
-                        out.push(Event::control(body_end, Class::CondBranch, i.start, t + 1 < i.trips));
+                        out.push(Event::control(
+                            body_end,
+                            Class::CondBranch,
+                            i.start,
+                            t + 1 < i.trips,
+                        ));
                     }
                 }
-                out.push(Event::control(n.branch_pc, Class::CondBranch, n.start, o + 1 < n.trips));
+                out.push(Event::control(
+                    n.branch_pc,
+                    Class::CondBranch,
+                    n.start,
+                    o + 1 < n.trips,
+                ));
             }
         }
-        out.push(Event::control(self.main_jump_pc, Class::Jump, CODE_BASE, true));
+        out.push(Event::control(
+            self.main_jump_pc,
+            Class::Jump,
+            CODE_BASE,
+            true,
+        ));
     }
 }
 
@@ -186,6 +201,9 @@ mod tests {
             }
         }
         // The main loop's jump is not a short backward branch.
-        assert_eq!(x.sbb.len(), prog.loops().iter().filter(|l| l.trips > 1).count());
+        assert_eq!(
+            x.sbb.len(),
+            prog.loops().iter().filter(|l| l.trips > 1).count()
+        );
     }
 }

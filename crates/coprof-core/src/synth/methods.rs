@@ -56,7 +56,12 @@ fn call(out: &mut Vec<Event>, site: u64, entry: u64, body: u64) {
     for j in 0..body {
         out.push(Event::with_value(entry + 4 * j, Class::IntAlu, j));
     }
-    out.push(Event::control(entry + 4 * body, Class::Return, site + 4, true));
+    out.push(Event::control(
+        entry + 4 * body,
+        Class::Return,
+        site + 4,
+        true,
+    ));
 }
 
 impl Program for MethodsProgram {
@@ -98,6 +103,10 @@ mod tests {
             assert_eq!(*t, if k % 2 == 0 { RESONANT_A } else { RESONANT_B });
         }
         let a = calls.iter().filter(|&&t| t == RESONANT_A).count();
-        assert!(a > calls.len() / 4, "resonant loop too small: {a} of {}", calls.len());
+        assert!(
+            a > calls.len() / 4,
+            "resonant loop too small: {a} of {}",
+            calls.len()
+        );
     }
 }

@@ -97,13 +97,22 @@ fn leaf_call(out: &mut Vec<Event>, rng: &mut Rng, site: u64, k: u64, tick: u64) 
     for j in 0..len {
         let pc = entry + 4 * j;
         if j == 0 {
-            let v = if k % 2 == 0 { k } else { rng.gen_range(0..8) };
+            let v = if k.is_multiple_of(2) {
+                k
+            } else {
+                rng.gen_range(0..8)
+            };
             out.push(Event::load(pc, 0x6000_0000 + k * 64, 8, v));
         } else {
             out.push(Event::with_value(pc, Class::IntAlu, tick + j));
         }
     }
-    out.push(Event::control(entry + 4 * len, Class::Return, site + 4, true));
+    out.push(Event::control(
+        entry + 4 * len,
+        Class::Return,
+        site + 4,
+        true,
+    ));
 }
 
 impl Program for MixedProgram {

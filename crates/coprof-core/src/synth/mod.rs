@@ -83,7 +83,10 @@ impl FromStr for Workload {
             .find(|w| w.name() == s)
             .ok_or_else(|| {
                 let names: Vec<_> = Workload::ALL.iter().map(|w| w.name()).collect();
-                format!("unknown workload '{s}' (expected one of: {})", names.join(", "))
+                format!(
+                    "unknown workload '{s}' (expected one of: {})",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -124,7 +127,10 @@ impl GenConfig {
     /// Checks the parameters, naming the one that is wrong.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.alpha.is_finite() && self.alpha > 0.0) {
-            return Err(format!("--alpha must be a positive number, got {}", self.alpha));
+            return Err(format!(
+                "--alpha must be a positive number, got {}",
+                self.alpha
+            ));
         }
         if self.keys == 0 {
             return Err("--keys must be at least 1".into());

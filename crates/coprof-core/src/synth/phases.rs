@@ -73,7 +73,11 @@ impl Program for PhasesProgram {
             };
             let addr = 0x3000_0000 + i * 0x1000 + (value & 0xff) * 8;
             out.push(Event::load(pc, addr, 8, value));
-            out.push(Event::with_value(pc + 4, Class::IntAlu, value.wrapping_add(1)));
+            out.push(Event::with_value(
+                pc + 4,
+                Class::IntAlu,
+                value.wrapping_add(1),
+            ));
         }
     }
 }

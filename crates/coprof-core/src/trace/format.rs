@@ -1,0 +1,34 @@
+//! The constants of the `.cpt` format (docs/trace-format.md).
+
+/// The first eight bytes of every trace.
+pub const MAGIC: [u8; 8] = *b"CPTRACE\0";
+/// The format version this code writes and reads.
+pub const VERSION: u16 = 1;
+/// Bytes in the fixed part of the header: magic, version, flags, meta length.
+pub const HEADER_FIXED: usize = 16;
+/// Tag at the start of every chunk header: "CHNK".
+pub const CHUNK_TAG: [u8; 4] = *b"CHNK";
+/// Tag at the start of the end marker: "CEND".
+pub const END_TAG: [u8; 4] = *b"CEND";
+/// Bytes in a chunk header: tag, compressed length, raw length, event count, CRC-32.
+pub const CHUNK_HEADER: usize = 20;
+/// Bytes in the end marker: tag, reserved, total event count.
+pub const END_MARKER: usize = 16;
+/// Events per chunk written by [`super::TraceWriter`]. Readers accept any count.
+pub const CHUNK_EVENTS: usize = 1 << 16;
+/// Largest raw (decompressed) chunk a reader accepts: bounds its memory.
+pub const MAX_RAW_CHUNK: u32 = 64 << 20;
+/// Largest metadata block a reader accepts.
+pub const MAX_META: u32 = 16 << 20;
+
+/// Record tag bits (the low four bits are the class number).
+pub mod tag {
+    /// An address or target follows.
+    pub const ADDR: u8 = 1 << 4;
+    /// A value follows (the event has `flags::HAS_VALUE`).
+    pub const VALUE: u8 = 1 << 5;
+    /// The event has `flags::TAKEN`.
+    pub const TAKEN: u8 = 1 << 6;
+    /// An extension varint follows: other flags, and size for non-memory classes.
+    pub const EXT: u8 = 1 << 7;
+}

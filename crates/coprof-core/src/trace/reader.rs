@@ -1,0 +1,338 @@
+//! The streaming trace reader.
+//!
+//! It holds one chunk at a time (compressed bytes, raw records and decoded
+//! events), so reading a trace of any length needs memory for one chunk.
+//! Every length is checked before it is trusted: a corrupt or hostile file
+//! gets an error naming the byte offset, never a panic or a huge
+//! allocation.
+
+use super::codec::{DecodeError, Decoder};
+use super::error::{TraceError, TraceErrorKind};
+use super::format::*;
+use super::meta::TraceMeta;
+use crate::event::{ClassSet, Event};
+use crate::stream::{Sink, Source};
+use std::fs::File;
+use std::io::{BufReader, ErrorKind, Read};
+use std::path::{Path, PathBuf};
+
+/// Most events a reader accepts in one chunk: bounds its memory.
+const MAX_CHUNK_EVENTS: u32 = 1 << 20;
+
+/// Sizes seen while reading, for `coprof info`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceStats {
+    /// Chunks read.
+    pub chunks: u64,
+    /// Bytes of records before compression.
+    pub raw_bytes: u64,
+    /// Bytes read from the file.
+    pub file_bytes: u64,
+    /// Events decoded.
+    pub events: u64,
+}
+
+/// Reads a `.cpt` trace chunk by chunk. Also a [`Source`].
+pub struct TraceReader<R: Read = BufReader<File>> {
+    input: R,
+    path: PathBuf,
+    meta: TraceMeta,
+    offset: u64,
+    packed: Vec<u8>,
+    raw: Vec<u8>,
+    events: Vec<Event>,
+    decompressor: zstd::bulk::Decompressor<'static>,
+    stats: TraceStats,
+    done: bool,
+}
+
+impl TraceReader<BufReader<File>> {
+    /// Opens the trace at `path` and reads its header.
+    pub fn open(path: &Path) -> Result<TraceReader<BufReader<File>>, TraceError> {
+        let f = File::open(path).map_err(|e| TraceError::new(path, 0, TraceErrorKind::Io(e)))?;
+        TraceReader::from_reader(BufReader::with_capacity(1 << 20, f), path)
+    }
+}
+
+impl<R: Read> TraceReader<R> {
+    /// Reads a trace from `input`; `path` names it in errors.
+    pub fn from_reader(input: R, path: &Path) -> Result<TraceReader<R>, TraceError> {
+        let mut r = TraceReader {
+            input,
+            path: path.to_path_buf(),
+            meta: TraceMeta::default(),
+            offset: 0,
+            packed: Vec::new(),
+            raw: Vec::new(),
+            events: Vec::new(),
+            decompressor: zstd::bulk::Decompressor::new()
+                .map_err(|e| TraceError::new(path, 0, TraceErrorKind::Io(e)))?,
+            stats: TraceStats::default(),
+            done: false,
+        };
+        r.read_header()?;
+        Ok(r)
+    }
+
+    fn err(&self, offset: u64, kind: TraceErrorKind) -> TraceError {
+        TraceError::new(&self.path, offset, kind)
+    }
+
+    /// Reads exactly `n` bytes into `buf`; `what` names them if the file ends.
+    fn read_exact_into(
+        &mut self,
+        buf: &mut Vec<u8>,
+        n: usize,
+        what: &str,
+    ) -> Result<(), TraceError> {
+        buf.clear();
+        buf.reserve(n);
+        let got = (&mut self.input)
+            .take(n as u64)
+            .read_to_end(buf)
+            .map_err(|e| self.err(self.offset, TraceErrorKind::Io(e)))?;
+        if got < n {
+            return Err(self.err(
+                self.offset + got as u64,
+                TraceErrorKind::Truncated(format!(
+                    "the file ends inside {what} ({got} of {n} bytes)"
+                )),
+            ));
+        }
+        self.offset += n as u64;
+        self.stats.file_bytes += n as u64;
+        Ok(())
+    }
+
+    fn read_header(&mut self) -> Result<(), TraceError> {
+        let mut h = Vec::new();
+        self.read_exact_into(&mut h, HEADER_FIXED, "the header")
+            .map_err(|e| match e.kind {
+                TraceErrorKind::Truncated(_)
+                    if h.is_empty() || !MAGIC.starts_with(&h[..h.len().min(8)]) =>
+                {
+                    self.err(0, TraceErrorKind::BadMagic)
+                }
+                _ => e,
+            })?;
+        if h[0..8] != MAGIC {
+            return Err(self.err(0, TraceErrorKind::BadMagic));
+        }
+        let version = u16::from_le_bytes([h[8], h[9]]);
+        if version != VERSION {
+            return Err(self.err(8, TraceErrorKind::UnknownVersion(version)));
+        }
+        let hflags = u16::from_le_bytes([h[10], h[11]]);
+        if hflags != 0 {
+            return Err(self.err(
+                10,
+                TraceErrorKind::Corrupt(format!(
+                    "header flags {hflags:#x} are not defined in version {VERSION}"
+                )),
+            ));
+        }
+        let meta_len = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
+        if meta_len > MAX_META {
+            return Err(self.err(
+                12,
+                TraceErrorKind::Corrupt(format!(
+                    "metadata length {meta_len} exceeds the limit of {MAX_META} bytes"
+                )),
+            ));
+        }
+        let mut m = Vec::new();
+        self.read_exact_into(&mut m, meta_len as usize, "the metadata block")?;
+        self.meta = serde_json::from_slice(&m).map_err(|e| {
+            self.err(
+                HEADER_FIXED as u64,
+                TraceErrorKind::BadMetadata(e.to_string()),
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The trace's metadata.
+    pub fn meta(&self) -> &TraceMeta {
+        &self.meta
+    }
+
+    /// Sizes read so far.
+    pub fn stats(&self) -> &TraceStats {
+        &self.stats
+    }
+
+    /// The next chunk's events, or `None` after the end marker.
+    pub fn next_batch(&mut self) -> Result<Option<&[Event]>, TraceError> {
+        if self.done {
+            return Ok(None);
+        }
+        let start = self.offset;
+        let mut h = std::mem::take(&mut self.packed);
+        self.read_exact_into(&mut h, 4, "a chunk header")
+            .map_err(|e| match e.kind {
+                TraceErrorKind::Truncated(_) => self.err(
+                    start,
+                    TraceErrorKind::Truncated(
+                        "the file ends before the end-of-trace marker".into(),
+                    ),
+                ),
+                _ => e,
+            })?;
+        let tag = [h[0], h[1], h[2], h[3]];
+        if tag == END_TAG {
+            self.read_exact_into(&mut h, END_MARKER - 4, "the end-of-trace marker")?;
+            self.packed = h;
+            return self.finish_end(start);
+        }
+        if tag != CHUNK_TAG {
+            self.packed = h;
+            return Err(self.err(
+                start,
+                TraceErrorKind::Corrupt(format!("expected a chunk header (\"CHNK\") or end marker (\"CEND\"), found bytes {tag:02x?}")),
+            ));
+        }
+        self.read_exact_into(&mut h, CHUNK_HEADER - 4, "a chunk header")?;
+        let word = |i: usize| u32::from_le_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+        let (packed_len, raw_len, count, crc) = (word(0), word(4), word(8), word(12));
+        if raw_len > MAX_RAW_CHUNK
+            || count > MAX_CHUNK_EVENTS
+            || count as u64 * 2 > raw_len as u64
+            || packed_len > raw_len.saturating_add(raw_len / 2 + 1024)
+        {
+            self.packed = h;
+            return Err(self.err(
+                start,
+                TraceErrorKind::Corrupt(format!(
+                    "chunk header is inconsistent: {count} events, {raw_len} raw bytes, {packed_len} compressed bytes"
+                )),
+            ));
+        }
+        self.read_exact_into(&mut h, packed_len as usize, "a chunk's compressed records")?;
+        let payload_at = start + CHUNK_HEADER as u64;
+        if crc32fast::hash(&h) != crc {
+            self.packed = h;
+            return Err(self.err(
+                payload_at,
+                TraceErrorKind::Corrupt(format!("chunk checksum mismatch ({packed_len} bytes)")),
+            ));
+        }
+        self.raw.clear();
+        self.raw.reserve(raw_len as usize);
+        let n = self
+            .decompressor
+            .decompress_to_buffer(&h, &mut self.raw)
+            .map_err(|e| {
+                TraceError::new(
+                    &self.path,
+                    payload_at,
+                    TraceErrorKind::Corrupt(format!("chunk does not decompress: {e}")),
+                )
+            })?;
+        self.packed = h;
+        if n != raw_len as usize {
+            return Err(self.err(
+                payload_at,
+                TraceErrorKind::Corrupt(format!(
+                    "chunk decompresses to {n} bytes, header says {raw_len}"
+                )),
+            ));
+        }
+        self.decode_chunk(count as usize, payload_at)?;
+        self.stats.chunks += 1;
+        self.stats.raw_bytes += raw_len as u64;
+        self.stats.events += count as u64;
+        Ok(Some(&self.events))
+    }
+
+    fn decode_chunk(&mut self, count: usize, at: u64) -> Result<(), TraceError> {
+        self.events.clear();
+        self.events.reserve(count);
+        let mut dec = Decoder::default();
+        let mut pos = 0;
+        let raw = &self.raw;
+        for i in 0..count {
+            match dec.decode(raw, &mut pos) {
+                Ok(e) => self.events.push(e),
+                Err(why) => {
+                    let what = match why {
+                        DecodeError::Short => "records end early".to_string(),
+                        DecodeError::BadClass(c) => format!("unknown instruction class {c}"),
+                        DecodeError::BadFlags(x) => format!("undefined flag bits {x:#x}"),
+                    };
+                    return Err(TraceError::new(
+                        &self.path,
+                        at,
+                        TraceErrorKind::Corrupt(format!(
+                            "record {i} at raw byte {pos} of the chunk: {what}"
+                        )),
+                    ));
+                }
+            }
+        }
+        if pos != raw.len() {
+            return Err(TraceError::new(
+                &self.path,
+                at,
+                TraceErrorKind::Corrupt(format!(
+                    "{} bytes left over after {count} records",
+                    raw.len() - pos
+                )),
+            ));
+        }
+        Ok(())
+    }
+
+    fn finish_end(&mut self, start: u64) -> Result<Option<&[Event]>, TraceError> {
+        let h = &self.packed;
+        let total = u64::from_le_bytes(h[4..12].try_into().expect("8 bytes"));
+        if total != self.stats.events {
+            return Err(self.err(
+                start,
+                TraceErrorKind::Corrupt(format!(
+                    "end marker counts {total} events but the chunks hold {}",
+                    self.stats.events
+                )),
+            ));
+        }
+        let mut extra = [0u8; 1];
+        match self.input.read(&mut extra) {
+            Ok(0) => {}
+            Ok(_) => {
+                return Err(self.err(
+                    self.offset,
+                    TraceErrorKind::Corrupt("bytes follow the end-of-trace marker".into()),
+                ))
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(self.err(self.offset, TraceErrorKind::Io(e))),
+        }
+        self.done = true;
+        Ok(None)
+    }
+}
+
+impl<R: Read> Source for TraceReader<R> {
+    type Error = TraceError;
+
+    /// Pushes every event of the classes the sink wants.
+    fn run(&mut self, sink: &mut dyn Sink) -> Result<u64, TraceError> {
+        let wants = sink.wants();
+        let mut delivered = 0;
+        let mut filtered = Vec::new();
+        while let Some(batch) = self.next_batch()? {
+            if wants == ClassSet::ALL {
+                delivered += batch.len() as u64;
+                sink.observe(batch);
+            } else if !wants.is_empty() {
+                filtered.clear();
+                filtered.extend(batch.iter().filter(|e| wants.contains(e.class)));
+                if !filtered.is_empty() {
+                    delivered += filtered.len() as u64;
+                    sink.observe(&filtered);
+                }
+            }
+        }
+        sink.finish();
+        Ok(delivered)
+    }
+}

@@ -1,0 +1,239 @@
+//! The streaming trace writer.
+//!
+//! Events are encoded into a chunk buffer; every [`CHUNK_EVENTS`] events
+//! the chunk is compressed and written. The file is written under a
+//! temporary name in the destination's directory and renamed into place by
+//! [`TraceWriter::commit`], so an interrupted writer leaves either the old
+//! file, a complete new trace, or nothing.
+
+use super::codec::Encoder;
+use super::error::{TraceError, TraceErrorKind};
+use super::format::*;
+use super::meta::TraceMeta;
+use crate::event::{Class, ClassSet, Event};
+use crate::stream::Sink;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
+
+/// What a finished trace holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteSummary {
+    /// Events written.
+    pub events: u64,
+    /// Bytes of the file.
+    pub file_bytes: u64,
+    /// Bytes of the records before compression.
+    pub raw_bytes: u64,
+    /// Chunks written.
+    pub chunks: u64,
+}
+
+/// Writes a `.cpt` trace. Also a [`Sink`], so a source can write straight
+/// into it; as a sink it keeps the first error and returns it from
+/// [`commit`](TraceWriter::commit).
+pub struct TraceWriter {
+    path: PathBuf,
+    file: BufWriter<NamedTempFile>,
+    meta: TraceMeta,
+    meta_reserve: usize,
+    wants: ClassSet,
+    enc: Encoder,
+    raw: Vec<u8>,
+    chunk_events: usize,
+    counts: [u64; Class::ALL.len()],
+    offset: u64,
+    summary: WriteSummary,
+    level: i32,
+    error: Option<TraceError>,
+}
+
+impl TraceWriter {
+    /// Starts a trace at `path` with metadata `meta`, recording the classes
+    /// in `classes`. Nothing appears at `path` until [`commit`](Self::commit).
+    pub fn create(
+        path: &Path,
+        mut meta: TraceMeta,
+        classes: ClassSet,
+    ) -> Result<TraceWriter, TraceError> {
+        let io = |e| TraceError::new(path, 0, TraceErrorKind::Io(e));
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(".coprof-")
+            .suffix(".cpt.tmp")
+            .tempfile_in(dir)
+            .map_err(io)?;
+        meta.classes = classes.names();
+        // Reserve room for the final metadata: the same JSON with every
+        // count at its widest.
+        let mut widest = meta.clone();
+        widest.events = u64::MAX;
+        widest.class_counts = Class::ALL
+            .iter()
+            .map(|c| (c.name().to_string(), u64::MAX))
+            .collect();
+        let meta_reserve = serde_json::to_vec(&widest)
+            .expect("metadata serialises")
+            .len();
+        let mut w = TraceWriter {
+            path: path.to_path_buf(),
+            file: BufWriter::with_capacity(1 << 20, tmp),
+            meta,
+            meta_reserve,
+            wants: classes,
+            enc: Encoder::default(),
+            raw: Vec::with_capacity(CHUNK_EVENTS * 12),
+            chunk_events: 0,
+            counts: [0; Class::ALL.len()],
+            offset: 0,
+            summary: WriteSummary {
+                events: 0,
+                file_bytes: 0,
+                raw_bytes: 0,
+                chunks: 0,
+            },
+            level: 3,
+            error: None,
+        };
+        w.write_header()?;
+        Ok(w)
+    }
+
+    /// Sets the zstd compression level (1 to 19; default 3).
+    pub fn level(mut self, level: i32) -> TraceWriter {
+        self.level = level.clamp(1, 19);
+        self
+    }
+
+    fn io_err(&self, e: std::io::Error) -> TraceError {
+        TraceError::new(&self.path, self.offset, TraceErrorKind::Io(e))
+    }
+
+    fn meta_bytes(&self) -> Vec<u8> {
+        let mut m = self.meta.clone();
+        m.events = self.summary.events;
+        m.class_counts = Class::ALL
+            .iter()
+            .filter(|c| self.counts[**c as usize] > 0)
+            .map(|c| (c.name().to_string(), self.counts[*c as usize]))
+            .collect();
+        let mut bytes = serde_json::to_vec(&m).expect("metadata serialises");
+        debug_assert!(bytes.len() <= self.meta_reserve);
+        bytes.resize(self.meta_reserve, b' ');
+        bytes
+    }
+
+    fn write_header(&mut self) -> Result<(), TraceError> {
+        let meta = self.meta_bytes();
+        let mut h = Vec::with_capacity(HEADER_FIXED + meta.len());
+        h.extend_from_slice(&MAGIC);
+        h.extend_from_slice(&VERSION.to_le_bytes());
+        h.extend_from_slice(&0u16.to_le_bytes());
+        h.extend_from_slice(&(meta.len() as u32).to_le_bytes());
+        h.extend_from_slice(&meta);
+        self.file.write_all(&h).map_err(|e| self.io_err(e))?;
+        self.offset = h.len() as u64;
+        Ok(())
+    }
+
+    /// Appends events.
+    pub fn write(&mut self, events: &[Event]) -> Result<(), TraceError> {
+        for e in events {
+            self.enc.encode(e, &mut self.raw);
+            self.counts[e.class as usize] += 1;
+            self.chunk_events += 1;
+            if self.chunk_events == CHUNK_EVENTS {
+                self.flush_chunk()?;
+            }
+        }
+        self.summary.events += events.len() as u64;
+        Ok(())
+    }
+
+    fn flush_chunk(&mut self) -> Result<(), TraceError> {
+        if self.chunk_events == 0 {
+            return Ok(());
+        }
+        let packed = zstd::bulk::compress(&self.raw, self.level).map_err(|e| self.io_err(e))?;
+        let mut h = [0u8; CHUNK_HEADER];
+        h[0..4].copy_from_slice(&CHUNK_TAG);
+        h[4..8].copy_from_slice(&(packed.len() as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&(self.raw.len() as u32).to_le_bytes());
+        h[12..16].copy_from_slice(&(self.chunk_events as u32).to_le_bytes());
+        h[16..20].copy_from_slice(&crc32fast::hash(&packed).to_le_bytes());
+        self.file.write_all(&h).map_err(|e| self.io_err(e))?;
+        self.file.write_all(&packed).map_err(|e| self.io_err(e))?;
+        self.offset += (CHUNK_HEADER + packed.len()) as u64;
+        self.summary.raw_bytes += self.raw.len() as u64;
+        self.summary.chunks += 1;
+        self.raw.clear();
+        self.chunk_events = 0;
+        self.enc.reset();
+        Ok(())
+    }
+
+    /// Writes the last chunk, the end marker and the final metadata, and
+    /// renames the file into place. Returns the first error met, if any,
+    /// in which case no file is left at the destination.
+    pub fn commit(mut self) -> Result<WriteSummary, TraceError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.flush_chunk()?;
+        let mut end = [0u8; END_MARKER];
+        end[0..4].copy_from_slice(&END_TAG);
+        end[8..16].copy_from_slice(&self.summary.events.to_le_bytes());
+        self.file.write_all(&end).map_err(|e| self.io_err(e))?;
+        self.offset += END_MARKER as u64;
+        let meta = self.meta_bytes();
+        self.file
+            .seek(SeekFrom::Start(HEADER_FIXED as u64))
+            .and_then(|_| self.file.write_all(&meta))
+            .and_then(|_| self.file.flush())
+            .map_err(|e| self.io_err(e))?;
+        self.summary.file_bytes = self.offset;
+        let path = self.path.clone();
+        let tmp = self
+            .file
+            .into_inner()
+            .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e.into_error())))?;
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e)))?;
+        tmp.persist(&path)
+            .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e.error)))?;
+        Ok(self.summary)
+    }
+
+    /// Events written so far.
+    pub fn events(&self) -> u64 {
+        self.summary.events
+    }
+}
+
+impl Sink for TraceWriter {
+    fn wants(&self) -> ClassSet {
+        self.wants
+    }
+
+    fn observe(&mut self, batch: &[Event]) {
+        if self.error.is_some() {
+            return;
+        }
+        let wants = self.wants;
+        let r = if wants == ClassSet::ALL {
+            self.write(batch)
+        } else {
+            batch
+                .iter()
+                .filter(|e| wants.contains(e.class))
+                .try_for_each(|e| self.write(std::slice::from_ref(e)))
+        };
+        if let Err(e) = r {
+            self.error = Some(e);
+        }
+    }
+}

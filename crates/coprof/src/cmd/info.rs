@@ -1,0 +1,103 @@
+//! `coprof info`: what a trace holds.
+
+use crate::output::{pct, print_json, thousands};
+use coprof_core::trace::{TraceMeta, TraceReader};
+use coprof_core::Class;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Show a trace's header, event count, events per class and size.
+///
+/// Reads the whole trace, checking every chunk, so it also tells whether a
+/// trace is intact.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  coprof info loops.cpt\n  coprof info --json run.cpt")]
+pub struct Args {
+    /// Trace file (.cpt).
+    file: PathBuf,
+    /// Print as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Info {
+    file: PathBuf,
+    version: u16,
+    meta: TraceMeta,
+    events: u64,
+    classes: BTreeMap<String, u64>,
+    chunks: u64,
+    file_bytes: u64,
+    raw_bytes: u64,
+    bytes_per_event: f64,
+    raw_bytes_per_event: f64,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let mut r = TraceReader::open(&a.file)?;
+    let mut per_class = [0u64; Class::ALL.len()];
+    let bar = crate::progress::bar(r.meta().events, "events");
+    while let Some(batch) = r.next_batch()? {
+        for e in batch {
+            per_class[e.class as usize] += 1;
+        }
+        if let Some(b) = &bar {
+            b.inc(batch.len() as u64);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let st = r.stats().clone();
+    let n = st.events.max(1) as f64;
+    let info = Info {
+        file: a.file.clone(),
+        version: coprof_core::trace::VERSION,
+        meta: r.meta().clone(),
+        events: st.events,
+        classes: Class::ALL
+            .iter()
+            .filter(|c| per_class[**c as usize] > 0)
+            .map(|c| (c.name().to_string(), per_class[*c as usize]))
+            .collect(),
+        chunks: st.chunks,
+        file_bytes: st.file_bytes,
+        raw_bytes: st.raw_bytes,
+        bytes_per_event: st.file_bytes as f64 / n,
+        raw_bytes_per_event: st.raw_bytes as f64 / n,
+    };
+    if a.json {
+        return print_json(&info);
+    }
+    let m = &info.meta;
+    println!("trace      {}", info.file.display());
+    println!("format     .cpt version {}", info.version);
+    println!("source     {} ({})", m.source, m.isa);
+    if !m.program.is_empty() {
+        println!("program    {} {}", m.program, m.args.join(" "));
+    }
+    println!(
+        "recorded   {}",
+        if m.classes.is_empty() {
+            "?".into()
+        } else {
+            m.classes.join(",")
+        }
+    );
+    println!("events     {}", thousands(info.events));
+    println!(
+        "size       {} bytes in {} chunks: {:.2} bytes/event ({:.2} before compression)",
+        thousands(info.file_bytes),
+        info.chunks,
+        info.bytes_per_event,
+        info.raw_bytes_per_event
+    );
+    println!();
+    println!("{:<12} {:>14} {:>8}", "class", "events", "share");
+    for (c, k) in &info.classes {
+        println!("{:<12} {:>14} {:>8}", c, thousands(*k), pct(*k as f64 / n));
+    }
+    Ok(())
+}
