@@ -33,6 +33,7 @@ enum Command {
     Loops(cmd::loops::Args),
     Values(cmd::values::Args),
     Sample(cmd::sample::Args),
+    Run(cmd::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +47,7 @@ fn main() -> ExitCode {
         Command::Loops(a) => cmd::loops::run(a),
         Command::Values(a) => cmd::values::run(a),
         Command::Sample(a) => cmd::sample::run(a),
+        Command::Run(a) => cmd::run::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,3 +8,4 @@ pub mod ranges;
 pub mod loops;
 pub mod values;
 pub mod sample;
+pub mod run;
