@@ -3,11 +3,9 @@
 //! - [`event`]: the [`Event`] record and instruction [`Class`]es;
 //! - [`stream`]: the push model, [`Source`] → [`Sink`];
 //! - [`exact`]: exact counters, the ground truth for every estimator;
-//! - [`metrics`]: the papers' accuracy metrics (SOD, …);
 //! - [`metrics`]: each paper's accuracy metric against the exact counts;
 //! - [`trace`]: the `.cpt` trace file format, streaming writer and reader;
-//! - [`synth`]: deterministic synthetic streams with known answers;
-//! - [`metrics`]: accuracy metrics comparing an estimate with the exact profile.
+//! - [`synth`]: deterministic synthetic streams with known answers.
 
 pub mod event;
 pub mod exact;

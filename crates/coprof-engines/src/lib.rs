@@ -6,7 +6,7 @@
 //! returns a serialisable result including the bytes the engine holds.
 //! Engines never print.
 
-pub mod rap;
-pub mod loops;
 pub mod coproc;
 pub mod hotlist;
+pub mod loops;
+pub mod rap;
