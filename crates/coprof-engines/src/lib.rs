@@ -6,4 +6,7 @@
 //! returns a serialisable result including the bytes the engine holds.
 //! Engines never print.
 
+pub mod coproc;
+pub mod hotlist;
+pub mod loops;
 pub mod rap;
