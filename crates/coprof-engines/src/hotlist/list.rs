@@ -124,17 +124,12 @@ impl List<'_> {
         self.state.set_p(new_p);
         let keep = 1.0 / factor;
         let keep_coin = (keep * 18_446_744_073_709_551_616.0) as u64;
+        let ln_keep = keep.ln();
         let mut w = 0;
         for r in 0..self.state.len as usize {
             let c = self.counts[r];
             let c = match variant {
-                Variant::Concise => {
-                    if c <= 32 {
-                        (0..c).filter(|_| rng.next_u64() < keep_coin).count() as u64
-                    } else {
-                        Binomial::new(c, keep).expect("0 < keep < 1").sample(rng)
-                    }
-                }
+                Variant::Concise => thin_binomial(c, keep, ln_keep, rng),
                 Variant::Counting => {
                     if rng.next_u64() < keep_coin {
                         c
@@ -158,6 +153,32 @@ impl List<'_> {
     }
 }
 
+/// Keeps each of `c` occurrences independently with probability `keep`
+/// (binomial thinning). For small counts it walks from one discarded
+/// occurrence to the next with geometric gaps, about 1 + c·(1 − keep)
+/// random numbers instead of c; large counts draw the binomial directly.
+#[inline]
+fn thin_binomial(c: u64, keep: f64, ln_keep: f64, rng: &mut impl RngCore) -> u64 {
+    if c > 1024 {
+        return Binomial::new(c, keep).expect("0 < keep < 1").sample(rng);
+    }
+    let mut discarded = 0;
+    let mut pos = 0u64;
+    loop {
+        // Occurrences kept before the next discarded one: Geometric(1 − keep).
+        let u = ((rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64);
+        let gap = (u.ln() / ln_keep).floor();
+        if gap >= (c - pos) as f64 {
+            return c - discarded;
+        }
+        pos += gap as u64 + 1;
+        discarded += 1;
+        if pos >= c {
+            return c - discarded;
+        }
+    }
+}
+
 /// The estimated count of a value with counter `c` in a list with
 /// probability `p`: C/p for concise samples, C + 1/p − 1 for counting
 /// samples (the occurrences expected to have passed before it entered).
@@ -165,5 +186,28 @@ pub fn estimate(c: u64, p: f64, variant: Variant) -> f64 {
     match variant {
         Variant::Concise => c as f64 / p,
         Variant::Counting => c as f64 + 1.0 / p - 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn binomial_thinning_has_the_right_mean_and_spread() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        for (c, keep) in [(1u64, 0.9375), (10, 0.75), (300, 0.5), (5000, 0.9)] {
+            let n = 20_000;
+            let xs: Vec<f64> = (0..n)
+                .map(|_| thin_binomial(c, keep, f64::ln(keep), &mut rng) as f64)
+                .collect();
+            let mean = xs.iter().sum::<f64>() / n as f64;
+            let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+            let (m, v) = (c as f64 * keep, c as f64 * keep * (1.0 - keep));
+            assert!((mean - m).abs() < 4.0 * (v / n as f64).sqrt() + 1e-9, "c {c}: mean {mean} vs {m}");
+            assert!((var - v).abs() < 0.1 * v + 1e-9, "c {c}: variance {var} vs {v}");
+            assert!(xs.iter().all(|&x| x <= c as f64));
+        }
     }
 }

@@ -17,6 +17,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// Hotlists for every (PC, value type) seen.
+#[derive(Clone)]
 pub struct HotlistTable {
     cfg: HotlistConfig,
     factor: f64,
