@@ -8,3 +8,5 @@
 
 pub mod coproc;
 pub mod hotlist;
+pub mod loops;
+pub mod rap;

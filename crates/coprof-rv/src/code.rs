@@ -1,0 +1,175 @@
+//! The pre-decoded code cache: basic blocks keyed by their start address.
+//!
+//! Each instruction is decoded once into an [`Op`]; straight-line runs of
+//! them up to a control transfer form a block, looked up by PC through a
+//! small direct-mapped table in front of a hash map. Every block counts its
+//! executions, which gives the exact per-PC execution counts (the ground
+//! truth of every estimator) without a per-instruction counter. The cache
+//! is dropped on `fence.i` (Zifencei, §3), on stores to executable pages
+//! and on `mprotect`/`munmap` of code; the counts survive in a table.
+
+use crate::decode::{self, length};
+use crate::mem::{Access, Memory};
+use crate::op::{Kind, Op, ZERO_SINK};
+use coprof_core::Class;
+use rustc_hash::FxHashMap;
+
+/// Most instructions in one block.
+pub const MAX_BLOCK: usize = 64;
+const FAST_SLOTS: usize = 1 << 12;
+
+/// One pre-decoded block.
+pub struct Block {
+    /// The ops, in program order; only the last may transfer control.
+    pub ops: Box<[Op]>,
+    /// Times the block was entered.
+    pub count: u64,
+}
+
+/// Blocks by start address.
+pub struct CodeCache {
+    /// The blocks; indices are stable until the next flush.
+    pub blocks: Vec<Block>,
+    map: FxHashMap<u64, u32>,
+    fast: Box<[(u64, u32)]>,
+    /// Executions per PC of blocks dropped by earlier flushes.
+    retired: FxHashMap<u64, u64>,
+    /// Times the cache was dropped.
+    pub flushes: u64,
+}
+
+impl Default for CodeCache {
+    fn default() -> Self {
+        CodeCache::new()
+    }
+}
+
+impl CodeCache {
+    /// An empty cache.
+    pub fn new() -> CodeCache {
+        CodeCache {
+            blocks: Vec::new(),
+            map: FxHashMap::default(),
+            fast: vec![(u64::MAX, 0); FAST_SLOTS].into_boxed_slice(),
+            retired: FxHashMap::default(),
+            flushes: 0,
+        }
+    }
+
+    /// The index of the block starting at `pc`, decoding it if needed.
+    #[inline]
+    pub fn lookup(&mut self, pc: u64, mem: &Memory) -> usize {
+        let slot = ((pc >> 1) as usize) & (FAST_SLOTS - 1);
+        // SAFETY: slot < FAST_SLOTS, the length of `fast`.
+        let (tag, idx) = unsafe { *self.fast.get_unchecked(slot) };
+        if tag == pc {
+            return idx as usize;
+        }
+        let idx = match self.map.get(&pc) {
+            Some(i) => *i,
+            None => {
+                let block = translate(pc, mem);
+                let i = self.blocks.len() as u32;
+                self.blocks.push(block);
+                self.map.insert(pc, i);
+                i
+            }
+        };
+        self.fast[slot] = (pc, idx);
+        idx as usize
+    }
+
+    /// Drops every block (keeping their execution counts).
+    pub fn flush(&mut self) {
+        for b in self.blocks.drain(..) {
+            if b.count > 0 {
+                for op in b.ops.iter() {
+                    *self.retired.entry(op.pc).or_insert(0) += b.count;
+                }
+            }
+        }
+        self.map.clear();
+        self.fast.fill((u64::MAX, 0));
+        self.flushes += 1;
+    }
+
+    /// Exact executions per PC so far, sorted by PC. `partial` names a
+    /// block whose last entry retired only its first `n` ops.
+    pub fn pc_counts(&self, partial: Option<(usize, usize)>) -> Vec<(u64, u64)> {
+        let mut counts = self.retired.clone();
+        for (bi, b) in self.blocks.iter().enumerate() {
+            if b.count == 0 {
+                continue;
+            }
+            for (oi, op) in b.ops.iter().enumerate() {
+                let mut n = b.count;
+                if let Some((pb, done)) = partial {
+                    if pb == bi && oi >= done {
+                        n -= 1;
+                    }
+                }
+                if n > 0 {
+                    *counts.entry(op.pc).or_insert(0) += n;
+                }
+            }
+        }
+        let mut v: Vec<_> = counts.into_iter().filter(|(_, n)| *n > 0).collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+fn fetch_fault(pc: u64, addr: u64) -> Op {
+    Op {
+        pc,
+        imm: addr as i64,
+        kind: Kind::FetchFault,
+        rd: ZERO_SINK,
+        rs1: 0,
+        rs2: 0,
+        rs3: 0,
+        rm: 0,
+        len: 2,
+        class: Class::Other,
+        emit: crate::op::Emit::NoValue,
+    }
+}
+
+/// Decodes the block starting at `pc`: up to the first instruction that
+/// ends a block, an instruction that cannot be fetched, or [`MAX_BLOCK`].
+pub fn translate(start: u64, mem: &Memory) -> Block {
+    let mut ops = Vec::with_capacity(8);
+    let mut pc = start;
+    loop {
+        let low = match mem.fetch16(pc) {
+            Ok(v) => v,
+            Err(f) => {
+                debug_assert_eq!(f.access, Access::Execute);
+                ops.push(fetch_fault(pc, f.addr));
+                break;
+            }
+        };
+        let raw = if length(low) == 4 {
+            match mem.fetch16(pc.wrapping_add(2)) {
+                Ok(high) => (low as u32) | ((high as u32) << 16),
+                Err(f) => {
+                    ops.push(fetch_fault(pc, f.addr));
+                    break;
+                }
+            }
+        } else {
+            low as u32
+        };
+        let op = decode::decode(raw, pc);
+        let end = op.ends_block();
+        pc = op.next_pc();
+        ops.push(op);
+        if end || ops.len() >= MAX_BLOCK {
+            break;
+        }
+    }
+    Block {
+        ops: ops.into_boxed_slice(),
+        count: 0,
+    }
+}

@@ -1,0 +1,50 @@
+//! coprof-rv: an RV64GC Linux user-mode simulator that runs real,
+//! unmodified static executables and emits coprof [`Event`]s.
+//!
+//! The profiling mechanisms coprof implements come from papers whose
+//! authors watched the full retire stream of programs in their own
+//! simulators. This crate is that simulator for RISC-V: it loads a
+//! statically linked RV64 Linux ELF (ET_EXEC or static-pie), starts it as
+//! Linux would, executes RV64IMAFDC with Zicsr and Zifencei (RISC-V
+//! Unprivileged ISA 20191213), answers its Linux system calls, and pushes
+//! one [`Event`] per retired instruction of the classes the attached
+//! [`Sink`] asked for.
+//!
+//! Speed comes from decoding each instruction once into a compact
+//! [`op::Op`], caching basic blocks by PC ([`code`]), dispatching with one
+//! `match`, counting retired instructions per block, and compiling the
+//! event code out of the loop when nothing listens ([`cpu`]).
+//!
+//! ```no_run
+//! use coprof_core::{Class, ClassSet, Collect};
+//! use coprof_rv::{Config, Simulator};
+//! let mut sim = Simulator::load("prog".as_ref(), &Config::default()).unwrap();
+//! let mut loads = Collect { events: vec![], wants: ClassSet::of(Class::Load) };
+//! let exit = sim.run_to_exit(&mut loads).unwrap();
+//! println!("{} loads, exit status {}", loads.events.len(), exit.status());
+//! ```
+//!
+//! [`Event`]: coprof_core::Event
+//! [`Sink`]: coprof_core::Sink
+
+#![warn(missing_docs)]
+
+pub mod code;
+pub mod cpu;
+pub mod decode;
+pub mod disasm;
+pub mod elf;
+pub mod error;
+pub mod events;
+pub mod fdtable;
+pub mod fp;
+pub mod mem;
+pub mod op;
+pub mod process;
+pub mod rvc;
+pub mod sim;
+pub mod syscall;
+pub mod sysno;
+
+pub use error::SimError;
+pub use sim::{Config, Exit, Simulator};

@@ -1,0 +1,409 @@
+//! Guest memory: one flat host reservation for the whole user address
+//! space plus a table of page permissions.
+//!
+//! The guest sees the user half of an Sv39 address space (256 GiB, as a
+//! Linux RV64 process does; RISC-V Privileged ISA §4.4). coprof reserves the
+//! same amount of host *address space* once (no memory is committed until a
+//! page is mapped and touched), so a guest address is a host address plus a
+//! constant: a load is a bounds check, one permission-table byte and one
+//! host load. Mapping a guest range makes the host pages read-write and sets
+//! the guest permissions in the table; unmapping replaces the host pages
+//! with fresh zero pages. Accesses are checked against the table, never
+//! against host protection, so a guest fault is an ordinary `Err`.
+
+use std::io;
+
+/// Guest page size (Linux on RV64).
+pub const PAGE: u64 = 4096;
+/// One past the highest guest address (the Sv39 user range).
+pub const LIMIT: u64 = 1 << 38;
+const PAGES: usize = (LIMIT / PAGE) as usize;
+
+/// Page permission bits, as in `mmap`'s `PROT_*`.
+pub mod perm {
+    /// Readable.
+    pub const R: u8 = 1;
+    /// Writable.
+    pub const W: u8 = 2;
+    /// Executable.
+    pub const X: u8 = 4;
+    /// Mapped (possibly with no access, `PROT_NONE`).
+    pub const MAPPED: u8 = 8;
+}
+
+/// What kind of access failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A load.
+    Read,
+    /// A store.
+    Write,
+    /// An instruction fetch.
+    Execute,
+}
+
+/// A guest access to an address that is unmapped or lacks the permission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// The faulting guest address.
+    pub addr: u64,
+    /// What was attempted.
+    pub access: Access,
+}
+
+/// Rounds `v` up to a multiple of the page size (saturating).
+pub fn page_up(v: u64) -> u64 {
+    v.saturating_add(PAGE - 1) & !(PAGE - 1)
+}
+
+/// Rounds `v` down to a multiple of the page size.
+pub fn page_down(v: u64) -> u64 {
+    v & !(PAGE - 1)
+}
+
+/// The guest's memory.
+pub struct Memory {
+    base: *mut u8,
+    perms: Vec<u8>,
+    /// Set when a store hits an executable page: the pre-decoded code may
+    /// be stale and the interpreter drops it at the end of the block.
+    pub code_written: bool,
+}
+
+impl Memory {
+    /// Reserves the guest address space (no memory is committed yet).
+    pub fn new() -> io::Result<Memory> {
+        // SAFETY: an anonymous, private, PROT_NONE reservation; the kernel
+        // chooses the place. Nothing aliases it.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                LIMIT as usize,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Memory {
+            base: base as *mut u8,
+            perms: vec![0; PAGES],
+            code_written: false,
+        })
+    }
+
+    fn range_ok(addr: u64, len: u64) -> bool {
+        addr % PAGE == 0 && len % PAGE == 0 && addr < LIMIT && len <= LIMIT - addr
+    }
+
+    /// Maps `[addr, addr+len)` (page-aligned) with permissions `prot`
+    /// (`perm::R|W|X`), zero-filled. Existing contents are discarded.
+    pub fn map(&mut self, addr: u64, len: u64, prot: u8) -> io::Result<()> {
+        if !Self::range_ok(addr, len) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        self.release(addr, len)?;
+        // SAFETY: the range lies inside our reservation (checked above).
+        let r = unsafe {
+            libc::mprotect(
+                self.base.add(addr as usize) as *mut libc::c_void,
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let p = (prot & (perm::R | perm::W | perm::X)) | perm::MAPPED;
+        self.perms[(addr / PAGE) as usize..((addr + len) / PAGE) as usize].fill(p);
+        Ok(())
+    }
+
+    /// Replaces the host pages of a range by fresh inaccessible ones.
+    fn release(&mut self, addr: u64, len: u64) -> io::Result<()> {
+        // SAFETY: MAP_FIXED over a part of our own reservation.
+        let r = unsafe {
+            libc::mmap(
+                self.base.add(addr as usize) as *mut libc::c_void,
+                len as usize,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        if r == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Unmaps `[addr, addr+len)` (page-aligned). Unmapped parts are fine.
+    pub fn unmap(&mut self, addr: u64, len: u64) -> io::Result<()> {
+        if !Self::range_ok(addr, len) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        self.release(addr, len)?;
+        self.perms[(addr / PAGE) as usize..((addr + len) / PAGE) as usize].fill(0);
+        Ok(())
+    }
+
+    /// Changes the permissions of mapped pages; fails with ENOMEM if part of
+    /// the range is unmapped (as `mprotect` does).
+    pub fn protect(&mut self, addr: u64, len: u64, prot: u8) -> io::Result<()> {
+        if !Self::range_ok(addr, len) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let pages = (addr / PAGE) as usize..((addr + len) / PAGE) as usize;
+        if self.perms[pages.clone()]
+            .iter()
+            .any(|p| p & perm::MAPPED == 0)
+        {
+            return Err(io::Error::from_raw_os_error(libc::ENOMEM));
+        }
+        let p = (prot & (perm::R | perm::W | perm::X)) | perm::MAPPED;
+        self.perms[pages].fill(p);
+        Ok(())
+    }
+
+    /// Permission bits of the page holding `addr` (0 if unmapped).
+    #[inline]
+    pub fn perm_at(&self, addr: u64) -> u8 {
+        if addr >= LIMIT {
+            return 0;
+        }
+        // SAFETY: addr < LIMIT, so the index is below PAGES.
+        unsafe { *self.perms.get_unchecked((addr / PAGE) as usize) }
+    }
+
+    /// Whether every page of `[addr, addr+len)` is unmapped.
+    pub fn is_free(&self, addr: u64, len: u64) -> bool {
+        Self::range_ok(addr, len)
+            && self.perms[(addr / PAGE) as usize..((addr + len) / PAGE) as usize]
+                .iter()
+                .all(|p| *p == 0)
+    }
+
+    /// The highest free, page-aligned range of `len` bytes that ends at or
+    /// below `top` and starts at or above `bottom` (top-down allocation as
+    /// Linux's default mmap layout).
+    pub fn find_free(&self, len: u64, bottom: u64, top: u64) -> Option<u64> {
+        let need = (page_up(len) / PAGE) as usize;
+        if need == 0 {
+            return None;
+        }
+        let lo = (page_up(bottom) / PAGE) as usize;
+        let mut hi = (page_down(top.min(LIMIT)) / PAGE) as usize;
+        while hi >= lo + need {
+            match self.perms[hi - need..hi].iter().rposition(|p| *p != 0) {
+                None => return Some(((hi - need) as u64) * PAGE),
+                Some(i) => hi = hi - need + i,
+            }
+        }
+        None
+    }
+
+    #[inline]
+    fn check(&self, addr: u64, size: u64, want: u8, access: Access) -> Result<*mut u8, Fault> {
+        let end = addr.wrapping_add(size - 1);
+        if addr < LIMIT && end < LIMIT && end >= addr {
+            // SAFETY: both indices are below PAGES because both < LIMIT.
+            let (p0, p1) = unsafe {
+                (
+                    *self.perms.get_unchecked((addr / PAGE) as usize),
+                    *self.perms.get_unchecked((end / PAGE) as usize),
+                )
+            };
+            if p0 & p1 & want == want {
+                // SAFETY: inside the reservation; the pages are host RW.
+                return Ok(unsafe { self.base.add(addr as usize) });
+            }
+            let bad = if p0 & want == want {
+                page_down(end)
+            } else {
+                addr
+            };
+            return Err(Fault { addr: bad, access });
+        }
+        Err(Fault { addr, access })
+    }
+
+    /// Loads a little-endian value of `N` bytes (1, 2, 4, 8), zero-extended.
+    #[inline(always)]
+    pub fn load<const N: usize>(&self, addr: u64) -> Result<u64, Fault> {
+        let p = self.check(addr, N as u64, perm::R, Access::Read)?;
+        // SAFETY: `check` validated N bytes at p; unaligned reads are fine.
+        unsafe {
+            Ok(match N {
+                1 => *p as u64,
+                2 => (p as *const u16).read_unaligned() as u64,
+                4 => (p as *const u32).read_unaligned() as u64,
+                _ => (p as *const u64).read_unaligned(),
+            })
+        }
+    }
+
+    /// Stores the low `N` bytes of `v`, little-endian.
+    #[inline(always)]
+    pub fn store<const N: usize>(&mut self, addr: u64, v: u64) -> Result<(), Fault> {
+        let p = self.check(addr, N as u64, perm::W, Access::Write)?;
+        if (self.perm_at(addr) | self.perm_at(addr + N as u64 - 1)) & perm::X != 0 {
+            self.code_written = true;
+        }
+        // SAFETY: `check` validated N writable bytes at p.
+        unsafe {
+            match N {
+                1 => *p = v as u8,
+                2 => (p as *mut u16).write_unaligned(v as u16),
+                4 => (p as *mut u32).write_unaligned(v as u32),
+                _ => (p as *mut u64).write_unaligned(v),
+            }
+        }
+        Ok(())
+    }
+
+    /// Fetches 16 bits of instruction at `addr` (execute permission).
+    #[inline]
+    pub fn fetch16(&self, addr: u64) -> Result<u16, Fault> {
+        let p = self.check(addr, 2, perm::X, Access::Execute)?;
+        // SAFETY: validated by `check`.
+        Ok(unsafe { (p as *const u16).read_unaligned() })
+    }
+
+    /// The guest bytes `[addr, addr+len)`, which must all carry `want`.
+    pub fn slice(&self, addr: u64, len: u64, want: u8) -> Result<&[u8], Fault> {
+        if len == 0 {
+            return Ok(&[]);
+        }
+        let p = self.check_range(addr, len, want, Access::Read)?;
+        // SAFETY: every page of the range is mapped (host RW) per the table.
+        Ok(unsafe { std::slice::from_raw_parts(p, len as usize) })
+    }
+
+    /// The guest bytes `[addr, addr+len)` for writing (write permission).
+    pub fn slice_mut(&mut self, addr: u64, len: u64) -> Result<&mut [u8], Fault> {
+        if len == 0 {
+            return Ok(&mut []);
+        }
+        let p = self.check_range(addr, len, perm::W, Access::Write)?;
+        if self.range_has(addr, len, perm::X) {
+            self.code_written = true;
+        }
+        // SAFETY: every page of the range is mapped (host RW) per the table.
+        Ok(unsafe { std::slice::from_raw_parts_mut(p, len as usize) })
+    }
+
+    /// Writes bytes ignoring guest permissions (the loader filling
+    /// read-only segments). The range must be mapped.
+    pub fn poke(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
+        let p = self.check_range(addr, bytes.len() as u64, perm::MAPPED, Access::Write)?;
+        // SAFETY: every page is mapped, hence host RW.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        self.code_written = true;
+        Ok(())
+    }
+
+    fn range_has(&self, addr: u64, len: u64, bit: u8) -> bool {
+        let first = (addr / PAGE) as usize;
+        let last = ((addr + len - 1) / PAGE) as usize;
+        self.perms[first..=last].iter().any(|p| p & bit != 0)
+    }
+
+    fn check_range(&self, addr: u64, len: u64, want: u8, access: Access) -> Result<*mut u8, Fault> {
+        if addr >= LIMIT || len > LIMIT - addr {
+            return Err(Fault { addr, access });
+        }
+        let first = addr / PAGE;
+        let last = (addr + len - 1) / PAGE;
+        for page in first..=last {
+            if self.perms[page as usize] & want != want {
+                return Err(Fault {
+                    addr: (page * PAGE).max(addr),
+                    access,
+                });
+            }
+        }
+        // SAFETY: inside the reservation.
+        Ok(unsafe { self.base.add(addr as usize) })
+    }
+
+    /// Reads a NUL-terminated string of at most `max` bytes.
+    pub fn read_cstr(&self, addr: u64, max: usize) -> Result<Vec<u8>, Fault> {
+        let mut out = Vec::new();
+        let mut a = addr;
+        while out.len() < max {
+            let b = self.load::<1>(a)? as u8;
+            if b == 0 {
+                return Ok(out);
+            }
+            out.push(b);
+            a += 1;
+        }
+        Err(Fault {
+            addr: a,
+            access: Access::Read,
+        })
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the reservation made in `new`.
+        unsafe {
+            libc::munmap(self.base as *mut libc::c_void, LIMIT as usize);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_load_store_and_faults() {
+        let mut m = Memory::new().unwrap();
+        m.map(0x10000, 2 * PAGE, perm::R | perm::W).unwrap();
+        m.store::<8>(0x10ffc, 0x1122_3344_5566_7788).unwrap(); // crosses a page
+        assert_eq!(m.load::<8>(0x10ffc).unwrap(), 0x1122_3344_5566_7788);
+        assert_eq!(m.load::<2>(0x10ffe).unwrap(), 0x5566);
+        assert_eq!(m.load::<1>(0x11fff).unwrap(), 0);
+        assert_eq!(
+            m.load::<4>(0x11ffe),
+            Err(Fault {
+                addr: 0x12000,
+                access: Access::Read
+            })
+        );
+        assert!(m.load::<1>(LIMIT).is_err());
+        assert!(m.load::<8>(u64::MAX - 3).is_err());
+        m.protect(0x10000, PAGE, perm::R).unwrap();
+        assert_eq!(m.store::<1>(0x10000, 1).unwrap_err().access, Access::Write);
+        m.unmap(0x10000, 2 * PAGE).unwrap();
+        assert!(m.load::<1>(0x11000).is_err());
+        m.map(0x10000, PAGE, perm::R).unwrap();
+        assert_eq!(m.load::<8>(0x10ff8).unwrap(), 0, "fresh pages are zero");
+    }
+
+    #[test]
+    fn find_free_is_top_down() {
+        let mut m = Memory::new().unwrap();
+        let top = 0x100_0000;
+        let a = m.find_free(3 * PAGE, 0x10000, top).unwrap();
+        assert_eq!(a, top - 3 * PAGE);
+        m.map(a, 3 * PAGE, perm::R).unwrap();
+        let b = m.find_free(PAGE, 0x10000, top).unwrap();
+        assert_eq!(b, a - PAGE);
+        assert!(m.find_free(PAGE, top - PAGE, top).is_none());
+        assert!(m.is_free(b, PAGE));
+        assert!(!m.is_free(a, PAGE));
+    }
+}

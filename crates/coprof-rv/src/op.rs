@@ -1,0 +1,260 @@
+//! The pre-decoded instruction: what the decoder produces once per
+//! instruction and the interpreter executes many times.
+//!
+//! Every RV64GC instruction (RISC-V Unprivileged ISA, version 20191213:
+//! RV64I §2 and §5, Zifencei §3, M §7, A §8, Zicsr §9, F §11, D §12, and C
+//! §16 after expansion) becomes one [`Op`]: a dense opcode ([`Kind`]) plus
+//! register numbers and a 64-bit immediate in which the decoder has already
+//! folded whatever can be known before execution (absolute branch targets,
+//! `auipc` results, CSR numbers). Dispatch is one `match` over `Kind`.
+
+use coprof_core::Class;
+
+/// Register index that stands for "discard": writes to `x0` are redirected
+/// to this scratch slot at decode time so the interpreter never tests
+/// `rd == 0` (x0 is hard-wired to zero, §2.1).
+pub const ZERO_SINK: u8 = 32;
+
+/// The opcode of a pre-decoded instruction. The names are the assembler
+/// mnemonics of the unprivileged specification.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    // RV64I (§2.4, §5.2): `Li` covers lui and auipc (the value is folded).
+    Li,
+    Jal,
+    Jalr,
+    Beq,
+    Bne,
+    Blt,
+    Bge,
+    Bltu,
+    Bgeu,
+    Lb,
+    Lh,
+    Lw,
+    Ld,
+    Lbu,
+    Lhu,
+    Lwu,
+    Sb,
+    Sh,
+    Sw,
+    Sd,
+    Addi,
+    Slti,
+    Sltiu,
+    Xori,
+    Ori,
+    Andi,
+    Slli,
+    Srli,
+    Srai,
+    Add,
+    Sub,
+    Sll,
+    Slt,
+    Sltu,
+    Xor,
+    Srl,
+    Sra,
+    Or,
+    And,
+    Addiw,
+    Slliw,
+    Srliw,
+    Sraiw,
+    Addw,
+    Subw,
+    Sllw,
+    Srlw,
+    Sraw,
+    Fence,
+    FenceI,
+    Ecall,
+    Ebreak,
+    // Zicsr (§9.1); the CSR number is in `imm`.
+    Csrrw,
+    Csrrs,
+    Csrrc,
+    Csrrwi,
+    Csrrsi,
+    Csrrci,
+    // M (§7).
+    Mul,
+    Mulh,
+    Mulhsu,
+    Mulhu,
+    Div,
+    Divu,
+    Rem,
+    Remu,
+    Mulw,
+    Divw,
+    Divuw,
+    Remw,
+    Remuw,
+    // A (§8).
+    LrW,
+    ScW,
+    LrD,
+    ScD,
+    AmoswapW,
+    AmoaddW,
+    AmoxorW,
+    AmoandW,
+    AmoorW,
+    AmominW,
+    AmomaxW,
+    AmominuW,
+    AmomaxuW,
+    AmoswapD,
+    AmoaddD,
+    AmoxorD,
+    AmoandD,
+    AmoorD,
+    AmominD,
+    AmomaxD,
+    AmominuD,
+    AmomaxuD,
+    // F and D (§11, §12). `rm` holds the rounding-mode field.
+    Flw,
+    Fld,
+    Fsw,
+    Fsd,
+    FmaddS,
+    FmsubS,
+    FnmsubS,
+    FnmaddS,
+    FmaddD,
+    FmsubD,
+    FnmsubD,
+    FnmaddD,
+    FaddS,
+    FsubS,
+    FmulS,
+    FdivS,
+    FsqrtS,
+    FsgnjS,
+    FsgnjnS,
+    FsgnjxS,
+    FminS,
+    FmaxS,
+    FcvtWS,
+    FcvtWuS,
+    FcvtLS,
+    FcvtLuS,
+    FmvXW,
+    FclassS,
+    FeqS,
+    FltS,
+    FleS,
+    FcvtSW,
+    FcvtSWu,
+    FcvtSL,
+    FcvtSLu,
+    FmvWX,
+    FaddD,
+    FsubD,
+    FmulD,
+    FdivD,
+    FsqrtD,
+    FsgnjD,
+    FsgnjnD,
+    FsgnjxD,
+    FminD,
+    FmaxD,
+    FcvtWD,
+    FcvtWuD,
+    FcvtLD,
+    FcvtLuD,
+    FmvXD,
+    FclassD,
+    FeqD,
+    FltD,
+    FleD,
+    FcvtDW,
+    FcvtDWu,
+    FcvtDL,
+    FcvtDLu,
+    FmvDX,
+    FcvtSD,
+    FcvtDS,
+    /// Not a valid RV64GC encoding; `imm` holds the raw bits. Executing it
+    /// raises an illegal-instruction exception (SIGILL).
+    Illegal,
+    /// The instruction could not be fetched (no execute permission or
+    /// unmapped); `imm` holds the address that failed.
+    FetchFault,
+}
+
+/// How the interpreter reports an instruction to the event stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Emit {
+    /// The execution arm builds the event itself (loads, stores, control).
+    Own,
+    /// An event with the integer destination register as its value.
+    IntDest,
+    /// An event with the floating-point destination register as its value.
+    FloatDest,
+    /// An event without a value (fences, ecall, stores of CSRs to x0).
+    NoValue,
+}
+
+/// One pre-decoded instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// Address of the instruction.
+    pub pc: u64,
+    /// Immediate, branch target, folded constant or CSR number.
+    pub imm: i64,
+    /// The opcode.
+    pub kind: Kind,
+    /// Destination register (integer or float by `kind`); x0 is [`ZERO_SINK`].
+    pub rd: u8,
+    /// First source register.
+    pub rs1: u8,
+    /// Second source register.
+    pub rs2: u8,
+    /// Third source register (fused multiply-add).
+    pub rs3: u8,
+    /// Rounding-mode field of F/D instructions (7 = dynamic).
+    pub rm: u8,
+    /// Length in bytes: 2 for compressed, 4 otherwise.
+    pub len: u8,
+    /// The instruction's class for the event stream.
+    pub class: Class,
+    /// How its event is built.
+    pub emit: Emit,
+}
+
+impl Op {
+    /// Address of the next instruction in program order.
+    #[inline]
+    pub fn next_pc(&self) -> u64 {
+        self.pc.wrapping_add(self.len as u64)
+    }
+
+    /// Whether this instruction ends a pre-decoded block: control
+    /// transfers, system instructions and anything that cannot execute.
+    pub fn ends_block(&self) -> bool {
+        use Kind::*;
+        matches!(
+            self.kind,
+            Jal | Jalr
+                | Beq
+                | Bne
+                | Blt
+                | Bge
+                | Bltu
+                | Bgeu
+                | FenceI
+                | Ecall
+                | Ebreak
+                | Illegal
+                | FetchFault
+        )
+    }
+}

@@ -1,0 +1,299 @@
+//! Expansion of compressed (RVC) instructions to their 32-bit equivalents.
+//!
+//! RISC-V Unprivileged ISA 20191213, §16 "C" Standard Extension: every RVC
+//! instruction expands to one base instruction (§16.1); the listing is
+//! Table 16.5–16.7 (RVC opcode map) with the encodings of §16.3–§16.7. The
+//! reserved encodings (§16.8: all-zero bits, `c.addi4spn` with a zero
+//! immediate, `c.lwsp`/`c.ldsp` into x0, `c.jr` from x0, `c.addi16sp` and
+//! `c.lui` with a zero immediate, `c.addiw` into x0, the reserved ALU
+//! forms) return `None`; HINT encodings expand to their harmless base form.
+
+/// Expands the compressed instruction `c` to a 32-bit instruction, or
+/// `None` if the encoding is reserved or not defined for RV64.
+pub fn expand(c: u16) -> Option<u32> {
+    let c = c as u32;
+    let f3 = (c >> 13) & 7;
+    let bit = |n: u32| (c >> n) & 1;
+    let bits = |hi: u32, lo: u32| (c >> lo) & ((1 << (hi - lo + 1)) - 1);
+    // Registers x8–x15 in the 3-bit fields (§16.2).
+    let rp = |lo: u32| 8 + bits(lo + 2, lo);
+    let rd_full = bits(11, 7);
+    let rs2_full = bits(6, 2);
+    // The 6-bit signed immediate of CI format: imm[5] is bit 12.
+    let imm6 = sext((bit(12) << 5) | bits(6, 2), 6);
+    match (c & 3, f3) {
+        (0, 0) => {
+            // c.addi4spn: nzuimm[5:4|9:6|2|3] in bits 12:5.
+            let imm = (bits(12, 11) << 4) | (bits(10, 7) << 6) | (bit(6) << 2) | (bit(5) << 3);
+            if imm == 0 {
+                return None;
+            }
+            Some(i_type(0x13, rp(2), 0, 2, imm as i32))
+        }
+        (0, 1) | (0, 3) => {
+            // c.fld / c.ld: uimm[5:3] in 12:10, uimm[7:6] in 6:5.
+            let imm = (bits(12, 10) << 3) | (bits(6, 5) << 6);
+            let (opc, f) = if f3 == 1 { (0x07, 3) } else { (0x03, 3) };
+            Some(i_type(opc, rp(2), f, rp(7), imm as i32))
+        }
+        (0, 2) => {
+            // c.lw: uimm[5:3] in 12:10, uimm[2] in 6, uimm[6] in 5.
+            let imm = (bits(12, 10) << 3) | (bit(6) << 2) | (bit(5) << 6);
+            Some(i_type(0x03, rp(2), 2, rp(7), imm as i32))
+        }
+        (0, 5) | (0, 7) => {
+            let imm = (bits(12, 10) << 3) | (bits(6, 5) << 6);
+            let opc = if f3 == 5 { 0x27 } else { 0x23 };
+            Some(s_type(opc, 3, rp(7), rp(2), imm as i32))
+        }
+        (0, 6) => {
+            let imm = (bits(12, 10) << 3) | (bit(6) << 2) | (bit(5) << 6);
+            Some(s_type(0x23, 2, rp(7), rp(2), imm as i32))
+        }
+        (0, _) => None,
+        // c.nop / c.addi
+        (1, 0) => Some(i_type(0x13, rd_full, 0, rd_full, imm6)),
+        // c.addiw (RV64): rd = 0 is reserved.
+        (1, 1) => {
+            if rd_full == 0 {
+                return None;
+            }
+            Some(i_type(0x1b, rd_full, 0, rd_full, imm6))
+        }
+        // c.li
+        (1, 2) => Some(i_type(0x13, rd_full, 0, 0, imm6)),
+        (1, 3) => {
+            if rd_full == 2 {
+                // c.addi16sp: nzimm[9] in 12, nzimm[4|6|8:7|5] in 6:2.
+                let imm = (bit(12) << 9)
+                    | (bit(6) << 4)
+                    | (bit(5) << 6)
+                    | (bits(4, 3) << 7)
+                    | (bit(2) << 5);
+                if imm == 0 {
+                    return None;
+                }
+                Some(i_type(0x13, 2, 0, 2, sext(imm, 10)))
+            } else {
+                // c.lui: nzimm[17] in 12, nzimm[16:12] in 6:2.
+                if imm6 == 0 {
+                    return None;
+                }
+                Some(((imm6 as u32) << 12) | (rd_full << 7) | 0x37)
+            }
+        }
+        (1, 4) => {
+            let rd = rp(7);
+            match bits(11, 10) {
+                0 => Some(i_type(
+                    0x13,
+                    rd,
+                    5,
+                    rd,
+                    ((bit(12) << 5) | bits(6, 2)) as i32,
+                )),
+                1 => Some(i_type(
+                    0x13,
+                    rd,
+                    5,
+                    rd,
+                    ((bit(12) << 5) | bits(6, 2) | 0x400) as i32,
+                )),
+                2 => Some(i_type(0x13, rd, 7, rd, imm6)),
+                _ => {
+                    let rs2 = rp(2);
+                    let (f7, f3, opc) = match (bit(12), bits(6, 5)) {
+                        (0, 0) => (0x20, 0, 0x33), // c.sub
+                        (0, 1) => (0, 4, 0x33),    // c.xor
+                        (0, 2) => (0, 6, 0x33),    // c.or
+                        (0, 3) => (0, 7, 0x33),    // c.and
+                        (1, 0) => (0x20, 0, 0x3b), // c.subw
+                        (1, 1) => (0, 0, 0x3b),    // c.addw
+                        _ => return None,
+                    };
+                    Some(r_type(opc, rd, f3, rd, rs2, f7))
+                }
+            }
+        }
+        (1, 5) => {
+            // c.j: imm[11|4|9:8|10|6|7|3:1|5] in 12:2.
+            let imm = (bit(12) << 11)
+                | (bit(11) << 4)
+                | (bits(10, 9) << 8)
+                | (bit(8) << 10)
+                | (bit(7) << 6)
+                | (bit(6) << 7)
+                | (bits(5, 3) << 1)
+                | (bit(2) << 5);
+            Some(j_type(0, sext(imm, 12)))
+        }
+        (1, 6) | (1, 7) => {
+            // c.beqz / c.bnez: offset[8|4:3] in 12:10, [7:6|2:1|5] in 6:2.
+            let imm = (bit(12) << 8)
+                | (bits(11, 10) << 3)
+                | (bits(6, 5) << 6)
+                | (bits(4, 3) << 1)
+                | (bit(2) << 5);
+            Some(b_type(f3 - 6, rp(7), 0, sext(imm, 9)))
+        }
+        // c.slli (shamt 0 is a HINT)
+        (2, 0) => Some(i_type(
+            0x13,
+            rd_full,
+            1,
+            rd_full,
+            ((bit(12) << 5) | bits(6, 2)) as i32,
+        )),
+        (2, 1) | (2, 3) => {
+            // c.fldsp / c.ldsp: uimm[5] in 12, uimm[4:3|8:6] in 6:2.
+            let imm = (bit(12) << 5) | (bits(6, 5) << 3) | (bits(4, 2) << 6);
+            if f3 == 3 && rd_full == 0 {
+                return None;
+            }
+            let opc = if f3 == 1 { 0x07 } else { 0x03 };
+            Some(i_type(opc, rd_full, 3, 2, imm as i32))
+        }
+        (2, 2) => {
+            // c.lwsp: uimm[5] in 12, uimm[4:2|7:6] in 6:2.
+            if rd_full == 0 {
+                return None;
+            }
+            let imm = (bit(12) << 5) | (bits(6, 4) << 2) | (bits(3, 2) << 6);
+            Some(i_type(0x03, rd_full, 2, 2, imm as i32))
+        }
+        (2, 4) => match (bit(12), rd_full, rs2_full) {
+            (0, 0, 0) => None,                                     // c.jr x0
+            (0, rs1, 0) => Some(i_type(0x67, 0, 0, rs1, 0)),       // c.jr
+            (0, rd, rs2) => Some(r_type(0x33, rd, 0, 0, rs2, 0)),  // c.mv
+            (_, 0, 0) => Some(0x0010_0073),                        // c.ebreak
+            (_, rs1, 0) => Some(i_type(0x67, 1, 0, rs1, 0)),       // c.jalr
+            (_, rd, rs2) => Some(r_type(0x33, rd, 0, rd, rs2, 0)), // c.add
+        },
+        (2, 5) | (2, 7) => {
+            // c.fsdsp / c.sdsp: uimm[5:3|8:6] in 12:7.
+            let imm = (bits(12, 10) << 3) | (bits(9, 7) << 6);
+            let opc = if f3 == 5 { 0x27 } else { 0x23 };
+            Some(s_type(opc, 3, 2, rs2_full, imm as i32))
+        }
+        (2, 6) => {
+            // c.swsp: uimm[5:2|7:6] in 12:7.
+            let imm = (bits(12, 9) << 2) | (bits(8, 7) << 6);
+            Some(s_type(0x23, 2, 2, rs2_full, imm as i32))
+        }
+        _ => None,
+    }
+}
+
+/// Sign-extends the low `width` bits of `v`.
+fn sext(v: u32, width: u32) -> i32 {
+    let shift = 32 - width;
+    ((v << shift) as i32) >> shift
+}
+
+fn i_type(opc: u32, rd: u32, f3: u32, rs1: u32, imm: i32) -> u32 {
+    ((imm as u32 & 0xfff) << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | opc
+}
+
+fn s_type(opc: u32, f3: u32, rs1: u32, rs2: u32, imm: i32) -> u32 {
+    let imm = imm as u32 & 0xfff;
+    ((imm >> 5) << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | ((imm & 0x1f) << 7) | opc
+}
+
+fn r_type(opc: u32, rd: u32, f3: u32, rs1: u32, rs2: u32, f7: u32) -> u32 {
+    (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | opc
+}
+
+fn b_type(f3: u32, rs1: u32, rs2: u32, imm: i32) -> u32 {
+    let imm = imm as u32;
+    (((imm >> 12) & 1) << 31)
+        | (((imm >> 5) & 0x3f) << 25)
+        | (rs2 << 20)
+        | (rs1 << 15)
+        | (f3 << 12)
+        | (((imm >> 1) & 0xf) << 8)
+        | (((imm >> 11) & 1) << 7)
+        | 0x63
+}
+
+fn j_type(rd: u32, imm: i32) -> u32 {
+    let imm = imm as u32;
+    (((imm >> 20) & 1) << 31)
+        | (((imm >> 1) & 0x3ff) << 21)
+        | (((imm >> 11) & 1) << 20)
+        | (((imm >> 12) & 0xff) << 12)
+        | (rd << 7)
+        | 0x6f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Expected expansions are the 32-bit encodings GNU as produces for the
+    // same assembly (checked with riscv64-linux-gnu-objdump).
+    #[test]
+    fn expands_each_quadrant() {
+        // c.addi4spn a0, sp, 16 -> addi a0, sp, 16
+        assert_eq!(expand(0x0808), Some(0x0101_0513));
+        // c.ld a0, 8(a1) -> ld a0, 8(a1)
+        assert_eq!(expand(0x6588), Some(0x0085_b503));
+        // c.lw a0, 4(a1) -> lw a0, 4(a1)
+        assert_eq!(expand(0x41c8), Some(0x0045_a503));
+        // c.sd a0, 8(a1) -> sd a0, 8(a1)
+        assert_eq!(expand(0xe588), Some(0x00a5_b423));
+        // c.fld fa0, 8(a1) -> fld fa0, 8(a1)
+        assert_eq!(expand(0x2588), Some(0x0085_b507));
+        // c.li a0, -1 -> addi a0, zero, -1
+        assert_eq!(expand(0x557d), Some(0xfff0_0513));
+        // c.lui a0, 0x1 -> lui a0, 0x1
+        assert_eq!(expand(0x6505), Some(0x0000_1537));
+        // c.lui a0, 0xfffff -> lui a0, 0xfffff
+        assert_eq!(expand(0x757d), Some(0xffff_f537));
+        // c.addi16sp sp, -64 -> addi sp, sp, -64
+        assert_eq!(expand(0x7139), Some(0xfc01_0113));
+        // c.addiw a0, 1 -> addiw a0, a0, 1
+        assert_eq!(expand(0x2505), Some(0x0015_051b));
+        // c.srli a0, 1 ; c.srai a0, 63 ; c.andi a0, -1
+        assert_eq!(expand(0x8105), Some(0x0015_5513));
+        assert_eq!(expand(0x957d), Some(0x43f5_5513));
+        assert_eq!(expand(0x997d), Some(0xfff5_7513));
+        // c.sub a0, a1 ; c.and a0, a1 ; c.addw a0, a1
+        assert_eq!(expand(0x8d0d), Some(0x40b5_0533));
+        assert_eq!(expand(0x8d6d), Some(0x00b5_7533));
+        assert_eq!(expand(0x9d2d), Some(0x00b5_053b));
+        // c.j . (offset 0) -> jal zero, 0
+        assert_eq!(expand(0xa001), Some(0x0000_006f));
+        // c.beqz a0, +8 -> beq a0, zero, 8
+        assert_eq!(expand(0xc501), Some(0x0005_0463));
+        // c.bnez a0, -2 -> bne a0, zero, -2
+        assert_eq!(expand(0xfd7d), Some(0xfe05_1fe3));
+        // c.slli a0, 3 -> slli a0, a0, 3
+        assert_eq!(expand(0x050e), Some(0x0035_1513));
+        // c.ldsp ra, 8(sp) -> ld ra, 8(sp)
+        assert_eq!(expand(0x60a2), Some(0x0081_3083));
+        // c.lwsp a0, 4(sp) -> lw a0, 4(sp)
+        assert_eq!(expand(0x4512), Some(0x0041_2503));
+        // c.sdsp ra, 8(sp) -> sd ra, 8(sp)
+        assert_eq!(expand(0xe406), Some(0x0011_3423));
+        // c.swsp a0, 4(sp) -> sw a0, 4(sp)
+        assert_eq!(expand(0xc22a), Some(0x00a1_2223));
+        // c.jr ra (ret), c.jalr a5, c.mv a0, a1, c.add a0, a1, c.ebreak
+        assert_eq!(expand(0x8082), Some(0x0000_8067));
+        assert_eq!(expand(0x9782), Some(0x0007_80e7));
+        assert_eq!(expand(0x852e), Some(0x00b0_0533));
+        assert_eq!(expand(0x952e), Some(0x00b5_0533));
+        assert_eq!(expand(0x9002), Some(0x0010_0073));
+    }
+
+    #[test]
+    fn reserved_encodings() {
+        assert_eq!(expand(0x0000), None); // defined illegal instruction
+        assert_eq!(expand(0x8002), None); // c.jr x0
+        assert_eq!(expand(0x4002), None); // c.lwsp x0
+        assert_eq!(expand(0x6002), None); // c.ldsp x0
+        assert_eq!(expand(0x6101), None); // c.addi16sp 0
+        assert_eq!(expand(0x2001), None); // c.addiw x0
+        assert_eq!(expand(0x8000), None); // quadrant 0, funct3 4
+        assert_eq!(expand(0x9d4d), None); // c.subw reserved slot (10)
+    }
+}

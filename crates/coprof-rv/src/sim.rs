@@ -1,0 +1,331 @@
+//! The simulator: a loaded process and the loop that runs it.
+//!
+//! The loop looks up the pre-decoded block at the PC, counts it, runs it
+//! with [`exec_block`] (the event-free instantiation when the sink wants no
+//! class), and handles whatever stopped it: a system call, a request to
+//! drop stale code, or the death of the process by a signal.
+
+use crate::code::CodeCache;
+use crate::cpu::{exec_block, Cpu, Stop};
+use crate::disasm::disassemble;
+use crate::elf;
+use crate::error::SimError;
+use crate::events::Events;
+use crate::mem::{Access, Memory};
+use crate::process;
+use crate::syscall::{Kernel, Outcome};
+use coprof_core::{Sink, Source};
+use std::path::{Path, PathBuf};
+
+/// How to start a program.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// argv, including argv[0]. Empty means the program path.
+    pub args: Vec<String>,
+    /// The environment as `NAME=value` strings.
+    pub env: Vec<String>,
+    /// Look absolute guest paths up under this directory.
+    pub root: Option<PathBuf>,
+    /// Unknown system calls return ENOSYS instead of stopping the run.
+    pub enosys: bool,
+    /// Stop after this many retired instructions (0 = no limit).
+    pub max_instructions: u64,
+}
+
+/// How the process ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// `exit`/`exit_group` with this status.
+    Code(i32),
+    /// Killed by a signal: number and a message naming PC, address and
+    /// instruction as a kernel log or debugger would.
+    Signal {
+        /// Signal number (4 SIGILL, 5 SIGTRAP, 6 SIGABRT, 7 SIGBUS, 11 SIGSEGV…).
+        signal: i32,
+        /// What happened, for the user.
+        message: String,
+    },
+    /// The instruction limit was reached.
+    Limit,
+}
+
+impl Exit {
+    /// The exit status a shell reports: the code, or 128 + signal.
+    pub fn status(&self) -> i32 {
+        match self {
+            Exit::Code(c) => *c,
+            Exit::Signal { signal, .. } => 128 + signal,
+            Exit::Limit => 0,
+        }
+    }
+}
+
+/// A loaded RV64 Linux process.
+pub struct Simulator {
+    cpu: Cpu,
+    mem: Memory,
+    code: CodeCache,
+    kernel: Kernel,
+    limit: u64,
+    exit: Option<Exit>,
+    partial: Option<(usize, usize)>,
+    delivered: u64,
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        10 => "SIGUSR1",
+        11 => "SIGSEGV",
+        12 => "SIGUSR2",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        _ => "signal",
+    }
+}
+
+impl Simulator {
+    /// Loads the static RV64 executable at `path`.
+    pub fn load(path: &Path, config: &Config) -> Result<Simulator, SimError> {
+        let file = std::fs::read(path).map_err(|source| SimError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Simulator::load_bytes(path, &file, config)
+    }
+
+    /// Loads an executable image already in memory; `path` is its name
+    /// for messages, argv[0] and `/proc/self/exe`.
+    pub fn load_bytes(path: &Path, file: &[u8], config: &Config) -> Result<Simulator, SimError> {
+        let image = elf::parse(file).map_err(|source| SimError::Elf {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut mem = Memory::new().map_err(SimError::Setup)?;
+        let args: Vec<Vec<u8>> = if config.args.is_empty() {
+            vec![path.as_os_str().as_encoded_bytes().to_vec()]
+        } else {
+            config.args.iter().map(|a| a.as_bytes().to_vec()).collect()
+        };
+        let env: Vec<Vec<u8>> = config.env.iter().map(|e| e.as_bytes().to_vec()).collect();
+        let mut random = [0u8; 16];
+        // SAFETY: filling a local buffer.
+        unsafe { libc::getrandom(random.as_mut_ptr() as *mut _, 16, 0) };
+        let execfn = path.as_os_str().as_encoded_bytes();
+        let loaded =
+            process::start(&mut mem, &image, file, &args, &env, execfn, random).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::InvalidData
+                    || e.kind() == std::io::ErrorKind::InvalidInput
+                {
+                    SimError::Elf {
+                        path: path.to_path_buf(),
+                        source: elf::ElfError::Malformed {
+                            what: e.to_string(),
+                            offset: 0,
+                        },
+                    }
+                } else {
+                    SimError::Setup(e)
+                }
+            })?;
+        let mut cpu = Cpu::new(loaded.entry);
+        cpu.x[2] = loaded.sp;
+        let exe = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Ok(Simulator {
+            cpu,
+            mem,
+            code: CodeCache::new(),
+            kernel: Kernel::new(loaded.brk, exe, config.root.clone(), config.enosys),
+            limit: config.max_instructions,
+            exit: None,
+            partial: None,
+            delivered: 0,
+        })
+    }
+
+    /// Instructions retired so far.
+    pub fn instret(&self) -> u64 {
+        self.cpu.instret
+    }
+
+    /// Events delivered to the sink by the last run.
+    pub fn events_delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// How the process ended, once it has.
+    pub fn exit(&self) -> Option<&Exit> {
+        self.exit.as_ref()
+    }
+
+    /// Exact executions per PC (sorted by PC): the ground truth.
+    pub fn pc_counts(&self) -> Vec<(u64, u64)> {
+        self.code.pc_counts(self.partial)
+    }
+
+    /// Unknown system calls answered with ENOSYS: (number, name, times).
+    pub fn enosys_calls(&self) -> Vec<(u64, &'static str, u64)> {
+        self.kernel
+            .enosys_calls
+            .iter()
+            .map(|(n, c)| (*n, crate::sysno::name(*n), *c))
+            .collect()
+    }
+
+    /// The architectural state, for tests and tools.
+    pub fn cpu(&self) -> &Cpu {
+        &self.cpu
+    }
+
+    /// Runs the process to its end, delivering events to `sink`.
+    pub fn run_to_exit(&mut self, sink: &mut dyn Sink) -> Result<Exit, SimError> {
+        let mut events = Events::new(sink);
+        let result = if events.wants.is_empty() {
+            self.run_loop::<false>(&mut events)
+        } else {
+            self.run_loop::<true>(&mut events)
+        };
+        events.finish();
+        self.delivered = events.delivered();
+        let exit = result?;
+        self.exit = Some(exit.clone());
+        Ok(exit)
+    }
+
+    fn run_loop<const EV: bool>(&mut self, events: &mut Events) -> Result<Exit, SimError> {
+        loop {
+            let pc = self.cpu.pc;
+            let bi = self.code.lookup(pc, &self.mem);
+            let block = &mut self.code.blocks[bi];
+            block.count += 1;
+            let len = block.ops.len();
+            let stop = exec_block::<EV>(&mut self.cpu, &mut self.mem, &block.ops, events);
+            let retired = stop.retired(len);
+            self.cpu.instret += retired as u64;
+            if retired < len {
+                self.partial = Some((bi, retired));
+            }
+            match stop {
+                Stop::Next => {}
+                Stop::Flush => self.code.flush(),
+                Stop::Ecall => {
+                    let x = &self.cpu.x;
+                    let args = [x[10], x[11], x[12], x[13], x[14], x[15], 0, x[17]];
+                    let at = self.cpu.pc;
+                    match self.kernel.syscall(&mut self.mem, args, at)? {
+                        Outcome::Ret(v) => self.cpu.x[10] = v as u64,
+                        Outcome::RetFlush(v) => {
+                            self.cpu.x[10] = v as u64;
+                            self.code.flush();
+                            self.partial = None;
+                        }
+                        Outcome::Exit(code) => return Ok(Exit::Code(code)),
+                        Outcome::Signal(sig) => {
+                            return Ok(Exit::Signal {
+                                signal: sig,
+                                message: format!(
+                                    "killed by {} (signal {sig}) sent by the program itself at pc {at:#x}",
+                                    signal_name(sig)
+                                ),
+                            })
+                        }
+                    }
+                    self.cpu.pc = at + 4;
+                }
+                Stop::Ebreak => {
+                    return Ok(Exit::Signal {
+                        signal: 5,
+                        message: format!("breakpoint (ebreak) at pc {:#x}: SIGTRAP", self.cpu.pc),
+                    })
+                }
+                Stop::Illegal { at } => {
+                    let op = self.code.blocks[bi].ops[at];
+                    let bytes = self.instruction_bytes(op.pc, op.len);
+                    return Ok(Exit::Signal {
+                        signal: 4,
+                        message: format!(
+                            "illegal instruction at pc {:#x}: bytes {} ({}): SIGILL",
+                            op.pc,
+                            bytes,
+                            disassemble(&op, self.cpu.frm)
+                        ),
+                    });
+                }
+                Stop::Fault { at, fault } => {
+                    let op = self.code.blocks[bi].ops[at];
+                    let what = match fault.access {
+                        Access::Read => "read from",
+                        Access::Write => "write to",
+                        Access::Execute => "instruction fetch from",
+                    };
+                    let how = if self.mem.perm_at(fault.addr) & crate::mem::perm::MAPPED != 0 {
+                        "a page without that permission"
+                    } else {
+                        "unmapped memory"
+                    };
+                    let instr = if fault.access == Access::Execute {
+                        String::new()
+                    } else {
+                        format!(" by `{}`", disassemble(&op, self.cpu.frm))
+                    };
+                    return Ok(Exit::Signal {
+                        signal: 11,
+                        message: format!(
+                            "segmentation fault: {what} address {:#x} ({how}) at pc {:#x}{instr}: SIGSEGV",
+                            fault.addr, op.pc
+                        ),
+                    });
+                }
+                Stop::Misaligned { at, addr } => {
+                    let op = self.code.blocks[bi].ops[at];
+                    return Ok(Exit::Signal {
+                        signal: 7,
+                        message: format!(
+                            "misaligned atomic access to address {addr:#x} at pc {:#x} by `{}`: SIGBUS",
+                            op.pc,
+                            disassemble(&op, self.cpu.frm)
+                        ),
+                    });
+                }
+            }
+            if self.mem.code_written {
+                self.mem.code_written = false;
+                self.code.flush();
+                self.partial = None;
+            }
+            if self.limit != 0 && self.cpu.instret >= self.limit {
+                return Ok(Exit::Limit);
+            }
+        }
+    }
+
+    fn instruction_bytes(&self, pc: u64, len: u8) -> String {
+        (0..len as u64)
+            .map(|i| match self.mem.load::<1>(pc + i) {
+                Ok(b) => format!("{b:02x}"),
+                Err(_) => "??".into(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+impl Source for Simulator {
+    type Error = SimError;
+
+    /// Runs the program to its end; returns the number of events delivered.
+    /// The exit status is then in [`Simulator::exit`].
+    fn run(&mut self, sink: &mut dyn Sink) -> Result<u64, SimError> {
+        self.run_to_exit(sink)?;
+        Ok(self.delivered)
+    }
+}

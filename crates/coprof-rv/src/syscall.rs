@@ -1,0 +1,1069 @@
+//! Linux system calls for a single-threaded RV64 process.
+//!
+//! Calling convention (RISC-V psABI / Linux): number in a7, arguments in
+//! a0–a5, result in a0, errors as −errno. Semantics and errno values are
+//! Linux's: file calls go to the host kernel through the guest's own
+//! descriptor table ([`FdTable`]) with guest buffers passed in place (the
+//! guest memory is host memory); memory calls (`brk`, `mmap`, `munmap`,
+//! `mprotect`, `mremap`, `madvise`) manage the guest address space;
+//! signals sent by the process to itself take their default action.
+//! Structures whose RV64 layout differs from the host's (`struct stat`,
+//! `struct sigaction`) are converted. An unknown call stops the run with
+//! its number, name and PC, or returns ENOSYS when asked to.
+
+use crate::error::SimError;
+use crate::fdtable::FdTable;
+use crate::mem::{page_up, perm, Memory, PAGE};
+use crate::process::MMAP_TOP;
+use crate::sysno as nr;
+use std::ffi::CString;
+use std::path::PathBuf;
+
+/// What a system call did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Continue with this value in a0.
+    Ret(i64),
+    /// Continue with this value in a0; pre-decoded code may be stale.
+    RetFlush(i64),
+    /// The process exited with this status.
+    Exit(i32),
+    /// The process was killed by this signal.
+    Signal(i32),
+}
+
+const AT_FDCWD: i64 = -100;
+const SIG_DFL: u64 = 0;
+const SIG_IGN: u64 = 1;
+
+/// Per-process kernel state.
+pub struct Kernel {
+    /// The guest's descriptors.
+    pub fds: FdTable,
+    /// Start of the program break.
+    pub brk_start: u64,
+    /// Current program break.
+    pub brk: u64,
+    /// Host path of the executable, for `/proc/self/exe`.
+    pub exe: PathBuf,
+    /// Absolute guest paths are looked up under this directory.
+    pub root: Option<PathBuf>,
+    /// Return ENOSYS for unknown calls instead of stopping.
+    pub enosys: bool,
+    /// Signal handlers, flags and masks as set by `rt_sigaction`.
+    sigactions: [[u64; 3]; 65],
+    sigmask: u64,
+    pending: u64,
+    altstack: [u64; 3],
+    rseq: u64,
+    /// Unknown calls answered with ENOSYS (number, count).
+    pub enosys_calls: Vec<(u64, u64)>,
+}
+
+fn errno() -> i64 {
+    -(std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO) as i64)
+}
+
+fn ret(r: i64) -> i64 {
+    if r < 0 {
+        errno()
+    } else {
+        r
+    }
+}
+
+const EFAULT: i64 = -(libc::EFAULT as i64);
+const EBADF: i64 = -(libc::EBADF as i64);
+const EINVAL: i64 = -(libc::EINVAL as i64);
+const ENOMEM: i64 = -(libc::ENOMEM as i64);
+
+macro_rules! tryf {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(_) => return Ok(Outcome::Ret(EFAULT)),
+        }
+    };
+}
+
+macro_rules! fd {
+    ($k:expr, $fd:expr) => {
+        match $k.fds.host($fd as i64) {
+            Some(h) => h,
+            None => return Ok(Outcome::Ret(EBADF)),
+        }
+    };
+}
+
+impl Kernel {
+    /// State for a new process whose break starts at `brk`.
+    pub fn new(brk: u64, exe: PathBuf, root: Option<PathBuf>, enosys: bool) -> Kernel {
+        Kernel {
+            fds: FdTable::new(),
+            brk_start: brk,
+            brk,
+            exe,
+            root,
+            enosys,
+            sigactions: [[0; 3]; 65],
+            sigmask: 0,
+            pending: 0,
+            altstack: [0, 2, 0],
+            rseq: 0,
+            enosys_calls: Vec::new(),
+        }
+    }
+
+    /// A guest path as a host path: absolute paths move under `--root`.
+    fn path(&self, mem: &Memory, addr: u64) -> Result<CString, i64> {
+        let bytes = mem.read_cstr(addr, 4096).map_err(|_| EFAULT)?;
+        let mapped = match (&self.root, bytes.first()) {
+            (Some(root), Some(b'/')) => {
+                let mut p = root.as_os_str().as_encoded_bytes().to_vec();
+                p.extend_from_slice(&bytes);
+                p
+            }
+            _ => bytes,
+        };
+        CString::new(mapped).map_err(|_| EINVAL)
+    }
+
+    fn dirfd(&self, fd: u64) -> Result<i32, i64> {
+        let fd = fd as i32 as i64;
+        if fd == AT_FDCWD {
+            return Ok(libc::AT_FDCWD);
+        }
+        self.fds.host(fd).ok_or(EBADF)
+    }
+
+    /// Executes system call `a[7]` with arguments `a[0..6]`.
+    pub fn syscall(&mut self, mem: &mut Memory, a: [u64; 8], pc: u64) -> Result<Outcome, SimError> {
+        let num = a[7];
+        let r: i64 = match num {
+            nr::READ => {
+                let h = fd!(self, a[0]);
+                let buf = tryf!(mem.slice_mut(a[1], a[2]));
+                // SAFETY: buf is a valid writable guest range of that length.
+                ret(unsafe { libc::read(h, buf.as_mut_ptr() as *mut _, buf.len()) } as i64)
+            }
+            nr::WRITE => {
+                let h = fd!(self, a[0]);
+                let buf = tryf!(mem.slice(a[1], a[2], perm::R));
+                // SAFETY: buf is a valid readable guest range.
+                ret(unsafe { libc::write(h, buf.as_ptr() as *const _, buf.len()) } as i64)
+            }
+            nr::PREAD64 | nr::PWRITE64 => {
+                let h = fd!(self, a[0]);
+                if num == nr::PREAD64 {
+                    let buf = tryf!(mem.slice_mut(a[1], a[2]));
+                    // SAFETY: valid writable range.
+                    ret(unsafe {
+                        libc::pread(h, buf.as_mut_ptr() as *mut _, buf.len(), a[3] as i64)
+                    } as i64)
+                } else {
+                    let buf = tryf!(mem.slice(a[1], a[2], perm::R));
+                    // SAFETY: valid readable range.
+                    ret(
+                        unsafe { libc::pwrite(h, buf.as_ptr() as *const _, buf.len(), a[3] as i64) }
+                            as i64,
+                    )
+                }
+            }
+            nr::READV | nr::WRITEV => {
+                let h = fd!(self, a[0]);
+                let n = a[2];
+                if n > 1024 {
+                    EINVAL
+                } else {
+                    let raw = tryf!(mem.slice(a[1], n * 16, perm::R)).to_vec();
+                    let mut iov = Vec::with_capacity(n as usize);
+                    for c in raw.chunks_exact(16) {
+                        let base = u64::from_le_bytes(c[..8].try_into().unwrap_or_default());
+                        let len = u64::from_le_bytes(c[8..].try_into().unwrap_or_default());
+                        let p = if num == nr::READV {
+                            tryf!(mem.slice_mut(base, len)).as_mut_ptr()
+                        } else {
+                            tryf!(mem.slice(base, len, perm::R)).as_ptr() as *mut u8
+                        };
+                        iov.push(libc::iovec {
+                            iov_base: p as *mut _,
+                            iov_len: len as usize,
+                        });
+                    }
+                    // SAFETY: every iovec points into a validated guest range.
+                    ret(unsafe {
+                        if num == nr::READV {
+                            libc::readv(h, iov.as_ptr(), iov.len() as i32)
+                        } else {
+                            libc::writev(h, iov.as_ptr(), iov.len() as i32)
+                        }
+                    } as i64)
+                }
+            }
+            nr::OPENAT => {
+                let dir = match self.dirfd(a[0]) {
+                    Ok(d) => d,
+                    Err(e) => return Ok(Outcome::Ret(e)),
+                };
+                let path = match self.path(mem, a[1]) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Outcome::Ret(e)),
+                };
+                // SAFETY: path is a valid C string; flags are Linux's.
+                let h =
+                    unsafe { libc::openat(dir, path.as_ptr(), a[2] as i32, a[3] as libc::c_uint) };
+                if h < 0 {
+                    errno()
+                } else {
+                    match self.fds.insert(h, 0) {
+                        Some(g) => g,
+                        None => {
+                            // SAFETY: closing the descriptor we just opened.
+                            unsafe { libc::close(h) };
+                            -(libc::EMFILE as i64)
+                        }
+                    }
+                }
+            }
+            nr::CLOSE => match self.fds.remove(a[0] as i64) {
+                // Never close the host's own standard streams.
+                Some(h) if h <= 2 => 0,
+                // SAFETY: a descriptor the guest owned.
+                Some(h) => ret(unsafe { libc::close(h) } as i64),
+                None => EBADF,
+            },
+            nr::LSEEK => {
+                let h = fd!(self, a[0]);
+                // SAFETY: plain descriptor call.
+                ret(unsafe { libc::lseek(h, a[1] as i64, a[2] as i32) })
+            }
+            nr::DUP => {
+                let h = fd!(self, a[0]);
+                // SAFETY: plain descriptor call.
+                let n = unsafe { libc::dup(h) };
+                self.install(n, 0)
+            }
+            nr::DUP3 => {
+                let h = fd!(self, a[0]);
+                let (old, new) = (a[0] as i64, a[1] as i32 as i64);
+                if old == new || a[2] & !(libc::O_CLOEXEC as u64) != 0 {
+                    EINVAL
+                } else if !(0..crate::fdtable::MAX_FDS as i64).contains(&new) {
+                    EBADF
+                } else {
+                    // SAFETY: plain descriptor call.
+                    let n = unsafe { libc::fcntl(h, libc::F_DUPFD_CLOEXEC, 3) };
+                    if n < 0 {
+                        errno()
+                    } else {
+                        if let Some(prev) = self.fds.insert_at(new as usize, n) {
+                            if prev > 2 {
+                                // SAFETY: the replaced guest descriptor.
+                                unsafe { libc::close(prev) };
+                            }
+                        }
+                        new
+                    }
+                }
+            }
+            nr::FCNTL => {
+                let h = fd!(self, a[0]);
+                let cmd = a[1] as i32;
+                match cmd {
+                    libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => {
+                        // SAFETY: plain descriptor call.
+                        let n = unsafe { libc::fcntl(h, libc::F_DUPFD_CLOEXEC, 3) };
+                        self.install(n, a[2] as usize)
+                    }
+                    libc::F_GETFD | libc::F_GETFL => {
+                        // SAFETY: plain descriptor call.
+                        ret(unsafe { libc::fcntl(h, cmd) } as i64)
+                    }
+                    libc::F_SETFD | libc::F_SETFL => {
+                        // SAFETY: plain descriptor call.
+                        ret(unsafe { libc::fcntl(h, cmd, a[2] as i32) } as i64)
+                    }
+                    libc::F_GETLK | libc::F_SETLK | libc::F_SETLKW => {
+                        // struct flock has the same layout on RV64 and x86-64.
+                        let buf = tryf!(mem.slice_mut(a[2], 32));
+                        // SAFETY: 32 valid bytes, the size of struct flock.
+                        ret(unsafe { libc::fcntl(h, cmd, buf.as_mut_ptr()) } as i64)
+                    }
+                    _ => EINVAL,
+                }
+            }
+            nr::IOCTL => {
+                let h = fd!(self, a[0]);
+                match a[1] {
+                    // TCGETS/TCSETS*/TIOCGWINSZ/TIOCSWINSZ: the kernel's
+                    // struct termios (36 bytes) and winsize are the same on
+                    // both sides; non-terminals give ENOTTY.
+                    0x5401..=0x5404 | 0x5413 | 0x5414 => {
+                        let len = if a[1] >= 0x5413 { 8 } else { 36 };
+                        let mut tmp = [0u8; 64];
+                        let guest = tryf!(mem.slice_mut(a[2], len));
+                        tmp[..len as usize].copy_from_slice(guest);
+                        // SAFETY: tmp is larger than either structure.
+                        let r = unsafe { libc::ioctl(h, a[1] as _, tmp.as_mut_ptr()) };
+                        if r >= 0 {
+                            guest.copy_from_slice(&tmp[..len as usize]);
+                        }
+                        ret(r as i64)
+                    }
+                    _ => -(libc::ENOTTY as i64),
+                }
+            }
+            nr::PIPE2 => {
+                let mut p = [0i32; 2];
+                // SAFETY: p has room for two descriptors.
+                let r = unsafe { libc::pipe2(p.as_mut_ptr(), a[1] as i32) };
+                if r < 0 {
+                    errno()
+                } else {
+                    let g0 = self.fds.insert(p[0], 0).unwrap_or(-1);
+                    let g1 = self.fds.insert(p[1], 0).unwrap_or(-1);
+                    let mut out = [0u8; 8];
+                    out[..4].copy_from_slice(&(g0 as i32).to_le_bytes());
+                    out[4..].copy_from_slice(&(g1 as i32).to_le_bytes());
+                    tryf!(mem.slice_mut(a[0], 8)).copy_from_slice(&out);
+                    0
+                }
+            }
+            nr::FSTAT => {
+                let h = fd!(self, a[0]);
+                // SAFETY: st is a valid out-parameter.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                let r = unsafe { libc::fstat(h, &mut st) };
+                self.put_stat(mem, r, &st, a[1])
+            }
+            nr::NEWFSTATAT => {
+                let dir = match self.dirfd(a[0]) {
+                    Ok(d) => d,
+                    Err(e) => return Ok(Outcome::Ret(e)),
+                };
+                let path = match self.path(mem, a[1]) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Outcome::Ret(e)),
+                };
+                // SAFETY: valid C string and out-parameter.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                let r = unsafe { libc::fstatat(dir, path.as_ptr(), &mut st, a[3] as i32) };
+                self.put_stat(mem, r, &st, a[2])
+            }
+            nr::STATX => {
+                let dir = match self.dirfd(a[0]) {
+                    Ok(d) => d,
+                    Err(e) => return Ok(Outcome::Ret(e)),
+                };
+                let path = match self.path(mem, a[1]) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Outcome::Ret(e)),
+                };
+                // struct statx is the same on every architecture.
+                let buf = tryf!(mem.slice_mut(a[4], 256));
+                // SAFETY: valid C string and a 256-byte buffer.
+                ret(unsafe {
+                    libc::syscall(
+                        libc::SYS_statx,
+                        dir,
+                        path.as_ptr(),
+                        a[2] as i32,
+                        a[3] as u32,
+                        buf.as_mut_ptr(),
+                    )
+                })
+            }
+            nr::READLINKAT => {
+                let raw = tryf!(mem.read_cstr(a[1], 4096));
+                if raw == b"/proc/self/exe" {
+                    let exe = self.exe.as_os_str().as_encoded_bytes().to_vec();
+                    let n = exe.len().min(a[3] as usize);
+                    tryf!(mem.slice_mut(a[2], n as u64)).copy_from_slice(&exe[..n]);
+                    n as i64
+                } else {
+                    let dir = match self.dirfd(a[0]) {
+                        Ok(d) => d,
+                        Err(e) => return Ok(Outcome::Ret(e)),
+                    };
+                    let path = match self.path(mem, a[1]) {
+                        Ok(p) => p,
+                        Err(e) => return Ok(Outcome::Ret(e)),
+                    };
+                    let buf = tryf!(mem.slice_mut(a[2], a[3]));
+                    // SAFETY: valid C string and buffer.
+                    ret(unsafe {
+                        libc::readlinkat(dir, path.as_ptr(), buf.as_mut_ptr() as *mut _, buf.len())
+                    } as i64)
+                }
+            }
+            nr::GETCWD => {
+                let buf = tryf!(mem.slice_mut(a[0], a[1]));
+                // SAFETY: the raw call returns the length including the NUL.
+                ret(unsafe { libc::syscall(libc::SYS_getcwd, buf.as_mut_ptr(), buf.len()) })
+            }
+            nr::CHDIR => match self.path(mem, a[0]) {
+                // SAFETY: valid C string.
+                Ok(p) => ret(unsafe { libc::chdir(p.as_ptr()) } as i64),
+                Err(e) => e,
+            },
+            nr::FCHDIR => {
+                let h = fd!(self, a[0]);
+                // SAFETY: plain descriptor call.
+                ret(unsafe { libc::fchdir(h) } as i64)
+            }
+            nr::FACCESSAT
+            | nr::FACCESSAT2
+            | nr::UNLINKAT
+            | nr::MKDIRAT
+            | nr::FCHMODAT
+            | nr::TRUNCATE => {
+                let (dir, pa) = if num == nr::TRUNCATE {
+                    (Ok(libc::AT_FDCWD), a[0])
+                } else {
+                    (self.dirfd(a[0]), a[1])
+                };
+                let dir = match dir {
+                    Ok(d) => d,
+                    Err(e) => return Ok(Outcome::Ret(e)),
+                };
+                let path = match self.path(mem, pa) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Outcome::Ret(e)),
+                };
+                // SAFETY: valid C strings; plain calls.
+                ret(unsafe {
+                    match num {
+                        nr::FACCESSAT => libc::faccessat(dir, path.as_ptr(), a[2] as i32, 0),
+                        nr::FACCESSAT2 => {
+                            libc::faccessat(dir, path.as_ptr(), a[2] as i32, a[3] as i32)
+                        }
+                        nr::UNLINKAT => libc::unlinkat(dir, path.as_ptr(), a[2] as i32),
+                        nr::MKDIRAT => libc::mkdirat(dir, path.as_ptr(), a[2] as libc::mode_t),
+                        nr::FCHMODAT => libc::fchmodat(dir, path.as_ptr(), a[2] as libc::mode_t, 0),
+                        _ => libc::truncate(path.as_ptr(), a[1] as i64),
+                    }
+                } as i64)
+            }
+            nr::RENAMEAT2 | nr::LINKAT => {
+                let (d1, d2) = match (self.dirfd(a[0]), self.dirfd(a[2])) {
+                    (Ok(x), Ok(y)) => (x, y),
+                    (Err(e), _) | (_, Err(e)) => return Ok(Outcome::Ret(e)),
+                };
+                let (p1, p2) = match (self.path(mem, a[1]), self.path(mem, a[3])) {
+                    (Ok(x), Ok(y)) => (x, y),
+                    (Err(e), _) | (_, Err(e)) => return Ok(Outcome::Ret(e)),
+                };
+                // SAFETY: valid C strings.
+                ret(unsafe {
+                    if num == nr::RENAMEAT2 {
+                        libc::syscall(
+                            libc::SYS_renameat2,
+                            d1,
+                            p1.as_ptr(),
+                            d2,
+                            p2.as_ptr(),
+                            a[4] as u32,
+                        )
+                    } else {
+                        libc::linkat(d1, p1.as_ptr(), d2, p2.as_ptr(), a[4] as i32) as i64
+                    }
+                })
+            }
+            nr::SYMLINKAT => {
+                let target = match mem
+                    .read_cstr(a[0], 4096)
+                    .ok()
+                    .and_then(|t| CString::new(t).ok())
+                {
+                    Some(t) => t,
+                    None => return Ok(Outcome::Ret(EFAULT)),
+                };
+                let dir = match self.dirfd(a[1]) {
+                    Ok(d) => d,
+                    Err(e) => return Ok(Outcome::Ret(e)),
+                };
+                let path = match self.path(mem, a[2]) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Outcome::Ret(e)),
+                };
+                // SAFETY: valid C strings.
+                ret(unsafe { libc::symlinkat(target.as_ptr(), dir, path.as_ptr()) } as i64)
+            }
+            nr::GETDENTS64 => {
+                let h = fd!(self, a[0]);
+                // struct linux_dirent64 is the same on every architecture.
+                let buf = tryf!(mem.slice_mut(a[1], a[2]));
+                // SAFETY: valid buffer.
+                ret(unsafe { libc::syscall(libc::SYS_getdents64, h, buf.as_mut_ptr(), buf.len()) })
+            }
+            nr::FSYNC | nr::FDATASYNC | nr::FTRUNCATE | nr::FCHMOD => {
+                let h = fd!(self, a[0]);
+                // SAFETY: plain descriptor calls.
+                ret(unsafe {
+                    match num {
+                        nr::FSYNC => libc::fsync(h),
+                        nr::FDATASYNC => libc::fdatasync(h),
+                        nr::FTRUNCATE => libc::ftruncate(h, a[1] as i64),
+                        _ => libc::fchmod(h, a[1] as libc::mode_t),
+                    }
+                } as i64)
+            }
+            nr::UMASK => {
+                // SAFETY: plain call.
+                (unsafe { libc::umask(a[0] as libc::mode_t) }) as i64
+            }
+            nr::BRK => return Ok(self.brk(mem, a[0])),
+            nr::MMAP => return self.mmap(mem, a, pc),
+            nr::MUNMAP => {
+                if a[0] % PAGE != 0 || a[1] == 0 {
+                    EINVAL
+                } else {
+                    let len = page_up(a[1]);
+                    match mem.unmap(a[0], len) {
+                        Ok(()) => return Ok(Outcome::RetFlush(0)),
+                        Err(_) => EINVAL,
+                    }
+                }
+            }
+            nr::MPROTECT => {
+                if a[0] % PAGE != 0 {
+                    EINVAL
+                } else {
+                    match mem.protect(a[0], page_up(a[1]), (a[2] & 7) as u8) {
+                        Ok(()) => return Ok(Outcome::RetFlush(0)),
+                        Err(e) => -(e.raw_os_error().unwrap_or(libc::ENOMEM) as i64),
+                    }
+                }
+            }
+            nr::MREMAP => return Ok(self.mremap(mem, a)),
+            nr::MADVISE => {
+                // MADV_DONTNEED on private anonymous memory reads back as
+                // zeros afterwards; other advice changes nothing visible.
+                if a[0] % PAGE != 0 {
+                    EINVAL
+                } else if a[2] == 4 {
+                    let len = page_up(a[1]);
+                    let mut at = a[0];
+                    while at < a[0].saturating_add(len) {
+                        let p = mem.perm_at(at);
+                        if p & perm::MAPPED != 0 {
+                            let _ = mem.map(at, PAGE, p);
+                        }
+                        at += PAGE;
+                    }
+                    0
+                } else {
+                    0
+                }
+            }
+            nr::EXIT | nr::EXIT_GROUP => return Ok(Outcome::Exit((a[0] & 0xff) as i32)),
+            nr::SET_TID_ADDRESS => {
+                // SAFETY: plain call.
+                (unsafe { libc::getpid() }) as i64
+            }
+            nr::SET_ROBUST_LIST => 0,
+            nr::RSEQ => {
+                // Registration: the kernel fills cpu_id_start and cpu_id;
+                // a single-threaded guest always runs on CPU 0.
+                if a[2] & 1 != 0 {
+                    self.rseq = 0;
+                    0
+                } else if self.rseq != 0 {
+                    -(libc::EBUSY as i64)
+                } else if a[1] < 32 {
+                    EINVAL
+                } else {
+                    tryf!(mem.slice_mut(a[0], 8)).copy_from_slice(&[0; 8]);
+                    self.rseq = a[0];
+                    0
+                }
+            }
+            nr::PRLIMIT64 | nr::GETRLIMIT => {
+                // struct rlimit64 is the same on both sides.
+                let (res, new, old) = if num == nr::GETRLIMIT {
+                    (a[0], 0, a[1])
+                } else {
+                    (a[1], a[2], a[3])
+                };
+                let newp = if new != 0 {
+                    tryf!(mem.slice(new, 16, perm::R)).as_ptr()
+                } else {
+                    std::ptr::null()
+                };
+                let oldp = if old != 0 {
+                    tryf!(mem.slice_mut(old, 16)).as_mut_ptr()
+                } else {
+                    std::ptr::null_mut()
+                };
+                // SAFETY: pointers are null or 16 valid bytes.
+                ret(unsafe { libc::syscall(libc::SYS_prlimit64, 0, res as u32, newp, oldp) })
+            }
+            nr::GETRANDOM => {
+                let buf = tryf!(mem.slice_mut(a[0], a[1]));
+                // SAFETY: valid buffer.
+                ret(
+                    unsafe { libc::getrandom(buf.as_mut_ptr() as *mut _, buf.len(), a[2] as u32) }
+                        as i64,
+                )
+            }
+            nr::UNAME => {
+                // SAFETY: valid out-parameter.
+                let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+                unsafe { libc::uname(&mut u) };
+                let mut out = [0u8; 65 * 6];
+                let fields = [
+                    &u.sysname,
+                    &u.nodename,
+                    &u.release,
+                    &u.version,
+                    &u.machine,
+                    &u.domainname,
+                ];
+                for (i, f) in fields.iter().enumerate() {
+                    for (j, c) in f.iter().take(64).enumerate() {
+                        out[i * 65 + j] = *c as u8;
+                    }
+                }
+                let machine = b"riscv64\0";
+                out[4 * 65..4 * 65 + 65].fill(0);
+                out[4 * 65..4 * 65 + machine.len()].copy_from_slice(machine);
+                tryf!(mem.slice_mut(a[0], out.len() as u64)).copy_from_slice(&out);
+                0
+            }
+            nr::CLOCK_GETTIME | nr::CLOCK_GETRES => {
+                // struct timespec is the same on both sides.
+                if a[1] == 0 {
+                    // SAFETY: a null result pointer is allowed.
+                    ret(unsafe {
+                        libc::syscall(num_host(num), a[0] as i32, std::ptr::null_mut::<u8>())
+                    })
+                } else {
+                    let buf = tryf!(mem.slice_mut(a[1], 16));
+                    // SAFETY: 16 valid bytes.
+                    ret(unsafe { libc::syscall(num_host(num), a[0] as i32, buf.as_mut_ptr()) })
+                }
+            }
+            nr::GETTIMEOFDAY => {
+                let tv = if a[0] != 0 {
+                    tryf!(mem.slice_mut(a[0], 16)).as_mut_ptr()
+                } else {
+                    std::ptr::null_mut()
+                };
+                // SAFETY: null or 16 valid bytes; the time zone is not used.
+                ret(unsafe {
+                    libc::syscall(libc::SYS_gettimeofday, tv, std::ptr::null_mut::<u8>())
+                })
+            }
+            nr::NANOSLEEP | nr::CLOCK_NANOSLEEP => {
+                let (req, rem) = if num == nr::NANOSLEEP {
+                    (a[0], a[1])
+                } else {
+                    (a[2], a[3])
+                };
+                let reqp = tryf!(mem.slice(req, 16, perm::R)).as_ptr();
+                let remp = if rem != 0 {
+                    tryf!(mem.slice_mut(rem, 16)).as_mut_ptr()
+                } else {
+                    std::ptr::null_mut()
+                };
+                // SAFETY: valid timespec pointers.
+                if num == nr::NANOSLEEP {
+                    ret(unsafe { libc::syscall(libc::SYS_nanosleep, reqp, remp) })
+                } else {
+                    let r = unsafe {
+                        libc::clock_nanosleep(
+                            a[0] as i32,
+                            a[1] as i32,
+                            reqp as *const _,
+                            remp as *mut _,
+                        )
+                    };
+                    -(r as i64)
+                }
+            }
+            // SAFETY (the four below): plain calls without arguments.
+            nr::GETPID | nr::GETTID => (unsafe { libc::getpid() }) as i64,
+            nr::GETPPID => (unsafe { libc::getppid() }) as i64,
+            nr::GETUID => (unsafe { libc::getuid() }) as i64,
+            nr::GETEUID => (unsafe { libc::geteuid() }) as i64,
+            nr::GETGID => (unsafe { libc::getgid() }) as i64,
+            nr::GETEGID => (unsafe { libc::getegid() }) as i64,
+            nr::SCHED_YIELD => 0,
+            nr::SCHED_GETAFFINITY => {
+                let buf = tryf!(mem.slice_mut(a[2], a[1]));
+                // SAFETY: valid buffer.
+                ret(unsafe {
+                    libc::syscall(libc::SYS_sched_getaffinity, 0, buf.len(), buf.as_mut_ptr())
+                })
+            }
+            nr::SYSINFO | nr::TIMES | nr::GETRUSAGE => {
+                // struct sysinfo, tms and rusage agree between the two
+                // 64-bit ABIs.
+                let (len, ptr) = match num {
+                    nr::SYSINFO => (112, a[0]),
+                    nr::TIMES => (32, a[0]),
+                    _ => (144, a[1]),
+                };
+                let p = if ptr != 0 {
+                    tryf!(mem.slice_mut(ptr, len)).as_mut_ptr()
+                } else {
+                    std::ptr::null_mut()
+                };
+                // SAFETY: null (times) or a buffer of the structure's size.
+                ret(unsafe {
+                    match num {
+                        nr::SYSINFO => libc::syscall(libc::SYS_sysinfo, p),
+                        nr::TIMES => libc::syscall(libc::SYS_times, p),
+                        _ => libc::syscall(libc::SYS_getrusage, a[0] as i32, p),
+                    }
+                })
+            }
+            nr::RT_SIGACTION => {
+                let sig = a[0] as usize;
+                if sig == 0 || sig > 64 || ((sig == 9 || sig == 19) && a[1] != 0) {
+                    EINVAL
+                } else {
+                    // RV64 struct sigaction: handler, flags, mask (no restorer).
+                    if a[2] != 0 {
+                        let old = self.sigactions[sig];
+                        let buf = tryf!(mem.slice_mut(a[2], 24));
+                        for (i, v) in old.iter().enumerate() {
+                            buf[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+                        }
+                    }
+                    if a[1] != 0 {
+                        let raw = tryf!(mem.slice(a[1], 24, perm::R));
+                        let w = |i: usize| {
+                            u64::from_le_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap_or_default())
+                        };
+                        self.sigactions[sig] = [w(0), w(1), w(2)];
+                    }
+                    0
+                }
+            }
+            nr::RT_SIGPROCMASK => {
+                if a[2] != 0 {
+                    tryf!(mem.slice_mut(a[2], 8)).copy_from_slice(&self.sigmask.to_le_bytes());
+                }
+                if a[1] != 0 {
+                    let raw = tryf!(mem.slice(a[1], 8, perm::R));
+                    let set = u64::from_le_bytes(raw.try_into().unwrap_or_default());
+                    // SIGKILL and SIGSTOP cannot be blocked.
+                    let set = set & !((1 << 8) | (1 << 18));
+                    match a[0] {
+                        0 => self.sigmask |= set,
+                        1 => self.sigmask &= !set,
+                        2 => self.sigmask = set,
+                        _ => return Ok(Outcome::Ret(EINVAL)),
+                    }
+                    let ready = self.pending & !self.sigmask;
+                    if ready != 0 {
+                        let sig = ready.trailing_zeros() as i32 + 1;
+                        self.pending &= !(1 << (sig - 1));
+                        return self.deliver(sig, pc);
+                    }
+                }
+                0
+            }
+            nr::SIGALTSTACK => {
+                if a[1] != 0 {
+                    let buf = tryf!(mem.slice_mut(a[1], 24));
+                    for (i, v) in self.altstack.iter().enumerate() {
+                        buf[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+                    }
+                }
+                if a[0] != 0 {
+                    let raw = tryf!(mem.slice(a[0], 24, perm::R));
+                    let w = |i: usize| {
+                        u64::from_le_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap_or_default())
+                    };
+                    self.altstack = [w(0), w(1) & 0xffff_ffff, w(2)];
+                }
+                0
+            }
+            nr::KILL | nr::TGKILL | nr::TKILL => {
+                // SAFETY: plain call.
+                let me = unsafe { libc::getpid() } as i64;
+                let (target, sig) = match num {
+                    nr::KILL => (a[0] as i32 as i64, a[1]),
+                    nr::TGKILL => (a[1] as i32 as i64, a[2]),
+                    _ => (a[0] as i32 as i64, a[1]),
+                };
+                if sig > 64 {
+                    EINVAL
+                } else if target != me && !(num == nr::KILL && (target == 0 || target == -1)) {
+                    -(libc::EPERM as i64)
+                } else if sig == 0 {
+                    0
+                } else if self.sigmask & (1 << (sig - 1)) != 0 {
+                    self.pending |= 1 << (sig - 1);
+                    0
+                } else {
+                    return self.deliver(sig as i32, pc);
+                }
+            }
+            nr::FUTEX => {
+                // Single-threaded forms: a wait whose value still matches
+                // would sleep forever; a wake finds no waiter.
+                match a[1] & 0x7f {
+                    0 | 9 => {
+                        let v = tryf!(mem.load::<4>(a[0]));
+                        if v as u32 != a[2] as u32 {
+                            -(libc::EAGAIN as i64)
+                        } else if a[3] != 0 {
+                            -(libc::ETIMEDOUT as i64)
+                        } else {
+                            return Err(SimError::Unsupported {
+                                what: "futex wait with no other thread to wake it (deadlock)"
+                                    .into(),
+                                pc,
+                            });
+                        }
+                    }
+                    1 | 10 => 0,
+                    _ => -(libc::ENOSYS as i64),
+                }
+            }
+            nr::CLONE | nr::CLONE3 => {
+                return Err(SimError::Unsupported {
+                    what: format!(
+                        "{} (new threads or processes); coprof simulates single-threaded programs",
+                        nr::name(num)
+                    ),
+                    pc,
+                })
+            }
+            nr::EXECVE => {
+                return Err(SimError::Unsupported {
+                    what: "execve (replacing the simulated program)".into(),
+                    pc,
+                })
+            }
+            _ => {
+                if self.enosys {
+                    match self.enosys_calls.iter_mut().find(|(n, _)| *n == num) {
+                        Some(e) => e.1 += 1,
+                        None => self.enosys_calls.push((num, 1)),
+                    }
+                    -(libc::ENOSYS as i64)
+                } else {
+                    return Err(SimError::UnknownSyscall {
+                        num,
+                        name: nr::name(num),
+                        pc,
+                    });
+                }
+            }
+        };
+        Ok(Outcome::Ret(r))
+    }
+
+    fn install(&mut self, host: i32, min: usize) -> i64 {
+        if host < 0 {
+            return errno();
+        }
+        match self.fds.insert(host, min) {
+            Some(g) => g,
+            None => {
+                // SAFETY: closing the descriptor we just made.
+                unsafe { libc::close(host) };
+                -(libc::EMFILE as i64)
+            }
+        }
+    }
+
+    /// Delivers `sig` to the process: the default action or SIG_IGN.
+    fn deliver(&mut self, sig: i32, pc: u64) -> Result<Outcome, SimError> {
+        let handler = self.sigactions[sig as usize][0];
+        if handler == SIG_IGN && sig != 9 && sig != 19 {
+            return Ok(Outcome::Ret(0));
+        }
+        if handler != SIG_DFL && sig != 9 && sig != 19 {
+            return Err(SimError::Unsupported {
+                what: format!("signal {sig} sent to a guest signal handler (handlers are not run)"),
+                pc,
+            });
+        }
+        match sig {
+            // Default action "ignore": SIGCHLD, SIGCONT, SIGURG, SIGWINCH;
+            // stop signals are treated alike (no job control here).
+            17 | 18 | 20..=23 | 28 => Ok(Outcome::Ret(0)),
+            _ => Ok(Outcome::Signal(sig)),
+        }
+    }
+
+    /// Converts a host `struct stat` to the RV64 (asm-generic) layout.
+    fn put_stat(&self, mem: &mut Memory, r: i32, st: &libc::stat, addr: u64) -> i64 {
+        if r < 0 {
+            return errno();
+        }
+        let mut b = [0u8; 128];
+        let mut put =
+            |off: usize, v: u64, n: usize| b[off..off + n].copy_from_slice(&v.to_le_bytes()[..n]);
+        put(0, st.st_dev, 8);
+        put(8, st.st_ino, 8);
+        put(16, st.st_mode as u64, 4);
+        put(20, st.st_nlink, 4);
+        put(24, st.st_uid as u64, 4);
+        put(28, st.st_gid as u64, 4);
+        put(32, st.st_rdev, 8);
+        put(48, st.st_size as u64, 8);
+        put(56, st.st_blksize as u64, 4);
+        put(64, st.st_blocks as u64, 8);
+        put(72, st.st_atime as u64, 8);
+        put(80, st.st_atime_nsec as u64, 8);
+        put(88, st.st_mtime as u64, 8);
+        put(96, st.st_mtime_nsec as u64, 8);
+        put(104, st.st_ctime as u64, 8);
+        put(112, st.st_ctime_nsec as u64, 8);
+        match mem.slice_mut(addr, 128) {
+            Ok(s) => {
+                s.copy_from_slice(&b);
+                0
+            }
+            Err(_) => EFAULT,
+        }
+    }
+
+    fn brk(&mut self, mem: &mut Memory, want: u64) -> Outcome {
+        if want < self.brk_start {
+            return Outcome::Ret(self.brk as i64);
+        }
+        let (cur_end, new_end) = (page_up(self.brk), page_up(want));
+        if new_end > cur_end {
+            if !mem.is_free(cur_end, new_end - cur_end)
+                || mem
+                    .map(cur_end, new_end - cur_end, perm::R | perm::W)
+                    .is_err()
+            {
+                return Outcome::Ret(self.brk as i64);
+            }
+        } else if new_end < cur_end && mem.unmap(new_end, cur_end - new_end).is_err() {
+            return Outcome::Ret(self.brk as i64);
+        }
+        self.brk = want;
+        Outcome::Ret(want as i64)
+    }
+
+    fn mmap(&mut self, mem: &mut Memory, a: [u64; 8], pc: u64) -> Result<Outcome, SimError> {
+        let (addr, len, prot, flags, fd, off) =
+            (a[0], a[1], (a[2] & 7) as u8, a[3] as i32, a[4] as i32, a[5]);
+        if len == 0 || off % PAGE != 0 || len > crate::mem::LIMIT {
+            return Ok(Outcome::Ret(EINVAL));
+        }
+        let len = page_up(len);
+        let anon = flags & libc::MAP_ANONYMOUS != 0;
+        let shared = flags & libc::MAP_SHARED != 0;
+        let host = if anon {
+            -1
+        } else {
+            match self.fds.host(fd as i64) {
+                Some(h) => h,
+                None => return Ok(Outcome::Ret(EBADF)),
+            }
+        };
+        if !anon && shared && prot & perm::W != 0 {
+            return Err(SimError::Unsupported {
+                what: "mmap of a file MAP_SHARED and writable (writes would not reach the file)"
+                    .into(),
+                pc,
+            });
+        }
+        let fixed = flags & libc::MAP_FIXED != 0;
+        let noreplace = flags & libc::MAP_FIXED_NOREPLACE != 0;
+        let at = if fixed || noreplace {
+            if addr % PAGE != 0 {
+                return Ok(Outcome::Ret(EINVAL));
+            }
+            if noreplace && !mem.is_free(addr, len) {
+                return Ok(Outcome::Ret(-(libc::EEXIST as i64)));
+            }
+            addr
+        } else if addr != 0 && addr % PAGE == 0 && mem.is_free(addr, len) {
+            addr
+        } else {
+            match mem.find_free(len, page_up(self.brk) + PAGE, MMAP_TOP) {
+                Some(a) => a,
+                None => return Ok(Outcome::Ret(ENOMEM)),
+            }
+        };
+        if mem.map(at, len, prot).is_err() {
+            return Ok(Outcome::Ret(ENOMEM));
+        }
+        if !anon {
+            // A private file mapping: a copy of the file's bytes; the part
+            // past the end of the file reads as zeros.
+            let mut buf = vec![0u8; len as usize];
+            let mut done = 0usize;
+            while done < buf.len() {
+                // SAFETY: reading into our own buffer.
+                let n = unsafe {
+                    libc::pread(
+                        host,
+                        buf[done..].as_mut_ptr() as *mut _,
+                        buf.len() - done,
+                        (off + done as u64) as i64,
+                    )
+                };
+                if n < 0 {
+                    let e = errno();
+                    let _ = mem.unmap(at, len);
+                    return Ok(Outcome::Ret(e));
+                }
+                if n == 0 {
+                    break;
+                }
+                done += n as usize;
+            }
+            if mem.poke(at, &buf[..done]).is_err() {
+                return Ok(Outcome::Ret(ENOMEM));
+            }
+        }
+        Ok(Outcome::RetFlush(at as i64))
+    }
+
+    fn mremap(&mut self, mem: &mut Memory, a: [u64; 8]) -> Outcome {
+        let (old, old_len, new_len, flags) = (a[0], page_up(a[1]), page_up(a[2]), a[3]);
+        if old % PAGE != 0 || new_len == 0 || flags & !3 != 0 {
+            return Outcome::Ret(EINVAL);
+        }
+        let p = mem.perm_at(old);
+        if p & perm::MAPPED == 0 || old_len == 0 {
+            return Outcome::Ret(-(libc::EFAULT as i64));
+        }
+        if new_len <= old_len {
+            let _ = mem.unmap(old + new_len, old_len - new_len);
+            return Outcome::RetFlush(old as i64);
+        }
+        if mem.is_free(old + old_len, new_len - old_len)
+            && mem.map(old + old_len, new_len - old_len, p).is_ok()
+        {
+            return Outcome::Ret(old as i64);
+        }
+        if flags & 1 == 0 {
+            return Outcome::Ret(ENOMEM);
+        }
+        let Some(to) = mem.find_free(new_len, page_up(self.brk) + PAGE, MMAP_TOP) else {
+            return Outcome::Ret(ENOMEM);
+        };
+        let data = match mem.slice(old, old_len, perm::MAPPED) {
+            Ok(s) => s.to_vec(),
+            Err(_) => return Outcome::Ret(EFAULT),
+        };
+        if mem.map(to, new_len, p).is_err() || mem.poke(to, &data).is_err() {
+            return Outcome::Ret(ENOMEM);
+        }
+        let _ = mem.unmap(old, old_len);
+        Outcome::RetFlush(to as i64)
+    }
+}
+
+/// The host's number for a call passed through unchanged.
+fn num_host(num: u64) -> libc::c_long {
+    match num {
+        nr::CLOCK_GETTIME => libc::SYS_clock_gettime,
+        _ => libc::SYS_clock_getres,
+    }
+}

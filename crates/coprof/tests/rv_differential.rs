@@ -1,0 +1,355 @@
+//! Differential test of the RV64 simulator (issue 3, "Correctness"): every
+//! program of the corpus in `crates/coprof-rv/tests/programs/`, compiled
+//! with `riscv64-linux-gnu-gcc -static` at -O0, -O2 and -Os by
+//! `scripts/build-test-programs.sh`, runs under `qemu-riscv64` (an
+//! independent RV64 implementation) and under `coprof run --`, with the
+//! same arguments, environment, working directory and standard input. Their
+//! stdout, stderr and exit status must be identical, byte for byte.
+//!
+//! Every mismatch is collected and reported together, by program and
+//! optimisation level, with the first differing line and an excerpt of
+//! both outputs around it. A missing cross compiler or qemu that the build
+//! script cannot install fails the test with the script's message: the
+//! test never passes without having compared anything.
+//!
+//! `COPROF_RV_DIFF_ONLY=name[,name…]` restricts the run to binaries whose
+//! name (for example `fp_convert-O2`) contains one of the given strings.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// The optimisation levels the build script produces, as binary suffixes.
+const LEVELS: [&str; 3] = ["O0", "O2", "Os"];
+
+/// Arguments given to every program unless [`args_for`] says otherwise:
+/// plain words, a space, an empty argument and a control character, so that
+/// the initial stack's argv strings are checked byte for byte.
+const DEFAULT_ARGS: [&str; 4] = ["alpha", "two words", "", "tab\there"];
+
+/// Standard input given to every program (the last line has no newline).
+const STDIN: &[u8] = b"line one\nsecond line\n\nlast without newline";
+
+/// The whole environment of both runs (everything else is cleared, so the
+/// host's variables, and qemu's own `QEMU_*` settings, cannot leak in).
+const ENV: [(&str, &str); 5] = [
+    ("LC_ALL", "C"),
+    ("COPROF_TEST_GREETING", "hello"),
+    ("COPROF_TEST_EMPTY", ""),
+    ("COPROF_TEST_SPACES", "a b  c"),
+    ("COPROF_TEST_EQUALS", "x=y=z"),
+];
+
+/// Longest a single run may take before it counts as hung.
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+fn args_for(program: &str) -> Vec<&'static str> {
+    match program {
+        // A status that is neither 0 nor 1 nor the program's default of 3.
+        "exit_status" => vec!["42"],
+        _ => DEFAULT_ARGS.to_vec(),
+    }
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// What one run of a program produced.
+#[derive(Debug)]
+struct Outcome {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    status: String,
+}
+
+/// Describes an exit status in a form that compares a signal death with a
+/// normal exit sensibly ("exit 3", "signal 11").
+fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        (None, None) => "unknown status".to_string(),
+    }
+}
+
+/// Runs `cmd` with the fixed environment, working directory and stdin,
+/// capturing both output streams, killing it after [`TIMEOUT`].
+fn run(mut cmd: Command) -> Result<Outcome, String> {
+    cmd.env_clear()
+        .envs(ENV)
+        .current_dir("/tmp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let shown = format!("{cmd:?}");
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {shown}: {e}"))?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let feeder = std::thread::spawn(move || {
+        // A program that exits without reading stdin closes the pipe: a
+        // broken pipe here is not an error of the program.
+        let _ = stdin.write_all(STDIN);
+    });
+    let mut out = child.stdout.take().expect("piped stdout");
+    let mut err = child.stderr.take().expect("piped stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if start.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{shown} did not finish within {TIMEOUT:?}"));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(format!("waiting for {shown}: {e}")),
+        }
+    };
+    let _ = feeder.join();
+    Ok(Outcome {
+        stdout: out_reader.join().expect("stdout reader"),
+        stderr: err_reader.join().expect("stderr reader"),
+        status: describe(status),
+    })
+}
+
+/// Builds the corpus with the project's script (which installs the cross
+/// compiler and qemu-user when they are missing) and returns the directory
+/// of binaries. Panics with the script's own output when it fails.
+fn build_corpus() -> PathBuf {
+    let root = repo_root();
+    let out = root.join("target/rv-programs");
+    let script = root.join("scripts/build-test-programs.sh");
+    let result = Command::new("bash")
+        .arg(&script)
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    if !result.status.success() {
+        panic!(
+            "the RV64 test corpus could not be built: {} exited with {}.\n\
+             It needs riscv64-linux-gnu-gcc (Debian packages gcc-riscv64-linux-gnu, \
+             libc6-dev-riscv64-cross) and qemu-riscv64 (package qemu-user); \
+             scripts/install-deps.sh installs them as root.\n--- stdout\n{}\n--- stderr\n{}",
+            script.display(),
+            describe(result.status),
+            String::from_utf8_lossy(&result.stdout),
+            String::from_utf8_lossy(&result.stderr)
+        );
+    }
+    out
+}
+
+/// The corpus programs' names, from the C sources (so a new program is
+/// picked up without touching this file).
+fn program_names() -> Vec<String> {
+    let dir = repo_root().join("crates/coprof-rv/tests/programs");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (p.extension()? == "c").then(|| p.file_stem()?.to_str().map(str::to_string))?
+        })
+        .collect();
+    names.sort();
+    assert!(
+        names.len() >= 10,
+        "the corpus in {} has only {} programs",
+        dir.display(),
+        names.len()
+    );
+    names
+}
+
+/// Where two byte streams first differ, as a readable excerpt: the line
+/// number, a few lines of common context, then both sides' lines from the
+/// first difference on. Returns None when they are equal.
+fn diff_excerpt(stream: &str, reference: &[u8], candidate: &[u8]) -> Option<String> {
+    if reference == candidate {
+        return None;
+    }
+    let r = String::from_utf8_lossy(reference);
+    let c = String::from_utf8_lossy(candidate);
+    let rl: Vec<&str> = r.split_inclusive('\n').collect();
+    let cl: Vec<&str> = c.split_inclusive('\n').collect();
+    let first = rl
+        .iter()
+        .zip(&cl)
+        .position(|(a, b)| a != b)
+        .unwrap_or(rl.len().min(cl.len()));
+    let differing =
+        rl.iter().zip(&cl).filter(|(a, b)| a != b).count() + rl.len().abs_diff(cl.len());
+    let mut s = format!(
+        "  {stream} differs from line {} on ({} of {} lines differ; qemu {} bytes / {} lines, coprof {} bytes / {} lines)\n",
+        first + 1,
+        differing,
+        rl.len().max(cl.len()),
+        reference.len(),
+        rl.len(),
+        candidate.len(),
+        cl.len()
+    );
+    let clip = |line: &str| -> String {
+        let t = line.trim_end_matches('\n');
+        if t.chars().count() > 200 {
+            format!("{}…", t.chars().take(200).collect::<String>())
+        } else {
+            t.to_string()
+        }
+    };
+    for (i, line) in rl
+        .iter()
+        .enumerate()
+        .take(first)
+        .skip(first.saturating_sub(2))
+    {
+        s += &format!("    {:>5}   {}\n", i + 1, clip(line));
+    }
+    for (i, line) in rl.iter().enumerate().skip(first).take(4) {
+        s += &format!("    {:>5} q {}\n", i + 1, clip(line));
+    }
+    if rl.len() <= first {
+        s += "          q (end of output)\n";
+    }
+    for (i, line) in cl.iter().enumerate().skip(first).take(4) {
+        s += &format!("    {:>5} c {}\n", i + 1, clip(line));
+    }
+    if cl.len() <= first {
+        s += "          c (end of output)\n";
+    }
+    Some(s)
+}
+
+/// Compares a reference run with a candidate run; None when identical.
+fn compare(label: &str, reference: &Outcome, candidate: &Outcome) -> Option<String> {
+    let mut report = String::new();
+    if reference.status != candidate.status {
+        report += &format!(
+            "  exit status: qemu {}, coprof {}\n",
+            reference.status, candidate.status
+        );
+    }
+    if let Some(d) = diff_excerpt("stdout", &reference.stdout, &candidate.stdout) {
+        report += &d;
+    }
+    if let Some(d) = diff_excerpt("stderr", &reference.stderr, &candidate.stderr) {
+        report += &d;
+    }
+    (!report.is_empty()).then(|| format!("--- {label}\n{report}"))
+}
+
+fn qemu_command(bin: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("qemu-riscv64");
+    c.arg(bin).args(args);
+    c
+}
+
+fn coprof_command(bin: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
+    c.arg("run").arg("--").arg(bin).args(args);
+    c
+}
+
+#[test]
+fn corpus_matches_qemu() {
+    let dir = build_corpus();
+    let only: Vec<String> = std::env::var("COPROF_RV_DIFF_ONLY")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let mut mismatches = Vec::new();
+    let mut compared = 0;
+    for name in program_names() {
+        for level in LEVELS {
+            let label = format!("{name}-{level}");
+            if !only.is_empty() && !only.iter().any(|o| label.contains(o.as_str())) {
+                continue;
+            }
+            let bin = dir.join(&label);
+            assert!(bin.is_file(), "{} was not built", bin.display());
+            let args = args_for(&name);
+            let reference = match run(qemu_command(&bin, &args)) {
+                Ok(o) => o,
+                Err(e) => panic!("the reference run failed, so nothing can be compared: {e}"),
+            };
+            compared += 1;
+            match run(coprof_command(&bin, &args)) {
+                Ok(candidate) => {
+                    if let Some(m) = compare(&format!("{name} -{level}"), &reference, &candidate) {
+                        mismatches.push(m);
+                    }
+                }
+                Err(e) => mismatches.push(format!("--- {name} -{level}\n  {e}\n")),
+            }
+        }
+    }
+    assert!(
+        compared > 0,
+        "no program matched COPROF_RV_DIFF_ONLY={only:?}"
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} of {compared} runs differ between qemu-riscv64 and `coprof run` \
+         (q = qemu, c = coprof):\n{}",
+        mismatches.len(),
+        mismatches.join("")
+    );
+}
+
+/// The comparison itself must see every kind of difference, or the test
+/// above could pass while the simulator is wrong. Two qemu runs of the same
+/// binary with different arguments differ in status and stdout.
+#[test]
+fn comparison_reports_status_and_output_differences() {
+    let dir = build_corpus();
+    let bin = dir.join("exit_status-O2");
+    let a = run(qemu_command(&bin, &["5"])).expect("qemu run");
+    let b = run(qemu_command(&bin, &["6"])).expect("qemu run");
+    let same = run(qemu_command(&bin, &["5"])).expect("qemu run");
+    assert_eq!(a.status, "exit 5");
+    assert!(
+        compare("same", &a, &same).is_none(),
+        "identical runs reported as different"
+    );
+    let report = compare("exit_status -O2", &a, &b).expect("a difference");
+    assert!(
+        report.contains("exit status: qemu exit 5, coprof exit 6"),
+        "{report}"
+    );
+    assert!(report.contains("stdout differs from line"), "{report}");
+    assert!(report.contains("exiting with status 5"), "{report}");
+    assert!(report.contains("exiting with status 6"), "{report}");
+    assert!(!report.contains("stderr differs"), "{report}");
+}
+
+#[test]
+fn excerpt_names_the_first_differing_line_and_truncation() {
+    let r = b"a\nb\nc\nd\n";
+    let c = b"a\nb\nX\nd\n";
+    let e = diff_excerpt("stdout", r, c).expect("differs");
+    assert!(e.contains("from line 3"), "{e}");
+    assert!(e.contains("q c") && e.contains("c X"), "{e}");
+    assert!(e.contains("1 of 4 lines differ"), "{e}");
+    let short = diff_excerpt("stderr", b"one\ntwo\n", b"one\n").expect("differs");
+    assert!(short.contains("from line 2"), "{short}");
+    assert!(short.contains("c (end of output)"), "{short}");
+    assert!(diff_excerpt("stdout", b"same", b"same").is_none());
+    // A difference inside the last line without a newline still counts.
+    assert!(diff_excerpt("stdout", b"x\ny", b"x\nz").is_some());
+}

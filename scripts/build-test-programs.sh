@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the RV64 simulator's differential test corpus
+# (crates/coprof-rv/tests/programs/*.c) with the Debian RISC-V cross
+# compiler, statically linked, at -O0, -O2 and -Os, into
+# target/rv-programs/NAME-LEVEL. Installs the cross compiler and qemu-user
+# first when they are missing (scripts/install-deps.sh).
+#
+# Idempotent: a binary is rebuilt only when its source or the shared header
+# corpus.h is newer than it. Each binary is written to a temporary name and
+# renamed, and the whole build holds a lock, so concurrent runs (two test
+# processes) never see a half-written file.
+#
+# Usage: scripts/build-test-programs.sh [OUTPUT_DIR]   (default target/rv-programs)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+src="$root/crates/coprof-rv/tests/programs"
+out="${1:-$root/target/rv-programs}"
+cc="${RISCV_CC:-riscv64-linux-gnu-gcc}"
+levels=(O0 O2 Os)
+
+"$root/scripts/install-deps.sh" >/dev/null
+
+mkdir -p "$out"
+exec 9>"$out/.build.lock"
+if command -v flock >/dev/null 2>&1; then
+  flock 9
+fi
+
+header="$src/corpus.h"
+built=0
+kept=0
+for c in "$src"/*.c; do
+  name="$(basename "$c" .c)"
+  for level in "${levels[@]}"; do
+    bin="$out/$name-$level"
+    if [ -f "$bin" ] && [ "$bin" -nt "$c" ] && [ "$bin" -nt "$header" ] && [ "$bin" -nt "${BASH_SOURCE[0]}" ]; then
+      kept=$((kept + 1))
+      continue
+    fi
+    tmp="$bin.tmp.$$"
+    if ! "$cc" -static -"$level" -g -Wall -o "$tmp" "$c" -lm -latomic; then
+      rm -f "$tmp"
+      echo "build-test-programs: failed to compile $c at -$level" >&2
+      exit 1
+    fi
+    mv -f "$tmp" "$bin"
+    built=$((built + 1))
+  done
+done
+echo "build-test-programs: $built built, $kept up to date, in $out"
