@@ -297,17 +297,16 @@ pub fn arith_s(op: Arith, a: u64, b: u64, rm: Round) -> (u64, u32) {
     if rm == Round::NearestTiesToEven {
         let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
         if x.is_finite() && y.is_finite() {
-            // Sums, products and r*y of two singles are exact in double,
-            // so comparing in double decides exactness.
+            // Products and r*y of two singles are exact in double, so
+            // comparing in double decides exactness; sums use TwoSum.
+            let two_sum = |x: f32, y: f32| {
+                let r = x + y;
+                let bb = r - x;
+                (r, (x - (r - bb)) + (y - bb) == 0.0)
+            };
             let (r, exact) = match op {
-                Arith::Add => {
-                    let r = x + y;
-                    (r, x as f64 + y as f64 == r as f64)
-                }
-                Arith::Sub => {
-                    let r = x - y;
-                    (r, x as f64 - y as f64 == r as f64)
-                }
+                Arith::Add => two_sum(x, y),
+                Arith::Sub => two_sum(x, -y),
                 Arith::Mul => {
                     let r = x * y;
                     (r, x as f64 * y as f64 == r as f64)
