@@ -51,7 +51,10 @@ fn cpu_time(who: i32) -> Duration {
 }
 
 fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime fills ts.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
@@ -95,7 +98,10 @@ fn main() {
         .status()
         .expect("workloads/build-kernels.sh runs");
     assert!(status.success(), "building the kernels failed");
-    let runs: usize = std::env::var("COPROF_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    let runs: usize = std::env::var("COPROF_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
     let kernels = std::env::var("COPROF_BENCH_KERNELS").unwrap_or_else(|_| "crc32,matmul".into());
     let mut rows = Vec::new();
     for k in kernels.split(',') {
@@ -106,7 +112,9 @@ fn main() {
             let (n, cpu, wall) = sim_run(&bin, &mut Nothing);
             instret = n;
             none.push((cpu, wall));
-            let mut c = Counter { counts: [0; Class::ALL.len()] };
+            let mut c = Counter {
+                counts: [0; Class::ALL.len()],
+            };
             let (_, cpu, wall) = sim_run(&bin, &mut c);
             events = c.counts.iter().sum();
             counted.push((cpu, wall));
@@ -120,7 +128,10 @@ fn main() {
             qemu.push((cpu_time(libc::RUSAGE_CHILDREN) - c0, w0.elapsed()));
         }
         let med = |v: &Vec<(Duration, Duration)>| {
-            (median(v.iter().map(|x| x.0).collect()), median(v.iter().map(|x| x.1).collect()))
+            (
+                median(v.iter().map(|x| x.0).collect()),
+                median(v.iter().map(|x| x.1).collect()),
+            )
         };
         rows.push(Row {
             kernel: k.to_string(),

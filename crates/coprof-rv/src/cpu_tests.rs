@@ -94,7 +94,10 @@ fn multiply_high_parts() {
     assert_eq!(alu(mulh, u64::MAX, u64::MAX), 0); // (−1)·(−1) = 1
     assert_eq!(alu(mulhu, u64::MAX, u64::MAX), u64::MAX - 1);
     assert_eq!(alu(mulhsu, u64::MAX, u64::MAX), u64::MAX); // −1 · (2^64−1)
-    assert_eq!(alu(mulw, 0x1_0000_0002, 0x4000_0000), (-0x8000_0000i64) as u64);
+    assert_eq!(
+        alu(mulw, 0x1_0000_0002, 0x4000_0000),
+        (-0x8000_0000i64) as u64
+    );
 }
 
 #[test]
@@ -123,7 +126,9 @@ fn x0_stays_zero_and_jalr_clears_bit_zero() {
     assert_eq!(cpu.x[10], 0);
     assert_eq!(cpu.x[0], 0);
     // jalr ra, 1(a1) with a1 = CODE + 8: target CODE + 9 & !1 = CODE + 8.
-    let (cpu, _, stop) = run(&[i(1, A1, 0, 1, 0x67), i(9, 0, 0, A0, 0x13)], |c, _| c.x[11] = CODE + 8);
+    let (cpu, _, stop) = run(&[i(1, A1, 0, 1, 0x67), i(9, 0, 0, A0, 0x13)], |c, _| {
+        c.x[11] = CODE + 8
+    });
     assert_eq!(stop, Stop::Ebreak);
     assert_eq!(cpu.x[1], CODE + 4);
     assert_eq!(cpu.x[10], 0, "the skipped addi did not run");
@@ -208,7 +213,10 @@ fn csrs_and_fp_state() {
     assert_eq!(run(&[unknown], |_, _| {}).2, Stop::Illegal { at: 0 });
     // A reserved dynamic rounding mode makes FP instructions illegal.
     let csrrwi_frm5 = (0x002 << 20) | (5 << 15) | (5 << 12) | 0x73;
-    assert_eq!(run(&[csrrwi_frm5, fdiv], |_, _| {}).2, Stop::Illegal { at: 1 });
+    assert_eq!(
+        run(&[csrrwi_frm5, fdiv], |_, _| {}).2,
+        Stop::Illegal { at: 1 }
+    );
 }
 
 #[test]

@@ -215,7 +215,13 @@ impl Memory {
     /// Validates `size` bytes at `addr` for `want`; returns the host
     /// pointer and the union of the permissions of the pages touched.
     #[inline(always)]
-    fn check(&self, addr: u64, size: u64, want: u8, access: Access) -> Result<(*mut u8, u8), Fault> {
+    fn check(
+        &self,
+        addr: u64,
+        size: u64,
+        want: u8,
+        access: Access,
+    ) -> Result<(*mut u8, u8), Fault> {
         let end = addr.wrapping_add(size - 1);
         if addr < LIMIT && end < LIMIT && end >= addr {
             // SAFETY: both indices are below PAGES because both < LIMIT.

@@ -1050,7 +1050,13 @@ impl Kernel {
             return Outcome::Ret(-(libc::EFAULT as i64));
         }
         let code = mem.range_has(old, old_len, perm::X);
-        let done = |v: u64| if code { Outcome::RetFlush(v as i64) } else { Outcome::Ret(v as i64) };
+        let done = |v: u64| {
+            if code {
+                Outcome::RetFlush(v as i64)
+            } else {
+                Outcome::Ret(v as i64)
+            }
+        };
         if new_len <= old_len {
             let _ = mem.unmap(old + new_len, old_len - new_len);
             return done(old);
