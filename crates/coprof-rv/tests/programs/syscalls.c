@@ -6,8 +6,8 @@
  * prlimit64, sysinfo, sched_getaffinity, getcwd, readlinkat, sigaction,
  * rt_sigprocmask with a blocked self-sent signal, sigaltstack, and the
  * user counter CSRs cycle, time and instret (Zicntr). It keeps to the
- * system calls the simulator is specified to support (nanosleep reaches the kernel as
- * clock_nanosleep, raise as tgkill). */
+ * system calls the simulator is specified to support (nanosleep reaches
+ * the kernel as clock_nanosleep, raise as tgkill). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
