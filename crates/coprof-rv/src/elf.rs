@@ -12,7 +12,7 @@ use thiserror::Error;
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum ElfError {
     /// The file does not start with the ELF magic number.
-    #[error("not an ELF file (the first bytes are {0:02x?}, expected 7f 45 4c 46)")]
+    #[error("not an ELF file (it starts with bytes {}, an ELF file with 7f 45 4c 46)", hex(.0))]
     NotElf(Vec<u8>),
     /// A 32-bit or big-endian ELF.
     #[error("not a 64-bit little-endian ELF file ({0}); coprof runs RV64 Linux executables")]
@@ -82,6 +82,17 @@ pub struct Elf {
     pub phnum: u16,
     /// The program headers.
     pub segments: Vec<Segment>,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "(none: the file is empty)".into();
+    }
+    bytes
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn bad(what: impl Into<String>, offset: u64) -> ElfError {

@@ -27,6 +27,7 @@ enum Command {
     Demo(cmd::demo::Args),
     Gen(cmd::gen::Args),
     Info(cmd::info::Args),
+    Run(cmd::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cmd::demo::run(a),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Info(a) => cmd::info::run(a),
+        Command::Run(a) => cmd::run::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,3 +3,4 @@
 pub mod demo;
 pub mod gen;
 pub mod info;
+pub mod run;

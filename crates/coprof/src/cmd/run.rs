@@ -1,0 +1,145 @@
+//! `coprof run`: run a static RV64 Linux program in the simulator, with its
+//! standard streams and exit status passed through, optionally writing the
+//! retired-instruction stream to a trace.
+
+use crate::error::bad_input;
+use crate::output::thousands;
+use coprof_core::trace::{TraceMeta, TraceWriter};
+use coprof_core::{ClassSet, Sink};
+use coprof_rv::{Config, Exit, SimError, Simulator};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Run a statically linked RV64 Linux program in coprof's simulator.
+///
+/// The program's stdin, stdout and stderr are coprof's; its exit status
+/// becomes coprof's (128 + the signal number when it dies of a signal, as
+/// a shell reports). With --trace, every retired instruction of the chosen
+/// classes is written to a .cpt trace that every report command reads.
+/// Build programs with `riscv64-linux-gnu-gcc -static`.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  coprof run -- ./hello\n  coprof run --stats -- ./crc32 1000\n  coprof run --trace crc.cpt --classes load,cond-branch -- ./crc32\n  coprof run --root /srv/rv-sysroot -- ./prog /etc/config\n\nExit status: the program's own, 128 + signal if it died of one, 2 if the\nfile cannot be run or the program needs something the simulator lacks."
+)]
+pub struct Args {
+    /// Write the retired instructions to this trace file (.cpt).
+    #[arg(long, value_name = "OUT.cpt")]
+    trace: Option<PathBuf>,
+    /// Instruction classes to record in the trace (comma-separated:
+    /// load, store, cond-branch, jump, call, return, int-alu, mul-div,
+    /// float, system, other; or all, control, memory).
+    #[arg(long, value_parser = crate::cmd::gen::parse_classes, default_value = "all", requires = "trace")]
+    classes: ClassSet,
+    /// Print the retired instruction count, run time and MIPS to stderr.
+    #[arg(long)]
+    stats: bool,
+    /// Look absolute paths the program opens up under this directory.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Answer unknown system calls with ENOSYS instead of stopping.
+    #[arg(long)]
+    enosys: bool,
+    /// Stop after this many retired instructions.
+    #[arg(long, value_name = "N")]
+    max_instructions: Option<u64>,
+    /// The program and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROG ARGS"
+    )]
+    command: Vec<String>,
+}
+
+/// A sink that wants nothing: the simulator then builds no events.
+struct Nothing;
+
+impl Sink for Nothing {
+    fn wants(&self) -> ClassSet {
+        ClassSet::NONE
+    }
+    fn observe(&mut self, _batch: &[coprof_core::Event]) {}
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let prog = PathBuf::from(&a.command[0]);
+    if let Some(root) = &a.root {
+        if !root.is_dir() {
+            return Err(bad_input(format!(
+                "--root {}: not a directory",
+                root.display()
+            )));
+        }
+    }
+    let config = Config {
+        args: a.command.clone(),
+        env: std::env::vars_os()
+            .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+            .collect(),
+        root: a.root.clone(),
+        enosys: a.enosys,
+        max_instructions: a.max_instructions.unwrap_or(0),
+    };
+    let mut sim = Simulator::load(&prog, &config).map_err(sim_error)?;
+    let started = Instant::now();
+    let (exit, trace_note) = match &a.trace {
+        Some(out) => {
+            let meta = TraceMeta {
+                source: "rv-sim".into(),
+                isa: "rv64gc".into(),
+                program: a.command[0].clone(),
+                args: a.command[1..].to_vec(),
+                ..TraceMeta::default()
+            };
+            let mut w = TraceWriter::create(out, meta, a.classes)?;
+            let exit = sim.run_to_exit(&mut w).map_err(sim_error)?;
+            let s = w.commit()?;
+            let note = format!(
+                "; wrote {} events to {} ({} bytes)",
+                thousands(s.events),
+                out.display(),
+                thousands(s.file_bytes)
+            );
+            (exit, note)
+        }
+        None => (
+            sim.run_to_exit(&mut Nothing).map_err(sim_error)?,
+            String::new(),
+        ),
+    };
+    let secs = started.elapsed().as_secs_f64();
+    if let Exit::Signal { message, .. } = &exit {
+        eprintln!("coprof: {}: {message}", prog.display());
+    }
+    if a.stats {
+        eprintln!(
+            "coprof: {} instructions retired in {:.3} s ({:.1} MIPS){trace_note}",
+            thousands(sim.instret()),
+            secs,
+            sim.instret() as f64 / secs.max(1e-9) / 1e6
+        );
+        for (num, name, times) in sim.enosys_calls() {
+            eprintln!("coprof: system call {num} ({name}) answered ENOSYS {times} times");
+        }
+    }
+    if exit == Exit::Limit {
+        eprintln!(
+            "coprof: stopped after {} instructions (--max-instructions)",
+            thousands(sim.instret())
+        );
+    }
+    let status = exit.status();
+    if status != 0 {
+        std::process::exit(status);
+    }
+    Ok(())
+}
+
+/// Load errors and unsupported requests are about the user's program.
+fn sim_error(e: SimError) -> anyhow::Error {
+    match e {
+        SimError::Setup(_) => anyhow::Error::new(e),
+        other => bad_input(other.to_string()),
+    }
+}
