@@ -3,11 +3,13 @@
 //! - [`event`]: the [`Event`] record and instruction [`Class`]es;
 //! - [`stream`]: the push model, [`Source`] → [`Sink`];
 //! - [`exact`]: exact counters, the ground truth for every estimator;
+//! - [`metrics`]: each paper's accuracy metric against the exact counts;
 //! - [`trace`]: the `.cpt` trace file format, streaming writer and reader;
 //! - [`synth`]: deterministic synthetic streams with known answers.
 
 pub mod event;
 pub mod exact;
+pub mod metrics;
 pub mod stream;
 pub mod synth;
 pub mod trace;

@@ -5,3 +5,8 @@
 //! is a [`coprof_core::Sink`]) or a typed `add`, and `snapshot()`, which
 //! returns a serialisable result including the bytes the engine holds.
 //! Engines never print.
+
+pub mod coproc;
+pub mod hotlist;
+pub mod loops;
+pub mod rap;

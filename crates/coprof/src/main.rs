@@ -5,6 +5,7 @@ mod error;
 mod input;
 mod output;
 mod progress;
+mod sampled;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -24,18 +25,28 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    Bench(cmd::bench::Args),
     Demo(cmd::demo::Args),
     Gen(cmd::gen::Args),
     Info(cmd::info::Args),
+    Ranges(cmd::ranges::Args),
+    Loops(cmd::loops::Args),
+    Values(cmd::values::Args),
+    Sample(cmd::sample::Args),
     Run(cmd::run::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Bench(a) => cmd::bench::run(a),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Info(a) => cmd::info::run(a),
+        Command::Ranges(a) => cmd::ranges::run(a),
+        Command::Loops(a) => cmd::loops::run(a),
+        Command::Values(a) => cmd::values::run(a),
+        Command::Sample(a) => cmd::sample::run(a),
         Command::Run(a) => cmd::run::run(a),
     };
     match result {

@@ -1,6 +1,11 @@
 //! One module per subcommand: its arguments and what it runs.
 
+pub mod bench;
 pub mod demo;
 pub mod gen;
 pub mod info;
+pub mod loops;
+pub mod ranges;
 pub mod run;
+pub mod sample;
+pub mod values;

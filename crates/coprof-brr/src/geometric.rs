@@ -1,0 +1,123 @@
+//! Geometric countdown sampling: a counter whose reset value is drawn from
+//! a geometric distribution with the counter's mean.
+//!
+//! This keeps counter-based sampling's common path (one decrement and one
+//! branch, Lee & Zilles, CGO 2008, §2) while making the intervals random,
+//! so that no program period can resonate with them (§4.2). Drawing the
+//! interval costs a logarithm, paid once per sample. Each event is sampled
+//! independently with probability 1/N, exactly as a Bernoulli sampler (or
+//! brr with N = 2^(freq+1)) would; the countdown only skips the coin flips.
+
+use crate::error::Error;
+use crate::rng::{ln, ln_1p, SplitMix64};
+use crate::Sampler;
+
+/// Samples each event independently with probability 1/`mean`, by counting
+/// down geometric intervals.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Geometric {
+    count: u64,
+    mean: u64,
+    // 1 / ln(1 − 1/mean): an interval is 1 + ⌊ln U · inv_ln_q⌋.
+    inv_ln_q: f64,
+    rng: SplitMix64,
+}
+
+impl Geometric {
+    /// A sampler with mean interval `mean` (probability 1/mean per event).
+    pub fn new(mean: u64, seed: u64) -> Result<Geometric, Error> {
+        if mean == 0 {
+            return Err(Error::ZeroInterval);
+        }
+        let inv_ln_q = if mean == 1 {
+            0.0
+        } else {
+            1.0 / ln_1p(-1.0 / mean as f64)
+        };
+        let mut g = Geometric {
+            count: 0,
+            mean,
+            inv_ln_q,
+            rng: SplitMix64::new(crate::lfsr::mix(seed)),
+        };
+        g.count = g.draw();
+        Ok(g)
+    }
+
+    /// The next interval: P(k) = (1 − p)^(k−1) · p for k ≥ 1, p = 1/mean
+    /// (inversion of the geometric distribution function).
+    #[cold]
+    #[inline(never)]
+    fn draw(&mut self) -> u64 {
+        if self.mean == 1 {
+            return 1;
+        }
+        let u = self.rng.next_open01();
+        let k = ln(u) * self.inv_ln_q; // ≥ 0
+        if k >= (u64::MAX - 1) as f64 {
+            u64::MAX
+        } else {
+            1 + k as u64
+        }
+    }
+
+    /// The mean interval.
+    pub fn mean(&self) -> u64 {
+        self.mean
+    }
+}
+
+impl Sampler for Geometric {
+    #[inline(always)]
+    fn sample(&mut self) -> bool {
+        self.count -= 1;
+        if self.count == 0 {
+            self.count = self.draw();
+            true
+        } else {
+            false
+        }
+    }
+    fn mean_interval(&self) -> f64 {
+        self.mean as f64
+    }
+    fn bytes(&self) -> usize {
+        core::mem::size_of::<Geometric>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_are_geometric() {
+        let n = 16u64;
+        let mut g = Geometric::new(n, 5).unwrap();
+        let mut intervals = std::vec::Vec::new();
+        let mut since = 0u64;
+        for _ in 0..2_000_000 {
+            since += 1;
+            if g.sample() {
+                intervals.push(since);
+                since = 0;
+            }
+        }
+        let m = intervals.len() as f64;
+        let mean = intervals.iter().sum::<u64>() as f64 / m;
+        assert!((mean - 16.0).abs() < 0.3, "mean {mean}");
+        // P(k = 1) = 1/16 and P(k > 16) = (15/16)^16.
+        let ones = intervals.iter().filter(|&&k| k == 1).count() as f64 / m;
+        assert!((ones - 1.0 / 16.0).abs() < 0.004, "P(1) = {ones}");
+        let long = intervals.iter().filter(|&&k| k > 16).count() as f64 / m;
+        let expect = (15.0f64 / 16.0).powi(16);
+        assert!((long - expect).abs() < 0.01, "P(>16) = {long} vs {expect}");
+    }
+
+    #[test]
+    fn mean_one_samples_everything_and_zero_is_rejected() {
+        let mut g = Geometric::new(1, 1).unwrap();
+        assert!((0..100).all(|_| g.sample()));
+        assert_eq!(Geometric::new(0, 1), Err(Error::ZeroInterval));
+    }
+}

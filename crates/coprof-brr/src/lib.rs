@@ -1,0 +1,87 @@
+//! coprof-brr: branch-on-random (Lee & Zilles, "Branch-on-Random", CGO
+//! 2008) and the sampling frameworks it is compared with, for any Rust
+//! program.
+//!
+//! Sampled instrumentation runs a piece of profiling code at a fraction of
+//! the executions of a site. Its cost is the *framework* (deciding whether
+//! to sample, paid at every execution) plus the instrumentation (paid only
+//! when sampled). Lee & Zilles propose an instruction, `brr freq`, that is
+//! taken with probability (1/2)^(freq+1), so that the framework is a single
+//! branch and the samples are random. In software the decision is an LFSR
+//! step and a mask test; this crate provides it beside its baselines:
+//!
+//! | sampler | module | decision per event | intervals |
+//! |---|---|---|---|
+//! | [`BrrSampler`] (and the [`Brr`] unit) | [`brr`] | LFSR step, AND of bits | random, mean 2^(freq+1) |
+//! | [`Counter`] (Arnold–Ryder) | [`counter`] | decrement, test | fixed N: can resonate |
+//! | [`Geometric`] | [`geometric`] | decrement, test | random, geometric, mean N |
+//! | [`Periodic`] (DCPI) | [`periodic`] | decrement, test | N ± J, uniform |
+//! | [`Convergent`] | [`convergent`] | LFSR step | adapts to the profile (§7) |
+//!
+//! [`brr!`] wraps instrumentation so that it is out of line and cold and the
+//! common path falls through (§4.1, Fig. 8). With the default `std`
+//! feature, [`brr()`] and `brr!(freq, {..})` use a thread-local register.
+//! Without it the crate is `no_std` and every sampler is an explicit value.
+//! Nothing here allocates.
+
+#![no_std]
+#![warn(missing_docs)]
+
+#[cfg(any(feature = "std", test))]
+extern crate std;
+
+pub mod brr;
+pub mod convergent;
+pub mod counter;
+mod error;
+pub mod geometric;
+pub mod lfsr;
+#[cfg(feature = "std")]
+mod local;
+#[doc(hidden)]
+pub mod macros;
+pub mod periodic;
+pub mod rng;
+pub mod spec;
+pub mod taps;
+
+pub use crate::brr::{Brr, BrrConfig, BrrSampler, Spacing};
+pub use convergent::{Convergent, ConvergentConfig};
+pub use counter::Counter;
+pub use error::Error;
+pub use geometric::Geometric;
+pub use lfsr::Lfsr;
+#[cfg(feature = "std")]
+pub use local::{brr, seed_thread};
+pub use periodic::Periodic;
+pub use spec::{AnySampler, SamplerSpec, SpecError};
+
+/// Decides, one event at a time, which events are sampled.
+///
+/// Call [`sample`](Sampler::sample) once per execution of the site (or per
+/// event of the stream); it returns true for the executions to instrument.
+/// A sampler knows nothing of what is being profiled.
+pub trait Sampler {
+    /// Whether this execution is sampled.
+    fn sample(&mut self) -> bool;
+
+    /// The mean number of executions per sample: the weight that turns a
+    /// sample count into an estimate of executions.
+    fn mean_interval(&self) -> f64;
+
+    /// Memory held, in bytes.
+    fn bytes(&self) -> usize;
+}
+
+impl<S: Sampler + ?Sized> Sampler for &mut S {
+    #[inline(always)]
+    fn sample(&mut self) -> bool {
+        (**self).sample()
+    }
+    fn mean_interval(&self) -> f64 {
+        (**self).mean_interval()
+    }
+    fn bytes(&self) -> usize {
+        (**self).bytes()
+    }
+}

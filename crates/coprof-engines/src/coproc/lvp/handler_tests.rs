@@ -1,0 +1,126 @@
+//! The main-processor side: masking (§5.1.4), partitioning (A.5), idle
+//! parts and completion, driven through the host.
+
+use super::*;
+use crate::coproc::buffer::Sample;
+use crate::coproc::filter::{Part, PartitionHash};
+use crate::coproc::host::{Coprocessor, HostConfig};
+use crate::coproc::lvp::{LoadValueProfiler, LvpConfig};
+use crate::coproc::program::Program;
+use coprof_core::{Event, Sink};
+
+fn front() -> FrontEnd {
+    FrontEnd::new(
+        coprof_core::ClassSet::ALL,
+        PartitionHash::Multiplicative,
+        4096,
+    )
+    .unwrap()
+}
+
+#[test]
+fn thrash_splits_4_ways_when_fast_and_2_ways_when_slow() {
+    let cfg = LvpConfig::with_slots(8);
+    let mut fe = front();
+    let mut h = Handler::new(&cfg);
+    let mut sl = Slots::new(&cfg);
+    sl.sample(Sample { pc: 1, value: 1 });
+    let fast = LvpInterrupt::Thrash { samples: 10 };
+    assert_eq!(
+        h.interrupt(fast, &mut sl, &mut fe),
+        0,
+        "thrash samples are discarded"
+    );
+    assert_eq!(sl.records().count(), 0);
+    assert!(h.profile().is_empty());
+    assert_eq!(
+        fe.partition.part,
+        Part {
+            bits: 2,
+            matches: 0
+        }
+    );
+    assert_eq!(h.parts_left(), 3);
+    let slow = LvpInterrupt::Thrash {
+        samples: cfg.fast_thrash_samples,
+    };
+    h.interrupt(slow, &mut sl, &mut fe);
+    assert_eq!(
+        fe.partition.part,
+        Part {
+            bits: 3,
+            matches: 0
+        }
+    );
+    assert_eq!(h.parts_left(), 4, "part 0 of 4 split in two: 1 + 3 left");
+    // Idle parts are profiled in turn, then the profile completes.
+    let mut seen = vec![fe.partition.part];
+    while !h.complete() {
+        h.idle(&mut sl, &mut fe);
+        if !h.complete() {
+            seen.push(fe.partition.part);
+        }
+    }
+    assert_eq!(seen.len(), 5);
+    assert!(!fe.enabled);
+}
+
+fn run(events: &[Event], cfg: LvpConfig) -> Coprocessor<LoadValueProfiler> {
+    let mut cp =
+        Coprocessor::new(&HostConfig::default(), LoadValueProfiler::new(cfg).unwrap()).unwrap();
+    cp.observe(events);
+    cp.finish();
+    cp
+}
+
+#[test]
+fn masks_by_thresholds_and_after_four_profiles_then_completes() {
+    // Three loads: invariant, random, and 50/50; plus a stream of new PCs
+    // that keeps the failed-replacement counter busy.
+    let mut ev = Vec::new();
+    let mut x = 1u64;
+    for k in 0..400_000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ev.push(Event::load(0x100, 0, 8, 42));
+        ev.push(Event::load(0x200, 0, 8, x >> 20));
+        ev.push(Event::load(0x300, 0, 8, (x >> 40) & 1));
+        ev.push(Event::load(0x10_0000 + 4 * (k % 40), 0, 8, 0));
+    }
+    let cp = run(&ev, LvpConfig::default());
+    let prof = cp.program().handler().profile();
+    assert_eq!(prof[&0x100].masked, Some(MaskReason::HighInvariance));
+    assert_eq!(prof[&0x200].masked, Some(MaskReason::LowInvariance));
+    assert_eq!(prof[&0x300].masked, Some(MaskReason::ProfileLimit));
+    assert_eq!(prof[&0x300].profiles, 4);
+    assert!(prof[&0x100].profiles >= 2, "confidence needs two profiles");
+    assert!(cp.front_end().mask.is_masked(0x100));
+    // Everything ends masked, so profiling completes and then costs
+    // nothing: no more samples are processed.
+    let snap = cp.snapshot();
+    assert!(snap.complete, "{:?}", snap.host);
+    let stopped = snap.host.stopped_at.unwrap();
+    assert!(stopped < ev.len() as u64);
+    let est = |pc| snap.pcs.iter().find(|p| p.pc == pc).unwrap().values[0].invariance;
+    assert!((est(0x100) - 1.0).abs() < 1e-9);
+    assert!(est(0x200) < 0.1);
+    assert!((est(0x300) - 0.5).abs() < 0.15, "{}", est(0x300));
+}
+
+#[test]
+fn work_stops_when_complete() {
+    let ev: Vec<Event> = (0..200_000).map(|_| Event::load(0x100, 0, 8, 1)).collect();
+    let mut cp = Coprocessor::new(
+        &HostConfig::default(),
+        LoadValueProfiler::new(LvpConfig::default()).unwrap(),
+    )
+    .unwrap();
+    cp.observe(&ev);
+    assert!(cp.stopped());
+    let processed = cp.stats().processed;
+    cp.observe(&ev);
+    assert_eq!(cp.stats().processed, processed);
+    assert_eq!(cp.stats().retired, 400_000);
+    assert!(cp.program().coprocessor_bytes() > 0);
+}

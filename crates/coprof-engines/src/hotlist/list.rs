@@ -1,0 +1,169 @@
+//! One Gibbons–Matias hotlist: at most N values with counters and a
+//! sampling probability p (Gibbons & Matias, "New Sampling-Based Summary
+//! Statistics for Improving Approximate Query Answers", SIGMOD 1998, §3;
+//! as DCPI value sampling uses them, Burrows et al., ASPLOS 2000, §2.2).
+//!
+//! Each value is added with probability p. When an (N+1)-th value would
+//! enter, p is divided by f (default N/(N−1)) and every counter is thinned
+//! by coin tosses with probability 1/f, again and again until at most N
+//! values remain:
+//!
+//! - concise samples keep each counted occurrence with probability 1/f, so
+//!   every occurrence of the stream is in the sample independently with
+//!   probability p and C[v]/p is an unbiased estimate of v's count;
+//! - counting samples toss one coin with probability 1/f; on tails they
+//!   take one off the counter and keep taking one off per toss of a coin
+//!   with probability p (the new p) until heads, which leaves the counter
+//!   as if the value had entered under the new p.
+
+use super::config::Variant;
+use rand::RngCore;
+use rand_distr::{Binomial, Distribution, Geometric};
+use serde::Serialize;
+
+/// A hotlist's scalar state; its values and counters live in the table's
+/// flat arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ListState {
+    /// The sampling probability p.
+    pub p: f64,
+    /// `p` as a threshold on a uniform 64-bit number (heads iff below);
+    /// `u64::MAX` stands for p = 1.
+    #[serde(skip)]
+    pub coin: u64,
+    /// Values held.
+    pub len: u32,
+    /// Occurrences offered to the list (the PC's samples of this type).
+    pub offered: u64,
+}
+
+impl ListState {
+    /// A new list: p = 1, empty.
+    pub fn new() -> ListState {
+        ListState {
+            p: 1.0,
+            coin: u64::MAX,
+            len: 0,
+            offered: 0,
+        }
+    }
+
+    fn set_p(&mut self, p: f64) {
+        self.p = p;
+        self.coin = if p >= 1.0 {
+            u64::MAX
+        } else {
+            (p * 18_446_744_073_709_551_616.0) as u64
+        };
+    }
+}
+
+impl Default for ListState {
+    fn default() -> ListState {
+        ListState::new()
+    }
+}
+
+/// Heads with the probability a threshold stands for.
+#[inline]
+pub fn toss(rng: &mut impl RngCore, coin: u64) -> bool {
+    coin == u64::MAX || rng.next_u64() < coin
+}
+
+/// A hotlist: its state and its slices (capacity N + 1 each).
+pub struct List<'a> {
+    /// p, length, occurrences offered.
+    pub state: &'a mut ListState,
+    /// Its values (the first `len` are in use).
+    pub values: &'a mut [u64],
+    /// Their counters.
+    pub counts: &'a mut [u64],
+}
+
+impl List<'_> {
+    /// One occurrence of `v`.
+    #[inline]
+    pub fn offer(&mut self, v: u64, variant: Variant, factor: f64, rng: &mut impl RngCore) {
+        self.state.offered += 1;
+        let len = self.state.len as usize;
+        match variant {
+            Variant::Concise => {
+                if !toss(rng, self.state.coin) {
+                    return;
+                }
+                match self.values[..len].iter().position(|&x| x == v) {
+                    Some(i) => self.counts[i] += 1,
+                    None => self.enter(v, factor, variant, rng),
+                }
+            }
+            Variant::Counting => match self.values[..len].iter().position(|&x| x == v) {
+                Some(i) => self.counts[i] += 1,
+                None => {
+                    if toss(rng, self.state.coin) {
+                        self.enter(v, factor, variant, rng);
+                    }
+                }
+            },
+        }
+    }
+
+    fn enter(&mut self, v: u64, factor: f64, variant: Variant, rng: &mut impl RngCore) {
+        let len = self.state.len as usize;
+        self.values[len] = v;
+        self.counts[len] = 1;
+        self.state.len += 1;
+        let capacity = self.values.len() - 1;
+        while self.state.len as usize > capacity {
+            self.thin(factor, variant, rng);
+        }
+    }
+
+    /// Divides p by f and thins every counter (one round).
+    fn thin(&mut self, factor: f64, variant: Variant, rng: &mut impl RngCore) {
+        let new_p = self.state.p / factor;
+        self.state.set_p(new_p);
+        let keep = 1.0 / factor;
+        let keep_coin = (keep * 18_446_744_073_709_551_616.0) as u64;
+        let mut w = 0;
+        for r in 0..self.state.len as usize {
+            let c = self.counts[r];
+            let c = match variant {
+                Variant::Concise => {
+                    if c <= 32 {
+                        (0..c).filter(|_| rng.next_u64() < keep_coin).count() as u64
+                    } else {
+                        Binomial::new(c, keep).expect("0 < keep < 1").sample(rng)
+                    }
+                }
+                Variant::Counting => {
+                    if rng.next_u64() < keep_coin {
+                        c
+                    } else {
+                        let tails = if new_p >= 1.0 {
+                            0
+                        } else {
+                            Geometric::new(new_p).expect("0 < p < 1").sample(rng)
+                        };
+                        (c - 1).saturating_sub(tails)
+                    }
+                }
+            };
+            if c > 0 {
+                self.values[w] = self.values[r];
+                self.counts[w] = c;
+                w += 1;
+            }
+        }
+        self.state.len = w as u32;
+    }
+}
+
+/// The estimated count of a value with counter `c` in a list with
+/// probability `p`: C/p for concise samples, C + 1/p − 1 for counting
+/// samples (the occurrences expected to have passed before it entered).
+pub fn estimate(c: u64, p: f64, variant: Variant) -> f64 {
+    match variant {
+        Variant::Concise => c as f64 / p,
+        Variant::Counting => c as f64 + 1.0 / p - 1.0,
+    }
+}

@@ -1,0 +1,138 @@
+//! The merging event buffer of RAP (Mysore et al., TACO 2008, §3.2.1).
+//!
+//! Programs repeat themselves: the same PC, value or address arrives many
+//! times in a short while. The buffer is a small hash table in front of the
+//! tree that combines identical points into one (point, count) entry, so the
+//! tree is walked once per run of a point instead of once per event. It is
+//! direct-mapped without chaining: a point whose slot holds another point
+//! evicts that older entry to the tree and takes the slot.
+
+use super::config::entry_bytes;
+
+#[derive(Clone, Copy, Debug)]
+struct Entry<const D: usize> {
+    point: [u64; D],
+    /// Events combined in this entry; 0 means the slot is empty.
+    count: u64,
+}
+
+/// A direct-mapped table of (point, count) entries.
+#[derive(Clone, Debug)]
+pub(crate) struct MergingBuffer<const D: usize> {
+    entries: Vec<Entry<D>>,
+    /// Events that found their point already in the table.
+    pub(crate) hits: u64,
+    /// Entries sent to the tree because another point took their slot.
+    pub(crate) evictions: u64,
+}
+
+impl<const D: usize> MergingBuffer<D> {
+    /// A buffer of `entries` slots (at least one).
+    pub(crate) fn new(entries: usize) -> MergingBuffer<D> {
+        MergingBuffer {
+            entries: vec![
+                Entry {
+                    point: [0; D],
+                    count: 0
+                };
+                entries.max(1)
+            ],
+            hits: 0,
+            evictions: 0,
+        }
+    }
+
+    /// The slot of `p`: a multiplicative hash reduced to the table size by
+    /// a high multiply, so any table size works.
+    #[inline(always)]
+    fn slot(&self, p: &[u64; D]) -> usize {
+        let mut h = 0u64;
+        for &x in p {
+            h = (h.rotate_left(23) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+        ((h as u128 * self.entries.len() as u128) >> 64) as usize
+    }
+
+    /// Adds `weight` events at `p`; returns the entry it evicted, if any,
+    /// which the caller must count in the tree.
+    #[inline(always)]
+    pub(crate) fn insert(&mut self, p: [u64; D], weight: u64) -> Option<([u64; D], u64)> {
+        let s = self.slot(&p);
+        let e = &mut self.entries[s];
+        if e.count != 0 && e.point == p {
+            e.count += weight;
+            self.hits += 1;
+            return None;
+        }
+        let old = *e;
+        *e = Entry {
+            point: p,
+            count: weight,
+        };
+        if old.count != 0 {
+            self.evictions += 1;
+            Some((old.point, old.count))
+        } else {
+            None
+        }
+    }
+
+    /// Empties the table, passing every entry to `sink`.
+    pub(crate) fn drain(&mut self, mut sink: impl FnMut(&[u64; D], u64)) {
+        for e in &mut self.entries {
+            if e.count != 0 {
+                sink(&e.point, e.count);
+                e.count = 0;
+            }
+        }
+    }
+
+    /// Events held in the table, not yet in the tree.
+    pub(crate) fn pending(&self) -> u64 {
+        self.entries.iter().map(|e| e.count).sum()
+    }
+
+    /// Slots in the table.
+    pub(crate) fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Bytes of the table as the paper's hardware would hold it: a point
+    /// and a count per slot.
+    pub(crate) fn bytes(&self) -> usize {
+        self.entries.len() * entry_bytes(D)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combines_repeats_and_evicts_on_conflict() {
+        let mut b: MergingBuffer<1> = MergingBuffer::new(1);
+        assert_eq!(b.insert([7], 1), None);
+        assert_eq!(b.insert([7], 2), None);
+        assert_eq!(b.hits, 1);
+        assert_eq!(b.insert([8], 1), Some(([7], 3)));
+        assert_eq!(b.pending(), 1);
+        let mut out = vec![];
+        b.drain(|p, c| out.push((p[0], c)));
+        assert_eq!(out, vec![(8, 1)]);
+        assert_eq!(b.pending(), 0);
+    }
+
+    #[test]
+    fn never_loses_events() {
+        let mut b: MergingBuffer<2> = MergingBuffer::new(32);
+        let mut out = 0u64;
+        for i in 0..10_000u64 {
+            if let Some((_, c)) = b.insert([i % 97, i % 13], 1) {
+                out += c;
+            }
+        }
+        b.drain(|_, c| out += c);
+        assert_eq!(out, 10_000);
+        assert_eq!(b.bytes(), 32 * 24);
+    }
+}

@@ -1,0 +1,123 @@
+//! The RAP engine: a tree behind a merging event buffer (Mysore et al.,
+//! TACO 2008, §2 and §3.2.1), with the paper's operations: add points,
+//! finalize into a snapshot of the tree.
+
+use super::buffer::MergingBuffer;
+use super::config::{ConfigError, RapConfig};
+use super::snapshot::RapSnapshot;
+use super::tree::Tree;
+
+/// Range-adaptive profiling of `D`-dimensional points.
+///
+/// ```
+/// use coprof_engines::rap::{Rap, RapConfig};
+/// let mut rap: Rap<1> = Rap::new(RapConfig::default()).unwrap();
+/// for i in 0..100_000u64 {
+///     rap.add([0x1000 + (i % 64) * 4]);
+/// }
+/// let snap = rap.snapshot();
+/// assert_eq!(snap.n, 100_000);
+/// // 64 instructions, each 1/64 of the events: the hot ranges (≥ 10%) are
+/// // the four aligned 64-byte blocks of 16 instructions, 25% each.
+/// let hot = snap.hot_ranges(0.1);
+/// assert_eq!(hot.len(), 4);
+/// assert!(hot.iter().all(|h| h.hi[0] - h.lo[0] == 63 && h.share > 0.24));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Rap<const D: usize> {
+    config: RapConfig,
+    tree: Tree<D>,
+    buffer: Option<MergingBuffer<D>>,
+    /// Largest coordinate inside the universe.
+    max: u64,
+    /// Events whose point lies outside the universe (only with bits < 64).
+    outside: u64,
+}
+
+impl<const D: usize> Rap<D> {
+    /// A profile with `config`, which is checked first.
+    pub fn new(config: RapConfig) -> Result<Rap<D>, ConfigError> {
+        config.validate(D)?;
+        let entries = config.buffer_entries(D);
+        Ok(Rap {
+            tree: Tree::new(&config),
+            buffer: (entries > 0).then(|| MergingBuffer::new(entries)),
+            max: if config.bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << config.bits) - 1
+            },
+            outside: 0,
+            config,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RapConfig {
+        &self.config
+    }
+
+    /// Counts one event at point `p`.
+    #[inline]
+    pub fn add(&mut self, p: [u64; D]) {
+        self.add_points(1, p);
+    }
+
+    /// Counts `count` events at point `p`: the paper's `add_points`. A
+    /// point outside the universe (a coordinate ≥ 2^bits) is counted apart,
+    /// in [`RapSnapshot::outside`], and not in the tree.
+    #[inline]
+    pub fn add_points(&mut self, count: u64, p: [u64; D]) {
+        if count == 0 {
+            return;
+        }
+        if self.max != u64::MAX && p.iter().any(|&x| x > self.max) {
+            self.outside += count;
+            return;
+        }
+        match &mut self.buffer {
+            Some(buffer) => {
+                if let Some((old, c)) = buffer.insert(p, count) {
+                    self.tree.add(&old, c);
+                }
+            }
+            None => self.tree.add(&p, count),
+        }
+    }
+
+    /// Sends every event waiting in the merging buffer to the tree.
+    pub fn flush(&mut self) {
+        if let Some(buffer) = &mut self.buffer {
+            let tree = &mut self.tree;
+            buffer.drain(|p, c| tree.add(p, c));
+        }
+    }
+
+    /// Events added in the universe so far, including those still in the
+    /// merging buffer.
+    pub fn events(&self) -> u64 {
+        self.tree.n + self.buffer.as_ref().map_or(0, |b| b.pending())
+    }
+
+    /// Live nodes in the tree now.
+    pub fn nodes(&self) -> usize {
+        self.tree.live
+    }
+
+    /// Bytes held: the tree's node array and the merging buffer.
+    pub fn bytes(&self) -> usize {
+        self.tree.bytes() + self.buffer.as_ref().map_or(0, |b| b.bytes())
+    }
+
+    /// The paper's `finalize`: flushes the merging buffer and returns the
+    /// tree. Merges keep their own schedule; adding more points afterwards
+    /// is allowed and the profile continues.
+    pub fn snapshot(&mut self) -> RapSnapshot {
+        self.flush();
+        RapSnapshot::of(self)
+    }
+
+    pub(crate) fn parts(&self) -> (&Tree<D>, Option<&MergingBuffer<D>>, u64) {
+        (&self.tree, self.buffer.as_ref(), self.outside)
+    }
+}

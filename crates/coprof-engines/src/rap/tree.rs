@@ -1,0 +1,288 @@
+//! The RAP tree itself: splits (§2.2.1), batched merges (§2.2.2, §3.1) and
+//! the multibit-trie layout (§3.2.2) of Mysore et al., TACO 2008, for points
+//! of `D` dimensions (§5.5).
+//!
+//! Every node is a range of the universe with one counter; the root covers
+//! the whole universe. An event increments only the smallest range that
+//! contains it: the leaf on its path (§2.1). A node's children divide its
+//! range into `b` equal, aligned parts, so a node's range is implied by its
+//! path and the tree is stored as a trie: a node holds its counter and the
+//! index of its first child, and the `b` children of a node sit next to each
+//! other, as in the paper's hardware layout (§3.2.2).
+//!
+//! **Split rule.** SplitThreshold = ε·n / log_b(R) with n the events so far
+//! (§2.2.1). When adding an event (or a buffered weight) would carry a
+//! leaf's counter past SplitThreshold, the leaf gets `b` children starting at
+//! zero, keeps its own count, and the event is counted in the child that
+//! contains it, which may split in turn. So no counter ever exceeds the
+//! threshold in force when it stopped counting, which is what the paper's
+//! error bound (§2.3) rests on: a range's count misses only events counted
+//! at its ancestors, at most log_b(R) of them each holding at most
+//! ε·n / log_b(R). (Incrementing first and splitting after would let every
+//! level hold one event more than the threshold, an error of ε·n + log_b R.)
+//!
+//! **Merge rule.** A node whose children are all leaves folds them back in
+//! when its own count plus theirs is at most SplitThreshold: the counts are
+//! added to the node, never dropped (§2.2.2). Merges run in batches, walking
+//! the tree bottom-up, when n reaches 1, q, q², ...: a merge period that
+//! grows geometrically by q (§3.1), so the total merge work is O(log n)
+//! walks of a tree of bounded size.
+
+use super::config::RapConfig;
+
+/// One node: its counter and where its children start (0 for a leaf: the
+/// root, at index 0, is nobody's child).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Node {
+    pub(crate) count: u64,
+    pub(crate) first: u32,
+}
+
+/// The tree of counters over a `D`-dimensional universe.
+#[derive(Clone, Debug)]
+pub(crate) struct Tree<const D: usize> {
+    pub(crate) nodes: Vec<Node>,
+    /// First indices of child blocks freed by merges, for reuse.
+    free: Vec<u32>,
+    /// Children per split.
+    pub(crate) b: u32,
+    /// Bits of each dimension consumed per level.
+    pub(crate) k: u32,
+    /// Height of the tree: log_b(R^D), rounded up.
+    pub(crate) levels: u32,
+    eps_over_levels: f64,
+    merge_factor: f64,
+    next_merge: u64,
+    /// Events counted in the tree.
+    pub(crate) n: u64,
+    /// Live nodes (the root plus every allocated child block).
+    pub(crate) live: usize,
+    pub(crate) nodes_max: usize,
+    /// Sum over events of the live nodes when each was counted, for the
+    /// average.
+    pub(crate) node_events: u128,
+    pub(crate) splits: u64,
+    pub(crate) merges: u64,
+    pub(crate) merge_batches: u64,
+}
+
+impl<const D: usize> Tree<D> {
+    /// An empty tree: the root alone. `config` must have been validated.
+    pub(crate) fn new(config: &RapConfig) -> Tree<D> {
+        let levels = config.levels(D);
+        Tree {
+            nodes: vec![Node::default()],
+            free: Vec::new(),
+            b: config.branching,
+            k: config.bits_per_level(D),
+            levels,
+            eps_over_levels: config.epsilon / levels as f64,
+            merge_factor: config.merge_factor,
+            next_merge: 1,
+            n: 0,
+            live: 1,
+            nodes_max: 1,
+            node_events: 0,
+            splits: 0,
+            merges: 0,
+            merge_batches: 0,
+        }
+    }
+
+    /// SplitThreshold for the events counted so far (§2.2.1).
+    #[inline]
+    pub(crate) fn split_threshold(&self) -> f64 {
+        self.eps_over_levels * self.n as f64
+    }
+
+    /// Which of a node's children at depth `level` contains `p`: the
+    /// level's `k` bits of every dimension, dimension 0 lowest.
+    #[inline(always)]
+    pub(crate) fn child_index(&self, p: &[u64; D], level: u32) -> usize {
+        let shift = (self.levels - 1 - level) * self.k;
+        let mask = (1u64 << self.k) - 1;
+        let mut idx = 0usize;
+        for (d, x) in p.iter().enumerate() {
+            idx |= (((x >> shift) & mask) as usize) << (d as u32 * self.k);
+        }
+        idx
+    }
+
+    /// Counts `weight` events at point `p` (which must lie in the
+    /// universe).
+    #[inline]
+    pub(crate) fn add(&mut self, p: &[u64; D], weight: u64) {
+        self.n += weight;
+        let threshold = self.split_threshold();
+        let mut v = 0usize;
+        let mut level = 0u32;
+        loop {
+            let first = self.nodes[v].first;
+            if first == 0 {
+                break;
+            }
+            v = first as usize + self.child_index(p, level);
+            level += 1;
+        }
+        loop {
+            let c = self.nodes[v].count + weight;
+            if c as f64 <= threshold || level == self.levels {
+                self.nodes[v].count = c;
+                break;
+            }
+            let first = self.alloc_block();
+            self.nodes[v].first = first;
+            self.splits += 1;
+            v = first as usize + self.child_index(p, level);
+            level += 1;
+        }
+        self.node_events += self.live as u128 * weight as u128;
+        if self.n >= self.next_merge {
+            self.merge_batch();
+        }
+    }
+
+    fn alloc_block(&mut self) -> u32 {
+        self.live += self.b as usize;
+        self.nodes_max = self.nodes_max.max(self.live);
+        if let Some(first) = self.free.pop() {
+            for node in &mut self.nodes[first as usize..(first + self.b) as usize] {
+                *node = Node::default();
+            }
+            return first;
+        }
+        let first = self.nodes.len();
+        assert!(
+            first + self.b as usize <= u32::MAX as usize,
+            "RAP tree exceeds 2^32 nodes"
+        );
+        self.nodes.resize(first + self.b as usize, Node::default());
+        first as u32
+    }
+
+    /// One batch of merges over the whole tree, bottom-up (§2.2.2, §3.1),
+    /// and the time of the next batch.
+    pub(crate) fn merge_batch(&mut self) {
+        let threshold = self.split_threshold();
+        self.merge_below(0, threshold);
+        self.merge_batches += 1;
+        let next = (self.next_merge as f64 * self.merge_factor).ceil() as u64;
+        self.next_merge = next.max(self.n + 1);
+    }
+
+    /// Merges under `v`; returns whether `v` is a leaf afterwards.
+    fn merge_below(&mut self, v: usize, threshold: f64) -> bool {
+        let first = self.nodes[v].first as usize;
+        if first == 0 {
+            return true;
+        }
+        let mut all_leaves = true;
+        let mut sum = self.nodes[v].count;
+        for c in first..first + self.b as usize {
+            if self.merge_below(c, threshold) {
+                sum += self.nodes[c].count;
+            } else {
+                all_leaves = false;
+            }
+        }
+        if all_leaves && sum as f64 <= threshold {
+            self.nodes[v] = Node {
+                count: sum,
+                first: 0,
+            };
+            self.free.push(first as u32);
+            self.live -= self.b as usize;
+            self.merges += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Bytes held by the tree: the node array and the free list, at their
+    /// capacity.
+    pub(crate) fn bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.free.capacity() * std::mem::size_of::<u32>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(epsilon: f64) -> Tree<1> {
+        Tree::new(&RapConfig::with_epsilon(epsilon))
+    }
+
+    fn sum(t: &Tree<1>) -> u64 {
+        fn walk(t: &Tree<1>, v: usize) -> u64 {
+            let n = t.nodes[v];
+            let mut s = n.count;
+            if n.first != 0 {
+                for c in 0..t.b as usize {
+                    s += walk(t, n.first as usize + c);
+                }
+            }
+            s
+        }
+        walk(t, 0)
+    }
+
+    #[test]
+    fn first_event_goes_to_a_single_point_leaf() {
+        // With n = 1 the threshold is below one event, so the event splits
+        // its way down to a leaf of one point.
+        let mut t = tree(0.01);
+        t.add(&[0xdead_beef], 1);
+        assert_eq!(t.nodes[0].count, 0);
+        assert_eq!(t.splits, 32);
+        assert_eq!(t.live, 1 + 32 * 4);
+        assert_eq!(sum(&t), 1);
+    }
+
+    #[test]
+    fn counters_stay_under_the_threshold_and_sum_to_n() {
+        let mut t = tree(0.1);
+        for i in 0..100_000u64 {
+            t.add(&[(i * 7919) % 1000], 1);
+        }
+        assert_eq!(sum(&t), 100_000);
+        let threshold = t.split_threshold();
+        for (i, n) in t.nodes.iter().enumerate() {
+            if n.first != 0 {
+                assert!(n.count as f64 <= threshold, "node {i} holds {}", n.count);
+            }
+        }
+    }
+
+    #[test]
+    fn merges_fold_a_hot_point_that_moved_away() {
+        let mut t = tree(0.1);
+        for _ in 0..1000 {
+            t.add(&[5], 1);
+        }
+        let deep = t.live;
+        assert!(deep > 100);
+        // The old leaf's 1000 events stop justifying its chain once
+        // ε·n / 32 ≥ 1000, i.e. n ≥ 320,000.
+        for _ in 0..400_000 {
+            t.add(&[u64::MAX - 5], 1);
+        }
+        t.merge_batch();
+        assert!(t.merges > 0);
+        assert_eq!(sum(&t), 401_000);
+        // The old point's chain is folded away: about one chain remains.
+        assert!(t.live < deep + 20, "{} nodes", t.live);
+    }
+
+    #[test]
+    fn child_index_in_two_dimensions_interleaves_bits() {
+        let t: Tree<2> = Tree::new(&RapConfig::default());
+        assert_eq!(t.k, 1);
+        assert_eq!(t.levels, 64);
+        assert_eq!(t.child_index(&[1 << 63, 0], 0), 1);
+        assert_eq!(t.child_index(&[0, 1 << 63], 0), 2);
+        assert_eq!(t.child_index(&[1, 1], 63), 3);
+    }
+}

@@ -1,0 +1,202 @@
+//! Property tests of range-adaptive profiling against exact counts
+//! (Mysore et al., TACO 2008, §2.3): on random, Zipf and adversarial
+//! streams, in one and two dimensions, with and without the merging buffer,
+//! every range's estimate is a lower bound of its exact count and short of it
+//! by at most ε·n; merges never lose counts; the tree stays within its
+//! node bound.
+
+use coprof_core::synth::{generate, GenConfig, Workload};
+use coprof_core::Sink;
+use coprof_engines::rap::{check, ExactPoints, RangeProfiler, Rap, RapConfig, Stream};
+use proptest::prelude::*;
+
+fn config(epsilon: f64, log_b: u32, buffer: bool, bits: u32) -> RapConfig {
+    RapConfig {
+        epsilon,
+        branching: 1 << log_b,
+        bits,
+        buffer_bytes: buffer.then_some(1024),
+        ..RapConfig::default()
+    }
+}
+
+/// Feeds `points` to a tree and to exact counts, checking the invariants
+/// at a few checkpoints along the way and at the end.
+fn run_and_check<const D: usize>(cfg: RapConfig, points: &[[u64; D]]) -> Result<(), TestCaseError> {
+    let bound = cfg.node_bound(D);
+    let mut rap: Rap<D> = Rap::new(cfg).unwrap();
+    let mut exact = ExactPoints::new([Stream::Pc; D]);
+    let checkpoints = [points.len() / 3, points.len()];
+    for (i, p) in points.iter().enumerate() {
+        rap.add(*p);
+        exact.add_points(1, *p);
+        prop_assert!(
+            rap.nodes() as f64 <= bound,
+            "{} nodes > bound {bound}",
+            rap.nodes()
+        );
+        if checkpoints.contains(&(i + 1)) {
+            let s = rap.snapshot();
+            prop_assert_eq!(s.n, (i + 1) as u64);
+            // Merges and splits never lose or invent counts.
+            let sum: u64 = s.nodes.iter().map(|n| n.count).sum();
+            prop_assert_eq!(sum, s.n);
+            prop_assert_eq!(s.nodes[0].total, s.n);
+            let c = check(&s, &exact);
+            prop_assert_eq!(c.over_estimates, 0, "an estimate exceeds the truth");
+            let allowed = s.epsilon * s.n as f64;
+            prop_assert!(
+                c.max_abs_error as f64 <= allowed,
+                "error {} > eps*n = {allowed} at node {:?}",
+                c.max_abs_error,
+                s.nodes[c.worst_node as usize]
+            );
+            for (node, &x) in s.nodes.iter().zip(&c.exact) {
+                prop_assert!(node.total <= x && (x - node.total) as f64 <= allowed);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn eps() -> impl Strategy<Value = f64> {
+    prop_oneof![Just(0.5), Just(0.1), Just(0.05), Just(0.01)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn uniform_points_in_a_random_span(
+        epsilon in eps(),
+        log_b in 1u32..=4,
+        buffer in any::<bool>(),
+        span_bits in 4u32..=64,
+        seed in any::<u64>(),
+        n in 1usize..6000,
+    ) {
+        let mut x = seed | 1;
+        let mask = if span_bits == 64 { u64::MAX } else { (1u64 << span_bits) - 1 };
+        let points: Vec<[u64; 1]> = (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                [x & mask]
+            })
+            .collect();
+        run_and_check(config(epsilon, log_b, buffer, 64), &points)?;
+    }
+
+    #[test]
+    fn zipf_values(
+        epsilon in eps(),
+        log_b in prop_oneof![Just(1u32), Just(2), Just(4)],
+        buffer in any::<bool>(),
+        seed in any::<u64>(),
+        n in 1u64..20_000,
+    ) {
+        let events = generate(&GenConfig::new(Workload::Zipf, n).seed(seed)).unwrap();
+        let points: Vec<[u64; 1]> = events.iter().map(|e| [e.value]).collect();
+        run_and_check(config(epsilon, log_b, buffer, 64), &points)?;
+    }
+
+    #[test]
+    fn a_hot_point_that_moves(
+        epsilon in eps(),
+        log_b in 1u32..=3,
+        buffer in any::<bool>(),
+        hot in proptest::collection::vec((any::<u64>(), 1usize..3000), 1..8),
+        noise_every in 2usize..20,
+        seed in any::<u64>(),
+    ) {
+        let mut x = seed | 1;
+        let mut points = Vec::new();
+        for (p, len) in hot {
+            for i in 0..len {
+                if i % noise_every == 0 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    points.push([x]);
+                } else {
+                    points.push([p]);
+                }
+            }
+        }
+        run_and_check(config(epsilon, log_b, buffer, 64), &points)?;
+    }
+
+    #[test]
+    fn thirty_two_bit_universe(
+        epsilon in eps(),
+        log_b in 1u32..=5,
+        seed in any::<u64>(),
+        n in 1usize..5000,
+    ) {
+        let mut x = seed | 1;
+        let points: Vec<[u64; 1]> = (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                [if i % 3 == 0 { 0xffff_fff0 } else { x & 0xffff_ffff }]
+            })
+            .collect();
+        run_and_check(config(epsilon, log_b, true, 32), &points)?;
+    }
+
+    #[test]
+    fn two_dimensions(
+        epsilon in eps(),
+        log_b in prop_oneof![Just(2u32), Just(4)],
+        buffer in any::<bool>(),
+        seed in any::<u64>(),
+        n in 1u64..8000,
+    ) {
+        // Code × data: the PC and address of each load of a Zipf stream.
+        let events = generate(&GenConfig::new(Workload::Mixed, n).seed(seed)).unwrap();
+        let points: Vec<[u64; 2]> = events.iter().map(|e| [e.pc, e.addr]).collect();
+        run_and_check(config(epsilon, log_b, buffer, 64), &points)?;
+    }
+}
+
+#[test]
+fn buffer_changes_timing_not_truth() {
+    // The same stream through the sink with and without the buffer: both
+    // count every event and both keep the bound.
+    let events = generate(&GenConfig::new(Workload::Zipf, 200_000).seed(3)).unwrap();
+    for buffer in [false, true] {
+        let rap = Rap::new(config(0.01, 2, buffer, 64)).unwrap();
+        let mut prof = RangeProfiler::new(rap, [Stream::LoadValue]);
+        let mut exact = ExactPoints::new([Stream::LoadValue]);
+        prof.observe(&events);
+        exact.observe(&events);
+        prof.finish();
+        let s = prof.snapshot();
+        assert_eq!(s.n, 200_000);
+        let c = check(&s, &exact);
+        assert!(c.max_abs_error_over_n <= 0.01, "{}", c.max_abs_error_over_n);
+        assert_eq!(c.over_estimates, 0);
+        if buffer {
+            assert!(s.buffer_hits > 0);
+        } else {
+            assert_eq!(s.buffer_entries, 0);
+        }
+    }
+}
+
+#[test]
+fn the_zero_load_profile_counts_only_zero_loads() {
+    let events = generate(&GenConfig::new(Workload::Mixed, 100_000).seed(9)).unwrap();
+    let zeros = events
+        .iter()
+        .filter(|e| e.class == coprof_core::Class::Load && e.value == 0)
+        .count() as u64;
+    let mut prof = RangeProfiler::new(
+        Rap::new(RapConfig::default()).unwrap(),
+        [Stream::ZeroLoadAddr],
+    );
+    prof.observe(&events);
+    assert_eq!(prof.snapshot().n, zeros);
+}

@@ -1,0 +1,373 @@
+//! `coprof loops`: the frequent loop detector of Gordon-Ross & Vahid (CASES
+//! 2003) over a trace: the hottest loops, their estimated shares, the
+//! hardware's activity, and optionally the exact figures, the paper's
+//! accuracy (1 − SOD) and its design-space sweep (Fig. 3).
+
+use crate::error::bad_input;
+use crate::output::{pct, print_json, thousands};
+use coprof_core::exact::DEFAULT_SBB_DISTANCE;
+use coprof_core::{ExactCounts, Fanout, Sink};
+use coprof_engines::loops::{
+    compare, sweep, ComparedLoop, DetectedLoop, HardwareCost, LoopConfig, LoopDetector,
+    LoopProfile, SbbStream, SweepResult, SweepSpace,
+};
+use serde::Serialize;
+
+/// Find the hottest loops with the frequent loop cache.
+///
+/// A loop is recognised by its taken short backward branch (sbb): a taken
+/// branch or jump whose target lies at most --max-distance bytes below it.
+/// A small set-associative cache counts sbbs per loop in saturating
+/// counters; when one saturates, all are halved; a miss in a full set
+/// replaces the least frequent loop. The defaults are the paper's best
+/// configuration: 32 entries, 2 ways, 24-bit counters.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Examples:
+  coprof gen --workload loops --events 5000000 -o loops.cpt
+  coprof loops loops.cpt
+  coprof loops loops.cpt --exact
+  coprof loops loops.cpt --entries 16 --ways 1 --width 8 --coalesce --json
+  coprof loops loops.cpt --sweep --target 0.95
+
+share is the loop's counter over the sum of all counters (share of loop
+iterations); exec share is iterations x body length in instructions over
+all retired instructions, body length being (branch PC - target) / 4 + 1
+(exact for 4-byte instructions only). With --exact, accuracy is 1 - SOD,
+SOD = sum over the ten most frequent loops of |exact share - share|^(1/2) / 10.")]
+pub struct Args {
+    #[command(flatten)]
+    input: crate::input::InputArgs,
+    /// Entries in the loop cache (a power of two: 16, 32, 64, ...).
+    #[arg(long, default_value_t = 32)]
+    entries: usize,
+    /// Ways per set: 1 (direct mapped), 2, 4, 8, ... or `full` (fully associative).
+    #[arg(long, default_value = "2", value_parser = parse_ways)]
+    ways: Ways,
+    /// Width of each frequency counter in bits (4 to 32).
+    #[arg(long, default_value_t = 24)]
+    width: u32,
+    /// Add up consecutive sbbs of one loop in the coalescing register before
+    /// they reach the cache (fewer cache updates, same counts).
+    #[arg(long)]
+    coalesce: bool,
+    /// Tally only every k-th short backward branch.
+    #[arg(long, default_value_t = 1)]
+    sample_interval: u64,
+    /// Largest distance in bytes from a branch back to its target for it to
+    /// count as a loop's back edge.
+    #[arg(long, default_value_t = DEFAULT_SBB_DISTANCE)]
+    max_distance: u64,
+    /// Number of loops to report.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Also count exactly, and report exact shares and the accuracy (1 - SOD).
+    #[arg(long)]
+    exact: bool,
+    /// Evaluate every configuration of sizes {16,32,64} x ways {1,2,4,8} x
+    /// widths {4..31}, with and without coalescing, in one pass.
+    #[arg(long, conflicts_with_all = ["entries", "ways", "width", "coalesce", "exact", "top"])]
+    sweep: bool,
+    /// With --sweep: the accuracy the smallest reported configuration must reach.
+    #[arg(long, default_value_t = 0.9, requires = "sweep")]
+    target: f64,
+    /// Print as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The associativity as typed: a number of ways, or fully associative.
+#[derive(Clone, Copy, Debug)]
+enum Ways {
+    N(usize),
+    Full,
+}
+
+fn parse_ways(s: &str) -> Result<Ways, String> {
+    if s.eq_ignore_ascii_case("full") {
+        return Ok(Ways::Full);
+    }
+    s.parse::<usize>()
+        .map(Ways::N)
+        .map_err(|_| format!("expected a number of ways or 'full', got '{s}'"))
+}
+
+/// The report's JSON form.
+#[derive(Serialize)]
+struct Report {
+    config: LoopConfig,
+    events: u64,
+    sbbs: u64,
+    tallied: u64,
+    loops: Vec<Row>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accuracy: Option<f64>,
+    cache_updates: u64,
+    halvings: u64,
+    coalesced: u64,
+    updates_saved: f64,
+    cache_reads: u64,
+    cache_writes: u64,
+    misses: u64,
+    replacements: u64,
+    compressed_seen: bool,
+    bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exact_bytes: Option<usize>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Row {
+    Estimated(DetectedLoop),
+    Compared(ComparedLoop),
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let config = LoopConfig {
+        entries: a.entries,
+        ways: match a.ways {
+            Ways::N(n) => n,
+            Ways::Full => a.entries,
+        },
+        width: a.width,
+        coalesce: a.coalesce,
+        sample_interval: a.sample_interval,
+        max_distance: a.max_distance,
+        ..LoopConfig::default()
+    };
+    config
+        .validate()
+        .map_err(|e| bad_input(format!("invalid loop cache: {e}")))?;
+    if a.top == 0 {
+        return Err(bad_input("--top must be at least 1"));
+    }
+    if a.sweep {
+        if !(0.0..=1.0).contains(&a.target) {
+            return Err(bad_input(format!(
+                "--target must be an accuracy from 0 to 1, got {}",
+                a.target
+            )));
+        }
+        return run_sweep(&a, &config);
+    }
+
+    let mut detector = LoopDetector::new(config).map_err(|e| bad_input(e.to_string()))?;
+    let mut exact = ExactCounts::with_sbb_distance(config.max_distance);
+    let info = {
+        let mut fan = Fanout::new();
+        fan.push(&mut detector);
+        if a.exact {
+            fan.push(&mut exact);
+        }
+        a.input.run(&mut fan)?
+    };
+    let profile = detector.snapshot();
+    let (loops, accuracy) = if a.exact {
+        let c = compare(&profile, &exact, a.top);
+        (
+            c.loops.into_iter().map(Row::Compared).collect(),
+            Some(c.accuracy),
+        )
+    } else {
+        (
+            profile
+                .loops
+                .iter()
+                .take(a.top)
+                .cloned()
+                .map(Row::Estimated)
+                .collect(),
+            None,
+        )
+    };
+    let c: HardwareCost = profile.cost;
+    let report = Report {
+        config,
+        events: info.events,
+        sbbs: profile.sbbs,
+        tallied: profile.tallied,
+        loops,
+        accuracy,
+        cache_updates: c.cache_updates,
+        halvings: c.halvings,
+        coalesced: c.coalesced,
+        updates_saved: c.updates_saved,
+        cache_reads: c.cache_reads,
+        cache_writes: c.cache_writes,
+        misses: c.misses,
+        replacements: c.replacements,
+        compressed_seen: profile.compressed_seen,
+        bytes: profile.bytes,
+        exact_bytes: a.exact.then(|| exact.bytes()),
+    };
+    if a.json {
+        return print_json(&report);
+    }
+    print_text(&report, &profile);
+    Ok(())
+}
+
+fn describe(c: &LoopConfig) -> String {
+    let ways = if c.fully_associative() {
+        "fully associative".to_string()
+    } else if c.ways == 1 {
+        "direct mapped".to_string()
+    } else {
+        format!("{}-way", c.ways)
+    };
+    let sampling = if c.sample_interval == 1 {
+        "every sbb".to_string()
+    } else {
+        format!("1 in {} sbbs tallied", c.sample_interval)
+    };
+    format!(
+        "{} entries, {ways}, {}-bit counters, coalescing {}, {sampling}",
+        c.entries,
+        c.width,
+        if c.coalesce { "on" } else { "off" }
+    )
+}
+
+fn print_text(r: &Report, p: &LoopProfile) {
+    println!("frequent loop cache: {}", describe(&r.config));
+    println!(
+        "{} events, {} taken short backward branches, {} tallied, {} loops resident",
+        thousands(r.events),
+        thousands(r.sbbs),
+        thousands(r.tallied),
+        p.loops.len()
+    );
+    println!();
+    let exact = matches!(r.loops.first(), Some(Row::Compared(_)));
+    print!(
+        "{:>4}  {:>12}  {:>27}  {:>6}  {:>12}  {:>7}  {:>9}",
+        "rank", "sbb pc", "body", "instrs", "iterations", "share", "exec"
+    );
+    if exact {
+        print!(
+            "  {:>12}  {:>7}  {:>9}",
+            "exact iters", "exact", "exact exec"
+        );
+    }
+    println!();
+    for row in &r.loops {
+        let (l, x) = match row {
+            Row::Estimated(l) => (l, None),
+            Row::Compared(c) => (&c.detected, Some(c)),
+        };
+        print!(
+            "{:>4}  {:>12}  {:>27}  {:>6}  {:>12}  {:>7}  {:>9}",
+            l.rank,
+            format!("{:#x}", l.pc),
+            format!("{:#x}..{:#x}", l.body_lo, l.body_hi),
+            l.body_instructions,
+            thousands(l.iterations),
+            pct(l.share),
+            pct(l.exec_share)
+        );
+        if let Some(x) = x {
+            print!(
+                "  {:>12}  {:>7}  {:>9}",
+                thousands(x.exact_iterations),
+                pct(x.exact_share),
+                pct(x.exact_exec_share)
+            );
+        }
+        println!();
+    }
+    if r.loops.is_empty() {
+        println!("(no taken short backward branches in the input)");
+    }
+    println!();
+    if let Some(acc) = r.accuracy {
+        println!("accuracy (1 - SOD over the ten most frequent loops): {acc:.4}");
+    }
+    println!(
+        "cache updates {}, halvings {}, misses {}, replacements {}, coalesced {} ({} of updates saved)",
+        thousands(r.cache_updates),
+        thousands(r.halvings),
+        thousands(r.misses),
+        thousands(r.replacements),
+        thousands(r.coalesced),
+        pct(r.updates_saved)
+    );
+    println!("detector memory {} bytes", thousands(r.bytes as u64));
+    if r.compressed_seen {
+        println!(
+            "note: the trace has compressed (2-byte) instructions; body lengths assume 4-byte \
+             instructions and undercount, so exec shares are too low"
+        );
+    }
+}
+
+fn run_sweep(a: &Args, base: &LoopConfig) -> anyhow::Result<()> {
+    let mut stream = SbbStream::new(base.max_distance);
+    let info = a.input.run(&mut stream as &mut dyn Sink)?;
+    let result = sweep(&stream, &SweepSpace::default(), base, a.target)
+        .map_err(|e| bad_input(e.to_string()))?;
+    if a.json {
+        #[derive(Serialize)]
+        struct SweepReport<'a> {
+            events: u64,
+            loops: usize,
+            runs: usize,
+            #[serde(flatten)]
+            result: &'a SweepResult,
+        }
+        return print_json(&SweepReport {
+            events: info.events,
+            loops: stream.loops(),
+            runs: stream.runs(),
+            result: &result,
+        });
+    }
+    println!(
+        "design-space sweep over {} taken short backward branches of {} loops ({} configurations)",
+        thousands(stream.sbbs()),
+        stream.loops(),
+        result.points.len()
+    );
+    println!("accuracy (1 - SOD) in percent, by counter width in bits:");
+    println!();
+    let space = SweepSpace::default();
+    print!("{:<18}", "entries ways coal");
+    for w in &space.widths {
+        print!("{w:>4}");
+    }
+    println!();
+    for row in result.points.chunks(space.widths.len()) {
+        let c = &row[0].config;
+        print!(
+            "{:<18}",
+            format!(
+                "{:>7} {:>4} {:>4}",
+                c.entries,
+                c.ways,
+                if c.coalesce { "on" } else { "off" }
+            )
+        );
+        for p in row {
+            print!("{:>4.0}", (p.accuracy * 100.0).floor());
+        }
+        println!();
+    }
+    println!();
+    match &result.smallest {
+        Some(p) => println!(
+            "smallest configuration reaching accuracy {}: {} ({}), accuracy {:.4}, {} bits",
+            a.target,
+            p.config.label(),
+            describe(&p.config),
+            p.accuracy,
+            p.size_bits
+        ),
+        None => println!(
+            "no configuration reaches accuracy {} (best {:.4})",
+            a.target,
+            result.points.iter().map(|p| p.accuracy).fold(0.0, f64::max)
+        ),
+    }
+    println!("(percentages are rounded down; --json lists every configuration exactly)");
+    Ok(())
+}

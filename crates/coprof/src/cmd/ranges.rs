@@ -1,0 +1,366 @@
+//! `coprof ranges`: range-adaptive profiling (Mysore et al., TACO 2008) of a
+//! trace: the hot ranges of code, values or addresses, in one or more
+//! dimensions, optionally checked against the exact profile.
+
+use crate::error::bad_input;
+use crate::output::{pct, print_json, thousands};
+use coprof_core::{Fanout, Sink};
+use coprof_engines::rap::{
+    check, check_hot, format_range, ExactPoints, HotRange, RangeProfiler, Rap, RapConfig,
+    RapSnapshot, Stream, DEFAULT_HOT,
+};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// Find the hot ranges of code, values or addresses with range-adaptive
+/// profiling (RAP).
+///
+/// RAP counts events in a tree of ranges of the whole 2^64 universe that
+/// splits where events concentrate and merges where they do not. Every
+/// range's count is a lower bound of the truth, short by at most ε·n, while
+/// the tree stays small. A range is hot when it takes at least --hot of the
+/// events by itself (its own count plus its non-hot subranges).
+///
+/// Streams: pc (every instruction's PC), load-value, load-addr, store-addr,
+/// zero-load-addr (addresses of loads that returned 0), narrow-pc (PCs of
+/// instructions whose result fits in 16 bits).
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  coprof gen --workload zipf -o zipf.cpt && coprof ranges zipf.cpt --stream load-value
+  coprof ranges loops.cpt --stream pc --epsilon 0.001 --hot 0.05
+  coprof ranges mixed.cpt --dims pc,load-addr --branching 16
+  coprof ranges zipf.cpt --stream load-addr --exact --json
+  coprof ranges run.cpt --dump tree.txt")]
+pub struct Args {
+    #[command(flatten)]
+    input: crate::input::InputArgs,
+    /// Which profile to build: pc, load-value, load-addr, store-addr, zero-load-addr or narrow-pc.
+    #[arg(long, default_value = "pc", value_parser = parse_stream, conflicts_with = "dims")]
+    stream: Stream,
+    /// Profile points of several dimensions at once (multi-dimensional RAP), one stream per
+    /// dimension, comma-separated: e.g. pc,load-addr for code × data address.
+    #[arg(long, value_delimiter = ',', value_parser = parse_stream)]
+    dims: Option<Vec<Stream>>,
+    /// Error bound ε, in (0, 1): every range's count is within ε·n of the truth.
+    #[arg(long, default_value_t = coprof_engines::rap::config::DEFAULT_EPSILON)]
+    epsilon: f64,
+    /// Branching factor b: children per split, a power of two (for n dimensions a power of 2^n;
+    /// each dimension is divided by b^(1/n)).
+    #[arg(long, default_value_t = coprof_engines::rap::config::DEFAULT_BRANCHING)]
+    branching: u32,
+    /// Bits of the universe per dimension (64, or 32 for a 32-bit program); points beyond it are
+    /// counted apart.
+    #[arg(long, default_value_t = coprof_engines::rap::config::DEFAULT_BITS)]
+    bits: u32,
+    /// Share of the events, in (0, 1], that makes a range hot.
+    #[arg(long, default_value_t = DEFAULT_HOT)]
+    hot: f64,
+    /// Growth factor q of the period between merge batches (> 1).
+    #[arg(long, default_value_t = coprof_engines::rap::config::DEFAULT_MERGE_FACTOR)]
+    merge_factor: f64,
+    /// Send every event straight to the tree, without the merging event buffer.
+    #[arg(long)]
+    no_buffer: bool,
+    /// Capacity of the merging event buffer in bytes.
+    #[arg(long, default_value_t = coprof_engines::rap::config::DEFAULT_BUFFER_BYTES)]
+    buffer_bytes: usize,
+    /// Also count the stream exactly (one pass, unbounded memory) and report each hot range's
+    /// exact count and error, and the largest error over all ranges.
+    #[arg(long)]
+    exact: bool,
+    /// Write the whole tree as text to this file.
+    #[arg(long, value_name = "FILE")]
+    dump: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_stream(s: &str) -> Result<Stream, String> {
+    s.parse()
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if !(args.hot > 0.0 && args.hot <= 1.0) {
+        return Err(bad_input(format!(
+            "--hot must be a share of the events in (0, 1], got {}",
+            args.hot
+        )));
+    }
+    let dims = args.dims.clone().unwrap_or_else(|| vec![args.stream]);
+    match dims.len() {
+        1 => profile::<1>(&args, [dims[0]]),
+        2 => profile::<2>(&args, [dims[0], dims[1]]),
+        3 => profile::<3>(&args, [dims[0], dims[1], dims[2]]),
+        n => Err(bad_input(format!(
+            "--dims takes 1 to 3 streams, got {n} ({})",
+            names(&dims)
+        ))),
+    }
+}
+
+fn names(dims: &[Stream]) -> String {
+    dims.iter().map(|d| d.name()).collect::<Vec<_>>().join(",")
+}
+
+/// The exact side of the report.
+#[derive(Serialize)]
+struct ExactSummary {
+    max_abs_error_over_n: f64,
+    max_abs_error: u64,
+    max_error_pct: f64,
+    avg_error_pct: f64,
+    exact_distinct: usize,
+    exact_bytes: usize,
+}
+
+fn profile<const D: usize>(args: &Args, dims: [Stream; D]) -> anyhow::Result<()> {
+    let config = RapConfig {
+        epsilon: args.epsilon,
+        branching: args.branching,
+        bits: args.bits,
+        merge_factor: args.merge_factor,
+        buffer_bytes: (!args.no_buffer).then_some(args.buffer_bytes),
+    };
+    let rap: Rap<D> = Rap::new(config).map_err(|e| bad_input(e.to_string()))?;
+    let mut profiler = RangeProfiler::new(rap, dims);
+    let mut exact = args.exact.then(|| ExactPoints::new(dims));
+    {
+        let mut fan = Fanout::new();
+        fan.push(&mut profiler);
+        if let Some(x) = exact.as_mut() {
+            fan.push(x);
+        }
+        args.input.run(&mut fan as &mut dyn Sink)?;
+    }
+    let snap = profiler.snapshot();
+    if let Some(path) = &args.dump {
+        let mut text = Vec::new();
+        snap.dump(&mut text)?;
+        std::fs::write(path, text).map_err(|e| {
+            bad_input(format!(
+                "cannot write the tree dump to {}: {e}",
+                path.display()
+            ))
+        })?;
+    }
+    let hot = snap.hot_ranges(args.hot);
+    let checked = exact.as_ref().map(|x| {
+        let c = check(&snap, x);
+        let (hot, max_pct, avg_pct) = check_hot(hot.clone(), &c);
+        let summary = ExactSummary {
+            max_abs_error_over_n: c.max_abs_error_over_n,
+            max_abs_error: c.max_abs_error,
+            max_error_pct: max_pct,
+            avg_error_pct: avg_pct,
+            exact_distinct: x.distinct(),
+            exact_bytes: x.bytes(),
+        };
+        (hot, summary)
+    });
+    if args.json {
+        return print_json(&report_json(args, &dims, &snap, &hot, checked.as_ref()));
+    }
+    print_text(args, &dims, &snap, &hot, checked.as_ref());
+    Ok(())
+}
+
+/// A coordinate list as JSON: a number in one dimension, an array in more.
+fn coords(v: &[u64]) -> Value {
+    if v.len() == 1 {
+        json!(v[0])
+    } else {
+        json!(v)
+    }
+}
+
+fn report_json(
+    args: &Args,
+    dims: &[Stream],
+    snap: &RapSnapshot,
+    hot: &[HotRange],
+    checked: Option<&(Vec<coprof_engines::rap::CheckedHotRange>, ExactSummary)>,
+) -> Value {
+    let hot_ranges: Vec<Value> = hot
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let mut o = json!({
+                "lo": coords(&h.lo),
+                "hi": coords(&h.hi),
+                "depth": h.depth,
+                "count": h.count,
+                "share": h.share,
+                "own_count": h.own_count,
+                "own_share": h.own_share,
+            });
+            if let Some((c, _)) = checked {
+                o["exact"] = json!(c[i].exact);
+                o["error_pct"] = json!(c[i].error_pct);
+            }
+            o
+        })
+        .collect();
+    let mut v = json!({
+        "file": args.input.file,
+        "dims": dims.iter().map(|d| d.name()).collect::<Vec<_>>(),
+        "n": snap.n,
+        "outside": snap.outside,
+        "epsilon": snap.epsilon,
+        "branching": snap.branching,
+        "bits": snap.bits,
+        "levels": snap.levels,
+        "merge_factor": snap.merge_factor,
+        "hot": args.hot,
+        "split_threshold": snap.split_threshold,
+        "nodes_max": snap.nodes_max,
+        "nodes_final": snap.nodes_final,
+        "nodes_avg": snap.nodes_avg,
+        "bytes": snap.bytes,
+        "splits": snap.splits,
+        "merges": snap.merges,
+        "merge_batches": snap.merge_batches,
+        "buffer": {
+            "entries": snap.buffer_entries,
+            "hits": snap.buffer_hits,
+            "evictions": snap.buffer_evictions,
+        },
+        "hot_ranges": hot_ranges,
+    });
+    if let Some((_, s)) = checked {
+        let extra = serde_json::to_value(s).expect("plain numbers");
+        for (k, x) in extra.as_object().expect("a struct").iter() {
+            v[k] = x.clone();
+        }
+    }
+    v
+}
+
+fn print_text(
+    args: &Args,
+    dims: &[Stream],
+    snap: &RapSnapshot,
+    hot: &[HotRange],
+    checked: Option<&(Vec<coprof_engines::rap::CheckedHotRange>, ExactSummary)>,
+) {
+    println!(
+        "RAP over {} ({}-D, {}-bit universe): n = {} events, epsilon = {}, branching = {}",
+        names(dims),
+        dims.len(),
+        snap.bits,
+        thousands(snap.n),
+        snap.epsilon,
+        snap.branching
+    );
+    if snap.outside > 0 {
+        println!(
+            "  {} events fell outside the {}-bit universe and were not counted",
+            thousands(snap.outside),
+            snap.bits
+        );
+    }
+    println!(
+        "tree: {} nodes at the end, {} at most, {:.0} on average; {} bytes; split threshold {:.1}",
+        thousands(snap.nodes_final as u64),
+        thousands(snap.nodes_max as u64),
+        snap.nodes_avg,
+        thousands(snap.bytes as u64),
+        snap.split_threshold
+    );
+    if snap.buffer_entries > 0 {
+        println!(
+            "merging buffer: {} entries, {} of {} events combined",
+            snap.buffer_entries,
+            thousands(snap.buffer_hits),
+            thousands(snap.n)
+        );
+    }
+    println!();
+    if hot.is_empty() {
+        println!("no range holds {} of the events by itself", pct(args.hot));
+        return;
+    }
+    println!(
+        "hot ranges (at least {} of the events each):",
+        pct(args.hot)
+    );
+    // Indent each hot range under the hot ranges that contain it.
+    let nesting: Vec<usize> = hot
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            hot[..i]
+                .iter()
+                .filter(|o| {
+                    o.lo.iter().zip(&h.lo).all(|(a, b)| a <= b)
+                        && o.hi.iter().zip(&h.hi).all(|(a, b)| a >= b)
+                })
+                .count()
+        })
+        .collect();
+    let labels: Vec<String> = hot
+        .iter()
+        .zip(&nesting)
+        .map(|(h, &d)| {
+            format!(
+                "{:indent$}{}",
+                "",
+                format_range(&h.lo, &h.hi),
+                indent = 2 * d
+            )
+        })
+        .collect();
+    let width = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut header = format!("  {:width$}  {:>9}  {:>10}", "range", "own", "cumulative");
+    if checked.is_some() {
+        header.push_str(&format!(
+            "  {:>12}  {:>12}  {:>8}",
+            "estimate", "exact", "error"
+        ));
+    }
+    println!("{header}");
+    for (i, h) in hot.iter().enumerate() {
+        let range = &labels[i];
+        let pad = width - range.chars().count();
+        let mut line = format!(
+            "  {range}{:pad$}  {:>9}  {:>10}",
+            "",
+            pct(h.own_share),
+            pct(h.share)
+        );
+        if let Some((c, _)) = checked {
+            line.push_str(&format!(
+                "  {:>12}  {:>12}  {:>7.3}%",
+                thousands(h.count),
+                thousands(c[i].exact),
+                c[i].error_pct
+            ));
+        }
+        println!("{line}");
+    }
+    if let Some((_, s)) = checked {
+        println!();
+        println!(
+            "error over hot ranges: max {:.3}%, average {:.3}%",
+            s.max_error_pct, s.avg_error_pct
+        );
+        println!(
+            "largest error over all {} ranges: {} events = {:.5}·n (bound: epsilon·n = {:.0})",
+            thousands(snap.nodes.len() as u64),
+            thousands(s.max_abs_error),
+            s.max_abs_error_over_n,
+            snap.epsilon * snap.n as f64
+        );
+        println!(
+            "exact profile: {} distinct points, {} bytes",
+            thousands(s.exact_distinct as u64),
+            thousands(s.exact_bytes as u64)
+        );
+    }
+}

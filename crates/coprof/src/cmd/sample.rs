@@ -1,0 +1,240 @@
+//! `coprof sample`: apply a sampler (branch-on-random, counter, geometric,
+//! DCPI periodic) to a trace, and write the sampled stream or measure its
+//! accuracy with the overlap metric (Lee & Zilles, CGO 2008, §4.1).
+
+use crate::error::bad_input;
+use crate::output::{pct, print_json, thousands};
+use crate::sampled::{ProfileKind, SampleEval, SampledSink};
+use coprof_brr::{Sampler, SamplerSpec};
+use coprof_core::trace::{TraceReader, TraceWriter};
+use coprof_core::ClassSet;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Sample a trace's events with a software sampler.
+///
+/// The sampler decides once per event of the selected classes. Write the
+/// sampled events as a trace (-o), or compare the profile they give with
+/// the profile of every event (--eval), using the overlap accuracy
+/// Σ_i min(f_full(i), f_sampled(i)).
+///
+/// Samplers: brr:F takes each event with probability (1/2)^(F+1), F in
+/// 0..=15 (branch-on-random, a 20-bit LFSR); counter:N takes every N-th
+/// event (Arnold–Ryder); geometric:N takes each event with probability 1/N
+/// by counting down geometric intervals; periodic:N±J is DCPI's interrupt
+/// every N events with a random jitter of up to J either way (periodic
+/// alone is 65536±4096; periodic:N is N±N/16; ±0 turns jitter off; +- may
+/// be typed for ±).
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  coprof gen --workload methods -n 4000000 -o methods.cpt
+  coprof sample methods.cpt --sampler counter:1024 --eval
+  coprof sample methods.cpt --sampler brr:9 --eval --json
+  coprof sample mixed.cpt --sampler periodic:65536+-4096 --classes load -o loads.cpt")]
+pub struct Args {
+    #[command(flatten)]
+    input: crate::input::InputArgs,
+    /// The sampler: brr:F, counter:N, geometric:N or periodic:N[±J].
+    #[arg(long, short)]
+    sampler: String,
+    /// Classes the sampler counts and samples (comma-separated, or all;
+    /// default: call for --profile method, all otherwise).
+    #[arg(long, value_parser = crate::cmd::gen::parse_classes)]
+    classes: Option<ClassSet>,
+    /// Seed of the random samplers (the same seed gives the same samples).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the sampled events to this trace file.
+    #[arg(long, short, conflicts_with = "eval", required_unless_present = "eval")]
+    output: Option<PathBuf>,
+    /// Compare the sampled profile with the full one instead of writing.
+    #[arg(long)]
+    eval: bool,
+    /// The profile compared by --eval: method (calls per target) or pc
+    /// (events per PC).
+    #[arg(long, value_enum, default_value = "method", requires = "eval")]
+    profile: ProfileKind,
+    /// Entries listed by --eval (largest in the full profile first).
+    #[arg(long, default_value_t = 10, requires = "eval")]
+    top: usize,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct WriteReport {
+    sampler: String,
+    classes: String,
+    output: PathBuf,
+    events: u64,
+    samples: u64,
+    mean_interval: f64,
+    file_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct Entry {
+    key: String,
+    full: u64,
+    full_share: f64,
+    sampled: u64,
+    sampled_share: f64,
+}
+
+#[derive(Serialize)]
+struct EvalReport {
+    sampler: String,
+    profile: ProfileKind,
+    classes: String,
+    events: u64,
+    samples: u64,
+    mean_interval: f64,
+    overlap: f64,
+    keys_full: usize,
+    keys_sampled: usize,
+    missed_share: f64,
+    sampler_bytes: usize,
+    top: Vec<Entry>,
+}
+
+fn parse_spec(s: &str) -> anyhow::Result<SamplerSpec> {
+    s.parse::<SamplerSpec>()
+        .map_err(|e| bad_input(format!("--sampler '{s}': {e}")))
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let spec = parse_spec(&a.sampler)?;
+    let sampler = spec
+        .build(a.seed)
+        .map_err(|e| bad_input(format!("--sampler '{}': {e}", a.sampler)))?;
+    if a.eval {
+        eval(&a, spec, sampler)
+    } else {
+        write(&a, spec, sampler)
+    }
+}
+
+fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow::Result<()> {
+    let out = a.output.as_ref().expect("clap requires -o without --eval");
+    let classes = a.classes.unwrap_or(ClassSet::ALL);
+    let mut meta = TraceReader::open(&a.input.file)?.meta().clone();
+    meta.source = "sample".into();
+    meta.args.push(format!("--sampler={spec}"));
+    meta.extra.insert("sampler".into(), spec.to_string().into());
+    meta.extra.insert(
+        "sampled_from".into(),
+        a.input.file.display().to_string().into(),
+    );
+    meta.extra
+        .insert("mean_interval".into(), spec.mean_interval().into());
+    let mut w = TraceWriter::create(out, meta, classes)?;
+    let (seen, samples) = {
+        let mut s = SampledSink::new(sampler, classes, &mut w);
+        a.input.run(&mut s)?;
+        (s.seen(), s.samples())
+    };
+    let summary = w.commit()?;
+    let r = WriteReport {
+        sampler: spec.to_string(),
+        classes: classes.to_string(),
+        output: out.clone(),
+        events: seen,
+        samples,
+        mean_interval: spec.mean_interval(),
+        file_bytes: summary.file_bytes,
+    };
+    if a.json {
+        return print_json(&r);
+    }
+    println!(
+        "sampled {} of {} events ({}) with {} into {} ({} bytes)",
+        thousands(samples),
+        thousands(seen),
+        classes,
+        spec,
+        out.display(),
+        thousands(summary.file_bytes)
+    );
+    Ok(())
+}
+
+fn eval(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow::Result<()> {
+    let classes = a.classes.unwrap_or(a.profile.default_classes());
+    let mut e = SampleEval::new(sampler, classes, a.profile);
+    a.input.run(&mut e)?;
+    if e.full.is_empty() {
+        return Err(bad_input(format!(
+            "{}: no events for a {} profile among the classes {} (the method profile counts call events)",
+            a.input.file.display(),
+            a.profile.name(),
+            classes
+        )));
+    }
+    let full_total: u64 = e.full.values().sum();
+    let sampled_total: u64 = e.sampled.values().sum();
+    let mut keys: Vec<(&u64, &u64)> = e.full.iter().collect();
+    keys.sort_unstable_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
+    let share = |c: u64, t: u64| if t == 0 { 0.0 } else { c as f64 / t as f64 };
+    let top = keys
+        .iter()
+        .take(a.top)
+        .map(|(&k, &c)| {
+            let s = e.sampled.get(&k).copied().unwrap_or(0);
+            Entry {
+                key: format!("{k:#x}"),
+                full: c,
+                full_share: share(c, full_total),
+                sampled: s,
+                sampled_share: share(s, sampled_total),
+            }
+        })
+        .collect();
+    let r = EvalReport {
+        sampler: spec.to_string(),
+        profile: a.profile,
+        classes: classes.to_string(),
+        events: e.seen,
+        samples: e.samples,
+        mean_interval: spec.mean_interval(),
+        overlap: e.overlap(),
+        keys_full: e.full.len(),
+        keys_sampled: e.sampled.len(),
+        missed_share: e.missed_share(),
+        sampler_bytes: e.sampler().bytes(),
+        top,
+    };
+    if a.json {
+        return print_json(&r);
+    }
+    println!(
+        "sampler   {} (mean interval {})",
+        r.sampler, r.mean_interval
+    );
+    println!("profile   {} over classes {}", a.profile.name(), r.classes);
+    println!("events    {}", thousands(r.events));
+    println!("samples   {}", thousands(r.samples));
+    println!("overlap   {}", pct(r.overlap));
+    println!(
+        "keys      {} in the full profile, {} sampled; {} of the profile never sampled",
+        thousands(r.keys_full as u64),
+        thousands(r.keys_sampled as u64),
+        pct(r.missed_share)
+    );
+    println!();
+    println!(
+        "{:>18}  {:>14} {:>8}  {:>10} {:>8}",
+        "key", "full", "share", "sampled", "share"
+    );
+    for t in &r.top {
+        println!(
+            "{:>18}  {:>14} {:>8}  {:>10} {:>8}",
+            t.key,
+            thousands(t.full),
+            pct(t.full_share),
+            thousands(t.sampled),
+            pct(t.sampled_share)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,528 @@
+//! `coprof values`: load-value profiles from the profiling co-processor's
+//! load-value profiler (Zilles & Sohi, HPCA 2001, §5.1), simple sampling
+//! (§5) or Gibbons–Matias hotlists (DCPI, Burrows et al., ASPLOS 2000,
+//! §2.2), optionally scored against the exact profile with the paper's
+//! weighted RMS invariance error (§5.2–5.3) and its convergence (Fig. 7).
+
+use crate::error::bad_input;
+use crate::output::{pct, print_json, thousands};
+use coprof_core::metrics::invariance::{exact_invariance, weighted_rms_error, Criteria};
+use coprof_core::{Class, ClassSet, Event, ExactCounts, Sink};
+use coprof_engines::coproc::{
+    Coprocessor, HostConfig, LoadValueProfiler, LvpConfig, PartitionHash, PcValues, SimpleConfig,
+    SimpleSampler,
+};
+use coprof_engines::hotlist::{HotlistConfig, HotlistTable, ValueKind, Variant};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Which loads are (semi-)invariant, and with what value.
+///
+/// Runs one value profiler over the input and reports, per load PC, the
+/// most frequent values with their estimated invariance (the share of the
+/// load's executions that produced the value), sorted by execution weight.
+/// With --exact it also counts every (PC, value) exactly and scores the
+/// estimates with the co-processor paper's metric: the root-mean-square
+/// invariance error weighted by frequency, over pairs with at least 200
+/// executions and 25% invariance (unreported pairs count as 0).
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  coprof gen --workload zipf --events 2000000 -o zipf.cpt
+  coprof values zipf.cpt
+  coprof values zipf.cpt --algo simple --period 512 --exact
+  coprof values zipf.cpt --algo hotlist --variant counting --exact --json
+  coprof values zipf.cpt --slots 512 --service-rate 0.25 --exact")]
+pub struct Args {
+    #[command(flatten)]
+    input: crate::input::InputArgs,
+    /// The profiler: coproc (the co-processor's load-value profiler),
+    /// simple (every N-th load into per-PC tables) or hotlist
+    /// (Gibbons–Matias hotlists of DCPI value sampling).
+    #[arg(long, default_value = "coproc", value_parser = ["coproc", "simple", "hotlist"])]
+    algo: String,
+    /// coproc: number of slots (paper: 256; also 128, 512).
+    #[arg(long)]
+    slots: Option<usize>,
+    /// coproc: samples the co-processor processes per retired instruction;
+    /// below 1 the 1 KB sample buffer can fill and drop samples.
+    #[arg(long)]
+    service_rate: Option<f64>,
+    /// coproc: sample buffer size in bytes (paper: 1024; 16 bytes per sample).
+    #[arg(long)]
+    buffer_bytes: Option<usize>,
+    /// coproc: partition filter hash: multiplicative, fold or low.
+    #[arg(long)]
+    partition_hash: Option<String>,
+    /// simple and hotlist: take every N-th load (simple: 1024; hotlist: 1).
+    #[arg(long)]
+    period: Option<u64>,
+    /// hotlist: values per hotlist, N (DCPI: 16).
+    #[arg(long)]
+    hotlist_size: Option<usize>,
+    /// hotlist: concise or counting samples.
+    #[arg(long)]
+    variant: Option<String>,
+    /// Seed of the profiler's random numbers (coproc LFSR, hotlist coins).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Values shown per load.
+    #[arg(long, default_value_t = 4)]
+    top: usize,
+    /// Loads shown in the text report (JSON lists every load).
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+    /// Count exactly too: exact invariance of each value, the weighted
+    /// RMS error, and its convergence with events processed.
+    #[arg(long)]
+    exact: bool,
+    /// Print as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One of the three profilers, behind one interface for the report.
+enum Engine {
+    Coproc(Box<Coprocessor<LoadValueProfiler>>),
+    Simple(SimpleSampler),
+    Hotlist(HotlistTable),
+}
+
+/// The overhead proxies of §3.5.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+struct Overhead {
+    interrupts: u64,
+    samples_transferred: u64,
+    samples_dropped: u64,
+}
+
+impl Engine {
+    fn sink(&mut self) -> &mut dyn Sink {
+        match self {
+            Engine::Coproc(c) => c.as_mut(),
+            Engine::Simple(s) => s,
+            Engine::Hotlist(h) => h,
+        }
+    }
+
+    fn wants(&self) -> ClassSet {
+        match self {
+            Engine::Coproc(c) => c.wants(),
+            Engine::Simple(s) => s.wants(),
+            Engine::Hotlist(h) => h.wants(),
+        }
+    }
+
+    fn pcs(&self) -> Vec<PcValues> {
+        match self {
+            Engine::Coproc(c) => c.program().estimates(),
+            Engine::Simple(s) => s.snapshot().pcs,
+            Engine::Hotlist(h) => h.snapshot().pc_values(ValueKind::Loaded),
+        }
+    }
+
+    fn overhead(&self) -> Overhead {
+        match self {
+            Engine::Coproc(c) => Overhead {
+                interrupts: c.stats().interrupts,
+                samples_transferred: c.stats().transferred,
+                samples_dropped: c.stats().dropped,
+            },
+            // Every sample is one interrupt and one sample handed over.
+            Engine::Simple(s) => Overhead {
+                interrupts: s.samples(),
+                samples_transferred: s.samples(),
+                samples_dropped: 0,
+            },
+            Engine::Hotlist(h) => {
+                let n = h.snapshot().samples;
+                Overhead {
+                    interrupts: n,
+                    samples_transferred: n,
+                    samples_dropped: 0,
+                }
+            }
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Engine::Coproc(c) => c.bytes(),
+            Engine::Simple(s) => s.bytes(),
+            Engine::Hotlist(h) => h.bytes(),
+        }
+    }
+
+    fn details(&self) -> serde_json::Value {
+        let v = match self {
+            Engine::Coproc(c) => serde_json::to_value(c.snapshot()),
+            Engine::Simple(s) => serde_json::to_value(s.snapshot()),
+            Engine::Hotlist(h) => serde_json::to_value(h.snapshot()),
+        };
+        let mut v = v.unwrap_or(serde_json::Value::Null);
+        // The per-PC lists are already the report's `pcs`.
+        if let Some(o) = v.as_object_mut() {
+            o.remove("pcs");
+            o.remove("lists");
+        }
+        v
+    }
+}
+
+fn build(a: &Args) -> anyhow::Result<Engine> {
+    let only = |set: bool, opt: &str, algo: &str| -> anyhow::Result<()> {
+        if set && a.algo != algo {
+            return Err(bad_input(format!(
+                "{opt} applies to --algo {algo}, not --algo {}",
+                a.algo
+            )));
+        }
+        Ok(())
+    };
+    only(a.slots.is_some(), "--slots", "coproc")?;
+    only(a.service_rate.is_some(), "--service-rate", "coproc")?;
+    only(a.buffer_bytes.is_some(), "--buffer-bytes", "coproc")?;
+    only(a.partition_hash.is_some(), "--partition-hash", "coproc")?;
+    only(a.hotlist_size.is_some(), "--hotlist-size", "hotlist")?;
+    only(a.variant.is_some(), "--variant", "hotlist")?;
+    if a.algo == "coproc" && a.period.is_some() {
+        return Err(bad_input(
+            "--period applies to --algo simple or hotlist: the co-processor sees every load",
+        ));
+    }
+    if a.period == Some(0) {
+        return Err(bad_input("--period must be at least 1 load, got 0"));
+    }
+    Ok(match a.algo.as_str() {
+        "coproc" => {
+            let slots = a.slots.unwrap_or(256);
+            if !(1..=65536).contains(&slots) {
+                return Err(bad_input(format!(
+                    "--slots must be in 1..=65536, got {slots}"
+                )));
+            }
+            let mut host = HostConfig::default();
+            if let Some(r) = a.service_rate {
+                host.service_rate = r;
+            }
+            if let Some(b) = a.buffer_bytes {
+                host.buffer_bytes = b;
+            }
+            if let Some(h) = &a.partition_hash {
+                host.partition_hash = h
+                    .parse::<PartitionHash>()
+                    .map_err(|e| bad_input(format!("--partition-hash: {e}")))?;
+            }
+            let cfg = LvpConfig {
+                seed: (a.seed as u32) ^ ((a.seed >> 32) as u32),
+                ..LvpConfig::with_slots(slots)
+            };
+            let lvp = LoadValueProfiler::new(cfg).map_err(bad_input)?;
+            let cp = Coprocessor::new(&host, lvp)
+                .map_err(|e| bad_input(format!("--service-rate / --buffer-bytes: {e}")))?;
+            Engine::Coproc(Box::new(cp))
+        }
+        "simple" => Engine::Simple(
+            SimpleSampler::new(SimpleConfig {
+                period: a.period.unwrap_or(1024),
+                ..SimpleConfig::default()
+            })
+            .map_err(bad_input)?,
+        ),
+        _ => {
+            let variant = match &a.variant {
+                Some(v) => v
+                    .parse::<Variant>()
+                    .map_err(|e| bad_input(format!("--variant: {e}")))?,
+                None => Variant::Concise,
+            };
+            let cfg = HotlistConfig {
+                capacity: a.hotlist_size.unwrap_or(16),
+                variant,
+                period: a.period.unwrap_or(1),
+                seed: a.seed,
+                ..HotlistConfig::default()
+            };
+            Engine::Hotlist(
+                HotlistTable::new(cfg).map_err(|e| bad_input(format!("--hotlist-size: {e}")))?,
+            )
+        }
+    })
+}
+
+/// One point of the convergence curve (Fig. 7).
+#[derive(Clone, Debug, Serialize)]
+struct ConvergencePoint {
+    events: u64,
+    weighted_rms_error: f64,
+    #[serde(flatten)]
+    overhead: Overhead,
+}
+
+/// Feeds the engine and, with --exact, the exact counts, scoring the
+/// engine at geometric points of the events processed (4096 · 2^k).
+struct Run<'a> {
+    engine: &'a mut Engine,
+    exact: Option<ExactCounts>,
+    events: u64,
+    next_point: u64,
+    curve: Vec<ConvergencePoint>,
+}
+
+const FIRST_POINT: u64 = 4096;
+
+impl Run<'_> {
+    fn point(&mut self) {
+        if let Some(x) = &self.exact {
+            let e = score(x, &self.engine.pcs());
+            self.curve.push(ConvergencePoint {
+                events: self.events,
+                weighted_rms_error: e,
+                overhead: self.engine.overhead(),
+            });
+        }
+    }
+}
+
+fn score(exact: &ExactCounts, pcs: &[PcValues]) -> f64 {
+    let est = estimates(pcs);
+    weighted_rms_error(exact, Criteria::default(), |pc, v| {
+        est.get(&(pc, v)).copied()
+    })
+    .weighted_rms_error
+}
+
+fn estimates(pcs: &[PcValues]) -> FxHashMap<(u64, u64), f64> {
+    pcs.iter()
+        .flat_map(|p| {
+            p.values
+                .iter()
+                .map(move |v| ((p.pc, v.value), v.invariance))
+        })
+        .collect()
+}
+
+impl Sink for Run<'_> {
+    fn wants(&self) -> ClassSet {
+        let w = self.engine.wants();
+        if self.exact.is_some() {
+            w.with(Class::Load)
+        } else {
+            w
+        }
+    }
+
+    fn observe(&mut self, mut batch: &[Event]) {
+        while !batch.is_empty() {
+            let room = if self.exact.is_some() {
+                (self.next_point - self.events).min(batch.len() as u64) as usize
+            } else {
+                batch.len()
+            };
+            let (now, rest) = batch.split_at(room);
+            self.engine.sink().observe(now);
+            if let Some(x) = &mut self.exact {
+                x.observe(now);
+            }
+            self.events += now.len() as u64;
+            batch = rest;
+            if self.exact.is_some() && self.events == self.next_point {
+                self.point();
+                self.next_point *= 2;
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.engine.sink().finish();
+        if self.exact.is_some() {
+            // The final point, after the engine's last copy-out.
+            self.curve.retain(|p| p.events != self.events);
+            self.point();
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ValueOut {
+    value: u64,
+    invariance: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exact_invariance: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct PcOut {
+    pc: u64,
+    weight: u64,
+    samples: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    executions: Option<u64>,
+    status: coprof_engines::coproc::PcStatus,
+    glacial: bool,
+    values: Vec<ValueOut>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    algo: String,
+    events: u64,
+    loads: Option<u64>,
+    interrupts: u64,
+    samples_transferred: u64,
+    samples_dropped: u64,
+    bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weighted_rms_error: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scored_pairs: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unreported_pairs: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exact_bytes: Option<usize>,
+    pcs: Vec<PcOut>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    convergence: Vec<ConvergencePoint>,
+    engine: serde_json::Value,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let mut engine = build(&a)?;
+    let mut run = Run {
+        engine: &mut engine,
+        exact: a.exact.then(ExactCounts::new),
+        events: 0,
+        next_point: FIRST_POINT,
+        curve: Vec::new(),
+    };
+    a.input.run(&mut run)?;
+    let Run {
+        exact,
+        events,
+        curve,
+        ..
+    } = run;
+
+    let mut pcs = engine.pcs();
+    if let Some(x) = &exact {
+        // With exact counts at hand, sort by true execution weight.
+        pcs.sort_by(|p, q| {
+            x.load_count(q.pc)
+                .cmp(&x.load_count(p.pc))
+                .then(p.pc.cmp(&q.pc))
+        });
+    }
+    let est = estimates(&pcs);
+    let metric = exact
+        .as_ref()
+        .map(|x| weighted_rms_error(x, Criteria::default(), |pc, v| est.get(&(pc, v)).copied()));
+    let o = engine.overhead();
+    let report = Report {
+        algo: a.algo.clone(),
+        events,
+        loads: exact.as_ref().map(|x| x.class_count(Class::Load)),
+        interrupts: o.interrupts,
+        samples_transferred: o.samples_transferred,
+        samples_dropped: o.samples_dropped,
+        bytes: engine.bytes(),
+        weighted_rms_error: metric.as_ref().map(|m| m.weighted_rms_error),
+        scored_pairs: metric.as_ref().map(|m| m.pairs),
+        unreported_pairs: metric.as_ref().map(|m| m.unreported),
+        exact_bytes: exact.as_ref().map(|x| x.bytes()),
+        pcs: pcs
+            .iter()
+            .map(|p| PcOut {
+                pc: p.pc,
+                weight: p.weight,
+                samples: p.samples,
+                executions: exact.as_ref().map(|x| x.load_count(p.pc)),
+                status: p.status,
+                glacial: p.glacial,
+                values: p
+                    .values
+                    .iter()
+                    .take(a.top)
+                    .map(|v| ValueOut {
+                        value: v.value,
+                        invariance: v.invariance,
+                        exact_invariance: exact
+                            .as_ref()
+                            .map(|x| exact_invariance(x, p.pc, v.value)),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        convergence: curve,
+        engine: engine.details(),
+    };
+    if a.json {
+        return print_json(&report);
+    }
+    print_text(&report, a.limit);
+    Ok(())
+}
+
+fn print_text(r: &Report, limit: usize) {
+    println!(
+        "{} value profile: {} events, {} loads profiled, {} bytes",
+        r.algo,
+        thousands(r.events),
+        r.pcs.len(),
+        thousands(r.bytes as u64)
+    );
+    println!(
+        "overhead: {} interrupts, {} samples transferred, {} samples dropped",
+        thousands(r.interrupts),
+        thousands(r.samples_transferred),
+        thousands(r.samples_dropped)
+    );
+    if let (Some(e), Some(n), Some(u)) = (r.weighted_rms_error, r.scored_pairs, r.unreported_pairs)
+    {
+        println!(
+            "weighted RMS invariance error {:.4} over {n} (PC, value) pairs with >= 200 executions and >= 25% invariance ({u} unreported)",
+            e
+        );
+    }
+    println!();
+    let exact = r.weighted_rms_error.is_some();
+    println!(
+        "{:>18}  {:>12}  {:>9}  {:<10}  values (invariance{})",
+        "pc",
+        if exact { "executions" } else { "weight" },
+        "samples",
+        "status",
+        if exact { " / exact" } else { "" }
+    );
+    for p in r.pcs.iter().take(limit) {
+        let status = serde_json::to_value(p.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let status = if p.glacial {
+            format!("{status},glacial")
+        } else {
+            status
+        };
+        let values: Vec<String> = p
+            .values
+            .iter()
+            .map(|v| match v.exact_invariance {
+                Some(x) => format!("{:#x} {} / {}", v.value, pct(v.invariance), pct(x)),
+                None => format!("{:#x} {}", v.value, pct(v.invariance)),
+            })
+            .collect();
+        println!(
+            "{:>#18x}  {:>12}  {:>9}  {:<10}  {}",
+            p.pc,
+            thousands(p.executions.unwrap_or(p.weight)),
+            thousands(p.samples),
+            status,
+            values.join(", ")
+        );
+    }
+    if r.pcs.len() > limit {
+        println!(
+            "... {} more loads (--limit, or --json for all)",
+            r.pcs.len() - limit
+        );
+    }
+}

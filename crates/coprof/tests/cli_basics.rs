@@ -1,0 +1,247 @@
+//! The `coprof` program end to end: gen, info, demo and their errors.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn coprof() -> Command {
+    Command::cargo_bin("coprof").unwrap()
+}
+
+fn gen(dir: &Path, workload: &str, events: u64) -> std::path::PathBuf {
+    let p = dir.join(format!("{workload}.cpt"));
+    coprof()
+        .args([
+            "gen",
+            "--workload",
+            workload,
+            "--events",
+            &events.to_string(),
+            "--seed",
+            "3",
+            "-o",
+        ])
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("wrote"));
+    p
+}
+
+#[test]
+fn help_lists_every_subcommand_with_examples() {
+    coprof().arg("--help").assert().success().stdout(
+        predicate::str::contains("gen")
+            .and(predicate::str::contains("info"))
+            .and(predicate::str::contains("demo")),
+    );
+    for sub in ["gen", "info", "demo"] {
+        coprof()
+            .args([sub, "--help"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("Examples:"));
+    }
+}
+
+#[test]
+fn gen_then_info_json_counts_every_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "mixed", 100_000);
+    let out = coprof()
+        .args(["info", "--json"])
+        .arg(&p)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["events"], 100_000);
+    let classes = v["classes"].as_object().unwrap();
+    let sum: u64 = classes.values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(sum, 100_000);
+    assert!(classes["load"].as_u64().unwrap() > 10_000);
+    let bpe = v["bytes_per_event"].as_f64().unwrap();
+    let size = std::fs::metadata(&p).unwrap().len() as f64;
+    assert!((bpe - size / 100_000.0).abs() < 1e-9);
+    assert_eq!(v["meta"]["program"], "mixed");
+}
+
+#[test]
+fn gen_is_deterministic_and_seeded() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = gen(dir.path(), "zipf", 20_000);
+    let b = dir.path().join("again.cpt");
+    coprof()
+        .args(["gen", "-w", "zipf", "-n", "20000", "--seed", "3", "-o"])
+        .arg(&b)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let c = dir.path().join("other.cpt");
+    coprof()
+        .args(["gen", "-w", "zipf", "-n", "20000", "--seed", "4", "-o"])
+        .arg(&c)
+        .assert()
+        .success();
+    assert_ne!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
+}
+
+#[test]
+fn gen_classes_filter_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("loads.cpt");
+    coprof()
+        .args([
+            "gen",
+            "-w",
+            "mixed",
+            "-n",
+            "50000",
+            "--classes",
+            "load,store",
+            "--json",
+            "-o",
+        ])
+        .arg(&p)
+        .assert()
+        .success();
+    let out = coprof().args(["info", "--json"]).arg(&p).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let classes: Vec<&String> = v["classes"].as_object().unwrap().keys().collect();
+    assert_eq!(classes, ["load", "store"]);
+    assert_eq!(v["meta"]["classes"], serde_json::json!(["load", "store"]));
+}
+
+#[test]
+fn info_text_names_the_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "loops", 50_000);
+    coprof()
+        .arg("info")
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("50,000").and(predicate::str::contains("cond-branch")));
+}
+
+#[test]
+fn bad_traces_exit_2_naming_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "loops", 100_000);
+    let bytes = std::fs::read(&p).unwrap();
+
+    let notrace = dir.path().join("notrace.cpt");
+    std::fs::write(&notrace, b"#!/bin/sh\necho hi\n").unwrap();
+    coprof().arg("info").arg(&notrace).assert().code(2).stderr(
+        predicate::str::contains("notrace.cpt")
+            .and(predicate::str::contains("byte 0"))
+            .and(predicate::str::contains("not a coprof trace")),
+    );
+
+    let cut = dir.path().join("cut.cpt");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    coprof()
+        .arg("info")
+        .arg(&cut)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("truncated"));
+
+    let mut v = bytes.clone();
+    v[8] = 7;
+    let ver = dir.path().join("ver.cpt");
+    std::fs::write(&ver, &v).unwrap();
+    coprof()
+        .arg("info")
+        .arg(&ver)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("version 7"));
+
+    let mut m = bytes.clone();
+    m[16] = b'x';
+    let meta = dir.path().join("meta.cpt");
+    std::fs::write(&meta, &m).unwrap();
+    coprof()
+        .arg("info")
+        .arg(&meta)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("metadata"));
+
+    let mut c = bytes.clone();
+    let n = c.len();
+    c[n - 100] ^= 0xff;
+    let corrupt = dir.path().join("corrupt.cpt");
+    std::fs::write(&corrupt, &c).unwrap();
+    coprof().arg("info").arg(&corrupt).assert().code(2).stderr(
+        predicate::str::contains("corrupt").and(predicate::str::contains("panicked").not()),
+    );
+
+    coprof()
+        .arg("info")
+        .arg(dir.path().join("missing.cpt"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.cpt"));
+}
+
+#[test]
+fn bad_options_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("x.cpt");
+    coprof()
+        .args(["gen", "-w", "nonsense", "-o"])
+        .arg(&o)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nonsense"));
+    coprof()
+        .args(["gen", "--alpha=-2", "-o"])
+        .arg(&o)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--alpha"));
+    coprof()
+        .args(["gen", "--classes", "load,bogus", "-o"])
+        .arg(&o)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bogus"));
+    coprof().args(["frobnicate"]).assert().code(2);
+    assert!(!o.exists(), "a failed gen left a file behind");
+}
+
+#[test]
+fn unwritable_output_is_an_error_not_a_panic() {
+    coprof()
+        .args(["gen", "-n", "10", "-o", "/nonexistent-dir/x.cpt"])
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("/nonexistent-dir/x.cpt")
+                .and(predicate::str::contains("panicked").not()),
+        );
+}
+
+#[test]
+fn demo_needs_no_arguments_and_reports_loops_and_values() {
+    coprof()
+        .args(["demo", "-n", "200000"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("hottest loops").and(predicate::str::contains("invariant")),
+        );
+    let out = coprof()
+        .args(["demo", "-n", "200000", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["events"], 200_000);
+    assert!(!v["loops"].as_array().unwrap().is_empty());
+}

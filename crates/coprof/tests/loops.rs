@@ -1,0 +1,258 @@
+//! `coprof loops`: the frequent loop detector on traces of the `loops`
+//! workload, its JSON keys, the sweep, and bad input.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+fn coprof() -> Command {
+    Command::cargo_bin("coprof").unwrap()
+}
+
+/// A `loops` workload trace. Seed 7 lays its loops out so that no set of
+/// the default 2-way, 32-entry cache is asked to hold more than two.
+fn loops_trace(dir: &Path, seed: u64, events: u64) -> PathBuf {
+    let out = dir.join(format!("loops-{seed}.cpt"));
+    coprof()
+        .args([
+            "gen",
+            "--workload",
+            "loops",
+            "--events",
+            &events.to_string(),
+        ])
+        .args(["--seed", &seed.to_string(), "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+fn json(args: &[&str], file: &Path) -> Value {
+    let out = coprof()
+        .arg("loops")
+        .arg(file)
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+#[test]
+fn exact_report_has_the_keys_and_accuracy() {
+    let dir = TempDir::new().unwrap();
+    let f = loops_trace(dir.path(), 7, 1_500_000);
+    let v = json(&["--exact"], &f);
+    for k in [
+        "config",
+        "loops",
+        "accuracy",
+        "cache_updates",
+        "halvings",
+        "coalesced",
+    ] {
+        assert!(v.get(k).is_some(), "missing key {k}");
+    }
+    assert_eq!(v["config"]["entries"], 32);
+    assert_eq!(v["config"]["ways"], 2);
+    assert_eq!(v["config"]["width"], 24);
+    let loops = v["loops"].as_array().unwrap();
+    assert_eq!(loops.len(), 10);
+    for (i, l) in loops.iter().enumerate() {
+        for k in [
+            "pc",
+            "body_lo",
+            "body_hi",
+            "share",
+            "exact_share",
+            "exec_share",
+            "exact_exec_share",
+        ] {
+            assert!(l.get(k).is_some(), "loop {i} lacks {k}");
+        }
+        assert!(l["body_lo"].as_u64() <= l["body_hi"].as_u64());
+        assert_eq!(l["rank"], i + 1);
+        // A conflict-free cache with wide counters counts exactly.
+        assert_eq!(l["iterations"], l["exact_iterations"]);
+    }
+    let shares: Vec<f64> = loops
+        .iter()
+        .map(|l| l["exact_share"].as_f64().unwrap())
+        .collect();
+    assert!(
+        shares.windows(2).all(|w| w[0] >= w[1]),
+        "not in exact order: {shares:?}"
+    );
+    assert!(v["accuracy"].as_f64().unwrap() >= 0.95);
+    assert_eq!(v["halvings"], 0);
+    // Without --exact there is no accuracy and no exact column.
+    let plain = json(&["--top", "3"], &f);
+    assert!(plain.get("accuracy").is_none());
+    assert_eq!(plain["loops"].as_array().unwrap().len(), 3);
+    assert!(plain["loops"][0].get("exact_share").is_none());
+}
+
+#[test]
+fn coalescing_same_loops_fewer_updates() {
+    let dir = TempDir::new().unwrap();
+    let f = loops_trace(dir.path(), 7, 600_000);
+    let a = json(&[], &f);
+    let b = json(&["--coalesce"], &f);
+    let key = |v: &Value| -> Vec<(u64, u64)> {
+        v["loops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| (l["pc"].as_u64().unwrap(), l["count"].as_u64().unwrap()))
+            .collect()
+    };
+    assert_eq!(key(&a), key(&b));
+    assert!(b["cache_updates"].as_u64().unwrap() * 5 < a["cache_updates"].as_u64().unwrap());
+    assert!(b["coalesced"].as_u64().unwrap() > 0);
+    assert_eq!(a["coalesced"], 0);
+}
+
+#[test]
+fn text_report_names_the_cache_and_accuracy() {
+    let dir = TempDir::new().unwrap();
+    let f = loops_trace(dir.path(), 7, 300_000);
+    coprof()
+        .arg("loops")
+        .arg(&f)
+        .args([
+            "--exact",
+            "--ways",
+            "full",
+            "--entries",
+            "16",
+            "--sample-interval",
+            "3",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("16 entries, fully associative"))
+        .stdout(predicate::str::contains("1 in 3 sbbs tallied"))
+        .stdout(predicate::str::contains("accuracy (1 - SOD"));
+}
+
+#[test]
+fn sweep_lists_every_configuration_and_the_smallest() {
+    let dir = TempDir::new().unwrap();
+    let f = loops_trace(dir.path(), 7, 600_000);
+    let v = json(&["--sweep", "--target", "0.95"], &f);
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 672);
+    assert_eq!(
+        points
+            .iter()
+            .filter(|p| p["config"]["coalesce"] == true)
+            .count(),
+        336
+    );
+    assert!(points
+        .iter()
+        .all(|p| (0.0..=1.0).contains(&p["accuracy"].as_f64().unwrap())));
+    let s = &v["smallest"];
+    assert!(s["accuracy"].as_f64().unwrap() >= 0.95);
+    let bits = s["size_bits"].as_u64().unwrap();
+    assert!(points
+        .iter()
+        .filter(|p| p["accuracy"].as_f64().unwrap() >= 0.95)
+        .all(|p| p["size_bits"].as_u64().unwrap() >= bits));
+    // The paper's best configuration is exact on this trace.
+    let best = points
+        .iter()
+        .find(|p| {
+            p["config"]["entries"] == 32
+                && p["config"]["ways"] == 2
+                && p["config"]["width"] == 24
+                && p["config"]["coalesce"] == false
+        })
+        .unwrap();
+    assert!(best["accuracy"].as_f64().unwrap() > 0.999);
+    coprof()
+        .arg("loops")
+        .arg(&f)
+        .args(["--sweep", "--target", "0.95"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "smallest configuration reaching accuracy 0.95",
+        ));
+}
+
+#[test]
+fn bad_options_and_input_exit_2_with_a_message() {
+    let dir = TempDir::new().unwrap();
+    let f = loops_trace(dir.path(), 7, 20_000);
+    for (args, msg) in [
+        (vec!["--entries", "24"], "entries must be a power of two"),
+        (vec!["--ways", "3"], "ways must be a power of two"),
+        (
+            vec!["--ways", "64"],
+            "ways must be a power of two no larger than entries",
+        ),
+        (vec!["--width", "3"], "counter width must be 4 to 32"),
+        (vec!["--width", "40"], "counter width must be 4 to 32"),
+        (
+            vec!["--sample-interval", "0"],
+            "sample interval must be at least 1",
+        ),
+        (vec!["--top", "0"], "--top must be at least 1"),
+        (
+            vec!["--sweep", "--target", "1.5"],
+            "--target must be an accuracy from 0 to 1",
+        ),
+    ] {
+        coprof()
+            .arg("loops")
+            .arg(&f)
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg))
+            .stderr(predicate::str::contains("panicked").not());
+    }
+    // Options clap rejects (exit 2 as well).
+    coprof()
+        .arg("loops")
+        .arg(&f)
+        .args(["--ways", "two"])
+        .assert()
+        .code(2);
+    coprof()
+        .arg("loops")
+        .arg(&f)
+        .args(["--sweep", "--width", "8"])
+        .assert()
+        .code(2);
+    // A missing file and a file that is not a trace.
+    coprof()
+        .arg("loops")
+        .arg(dir.path().join("missing.cpt"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.cpt"));
+    let junk = dir.path().join("junk.cpt");
+    std::fs::write(&junk, b"this is not a coprof trace at all").unwrap();
+    coprof()
+        .arg("loops")
+        .arg(&junk)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("junk.cpt"))
+        .stderr(predicate::str::contains("panicked").not());
+    // A trace cut short.
+    let whole = std::fs::read(&f).unwrap();
+    let cut = dir.path().join("cut.cpt");
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    coprof()
+        .arg("loops")
+        .arg(&cut)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("panicked").not());
+}

@@ -1,0 +1,206 @@
+//! `coprof ranges`: range-adaptive profiling of traces made by `coprof gen`,
+//! checked against the exact counts it computes in the same pass, and its
+//! errors on bad options and bad input.
+
+use assert_cmd::Command;
+use predicates::str::contains;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn coprof() -> Command {
+    Command::cargo_bin("coprof").unwrap()
+}
+
+fn gen(dir: &Path, workload: &str, events: u64, seed: u64) -> PathBuf {
+    let out = dir.join(format!("{workload}-{seed}.cpt"));
+    coprof()
+        .args(["gen", "--workload", workload, "--events"])
+        .arg(events.to_string())
+        .args(["--seed", &seed.to_string(), "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+fn json(args: &[&str], file: &Path) -> Value {
+    let out = coprof()
+        .arg("ranges")
+        .arg(file)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn zipf_values_with_exact_counts_keep_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), "zipf", 200_000, 5);
+    let v = json(&["--stream", "load-value", "--exact"], &trace);
+    assert_eq!(v["n"], 200_000, "every zipf event is a load");
+    assert_eq!(v["epsilon"], 0.01);
+    for key in ["nodes_max", "nodes_final", "bytes", "avg_error_pct"] {
+        assert!(v[key].is_number(), "missing {key}: {v}");
+    }
+    assert!(v["max_abs_error_over_n"].as_f64().unwrap() <= 0.01);
+    let hot = v["hot_ranges"].as_array().unwrap();
+    assert!(!hot.is_empty());
+    for h in hot {
+        let (count, exact) = (h["count"].as_u64().unwrap(), h["exact"].as_u64().unwrap());
+        assert!(
+            count <= exact && (exact - count) as f64 <= 0.01 * 200_000.0,
+            "{h}"
+        );
+        assert!(h["lo"].as_u64().unwrap() <= h["hi"].as_u64().unwrap());
+        assert!(h["own_share"].as_f64().unwrap() >= 0.1);
+        assert!(h["share"].as_f64().unwrap() >= h["own_share"].as_f64().unwrap());
+        assert!(h["error_pct"].as_f64().unwrap() >= 0.0);
+    }
+}
+
+#[test]
+fn the_loops_code_profile_finds_the_loop_bodies() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), "loops", 300_000, 1);
+    let v = json(&["--stream", "pc", "--exact", "--epsilon", "0.001"], &trace);
+    assert_eq!(v["n"], 300_000);
+    let hot = v["hot_ranges"].as_array().unwrap();
+    // The program's loops are 4 KiB apart above 0x10000: the hot ranges
+    // are code ranges there, and none is the whole universe.
+    assert!(hot
+        .iter()
+        .any(|h| h["hi"].as_u64().unwrap() - h["lo"].as_u64().unwrap() < 1 << 16));
+    assert!(v["max_abs_error_over_n"].as_f64().unwrap() <= 0.001);
+}
+
+#[test]
+fn two_dimensions_report_coordinate_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), "mixed", 100_000, 2);
+    let v = json(
+        &["--dims", "pc,load-addr", "--exact", "--epsilon", "0.05"],
+        &trace,
+    );
+    assert_eq!(v["dims"], serde_json::json!(["pc", "load-addr"]));
+    let hot = v["hot_ranges"].as_array().unwrap();
+    assert!(!hot.is_empty());
+    for h in hot {
+        assert_eq!(h["lo"].as_array().unwrap().len(), 2);
+        assert!(h["count"].as_u64() <= h["exact"].as_u64());
+    }
+    assert!(v["max_abs_error_over_n"].as_f64().unwrap() <= 0.05);
+    // The 2-D profile counts loads only.
+    let loads = json(&["--stream", "load-addr"], &trace)["n"].clone();
+    assert_eq!(v["n"], loads);
+}
+
+#[test]
+fn buffer_off_counts_the_same_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), "mixed", 50_000, 3);
+    let on = json(&["--stream", "store-addr"], &trace);
+    let off = json(&["--stream", "store-addr", "--no-buffer"], &trace);
+    assert_eq!(on["n"], off["n"]);
+    assert_eq!(off["buffer"]["entries"], 0);
+    assert!(on["buffer"]["entries"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn dump_writes_the_tree_and_text_shows_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), "zipf", 50_000, 4);
+    let dump = dir.path().join("tree.txt");
+    coprof()
+        .arg("ranges")
+        .arg(&trace)
+        .args(["--stream", "load-addr", "--exact", "--dump"])
+        .arg(&dump)
+        .assert()
+        .success()
+        .stdout(contains("hot ranges"))
+        .stdout(contains("largest error over all"));
+    let text = std::fs::read_to_string(&dump).unwrap();
+    assert!(text.starts_with("# RAP tree: n=50000"));
+    assert!(text.contains("[0x0, 0xffffffffffffffff]"));
+    let v = json(&["--stream", "load-addr"], &trace);
+    assert_eq!(
+        text.lines().count() as u64,
+        v["nodes_final"].as_u64().unwrap() + 2
+    );
+}
+
+#[test]
+fn bad_options_are_named_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), "zipf", 1000, 1);
+    for (args, says) in [
+        (
+            vec!["--epsilon", "0"],
+            "epsilon must lie strictly between 0 and 1",
+        ),
+        (vec!["--epsilon", "1"], "epsilon"),
+        (vec!["--branching", "6"], "power of two"),
+        (vec!["--branching", "1"], "power of two"),
+        (
+            vec!["--dims", "pc,load-addr", "--branching", "8"],
+            "power of 4",
+        ),
+        (vec!["--hot", "0"], "--hot"),
+        (vec!["--hot", "1.5"], "--hot"),
+        (vec!["--merge-factor", "1"], "merge factor"),
+        (vec!["--dims", "pc,pc,pc,pc"], "1 to 3 streams"),
+        (vec!["--bits", "0"], "bits"),
+    ] {
+        coprof()
+            .arg("ranges")
+            .arg(&trace)
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(contains(says));
+    }
+    coprof()
+        .arg("ranges")
+        .arg(&trace)
+        .args(["--stream", "pcs"])
+        .assert()
+        .code(2)
+        .stderr(contains("unknown stream 'pcs'"));
+}
+
+#[test]
+fn bad_input_files_fail_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.cpt");
+    coprof()
+        .arg("ranges")
+        .arg(&missing)
+        .assert()
+        .failure()
+        .stderr(contains("missing.cpt"));
+    let junk = dir.path().join("junk.cpt");
+    std::fs::write(&junk, b"this is not a trace at all, just some bytes").unwrap();
+    coprof()
+        .arg("ranges")
+        .arg(&junk)
+        .assert()
+        .code(2)
+        .stderr(contains("junk.cpt"));
+    let trace = gen(dir.path(), "zipf", 1000, 1);
+    let dump = dir.path().join("no-such-dir").join("tree.txt");
+    coprof()
+        .arg("ranges")
+        .arg(&trace)
+        .arg("--dump")
+        .arg(&dump)
+        .assert()
+        .code(2)
+        .stderr(contains("tree.txt"));
+}

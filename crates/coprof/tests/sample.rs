@@ -1,0 +1,220 @@
+//! `coprof sample`: writing sampled traces, evaluating samplers with the
+//! overlap metric, and rejecting bad options.
+
+use assert_cmd::Command;
+use predicates::str::contains;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn coprof() -> Command {
+    Command::cargo_bin("coprof").unwrap()
+}
+
+fn gen(dir: &Path, workload: &str, events: u64) -> PathBuf {
+    let out = dir.join(format!("{workload}.cpt"));
+    coprof()
+        .args([
+            "gen",
+            "--workload",
+            workload,
+            "--events",
+            &events.to_string(),
+        ])
+        .args(["--seed", "3", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+fn eval_json(trace: &Path, sampler: &str, extra: &[&str]) -> Value {
+    let out = coprof()
+        .arg("sample")
+        .arg(trace)
+        .args(["--sampler", sampler, "--eval", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn eval_reports_overlap_and_finds_the_resonance() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = gen(dir.path(), "methods", 2_000_000);
+    let counter = eval_json(&t, "counter:64", &[]);
+    let brr = eval_json(&t, "brr:5", &[]);
+    for v in [&counter, &brr] {
+        assert!(v["samples"].as_u64().unwrap() > 0);
+        assert!(v["overlap"].as_f64().unwrap() <= 1.0);
+        assert_eq!(v["profile"], "method");
+        assert_eq!(v["classes"], "call");
+    }
+    assert_eq!(counter["sampler"], "counter:64");
+    assert_eq!(brr["sampler"], "brr:5");
+    // The resonant loop's two methods are the two largest entries; the
+    // counter samples only one of them.
+    let top = counter["top"].as_array().unwrap();
+    let sampled: Vec<u64> = top[..2]
+        .iter()
+        .map(|e| e["sampled"].as_u64().unwrap())
+        .collect();
+    assert!(sampled.contains(&0), "counter sampled both: {sampled:?}");
+    assert!(counter["missed_share"].as_f64().unwrap() > 0.3);
+    let (oc, ob) = (
+        counter["overlap"].as_f64().unwrap(),
+        brr["overlap"].as_f64().unwrap(),
+    );
+    assert!(ob > oc + 0.25, "brr {ob} vs counter {oc}");
+    // Same seed, same answer; another seed, other samples.
+    assert_eq!(eval_json(&t, "brr:5", &[]), brr);
+    assert_ne!(
+        eval_json(&t, "brr:5", &["--seed", "9"])["samples"],
+        brr["samples"]
+    );
+}
+
+#[test]
+fn eval_pc_profile_and_text_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = gen(dir.path(), "mixed", 200_000);
+    let v = eval_json(
+        &t,
+        "geometric:16",
+        &["--profile", "pc", "--classes", "load"],
+    );
+    assert_eq!(v["classes"], "load");
+    assert!(v["overlap"].as_f64().unwrap() > 0.5);
+    coprof()
+        .arg("sample")
+        .arg(&t)
+        .args(["--sampler", "periodic:100±10", "--eval", "--profile", "pc"])
+        .assert()
+        .success()
+        .stdout(contains("overlap"))
+        .stdout(contains("periodic:100±10"));
+}
+
+#[test]
+fn writes_the_sampled_stream_as_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = gen(dir.path(), "mixed", 300_000);
+    let out = dir.path().join("loads.cpt");
+    let w = coprof()
+        .arg("sample")
+        .arg(&t)
+        .args([
+            "--sampler",
+            "counter:10",
+            "--classes",
+            "load",
+            "--json",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    let w: Value = serde_json::from_slice(&w.stdout).unwrap();
+    let info = coprof()
+        .arg("info")
+        .arg("--json")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(info.status.success());
+    let info: Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(info["events"], w["samples"]);
+    assert_eq!(
+        w["samples"].as_u64().unwrap(),
+        w["events"].as_u64().unwrap() / 10
+    );
+    // Only loads were sampled.
+    let classes = info["classes"].as_object().unwrap();
+    assert_eq!(classes.len(), 1, "{classes:?}");
+    assert!(classes.contains_key("load"));
+    assert_eq!(info["meta"]["source"], "sample");
+    assert_eq!(info["meta"]["sampler"], "counter:10");
+    // The sampled trace is itself a valid input.
+    coprof()
+        .arg("sample")
+        .arg(&out)
+        .args(["--sampler", "brr:0", "--eval", "--profile", "pc"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn bad_options_are_named_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = gen(dir.path(), "methods", 10_000);
+    let out = dir.path().join("never.cpt");
+    for (sampler, msg) in [
+        ("bogus:3", "unknown sampler"),
+        ("brr:16", "0..=15"),
+        ("counter:0", "at least 1"),
+        ("counter:x", "not a non-negative integer"),
+        ("periodic:10±10", "smaller than the period"),
+        ("geometric", "missing parameter"),
+    ] {
+        coprof()
+            .arg("sample")
+            .arg(&t)
+            .args(["--sampler", sampler, "-o"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(contains(format!("--sampler '{sampler}'")))
+            .stderr(contains(msg));
+        assert!(!out.exists(), "{sampler} left an output file");
+    }
+    // Neither -o nor --eval.
+    coprof()
+        .arg("sample")
+        .arg(&t)
+        .args(["--sampler", "brr:1"])
+        .assert()
+        .code(2);
+    // A method profile of loads has no calls to count.
+    coprof()
+        .arg("sample")
+        .arg(&t)
+        .args(["--sampler", "brr:1", "--eval", "--classes", "load"])
+        .assert()
+        .code(2)
+        .stderr(contains("no events for a method profile"));
+    // A missing input file.
+    coprof()
+        .arg("sample")
+        .arg(dir.path().join("missing.cpt"))
+        .args(["--sampler", "brr:1", "--eval"])
+        .assert()
+        .code(2)
+        .stderr(contains("missing.cpt"));
+}
+
+#[test]
+fn a_corrupt_input_leaves_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = gen(dir.path(), "mixed", 100_000);
+    let mut bytes = std::fs::read(&t).unwrap();
+    let n = bytes.len();
+    bytes.truncate(n - n / 3);
+    let bad = dir.path().join("bad.cpt");
+    std::fs::write(&bad, bytes).unwrap();
+    let out = dir.path().join("out.cpt");
+    coprof()
+        .arg("sample")
+        .arg(&bad)
+        .args(["--sampler", "brr:2", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("bad.cpt"));
+    assert!(!out.exists());
+}

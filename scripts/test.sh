@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs coprof's whole test suite: installs what the tests need (the RISC-V
+# cross compiler and qemu-user, from Debian's packages) when missing, then
+# every crate's unit, property, end-to-end and CLI tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cargo test --workspace
