@@ -188,11 +188,27 @@ impl Simulator {
 
     /// Runs the process to its end, delivering events to `sink`.
     pub fn run_to_exit(&mut self, sink: &mut dyn Sink) -> Result<Exit, SimError> {
+        self.run_with_progress(sink, u64::MAX, &mut |_| {})
+    }
+
+    /// Runs the process to its end like [`run_to_exit`](Self::run_to_exit),
+    /// calling `progress` with the instructions retired so far about every
+    /// `every` instructions (at the first block boundary past each
+    /// multiple), for a progress display. The check shares the
+    /// instruction-limit test the loop makes once per block, so it costs
+    /// nothing more.
+    pub fn run_with_progress(
+        &mut self,
+        sink: &mut dyn Sink,
+        every: u64,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Exit, SimError> {
         let mut events = Events::new(sink);
+        let every = every.max(1);
         let result = if events.wants.is_empty() {
-            self.run_loop::<false>(&mut events)
+            self.run_loop::<false>(&mut events, every, progress)
         } else {
-            self.run_loop::<true>(&mut events)
+            self.run_loop::<true>(&mut events, every, progress)
         };
         events.finish();
         self.delivered = events.delivered();
@@ -201,7 +217,24 @@ impl Simulator {
         Ok(exit)
     }
 
-    fn run_loop<const EV: bool>(&mut self, events: &mut Events) -> Result<Exit, SimError> {
+    /// The next instruction count at which the loop stops to look at the
+    /// limit and report progress.
+    fn next_check(&self, every: u64) -> u64 {
+        let next = self.cpu.instret.saturating_add(every);
+        if self.limit != 0 {
+            next.min(self.limit)
+        } else {
+            next
+        }
+    }
+
+    fn run_loop<const EV: bool>(
+        &mut self,
+        events: &mut Events,
+        every: u64,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Exit, SimError> {
+        let mut check = self.next_check(every);
         loop {
             let pc = self.cpu.pc;
             let bi = self.code.lookup(pc, &self.mem);
@@ -302,8 +335,12 @@ impl Simulator {
                 self.code.flush();
                 self.partial = None;
             }
-            if self.limit != 0 && self.cpu.instret >= self.limit {
-                return Ok(Exit::Limit);
+            if self.cpu.instret >= check {
+                if self.limit != 0 && self.cpu.instret >= self.limit {
+                    return Ok(Exit::Limit);
+                }
+                progress(self.cpu.instret);
+                check = self.next_check(every);
             }
         }
     }

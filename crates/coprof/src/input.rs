@@ -8,7 +8,7 @@
 //! ```
 
 use crate::error::bad_input;
-use crate::progress::ProgressSink;
+use crate::progress::{LiveProgress, ProgressSink};
 use anyhow::Context;
 use coprof_core::trace::{TraceMeta, TraceReader};
 use coprof_core::{Sink, Source};
@@ -130,10 +130,10 @@ impl InputArgs {
             max_instructions: 0,
         };
         let mut sim = Simulator::load(&prog, &config).map_err(crate::cmd::run::sim_error)?;
-        let mut progress = ProgressSink::new(sink, 0, "events");
+        let progress = LiveProgress::new(&self.name());
         let exit = {
             let _redirect = StdoutToStderr::new();
-            sim.run_to_exit(&mut progress)
+            sim.run_with_progress(sink, LiveProgress::EVERY, &mut |n| progress.update(n))
                 .map_err(crate::cmd::run::sim_error)?
         };
         progress.done();

@@ -3,6 +3,7 @@
 mod cmd;
 mod error;
 mod input;
+mod job;
 mod output;
 mod progress;
 mod sampled;
@@ -34,6 +35,8 @@ enum Command {
     Values(cmd::values::Args),
     Sample(cmd::sample::Args),
     Run(cmd::run::Args),
+    Profile(cmd::profile::Args),
+    Report(cmd::profile::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,8 @@ fn main() -> ExitCode {
         Command::Values(a) => cmd::values::run(a),
         Command::Sample(a) => cmd::sample::run(a),
         Command::Run(a) => cmd::run::run(a),
+        Command::Profile(a) => cmd::profile::run(a),
+        Command::Report(a) => cmd::profile::report(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,6 +9,27 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Appends a formatted line to a report's text (a `String`).
+#[macro_export]
+macro_rules! outln {
+    ($out:expr) => {
+        $out.push('\n')
+    };
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
+/// Appends formatted text, without a newline, to a report's text.
+#[macro_export]
+macro_rules! out {
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = write!($out, $($arg)*);
+    }};
+}
+
 /// Formats a count with thousands separators, for tables.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();

@@ -23,6 +23,56 @@ pub fn bar(total: u64, unit: &str) -> Option<ProgressBar> {
     Some(pb)
 }
 
+/// Progress of a program run in the simulator: instructions retired and
+/// the simulation speed in MIPS, on a terminal only.
+pub struct LiveProgress {
+    bar: Option<ProgressBar>,
+    start: std::time::Instant,
+}
+
+impl LiveProgress {
+    /// Instructions between two updates: a few per second at the
+    /// simulator's speed.
+    pub const EVERY: u64 = 1 << 24;
+
+    /// A spinner for `program`, or nothing when stderr is not a terminal.
+    pub fn new(program: &str) -> LiveProgress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            pb.set_style(
+                ProgressStyle::with_template("{spinner} {prefix}: {msg} ({elapsed})")
+                    .expect("valid template"),
+            );
+            pb.set_prefix(program.to_string());
+            pb
+        });
+        LiveProgress {
+            bar,
+            start: std::time::Instant::now(),
+        }
+    }
+
+    /// Shows `instructions` retired so far.
+    pub fn update(&self, instructions: u64) {
+        if let Some(b) = &self.bar {
+            let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+            b.set_message(format!(
+                "{} instructions retired, {:.0} MIPS",
+                crate::output::thousands(instructions),
+                instructions as f64 / secs / 1e6
+            ));
+            b.tick();
+        }
+    }
+
+    /// Clears the spinner.
+    pub fn done(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
 /// A sink that passes everything to another and advances a progress bar.
 pub struct ProgressSink<'a> {
     inner: &'a mut dyn Sink,

@@ -4,9 +4,11 @@
 //! accuracy (1 − SOD) and its design-space sweep (Fig. 3).
 
 use crate::error::bad_input;
+use crate::input::InputInfo;
+use crate::job::{Job, Rendered};
 use crate::output::{pct, print_json, thousands};
 use coprof_core::exact::DEFAULT_SBB_DISTANCE;
-use coprof_core::{ExactCounts, Fanout, Sink};
+use coprof_core::{ClassSet, Event, ExactCounts, Sink};
 use coprof_engines::loops::{
     compare, sweep, ComparedLoop, DetectedLoop, HardwareCost, LoopConfig, LoopDetector,
     LoopProfile, SbbStream, SweepResult, SweepSpace,
@@ -94,7 +96,7 @@ fn parse_ways(s: &str) -> Result<Ways, String> {
 
 /// The report's JSON form.
 #[derive(Serialize)]
-struct Report {
+pub struct Report {
     config: LoopConfig,
     events: u64,
     sbbs: u64,
@@ -124,6 +126,21 @@ enum Row {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    let config = config(&a)?;
+    if a.sweep {
+        if !(0.0..=1.0).contains(&a.target) {
+            return Err(bad_input(format!(
+                "--target must be an accuracy from 0 to 1, got {}",
+                a.target
+            )));
+        }
+        return run_sweep(&a, &config);
+    }
+    crate::job::run_one(&a.input, a.json, Box::new(job(&a, config)?))
+}
+
+/// The loop cache of `a`'s options, checked.
+fn config(a: &Args) -> anyhow::Result<LoopConfig> {
     let config = LoopConfig {
         entries: a.entries,
         ways: match a.ways {
@@ -142,70 +159,112 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if a.top == 0 {
         return Err(bad_input("--top must be at least 1"));
     }
+    Ok(config)
+}
+
+/// The loop report of `a`'s options as a [`Job`](crate::job::Job).
+pub fn prepare(a: &Args) -> anyhow::Result<LoopsJob> {
+    let config = config(a)?;
     if a.sweep {
-        if !(0.0..=1.0).contains(&a.target) {
-            return Err(bad_input(format!(
-                "--target must be an accuracy from 0 to 1, got {}",
-                a.target
-            )));
+        return Err(bad_input(
+            "--sweep is a report of its own, not part of a profile",
+        ));
+    }
+    job(a, config)
+}
+
+fn job(a: &Args, config: LoopConfig) -> anyhow::Result<LoopsJob> {
+    Ok(LoopsJob {
+        detector: LoopDetector::new(config).map_err(|e| bad_input(e.to_string()))?,
+        exact: a
+            .exact
+            .then(|| ExactCounts::with_sbb_distance(config.max_distance)),
+        top: a.top,
+    })
+}
+
+/// The frequent loop cache, and the exact counts with `--exact`.
+pub struct LoopsJob {
+    detector: LoopDetector,
+    exact: Option<ExactCounts>,
+    top: usize,
+}
+
+impl Sink for LoopsJob {
+    fn wants(&self) -> ClassSet {
+        let mut w = self.detector.wants();
+        if let Some(x) = &self.exact {
+            w = w.union(x.wants());
         }
-        return run_sweep(&a, &config);
+        w
+    }
+    fn observe(&mut self, batch: &[Event]) {
+        self.detector.observe(batch);
+        if let Some(x) = &mut self.exact {
+            x.observe(batch);
+        }
+    }
+    fn finish(&mut self) {
+        self.detector.finish();
+        if let Some(x) = &mut self.exact {
+            x.finish();
+        }
+    }
+}
+
+impl Job for LoopsJob {
+    fn sink(&mut self) -> &mut dyn Sink {
+        self
     }
 
-    let mut detector = LoopDetector::new(config).map_err(|e| bad_input(e.to_string()))?;
-    let mut exact = ExactCounts::with_sbb_distance(config.max_distance);
-    let info = {
-        let mut fan = Fanout::new();
-        fan.push(&mut detector);
-        if a.exact {
-            fan.push(&mut exact);
-        }
-        a.input.run(&mut fan)?
-    };
-    let profile = detector.snapshot();
-    let (loops, accuracy) = if a.exact {
-        let c = compare(&profile, &exact, a.top);
-        (
-            c.loops.into_iter().map(Row::Compared).collect(),
-            Some(c.accuracy),
-        )
-    } else {
-        (
-            profile
-                .loops
-                .iter()
-                .take(a.top)
-                .cloned()
-                .map(Row::Estimated)
-                .collect(),
-            None,
-        )
-    };
-    let c: HardwareCost = profile.cost;
-    let report = Report {
-        config,
-        events: info.events,
-        sbbs: profile.sbbs,
-        tallied: profile.tallied,
-        loops,
-        accuracy,
-        cache_updates: c.cache_updates,
-        halvings: c.halvings,
-        coalesced: c.coalesced,
-        updates_saved: c.updates_saved,
-        cache_reads: c.cache_reads,
-        cache_writes: c.cache_writes,
-        misses: c.misses,
-        replacements: c.replacements,
-        compressed_seen: profile.compressed_seen,
-        bytes: profile.bytes,
-        exact_bytes: a.exact.then(|| exact.bytes()),
-    };
-    if a.json {
-        return print_json(&report);
+    fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
+        let profile = self.detector.snapshot();
+        let (loops, accuracy) = match &self.exact {
+            Some(exact) => {
+                let c = compare(&profile, exact, self.top);
+                (
+                    c.loops.into_iter().map(Row::Compared).collect(),
+                    Some(c.accuracy),
+                )
+            }
+            None => (
+                profile
+                    .loops
+                    .iter()
+                    .take(self.top)
+                    .cloned()
+                    .map(Row::Estimated)
+                    .collect(),
+                None,
+            ),
+        };
+        let c: HardwareCost = profile.cost;
+        let report = Report {
+            config: *self.detector.config(),
+            events: info.events,
+            sbbs: profile.sbbs,
+            tallied: profile.tallied,
+            loops,
+            accuracy,
+            cache_updates: c.cache_updates,
+            halvings: c.halvings,
+            coalesced: c.coalesced,
+            updates_saved: c.updates_saved,
+            cache_reads: c.cache_reads,
+            cache_writes: c.cache_writes,
+            misses: c.misses,
+            replacements: c.replacements,
+            compressed_seen: profile.compressed_seen,
+            bytes: profile.bytes,
+            exact_bytes: self.exact.as_ref().map(|x| x.bytes()),
+        };
+        let mut text = String::new();
+        print_text(&mut text, &report, &profile);
+        Ok(Rendered {
+            json: serde_json::to_value(&report)?,
+            text,
+        })
     }
-    print_text(&report, &profile);
-    Ok(())
 }
 
 fn describe(c: &LoopConfig) -> String {
@@ -229,34 +288,46 @@ fn describe(c: &LoopConfig) -> String {
     )
 }
 
-fn print_text(r: &Report, p: &LoopProfile) {
-    println!("frequent loop cache: {}", describe(&r.config));
-    println!(
+fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
+    crate::outln!(out, "frequent loop cache: {}", describe(&r.config));
+    crate::outln!(
+        out,
         "{} events, {} taken short backward branches, {} tallied, {} loops resident",
         thousands(r.events),
         thousands(r.sbbs),
         thousands(r.tallied),
         p.loops.len()
     );
-    println!();
+    crate::outln!(out);
     let exact = matches!(r.loops.first(), Some(Row::Compared(_)));
-    print!(
+    crate::out!(
+        out,
         "{:>4}  {:>12}  {:>27}  {:>6}  {:>12}  {:>7}  {:>9}",
-        "rank", "sbb pc", "body", "instrs", "iterations", "share", "exec"
+        "rank",
+        "sbb pc",
+        "body",
+        "instrs",
+        "iterations",
+        "share",
+        "exec"
     );
     if exact {
-        print!(
+        crate::out!(
+            out,
             "  {:>12}  {:>7}  {:>9}",
-            "exact iters", "exact", "exact exec"
+            "exact iters",
+            "exact",
+            "exact exec"
         );
     }
-    println!();
+    crate::outln!(out);
     for row in &r.loops {
         let (l, x) = match row {
             Row::Estimated(l) => (l, None),
             Row::Compared(c) => (&c.detected, Some(c)),
         };
-        print!(
+        crate::out!(
+            out,
             "{:>4}  {:>12}  {:>27}  {:>6}  {:>12}  {:>7}  {:>9}",
             l.rank,
             format!("{:#x}", l.pc),
@@ -267,23 +338,27 @@ fn print_text(r: &Report, p: &LoopProfile) {
             pct(l.exec_share)
         );
         if let Some(x) = x {
-            print!(
+            crate::out!(
+                out,
                 "  {:>12}  {:>7}  {:>9}",
                 thousands(x.exact_iterations),
                 pct(x.exact_share),
                 pct(x.exact_exec_share)
             );
         }
-        println!();
+        crate::outln!(out);
     }
     if r.loops.is_empty() {
-        println!("(no taken short backward branches in the input)");
+        crate::outln!(out, "(no taken short backward branches in the input)");
     }
-    println!();
+    crate::outln!(out);
     if let Some(acc) = r.accuracy {
-        println!("accuracy (1 - SOD over the ten most frequent loops): {acc:.4}");
+        crate::outln!(
+            out,
+            "accuracy (1 - SOD over the ten most frequent loops): {acc:.4}"
+        );
     }
-    println!(
+    crate::outln!(out,
         "cache updates {}, halvings {}, misses {}, replacements {}, coalesced {} ({} of updates saved)",
         thousands(r.cache_updates),
         thousands(r.halvings),
@@ -292,9 +367,10 @@ fn print_text(r: &Report, p: &LoopProfile) {
         thousands(r.coalesced),
         pct(r.updates_saved)
     );
-    println!("detector memory {} bytes", thousands(r.bytes as u64));
+    crate::outln!(out, "detector memory {} bytes", thousands(r.bytes as u64));
     if r.compressed_seen {
-        println!(
+        crate::outln!(
+            out,
             "note: the trace has compressed (2-byte) instructions; body lengths assume 4-byte \
              instructions and undercount, so exec shares are too low"
         );

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod gen;
 pub mod info;
 pub mod loops;
+pub mod profile;
 pub mod ranges;
 pub mod run;
 pub mod sample;

@@ -3,8 +3,10 @@
 //! dimensions, optionally checked against the exact profile.
 
 use crate::error::bad_input;
-use crate::output::{pct, print_json, thousands};
-use coprof_core::{Fanout, Sink};
+use crate::input::InputInfo;
+use crate::job::{Job, Rendered};
+use crate::output::{pct, thousands};
+use coprof_core::{ClassSet, Event, Sink};
 use coprof_engines::rap::{
     check, check_hot, format_range, ExactPoints, HotRange, RangeProfiler, Rap, RapConfig,
     RapSnapshot, Stream, DEFAULT_HOT,
@@ -82,6 +84,12 @@ fn parse_stream(s: &str) -> Result<Stream, String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let json = args.json;
+    crate::job::run_one(&args.input, json, prepare(&args)?)
+}
+
+/// The range report of `args`'s options as a [`Job`].
+pub fn prepare(args: &Args) -> anyhow::Result<Box<dyn Job>> {
     if !(args.hot > 0.0 && args.hot <= 1.0) {
         return Err(bad_input(format!(
             "--hot must be a share of the events in (0, 1], got {}",
@@ -90,9 +98,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let dims = args.dims.clone().unwrap_or_else(|| vec![args.stream]);
     match dims.len() {
-        1 => profile::<1>(&args, [dims[0]]),
-        2 => profile::<2>(&args, [dims[0], dims[1]]),
-        3 => profile::<3>(&args, [dims[0], dims[1], dims[2]]),
+        1 => Ok(Box::new(RangesJob::new(args, [dims[0]])?)),
+        2 => Ok(Box::new(RangesJob::new(args, [dims[0], dims[1]])?)),
+        3 => Ok(Box::new(RangesJob::new(args, [dims[0], dims[1], dims[2]])?)),
         n => Err(bad_input(format!(
             "--dims takes 1 to 3 streams, got {n} ({})",
             names(&dims)
@@ -115,55 +123,111 @@ struct ExactSummary {
     exact_bytes: usize,
 }
 
-fn profile<const D: usize>(args: &Args, dims: [Stream; D]) -> anyhow::Result<()> {
-    let config = RapConfig {
-        epsilon: args.epsilon,
-        branching: args.branching,
-        bits: args.bits,
-        merge_factor: args.merge_factor,
-        buffer_bytes: (!args.no_buffer).then_some(args.buffer_bytes),
-    };
-    let rap: Rap<D> = Rap::new(config).map_err(|e| bad_input(e.to_string()))?;
-    let mut profiler = RangeProfiler::new(rap, dims);
-    let mut exact = args.exact.then(|| ExactPoints::new(dims));
-    {
-        let mut fan = Fanout::new();
-        fan.push(&mut profiler);
-        if let Some(x) = exact.as_mut() {
-            fan.push(x);
-        }
-        args.input.run(&mut fan as &mut dyn Sink)?;
-    }
-    let snap = profiler.snapshot();
-    if let Some(path) = &args.dump {
-        let mut text = Vec::new();
-        snap.dump(&mut text)?;
-        std::fs::write(path, text).map_err(|e| {
-            bad_input(format!(
-                "cannot write the tree dump to {}: {e}",
-                path.display()
-            ))
-        })?;
-    }
-    let hot = snap.hot_ranges(args.hot);
-    let checked = exact.as_ref().map(|x| {
-        let c = check(&snap, x);
-        let (hot, max_pct, avg_pct) = check_hot(hot.clone(), &c);
-        let summary = ExactSummary {
-            max_abs_error_over_n: c.max_abs_error_over_n,
-            max_abs_error: c.max_abs_error,
-            max_error_pct: max_pct,
-            avg_error_pct: avg_pct,
-            exact_distinct: x.distinct(),
-            exact_bytes: x.bytes(),
+/// RAP over `D` streams, and the exact points with `--exact`.
+struct RangesJob<const D: usize> {
+    dims: [Stream; D],
+    profiler: RangeProfiler<D>,
+    exact: Option<ExactPoints<D>>,
+    hot: f64,
+    dump: Option<PathBuf>,
+    file: Option<PathBuf>,
+}
+
+impl<const D: usize> RangesJob<D> {
+    fn new(args: &Args, dims: [Stream; D]) -> anyhow::Result<RangesJob<D>> {
+        let config = RapConfig {
+            epsilon: args.epsilon,
+            branching: args.branching,
+            bits: args.bits,
+            merge_factor: args.merge_factor,
+            buffer_bytes: (!args.no_buffer).then_some(args.buffer_bytes),
         };
-        (hot, summary)
-    });
-    if args.json {
-        return print_json(&report_json(args, &dims, &snap, &hot, checked.as_ref()));
+        let rap: Rap<D> = Rap::new(config).map_err(|e| bad_input(e.to_string()))?;
+        Ok(RangesJob {
+            dims,
+            profiler: RangeProfiler::new(rap, dims),
+            exact: args.exact.then(|| ExactPoints::new(dims)),
+            hot: args.hot,
+            dump: args.dump.clone(),
+            file: args.input.file.clone(),
+        })
     }
-    print_text(args, &dims, &snap, &hot, checked.as_ref());
-    Ok(())
+}
+
+impl<const D: usize> Sink for RangesJob<D> {
+    fn wants(&self) -> ClassSet {
+        let mut w = self.profiler.wants();
+        if let Some(x) = &self.exact {
+            w = w.union(x.wants());
+        }
+        w
+    }
+    fn observe(&mut self, batch: &[Event]) {
+        self.profiler.observe(batch);
+        if let Some(x) = &mut self.exact {
+            x.observe(batch);
+        }
+    }
+    fn finish(&mut self) {
+        self.profiler.finish();
+        if let Some(x) = &mut self.exact {
+            x.finish();
+        }
+    }
+}
+
+impl<const D: usize> Job for RangesJob<D> {
+    fn sink(&mut self) -> &mut dyn Sink {
+        self
+    }
+
+    fn finish(mut self: Box<Self>, _info: &InputInfo) -> anyhow::Result<Rendered> {
+        let snap = self.profiler.snapshot();
+        if let Some(path) = &self.dump {
+            let mut text = Vec::new();
+            snap.dump(&mut text)?;
+            std::fs::write(path, text).map_err(|e| {
+                bad_input(format!(
+                    "cannot write the tree dump to {}: {e}",
+                    path.display()
+                ))
+            })?;
+        }
+        let hot = snap.hot_ranges(self.hot);
+        let checked = self.exact.as_ref().map(|x| {
+            let c = check(&snap, x);
+            let (hot, max_pct, avg_pct) = check_hot(hot.clone(), &c);
+            let summary = ExactSummary {
+                max_abs_error_over_n: c.max_abs_error_over_n,
+                max_abs_error: c.max_abs_error,
+                max_error_pct: max_pct,
+                avg_error_pct: avg_pct,
+                exact_distinct: x.distinct(),
+                exact_bytes: x.bytes(),
+            };
+            (hot, summary)
+        });
+        let mut text = String::new();
+        print_text(
+            &mut text,
+            self.hot,
+            &self.dims,
+            &snap,
+            &hot,
+            checked.as_ref(),
+        );
+        Ok(Rendered {
+            json: report_json(
+                self.file.as_ref(),
+                self.hot,
+                &self.dims,
+                &snap,
+                &hot,
+                checked.as_ref(),
+            ),
+            text,
+        })
+    }
 }
 
 /// A coordinate list as JSON: a number in one dimension, an array in more.
@@ -176,7 +240,8 @@ fn coords(v: &[u64]) -> Value {
 }
 
 fn report_json(
-    args: &Args,
+    file: Option<&PathBuf>,
+    hot_share: f64,
     dims: &[Stream],
     snap: &RapSnapshot,
     hot: &[HotRange],
@@ -203,7 +268,7 @@ fn report_json(
         })
         .collect();
     let mut v = json!({
-        "file": args.input.file,
+        "file": file,
         "dims": dims.iter().map(|d| d.name()).collect::<Vec<_>>(),
         "n": snap.n,
         "outside": snap.outside,
@@ -212,7 +277,7 @@ fn report_json(
         "bits": snap.bits,
         "levels": snap.levels,
         "merge_factor": snap.merge_factor,
-        "hot": args.hot,
+        "hot": hot_share,
         "split_threshold": snap.split_threshold,
         "nodes_max": snap.nodes_max,
         "nodes_final": snap.nodes_final,
@@ -238,13 +303,15 @@ fn report_json(
 }
 
 fn print_text(
-    args: &Args,
+    out: &mut String,
+    hot_share: f64,
     dims: &[Stream],
     snap: &RapSnapshot,
     hot: &[HotRange],
     checked: Option<&(Vec<coprof_engines::rap::CheckedHotRange>, ExactSummary)>,
 ) {
-    println!(
+    crate::outln!(
+        out,
         "RAP over {} ({}-D, {}-bit universe): n = {} events, epsilon = {}, branching = {}",
         names(dims),
         dims.len(),
@@ -254,13 +321,15 @@ fn print_text(
         snap.branching
     );
     if snap.outside > 0 {
-        println!(
+        crate::outln!(
+            out,
             "  {} events fell outside the {}-bit universe and were not counted",
             thousands(snap.outside),
             snap.bits
         );
     }
-    println!(
+    crate::outln!(
+        out,
         "tree: {} nodes at the end, {} at most, {:.0} on average; {} bytes; split threshold {:.1}",
         thousands(snap.nodes_final as u64),
         thousands(snap.nodes_max as u64),
@@ -269,21 +338,27 @@ fn print_text(
         snap.split_threshold
     );
     if snap.buffer_entries > 0 {
-        println!(
+        crate::outln!(
+            out,
             "merging buffer: {} entries, {} of {} events combined",
             snap.buffer_entries,
             thousands(snap.buffer_hits),
             thousands(snap.n)
         );
     }
-    println!();
+    crate::outln!(out);
     if hot.is_empty() {
-        println!("no range holds {} of the events by itself", pct(args.hot));
+        crate::outln!(
+            out,
+            "no range holds {} of the events by itself",
+            pct(hot_share)
+        );
         return;
     }
-    println!(
+    crate::outln!(
+        out,
         "hot ranges (at least {} of the events each):",
-        pct(args.hot)
+        pct(hot_share)
     );
     // Indent each hot range under the hot ranges that contain it.
     let nesting: Vec<usize> = hot
@@ -324,7 +399,7 @@ fn print_text(
             "estimate", "exact", "error"
         ));
     }
-    println!("{header}");
+    crate::outln!(out, "{header}");
     for (i, h) in hot.iter().enumerate() {
         let range = &labels[i];
         let pad = width - range.chars().count();
@@ -342,22 +417,26 @@ fn print_text(
                 c[i].error_pct
             ));
         }
-        println!("{line}");
+        crate::outln!(out, "{line}");
     }
     if let Some((_, s)) = checked {
-        println!();
-        println!(
+        crate::outln!(out);
+        crate::outln!(
+            out,
             "error over hot ranges: max {:.3}%, average {:.3}%",
-            s.max_error_pct, s.avg_error_pct
+            s.max_error_pct,
+            s.avg_error_pct
         );
-        println!(
+        crate::outln!(
+            out,
             "largest error over all {} ranges: {} events = {:.5}·n (bound: epsilon·n = {:.0})",
             thousands(snap.nodes.len() as u64),
             thousands(s.max_abs_error),
             s.max_abs_error_over_n,
             snap.epsilon * snap.n as f64
         );
-        println!(
+        crate::outln!(
+            out,
             "exact profile: {} distinct points, {} bytes",
             thousands(s.exact_distinct as u64),
             thousands(s.exact_bytes as u64)

@@ -3,11 +3,13 @@
 //! accuracy with the overlap metric (Lee & Zilles, CGO 2008, §4.1).
 
 use crate::error::bad_input;
+use crate::input::InputInfo;
+use crate::job::{Job, Rendered};
 use crate::output::{pct, print_json, thousands};
 use crate::sampled::{ProfileKind, SampleEval, SampledSink};
 use coprof_brr::{Sampler, SamplerSpec};
 use coprof_core::trace::TraceWriter;
-use coprof_core::ClassSet;
+use coprof_core::{ClassSet, Sink};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -158,81 +160,140 @@ fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow
 }
 
 fn eval(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow::Result<()> {
+    crate::job::run_one(&a.input, a.json, Box::new(eval_job(a, spec, sampler)))
+}
+
+/// `sample --eval` with `a`'s options as a [`Job`]; `a` must have --eval.
+pub fn prepare(a: &Args) -> anyhow::Result<EvalJob> {
+    if !a.eval {
+        return Err(bad_input(
+            "writing a sampled trace (-o) is not a report; use --eval in a profile",
+        ));
+    }
+    let spec = parse_spec(&a.sampler)?;
+    let sampler = spec
+        .build(a.seed)
+        .map_err(|e| bad_input(format!("--sampler '{}': {e}", a.sampler)))?;
+    Ok(eval_job(a, spec, sampler))
+}
+
+fn eval_job(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> EvalJob {
     let classes = a.classes.unwrap_or(a.profile.default_classes());
-    let mut e = SampleEval::new(sampler, classes, a.profile);
-    a.input.run(&mut e)?;
-    if e.full.is_empty() {
-        return Err(bad_input(format!(
-            "{}: no events for a {} profile among the classes {} (the method profile counts call events)",
-            a.input.name(),
-            a.profile.name(),
-            classes
-        )));
+    EvalJob {
+        eval: SampleEval::new(sampler, classes, a.profile),
+        spec,
+        classes,
+        kind: a.profile,
+        top: a.top,
+        name: a.input.name(),
     }
-    let full_total: u64 = e.full.values().sum();
-    let sampled_total: u64 = e.sampled.values().sum();
-    let mut keys: Vec<(&u64, &u64)> = e.full.iter().collect();
-    keys.sort_unstable_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
-    let share = |c: u64, t: u64| if t == 0 { 0.0 } else { c as f64 / t as f64 };
-    let top = keys
-        .iter()
-        .take(a.top)
-        .map(|(&k, &c)| {
-            let s = e.sampled.get(&k).copied().unwrap_or(0);
-            Entry {
-                key: format!("{k:#x}"),
-                full: c,
-                full_share: share(c, full_total),
-                sampled: s,
-                sampled_share: share(s, sampled_total),
-            }
-        })
-        .collect();
-    let r = EvalReport {
-        sampler: spec.to_string(),
-        profile: a.profile,
-        classes: classes.to_string(),
-        events: e.seen,
-        samples: e.samples,
-        mean_interval: spec.mean_interval(),
-        overlap: e.overlap(),
-        keys_full: e.full.len(),
-        keys_sampled: e.sampled.len(),
-        missed_share: e.missed_share(),
-        sampler_bytes: e.sampler().bytes(),
-        top,
-    };
-    if a.json {
-        return print_json(&r);
+}
+
+/// The full and the sampled profile, side by side.
+pub struct EvalJob {
+    eval: SampleEval<coprof_brr::AnySampler>,
+    spec: SamplerSpec,
+    classes: ClassSet,
+    kind: ProfileKind,
+    top: usize,
+    name: String,
+}
+
+impl Job for EvalJob {
+    fn sink(&mut self) -> &mut dyn Sink {
+        &mut self.eval
     }
-    println!(
-        "sampler   {} (mean interval {})",
-        r.sampler, r.mean_interval
-    );
-    println!("profile   {} over classes {}", a.profile.name(), r.classes);
-    println!("events    {}", thousands(r.events));
-    println!("samples   {}", thousands(r.samples));
-    println!("overlap   {}", pct(r.overlap));
-    println!(
-        "keys      {} in the full profile, {} sampled; {} of the profile never sampled",
-        thousands(r.keys_full as u64),
-        thousands(r.keys_sampled as u64),
-        pct(r.missed_share)
-    );
-    println!();
-    println!(
-        "{:>18}  {:>14} {:>8}  {:>10} {:>8}",
-        "key", "full", "share", "sampled", "share"
-    );
-    for t in &r.top {
-        println!(
-            "{:>18}  {:>14} {:>8}  {:>10} {:>8}",
-            t.key,
-            thousands(t.full),
-            pct(t.full_share),
-            thousands(t.sampled),
-            pct(t.sampled_share)
+
+    fn finish(self: Box<Self>, _info: &InputInfo) -> anyhow::Result<Rendered> {
+        let e = &self.eval;
+        if e.full.is_empty() {
+            return Err(bad_input(format!(
+                "{}: no events for a {} profile among the classes {} (the method profile counts call events)",
+                self.name,
+                self.kind.name(),
+                self.classes
+            )));
+        }
+        let full_total: u64 = e.full.values().sum();
+        let sampled_total: u64 = e.sampled.values().sum();
+        let mut keys: Vec<(&u64, &u64)> = e.full.iter().collect();
+        keys.sort_unstable_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
+        let share = |c: u64, t: u64| if t == 0 { 0.0 } else { c as f64 / t as f64 };
+        let top = keys
+            .iter()
+            .take(self.top)
+            .map(|(&k, &c)| {
+                let s = e.sampled.get(&k).copied().unwrap_or(0);
+                Entry {
+                    key: format!("{k:#x}"),
+                    full: c,
+                    full_share: share(c, full_total),
+                    sampled: s,
+                    sampled_share: share(s, sampled_total),
+                }
+            })
+            .collect();
+        let r = EvalReport {
+            sampler: self.spec.to_string(),
+            profile: self.kind,
+            classes: self.classes.to_string(),
+            events: e.seen,
+            samples: e.samples,
+            mean_interval: self.spec.mean_interval(),
+            overlap: e.overlap(),
+            keys_full: e.full.len(),
+            keys_sampled: e.sampled.len(),
+            missed_share: e.missed_share(),
+            sampler_bytes: e.sampler().bytes(),
+            top,
+        };
+        let mut out = String::new();
+        crate::outln!(
+            out,
+            "sampler   {} (mean interval {})",
+            r.sampler,
+            r.mean_interval
         );
+        crate::outln!(
+            out,
+            "profile   {} over classes {}",
+            self.kind.name(),
+            r.classes
+        );
+        crate::outln!(out, "events    {}", thousands(r.events));
+        crate::outln!(out, "samples   {}", thousands(r.samples));
+        crate::outln!(out, "overlap   {}", pct(r.overlap));
+        crate::outln!(
+            out,
+            "keys      {} in the full profile, {} sampled; {} of the profile never sampled",
+            thousands(r.keys_full as u64),
+            thousands(r.keys_sampled as u64),
+            pct(r.missed_share)
+        );
+        crate::outln!(out);
+        crate::outln!(
+            out,
+            "{:>18}  {:>14} {:>8}  {:>10} {:>8}",
+            "key",
+            "full",
+            "share",
+            "sampled",
+            "share"
+        );
+        for t in &r.top {
+            crate::outln!(
+                out,
+                "{:>18}  {:>14} {:>8}  {:>10} {:>8}",
+                t.key,
+                thousands(t.full),
+                pct(t.full_share),
+                thousands(t.sampled),
+                pct(t.sampled_share)
+            );
+        }
+        Ok(Rendered {
+            json: serde_json::to_value(&r)?,
+            text: out,
+        })
     }
-    Ok(())
 }

@@ -5,7 +5,9 @@
 //! weighted RMS invariance error (§5.2–5.3) and its convergence (Fig. 7).
 
 use crate::error::bad_input;
-use crate::output::{pct, print_json, thousands};
+use crate::input::InputInfo;
+use crate::job::{Job, Rendered};
+use crate::output::{pct, thousands};
 use coprof_core::metrics::invariance::{exact_invariance, weighted_rms_error, Criteria};
 use coprof_core::{Class, ClassSet, Event, ExactCounts, Sink};
 use coprof_engines::coproc::{
@@ -260,17 +262,44 @@ struct ConvergencePoint {
 
 /// Feeds the engine and, with --exact, the exact counts, scoring the
 /// engine at geometric points of the events processed (4096 · 2^k).
-struct Run<'a> {
-    engine: &'a mut Engine,
+pub struct Run {
+    engine: Engine,
+    algo: String,
+    top: usize,
+    limit: usize,
     exact: Option<ExactCounts>,
     events: u64,
     next_point: u64,
     curve: Vec<ConvergencePoint>,
+    /// The batch's events of the wanted classes.
+    wanted: Vec<Event>,
 }
 
 const FIRST_POINT: u64 = 4096;
 
-impl Run<'_> {
+impl Run {
+    /// Feeds the engine and the exact counts, stopping at each convergence point.
+    fn observe_wanted(&mut self, mut batch: &[Event]) {
+        while !batch.is_empty() {
+            let room = if self.exact.is_some() {
+                (self.next_point - self.events).min(batch.len() as u64) as usize
+            } else {
+                batch.len()
+            };
+            let (now, rest) = batch.split_at(room);
+            self.engine.sink().observe(now);
+            if let Some(x) = &mut self.exact {
+                x.observe(now);
+            }
+            self.events += now.len() as u64;
+            batch = rest;
+            if self.exact.is_some() && self.events == self.next_point {
+                self.point();
+                self.next_point *= 2;
+            }
+        }
+    }
+
     fn point(&mut self) {
         if let Some(x) = &self.exact {
             let e = score(x, &self.engine.pcs());
@@ -301,7 +330,7 @@ fn estimates(pcs: &[PcValues]) -> FxHashMap<(u64, u64), f64> {
         .collect()
 }
 
-impl Sink for Run<'_> {
+impl Sink for Run {
     fn wants(&self) -> ClassSet {
         let w = self.engine.wants();
         if self.exact.is_some() {
@@ -311,25 +340,22 @@ impl Sink for Run<'_> {
         }
     }
 
-    fn observe(&mut self, mut batch: &[Event]) {
-        while !batch.is_empty() {
-            let room = if self.exact.is_some() {
-                (self.next_point - self.events).min(batch.len() as u64) as usize
-            } else {
-                batch.len()
-            };
-            let (now, rest) = batch.split_at(room);
-            self.engine.sink().observe(now);
-            if let Some(x) = &mut self.exact {
-                x.observe(now);
-            }
-            self.events += now.len() as u64;
-            batch = rest;
-            if self.exact.is_some() && self.events == self.next_point {
-                self.point();
-                self.next_point *= 2;
-            }
+    /// Passes on only the classes asked for, as a trace reader or the
+    /// simulator does for a sink alone: the co-processor's model times its
+    /// sample buffer in events received, so a profile sharing the pass with
+    /// other engines must give it the same events as `coprof values`.
+    fn observe(&mut self, batch: &[Event]) {
+        let wants = self.wants();
+        if wants == ClassSet::ALL {
+            return self.observe_wanted(batch);
         }
+        let mut wanted = std::mem::take(&mut self.wanted);
+        wanted.clear();
+        wanted.extend(batch.iter().filter(|e| wants.contains(e.class)));
+        if !wanted.is_empty() {
+            self.observe_wanted(&wanted);
+        }
+        self.wanted = wanted;
     }
 
     fn finish(&mut self) {
@@ -386,90 +412,106 @@ struct Report {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let mut engine = build(&a)?;
-    let mut run = Run {
-        engine: &mut engine,
+    let json = a.json;
+    crate::job::run_one(&a.input, json, Box::new(prepare(&a)?))
+}
+
+/// The value report of `a`'s options as a [`Job`].
+pub fn prepare(a: &Args) -> anyhow::Result<Run> {
+    Ok(Run {
+        engine: build(a)?,
+        algo: a.algo.clone(),
+        top: a.top,
+        limit: a.limit,
         exact: a.exact.then(ExactCounts::new),
         events: 0,
         next_point: FIRST_POINT,
         curve: Vec::new(),
-    };
-    a.input.run(&mut run)?;
-    let Run {
-        exact,
-        events,
-        curve,
-        ..
-    } = run;
-
-    let mut pcs = engine.pcs();
-    if let Some(x) = &exact {
-        // With exact counts at hand, sort by true execution weight.
-        pcs.sort_by(|p, q| {
-            x.load_count(q.pc)
-                .cmp(&x.load_count(p.pc))
-                .then(p.pc.cmp(&q.pc))
-        });
-    }
-    let est = estimates(&pcs);
-    let metric = exact
-        .as_ref()
-        .map(|x| weighted_rms_error(x, Criteria::default(), |pc, v| est.get(&(pc, v)).copied()));
-    let o = engine.overhead();
-    let report = Report {
-        algo: a.algo.clone(),
-        events,
-        loads: exact.as_ref().map(|x| x.class_count(Class::Load)),
-        interrupts: o.interrupts,
-        samples_transferred: o.samples_transferred,
-        samples_dropped: o.samples_dropped,
-        bytes: engine.bytes(),
-        weighted_rms_error: metric.as_ref().map(|m| m.weighted_rms_error),
-        scored_pairs: metric.as_ref().map(|m| m.pairs),
-        unreported_pairs: metric.as_ref().map(|m| m.unreported),
-        exact_bytes: exact.as_ref().map(|x| x.bytes()),
-        pcs: pcs
-            .iter()
-            .map(|p| PcOut {
-                pc: p.pc,
-                weight: p.weight,
-                samples: p.samples,
-                executions: exact.as_ref().map(|x| x.load_count(p.pc)),
-                status: p.status,
-                glacial: p.glacial,
-                values: p
-                    .values
-                    .iter()
-                    .take(a.top)
-                    .map(|v| ValueOut {
-                        value: v.value,
-                        invariance: v.invariance,
-                        exact_invariance: exact
-                            .as_ref()
-                            .map(|x| exact_invariance(x, p.pc, v.value)),
-                    })
-                    .collect(),
-            })
-            .collect(),
-        convergence: curve,
-        engine: engine.details(),
-    };
-    if a.json {
-        return print_json(&report);
-    }
-    print_text(&report, a.limit);
-    Ok(())
+        wanted: Vec::new(),
+    })
 }
 
-fn print_text(r: &Report, limit: usize) {
-    println!(
+impl Job for Run {
+    fn sink(&mut self) -> &mut dyn Sink {
+        self
+    }
+
+    fn finish(mut self: Box<Self>, _info: &InputInfo) -> anyhow::Result<Rendered> {
+        let exact = self.exact.take();
+        let events = self.events;
+        let curve = std::mem::take(&mut self.curve);
+        let mut pcs = self.engine.pcs();
+        if let Some(x) = &exact {
+            // With exact counts at hand, sort by true execution weight.
+            pcs.sort_by(|p, q| {
+                x.load_count(q.pc)
+                    .cmp(&x.load_count(p.pc))
+                    .then(p.pc.cmp(&q.pc))
+            });
+        }
+        let est = estimates(&pcs);
+        let metric = exact.as_ref().map(|x| {
+            weighted_rms_error(x, Criteria::default(), |pc, v| est.get(&(pc, v)).copied())
+        });
+        let o = self.engine.overhead();
+        let report = Report {
+            algo: self.algo.clone(),
+            events,
+            loads: exact.as_ref().map(|x| x.class_count(Class::Load)),
+            interrupts: o.interrupts,
+            samples_transferred: o.samples_transferred,
+            samples_dropped: o.samples_dropped,
+            bytes: self.engine.bytes(),
+            weighted_rms_error: metric.as_ref().map(|m| m.weighted_rms_error),
+            scored_pairs: metric.as_ref().map(|m| m.pairs),
+            unreported_pairs: metric.as_ref().map(|m| m.unreported),
+            exact_bytes: exact.as_ref().map(|x| x.bytes()),
+            pcs: pcs
+                .iter()
+                .map(|p| PcOut {
+                    pc: p.pc,
+                    weight: p.weight,
+                    samples: p.samples,
+                    executions: exact.as_ref().map(|x| x.load_count(p.pc)),
+                    status: p.status,
+                    glacial: p.glacial,
+                    values: p
+                        .values
+                        .iter()
+                        .take(self.top)
+                        .map(|v| ValueOut {
+                            value: v.value,
+                            invariance: v.invariance,
+                            exact_invariance: exact
+                                .as_ref()
+                                .map(|x| exact_invariance(x, p.pc, v.value)),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            convergence: curve,
+            engine: self.engine.details(),
+        };
+        let mut text = String::new();
+        print_text(&mut text, &report, self.limit);
+        Ok(Rendered {
+            json: serde_json::to_value(&report)?,
+            text,
+        })
+    }
+}
+
+fn print_text(out: &mut String, r: &Report, limit: usize) {
+    crate::outln!(
+        out,
         "{} value profile: {} events, {} loads profiled, {} bytes",
         r.algo,
         thousands(r.events),
         r.pcs.len(),
         thousands(r.bytes as u64)
     );
-    println!(
+    crate::outln!(
+        out,
         "overhead: {} interrupts, {} samples transferred, {} samples dropped",
         thousands(r.interrupts),
         thousands(r.samples_transferred),
@@ -477,14 +519,15 @@ fn print_text(r: &Report, limit: usize) {
     );
     if let (Some(e), Some(n), Some(u)) = (r.weighted_rms_error, r.scored_pairs, r.unreported_pairs)
     {
-        println!(
+        crate::outln!(out,
             "weighted RMS invariance error {:.4} over {n} (PC, value) pairs with >= 200 executions and >= 25% invariance ({u} unreported)",
             e
         );
     }
-    println!();
+    crate::outln!(out);
     let exact = r.weighted_rms_error.is_some();
-    println!(
+    crate::outln!(
+        out,
         "{:>18}  {:>12}  {:>9}  {:<10}  values (invariance{})",
         "pc",
         if exact { "executions" } else { "weight" },
@@ -510,7 +553,8 @@ fn print_text(r: &Report, limit: usize) {
                 None => format!("{:#x} {}", v.value, pct(v.invariance)),
             })
             .collect();
-        println!(
+        crate::outln!(
+            out,
             "{:>#18x}  {:>12}  {:>9}  {:<10}  {}",
             p.pc,
             thousands(p.executions.unwrap_or(p.weight)),
@@ -520,7 +564,8 @@ fn print_text(r: &Report, limit: usize) {
         );
     }
     if r.pcs.len() > limit {
-        println!(
+        crate::outln!(
+            out,
             "... {} more loads (--limit, or --json for all)",
             r.pcs.len() - limit
         );

@@ -1,0 +1,309 @@
+//! `coprof profile`: every engine over one pass of a program (or a trace),
+//! one profile file with every report, and `coprof report` to read it again.
+
+use crate::error::bad_input;
+use crate::input::InputArgs;
+use crate::job::{parse_args, Job, Rendered};
+use crate::output::print_json;
+use anyhow::Context;
+use coprof_core::{Fanout, Sink};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Run every engine over one pass of a program and save all the reports.
+///
+/// The reports are those of `coprof loops`, `coprof ranges --stream pc`,
+/// `coprof ranges --stream load-value`, `coprof values` and `coprof sample
+/// --eval`, each with its defaults, computed together from the same events;
+/// each is listed with the options that reproduce it alone. With -o the
+/// reports are saved in one profile file (JSON) that `coprof report` prints
+/// again without re-running.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  coprof profile -- workloads/build/crc32
+  coprof profile --exact -o crc32.profile.json -- workloads/build/crc32
+  coprof report crc32.profile.json
+  coprof profile mixed.cpt --json")]
+pub struct Args {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write the profile (every report, as text and JSON) to this file.
+    #[arg(long, short, value_name = "PROFILE.json")]
+    output: Option<PathBuf>,
+    /// Count exactly too, and show every engine's error against the truth.
+    #[arg(long)]
+    exact: bool,
+    /// Print the profile as JSON instead of the text summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The version of the profile file's layout.
+pub const PROFILE_VERSION: u32 = 1;
+
+/// A profile file: where the events came from and every report.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct Profile {
+    /// Always "coprof-profile": tells a profile from other JSON.
+    pub format: String,
+    /// [`PROFILE_VERSION`].
+    pub version: u32,
+    /// The program or trace profiled.
+    pub input: String,
+    /// The program's arguments (live runs).
+    pub args: Vec<String>,
+    /// Events delivered to the engines.
+    pub events: u64,
+    /// Instructions retired (live runs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub instructions: Option<u64>,
+    /// The program's exit status (live runs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub status: Option<i32>,
+    /// Whether the reports carry exact answers.
+    pub exact: bool,
+    /// The reports, in the order they are printed.
+    pub reports: Vec<Section>,
+}
+
+/// One engine's report in a profile.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct Section {
+    /// The report's name: loops, ranges-pc, ranges-load-value, values, sample.
+    pub name: String,
+    /// The `coprof` command line that gives this report alone.
+    pub command: String,
+    /// The report as that command's `--json` prints it.
+    pub json: serde_json::Value,
+    /// The report as that command prints it.
+    pub text: String,
+}
+
+/// The reports a profile holds: name, command and options.
+fn plan(exact: bool) -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
+    let mut plan = vec![
+        ("loops", "loops", vec![]),
+        ("ranges-pc", "ranges", vec!["--stream", "pc"]),
+        (
+            "ranges-load-value",
+            "ranges",
+            vec!["--stream", "load-value"],
+        ),
+        ("values", "values", vec![]),
+        (
+            "sample",
+            "sample",
+            vec!["--sampler", "brr:9", "--eval", "--profile", "pc"],
+        ),
+    ];
+    if exact {
+        for (name, _, opts) in &mut plan {
+            if *name != "sample" {
+                opts.push("--exact");
+            }
+        }
+    }
+    plan
+}
+
+/// Builds one report's job from the options of its command.
+fn job(command: &str, argv: &[String]) -> anyhow::Result<Box<dyn Job>> {
+    Ok(match command {
+        "loops" => Box::new(crate::cmd::loops::prepare(&parse_args(argv)?)?),
+        "ranges" => crate::cmd::ranges::prepare(&parse_args(argv)?)?,
+        "values" => Box::new(crate::cmd::values::prepare(&parse_args(argv)?)?),
+        "sample" => Box::new(crate::cmd::sample::prepare(&parse_args(argv)?)?),
+        other => unreachable!("no report command {other}"),
+    })
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    // Each report's options, followed by the input, as typed after its command.
+    let input: Vec<String> = match &a.input.file {
+        Some(f) => vec![f.display().to_string()],
+        None => std::iter::once("--".to_string())
+            .chain(a.input.program.iter().cloned())
+            .collect(),
+    };
+    let mut jobs = Vec::new();
+    for (name, command, opts) in plan(a.exact) {
+        let mut argv: Vec<String> = opts.iter().map(|s| s.to_string()).collect();
+        argv.extend(input.iter().cloned());
+        let job = job(command, &argv)?;
+        let line = format!("coprof {command} {}", shell_words(&argv));
+        jobs.push((name, line, job));
+    }
+    let info = {
+        let mut fan = Fanout::new();
+        for (_, _, j) in &mut jobs {
+            fan.push(j.sink());
+        }
+        a.input.run(&mut fan as &mut dyn Sink)?
+    };
+    let mut reports = Vec::new();
+    for (name, command, job) in jobs {
+        let Rendered { json, text } = job
+            .finish(&info)
+            .with_context(|| format!("the {name} report"))?;
+        reports.push(Section {
+            name: name.to_string(),
+            command,
+            json,
+            text,
+        });
+    }
+    let profile = Profile {
+        format: "coprof-profile".into(),
+        version: PROFILE_VERSION,
+        input: a.input.name(),
+        args: a.input.program.iter().skip(1).cloned().collect(),
+        events: info.events,
+        instructions: info.live.as_ref().map(|l| l.instructions),
+        status: info.live.as_ref().map(|l| l.status),
+        exact: a.exact,
+        reports,
+    };
+    if let Some(path) = &a.output {
+        save(&profile, path)?;
+    }
+    if a.json {
+        print_json(&profile)
+    } else {
+        print!("{}", summary(&profile));
+        if let Some(path) = &a.output {
+            println!("profile saved to {}", path.display());
+        }
+        Ok(())
+    }
+}
+
+/// The text of every report, each under a heading naming it and the
+/// command that gives it alone.
+fn summary(p: &Profile) -> String {
+    let mut out = String::new();
+    let what = if p.args.is_empty() {
+        p.input.clone()
+    } else {
+        format!("{} {}", p.input, shell_words(&p.args))
+    };
+    crate::outln!(out, "coprof profile of {what}");
+    match (p.instructions, p.status) {
+        (Some(i), Some(s)) => crate::outln!(
+            out,
+            "{} instructions retired, exit status {s}, {} events to the engines",
+            crate::output::thousands(i),
+            crate::output::thousands(p.events)
+        ),
+        _ => crate::outln!(out, "{} events", crate::output::thousands(p.events)),
+    }
+    for s in &p.reports {
+        crate::outln!(out);
+        crate::outln!(out, "== {} ({})", s.name, s.command);
+        out.push_str(&s.text);
+    }
+    out
+}
+
+/// Writes `profile` to `path` through a temporary file in the same
+/// directory, so that an interrupted write leaves the old file or none.
+fn save(profile: &Profile, path: &Path) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let fail = |e: std::io::Error| bad_input(format!("cannot write {}: {e}", path.display()));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    serde_json::to_writer_pretty(&mut tmp, profile)?;
+    tmp.write_all(b"\n").map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// Reads a profile file, with errors that name it.
+pub fn load(path: &Path) -> anyhow::Result<Profile> {
+    let text = std::fs::read(path)
+        .map_err(|e| bad_input(format!("cannot read profile {}: {e}", path.display())))?;
+    let value: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+        bad_input(format!(
+            "{}: not a coprof profile: invalid JSON at line {}, column {}: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })?;
+    if value.get("format").and_then(|f| f.as_str()) != Some("coprof-profile") {
+        return Err(bad_input(format!(
+            "{}: not a coprof profile (no \"format\": \"coprof-profile\"); make one with `coprof profile -o`",
+            path.display()
+        )));
+    }
+    let version = value.get("version").and_then(|v| v.as_u64());
+    if version != Some(PROFILE_VERSION as u64) {
+        return Err(bad_input(format!(
+            "{}: profile version {} is not supported (this coprof reads version {PROFILE_VERSION})",
+            path.display(),
+            version.map_or("missing".to_string(), |v| v.to_string())
+        )));
+    }
+    serde_json::from_value(value)
+        .map_err(|e| bad_input(format!("{}: malformed profile: {e}", path.display())))
+}
+
+/// Print a saved profile again (`coprof profile -o`), without re-running.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  coprof report crc32.profile.json
+  coprof report crc32.profile.json --only loops,values
+  coprof report crc32.profile.json --only loops --json")]
+pub struct ReportArgs {
+    /// The profile file written by `coprof profile -o`.
+    #[arg(value_name = "PROFILE.json")]
+    file: PathBuf,
+    /// Print only these reports (comma-separated: loops, ranges-pc,
+    /// ranges-load-value, values, sample).
+    #[arg(long, value_delimiter = ',')]
+    only: Option<Vec<String>>,
+    /// Print as JSON (the whole profile, or the reports chosen by --only).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn report(a: ReportArgs) -> anyhow::Result<()> {
+    let mut p = load(&a.file)?;
+    if let Some(only) = &a.only {
+        for name in only {
+            if !p.reports.iter().any(|s| &s.name == name) {
+                let known: Vec<&str> = p.reports.iter().map(|s| s.name.as_str()).collect();
+                return Err(bad_input(format!(
+                    "--only {name}: {} has no such report (it has {})",
+                    a.file.display(),
+                    known.join(", ")
+                )));
+            }
+        }
+        p.reports.retain(|s| only.contains(&s.name));
+    }
+    if a.json {
+        return print_json(&p);
+    }
+    print!("{}", summary(&p));
+    Ok(())
+}
+
+/// Arguments joined for a command line, quoted where a shell would need it.
+fn shell_words(args: &[String]) -> String {
+    args.iter()
+        .map(|s| {
+            if !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c))
+            {
+                s.clone()
+            } else {
+                format!("'{}'", s.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,298 @@
+//! `coprof profile` and `coprof report` (issue 8): every engine in one pass,
+//! reports identical to the single commands', a profile file that `report`
+//! prints again, live runs of a real program, and bad profile files.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn coprof() -> Command {
+    Command::cargo_bin("coprof").unwrap()
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn gen(dir: &Path, workload: &str, events: u64) -> PathBuf {
+    let f = dir.join(format!("{workload}.cpt"));
+    coprof()
+        .args(["gen", "--workload", workload, "--events"])
+        .arg(events.to_string())
+        .args(["--seed", "3", "-o"])
+        .arg(&f)
+        .assert()
+        .success();
+    f
+}
+
+fn json_of(cmd: &mut Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+fn section<'a>(profile: &'a Value, name: &str) -> &'a Value {
+    profile["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} report in {profile}"))
+}
+
+#[test]
+fn profile_reports_equal_the_single_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), "mixed", 300_000);
+    let p = json_of(
+        coprof()
+            .arg("profile")
+            .arg("--exact")
+            .arg(&trace)
+            .arg("--json"),
+    );
+    assert_eq!(p["format"], "coprof-profile");
+    assert_eq!(p["events"], 300_000);
+    let names: Vec<&str> = p["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "loops",
+            "ranges-pc",
+            "ranges-load-value",
+            "values",
+            "sample"
+        ]
+    );
+    // Each section is what its command prints alone, and says so.
+    for (name, args) in [
+        ("loops", vec!["loops", "--exact"]),
+        ("ranges-pc", vec!["ranges", "--stream", "pc", "--exact"]),
+        (
+            "ranges-load-value",
+            vec!["ranges", "--stream", "load-value", "--exact"],
+        ),
+        ("values", vec!["values", "--exact"]),
+        (
+            "sample",
+            vec!["sample", "--sampler", "brr:9", "--eval", "--profile", "pc"],
+        ),
+    ] {
+        let s = section(&p, name);
+        let alone = json_of(coprof().args(&args).arg(&trace).arg("--json"));
+        assert_eq!(s["json"], alone, "{name} differs from `coprof {args:?}`");
+        assert!(
+            s["command"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("coprof {}", args.join(" "))),
+            "{}",
+            s["command"]
+        );
+    }
+}
+
+#[test]
+fn saved_profile_is_printed_again_by_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), "loops", 200_000);
+    let file = dir.path().join("p.json");
+    let out = coprof()
+        .arg("profile")
+        .arg(&trace)
+        .arg("-o")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("== loops (coprof loops "), "{text}");
+    assert!(text.contains("frequent loop cache: 32 entries, 2-way, 24-bit counters"));
+    assert!(text.contains("profile saved to"));
+
+    let again = coprof().arg("report").arg(&file).output().unwrap();
+    assert!(again.status.success());
+    let again = String::from_utf8(again.stdout).unwrap();
+    let before: String = text
+        .lines()
+        .filter(|l| !l.starts_with("profile saved to"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(again, before, "report must print what profile printed");
+
+    let only = json_of(
+        coprof()
+            .arg("report")
+            .arg(&file)
+            .args(["--only", "loops", "--json"]),
+    );
+    assert_eq!(only["reports"].as_array().unwrap().len(), 1);
+    assert!(
+        only["reports"][0]["json"]["loops"]
+            .as_array()
+            .unwrap()
+            .len()
+            >= 5
+    );
+}
+
+#[test]
+fn bad_profile_files_are_named_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    coprof()
+        .arg("report")
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.json"));
+
+    let garbage = dir.path().join("garbage.json");
+    std::fs::write(&garbage, "{\n  \"format\": \"coprof-profile\",\n  oops\n}").unwrap();
+    coprof()
+        .arg("report")
+        .arg(&garbage)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("garbage.json").and(predicate::str::contains("line 3")));
+
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, "{\"events\": 3}").unwrap();
+    coprof()
+        .arg("report")
+        .arg(&other)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a coprof profile"));
+
+    let future = dir.path().join("future.json");
+    std::fs::write(&future, "{\"format\": \"coprof-profile\", \"version\": 99}").unwrap();
+    coprof()
+        .arg("report")
+        .arg(&future)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("version 99"));
+
+    let trace = gen(dir.path(), "loops", 10_000);
+    let good = dir.path().join("good.json");
+    coprof()
+        .arg("profile")
+        .arg(&trace)
+        .arg("-o")
+        .arg(&good)
+        .assert()
+        .success();
+    coprof()
+        .arg("report")
+        .arg(&good)
+        .args(["--only", "nosuch"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--only nosuch").and(predicate::str::contains("loops")));
+
+    // An unwritable output path fails before anything is left behind.
+    coprof()
+        .arg("profile")
+        .arg(&trace)
+        .arg("-o")
+        .arg(dir.path().join("no/such/dir/p.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("p.json"));
+}
+
+/// Compiles a C program with the RISC-V cross compiler (installed by
+/// scripts/install-deps.sh when missing).
+fn compile(dir: &Path, name: &str, src: &str) -> PathBuf {
+    let st = std::process::Command::new(repo_root().join("scripts/install-deps.sh"))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("scripts/install-deps.sh runs");
+    assert!(st.success(), "installing the cross compiler failed");
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let out = dir.join(name);
+    let st = std::process::Command::new("riscv64-linux-gnu-gcc")
+        .args(["-static", "-O1", "-o"])
+        .arg(&out)
+        .arg(&c)
+        .status()
+        .expect("cross compiler runs");
+    assert!(st.success(), "compiling {name}.c failed");
+    out
+}
+
+const HOT_LOOP: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+static volatile unsigned sink;
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 1000;
+    unsigned s = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < 100; j++)
+            s += (unsigned)i * j ^ (s >> 3);
+    sink = s;
+    printf("done %u\n", s);
+    return 0;
+}
+"#;
+
+#[test]
+fn live_profile_of_a_program_in_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "hot", HOT_LOOP);
+    let file = dir.path().join("hot.json");
+    let out = coprof()
+        .arg("profile")
+        .arg("--exact")
+        .arg("-o")
+        .arg(&file)
+        .arg("--")
+        .arg(&prog)
+        .arg("2000")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    // The program's own output goes to stderr; stdout is the report.
+    assert!(String::from_utf8_lossy(&out.stderr).contains("done "));
+    assert!(!stdout.contains("done "));
+    assert!(stdout.contains("exit status 0"), "{stdout}");
+
+    let p: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(p["args"], serde_json::json!(["2000"]));
+    assert_eq!(p["status"], 0);
+    assert!(p["instructions"].as_u64().unwrap() > 200_000);
+    // The inner loop runs 2000 × 100 times: the detector's top loop has
+    // about 200,000 iterations and the estimate matches the exact count.
+    let loops = &section(&p, "loops")["json"];
+    let top = &loops["loops"][0];
+    let iters = top["exact_iterations"].as_u64().unwrap();
+    assert!((190_000..=210_000).contains(&iters), "{top}");
+    assert!(loops["accuracy"].as_f64().unwrap() > 0.95, "{loops}");
+    // The code profile's hottest range holds the loop.
+    let hot = &section(&p, "ranges-pc")["json"]["hot_ranges"];
+    let pc = top["pc"].as_u64().unwrap();
+    assert!(hot
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["lo"].as_u64().unwrap() <= pc && pc <= h["hi"].as_u64().unwrap()));
+}
