@@ -228,20 +228,58 @@ fn unwritable_output_is_an_error_not_a_panic() {
 }
 
 #[test]
-fn demo_needs_no_arguments_and_reports_loops_and_values() {
+fn demo_needs_no_arguments_and_profiles_the_bundled_program() {
+    let out = coprof().arg("demo").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for heading in [
+        "== loops",
+        "== ranges-pc",
+        "== ranges-load-value",
+        "== values",
+        "== sample",
+    ] {
+        assert!(text.contains(heading), "no {heading} in:\n{text}");
+    }
+    assert!(text.contains("exit status 0"));
+    assert!(text.contains("accuracy (1 - SOD"));
+    // The program's own output is kept off the report.
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dijkstra: reps 1 checksum"));
+
+    let out = coprof().args(["demo", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], 0);
+    assert!(v["instructions"].as_u64().unwrap() > 50_000_000);
+    // The frequent loop cache finds the program's loops as the exact count does.
+    let loops = &v["reports"][0]["json"];
+    assert!(loops["accuracy"].as_f64().unwrap() > 0.95, "{loops}");
+}
+
+#[test]
+fn synthetic_demo_reports_loops_and_values() {
     coprof()
-        .args(["demo", "-n", "200000"])
+        .args(["demo", "--synthetic", "-n", "200000"])
         .assert()
         .success()
         .stdout(
             predicate::str::contains("hottest loops").and(predicate::str::contains("invariant")),
         );
     let out = coprof()
-        .args(["demo", "-n", "200000", "--json"])
+        .args(["demo", "--synthetic", "-n", "200000", "--json"])
         .output()
         .unwrap();
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["events"], 200_000);
     assert!(!v["loops"].as_array().unwrap().is_empty());
+    coprof()
+        .args(["demo", "-n", "5"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--synthetic"));
 }
