@@ -296,3 +296,64 @@ fn live_profile_of_a_program_in_one_pass() {
         .iter()
         .any(|h| h["lo"].as_u64().unwrap() <= pc && pc <= h["hi"].as_u64().unwrap()));
 }
+
+#[test]
+fn chosen_reports_compare_configurations_in_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), "loops", 400_000);
+    let p = json_of(
+        coprof()
+            .arg("profile")
+            .arg(&trace)
+            .args(["--exact", "--json"])
+            .args(["--report", "loops", "--report", "loops  --coalesce"])
+            .args([
+                "--report",
+                "loops --sweep",
+                "--report",
+                "ranges --epsilon 0.1",
+            ]),
+    );
+    let names: Vec<&str> = p["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "loops",
+            "loops --coalesce",
+            "loops --sweep",
+            "ranges --epsilon 0.1"
+        ]
+    );
+    let plain = &section(&p, "loops")["json"];
+    let coal = &section(&p, "loops --coalesce")["json"];
+    // Coalescing keeps the counts (§5.3) and saves cache updates; --exact
+    // reached both.
+    assert_eq!(plain["loops"], coal["loops"]);
+    assert!(coal["cache_updates"].as_u64() < plain["cache_updates"].as_u64());
+    assert!(plain["accuracy"].as_f64().unwrap() > 0.9, "{plain}");
+    assert_eq!(plain["accuracy"], coal["accuracy"]);
+    // The sweep takes no --exact, and evaluates every configuration.
+    let sweep = &section(&p, "loops --sweep")["json"];
+    assert_eq!(sweep["points"].as_array().unwrap().len(), 672);
+    assert_eq!(section(&p, "ranges --epsilon 0.1")["json"]["epsilon"], 0.1);
+
+    coprof()
+        .arg("profile")
+        .arg(&trace)
+        .args(["--report", "bogus --x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--report 'bogus --x'"));
+    coprof()
+        .arg("profile")
+        .arg(&trace)
+        .args(["--report", "loops --entries 3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("loops --entries 3"));
+}

@@ -6,7 +6,7 @@
 use crate::error::bad_input;
 use crate::input::InputInfo;
 use crate::job::{Job, Rendered};
-use crate::output::{pct, print_json, thousands};
+use crate::output::{pct, thousands};
 use coprof_core::exact::DEFAULT_SBB_DISTANCE;
 use coprof_core::{ClassSet, Event, ExactCounts, Sink};
 use coprof_engines::loops::{
@@ -128,12 +128,7 @@ enum Row {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let config = config(&a)?;
     if a.sweep {
-        if !(0.0..=1.0).contains(&a.target) {
-            return Err(bad_input(format!(
-                "--target must be an accuracy from 0 to 1, got {}",
-                a.target
-            )));
-        }
+        check_target(a.target)?;
         return run_sweep(&a, &config);
     }
     crate::job::run_one(&a.input, a.json, Box::new(job(&a, config)?))
@@ -163,14 +158,22 @@ fn config(a: &Args) -> anyhow::Result<LoopConfig> {
 }
 
 /// The loop report of `a`'s options as a [`Job`](crate::job::Job).
-pub fn prepare(a: &Args) -> anyhow::Result<LoopsJob> {
+pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     let config = config(a)?;
     if a.sweep {
-        return Err(bad_input(
-            "--sweep is a report of its own, not part of a profile",
-        ));
+        check_target(a.target)?;
+        return Ok(Box::new(sweep_job(a, &config)));
     }
-    job(a, config)
+    Ok(Box::new(job(a, config)?))
+}
+
+fn check_target(target: f64) -> anyhow::Result<()> {
+    if !(0.0..=1.0).contains(&target) {
+        return Err(bad_input(format!(
+            "--target must be an accuracy from 0 to 1, got {target}"
+        )));
+    }
+    Ok(())
 }
 
 fn job(a: &Args, config: LoopConfig) -> anyhow::Result<LoopsJob> {
@@ -378,11 +381,34 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
 }
 
 fn run_sweep(a: &Args, base: &LoopConfig) -> anyhow::Result<()> {
-    let mut stream = SbbStream::new(base.max_distance);
-    let info = a.input.run(&mut stream as &mut dyn Sink)?;
-    let result = sweep(&stream, &SweepSpace::default(), base, a.target)
-        .map_err(|e| bad_input(e.to_string()))?;
-    if a.json {
+    crate::job::run_one(&a.input, a.json, Box::new(sweep_job(a, base)))
+}
+
+fn sweep_job(a: &Args, base: &LoopConfig) -> SweepJob {
+    SweepJob {
+        stream: SbbStream::new(base.max_distance),
+        base: *base,
+        target: a.target,
+    }
+}
+
+/// The design-space sweep: the sbb stream, recorded in runs, and the
+/// configurations evaluated over it afterwards.
+pub struct SweepJob {
+    stream: SbbStream,
+    base: LoopConfig,
+    target: f64,
+}
+
+impl Job for SweepJob {
+    fn sink(&mut self) -> &mut dyn Sink {
+        &mut self.stream
+    }
+
+    fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
+        let stream = &self.stream;
+        let result = sweep(stream, &SweepSpace::default(), &self.base, self.target)
+            .map_err(|e| bad_input(e.to_string()))?;
         #[derive(Serialize)]
         struct SweepReport<'a> {
             events: u64,
@@ -391,30 +417,41 @@ fn run_sweep(a: &Args, base: &LoopConfig) -> anyhow::Result<()> {
             #[serde(flatten)]
             result: &'a SweepResult,
         }
-        return print_json(&SweepReport {
+        let json = serde_json::to_value(SweepReport {
             events: info.events,
             loops: stream.loops(),
             runs: stream.runs(),
             result: &result,
-        });
+        })?;
+        let mut out = String::new();
+        sweep_text(&mut out, stream, &result, self.target);
+        Ok(Rendered { json, text: out })
     }
-    println!(
+}
+
+fn sweep_text(out: &mut String, stream: &SbbStream, result: &SweepResult, target: f64) {
+    crate::outln!(
+        out,
         "design-space sweep over {} taken short backward branches of {} loops ({} configurations)",
         thousands(stream.sbbs()),
         stream.loops(),
         result.points.len()
     );
-    println!("accuracy (1 - SOD) in percent, by counter width in bits:");
-    println!();
+    crate::outln!(
+        out,
+        "accuracy (1 - SOD) in percent, by counter width in bits:"
+    );
+    crate::outln!(out);
     let space = SweepSpace::default();
-    print!("{:<18}", "entries ways coal");
+    crate::out!(out, "{:<18}", "entries ways coal");
     for w in &space.widths {
-        print!("{w:>4}");
+        crate::out!(out, "{w:>4}");
     }
-    println!();
+    crate::outln!(out);
     for row in result.points.chunks(space.widths.len()) {
         let c = &row[0].config;
-        print!(
+        crate::out!(
+            out,
             "{:<18}",
             format!(
                 "{:>7} {:>4} {:>4}",
@@ -424,26 +461,30 @@ fn run_sweep(a: &Args, base: &LoopConfig) -> anyhow::Result<()> {
             )
         );
         for p in row {
-            print!("{:>4.0}", (p.accuracy * 100.0).floor());
+            crate::out!(out, "{:>4.0}", (p.accuracy * 100.0).floor());
         }
-        println!();
+        crate::outln!(out);
     }
-    println!();
+    crate::outln!(out);
     match &result.smallest {
-        Some(p) => println!(
+        Some(p) => crate::outln!(
+            out,
             "smallest configuration reaching accuracy {}: {} ({}), accuracy {:.4}, {} bits",
-            a.target,
+            target,
             p.config.label(),
             describe(&p.config),
             p.accuracy,
             p.size_bits
         ),
-        None => println!(
+        None => crate::outln!(
+            out,
             "no configuration reaches accuracy {} (best {:.4})",
-            a.target,
+            target,
             result.points.iter().map(|p| p.accuracy).fold(0.0, f64::max)
         ),
     }
-    println!("(percentages are rounded down; --json lists every configuration exactly)");
-    Ok(())
+    crate::outln!(
+        out,
+        "(percentages are rounded down; --json lists every configuration exactly)"
+    );
 }

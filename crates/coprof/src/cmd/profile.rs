@@ -34,6 +34,12 @@ pub struct Args {
     /// Count exactly too, and show every engine's error against the truth.
     #[arg(long)]
     exact: bool,
+    /// Compute this report instead of the default set: a report command
+    /// (loops, ranges, values or sample) with its options, as typed after
+    /// `coprof`. Repeat it to compare configurations in one pass, e.g.
+    /// --report "loops" --report "loops --coalesce" --report "loops --sweep".
+    #[arg(long = "report", value_name = "COMMAND OPTIONS")]
+    reports: Vec<String>,
     /// Print the profile as JSON instead of the text summary.
     #[arg(long)]
     json: bool,
@@ -70,7 +76,8 @@ pub struct Profile {
 /// One engine's report in a profile.
 #[derive(Serialize, Deserialize, Debug)]
 pub struct Section {
-    /// The report's name: loops, ranges-pc, ranges-load-value, values, sample.
+    /// The report's name: loops, ranges-pc, ranges-load-value, values,
+    /// sample, or the text of its `--report`.
     pub name: String,
     /// The `coprof` command line that gives this report alone.
     pub command: String,
@@ -80,37 +87,72 @@ pub struct Section {
     pub text: String,
 }
 
-/// The reports a profile holds: name, command and options.
-fn plan(exact: bool) -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
-    let mut plan = vec![
-        ("loops", "loops", vec![]),
-        ("ranges-pc", "ranges", vec!["--stream", "pc"]),
-        (
-            "ranges-load-value",
-            "ranges",
-            vec!["--stream", "load-value"],
-        ),
-        ("values", "values", vec![]),
-        (
-            "sample",
-            "sample",
-            vec!["--sampler", "brr:9", "--eval", "--profile", "pc"],
-        ),
-    ];
+/// One report of a profile: its name, command and options.
+struct Planned {
+    name: String,
+    command: String,
+    options: Vec<String>,
+}
+
+/// The commands a profile can run, as report jobs.
+const COMMANDS: [&str; 4] = ["loops", "ranges", "values", "sample"];
+
+/// The default reports: name, command and options.
+const DEFAULTS: [(&str, &str, &[&str]); 5] = [
+    ("loops", "loops", &[]),
+    ("ranges-pc", "ranges", &["--stream", "pc"]),
+    ("ranges-load-value", "ranges", &["--stream", "load-value"]),
+    ("values", "values", &[]),
+    (
+        "sample",
+        "sample",
+        &["--sampler", "brr:9", "--eval", "--profile", "pc"],
+    ),
+];
+
+/// The reports a profile holds: the default set, or those of `--report`.
+/// `--exact` is added to every report that takes it.
+fn plan(exact: bool, reports: &[String]) -> anyhow::Result<Vec<Planned>> {
+    let mut plan = Vec::new();
+    if reports.is_empty() {
+        for (name, command, options) in DEFAULTS {
+            plan.push(Planned {
+                name: name.into(),
+                command: command.into(),
+                options: options.iter().map(|s| s.to_string()).collect(),
+            });
+        }
+    }
+    for r in reports {
+        let mut words = r.split_whitespace().map(str::to_string);
+        let command = words.next().unwrap_or_default();
+        if !COMMANDS.contains(&command.as_str()) {
+            return Err(bad_input(format!(
+                "--report '{r}': a report starts with one of {}",
+                COMMANDS.join(", ")
+            )));
+        }
+        plan.push(Planned {
+            name: r.split_whitespace().collect::<Vec<_>>().join(" "),
+            command,
+            options: words.collect(),
+        });
+    }
     if exact {
-        for (name, _, opts) in &mut plan {
-            if *name != "sample" {
-                opts.push("--exact");
+        for p in &mut plan {
+            let takes = p.command != "sample" && !p.options.iter().any(|o| o == "--sweep");
+            if takes && !p.options.iter().any(|o| o == "--exact") {
+                p.options.push("--exact".into());
             }
         }
     }
-    plan
+    Ok(plan)
 }
 
 /// Builds one report's job from the options of its command.
 fn job(command: &str, argv: &[String]) -> anyhow::Result<Box<dyn Job>> {
     Ok(match command {
-        "loops" => Box::new(crate::cmd::loops::prepare(&parse_args(argv)?)?),
+        "loops" => crate::cmd::loops::prepare(&parse_args(argv)?)?,
         "ranges" => crate::cmd::ranges::prepare(&parse_args(argv)?)?,
         "values" => Box::new(crate::cmd::values::prepare(&parse_args(argv)?)?),
         "sample" => Box::new(crate::cmd::sample::prepare(&parse_args(argv)?)?),
@@ -127,12 +169,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .collect(),
     };
     let mut jobs = Vec::new();
-    for (name, command, opts) in plan(a.exact) {
-        let mut argv: Vec<String> = opts.iter().map(|s| s.to_string()).collect();
+    for p in plan(a.exact, &a.reports)? {
+        let mut argv = p.options.clone();
         argv.extend(input.iter().cloned());
-        let job = job(command, &argv)?;
-        let line = format!("coprof {command} {}", shell_words(&argv));
-        jobs.push((name, line, job));
+        let job = job(&p.command, &argv).with_context(|| format!("the {} report", p.name))?;
+        let line = format!("coprof {} {}", p.command, shell_words(&argv));
+        jobs.push((p.name, line, job));
     }
     let info = {
         let mut fan = Fanout::new();
@@ -147,7 +189,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .finish(&info)
             .with_context(|| format!("the {name} report"))?;
         reports.push(Section {
-            name: name.to_string(),
+            name,
             command,
             json,
             text,
