@@ -40,6 +40,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Die quietly of SIGPIPE when the reader of standard output goes away
+    // (`coprof loops run.cpt | head`), as other command-line tools do,
+    // instead of failing to print.
+    // SAFETY: setting a signal's disposition to the default before any
+    // thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(a) => cmd::bench::run(a),

@@ -283,3 +283,53 @@ fn synthetic_demo_reports_loops_and_values() {
         .code(2)
         .stderr(predicate::str::contains("--synthetic"));
 }
+
+#[test]
+fn closed_stdout_ends_quietly_without_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "loops", 300_000);
+    for args in [vec!["loops", "--exact"], vec!["ranges"], vec!["values"]] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coprof"))
+            .args(&args)
+            .arg(&p)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the report is written, as `| head` does.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            !out.status.success() || stderr.is_empty(),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn bench_and_output_errors_name_the_option_or_directory() {
+    coprof()
+        .args(["bench", "io", "--events", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--events"));
+    coprof()
+        .args(["bench", "io", "--runs", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--runs"));
+    coprof()
+        .args(["gen", "--workload", "loops", "-n", "1000", "-o"])
+        .arg("/nonexistent-dir/x.cpt")
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("/nonexistent-dir/x.cpt: cannot create the trace file")
+                .and(predicate::str::contains(
+                    "directory /nonexistent-dir does not exist",
+                ))
+                .and(predicate::str::contains(".tmp").not()),
+        );
+}

@@ -18,6 +18,8 @@ pub enum TraceErrorKind {
     BadMetadata(String),
     /// The operating system refused a read or write.
     Io(std::io::Error),
+    /// The trace file (or its temporary file beside it) could not be created.
+    Create(std::io::Error),
 }
 
 /// A trace error: the file, the byte offset where the problem is, and what.
@@ -61,15 +63,15 @@ impl fmt::Display for TraceError {
                 write!(f, "{p}: byte {o}: trace metadata is not valid: {what}")
             }
             TraceErrorKind::Io(e) => write!(f, "{p}: byte {o}: {e}"),
+            TraceErrorKind::Create(e) => write!(f, "{p}: cannot create the trace file: {e}"),
         }
     }
 }
 
 impl std::error::Error for TraceError {
+    /// None: the message already says what the operating system said, and
+    /// a chain printer would repeat it.
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            TraceErrorKind::Io(e) => Some(e),
-            _ => None,
-        }
+        None
     }
 }

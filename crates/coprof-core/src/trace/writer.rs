@@ -56,7 +56,6 @@ impl TraceWriter {
         mut meta: TraceMeta,
         classes: ClassSet,
     ) -> Result<TraceWriter, TraceError> {
-        let io = |e| TraceError::new(path, 0, TraceErrorKind::Io(e));
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -65,7 +64,19 @@ impl TraceWriter {
             .prefix(".coprof-")
             .suffix(".cpt.tmp")
             .tempfile_in(dir)
-            .map_err(io)?;
+            .map_err(|e| {
+                // The operating system's words, without the temporary
+                // file's name, which means nothing to the user.
+                let e = match (e.raw_os_error(), e.kind()) {
+                    (Some(code), _) => std::io::Error::from_raw_os_error(code),
+                    (None, std::io::ErrorKind::NotFound) => std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        format!("directory {} does not exist", dir.display()),
+                    ),
+                    (None, kind) => std::io::Error::from(kind),
+                };
+                TraceError::new(path, 0, TraceErrorKind::Create(e))
+            })?;
         meta.classes = classes.names();
         // Reserve room for the final metadata: the same JSON with every
         // count at its widest.

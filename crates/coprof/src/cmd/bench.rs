@@ -31,11 +31,12 @@ enum Which {
 #[derive(clap::Args, Debug)]
 struct IoArgs {
     /// Events per workload.
-    #[arg(long, short = 'n', default_value_t = 10_000_000)]
+    #[arg(long, short = 'n', default_value_t = 10_000_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
     events: u64,
     /// Timed runs per measurement (the median is reported).
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..1000))]
+    runs: u64,
     /// Workloads to measure (comma-separated; default all).
     #[arg(long, value_delimiter = ',', value_parser = |s: &str| s.parse::<Workload>())]
     workloads: Vec<Workload>,
@@ -123,7 +124,7 @@ fn run_io(a: IoArgs) -> anyhow::Result<()> {
     } else {
         a.workloads.clone()
     };
-    let runs = a.runs.max(1);
+    let runs = a.runs as usize;
     let mut rows = Vec::new();
     for w in workloads {
         let events = generate(&GenConfig::new(w, a.events)).map_err(crate::error::bad_input)?;
