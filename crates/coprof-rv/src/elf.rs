@@ -264,7 +264,10 @@ pub fn parse(file: &[u8]) -> Result<Elf, ElfError> {
     if !segments.iter().any(|s| s.kind == PT_LOAD && s.memsz > 0) {
         return Err(bad("no loadable segment", phoff));
     }
-    if pie && segments.iter().any(|s| s.kind == PT_DYNAMIC) && !has_static_pie_entry(&segments) {
+    if pie
+        && segments.iter().any(|s| s.kind == PT_DYNAMIC)
+        && !has_static_pie_entry(&segments, entry)
+    {
         // A shared library has PT_DYNAMIC but neither PT_INTERP nor an entry.
         return Err(ElfError::NotExecutable(3, "shared library"));
     }
@@ -278,9 +281,20 @@ pub fn parse(file: &[u8]) -> Result<Elf, ElfError> {
     })
 }
 
-/// Static-pie executables carry a PT_PHDR; shared libraries do not.
-fn has_static_pie_entry(segments: &[Segment]) -> bool {
+/// Whether an ET_DYN file with a PT_DYNAMIC can start as a program: glibc's
+/// static-pie executables carry a PT_PHDR, and a position-independent
+/// program linked by hand (`-nostdlib -pie`) may not but has an entry point
+/// inside an executable segment, as Linux and qemu-user require. A shared
+/// library has neither (its entry is 0).
+fn has_static_pie_entry(segments: &[Segment], entry: u64) -> bool {
     segments.iter().any(|s| s.kind == PT_PHDR)
+        || (entry != 0
+            && segments.iter().any(|s| {
+                s.kind == PT_LOAD
+                    && s.flags & 1 != 0
+                    && entry >= s.vaddr
+                    && entry - s.vaddr < s.memsz
+            }))
 }
 
 #[cfg(test)]

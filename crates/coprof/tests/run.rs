@@ -223,3 +223,75 @@ fn bad_options_are_refused() {
         .code(2)
         .stderr(predicate::str::contains("not a directory"));
 }
+
+/// A position-independent program linked by hand, without glibc and
+/// without a PT_PHDR: an ET_DYN with PT_DYNAMIC that Linux and qemu-user
+/// start at its entry point. It writes a line and exits with status 7.
+const NOSTDLIB_PIE: &str = r#"
+static long sys(long n, long a, long b, long c) {
+    register long a7 asm("a7") = n;
+    register long a0 asm("a0") = a;
+    register long a1 asm("a1") = b;
+    register long a2 asm("a2") = c;
+    asm volatile("ecall" : "+r"(a0) : "r"(a7), "r"(a1), "r"(a2) : "memory");
+    return a0;
+}
+void _start(void) {
+    static const char msg[] = "pie ok\n";
+    sys(64, 1, (long)msg, sizeof msg - 1);
+    sys(93, 7, 0, 0);
+    for (;;) {}
+}
+"#;
+
+#[test]
+fn runs_a_static_pie_without_program_headers_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    // compile() installs the cross compiler; this build needs its own flags.
+    compile(dir.path(), "warmup", HELLO, false);
+    let c = dir.path().join("pie.c");
+    std::fs::write(&c, NOSTDLIB_PIE).unwrap();
+    let out = dir.path().join("pie");
+    let st = std::process::Command::new("riscv64-linux-gnu-gcc")
+        .args([
+            "-O1",
+            "-fPIE",
+            "-pie",
+            "-nostdlib",
+            "-Wl,--no-dynamic-linker",
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&c)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let elf = std::fs::read(&out).unwrap();
+    assert_eq!(u16::from_le_bytes([elf[16], elf[17]]), 3, "ET_DYN");
+    coprof()
+        .arg("run")
+        .arg("--")
+        .arg(&out)
+        .assert()
+        .code(7)
+        .stdout("pie ok\n");
+
+    // A shared library (entry 0, no PT_PHDR) is still refused by name.
+    let c = dir.path().join("lib.c");
+    std::fs::write(&c, "int f(int x) { return x + 1; }\n").unwrap();
+    let lib = dir.path().join("lib.so");
+    let st = std::process::Command::new("riscv64-linux-gnu-gcc")
+        .args(["-O1", "-fPIC", "-shared", "-o"])
+        .arg(&lib)
+        .arg(&c)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    coprof()
+        .arg("run")
+        .arg("--")
+        .arg(&lib)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("shared library"));
+}

@@ -39,7 +39,8 @@ pub struct Args {
     /// Answer unknown system calls with ENOSYS instead of stopping.
     #[arg(long)]
     enosys: bool,
-    /// Stop after this many retired instructions.
+    /// Stop once this many instructions have retired (at the end of the
+    /// basic block that reaches the count; the exact number is printed).
     #[arg(long, value_name = "N")]
     max_instructions: Option<u64>,
     /// The program and its arguments (after `--`).
