@@ -44,7 +44,11 @@ pub fn thousands(n: u64) -> String {
 }
 
 /// Formats a share in [0, 1] as a percentage with two decimals.
+/// An unknown share (NaN) prints as `-`.
 pub fn pct(share: f64) -> String {
+    if share.is_nan() {
+        return "-".into();
+    }
     format!("{:.2}%", share * 100.0)
 }
 

@@ -256,3 +256,56 @@ fn bad_options_and_input_exit_2_with_a_message() {
         .code(2)
         .stderr(predicate::str::contains("panicked").not());
 }
+
+#[test]
+fn traces_of_some_classes_have_no_execution_share_and_say_why() {
+    let dir = TempDir::new().unwrap();
+    let gen = |classes: &str| {
+        let out = dir
+            .path()
+            .join(format!("{}.cpt", classes.replace(',', "-")));
+        coprof()
+            .args([
+                "gen",
+                "--workload",
+                "loops",
+                "-n",
+                "300000",
+                "--classes",
+                classes,
+                "-o",
+            ])
+            .arg(&out)
+            .assert()
+            .success();
+        out
+    };
+    // Branches but not every instruction: loops are found, the share of
+    // execution is unknown rather than a share of the recorded events.
+    let part = gen("load,cond-branch");
+    let v = json(&["--exact"], &part);
+    assert_eq!(v["every_instruction"], false);
+    let top = &v["loops"][0];
+    assert!(top["iterations"].as_u64().unwrap() > 0);
+    assert!(
+        top["exec_share"].is_null() && top["exact_exec_share"].is_null(),
+        "{top}"
+    );
+    assert!(v["accuracy"].as_f64().unwrap() > 0.5);
+    coprof()
+        .args(["loops", "--exact"])
+        .arg(&part)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("share of execution is unknown"));
+    // No branches at all: nothing to rank, no accuracy, and a note.
+    let loads = gen("load");
+    let v = json(&["--exact"], &loads);
+    assert!(v.get("accuracy").is_none(), "{v}");
+    coprof()
+        .arg("loops")
+        .arg(&loads)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("recorded only load"));
+}

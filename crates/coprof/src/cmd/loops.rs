@@ -98,6 +98,12 @@ fn parse_ways(s: &str) -> Result<Ways, String> {
 #[derive(Serialize)]
 pub struct Report {
     config: LoopConfig,
+    /// Whether the input held every retired instruction; when not, the
+    /// execution shares are unknown (null).
+    every_instruction: bool,
+    /// The classes a trace recorded (empty: every class).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    recorded_classes: Vec<String>,
     events: u64,
     sbbs: u64,
     tallied: u64,
@@ -222,7 +228,12 @@ impl Job for LoopsJob {
 
     fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
         let profile = self.detector.snapshot();
-        let (loops, accuracy) = match &self.exact {
+        // Execution shares divide by the instructions retired, which only a
+        // stream of every instruction gives (a trace recorded with
+        // `--classes` holds some of them).
+        let every_instruction = info.meta.classes.is_empty()
+            || info.meta.classes.len() >= coprof_core::Class::ALL.len();
+        let (mut loops, mut accuracy): (Vec<Row>, Option<f64>) = match &self.exact {
             Some(exact) => {
                 let c = compare(&profile, exact, self.top);
                 (
@@ -241,8 +252,26 @@ impl Job for LoopsJob {
                 None,
             ),
         };
+        if profile.sbbs == 0 {
+            // Nothing to rank: an accuracy of 1 would only say that nothing
+            // was compared with nothing.
+            accuracy = None;
+        }
+        if !every_instruction {
+            for row in &mut loops {
+                match row {
+                    Row::Estimated(l) => l.exec_share = f64::NAN,
+                    Row::Compared(c) => {
+                        c.detected.exec_share = f64::NAN;
+                        c.exact_exec_share = f64::NAN;
+                    }
+                }
+            }
+        }
         let c: HardwareCost = profile.cost;
         let report = Report {
+            every_instruction,
+            recorded_classes: info.meta.classes.clone(),
             config: *self.detector.config(),
             events: info.events,
             sbbs: profile.sbbs,
@@ -371,6 +400,27 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
         pct(r.updates_saved)
     );
     crate::outln!(out, "detector memory {} bytes", thousands(r.bytes as u64));
+    if r.sbbs == 0 {
+        crate::outln!(
+            out,
+            "note: no taken short backward branches in the input{}",
+            if r.recorded_classes.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (the trace recorded only {}: record branches and jumps to find loops)",
+                    r.recorded_classes.join(",")
+                )
+            }
+        );
+    }
+    if !r.every_instruction {
+        crate::outln!(
+            out,
+            "note: the trace recorded only some classes ({}), so the share of execution is unknown (-)",
+            r.recorded_classes.join(",")
+        );
+    }
     if r.compressed_seen {
         crate::outln!(
             out,
