@@ -2,7 +2,7 @@
  * telecomm/adpcm, rawcaudio and rawdaudio) encoding 16-bit PCM to 4-bit
  * codes and decoding them back, on a synthesized tone-plus-noise signal of
  * 32768 samples: data-dependent branches and small table lookups per
- * sample. Argument: repetitions (default 40). */
+ * sample. Argument: repetitions (default 65). */
 #include "kernel.h"
 
 static const int index_table[16] = {-1, -1, -1, -1, 2, 4, 6, 8, -1, -1, -1, -1, 2, 4, 6, 8};
@@ -80,7 +80,7 @@ static int16_t pcm[N], back[N];
 static uint8_t code[N / 2];
 
 int main(int argc, char **argv) {
-    long reps = kernel_reps(argc, argv, 40, "adpcm");
+    long reps = kernel_reps(argc, argv, 65, "adpcm");
     /* A square-ish tone with a slow ramp and noise: integer only. */
     for (int i = 0; i < N; i++) {
         int tone = ((i / 23) % 2 ? 9000 : -9000) + ((i % 23) * 700 - 8000);

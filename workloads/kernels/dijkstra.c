@@ -2,7 +2,7 @@
  * 160-node weighted graph held as an adjacency matrix, from every node in
  * turn, as MiBench's network/dijkstra does (there with a linked-list
  * queue; here with the O(V^2) array scan, the same access pattern of
- * matrix rows). Argument: repetitions (default 14). */
+ * matrix rows). Argument: repetitions (default 3). */
 #include "kernel.h"
 
 enum { V = 160, INF = 0x3fffffff };
@@ -38,7 +38,7 @@ static void dijkstra(int src) {
 }
 
 int main(int argc, char **argv) {
-    long reps = kernel_reps(argc, argv, 14, "dijkstra");
+    long reps = kernel_reps(argc, argv, 3, "dijkstra");
     for (int i = 0; i < V; i++)
         for (int j = 0; j < V; j++)
             w[i][j] = (i != j && kernel_rand() % 100 < 12) ? 1 + (int)(kernel_rand() % 100) : 0;

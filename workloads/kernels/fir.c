@@ -1,7 +1,7 @@
 /* fir.c: a 64-tap finite impulse response filter in Q15 fixed point over
  * 8192 samples, the inner loop of EEMBC's telecom FIR benchmarks and
  * MiBench's telecomm filters: one multiply-accumulate of two loads per tap,
- * with saturation on output. Argument: repetitions (default 60). */
+ * with saturation on output. Argument: repetitions (default 50). */
 #include "kernel.h"
 
 enum { TAPS = 64, N = 8192 };
@@ -27,7 +27,7 @@ static void fir(const int16_t *in, int16_t *out, int n) {
 }
 
 int main(int argc, char **argv) {
-    long reps = kernel_reps(argc, argv, 60, "fir");
+    long reps = kernel_reps(argc, argv, 50, "fir");
     /* A windowed low-pass filter, built in integers: a triangle window. */
     for (int k = 0; k < TAPS; k++) {
         int t = k < TAPS / 2 ? k + 1 : TAPS - k;

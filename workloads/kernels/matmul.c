@@ -2,7 +2,7 @@
  * cache-friendly i-k-j order, plus a 96x96 integer multiply, the
  * compute-bound kernel of EEMBC's matrix benchmarks: two loads, a
  * multiply-add and a store per inner iteration, with a short backward loop
- * branch. Argument: repetitions (default 40). */
+ * branch. Argument: repetitions (default 15). */
 #include "kernel.h"
 
 enum { N = 96 };
@@ -35,7 +35,7 @@ static void matmul_i32(void) {
 }
 
 int main(int argc, char **argv) {
-    long reps = kernel_reps(argc, argv, 40, "matmul");
+    long reps = kernel_reps(argc, argv, 15, "matmul");
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++) {
             a[i][j] = (double)((int)(kernel_rand() % 2001) - 1000) / 256.0;

@@ -2,7 +2,7 @@
  * C library's qsort, as MiBench's automotive/qsort (qsort_large) does:
  * comparison callbacks through a function pointer, double-precision
  * square roots and records moved in memory. Argument: repetitions
- * (default 12). */
+ * (default 4). */
 #include <math.h>
 #include "kernel.h"
 
@@ -16,7 +16,7 @@ static int by_distance(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    long reps = kernel_reps(argc, argv, 12, "qsort");
+    long reps = kernel_reps(argc, argv, 4, "qsort");
     uint64_t sum = 0;
     for (long r = 0; r < reps; r++) {
         for (int i = 0; i < N; i++) {

@@ -2,7 +2,7 @@
  * 256 KiB generated text, as in MiBench's office/stringsearch: a skip
  * table per pattern, byte loads and compare loops with unpredictable
  * exits. The first eight patterns' counts are checked against a naive
- * search on the first repetition. Argument: repetitions (default 6). */
+ * search on the first repetition. Argument: repetitions (default 2). */
 #include <string.h>
 #include "kernel.h"
 
@@ -37,7 +37,7 @@ static long naive_count(const char *t, long n, const char *p) {
 }
 
 int main(int argc, char **argv) {
-    long reps = kernel_reps(argc, argv, 6, "strsearch");
+    long reps = kernel_reps(argc, argv, 2, "strsearch");
     /* Text from a small alphabet of syllables, so patterns do occur. */
     static const char *syl[] = {"ka", "to", "ri", "ne", "su", "ma", "lo", " ", "pe", "a", "on", "e"};
     long n = 0;

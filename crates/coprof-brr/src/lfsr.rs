@@ -15,7 +15,7 @@ use crate::taps::{taps, MAX_WIDTH, MIN_WIDTH};
 /// Each [`step`](Lfsr::step) shifts the register left by one and inserts at
 /// bit 0 the XOR of the tap bits. The state is never all zeros, so the
 /// register cycles through all 2^n − 1 non-zero states.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Lfsr {
     state: u64,
     mask: u64,
@@ -25,6 +25,16 @@ pub struct Lfsr {
     ntaps: u8,
     width: u8,
 }
+
+/// Registers are equal when they have the same width and state (the
+/// bits above the width are not part of the state).
+impl PartialEq for Lfsr {
+    fn eq(&self, other: &Lfsr) -> bool {
+        self.width == other.width && self.state() == other.state()
+    }
+}
+
+impl Eq for Lfsr {}
 
 /// The paper's register width (§3.3).
 pub const DEFAULT_WIDTH: u32 = 20;
@@ -93,6 +103,11 @@ impl Lfsr {
     }
 
     /// Advances one step and returns the new state.
+    ///
+    /// The register word is not masked back to the width after the shift:
+    /// bits above the width never reach a tap or an outcome, and leaving
+    /// them saves an operation on the step's dependency chain (the next
+    /// step waits for this one). The state returned is masked.
     #[inline(always)]
     pub fn step(&mut self) -> u64 {
         let s = self.state;
@@ -104,14 +119,14 @@ impl Lfsr {
             4 => (s >> a) ^ (s >> b) ^ (s >> c) ^ (s >> d),
             _ => (s >> a) ^ (s >> b) ^ (s >> c) ^ (s >> d) ^ (s >> e) ^ (s >> f),
         } & 1;
-        self.state = ((s << 1) | fb) & self.mask;
-        self.state
+        self.state = (s << 1) | fb;
+        self.state & self.mask
     }
 
     /// The current state.
     #[inline]
     pub fn state(&self) -> u64 {
-        self.state
+        self.state & self.mask
     }
 
     /// The width in bits.

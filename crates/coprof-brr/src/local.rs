@@ -35,8 +35,9 @@ std::thread_local! {
 pub fn brr(freq: u32) -> bool {
     STATE.with(|cell| {
         let s = cell.get();
-        // Taps 20 and 17 (bits 19 and 16), as `Lfsr` of width 20.
-        let next = ((s << 1) | (((s >> 19) ^ (s >> 16)) & 1)) & MASK;
+        // Taps 20 and 17 (bits 19 and 16), as `Lfsr` of width 20; bits
+        // above the width are left in the word, as `Lfsr::step` does.
+        let next = (s << 1) | (((s >> 19) ^ (s >> 16)) & 1);
         cell.set(next);
         let m = MASKS[(freq & 15) as usize];
         next & m == m

@@ -169,6 +169,96 @@ fn push_stream(d: &mut LoopDetector, s: &[(u64, u32)]) {
     }
 }
 
+/// A plain, obviously-correct model of the paper's hardware, written
+/// independently of the engine: eager halving, one sbb at a time.
+struct Reference {
+    sets: Vec<Vec<(u64, u64)>>,
+    ways: usize,
+    max: u64,
+    coalesce: bool,
+    coal: Option<(u64, u64)>,
+    halvings: u64,
+}
+
+impl Reference {
+    fn new(entries: usize, ways: usize, width: u32, coalesce: bool) -> Reference {
+        Reference {
+            sets: vec![Vec::new(); entries / ways],
+            ways,
+            max: (1 << width) - 1,
+            coalesce,
+            coal: None,
+            halvings: 0,
+        }
+    }
+    fn halve(&mut self) {
+        self.halvings += 1;
+        for set in &mut self.sets {
+            for e in set.iter_mut() {
+                e.1 /= 2;
+            }
+        }
+        if let Some(c) = &mut self.coal {
+            c.1 /= 2;
+        }
+    }
+    fn write(&mut self, pc: u64, c: u64) {
+        let n = self.sets.len();
+        let set = &mut self.sets[((pc >> 2) % n as u64) as usize];
+        let i = match set.iter().position(|e| e.0 == pc) {
+            Some(i) => {
+                set[i].1 += c;
+                i
+            }
+            None if set.len() < self.ways => {
+                set.push((pc, c));
+                set.len() - 1
+            }
+            None => {
+                let mut v = 0;
+                for w in 1..set.len() {
+                    if set[w].1 < set[v].1 {
+                        v = w;
+                    }
+                }
+                set[v] = (pc, c);
+                v
+            }
+        };
+        let slot = ((pc >> 2) % n as u64) as usize;
+        while self.sets[slot][i].1 >= self.max {
+            self.halve();
+        }
+    }
+    fn sbb(&mut self, pc: u64) {
+        if !self.coalesce {
+            return self.write(pc, 1);
+        }
+        match self.coal {
+            Some((a, _)) if a == pc => {
+                self.coal.as_mut().unwrap().1 += 1;
+            }
+            _ => {
+                if let Some((a, f)) = self.coal.take() {
+                    self.write(a, f);
+                }
+                self.coal = Some((pc, 1));
+            }
+        }
+        while self.coal.unwrap().1 >= self.max {
+            self.halve();
+        }
+    }
+    fn flush(&mut self) {
+        if let Some((a, f)) = self.coal.take() {
+            self.write(a, f);
+        }
+    }
+    fn counts(&self) -> std::collections::BTreeMap<u64, u64> {
+        self.sets.iter().flatten().copied().collect()
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -191,6 +281,77 @@ proptest! {
         prop_assert_eq!(got, exact);
         prop_assert_eq!(p.cost.halvings, 0);
         prop_assert_eq!(p.cost.replacements, 0);
+    }
+
+    /// Differential test through the `Sink` interface: random events of
+    /// every control class, taken or not, backward or forward, near or far,
+    /// between other instructions, in random batch sizes. A fully
+    /// associative cache with 32-bit counters agrees with `ExactCounts` on
+    /// every loop and every count.
+    #[test]
+    fn observe_agrees_with_exact_counts(
+        evs in proptest::collection::vec((0u64..40, 0u8..6, any::<bool>(), 0u64..3), 1..2000),
+        batch in 1usize..300,
+        coalesce in any::<bool>(),
+    ) {
+        use coprof_core::{Class, Event};
+        let events: Vec<Event> = evs
+            .iter()
+            .map(|&(site, kind, taken, far)| {
+                let pc = 0x40_0000 + 0x40 * site;
+                let target = match far {
+                    0 => pc - 0x20,          // a short backward branch
+                    1 => pc + 0x20,          // forward
+                    _ => pc - 0x10_0000,     // too far back
+                };
+                match kind {
+                    0 | 1 => Event::control(pc, Class::CondBranch, target, taken),
+                    2 => Event::control(pc, Class::Jump, target, taken),
+                    3 => Event::control(pc, Class::Call, target, taken),
+                    4 => Event::control(pc, Class::Return, target, taken),
+                    _ => Event::new(pc, Class::IntAlu),
+                }
+            })
+            .collect();
+        let mut d = LoopDetector::new(LoopConfig::sized(64, 64, 32).coalescing(coalesce)).unwrap();
+        SliceSource::new(&events).batch_size(batch).run(&mut d).unwrap();
+        let x = exact(&events);
+        let p = d.snapshot();
+        let got: std::collections::BTreeMap<u64, (u64, u64)> =
+            p.loops.iter().map(|l| (l.pc, (l.count, l.body_lo))).collect();
+        let want: std::collections::BTreeMap<u64, (u64, u64)> =
+            x.sbb.iter().map(|(&pc, c)| (pc, (c.taken, c.target))).collect();
+        prop_assert_eq!(got, want);
+        prop_assert_eq!(p.instructions, events.len() as u64);
+        let c = compare(&p, &x, 10);
+        prop_assert!(c.accuracy > 1.0 - 1e-9);
+    }
+
+    /// The engine (lazy halving, runs, branch-free lookup) against the plain
+    /// reference model, with narrow counters so that halvings, evictions
+    /// and coalescing-register saturation all happen.
+    #[test]
+    fn engine_equals_reference_model(
+        s in sbb_stream(),
+        ways in prop_oneof![Just(1usize), Just(2), Just(4), Just(8)],
+        width in 4u32..9,
+        coalesce in any::<bool>(),
+    ) {
+        let mut d = LoopDetector::new(LoopConfig::sized(8, ways, width).coalescing(coalesce)).unwrap();
+        let mut r = Reference::new(8, ways, width, coalesce);
+        for &(l, n) in &s {
+            let pc = 0x1_0000 + l * 0x44;
+            for _ in 0..n {
+                d.add_sbb(pc, pc - 0x20);
+                r.sbb(pc);
+            }
+        }
+        d.flush();
+        r.flush();
+        let p = d.snapshot();
+        let got: std::collections::BTreeMap<u64, u64> = p.loops.iter().map(|l| (l.pc, l.count)).collect();
+        prop_assert_eq!(got, r.counts());
+        prop_assert_eq!(p.cost.halvings, r.halvings);
     }
 
     /// Whatever the configuration, the cache never holds more loops than

@@ -95,6 +95,8 @@ impl Stop {
     pub fn retired(&self, len: usize) -> usize {
         match *self {
             Stop::Illegal { at } | Stop::Fault { at, .. } | Stop::Misaligned { at, .. } => at,
+            // ebreak traps instead of retiring; it is always a block's last op.
+            Stop::Ebreak => len.saturating_sub(1),
             _ => len,
         }
     }
@@ -763,3 +765,7 @@ fn csr_op(cpu: &mut Cpu, op: &Op, index: usize) -> bool {
     cpu.x[(op.rd & 63) as usize] = old;
     true
 }
+
+#[cfg(test)]
+#[path = "cpu_tests.rs"]
+mod tests;

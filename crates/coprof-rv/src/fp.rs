@@ -297,17 +297,16 @@ pub fn arith_s(op: Arith, a: u64, b: u64, rm: Round) -> (u64, u32) {
     if rm == Round::NearestTiesToEven {
         let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
         if x.is_finite() && y.is_finite() {
-            // Sums, products and r*y of two singles are exact in double,
-            // so comparing in double decides exactness.
+            // Products and r*y of two singles are exact in double, so
+            // comparing in double decides exactness; sums use TwoSum.
+            let two_sum = |x: f32, y: f32| {
+                let r = x + y;
+                let bb = r - x;
+                (r, (x - (r - bb)) + (y - bb) == 0.0)
+            };
             let (r, exact) = match op {
-                Arith::Add => {
-                    let r = x + y;
-                    (r, x as f64 + y as f64 == r as f64)
-                }
-                Arith::Sub => {
-                    let r = x - y;
-                    (r, x as f64 - y as f64 == r as f64)
-                }
+                Arith::Add => two_sum(x, y),
+                Arith::Sub => two_sum(x, -y),
                 Arith::Mul => {
                     let r = x * y;
                     (r, x as f64 * y as f64 == r as f64)
@@ -327,9 +326,87 @@ pub fn arith_s(op: Arith, a: u64, b: u64, rm: Round) -> (u64, u32) {
     arith_soft::<S>(op, a, b, rm)
 }
 
+/// Knuth's TwoSum: `s + e == x + y` exactly (no overflow).
+#[inline]
+fn two_sum(x: f64, y: f64) -> (f64, f64) {
+    let s = x + y;
+    let bb = s - x;
+    (s, (x - (s - bb)) + (y - bb))
+}
+
+/// Host fused multiply-add in round-to-nearest-even with the exact
+/// inexact flag, or `None` when the operands or result come near the
+/// subnormal or overflow range. Exactness uses the error of the FMA as an
+/// exact sum of two floats (Boldo & Muller, "Exact and approximated error
+/// of the FMA", IEEE TC 2011, algorithm ErrFma): `x·y + z = r + r2 + r3`,
+/// and the FMA was exact iff `r2` is zero.
+#[inline]
+fn fma_host_d(x: f64, y: f64, z: f64) -> Option<(u64, u32)> {
+    const BIG: f64 = 1.0e290;
+    let r = x.mul_add(y, z);
+    let u1 = x * y;
+    let ok = |v: f64| v.abs() >= SAFE_D && v.abs() <= BIG;
+    if !(ok(u1) && ok(r) && (z == 0.0 || ok(z))) {
+        return None;
+    }
+    let u2 = x.mul_add(y, -u1);
+    let (alpha1, zz) = two_sum(z, u2);
+    let (beta1, beta2) = two_sum(u1, alpha1);
+    let gamma = (beta1 - r) + beta2;
+    let exact = gamma + zz == 0.0;
+    Some((r.to_bits(), if exact { 0 } else { flag::NX }))
+}
+
+/// Single-precision host FMA: the product is exact in double, so the
+/// exact sum is TwoSum(product, z) in double.
+#[inline]
+fn fma_host_s(x: f32, y: f32, z: f32) -> Option<(u64, u32)> {
+    let r = x.mul_add(y, z);
+    let ok = |v: f32| v.abs() >= SAFE_S && v.abs() <= 1.0e37;
+    let p = x as f64 * y as f64;
+    if !(ok(r) && (z == 0.0 || ok(z)) && p.abs() >= 1.0e-30 && p.abs() <= 1.0e37) {
+        return None;
+    }
+    let (s, e) = two_sum(p, z as f64);
+    let exact = s == r as f64 && e == 0.0;
+    Some((r.to_bits() as u64, if exact { 0 } else { flag::NX }))
+}
+
 /// Which fused multiply-add (§11.6): rs1×rs2 negated or not, rs3 negated
 /// or not.
 pub fn fma<F: Format>(
+    a: u64,
+    b: u64,
+    c: u64,
+    neg_prod: bool,
+    neg_add: bool,
+    rm: Round,
+) -> (u64, u32) {
+    if rm == Round::NearestTiesToEven {
+        let fast = if F::BITS == 64 {
+            let (x, y, z) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
+            let x = if neg_prod { -x } else { x };
+            let z = if neg_add { -z } else { z };
+            fma_host_d(x, y, z)
+        } else {
+            let (x, y, z) = (
+                f32::from_bits(a as u32),
+                f32::from_bits(b as u32),
+                f32::from_bits(c as u32),
+            );
+            let x = if neg_prod { -x } else { x };
+            let z = if neg_add { -z } else { z };
+            fma_host_s(x, y, z)
+        };
+        if let Some(r) = fast {
+            return r;
+        }
+    }
+    fma_soft::<F>(a, b, c, neg_prod, neg_add, rm)
+}
+
+/// The fused multiply-adds in software (every rounding mode).
+pub fn fma_soft<F: Format>(
     a: u64,
     b: u64,
     c: u64,
@@ -794,6 +871,47 @@ mod tests {
             d_to_s(d(1e300), RNE),
             (s(f32::INFINITY), flag::OF | flag::NX)
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(5000))]
+
+        #[test]
+        fn host_fma_matches_software(
+            a in proptest::num::f64::NORMAL | proptest::num::f64::ZERO,
+            b in proptest::num::f64::NORMAL,
+            c in proptest::num::f64::NORMAL | proptest::num::f64::ZERO,
+            small in 0u32..3,
+            np in proptest::bool::ANY,
+            na in proptest::bool::ANY,
+        ) {
+            // Also operands of similar magnitude, where cancellation and
+            // exact results are common.
+            let (a, b, c) = match small {
+                0 => (a, b, c),
+                1 => ((a.fract() * 64.0).round(), (b.fract() * 64.0).round() / 8.0, (c.fract() * 512.0).round()),
+                _ => (a.fract(), b.fract(), -(a.fract() * b.fract())),
+            };
+            proptest::prop_assert_eq!(
+                fma::<D>(d(a), d(b), d(c), np, na, RNE),
+                fma_soft::<D>(d(a), d(b), d(c), np, na, RNE)
+            );
+            let (x, y, z) = (a as f32, b as f32, c as f32);
+            proptest::prop_assert_eq!(
+                fma::<S>(s(x), s(y), s(z), np, na, RNE),
+                fma_soft::<S>(s(x), s(y), s(z), np, na, RNE)
+            );
+        }
+
+        #[test]
+        fn host_arith_matches_software(a in proptest::num::f64::ANY, b in proptest::num::f64::ANY, k in 0u32..2) {
+            let (a, b) = if k == 0 { (a, b) } else { ((a.fract() * 1024.0).round() / 16.0, (b.fract() * 64.0).round()) };
+            for op in [Arith::Add, Arith::Sub, Arith::Mul, Arith::Div] {
+                proptest::prop_assert_eq!(arith_d(op, d(a), d(b), RNE), arith_soft::<D>(op, d(a), d(b), RNE));
+                let (x, y) = (s(a as f32), s(b as f32));
+                proptest::prop_assert_eq!(arith_s(op, x, y, RNE), arith_soft::<S>(op, x, y, RNE));
+            }
+        }
     }
 
     #[test]

@@ -212,8 +212,16 @@ impl Memory {
         None
     }
 
-    #[inline]
-    fn check(&self, addr: u64, size: u64, want: u8, access: Access) -> Result<*mut u8, Fault> {
+    /// Validates `size` bytes at `addr` for `want`; returns the host
+    /// pointer and the union of the permissions of the pages touched.
+    #[inline(always)]
+    fn check(
+        &self,
+        addr: u64,
+        size: u64,
+        want: u8,
+        access: Access,
+    ) -> Result<(*mut u8, u8), Fault> {
         let end = addr.wrapping_add(size - 1);
         if addr < LIMIT && end < LIMIT && end >= addr {
             // SAFETY: both indices are below PAGES because both < LIMIT.
@@ -225,7 +233,7 @@ impl Memory {
             };
             if p0 & p1 & want == want {
                 // SAFETY: inside the reservation; the pages are host RW.
-                return Ok(unsafe { self.base.add(addr as usize) });
+                return Ok((unsafe { self.base.add(addr as usize) }, p0 | p1));
             }
             let bad = if p0 & want == want {
                 page_down(end)
@@ -240,7 +248,7 @@ impl Memory {
     /// Loads a little-endian value of `N` bytes (1, 2, 4, 8), zero-extended.
     #[inline(always)]
     pub fn load<const N: usize>(&self, addr: u64) -> Result<u64, Fault> {
-        let p = self.check(addr, N as u64, perm::R, Access::Read)?;
+        let (p, _) = self.check(addr, N as u64, perm::R, Access::Read)?;
         // SAFETY: `check` validated N bytes at p; unaligned reads are fine.
         unsafe {
             Ok(match N {
@@ -255,8 +263,8 @@ impl Memory {
     /// Stores the low `N` bytes of `v`, little-endian.
     #[inline(always)]
     pub fn store<const N: usize>(&mut self, addr: u64, v: u64) -> Result<(), Fault> {
-        let p = self.check(addr, N as u64, perm::W, Access::Write)?;
-        if (self.perm_at(addr) | self.perm_at(addr + N as u64 - 1)) & perm::X != 0 {
+        let (p, perms) = self.check(addr, N as u64, perm::W, Access::Write)?;
+        if perms & perm::X != 0 {
             self.code_written = true;
         }
         // SAFETY: `check` validated N writable bytes at p.
@@ -274,7 +282,7 @@ impl Memory {
     /// Fetches 16 bits of instruction at `addr` (execute permission).
     #[inline]
     pub fn fetch16(&self, addr: u64) -> Result<u16, Fault> {
-        let p = self.check(addr, 2, perm::X, Access::Execute)?;
+        let (p, _) = self.check(addr, 2, perm::X, Access::Execute)?;
         // SAFETY: validated by `check`.
         Ok(unsafe { (p as *const u16).read_unaligned() })
     }
@@ -305,14 +313,24 @@ impl Memory {
     /// Writes bytes ignoring guest permissions (the loader filling
     /// read-only segments). The range must be mapped.
     pub fn poke(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
         let p = self.check_range(addr, bytes.len() as u64, perm::MAPPED, Access::Write)?;
         // SAFETY: every page is mapped, hence host RW.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
-        self.code_written = true;
+        if self.range_has(addr, bytes.len() as u64, perm::X) {
+            self.code_written = true;
+        }
         Ok(())
     }
 
-    fn range_has(&self, addr: u64, len: u64, bit: u8) -> bool {
+    /// Whether any page of `[addr, addr+len)` carries permission `bit`.
+    pub fn range_has(&self, addr: u64, len: u64, bit: u8) -> bool {
+        if len == 0 || addr >= LIMIT {
+            return false;
+        }
+        let len = len.min(LIMIT - addr);
         let first = (addr / PAGE) as usize;
         let last = ((addr + len - 1) / PAGE) as usize;
         self.perms[first..=last].iter().any(|p| p & bit != 0)

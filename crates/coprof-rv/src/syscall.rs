@@ -521,8 +521,10 @@ impl Kernel {
                     EINVAL
                 } else {
                     let len = page_up(a[1]);
+                    let code = mem.range_has(a[0], len, perm::X);
                     match mem.unmap(a[0], len) {
-                        Ok(()) => return Ok(Outcome::RetFlush(0)),
+                        Ok(()) if code => return Ok(Outcome::RetFlush(0)),
+                        Ok(()) => 0,
                         Err(_) => EINVAL,
                     }
                 }
@@ -531,8 +533,10 @@ impl Kernel {
                 if a[0] % PAGE != 0 {
                     EINVAL
                 } else {
+                    let code = mem.range_has(a[0], page_up(a[1]), perm::X);
                     match mem.protect(a[0], page_up(a[1]), (a[2] & 7) as u8) {
-                        Ok(()) => return Ok(Outcome::RetFlush(0)),
+                        Ok(()) if code => return Ok(Outcome::RetFlush(0)),
+                        Ok(()) => 0,
                         Err(e) => -(e.raw_os_error().unwrap_or(libc::ENOMEM) as i64),
                     }
                 }
@@ -767,6 +771,11 @@ impl Kernel {
                 }
                 0
             }
+            nr::RT_SIGPENDING => {
+                // Signals raised while blocked wait here (kill/tgkill above).
+                tryf!(mem.slice_mut(a[0], 8)).copy_from_slice(&self.pending.to_le_bytes());
+                0
+            }
             nr::SIGALTSTACK => {
                 if a[1] != 0 {
                     let buf = tryf!(mem.slice_mut(a[1], 24));
@@ -794,7 +803,9 @@ impl Kernel {
                 if sig > 64 {
                     EINVAL
                 } else if target != me && !(num == nr::KILL && (target == 0 || target == -1)) {
-                    -(libc::EPERM as i64)
+                    // Another process: the host's kill, as under qemu-user.
+                    // SAFETY: plain call.
+                    ret(unsafe { libc::kill(target as i32, sig as i32) } as i64)
                 } else if sig == 0 {
                     0
                 } else if self.sigmask & (1 << (sig - 1)) != 0 {
@@ -989,6 +1000,7 @@ impl Kernel {
                 None => return Ok(Outcome::Ret(ENOMEM)),
             }
         };
+        let replaces_code = mem.range_has(at, len, perm::X);
         if mem.map(at, len, prot).is_err() {
             return Ok(Outcome::Ret(ENOMEM));
         }
@@ -1021,7 +1033,11 @@ impl Kernel {
                 return Ok(Outcome::Ret(ENOMEM));
             }
         }
-        Ok(Outcome::RetFlush(at as i64))
+        if replaces_code {
+            Ok(Outcome::RetFlush(at as i64))
+        } else {
+            Ok(Outcome::Ret(at as i64))
+        }
     }
 
     fn mremap(&mut self, mem: &mut Memory, a: [u64; 8]) -> Outcome {
@@ -1033,9 +1049,17 @@ impl Kernel {
         if p & perm::MAPPED == 0 || old_len == 0 {
             return Outcome::Ret(-(libc::EFAULT as i64));
         }
+        let code = mem.range_has(old, old_len, perm::X);
+        let done = |v: u64| {
+            if code {
+                Outcome::RetFlush(v as i64)
+            } else {
+                Outcome::Ret(v as i64)
+            }
+        };
         if new_len <= old_len {
             let _ = mem.unmap(old + new_len, old_len - new_len);
-            return Outcome::RetFlush(old as i64);
+            return done(old);
         }
         if mem.is_free(old + old_len, new_len - old_len)
             && mem.map(old + old_len, new_len - old_len, p).is_ok()
@@ -1056,7 +1080,7 @@ impl Kernel {
             return Outcome::Ret(ENOMEM);
         }
         let _ = mem.unmap(old, old_len);
-        Outcome::RetFlush(to as i64)
+        done(to)
     }
 }
 

@@ -57,6 +57,7 @@ pub const TGKILL: u64 = 131;
 pub const SIGALTSTACK: u64 = 132;
 pub const RT_SIGACTION: u64 = 134;
 pub const RT_SIGPROCMASK: u64 = 135;
+pub const RT_SIGPENDING: u64 = 136;
 pub const TIMES: u64 = 153;
 pub const UNAME: u64 = 160;
 pub const GETRLIMIT: u64 = 163;

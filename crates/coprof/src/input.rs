@@ -1,43 +1,197 @@
-//! Where a report's events come from: a trace file (and, later, a program
-//! run live in the simulator). Every report command flattens [`InputArgs`]
-//! into its own arguments so that they all read input the same way.
+//! Where a report's events come from: a trace file, or a program run live
+//! in the simulator. Every report command flattens [`InputArgs`] into its
+//! own arguments so that they all read input the same way:
+//!
+//! ```text
+//! coprof loops run.cpt                 # a trace
+//! coprof loops -- ./prog arg1 arg2     # a RISC-V program, profiled in one pass
+//! ```
 
+use crate::error::bad_input;
 use crate::progress::ProgressSink;
 use anyhow::Context;
 use coprof_core::trace::{TraceMeta, TraceReader};
 use coprof_core::{Sink, Source};
+use coprof_rv::{Config, Exit, Simulator};
 use std::path::PathBuf;
 
-/// The input of a report command.
+/// The input of a report command: a trace file or a program after `--`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct InputArgs {
     /// Trace file (.cpt) to read: make one with `coprof gen` or `coprof run --trace`.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    #[arg(value_name = "FILE", required_unless_present = "program")]
+    pub file: Option<PathBuf>,
+    /// A static RV64 Linux program and its arguments, after `--`, to run in
+    /// the simulator and profile in one pass (no trace file). Its standard
+    /// output goes to standard error, so that standard output carries only
+    /// the report.
+    #[arg(last = true, value_name = "PROG ARGS", conflicts_with = "file")]
+    pub program: Vec<String>,
+    /// With a program: look absolute paths it opens up under this directory.
+    #[arg(long, value_name = "DIR", requires = "program")]
+    pub root: Option<PathBuf>,
+    /// With a program: answer unknown system calls with ENOSYS instead of stopping.
+    #[arg(long, requires = "program")]
+    pub enosys: bool,
 }
 
 /// What reading the input told us.
 #[derive(Clone, Debug)]
-#[allow(dead_code)]
+#[allow(dead_code)] // `meta` and `live` are for reports that show where their events came from
 pub struct InputInfo {
     /// Events delivered to the sink (of the classes it wanted).
     pub events: u64,
-    /// The trace's metadata.
+    /// The trace's metadata (for a live run: the program and arguments).
     pub meta: TraceMeta,
+    /// For a live run: instructions retired and the exit status.
+    pub live: Option<LiveRun>,
 }
 
-#[allow(dead_code)] // the report commands (ranges, loops, values, sample) read through this
+/// How a live run went.
+#[derive(Clone, Debug)]
+#[allow(dead_code)]
+pub struct LiveRun {
+    /// Instructions retired.
+    pub instructions: u64,
+    /// The exit status a shell would report (128 + signal if it died of one).
+    pub status: i32,
+}
+
 impl InputArgs {
+    /// The program's path, when the input is a live run.
+    pub fn program_path(&self) -> Option<PathBuf> {
+        self.program.first().map(PathBuf::from)
+    }
+
+    /// A name for the input in messages: the trace file or the program.
+    pub fn name(&self) -> String {
+        match &self.file {
+            Some(f) => f.display().to_string(),
+            None => self.program.first().cloned().unwrap_or_default(),
+        }
+    }
+
+    /// The metadata of the input before it runs: a trace's header, or the
+    /// program and arguments of a live run.
+    pub fn describe(&self) -> anyhow::Result<TraceMeta> {
+        match &self.file {
+            Some(file) => Ok(TraceReader::open(file)?.meta().clone()),
+            None => Ok(TraceMeta {
+                source: "rv-sim".into(),
+                isa: "rv64gc".into(),
+                program: self.program.first().cloned().unwrap_or_default(),
+                args: self.program.iter().skip(1).cloned().collect(),
+                ..TraceMeta::default()
+            }),
+        }
+    }
+
     /// Pushes every event of the input into `sink`, with a progress bar on
     /// a terminal.
     pub fn run(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
-        let mut reader = TraceReader::open(&self.file)?;
-        let meta = reader.meta().clone();
-        let mut progress = ProgressSink::new(sink, meta.events, "events");
-        let events = reader
-            .run(&mut progress)
-            .with_context(|| format!("reading {}", self.file.display()))?;
+        match &self.file {
+            Some(file) => {
+                let mut reader = TraceReader::open(file)?;
+                let meta = reader.meta().clone();
+                let mut progress = ProgressSink::new(sink, meta.events, "events");
+                let events = reader
+                    .run(&mut progress)
+                    .with_context(|| format!("reading {}", file.display()))?;
+                progress.done();
+                Ok(InputInfo {
+                    events,
+                    meta,
+                    live: None,
+                })
+            }
+            None => self.run_live(sink),
+        }
+    }
+
+    fn run_live(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
+        let prog = self.program_path().ok_or_else(|| {
+            bad_input("give a trace file, or a program after `--` (e.g. `-- ./prog args`)")
+        })?;
+        if let Some(root) = &self.root {
+            if !root.is_dir() {
+                return Err(bad_input(format!(
+                    "--root {}: not a directory",
+                    root.display()
+                )));
+            }
+        }
+        let config = Config {
+            args: self.program.clone(),
+            env: std::env::vars_os()
+                .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+                .collect(),
+            root: self.root.clone(),
+            enosys: self.enosys,
+            max_instructions: 0,
+        };
+        let mut sim = Simulator::load(&prog, &config).map_err(crate::cmd::run::sim_error)?;
+        let mut progress = ProgressSink::new(sink, 0, "events");
+        let exit = {
+            let _redirect = StdoutToStderr::new();
+            sim.run_to_exit(&mut progress)
+                .map_err(crate::cmd::run::sim_error)?
+        };
         progress.done();
-        Ok(InputInfo { events, meta })
+        if let Exit::Signal { message, .. } = &exit {
+            eprintln!("coprof: {}: {message}", prog.display());
+        }
+        if exit.status() != 0 {
+            eprintln!(
+                "coprof: note: {} exited with status {}; the profile covers its run up to then",
+                prog.display(),
+                exit.status()
+            );
+        }
+        Ok(InputInfo {
+            events: sim.events_delivered(),
+            meta: TraceMeta {
+                events: sim.events_delivered(),
+                ..self.describe()?
+            },
+            live: Some(LiveRun {
+                instructions: sim.instret(),
+                status: exit.status(),
+            }),
+        })
+    }
+}
+
+/// While alive, file descriptor 1 points at standard error, so that a
+/// program run live writes its output there and coprof's standard output
+/// keeps only the report. Dropping it restores standard output.
+struct StdoutToStderr {
+    saved: i32,
+}
+
+impl StdoutToStderr {
+    fn new() -> Option<StdoutToStderr> {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        // SAFETY: dup and dup2 on descriptors this process owns; failure is
+        // reported by a negative return and leaves the descriptors as they were.
+        let saved = unsafe { libc::dup(1) };
+        if saved < 0 {
+            return None;
+        }
+        if unsafe { libc::dup2(2, 1) } < 0 {
+            unsafe { libc::close(saved) };
+            return None;
+        }
+        Some(StdoutToStderr { saved })
+    }
+}
+
+impl Drop for StdoutToStderr {
+    fn drop(&mut self) {
+        // SAFETY: as above; `saved` is the duplicate made in `new`.
+        unsafe {
+            libc::dup2(self.saved, 1);
+            libc::close(self.saved);
+        }
     }
 }

@@ -124,38 +124,76 @@ impl List<'_> {
         self.state.set_p(new_p);
         let keep = 1.0 / factor;
         let keep_coin = (keep * 18_446_744_073_709_551_616.0) as u64;
-        let mut w = 0;
-        for r in 0..self.state.len as usize {
-            let c = self.counts[r];
-            let c = match variant {
-                Variant::Concise => {
-                    if c <= 32 {
-                        (0..c).filter(|_| rng.next_u64() < keep_coin).count() as u64
-                    } else {
-                        Binomial::new(c, keep).expect("0 < keep < 1").sample(rng)
-                    }
-                }
-                Variant::Counting => {
-                    if rng.next_u64() < keep_coin {
-                        c
-                    } else {
+        let len = self.state.len as usize;
+        match variant {
+            Variant::Concise => thin_binomial_all(&mut self.counts[..len], keep, rng),
+            Variant::Counting => {
+                for c in &mut self.counts[..len] {
+                    if rng.next_u64() >= keep_coin {
                         let tails = if new_p >= 1.0 {
                             0
                         } else {
                             Geometric::new(new_p).expect("0 < p < 1").sample(rng)
                         };
-                        (c - 1).saturating_sub(tails)
+                        *c = (*c - 1).saturating_sub(tails);
                     }
                 }
-            };
-            if c > 0 {
+            }
+        }
+        let mut w = 0;
+        for r in 0..len {
+            if self.counts[r] > 0 {
                 self.values[w] = self.values[r];
-                self.counts[w] = c;
+                self.counts[w] = self.counts[r];
                 w += 1;
             }
         }
         self.state.len = w as u32;
     }
+}
+
+/// Keeps each occurrence counted in `counts` independently with
+/// probability `keep` (binomial thinning of every counter). It walks from
+/// one discarded occurrence to the next with geometric gaps across all
+/// the counters at once, about 1 + (1 − keep)·Σc random numbers instead of
+/// Σc; a very large counter draws its binomial directly.
+fn thin_binomial_all(counts: &mut [u64], keep: f64, rng: &mut impl RngCore) {
+    let ln_keep = keep.ln();
+    // Occurrences kept before the next discarded one: Geometric(1 − keep),
+    // memoryless, so one walk serves every counter in turn.
+    let mut gap = || -> u64 {
+        let u = ((rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64);
+        let g = (u.ln() / ln_keep).floor();
+        if g >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            g as u64
+        }
+    };
+    let mut next = gap();
+    for c in counts.iter_mut() {
+        if *c > 1024 {
+            continue;
+        }
+        let mut remaining = *c;
+        while next < remaining {
+            *c -= 1;
+            remaining -= next + 1;
+            next = gap();
+        }
+        next -= remaining;
+    }
+    for c in counts.iter_mut().filter(|c| **c > 1024) {
+        *c = Binomial::new(*c, keep).expect("0 < keep < 1").sample(rng);
+    }
+}
+
+/// Binomial thinning of one counter (see [`thin_binomial_all`]).
+#[cfg(test)]
+fn thin_binomial(c: u64, keep: f64, _ln_keep: f64, rng: &mut impl RngCore) -> u64 {
+    let mut one = [c];
+    thin_binomial_all(&mut one, keep, rng);
+    one[0]
 }
 
 /// The estimated count of a value with counter `c` in a list with
@@ -165,5 +203,39 @@ pub fn estimate(c: u64, p: f64, variant: Variant) -> f64 {
     match variant {
         Variant::Concise => c as f64 / p,
         Variant::Counting => c as f64 + 1.0 / p - 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn binomial_thinning_has_the_right_mean_and_spread() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        for (c, keep) in [(1u64, 0.9375), (10, 0.75), (300, 0.5), (5000, 0.9)] {
+            // Thinning several counters in one walk keeps them independent.
+            let mut pair = [c, c];
+            let mut both = 0.0;
+            for _ in 0..2000 {
+                pair = [c, c];
+                thin_binomial_all(&mut pair, keep, &mut rng);
+                both += (pair[0] as f64 - c as f64 * keep) * (pair[1] as f64 - c as f64 * keep);
+            }
+            let v = c as f64 * keep * (1.0 - keep);
+            assert!((both / 2000.0).abs() < 0.15 * v + 0.01, "c {c}: covariance {}", both / 2000.0);
+            assert!(pair.iter().all(|&x| x <= c));
+            let n = 20_000;
+            let xs: Vec<f64> = (0..n)
+                .map(|_| thin_binomial(c, keep, f64::ln(keep), &mut rng) as f64)
+                .collect();
+            let mean = xs.iter().sum::<f64>() / n as f64;
+            let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+            let (m, v) = (c as f64 * keep, c as f64 * keep * (1.0 - keep));
+            assert!((mean - m).abs() < 4.0 * (v / n as f64).sqrt() + 1e-9, "c {c}: mean {mean} vs {m}");
+            assert!((var - v).abs() < 0.1 * v + 1e-9, "c {c}: variance {var} vs {v}");
+            assert!(xs.iter().all(|&x| x <= c as f64));
+        }
     }
 }

@@ -11,12 +11,17 @@
 //! use coprof_engines::hotlist::{HotlistConfig, HotlistTable, ValueKind};
 //!
 //! let mut t = HotlistTable::new(HotlistConfig::default()).unwrap();
+//! // Ten values fit in a 16-value list: p stays 1 and counts are exact.
 //! for i in 0..100_000u64 {
-//!     t.add(0x400, ValueKind::Loaded, if i % 4 == 0 { 7 } else { 100 + i % 40 });
+//!     t.add(0x400, ValueKind::Loaded, if i % 4 == 0 { 7 } else { 100 + i % 9 });
 //! }
-//! assert!(t.len_of(0x400, ValueKind::Loaded).unwrap() <= 16);
-//! let est = t.estimate(0x400, ValueKind::Loaded, 7);
-//! assert!((est - 25_000.0).abs() < 5_000.0, "{est}");
+//! assert_eq!(t.estimate(0x400, ValueKind::Loaded, 7), 25_000.0);
+//! // Thousands of values: at most 16 are kept, p falls, C[v]/p estimates.
+//! for i in 0..100_000u64 {
+//!     t.add(0x800, ValueKind::Loaded, if i % 2 == 0 { 7 } else { i });
+//! }
+//! assert!(t.len_of(0x800, ValueKind::Loaded).unwrap() <= 16);
+//! assert!(t.estimate(0x800, ValueKind::Loaded, 7) > 0.0);
 //! ```
 
 pub mod config;

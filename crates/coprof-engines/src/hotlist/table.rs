@@ -17,11 +17,14 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// Hotlists for every (PC, value type) seen.
+#[derive(Clone)]
 pub struct HotlistTable {
     cfg: HotlistConfig,
     factor: f64,
     stride: usize,
-    index: FxHashMap<(u64, ValueKind), u32>,
+    /// One map per configured value type (in `cfg.kinds` order), PC to
+    /// list number: a plain 64-bit key hashes in one multiply.
+    index: Vec<FxHashMap<u64, u32>>,
     keys: Vec<(u64, ValueKind)>,
     states: Vec<ListState>,
     values: Vec<u64>,
@@ -106,13 +109,14 @@ impl HotlistTable {
     /// An empty table with parameters `cfg`.
     pub fn new(cfg: HotlistConfig) -> Result<HotlistTable, String> {
         cfg.validate()?;
+        let kinds = cfg.kinds.len();
         Ok(HotlistTable {
             factor: cfg.effective_factor(),
             stride: cfg.capacity + 1,
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
             countdown: cfg.period,
             cfg,
-            index: FxHashMap::default(),
+            index: vec![FxHashMap::default(); kinds],
             keys: Vec::new(),
             states: Vec::new(),
             values: Vec::new(),
@@ -122,12 +126,25 @@ impl HotlistTable {
         })
     }
 
-    /// Offers one sample: value `v` of type `kind` at `pc`.
+    fn kind_slot(&self, kind: ValueKind) -> Option<usize> {
+        self.cfg.kinds.iter().position(|&k| k == kind)
+    }
+
+    /// Offers one sample: value `v` of type `kind` at `pc`. A type not in
+    /// the configuration is ignored.
     #[inline]
     pub fn add(&mut self, pc: u64, kind: ValueKind, v: u64) {
-        let n = match self.index.get(&(pc, kind)) {
+        let Some(k) = self.kind_slot(kind) else {
+            return;
+        };
+        self.add_at(k, pc, v);
+    }
+
+    #[inline]
+    fn add_at(&mut self, k: usize, pc: u64, v: u64) {
+        let n = match self.index[k].get(&pc) {
             Some(&n) => n as usize,
-            None => self.new_list(pc, kind),
+            None => self.new_list(k, pc),
         };
         let at = n * self.stride;
         let mut list = List {
@@ -138,10 +155,10 @@ impl HotlistTable {
         list.offer(v, self.cfg.variant, self.factor, &mut self.rng);
     }
 
-    fn new_list(&mut self, pc: u64, kind: ValueKind) -> usize {
+    fn new_list(&mut self, k: usize, pc: u64) -> usize {
         let n = self.states.len();
-        self.index.insert((pc, kind), n as u32);
-        self.keys.push((pc, kind));
+        self.index[k].insert(pc, n as u32);
+        self.keys.push((pc, self.cfg.kinds[k]));
         self.states.push(ListState::new());
         self.values.resize(self.values.len() + self.stride, 0);
         self.counts.resize(self.counts.len() + self.stride, 0);
@@ -159,12 +176,11 @@ impl HotlistTable {
         self.countdown = self.cfg.period;
         self.samples += 1;
         for k in 0..self.cfg.kinds.len() {
-            let kind = self.cfg.kinds[k];
-            let v = match kind {
+            let v = match self.cfg.kinds[k] {
                 ValueKind::Loaded => e.value,
                 ValueKind::Address => e.addr,
             };
-            self.add(e.pc, kind, v);
+            self.add_at(k, e.pc, v);
         }
     }
 
@@ -175,15 +191,19 @@ impl HotlistTable {
 
     /// Values held by the list for (`pc`, `kind`), if it exists.
     pub fn len_of(&self, pc: u64, kind: ValueKind) -> Option<usize> {
-        self.index
-            .get(&(pc, kind))
+        let k = self.kind_slot(kind)?;
+        self.index[k]
+            .get(&pc)
             .map(|&n| self.states[n as usize].len as usize)
     }
 
     /// The estimated count of `v` in the list for (`pc`, `kind`): 0 when
     /// it is not there.
     pub fn estimate(&self, pc: u64, kind: ValueKind, v: u64) -> f64 {
-        let Some(&n) = self.index.get(&(pc, kind)) else {
+        let Some(&n) = self
+            .kind_slot(kind)
+            .and_then(|k| self.index[k].get(&pc))
+        else {
             return 0.0;
         };
         let n = n as usize;
@@ -198,7 +218,7 @@ impl HotlistTable {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.index.capacity() * 21
+        self.index.iter().map(|m| m.capacity() * 13).sum::<usize>()
             + self.keys.capacity() * 16
             + self.states.capacity() * std::mem::size_of::<ListState>()
             + (self.values.capacity() + self.counts.capacity()) * 8

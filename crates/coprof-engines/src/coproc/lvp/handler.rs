@@ -72,6 +72,9 @@ pub struct PcProfile {
     pub last_profile_at: u64,
     /// Why it was masked, if it was.
     pub masked: Option<MaskReason>,
+    /// Position of each value in `values`, so that copying a slot costs
+    /// one lookup however many values the load has shown.
+    pub(super) index: FxHashMap<u64, usize>,
 }
 
 /// The main processor's state: the profile and the partitioning plan.
@@ -225,16 +228,19 @@ impl Handler {
             let p = self.profile.entry(r.pc).or_default();
             p.samples += r.total;
             p.unseen += r.total - r.hit - r.miss;
-            match p.values.iter_mut().find(|v| v.value == r.value) {
-                Some(v) => {
-                    v.hits += r.hit;
-                    v.misses += r.miss;
+            match p.index.get(&r.value) {
+                Some(&i) => {
+                    p.values[i].hits += r.hit;
+                    p.values[i].misses += r.miss;
                 }
-                None => p.values.push(ValueRecord {
-                    value: r.value,
-                    hits: r.hit,
-                    misses: r.miss,
-                }),
+                None => {
+                    p.index.insert(r.value, p.values.len());
+                    p.values.push(ValueRecord {
+                        value: r.value,
+                        hits: r.hit,
+                        misses: r.miss,
+                    });
+                }
             }
         }
         copied
@@ -246,7 +252,10 @@ impl Handler {
             + self
                 .profile
                 .values()
-                .map(|p| p.values.capacity() * std::mem::size_of::<ValueRecord>())
+                .map(|p| {
+                    p.values.capacity() * std::mem::size_of::<ValueRecord>()
+                        + p.index.capacity() * 17
+                })
                 .sum::<usize>()
             + self.parts_left.capacity() * std::mem::size_of::<Part>()
     }

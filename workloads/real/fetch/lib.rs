@@ -1,0 +1,1 @@
+//! Empty: this package is only fetched, never built (see Cargo.toml).
