@@ -74,7 +74,7 @@ fn every_pc(_: u64) -> bool {
 /// The `phases` workload's glacial loads are PCs 0x20000 + 8·i with
 /// i % 4 == 0 (see coprof_core::synth's phases module).
 fn not_glacial(pc: u64) -> bool {
-    (pc - 0x2_0000) / 8 % 4 != 0
+    !((pc - 0x2_0000) / 8).is_multiple_of(4)
 }
 
 fn glacial(pc: u64) -> bool {

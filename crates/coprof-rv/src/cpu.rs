@@ -359,7 +359,7 @@ pub fn exec_block<const EV: bool>(
             }
             Kind::Divu => {
                 let (a, b) = (x!(op.rs1), x!(op.rs2));
-                x!(op.rd) = if b == 0 { u64::MAX } else { a / b };
+                x!(op.rd) = a.checked_div(b).unwrap_or(u64::MAX);
             }
             Kind::Rem => {
                 let (a, b) = (x!(op.rs1) as i64, x!(op.rs2) as i64);
@@ -386,11 +386,9 @@ pub fn exec_block<const EV: bool>(
             }
             Kind::Divuw => {
                 let (a, b) = (x!(op.rs1) as u32, x!(op.rs2) as u32);
-                x!(op.rd) = if b == 0 {
-                    u64::MAX
-                } else {
-                    (a / b) as i32 as i64 as u64
-                };
+                x!(op.rd) = a
+                    .checked_div(b)
+                    .map_or(u64::MAX, |q| q as i32 as i64 as u64);
             }
             Kind::Remw => {
                 let (a, b) = (x!(op.rs1) as i32, x!(op.rs2) as i32);
@@ -411,7 +409,7 @@ pub fn exec_block<const EV: bool>(
             Kind::LrW | Kind::LrD => {
                 let n = if op.kind == Kind::LrW { 4 } else { 8 };
                 let addr = x!(op.rs1);
-                if addr % n != 0 {
+                if !addr.is_multiple_of(n) {
                     return Stop::Misaligned { at: i, addr };
                 }
                 let v = if n == 4 {
@@ -434,7 +432,7 @@ pub fn exec_block<const EV: bool>(
             Kind::ScW | Kind::ScD => {
                 let n = if op.kind == Kind::ScW { 4 } else { 8 };
                 let addr = x!(op.rs1);
-                if addr % n != 0 {
+                if !addr.is_multiple_of(n) {
                     return Stop::Misaligned { at: i, addr };
                 }
                 let ok = cpu.reservation == Some(addr);

@@ -180,7 +180,7 @@ pub fn parse(file: &[u8]) -> Result<Elf, ElfError> {
     let table_len = phentsize as u64 * phnum as u64;
     if phoff
         .checked_add(table_len)
-        .map_or(true, |end| end > file.len() as u64)
+        .is_none_or(|end| end > file.len() as u64)
     {
         return Err(bad(
             format!(
@@ -227,7 +227,7 @@ pub fn parse(file: &[u8]) -> Result<Elf, ElfError> {
             if seg
                 .offset
                 .checked_add(seg.filesz)
-                .map_or(true, |end| end > file.len() as u64)
+                .is_none_or(|end| end > file.len() as u64)
             {
                 return Err(bad(
                     format!(
@@ -242,7 +242,7 @@ pub fn parse(file: &[u8]) -> Result<Elf, ElfError> {
             if seg
                 .vaddr
                 .checked_add(seg.memsz)
-                .map_or(true, |end| end > crate::mem::LIMIT)
+                .is_none_or(|end| end > crate::mem::LIMIT)
             {
                 return Err(bad(
                     format!(

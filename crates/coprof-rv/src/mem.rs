@@ -96,7 +96,7 @@ impl Memory {
     }
 
     fn range_ok(addr: u64, len: u64) -> bool {
-        addr % PAGE == 0 && len % PAGE == 0 && addr < LIMIT && len <= LIMIT - addr
+        addr.is_multiple_of(PAGE) && len.is_multiple_of(PAGE) && addr < LIMIT && len <= LIMIT - addr
     }
 
     /// Maps `[addr, addr+len)` (page-aligned) with permissions `prot`

@@ -517,7 +517,7 @@ impl Kernel {
             nr::BRK => return Ok(self.brk(mem, a[0])),
             nr::MMAP => return self.mmap(mem, a, pc),
             nr::MUNMAP => {
-                if a[0] % PAGE != 0 || a[1] == 0 {
+                if !a[0].is_multiple_of(PAGE) || a[1] == 0 {
                     EINVAL
                 } else {
                     let len = page_up(a[1]);
@@ -530,7 +530,7 @@ impl Kernel {
                 }
             }
             nr::MPROTECT => {
-                if a[0] % PAGE != 0 {
+                if !a[0].is_multiple_of(PAGE) {
                     EINVAL
                 } else {
                     let code = mem.range_has(a[0], page_up(a[1]), perm::X);
@@ -545,7 +545,7 @@ impl Kernel {
             nr::MADVISE => {
                 // MADV_DONTNEED on private anonymous memory reads back as
                 // zeros afterwards; other advice changes nothing visible.
-                if a[0] % PAGE != 0 {
+                if !a[0].is_multiple_of(PAGE) {
                     EINVAL
                 } else if a[2] == 4 {
                     let len = page_up(a[1]);

@@ -224,7 +224,11 @@ mod tests {
                 both += (pair[0] as f64 - c as f64 * keep) * (pair[1] as f64 - c as f64 * keep);
             }
             let v = c as f64 * keep * (1.0 - keep);
-            assert!((both / 2000.0).abs() < 0.15 * v + 0.01, "c {c}: covariance {}", both / 2000.0);
+            assert!(
+                (both / 2000.0).abs() < 0.15 * v + 0.01,
+                "c {c}: covariance {}",
+                both / 2000.0
+            );
             assert!(pair.iter().all(|&x| x <= c));
             let n = 20_000;
             let xs: Vec<f64> = (0..n)
@@ -233,8 +237,14 @@ mod tests {
             let mean = xs.iter().sum::<f64>() / n as f64;
             let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
             let (m, v) = (c as f64 * keep, c as f64 * keep * (1.0 - keep));
-            assert!((mean - m).abs() < 4.0 * (v / n as f64).sqrt() + 1e-9, "c {c}: mean {mean} vs {m}");
-            assert!((var - v).abs() < 0.1 * v + 1e-9, "c {c}: variance {var} vs {v}");
+            assert!(
+                (mean - m).abs() < 4.0 * (v / n as f64).sqrt() + 1e-9,
+                "c {c}: mean {mean} vs {m}"
+            );
+            assert!(
+                (var - v).abs() < 0.1 * v + 1e-9,
+                "c {c}: variance {var} vs {v}"
+            );
             assert!(xs.iter().all(|&x| x <= c as f64));
         }
     }

@@ -200,10 +200,7 @@ impl HotlistTable {
     /// The estimated count of `v` in the list for (`pc`, `kind`): 0 when
     /// it is not there.
     pub fn estimate(&self, pc: u64, kind: ValueKind, v: u64) -> f64 {
-        let Some(&n) = self
-            .kind_slot(kind)
-            .and_then(|k| self.index[k].get(&pc))
-        else {
+        let Some(&n) = self.kind_slot(kind).and_then(|k| self.index[k].get(&pc)) else {
             return 0.0;
         };
         let n = n as usize;

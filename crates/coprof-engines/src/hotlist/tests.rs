@@ -13,7 +13,7 @@ fn stream(seed: u64, n: u64, distinct: u64) -> Vec<u64> {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 == 0 {
+            if x.is_multiple_of(3) {
                 0
             } else {
                 1 + (x >> 8) % distinct
@@ -153,4 +153,3 @@ fn period_and_kinds() {
     })
     .is_err());
 }
-
