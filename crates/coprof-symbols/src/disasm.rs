@@ -41,7 +41,10 @@ impl Code {
 
     /// The code bytes from `pc` to the end of its section.
     pub fn at(&self, pc: u64) -> Option<&[u8]> {
-        let i = self.sections.partition_point(|s| s.0 <= pc).checked_sub(1)?;
+        let i = self
+            .sections
+            .partition_point(|s| s.0 <= pc)
+            .checked_sub(1)?;
         let (start, data) = &self.sections[i];
         let off = usize::try_from(pc - start).ok()?;
         (off < data.len()).then(|| &data[off..])
@@ -102,7 +105,11 @@ fn x86_64(pc: u64, code: &[u8]) -> Option<Disassembly> {
     }
     let mut text = String::new();
     let mut fmt = GasFormatter::new();
-    fmt.options_mut().set_space_after_operand_separator(false);
+    // objdump's look: `call 0x401010`, `mov $0x1f,%eax`.
+    let opts = fmt.options_mut();
+    opts.set_space_after_operand_separator(false);
+    opts.set_branch_leading_zeros(false);
+    opts.set_uppercase_hex(false);
     fmt.format(&insn, &mut text);
     Some(Disassembly {
         pc,
@@ -138,6 +145,9 @@ mod tests {
         // e8 rel32 = call, target relative to the next instruction.
         let call = disassemble(&Arch::X86_64, 0x401000, &[0xe8, 0x0b, 0, 0, 0]).unwrap();
         assert_eq!(call.text, "call 0x401010");
+        // b8 imm32 = mov $imm,%eax, hex in lower case as objdump prints it.
+        let mov = disassemble(&Arch::X86_64, 0, &[0xb8, 0x1f, 0, 0, 0]).unwrap();
+        assert_eq!(mov.text, "mov $0x1f,%eax");
         assert!(disassemble(&Arch::X86_64, 0, &[0xe8, 0x0b]).is_none());
         assert!(disassemble(&Arch::Other("Arm".into()), 0, &[0; 4]).is_none());
     }

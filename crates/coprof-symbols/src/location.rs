@@ -29,9 +29,9 @@ impl Quality {
                 "no debug info for this code: function names and offsets from the ELF \
                  symbol table (build with -g for file and line)",
             ),
-            Quality::Address => Some(
-                "no debug info and no symbol for this code (stripped binary?): raw addresses",
-            ),
+            Quality::Address => {
+                Some("no debug info and no symbol for this code (stripped binary?): raw addresses")
+            }
         }
     }
 
