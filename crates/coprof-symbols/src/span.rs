@@ -34,8 +34,10 @@ pub struct SourceSpan {
     /// Offsets of `lo` and `hi` from the start of that function's symbol,
     /// when there is one.
     pub offsets: Option<(u64, u64)>,
-    /// Lines per file, the file of the first instruction in the range first,
-    /// then the others in address order. Empty unless `source` is `Dwarf`.
+    /// Lines per file: first the file of the function the range lies in
+    /// (the outermost frame at `lo`, so a loop that starts inside inlined
+    /// code is still reported in its own file), then the others in address
+    /// order. Empty unless `source` is `Dwarf`.
     pub files: Vec<FileLines>,
     /// Where this answer came from.
     pub source: Quality,

@@ -134,6 +134,14 @@ impl Symbolizer {
         self.symbols.by_name(name).map(|s| s.addr)
     }
 
+    /// Address range `[start, end)` of the function symbol `name`, e.g. to
+    /// list a whole function instruction by instruction.
+    pub fn function_range(&self, name: &str) -> Option<(u64, u64)> {
+        self.symbols
+            .by_name(name)
+            .map(|s| (s.addr, s.addr.saturating_add(s.size)))
+    }
+
     /// The source location of `pc`, from the cache when it was asked for
     /// before.
     pub fn lookup(&self, pc: u64) -> Location {
@@ -226,7 +234,17 @@ impl Symbolizer {
             (Some((a, off)), _) => Some((off, hi - a.addr)),
             _ => None,
         };
-        let files = self.dwarf_lines(lo, hi);
+        let mut files = self.dwarf_lines(lo, hi);
+        // The loop's own file first: the file of the function the code
+        // physically lives in, even when the range starts in inlined code.
+        let home = match start.inlined.last() {
+            Some(outer) => outer.file.as_deref(),
+            None => start.file.as_deref(),
+        };
+        if let Some(i) = home.and_then(|h| files.iter().position(|f| f.file == h)) {
+            let main = files.remove(i);
+            files.insert(0, main);
+        }
         let source = if !files.is_empty() {
             Quality::Dwarf
         } else if function.is_some() && offsets.is_some() {
