@@ -192,6 +192,11 @@ impl Symbolizer {
     /// nothing useful about it (no unit covers it, or it is malformed).
     fn dwarf_frames(&self, pc: u64) -> Option<Vec<Frame>> {
         let ctx = &self.dwarf.as_ref()?.context;
+        // addr2line probes `[pc, pc + 1)`, which overflows at the very last
+        // address; no instruction can start there anyway.
+        if pc == u64::MAX {
+            return None;
+        }
         let mut iter = ctx.find_frames(pc).skip_all_loads().ok()?;
         let mut frames = Vec::new();
         // A malformed entry ends the chain: keep what was read before it.
