@@ -110,6 +110,7 @@ fn x86_64(pc: u64, code: &[u8]) -> Option<Disassembly> {
     opts.set_space_after_operand_separator(false);
     opts.set_branch_leading_zeros(false);
     opts.set_uppercase_hex(false);
+    opts.set_small_hex_numbers_in_decimal(false);
     fmt.format(&insn, &mut text);
     Some(Disassembly {
         pc,
@@ -148,6 +149,9 @@ mod tests {
         // b8 imm32 = mov $imm,%eax, hex in lower case as objdump prints it.
         let mov = disassemble(&Arch::X86_64, 0, &[0xb8, 0x1f, 0, 0, 0]).unwrap();
         assert_eq!(mov.text, "mov $0x1f,%eax");
+        // 48 83 c7 04 = add $4 to %rdi: small numbers in hex too.
+        let add = disassemble(&Arch::X86_64, 0, &[0x48, 0x83, 0xc7, 0x04]).unwrap();
+        assert_eq!(add.text, "add $0x4,%rdi");
         assert!(disassemble(&Arch::X86_64, 0, &[0xe8, 0x0b]).is_none());
         assert!(disassemble(&Arch::Other("Arm".into()), 0, &[0; 4]).is_none());
     }

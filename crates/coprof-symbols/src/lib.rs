@@ -17,8 +17,9 @@
 //!   its instructions (one `file:first-last` per file).
 //! - [`Symbolizer::disassemble`]: the instruction at a PC as text (RISC-V
 //!   with coprof-rv's decoder, x86-64 with `iced-x86`), and
-//!   [`Symbolizer::source_line_text`]: the source line itself, for
-//!   annotated listings.
+//!   [`Symbolizer::source_line_text`]: the source line itself, and
+//!   [`Symbolizer::listing`]: a range's instructions beside their source
+//!   lines, `dcpilist`-style.
 //!
 //! Results are cached per PC, so symbolizing the same few thousand PCs again
 //! (one report per engine) costs a hash look-up each.
@@ -39,6 +40,7 @@ pub mod arch;
 pub mod disasm;
 pub mod dwarf;
 pub mod error;
+pub mod listing;
 pub mod location;
 pub mod source;
 pub mod span;
@@ -48,6 +50,7 @@ pub mod symtab;
 pub use arch::Arch;
 pub use disasm::Disassembly;
 pub use error::SymbolError;
+pub use listing::{Listing, ListingRow};
 pub use location::{Frame, Location, Quality};
 pub use span::{FileLines, SourceSpan};
 pub use symbolizer::{DebugInfo, Symbolizer};

@@ -8,6 +8,7 @@ use crate::arch::Arch;
 use crate::disasm::{self, Code, Disassembly};
 use crate::dwarf::{self, Dwarf};
 use crate::error::SymbolError;
+use crate::listing::{Listing, ListingRow, MAX_LISTING_ROWS};
 use crate::location::{Frame, Location, Quality};
 use crate::source::SourceCache;
 use crate::span::{group_by_file, SourceSpan};
@@ -292,6 +293,44 @@ impl Symbolizer {
     /// sections or the architecture has no disassembler here.
     pub fn disassemble(&self, pc: u64) -> Option<Disassembly> {
         disasm::disassemble(&self.arch, pc, self.code.at(pc)?)
+    }
+
+    /// An annotated listing of the instructions in `[lo, hi]` (inclusive;
+    /// the order of the two is not significant), each with its source
+    /// location and line text. Decoding starts at the lower address and
+    /// stops at the first address that is not code, or after
+    /// [`MAX_LISTING_ROWS`] instructions ([`Listing::truncated`] says so).
+    pub fn listing(&self, lo: u64, hi: u64) -> Listing {
+        let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+        let mut rows = Vec::new();
+        let mut pc = lo;
+        let mut truncated = false;
+        while pc <= hi {
+            if rows.len() == MAX_LISTING_ROWS {
+                truncated = true;
+                break;
+            }
+            let Some(insn) = self.disassemble(pc) else {
+                truncated = true;
+                break;
+            };
+            let location = self.lookup(pc);
+            let source_text = match (&location.file, location.line) {
+                (Some(file), Some(line)) => self.source_line_text(file, line),
+                _ => None,
+            };
+            let next = pc.checked_add(insn.bytes.len() as u64);
+            rows.push(ListingRow {
+                insn,
+                location,
+                source_text,
+            });
+            match next {
+                Some(n) => pc = n,
+                None => break,
+            }
+        }
+        Listing { rows, truncated }
     }
 
     /// The code sections' address ranges `[start, end)`.

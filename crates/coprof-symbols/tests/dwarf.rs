@@ -205,3 +205,53 @@ fn cache_answers_repeated_pcs_identically() {
     assert_eq!(first, fresh);
     assert!(sym.bytes() > 0);
 }
+
+/// A loop's annotated listing: every instruction from the loop's target to
+/// its branch, each under the source line it came from, with that line's
+/// text read from the source file.
+fn loop_listing(target: Target) {
+    let b = build(target, &["-g"]);
+    let sym = b.open();
+    let (lo, hi) = find_loop(&sym, target, "sum_scaled");
+    let listing = sym.listing(hi, lo);
+    assert!(!listing.truncated);
+    let pcs: Vec<u64> = listing.rows.iter().map(|r| r.insn.pc).collect();
+    let expected: Vec<u64> = instructions(&sym, "sum_scaled")
+        .iter()
+        .map(|d| d.pc)
+        .filter(|pc| (lo..=hi).contains(pc))
+        .collect();
+    assert_eq!(pcs, expected);
+    for r in &listing.rows {
+        assert_eq!(r.location, sym.lookup(r.insn.pc));
+        let text = r.source_text.as_deref().expect("every loop line has text");
+        assert!(
+            text.contains("MARK:loop_head")
+                || text.contains("MARK:loop_body")
+                || text.contains("MARK:scale"),
+            "{r:?}"
+        );
+    }
+    let shown = listing.to_string();
+    let helper = format!("scale.h:{}  return x * 3 + 7;", h_line("scale"));
+    assert!(shown.contains(&helper), "{shown}");
+    let branch = listing.rows.last().unwrap();
+    assert!(
+        shown.contains(&format!("{:x}:", branch.insn.pc)) && shown.contains(&branch.insn.text),
+        "{shown}"
+    );
+    // Past the end of the code the listing stops and says so.
+    let end = sym.code_ranges().iter().map(|r| r.1).max().unwrap();
+    let tail = sym.listing(end - 2, end + 64);
+    assert!(tail.truncated);
+}
+
+#[test]
+fn riscv_loop_listing() {
+    loop_listing(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_loop_listing() {
+    loop_listing(Target::X86_64);
+}
