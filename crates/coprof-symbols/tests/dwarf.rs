@@ -255,3 +255,35 @@ fn riscv_loop_listing() {
 fn x86_64_loop_listing() {
     loop_listing(Target::X86_64);
 }
+
+/// Compressed debug sections (`-gz`, `SHF_COMPRESSED`) give the same
+/// answers as uncompressed ones.
+fn compressed_debug_sections(target: Target) {
+    let plain = build(target, &["-g"]);
+    let packed = build(target, &["-g", "-gz"]);
+    let (a, b) = (plain.open(), packed.open());
+    assert!(b.debug_info().dwarf, "{:?}", b.debug_info());
+    let pcs: Vec<u64> = instructions(&a, "sum_scaled")
+        .iter()
+        .map(|d| d.pc)
+        .collect();
+    assert!(!pcs.is_empty());
+    for pc in pcs {
+        let (x, y) = (a.lookup(pc), b.lookup(pc));
+        assert_eq!(y.source, Quality::Dwarf);
+        assert_eq!(
+            (x.function, x.line, x.inlined.len()),
+            (y.function, y.line, y.inlined.len())
+        );
+    }
+}
+
+#[test]
+fn riscv_compressed_debug_sections() {
+    compressed_debug_sections(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_compressed_debug_sections() {
+    compressed_debug_sections(Target::X86_64);
+}
