@@ -1,0 +1,158 @@
+//! The instruction at a PC as bytes and assembly text, for annotated
+//! listings in the manner of DCPI's `dcpilist` (Anderson et al., SOSP
+//! 1997, §2: each instruction printed beside its source line and samples).
+//!
+//! RISC-V uses coprof-rv's own decoder and disassembler (the same text the
+//! simulator prints in its errors); x86-64 uses `iced-x86` in GNU (AT&T)
+//! syntax, the syntax of `objdump -d` and gdb on Linux.
+
+use crate::arch::Arch;
+use object::{Object, ObjectSection, SectionKind};
+use serde::Serialize;
+
+/// One decoded instruction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Disassembly {
+    /// Its address.
+    pub pc: u64,
+    /// Its encoding, in memory order.
+    pub bytes: Vec<u8>,
+    /// Assembly text (`addi a0, a0, 1`, `add %esi,%eax`).
+    pub text: String,
+}
+
+/// The executable sections' bytes, by address.
+#[derive(Default)]
+pub struct Code {
+    sections: Vec<(u64, Vec<u8>)>,
+}
+
+impl Code {
+    /// Copies the code sections of `file`.
+    pub fn from_object(file: &object::File<'_>) -> Code {
+        let mut sections: Vec<(u64, Vec<u8>)> = file
+            .sections()
+            .filter(|s| s.kind() == SectionKind::Text && s.size() > 0)
+            .filter_map(|s| Some((s.address(), s.data().ok()?.to_vec())))
+            .collect();
+        sections.sort_by_key(|s| s.0);
+        Code { sections }
+    }
+
+    /// The code bytes from `pc` to the end of its section.
+    pub fn at(&self, pc: u64) -> Option<&[u8]> {
+        let i = self
+            .sections
+            .partition_point(|s| s.0 <= pc)
+            .checked_sub(1)?;
+        let (start, data) = &self.sections[i];
+        let off = usize::try_from(pc - start).ok()?;
+        (off < data.len()).then(|| &data[off..])
+    }
+
+    /// The address ranges `[start, end)` of the code sections.
+    pub fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.sections
+            .iter()
+            .map(|(a, d)| (*a, a.saturating_add(d.len() as u64)))
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.sections.iter().map(|s| s.1.capacity()).sum()
+    }
+}
+
+/// Decodes the instruction at the start of `code` (which sits at `pc`).
+/// `None` for an architecture without a disassembler here, or when the
+/// bytes end mid-instruction.
+pub fn disassemble(arch: &Arch, pc: u64, code: &[u8]) -> Option<Disassembly> {
+    match arch {
+        Arch::Riscv64 => riscv(pc, code),
+        Arch::X86_64 => x86_64(pc, code),
+        Arch::Other(_) => None,
+    }
+}
+
+fn riscv(pc: u64, code: &[u8]) -> Option<Disassembly> {
+    let low = u16::from_le_bytes([*code.first()?, *code.get(1)?]);
+    let len = coprof_rv::decode::length(low) as usize;
+    let bytes = code.get(..len)?.to_vec();
+    let mut raw = [0u8; 4];
+    raw[..len].copy_from_slice(&bytes);
+    let op = coprof_rv::decode::decode(u32::from_le_bytes(raw), pc);
+    // frm 0 (round to nearest): the static encoding is what a listing shows.
+    let text = coprof_rv::disasm::disassemble(&op, 0);
+    Some(Disassembly { pc, bytes, text })
+}
+
+fn x86_64(pc: u64, code: &[u8]) -> Option<Disassembly> {
+    use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Instruction};
+    let window = &code[..code.len().min(15)];
+    let mut decoder = Decoder::with_ip(64, window, pc, DecoderOptions::NONE);
+    let mut insn = Instruction::default();
+    decoder.decode_out(&mut insn);
+    if insn.is_invalid() {
+        // Too few bytes left is not "bad": the section ends mid-instruction.
+        if decoder.last_error() == iced_x86::DecoderError::NoMoreBytes {
+            return None;
+        }
+        return Some(Disassembly {
+            pc,
+            bytes: window[..1].to_vec(),
+            text: "(bad)".into(),
+        });
+    }
+    let mut text = String::new();
+    let mut fmt = GasFormatter::new();
+    // objdump's look: `call 0x401010`, `mov $0x1f,%eax`.
+    let opts = fmt.options_mut();
+    opts.set_space_after_operand_separator(false);
+    opts.set_branch_leading_zeros(false);
+    opts.set_uppercase_hex(false);
+    opts.set_small_hex_numbers_in_decimal(false);
+    fmt.format(&insn, &mut text);
+    Some(Disassembly {
+        pc,
+        bytes: window[..insn.len()].to_vec(),
+        text,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn riscv_known_encodings() {
+        // addi a0, a0, 1 = 0x00150513; c.addi a0, 1 = 0x0505.
+        let d = disassemble(&Arch::Riscv64, 0x1000, &[0x13, 0x05, 0x15, 0x00]).unwrap();
+        assert_eq!(d.text, "addi a0, a0, 1");
+        assert_eq!(d.bytes.len(), 4);
+        let c = disassemble(&Arch::Riscv64, 0x1000, &[0x05, 0x05, 0xff, 0xff]).unwrap();
+        assert_eq!(c.bytes, vec![0x05, 0x05]);
+        assert_eq!(c.text, "addi a0, a0, 1");
+        assert!(disassemble(&Arch::Riscv64, 0x1000, &[0x13, 0x05, 0x15]).is_none());
+    }
+
+    #[test]
+    fn x86_known_encodings() {
+        // 01 f0 = add %esi,%eax; c3 = ret.
+        let d = disassemble(&Arch::X86_64, 0x401000, &[0x01, 0xf0, 0xc3]).unwrap();
+        assert_eq!(d.text, "add %esi,%eax");
+        assert_eq!(d.bytes, vec![0x01, 0xf0]);
+        let r = disassemble(&Arch::X86_64, 0x401000, &[0xc3]).unwrap();
+        assert_eq!(r.text, "ret");
+        // e8 rel32 = call, target relative to the next instruction.
+        let call = disassemble(&Arch::X86_64, 0x401000, &[0xe8, 0x0b, 0, 0, 0]).unwrap();
+        assert_eq!(call.text, "call 0x401010");
+        // b8 imm32 = mov $imm,%eax, hex in lower case as objdump prints it.
+        let mov = disassemble(&Arch::X86_64, 0, &[0xb8, 0x1f, 0, 0, 0]).unwrap();
+        assert_eq!(mov.text, "mov $0x1f,%eax");
+        // 48 83 c7 04 = add $4 to %rdi: small numbers in hex too.
+        let add = disassemble(&Arch::X86_64, 0, &[0x48, 0x83, 0xc7, 0x04]).unwrap();
+        assert_eq!(add.text, "add $0x4,%rdi");
+        assert!(disassemble(&Arch::X86_64, 0, &[0xe8, 0x0b]).is_none());
+        assert!(disassemble(&Arch::Other("Arm".into()), 0, &[0; 4]).is_none());
+    }
+}

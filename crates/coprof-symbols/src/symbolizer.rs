@@ -1,0 +1,390 @@
+//! [`Symbolizer`]: one opened ELF file answering PC look-ups, with a cache
+//! per PC. Opening reads the file once, keeps only the debug sections, the
+//! symbol table and the code, and fails only when the file is not a usable
+//! ELF; every later look-up falls back instead of failing (DWARF, then the
+//! symbol table, then the raw address) and says which it used.
+
+use crate::arch::Arch;
+use crate::disasm::{self, Code, Disassembly};
+use crate::dwarf::{self, Dwarf};
+use crate::error::SymbolError;
+use crate::listing::{Listing, ListingRow, MAX_LISTING_ROWS};
+use crate::location::{Frame, Location, Quality};
+use crate::source::SourceCache;
+use crate::span::{group_by_file, SourceSpan};
+use crate::symtab::SymbolTable;
+use object::Object;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+/// What a binary offers for symbolization, and the note a report prints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DebugInfo {
+    /// It has readable DWARF line and function information.
+    pub dwarf: bool,
+    /// Why its DWARF could not be used, when it has some but it is
+    /// malformed (look-ups then fall back to symbols).
+    pub dwarf_error: Option<String>,
+    /// Number of function symbols in its symbol table.
+    pub function_symbols: usize,
+}
+
+impl DebugInfo {
+    /// The best answer any PC of this binary can get.
+    pub fn best(&self) -> Quality {
+        if self.dwarf {
+            Quality::Dwarf
+        } else if self.function_symbols > 0 {
+            Quality::Symbols
+        } else {
+            Quality::Address
+        }
+    }
+
+    /// One sentence for a report when the binary lacks debug info.
+    pub fn note(&self) -> Option<String> {
+        let base = self.best().note()?;
+        Some(match &self.dwarf_error {
+            Some(e) => format!("{base}; its DWARF is unreadable: {e}"),
+            None => base.to_string(),
+        })
+    }
+}
+
+/// An ELF file opened for symbolization.
+///
+/// Not `Sync`: look-ups fill caches through `&self`. Open one per thread
+/// when symbolizing in parallel.
+pub struct Symbolizer {
+    path: PathBuf,
+    arch: Arch,
+    dwarf: Option<Dwarf>,
+    info: DebugInfo,
+    symbols: SymbolTable,
+    code: Code,
+    cache: RefCell<FxHashMap<u64, Location>>,
+    sources: SourceCache,
+}
+
+impl Symbolizer {
+    /// Opens the ELF file at `path`.
+    pub fn open(path: &Path) -> Result<Symbolizer, SymbolError> {
+        let data = std::fs::read(path).map_err(|source| SymbolError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Symbolizer::from_bytes(path, &data)
+    }
+
+    /// Parses an ELF file already in memory; `path` names it in errors.
+    pub fn from_bytes(path: &Path, data: &[u8]) -> Result<Symbolizer, SymbolError> {
+        if !data.starts_with(b"\x7fELF") {
+            return Err(SymbolError::NotElf {
+                path: path.to_path_buf(),
+                detail: describe_non_elf(data),
+            });
+        }
+        let file = object::File::parse(data).map_err(|e| SymbolError::Corrupt {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
+        let arch = Arch::from_object(file.architecture());
+        let symbols = SymbolTable::from_object(&file);
+        let code = Code::from_object(&file);
+        let (dwarf, dwarf_error) = match dwarf::load(&file) {
+            Ok(d) => (d, None),
+            Err(e) => (None, Some(e)),
+        };
+        let info = DebugInfo {
+            dwarf: dwarf.is_some(),
+            dwarf_error,
+            function_symbols: symbols.len(),
+        };
+        Ok(Symbolizer {
+            path: path.to_path_buf(),
+            arch,
+            dwarf,
+            info,
+            symbols,
+            code,
+            cache: RefCell::new(FxHashMap::default()),
+            sources: SourceCache::default(),
+        })
+    }
+
+    /// The file this symbolizer reads.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its instruction set.
+    pub fn arch(&self) -> &Arch {
+        &self.arch
+    }
+
+    /// What it offers: DWARF, symbols, or neither.
+    pub fn debug_info(&self) -> &DebugInfo {
+        &self.info
+    }
+
+    /// Start address of the function symbol `name`, if the symbol table has
+    /// one (e.g. to find a known function's PCs).
+    pub fn function_address(&self, name: &str) -> Option<u64> {
+        self.symbols.by_name(name).map(|s| s.addr)
+    }
+
+    /// Address range `[start, end)` of the function symbol `name`, e.g. to
+    /// list a whole function instruction by instruction.
+    pub fn function_range(&self, name: &str) -> Option<(u64, u64)> {
+        self.symbols
+            .by_name(name)
+            .map(|s| (s.addr, s.addr.saturating_add(s.size)))
+    }
+
+    /// The source location of `pc`, from the cache when it was asked for
+    /// before.
+    pub fn lookup(&self, pc: u64) -> Location {
+        if let Some(l) = self.cache.borrow().get(&pc) {
+            return l.clone();
+        }
+        let l = self.lookup_uncached(pc);
+        self.cache.borrow_mut().insert(pc, l.clone());
+        l
+    }
+
+    /// The source location of `pc`, computed afresh (no cache read or
+    /// written); [`Symbolizer::lookup`] is the one to use, this one exists
+    /// to measure what the cache saves.
+    pub fn lookup_uncached(&self, pc: u64) -> Location {
+        let sym = self.symbols.find(pc);
+        let (sym_name, offset) = match sym {
+            Some((s, off)) => (Some(s.name.clone()), Some(off)),
+            None => (None, None),
+        };
+        if let Some(mut frames) = self.dwarf_frames(pc) {
+            let inner = frames.remove(0);
+            return Location {
+                pc,
+                // A PC covered by a line table but by no function entry
+                // (assembly with -g) takes its name from the symbol table.
+                function: inner.function.or(sym_name),
+                offset,
+                file: inner.file,
+                line: inner.line,
+                column: inner.column,
+                inlined: frames,
+                source: Quality::Dwarf,
+            };
+        }
+        match sym_name {
+            Some(name) => Location {
+                function: Some(name),
+                offset,
+                source: Quality::Symbols,
+                ..Location::address(pc)
+            },
+            None => Location::address(pc),
+        }
+    }
+
+    /// DWARF frames of `pc`, innermost first; `None` when DWARF says
+    /// nothing useful about it (no unit covers it, or it is malformed).
+    fn dwarf_frames(&self, pc: u64) -> Option<Vec<Frame>> {
+        let ctx = &self.dwarf.as_ref()?.context;
+        // addr2line probes `[pc, pc + 1)`, which overflows at the very last
+        // address; no instruction can start there anyway.
+        if pc == u64::MAX {
+            return None;
+        }
+        let mut iter = ctx.find_frames(pc).skip_all_loads().ok()?;
+        let mut frames = Vec::new();
+        // A malformed entry ends the chain: keep what was read before it.
+        while let Ok(Some(f)) = iter.next() {
+            let function = f
+                .function
+                .as_ref()
+                .and_then(|n| n.demangle().ok())
+                .map(|n| n.into_owned());
+            let (file, line, column) = match &f.location {
+                Some(l) => (
+                    l.file.map(str::to_string),
+                    l.line.filter(|&n| n > 0),
+                    l.column.filter(|&n| n > 0),
+                ),
+                None => (None, None, None),
+            };
+            frames.push(Frame {
+                function,
+                file,
+                line,
+                column,
+            });
+        }
+        let useful = frames
+            .first()
+            .is_some_and(|f| f.line.is_some() || f.function.is_some());
+        useful.then_some(frames)
+    }
+
+    /// The source lines of the code in `[lo, hi]` (inclusive; the order of
+    /// the two is not significant), e.g. a loop from its target to its
+    /// backward branch.
+    pub fn span(&self, lo: u64, hi: u64) -> SourceSpan {
+        let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+        let start = self.lookup(lo);
+        let function = start.outer_function().map(str::to_string);
+        let offsets = match (self.symbols.find(lo), self.symbols.find(hi)) {
+            (Some((a, off)), Some((b, _))) if a.addr == b.addr => Some((off, hi - a.addr)),
+            (Some((a, off)), _) => Some((off, hi - a.addr)),
+            _ => None,
+        };
+        let mut files = self.dwarf_lines(lo, hi);
+        // The loop's own file first: the file of the function the code
+        // physically lives in, even when the range starts in inlined code.
+        let home = match start.inlined.last() {
+            Some(outer) => outer.file.as_deref(),
+            None => start.file.as_deref(),
+        };
+        if let Some(i) = home.and_then(|h| files.iter().position(|f| f.file == h)) {
+            let main = files.remove(i);
+            files.insert(0, main);
+        }
+        let source = if !files.is_empty() {
+            Quality::Dwarf
+        } else if function.is_some() && offsets.is_some() {
+            Quality::Symbols
+        } else {
+            Quality::Address
+        };
+        SourceSpan {
+            lo,
+            hi,
+            function: if source == Quality::Address {
+                None
+            } else {
+                function
+            },
+            offsets: if source == Quality::Address {
+                None
+            } else {
+                offsets
+            },
+            files,
+            source,
+        }
+    }
+
+    fn dwarf_lines(&self, lo: u64, hi: u64) -> Vec<crate::span::FileLines> {
+        let Some(d) = &self.dwarf else {
+            return Vec::new();
+        };
+        let Ok(rows) = d.context.find_location_range(lo, hi.saturating_add(1)) else {
+            return Vec::new();
+        };
+        let rows: Vec<(String, u32)> = rows
+            .filter_map(|(_, _, l)| Some((l.file?.to_string(), l.line?)))
+            .collect();
+        group_by_file(rows.iter().map(|(f, l)| (f.as_str(), *l)))
+    }
+
+    /// The instruction at `pc`: `None` when `pc` is outside the code
+    /// sections or the architecture has no disassembler here.
+    pub fn disassemble(&self, pc: u64) -> Option<Disassembly> {
+        disasm::disassemble(&self.arch, pc, self.code.at(pc)?)
+    }
+
+    /// An annotated listing of the instructions in `[lo, hi]` (inclusive;
+    /// the order of the two is not significant), each with its source
+    /// location and line text. Decoding starts at the lower address and
+    /// stops at the first address that is not code, or after
+    /// [`MAX_LISTING_ROWS`] instructions ([`Listing::truncated`] says so).
+    pub fn listing(&self, lo: u64, hi: u64) -> Listing {
+        let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+        let mut rows = Vec::new();
+        let mut pc = lo;
+        let mut truncated = false;
+        while pc <= hi {
+            if rows.len() == MAX_LISTING_ROWS {
+                truncated = true;
+                break;
+            }
+            let Some(insn) = self.disassemble(pc) else {
+                truncated = true;
+                break;
+            };
+            let location = self.lookup(pc);
+            let source_text = match (&location.file, location.line) {
+                (Some(file), Some(line)) => self.source_line_text(file, line),
+                _ => None,
+            };
+            let next = pc.checked_add(insn.bytes.len() as u64);
+            rows.push(ListingRow {
+                insn,
+                location,
+                source_text,
+            });
+            match next {
+                Some(n) => pc = n,
+                None => break,
+            }
+        }
+        Listing { rows, truncated }
+    }
+
+    /// The code sections' address ranges `[start, end)`.
+    pub fn code_ranges(&self) -> Vec<(u64, u64)> {
+        self.code.ranges().collect()
+    }
+
+    /// Line `line` of source file `file` (as a [`Location`] names it), when
+    /// the file can be read here.
+    pub fn source_line_text(&self, file: &str, line: u32) -> Option<String> {
+        self.sources.line(file, line)
+    }
+
+    /// Number of PCs cached.
+    pub fn cached(&self) -> usize {
+        self.cache.borrow().len()
+    }
+
+    /// Bytes held: debug sections, symbols, code and the cache (estimated
+    /// from entry sizes; the parsed units inside `addr2line` are not
+    /// counted).
+    pub fn bytes(&self) -> usize {
+        let cache = self.cache.borrow();
+        let per_entry = std::mem::size_of::<(u64, Location)>();
+        let strings: usize = cache
+            .values()
+            .map(|l| {
+                l.function.as_ref().map_or(0, String::capacity)
+                    + l.file.as_ref().map_or(0, String::capacity)
+                    + l.inlined.capacity() * std::mem::size_of::<Frame>()
+            })
+            .sum();
+        self.dwarf.as_ref().map_or(0, |d| d.bytes)
+            + self.symbols.bytes()
+            + self.code.bytes()
+            + cache.capacity() * per_entry
+            + strings
+    }
+}
+
+/// What a file that is not ELF looks like, for the error message.
+fn describe_non_elf(data: &[u8]) -> String {
+    if data.is_empty() {
+        return "the file is empty".into();
+    }
+    if let Ok(kind) = object::FileKind::parse(data) {
+        return format!("it is a {kind:?} file; only ELF is supported");
+    }
+    if data.starts_with(b"#!") {
+        return "it is a script (starts with #!)".into();
+    }
+    let head: Vec<String> = data.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!(
+        "it starts with bytes {} instead of 7f 45 4c 46 (\\x7fELF)",
+        head.join(" ")
+    )
+}

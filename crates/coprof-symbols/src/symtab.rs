@@ -1,0 +1,125 @@
+//! The ELF symbol table as a sorted list of function ranges: the fallback
+//! for code without debug info (function + offset), as DCPI's tools fell
+//! back to image symbols for code without line tables.
+
+use object::{Object, ObjectSymbol, SymbolKind};
+
+/// One function symbol: `[addr, addr + size)`.
+#[derive(Clone, Debug)]
+pub struct FunctionSymbol {
+    /// Start address.
+    pub addr: u64,
+    /// Size in bytes; symbols recorded with size 0 extend to the next one.
+    pub size: u64,
+    /// Demangled name.
+    pub name: String,
+}
+
+/// Function symbols sorted by address, for binary search.
+#[derive(Clone, Debug, Default)]
+pub struct SymbolTable {
+    syms: Vec<FunctionSymbol>,
+}
+
+impl SymbolTable {
+    /// Reads the function symbols of `file` (the static symbol table, or
+    /// the dynamic one when the static table was stripped).
+    pub fn from_object(file: &object::File<'_>) -> SymbolTable {
+        let mut syms = collect(file.symbols());
+        if syms.is_empty() {
+            syms = collect(file.dynamic_symbols());
+        }
+        // Sort by address, larger first among equal addresses so that the
+        // sized symbol wins over a zero-sized alias; then keep one per address.
+        syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
+        syms.dedup_by_key(|s| s.addr);
+        // A zero-sized symbol (hand-written assembly) runs to the next one.
+        for i in 0..syms.len() {
+            if syms[i].size == 0 {
+                if let Some(next) = syms.get(i + 1) {
+                    syms[i].size = next.addr - syms[i].addr;
+                }
+            }
+        }
+        SymbolTable { syms }
+    }
+
+    /// Number of function symbols.
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    /// True when the table has no function symbol (stripped binary).
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+
+    /// The symbol containing `pc` and the offset of `pc` in it.
+    pub fn find(&self, pc: u64) -> Option<(&FunctionSymbol, u64)> {
+        let i = self.syms.partition_point(|s| s.addr <= pc).checked_sub(1)?;
+        let s = &self.syms[i];
+        let off = pc - s.addr;
+        // A last zero-sized symbol has no known end: accept only its start.
+        (off < s.size || (s.size == 0 && off == 0)).then_some((s, off))
+    }
+
+    /// Looks a function up by name (the first symbol of that name).
+    pub fn by_name(&self, name: &str) -> Option<&FunctionSymbol> {
+        self.syms.iter().find(|s| s.name == name)
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.syms.capacity() * std::mem::size_of::<FunctionSymbol>()
+            + self.syms.iter().map(|s| s.name.capacity()).sum::<usize>()
+    }
+}
+
+fn collect<'a, S: ObjectSymbol<'a>>(it: impl Iterator<Item = S>) -> Vec<FunctionSymbol> {
+    it.filter(|s| s.kind() == SymbolKind::Text && s.is_definition() && s.address() != 0)
+        .filter_map(|s| {
+            let name = s.name().ok()?;
+            if name.is_empty() {
+                return None;
+            }
+            let name = addr2line::demangle_auto(name.into(), None).into_owned();
+            Some(FunctionSymbol {
+                addr: s.address(),
+                size: s.size(),
+                name,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(v: &[(u64, u64, &str)]) -> SymbolTable {
+        SymbolTable {
+            syms: v
+                .iter()
+                .map(|&(addr, size, n)| FunctionSymbol {
+                    addr,
+                    size,
+                    name: n.into(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn finds_containing_symbol_and_offset() {
+        let t = table(&[(0x100, 0x10, "a"), (0x120, 0x20, "b"), (0x200, 0, "c")]);
+        assert_eq!(t.find(0xff).map(|x| x.1), None);
+        let (s, off) = t.find(0x10f).unwrap();
+        assert_eq!((s.name.as_str(), off), ("a", 0xf));
+        assert!(t.find(0x110).is_none(), "gap between a and b");
+        assert_eq!(t.find(0x13f).unwrap().0.name, "b");
+        assert!(t.find(0x140).is_none());
+        assert_eq!(t.find(0x200).unwrap().0.name, "c");
+        assert!(t.find(0x201).is_none());
+        assert_eq!(t.by_name("b").unwrap().addr, 0x120);
+    }
+}

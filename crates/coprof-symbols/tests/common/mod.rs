@@ -1,0 +1,200 @@
+//! Shared by the symbolization tests: builds `tests/programs/symtest.c`
+//! with the RISC-V cross compiler or the host's gcc, finds source lines by
+//! their `MARK:` comments, and walks a function instruction by instruction.
+//! A missing compiler fails the test (after trying
+//! `scripts/install-deps.sh`), never skips it.
+
+#![allow(dead_code)]
+
+use coprof_symbols::{Disassembly, Symbolizer};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Once;
+
+const SYMTEST_C: &str = include_str!("../programs/symtest.c");
+const SCALE_H: &str = include_str!("../programs/scale.h");
+
+/// The two instruction sets the symbolizer must serve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `riscv64-linux-gnu-gcc -static`: the simulator's binaries.
+    Riscv64,
+    /// The host's `gcc` (x86-64): the native sampler's binaries.
+    X86_64,
+}
+
+impl Target {
+    fn compiler(self) -> &'static str {
+        match self {
+            Target::Riscv64 => "riscv64-linux-gnu-gcc",
+            Target::X86_64 => "gcc",
+        }
+    }
+
+    /// Whether `text` is a conditional or unconditional branch of this
+    /// instruction set.
+    pub fn is_branch(self, text: &str) -> bool {
+        let m = mnemonic(text);
+        match self {
+            Target::Riscv64 => matches!(m, "beq" | "bne" | "blt" | "bge" | "bltu" | "bgeu"),
+            Target::X86_64 => m.starts_with('j'),
+        }
+    }
+}
+
+/// The mnemonic of an assembly line.
+pub fn mnemonic(text: &str) -> &str {
+    text.split_whitespace().next().unwrap_or("")
+}
+
+/// The absolute target of a direct branch: its last operand, in hex.
+pub fn branch_target(text: &str) -> Option<u64> {
+    let last = text.rsplit([' ', ',']).next()?;
+    u64::from_str_radix(last.strip_prefix("0x")?, 16).ok()
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+static DEPS: Once = Once::new();
+
+fn have(compiler: &str) -> bool {
+    Command::new(compiler)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn ensure_compiler(target: Target) {
+    if target == Target::Riscv64 {
+        DEPS.call_once(|| {
+            if !have("riscv64-linux-gnu-gcc") {
+                let st = Command::new("bash")
+                    .arg(repo_root().join("scripts/install-deps.sh"))
+                    .status()
+                    .expect("scripts/install-deps.sh runs");
+                assert!(st.success(), "installing the RISC-V cross compiler failed");
+            }
+        });
+    }
+    assert!(
+        have(target.compiler()),
+        "{} is needed to build the test programs (scripts/install-deps.sh installs it)",
+        target.compiler()
+    );
+}
+
+/// A built test program and the sources it was built from.
+pub struct Built {
+    /// Keeps the sources and the binary alive for the test.
+    _dir: tempfile::TempDir,
+    /// The binary.
+    pub binary: PathBuf,
+    /// `symtest.c` as written into the build directory.
+    pub source: PathBuf,
+    /// `scale.h` as written into the build directory.
+    pub header: PathBuf,
+    /// What it was built for.
+    pub target: Target,
+}
+
+impl Built {
+    /// Opens the binary.
+    pub fn open(&self) -> Symbolizer {
+        Symbolizer::open(&self.binary)
+            .unwrap_or_else(|e| panic!("opening {}: {e}", self.binary.display()))
+    }
+}
+
+/// Builds symtest.c for `target` at -O2 with the extra `flags`
+/// (`-g`, `-g0`, `-s`).
+pub fn build(target: Target, flags: &[&str]) -> Built {
+    ensure_compiler(target);
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("symtest.c");
+    let header = dir.path().join("scale.h");
+    std::fs::write(&source, SYMTEST_C).unwrap();
+    std::fs::write(&header, SCALE_H).unwrap();
+    let binary = dir.path().join("symtest");
+    let mut cmd = Command::new(target.compiler());
+    if target == Target::Riscv64 {
+        cmd.arg("-static");
+    }
+    let out = cmd
+        .arg("-O2")
+        .args(flags)
+        .arg("-o")
+        .arg(&binary)
+        .arg(&source)
+        .current_dir(dir.path())
+        .output()
+        .expect("the compiler runs");
+    assert!(
+        out.status.success(),
+        "{} {flags:?} symtest.c failed: {}",
+        target.compiler(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Built {
+        _dir: dir,
+        binary,
+        source,
+        header,
+        target,
+    }
+}
+
+/// The 1-based line of `text` (sources in tests/programs) that carries the
+/// comment `MARK:<mark>`.
+pub fn line_of(text: &str, mark: &str) -> u32 {
+    let tag = format!("MARK:{mark} ");
+    let hits: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(&tag))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(hits.len(), 1, "exactly one line marks {mark}");
+    hits[0] as u32
+}
+
+/// Line of a mark in symtest.c.
+pub fn c_line(mark: &str) -> u32 {
+    line_of(SYMTEST_C, mark)
+}
+
+/// Line of a mark in scale.h.
+pub fn h_line(mark: &str) -> u32 {
+    line_of(SCALE_H, mark)
+}
+
+/// Every instruction of function `name`, in address order.
+pub fn instructions(sym: &Symbolizer, name: &str) -> Vec<Disassembly> {
+    let (start, end) = sym
+        .function_range(name)
+        .unwrap_or_else(|| panic!("{name} is in the symbol table"));
+    let mut out = Vec::new();
+    let mut pc = start;
+    while pc < end {
+        let d = sym
+            .disassemble(pc)
+            .unwrap_or_else(|| panic!("{name}: no instruction at {pc:#x}"));
+        pc += d.bytes.len() as u64;
+        out.push(d);
+    }
+    out
+}
+
+/// The loop of `name`: `(target, branch)` of its backward branch.
+pub fn find_loop(sym: &Symbolizer, target: Target, name: &str) -> (u64, u64) {
+    let (start, _) = sym.function_range(name).unwrap();
+    let loops: Vec<(u64, u64)> = instructions(sym, name)
+        .iter()
+        .filter(|d| target.is_branch(&d.text))
+        .filter_map(|d| Some((branch_target(&d.text)?, d.pc)))
+        .filter(|&(t, pc)| t >= start && t < pc)
+        .collect();
+    assert_eq!(loops.len(), 1, "{name} has one backward branch: {loops:x?}");
+    loops[0]
+}

@@ -1,0 +1,289 @@
+//! Symbolization from DWARF of real compiler output, for both instruction
+//! sets: function names, file:line of marked source lines, the inlined
+//! frame of a `static inline` helper at -O2, the source span of a loop, and
+//! the disassembly beside the source line (an annotated listing in the
+//! manner of DCPI's `dcpilist`).
+
+mod common;
+
+use common::{build, c_line, find_loop, h_line, instructions, mnemonic, Target};
+use coprof_symbols::{Location, Quality};
+
+fn ends_with(file: &Option<String>, name: &str) -> bool {
+    file.as_deref()
+        .is_some_and(|f| f.ends_with(&format!("/{name}")))
+}
+
+/// Every PC of `name` symbolized.
+fn locations(sym: &coprof_symbols::Symbolizer, name: &str) -> Vec<Location> {
+    instructions(sym, name)
+        .iter()
+        .map(|d| sym.lookup(d.pc))
+        .collect()
+}
+
+fn names_functions_and_marked_lines(target: Target) {
+    let b = build(target, &["-g"]);
+    let sym = b.open();
+    assert!(sym.debug_info().dwarf, "{:?}", sym.debug_info());
+    assert_eq!(sym.debug_info().note(), None);
+
+    let locs = locations(&sym, "sum_scaled");
+    for l in &locs {
+        assert_eq!(l.source, Quality::Dwarf, "{l:?}");
+        assert_eq!(l.outer_function(), Some("sum_scaled"), "{l:?}");
+    }
+    let body = c_line("loop_body");
+    let hit = locs
+        .iter()
+        .find(|l| l.function.as_deref() == Some("sum_scaled") && l.line == Some(body))
+        .unwrap_or_else(|| panic!("no PC of sum_scaled on symtest.c:{body}: {locs:#?}"));
+    assert!(ends_with(&hit.file, "symtest.c"), "{hit:?}");
+    assert!(hit.inlined.is_empty());
+    assert_eq!(hit.to_string(), format!("sum_scaled (symtest.c:{body})"));
+    assert_eq!(
+        format!("{hit:#}"),
+        format!("sum_scaled ({}:{body})", b.source.display())
+    );
+
+    let call = c_line("call");
+    let main = locations(&sym, "main");
+    assert!(
+        main.iter()
+            .all(|l| l.outer_function() == Some("main") && ends_with(&l.file, "symtest.c")),
+        "{main:#?}"
+    );
+    assert!(
+        main.iter().any(|l| l.line == Some(call)),
+        "no PC of main on symtest.c:{call}: {main:#?}"
+    );
+}
+
+#[test]
+fn riscv_functions_and_lines() {
+    names_functions_and_marked_lines(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_functions_and_lines() {
+    names_functions_and_marked_lines(Target::X86_64);
+}
+
+fn inlined_helper_has_its_call_site(target: Target) {
+    let b = build(target, &["-g"]);
+    let sym = b.open();
+    let locs = locations(&sym, "sum_scaled");
+    let inl = locs
+        .iter()
+        .find(|l| l.function.as_deref() == Some("scale"))
+        .unwrap_or_else(|| panic!("no PC of sum_scaled inside the inlined scale: {locs:#?}"));
+    assert!(ends_with(&inl.file, "scale.h"), "{inl:?}");
+    assert_eq!(inl.line, Some(h_line("scale")));
+    assert_eq!(inl.inlined.len(), 1, "{inl:?}");
+    let caller = &inl.inlined[0];
+    assert_eq!(caller.function.as_deref(), Some("sum_scaled"));
+    assert!(ends_with(&caller.file, "symtest.c"), "{caller:?}");
+    assert_eq!(caller.line, Some(c_line("loop_body")));
+    assert_eq!(
+        inl.inlined_chain().to_string(),
+        format!(
+            "scale (scale.h:{}) inlined into sum_scaled (symtest.c:{})",
+            h_line("scale"),
+            c_line("loop_body")
+        )
+    );
+}
+
+#[test]
+fn riscv_inlined_frames() {
+    inlined_helper_has_its_call_site(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_inlined_frames() {
+    inlined_helper_has_its_call_site(Target::X86_64);
+}
+
+fn loop_span_is_its_source_lines(target: Target) {
+    let b = build(target, &["-g"]);
+    let sym = b.open();
+    let (lo, hi) = find_loop(&sym, target, "sum_scaled");
+    let span = sym.span(lo, hi);
+    assert_eq!(span.source, Quality::Dwarf);
+    assert_eq!(span.function.as_deref(), Some("sum_scaled"));
+    let (head, body, helper) = (c_line("loop_head"), c_line("loop_body"), h_line("scale"));
+    assert_eq!(span.files.len(), 2, "{span:#?}");
+    let (file, first, last) = span.primary().unwrap();
+    assert_eq!(file, b.source.to_str().unwrap());
+    assert_eq!((first, last), (head, body), "{span:#?}");
+    assert_eq!(span.files[1].file, b.header.to_str().unwrap());
+    assert_eq!(span.files[1].lines, vec![helper]);
+    assert_eq!(
+        span.to_string(),
+        format!("symtest.c:{head}-{body}, scale.h:{helper}")
+    );
+    // The order of the bounds does not matter.
+    assert_eq!(sym.span(hi, lo), span);
+}
+
+#[test]
+fn riscv_loop_span() {
+    loop_span_is_its_source_lines(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_loop_span() {
+    loop_span_is_its_source_lines(Target::X86_64);
+}
+
+/// The loop's load of `a[i]` is disassembled with the expected mnemonic
+/// and sits beside the source line it came from (the inlined helper's).
+fn annotated_listing_of_the_loop(target: Target, is_load: fn(&str) -> bool) {
+    let b = build(target, &["-g"]);
+    let sym = b.open();
+    let (lo, hi) = find_loop(&sym, target, "sum_scaled");
+    let body: Vec<_> = instructions(&sym, "sum_scaled")
+        .into_iter()
+        .filter(|d| (lo..=hi).contains(&d.pc))
+        .collect();
+    let loads: Vec<_> = body.iter().filter(|d| is_load(&d.text)).collect();
+    assert_eq!(loads.len(), 1, "one load of a[i] in the loop: {body:#?}");
+    let loc = sym.lookup(loads[0].pc);
+    let text = sym
+        .source_line_text(loc.file.as_deref().unwrap(), loc.line.unwrap())
+        .expect("the source file is readable");
+    assert!(text.contains("MARK:scale"), "{loc} shows {text:?}");
+    let branch = sym.disassemble(hi).unwrap();
+    assert!(target.is_branch(&branch.text), "{branch:?}");
+    let (start, end) = sym.function_range("sum_scaled").unwrap();
+    let listed: usize = instructions(&sym, "sum_scaled")
+        .iter()
+        .map(|d| d.bytes.len())
+        .sum();
+    assert_eq!(listed as u64, end - start, "instructions tile the function");
+}
+
+#[test]
+fn riscv_disassembly_beside_source() {
+    annotated_listing_of_the_loop(Target::Riscv64, |t| mnemonic(t) == "lw");
+}
+
+#[test]
+fn x86_64_disassembly_beside_source() {
+    annotated_listing_of_the_loop(Target::X86_64, |t| {
+        mnemonic(t) == "mov" && t.contains(",%e") && t.contains("(%")
+    });
+}
+
+/// Statically linked C library code has no DWARF in this build: those PCs
+/// fall back to the symbol table while the program's own code has lines.
+#[test]
+fn riscv_libc_code_falls_back_per_pc() {
+    let b = build(Target::Riscv64, &["-g"]);
+    let sym = b.open();
+    let (start, _) = sym.function_range("memset").expect("memset is linked");
+    let l = sym.lookup(start + 2);
+    assert_eq!(l.source, Quality::Symbols, "{l:?}");
+    assert_eq!(l.to_string(), "memset+0x2");
+    assert!(l.source.note().is_some());
+}
+
+#[test]
+fn cache_answers_repeated_pcs_identically() {
+    let b = build(Target::Riscv64, &["-g"]);
+    let sym = b.open();
+    let pcs: Vec<u64> = instructions(&sym, "sum_scaled")
+        .iter()
+        .map(|d| d.pc)
+        .collect();
+    let first: Vec<Location> = pcs.iter().map(|&pc| sym.lookup(pc)).collect();
+    assert_eq!(sym.cached(), pcs.len());
+    let again: Vec<Location> = pcs.iter().map(|&pc| sym.lookup(pc)).collect();
+    assert_eq!(sym.cached(), pcs.len(), "no new entries for repeated PCs");
+    assert_eq!(first, again);
+    let fresh: Vec<Location> = pcs.iter().map(|&pc| sym.lookup_uncached(pc)).collect();
+    assert_eq!(first, fresh);
+    assert!(sym.bytes() > 0);
+}
+
+/// A loop's annotated listing: every instruction from the loop's target to
+/// its branch, each under the source line it came from, with that line's
+/// text read from the source file.
+fn loop_listing(target: Target) {
+    let b = build(target, &["-g"]);
+    let sym = b.open();
+    let (lo, hi) = find_loop(&sym, target, "sum_scaled");
+    let listing = sym.listing(hi, lo);
+    assert!(!listing.truncated);
+    let pcs: Vec<u64> = listing.rows.iter().map(|r| r.insn.pc).collect();
+    let expected: Vec<u64> = instructions(&sym, "sum_scaled")
+        .iter()
+        .map(|d| d.pc)
+        .filter(|pc| (lo..=hi).contains(pc))
+        .collect();
+    assert_eq!(pcs, expected);
+    for r in &listing.rows {
+        assert_eq!(r.location, sym.lookup(r.insn.pc));
+        let text = r.source_text.as_deref().expect("every loop line has text");
+        assert!(
+            text.contains("MARK:loop_head")
+                || text.contains("MARK:loop_body")
+                || text.contains("MARK:scale"),
+            "{r:?}"
+        );
+    }
+    let shown = listing.to_string();
+    let helper = format!("scale.h:{}  return x * 3 + 7;", h_line("scale"));
+    assert!(shown.contains(&helper), "{shown}");
+    let branch = listing.rows.last().unwrap();
+    assert!(
+        shown.contains(&format!("{:x}:", branch.insn.pc)) && shown.contains(&branch.insn.text),
+        "{shown}"
+    );
+    // Past the end of the code the listing stops and says so.
+    let end = sym.code_ranges().iter().map(|r| r.1).max().unwrap();
+    let tail = sym.listing(end - 2, end + 64);
+    assert!(tail.truncated);
+}
+
+#[test]
+fn riscv_loop_listing() {
+    loop_listing(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_loop_listing() {
+    loop_listing(Target::X86_64);
+}
+
+/// Compressed debug sections (`-gz`, `SHF_COMPRESSED`) give the same
+/// answers as uncompressed ones.
+fn compressed_debug_sections(target: Target) {
+    let plain = build(target, &["-g"]);
+    let packed = build(target, &["-g", "-gz"]);
+    let (a, b) = (plain.open(), packed.open());
+    assert!(b.debug_info().dwarf, "{:?}", b.debug_info());
+    let pcs: Vec<u64> = instructions(&a, "sum_scaled")
+        .iter()
+        .map(|d| d.pc)
+        .collect();
+    assert!(!pcs.is_empty());
+    for pc in pcs {
+        let (x, y) = (a.lookup(pc), b.lookup(pc));
+        assert_eq!(y.source, Quality::Dwarf);
+        assert_eq!(
+            (x.function, x.line, x.inlined.len()),
+            (y.function, y.line, y.inlined.len())
+        );
+    }
+}
+
+#[test]
+fn riscv_compressed_debug_sections() {
+    compressed_debug_sections(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_compressed_debug_sections() {
+    compressed_debug_sections(Target::X86_64);
+}
