@@ -9,6 +9,7 @@
 
 use crate::error::bad_input;
 use crate::progress::{LiveProgress, ProgressSink};
+use crate::symbols::Symbols;
 use anyhow::Context;
 use coprof_core::trace::{TraceMeta, TraceReader};
 use coprof_core::{Sink, Source};
@@ -33,6 +34,14 @@ pub struct InputArgs {
     /// With a program: answer unknown system calls with ENOSYS instead of stopping.
     #[arg(long, requires = "program")]
     pub enosys: bool,
+    /// The program's ELF file, for function names and source lines when
+    /// reading a trace (default: the program the trace's header names, if
+    /// that file exists; a live run uses the program it runs).
+    #[arg(long, value_name = "ELF", conflicts_with = "program")]
+    pub binary: Option<PathBuf>,
+    /// Show raw addresses only: do not read the program's symbols.
+    #[arg(long)]
+    pub no_symbols: bool,
 }
 
 /// What reading the input told us.
@@ -45,6 +54,8 @@ pub struct InputInfo {
     pub meta: TraceMeta,
     /// For a live run: instructions retired and the exit status.
     pub live: Option<LiveRun>,
+    /// Names for the input's PCs, when the program's ELF file was found.
+    pub symbols: Option<Symbols>,
 }
 
 /// How a live run went.
@@ -89,6 +100,11 @@ impl InputArgs {
     /// Pushes every event of the input into `sink`, with a progress bar on
     /// a terminal.
     pub fn run(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
+        if let Some(b) = &self.binary {
+            if !b.is_file() {
+                return Err(bad_input(format!("--binary {}: no such file", b.display())));
+            }
+        }
         match &self.file {
             Some(file) => {
                 let mut reader = TraceReader::open(file)?;
@@ -98,14 +114,29 @@ impl InputArgs {
                     .run(&mut progress)
                     .with_context(|| format!("reading {}", file.display()))?;
                 progress.done();
+                let symbols = self.symbols_for(&meta);
                 Ok(InputInfo {
                     events,
                     meta,
                     live: None,
+                    symbols,
                 })
             }
             None => self.run_live(sink),
         }
+    }
+
+    /// The symbols of a trace's program: `--binary`, or the program its
+    /// header names when that file exists (silently absent otherwise).
+    fn symbols_for(&self, meta: &TraceMeta) -> Option<Symbols> {
+        if self.no_symbols {
+            return None;
+        }
+        if let Some(b) = &self.binary {
+            return Symbols::open(b, false);
+        }
+        let named = PathBuf::from(&meta.program);
+        (!meta.program.is_empty() && named.is_file()).then(|| Symbols::open(&named, true))?
     }
 
     fn run_live(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
@@ -157,6 +188,11 @@ impl InputArgs {
                 instructions: sim.instret(),
                 status: exit.status(),
             }),
+            symbols: if self.no_symbols {
+                None
+            } else {
+                Symbols::open(&prog, false)
+            },
         })
     }
 }

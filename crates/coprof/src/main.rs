@@ -7,6 +7,7 @@ mod job;
 mod output;
 mod progress;
 mod sampled;
+mod symbols;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

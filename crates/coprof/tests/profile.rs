@@ -225,7 +225,7 @@ fn compile(dir: &Path, name: &str, src: &str) -> PathBuf {
     std::fs::write(&c, src).unwrap();
     let out = dir.join(name);
     let st = std::process::Command::new("riscv64-linux-gnu-gcc")
-        .args(["-static", "-O1", "-o"])
+        .args(["-static", "-O1", "-g", "-o"])
         .arg(&out)
         .arg(&c)
         .status()
@@ -287,6 +287,23 @@ fn live_profile_of_a_program_in_one_pass() {
     let iters = top["exact_iterations"].as_u64().unwrap();
     assert!((190_000..=210_000).contains(&iters), "{top}");
     assert!(loops["accuracy"].as_f64().unwrap() > 0.95, "{loops}");
+    // With the program's debug info, the loop is named by its source lines
+    // and the loads by their instruction and line.
+    let src = top["source"].as_str().expect("a source span");
+    assert!(src.contains("hot.c:"), "{top}");
+    assert_eq!(top["function"], "main");
+    // The loop keeps its values in registers; the loads profiled are the C
+    // library's, named by symbol (it has no line table) and disassembled.
+    for load in section(&p, "values")["json"]["pcs"].as_array().unwrap() {
+        let text = load["disasm"].as_str().unwrap_or_default();
+        assert!(
+            ["lb", "lh", "lw", "ld", "fl", "c.l", "c.fl", "amo", "lr."]
+                .iter()
+                .any(|m| text.starts_with(m)),
+            "{load}"
+        );
+        assert!(load["place"].as_str().is_some(), "{load}");
+    }
     // The code profile's hottest range holds the loop.
     let hot = &section(&p, "ranges-pc")["json"]["hot_ranges"];
     let pc = top["pc"].as_u64().unwrap();
@@ -356,4 +373,53 @@ fn chosen_reports_compare_configurations_in_one_pass() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("loops --entries 3"));
+}
+
+#[test]
+fn symbols_for_traces_come_from_binary_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "hot", HOT_LOOP);
+    let trace = dir.path().join("hot.cpt");
+    coprof()
+        .args(["run", "--trace"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&prog)
+        .arg("300")
+        .assert()
+        .success();
+    // The trace names the program, which exists: its symbols are used.
+    let v = json_of(coprof().arg("loops").arg(&trace).arg("--json"));
+    assert!(v["loops"][0]["source"].as_str().unwrap().contains("hot.c:"));
+    // --no-symbols: addresses only.
+    let v = json_of(
+        coprof()
+            .arg("loops")
+            .arg(&trace)
+            .args(["--json", "--no-symbols"]),
+    );
+    assert!(v["loops"][0].get("source").is_none(), "{v}");
+    // A trace moved away from its program: --binary names it.
+    let moved = dir.path().join("moved");
+    std::fs::create_dir(&moved).unwrap();
+    std::fs::rename(&prog, moved.join("hot")).unwrap();
+    let v = json_of(coprof().arg("loops").arg(&trace).arg("--json"));
+    assert!(v["loops"][0].get("source").is_none());
+    let v = json_of(
+        coprof()
+            .arg("loops")
+            .arg(&trace)
+            .arg("--json")
+            .arg("--binary")
+            .arg(moved.join("hot")),
+    );
+    assert!(v["loops"][0]["source"].as_str().unwrap().contains("hot.c:"));
+    coprof()
+        .arg("loops")
+        .arg(&trace)
+        .arg("--binary")
+        .arg(dir.path().join("nothing"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--binary").and(predicate::str::contains("nothing")));
 }

@@ -124,11 +124,34 @@ pub struct Report {
     exact_bytes: Option<usize>,
 }
 
+/// One loop of the report, with its place in the source when the
+/// program's symbols are at hand.
+#[derive(Serialize)]
+struct Row {
+    #[serde(flatten)]
+    found: Found,
+    /// The function the loop lies in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function: Option<String>,
+    /// The loop body as source lines (`crc32.c:20-24`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<String>,
+}
+
 #[derive(Serialize)]
 #[serde(untagged)]
-enum Row {
+enum Found {
     Estimated(DetectedLoop),
     Compared(ComparedLoop),
+}
+
+impl Found {
+    fn detected(&self) -> &DetectedLoop {
+        match self {
+            Found::Estimated(l) => l,
+            Found::Compared(c) => &c.detected,
+        }
+    }
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -233,11 +256,11 @@ impl Job for LoopsJob {
         // `--classes` holds some of them).
         let every_instruction = info.meta.classes.is_empty()
             || info.meta.classes.len() >= coprof_core::Class::ALL.len();
-        let (mut loops, mut accuracy): (Vec<Row>, Option<f64>) = match &self.exact {
+        let (mut found, mut accuracy): (Vec<Found>, Option<f64>) = match &self.exact {
             Some(exact) => {
                 let c = compare(&profile, exact, self.top);
                 (
-                    c.loops.into_iter().map(Row::Compared).collect(),
+                    c.loops.into_iter().map(Found::Compared).collect(),
                     Some(c.accuracy),
                 )
             }
@@ -247,7 +270,7 @@ impl Job for LoopsJob {
                     .iter()
                     .take(self.top)
                     .cloned()
-                    .map(Row::Estimated)
+                    .map(Found::Estimated)
                     .collect(),
                 None,
             ),
@@ -258,16 +281,28 @@ impl Job for LoopsJob {
             accuracy = None;
         }
         if !every_instruction {
-            for row in &mut loops {
+            for row in &mut found {
                 match row {
-                    Row::Estimated(l) => l.exec_share = f64::NAN,
-                    Row::Compared(c) => {
+                    Found::Estimated(l) => l.exec_share = f64::NAN,
+                    Found::Compared(c) => {
                         c.detected.exec_share = f64::NAN;
                         c.exact_exec_share = f64::NAN;
                     }
                 }
             }
         }
+        let loops = found
+            .into_iter()
+            .map(|f| {
+                let (lo, hi) = (f.detected().body_lo, f.detected().pc);
+                let sym = info.symbols.as_ref();
+                Row {
+                    function: sym.and_then(|s| s.function(hi)),
+                    source: sym.and_then(|s| s.span(lo, hi)),
+                    found: f,
+                }
+            })
+            .collect();
         let c: HardwareCost = profile.cost;
         let report = Report {
             every_instruction,
@@ -331,7 +366,11 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
         p.loops.len()
     );
     crate::outln!(out);
-    let exact = matches!(r.loops.first(), Some(Row::Compared(_)));
+    let exact = matches!(r.loops.first().map(|l| &l.found), Some(Found::Compared(_)));
+    let symbols = r
+        .loops
+        .iter()
+        .any(|l| l.function.is_some() || l.source.is_some());
     crate::out!(
         out,
         "{:>4}  {:>12}  {:>27}  {:>6}  {:>12}  {:>7}  {:>9}",
@@ -352,11 +391,14 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
             "exact exec"
         );
     }
+    if symbols {
+        crate::out!(out, "  where");
+    }
     crate::outln!(out);
     for row in &r.loops {
-        let (l, x) = match row {
-            Row::Estimated(l) => (l, None),
-            Row::Compared(c) => (&c.detected, Some(c)),
+        let (l, x) = match &row.found {
+            Found::Estimated(l) => (l, None),
+            Found::Compared(c) => (&c.detected, Some(c)),
         };
         crate::out!(
             out,
@@ -377,6 +419,15 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
                 pct(x.exact_share),
                 pct(x.exact_exec_share)
             );
+        }
+        if symbols {
+            let place = match (&row.function, &row.source) {
+                (Some(f), Some(s)) if !s.starts_with(f.as_str()) => format!("{f} ({s})"),
+                (_, Some(s)) => s.clone(),
+                (Some(f), None) => f.clone(),
+                (None, None) => String::new(),
+            };
+            crate::out!(out, "  {place}");
         }
         crate::outln!(out);
     }

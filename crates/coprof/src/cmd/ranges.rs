@@ -181,7 +181,7 @@ impl<const D: usize> Job for RangesJob<D> {
         self
     }
 
-    fn finish(mut self: Box<Self>, _info: &InputInfo) -> anyhow::Result<Rendered> {
+    fn finish(mut self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
         let snap = self.profiler.snapshot();
         if let Some(path) = &self.dump {
             let mut text = Vec::new();
@@ -207,6 +207,7 @@ impl<const D: usize> Job for RangesJob<D> {
             };
             (hot, summary)
         });
+        let wheres = code_places(&self.dims, &hot, info);
         let mut text = String::new();
         print_text(
             &mut text,
@@ -215,6 +216,7 @@ impl<const D: usize> Job for RangesJob<D> {
             &snap,
             &hot,
             checked.as_ref(),
+            &wheres,
         );
         Ok(Rendered {
             json: report_json(
@@ -224,10 +226,25 @@ impl<const D: usize> Job for RangesJob<D> {
                 &snap,
                 &hot,
                 checked.as_ref(),
+                &wheres,
             ),
             text,
         })
     }
+}
+
+/// The functions each hot range's code dimension covers, when a dimension
+/// is code (pc, narrow-pc) and the program's symbols are at hand.
+fn code_places(dims: &[Stream], hot: &[HotRange], info: &InputInfo) -> Vec<Option<String>> {
+    let code = dims
+        .iter()
+        .position(|d| matches!(d, Stream::Pc | Stream::NarrowPc));
+    hot.iter()
+        .map(|h| {
+            let (sym, d) = (info.symbols.as_ref()?, code?);
+            sym.code_range(h.lo[d], h.hi[d])
+        })
+        .collect()
 }
 
 /// A coordinate list as JSON: a number in one dimension, an array in more.
@@ -246,6 +263,7 @@ fn report_json(
     snap: &RapSnapshot,
     hot: &[HotRange],
     checked: Option<&(Vec<coprof_engines::rap::CheckedHotRange>, ExactSummary)>,
+    wheres: &[Option<String>],
 ) -> Value {
     let hot_ranges: Vec<Value> = hot
         .iter()
@@ -260,6 +278,9 @@ fn report_json(
                 "own_count": h.own_count,
                 "own_share": h.own_share,
             });
+            if let Some(w) = &wheres[i] {
+                o["functions"] = json!(w);
+            }
             if let Some((c, _)) = checked {
                 o["exact"] = json!(c[i].exact);
                 o["error_pct"] = json!(c[i].error_pct);
@@ -309,6 +330,7 @@ fn print_text(
     snap: &RapSnapshot,
     hot: &[HotRange],
     checked: Option<&(Vec<coprof_engines::rap::CheckedHotRange>, ExactSummary)>,
+    wheres: &[Option<String>],
 ) {
     crate::outln!(
         out,
@@ -416,6 +438,9 @@ fn print_text(
                 thousands(c[i].exact),
                 c[i].error_pct
             ));
+        }
+        if let Some(w) = &wheres[i] {
+            line.push_str(&format!("  {w}"));
         }
         crate::outln!(out, "{line}");
     }

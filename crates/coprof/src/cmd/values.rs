@@ -386,6 +386,15 @@ struct PcOut {
     status: coprof_engines::coproc::PcStatus,
     glacial: bool,
     values: Vec<ValueOut>,
+    /// Where the load is: `function (file:line)`, with the program's symbols.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    place: Option<String>,
+    /// The load instruction's assembly text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    disasm: Option<String>,
+    /// Its source line, as DCPI's annotated listings show it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source_text: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -436,7 +445,8 @@ impl Job for Run {
         self
     }
 
-    fn finish(mut self: Box<Self>, _info: &InputInfo) -> anyhow::Result<Rendered> {
+    fn finish(mut self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
+        let sym = info.symbols.as_ref();
         let exact = self.exact.take();
         let events = self.events;
         let curve = std::mem::take(&mut self.curve);
@@ -487,6 +497,9 @@ impl Job for Run {
                                 .map(|x| exact_invariance(x, p.pc, v.value)),
                         })
                         .collect(),
+                    place: sym.and_then(|s| s.place(p.pc)),
+                    disasm: sym.and_then(|s| s.disassemble(p.pc)),
+                    source_text: sym.and_then(|s| s.source_text(p.pc)),
                 })
                 .collect(),
             convergence: curve,
@@ -562,6 +575,19 @@ fn print_text(out: &mut String, r: &Report, limit: usize) {
             status,
             values.join(", ")
         );
+        if p.place.is_some() || p.disasm.is_some() {
+            crate::outln!(
+                out,
+                "{:>18}  {:<24} {}{}",
+                "",
+                p.disasm.as_deref().unwrap_or(""),
+                p.place.as_deref().unwrap_or(""),
+                p.source_text
+                    .as_deref()
+                    .map(|t| format!("  | {t}"))
+                    .unwrap_or_default()
+            );
+        }
     }
     if r.pcs.len() > limit {
         crate::outln!(
