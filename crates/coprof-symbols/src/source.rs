@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Files larger than this are not read (a listing shows no text for them).
 const MAX_SOURCE_BYTES: u64 = 64 << 20;
@@ -13,7 +13,7 @@ const MAX_SOURCE_BYTES: u64 = 64 << 20;
 /// is remembered as absent so it is not tried again.
 #[derive(Default)]
 pub struct SourceCache {
-    files: RefCell<FxHashMap<String, Option<Rc<[String]>>>>,
+    files: RefCell<FxHashMap<String, Option<Arc<[String]>>>>,
 }
 
 impl SourceCache {
@@ -29,7 +29,7 @@ impl SourceCache {
     }
 }
 
-fn read_lines(path: &Path) -> Option<Rc<[String]>> {
+fn read_lines(path: &Path) -> Option<Arc<[String]>> {
     if std::fs::metadata(path).ok()?.len() > MAX_SOURCE_BYTES {
         return None;
     }

@@ -55,8 +55,8 @@ impl DebugInfo {
 
 /// An ELF file opened for symbolization.
 ///
-/// Not `Sync`: look-ups fill caches through `&self`. Open one per thread
-/// when symbolizing in parallel.
+/// `Send` but not `Sync`: look-ups fill caches through `&self`. Open one
+/// per thread when symbolizing in parallel.
 pub struct Symbolizer {
     path: PathBuf,
     arch: Arch,
@@ -387,4 +387,22 @@ fn describe_non_elf(data: &[u8]) -> String {
         "it starts with bytes {} instead of 7f 45 4c 46 (\\x7fELF)",
         head.join(" ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbolizer_can_move_to_another_thread() {
+        fn send<T: Send>() {}
+        send::<Symbolizer>();
+    }
+
+    #[test]
+    fn describes_what_a_non_elf_file_is() {
+        assert_eq!(describe_non_elf(b""), "the file is empty");
+        assert!(describe_non_elf(b"#!/bin/sh").contains("script"));
+        assert!(describe_non_elf(b"MZ\x90\0").contains("starts with bytes 4d 5a"));
+    }
 }
