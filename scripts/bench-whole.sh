@@ -46,22 +46,23 @@ inputs="$wl/build/inputs"
 real="$wl/real"
 
 # name | program | arguments (relative paths are in the scratch directory,
-# where the inputs are linked). The arguments of workloads/run-real.sh,
-# shrunk where needed so that each run is about 0.2 to 1.5 billion RV64
-# instructions (callgrind and coprof each take tens of seconds per
-# billion): text-1m.txt is the first MiB of text.txt.
+# where the inputs are linked). The workloads of workloads/run-real.sh,
+# shrunk so that each run is about 0.25 to 0.5 billion RV64 instructions:
+# coprof profile with every engine runs at tens of MIPS, and the machine
+# is shared. The shrunk inputs are prefixes of the generated ones (see
+# below); data-x3.csv.gz is data.csv three times over, gzipped.
 workloads=(
-  "bzip2-text|bzip2|-9 -c text.txt"
-  "bzip2-random|bzip2|-9 -c random.bin"
+  "bzip2-text|bzip2|-9 -c text-768k.txt"
+  "bzip2-random|bzip2|-9 -c random-256k.bin"
   "bzip2-decompress|bzip2|-d -c text.txt.bz2"
-  "minigzip-text|minigzip|-6 text.txt"
-  "minigzip-csv|minigzip|-9 data.csv"
-  "minigzip-decompress|minigzip|-d data.csv.gz"
-  "lua-tables|luarun|$real/lua/tables.lua 60000"
-  "lua-strings|luarun|$real/lua/strings.lua text-1m.txt"
-  "lua-interp|luarun|$real/lua/interp.lua 5000"
-  "sql-orders|sqlrun|$real/sql/orders.sql 100000"
-  "sql-text|sqlrun|$real/sql/text.sql 100000"
+  "minigzip-text|minigzip|-6 text-768k.txt"
+  "minigzip-csv|minigzip|-9 data-512k.csv"
+  "minigzip-decompress|minigzip|-d data-x3.csv.gz"
+  "lua-tables|luarun|$real/lua/tables.lua 25000"
+  "lua-strings|luarun|$real/lua/strings.lua text-128k.txt"
+  "lua-interp|luarun|$real/lua/interp.lua 400"
+  "sql-orders|sqlrun|$real/sql/orders.sql 10000"
+  "sql-text|sqlrun|$real/sql/text.sql 25000"
 )
 
 runs=3
@@ -108,11 +109,14 @@ fi
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-cp "$inputs/text.txt" "$inputs/random.bin" "$inputs/data.csv" "$scratch/"
-head -c 1048576 "$inputs/text.txt" >"$scratch/text-1m.txt"
-# Compressed inputs for the decompressors, as in workloads/run-real.sh.
+head -c $((768 * 1024)) "$inputs/text.txt" >"$scratch/text-768k.txt"
+head -c $((128 * 1024)) "$inputs/text.txt" >"$scratch/text-128k.txt"
+head -c $((256 * 1024)) "$inputs/random.bin" >"$scratch/random-256k.bin"
+head -c $((512 * 1024)) "$inputs/data.csv" >"$scratch/data-512k.csv"
+# Compressed inputs for the decompressors: bzip2's from the bzip2 built
+# here (under qemu), gzip's from the host's gzip, as in run-real.sh.
 qemu-riscv64 "$rv/bzip2" -9 -c "$inputs/text.txt" >"$scratch/text.txt.bz2"
-gzip -9 -n -c "$inputs/data.csv" >"$scratch/data.csv.gz"
+cat "$inputs/data.csv" "$inputs/data.csv" "$inputs/data.csv" | gzip -6 -n >"$scratch/data-x3.csv.gz"
 
 # timed TOOL OUT ERR CMD...: runs CMD in the scratch directory with a clean
 # environment, standard output to OUT and standard error to ERR; appends
@@ -131,8 +135,8 @@ timed() {
 # median FILE COLUMN: the median of the numbers in COLUMN (1 = user,
 # 2 = sys, 0 = user + sys, 3 = wall) of a .times file.
 median() {
-  awk -v c="$2" '{ v[NR] = (c == 0) ? $1 + $2 : $c } END {
-    n = asort(v); printf "%.2f", (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }' "$1"
+  awk -v c="$2" '{ print (c == 0) ? $1 + $2 : $c }' "$1" | sort -g |
+    awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 fail() {
@@ -162,7 +166,8 @@ for w in "${workloads[@]}"; do
 
     timed callgrind /dev/null "$scratch/v.err" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$x86/$prog" "${argv[@]}" ||
       fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
-    ir="$(sed -nE 's/^==[0-9]+== Collected : ([0-9]+).*/\1/p' "$scratch/v.err" | head -1)"
+    ir="$(sed -nE 's/^==[0-9]+== (Collected :|I +refs:) +([0-9,]+).*/\2/p' "$scratch/v.err" | head -1)"
+    ir="${ir//,/}"
     printf 'bench-whole: %s round %d: coprof %s, qemu %s, callgrind %s (user sys wall)\n' "$name" "$r" \
       "$(tail -1 "$scratch/coprof.times")" "$(tail -1 "$scratch/qemu.times")" "$(tail -1 "$scratch/callgrind.times")" >&2
   done
