@@ -16,8 +16,18 @@
 # binary is missing or older than its driver, this script or the lock file;
 # a failed compile leaves no binary behind.
 #
-# Usage: workloads/build-real.sh [--only NAME[,NAME...]] [OUTPUT_DIR]
-#   (default: all four programs, into workloads/build/real)
+# With --native the same four programs are built from the same sources and
+# with the same flags for the host instead, with the host's gcc (`gcc
+# -static -O2 -g`, x86-64), into workloads/build/real-x86_64/: a native
+# build for tools that run x86-64 programs (scripts/bench-whole.sh runs
+# them under valgrind's callgrind). Static like the RV64 build, so that
+# neither side pays for a dynamic loader.
+#
+# Usage: workloads/build-real.sh [--native] [--only NAME[,NAME...]] [OUTPUT_DIR]
+#   (default: all four programs, into workloads/build/real, or
+#   workloads/build/real-x86_64 with --native)
+# Environment: RISCV_CC (default riscv64-linux-gnu-gcc), HOST_CC (default
+# gcc, for --native).
 # Prints one line per program: built (with seconds) or up to date.
 set -euo pipefail
 
@@ -26,7 +36,8 @@ root="$(cd "$here/.." && pwd)"
 cc="${RISCV_CC:-riscv64-linux-gnu-gcc}"
 all="bzip2 minigzip luarun sqlrun"
 only="$all"
-out="$here/build/real"
+out=""
+native=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --only)
@@ -34,8 +45,12 @@ while [ $# -gt 0 ]; do
       only="${2//,/ }"
       shift 2
       ;;
+    --native)
+      native=1
+      shift
+      ;;
     -h | --help)
-      sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     -*)
@@ -48,6 +63,12 @@ while [ $# -gt 0 ]; do
       ;;
   esac
 done
+if [ $native -eq 1 ]; then
+  cc="${HOST_CC:-gcc}"
+  out="${out:-$here/build/real-x86_64}"
+else
+  out="${out:-$here/build/real}"
+fi
 for p in $only; do
   case " $all " in
     *" $p "*) ;;
@@ -55,7 +76,8 @@ for p in $only; do
   esac
 done
 
-"$root/scripts/install-deps.sh" >/dev/null
+# The cross compiler is needed only for the RV64 build.
+[ $native -eq 1 ] || "$root/scripts/install-deps.sh" >/dev/null
 
 # (2) Fetch the packages and find where cargo unpacked them.
 manifest="$here/real/fetch/Cargo.toml"

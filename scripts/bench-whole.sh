@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# The speed of the whole: times `coprof profile` (every engine of its
+# default set in one pass, no --exact) on each of coprof's real workloads
+# beside two peers, in the same run and alternately:
+#
+#   qemu-riscv64 PROG ARGS           the same RV64 binary run plain by a
+#                                    dynamic binary translator (no profile)
+#   valgrind --tool=callgrind        a native x86-64 build of the same
+#     --callgrind-out-file=/dev/null sources (workloads/build-real.sh
+#     NATIVE_PROG ARGS               --native) under a tool that also
+#                                    computes an exact instruction-level
+#                                    profile
+#
+# For each workload and each of RUNS rounds, the three run one after the
+# other (coprof, qemu, callgrind), so that a change in the machine's load
+# falls on all three alike. Each run is timed with /usr/bin/time: CPU time
+# (user + system, the primary measure on a shared machine) and wall time.
+# Every run must succeed: coprof's report must say "exit status 0" (coprof
+# records the program's status rather than returning it), qemu and
+# valgrind must exit 0. coprof's report goes to a file in the scratch
+# directory (a few kilobytes; the count of instructions retired and the
+# program's exit status are read from it), the program's own output to
+# /dev/null. Callgrind's count of x86-64 instructions executed (its "Ir")
+# is read from its log.
+#
+# Prints a markdown table: workload, RV64 instructions retired (coprof's
+# count), x86-64 instructions (callgrind's count), the median CPU and wall
+# seconds of each tool, and the ratios callgrind/coprof and coprof/qemu of
+# the median CPU times.
+#
+# Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--list]
+#   --runs   rounds per workload (default 3; medians are taken over them)
+#   --only   run only these workloads (names from --list)
+#   --list   print the workloads and their command lines, run nothing
+# Environment: COPROF=path/to/coprof (default: target/release/coprof, built
+# with `cargo build --release -p coprof` first).
+# Exit status: 0 when every run succeeded, 1 when one failed (the run and
+# its error are shown), 2 on a usage error.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+wl="$root/workloads"
+rv="$wl/build/real"
+x86="$wl/build/real-x86_64"
+inputs="$wl/build/inputs"
+real="$wl/real"
+
+# name | program | arguments (relative paths are in the scratch directory,
+# where the inputs are linked). The workloads of workloads/run-real.sh,
+# shrunk so that each run is about 0.25 to 0.5 billion RV64 instructions:
+# coprof profile with every engine runs at tens of MIPS, and the machine
+# is shared. The shrunk inputs are prefixes of the generated ones (see
+# below); data-x3.csv.gz is data.csv three times over, gzipped.
+workloads=(
+  "bzip2-text|bzip2|-9 -c text-768k.txt"
+  "bzip2-random|bzip2|-9 -c random-256k.bin"
+  "bzip2-decompress|bzip2|-d -c text.txt.bz2"
+  "minigzip-text|minigzip|-6 text-768k.txt"
+  "minigzip-csv|minigzip|-9 data-512k.csv"
+  "minigzip-decompress|minigzip|-d data-x3.csv.gz"
+  "lua-tables|luarun|$real/lua/tables.lua 25000"
+  "lua-strings|luarun|$real/lua/strings.lua text-128k.txt"
+  "lua-interp|luarun|$real/lua/interp.lua 400"
+  "sql-orders|sqlrun|$real/sql/orders.sql 10000"
+  "sql-text|sqlrun|$real/sql/text.sql 25000"
+)
+
+runs=3
+only=""
+list=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs)
+      [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || { echo "bench-whole: --runs needs a positive number" >&2; exit 2; }
+      runs="$2"
+      shift 2
+      ;;
+    --only) [ $# -ge 2 ] || { echo "bench-whole: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
+    --list) list=1; shift ;;
+    -h | --help) sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench-whole: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+if [ -n "$only" ]; then
+  for n in $only; do
+    printf '%s\n' "${workloads[@]}" | cut -d'|' -f1 | grep -qx "$n" ||
+      { echo "bench-whole: unknown workload '$n' (see --list)" >&2; exit 2; }
+  done
+fi
+if [ $list -eq 1 ]; then
+  for w in "${workloads[@]}"; do
+    IFS='|' read -r name prog args <<<"$w"
+    echo "$name: $prog $args"
+  done
+  exit 0
+fi
+
+for t in qemu-riscv64 valgrind /usr/bin/time; do
+  command -v "$t" >/dev/null || { echo "bench-whole: $t is not installed" >&2; exit 2; }
+done
+"$wl/build-real.sh" >&2
+"$wl/build-real.sh" --native >&2
+"$wl/gen-inputs.sh" >&2
+coprof="${COPROF:-$root/target/release/coprof}"
+if [ -z "${COPROF:-}" ]; then
+  (cd "$root" && CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-1}" cargo build --release -q -p coprof)
+fi
+[ -x "$coprof" ] || { echo "bench-whole: $coprof is not an executable" >&2; exit 2; }
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+head -c $((768 * 1024)) "$inputs/text.txt" >"$scratch/text-768k.txt"
+head -c $((128 * 1024)) "$inputs/text.txt" >"$scratch/text-128k.txt"
+head -c $((256 * 1024)) "$inputs/random.bin" >"$scratch/random-256k.bin"
+head -c $((512 * 1024)) "$inputs/data.csv" >"$scratch/data-512k.csv"
+# Compressed inputs for the decompressors: bzip2's from the bzip2 built
+# here (under qemu), gzip's from the host's gzip, as in run-real.sh.
+qemu-riscv64 "$rv/bzip2" -9 -c "$inputs/text.txt" >"$scratch/text.txt.bz2"
+cat "$inputs/data.csv" "$inputs/data.csv" "$inputs/data.csv" | gzip -6 -n >"$scratch/data-x3.csv.gz"
+
+# timed TOOL OUT ERR CMD...: runs CMD in the scratch directory with a clean
+# environment, standard output to OUT and standard error to ERR; appends
+# "user sys wall" to $scratch/TOOL.times. Returns CMD's exit status.
+timed() {
+  local tool="$1" out="$2" err="$3"
+  shift 3
+  local st=0
+  (cd "$scratch" && env -i LC_ALL=C /usr/bin/time -f '%U %S %e' -o "$scratch/t.last" "$@" >"$out" 2>"$err" </dev/null) || st=$?
+  # /usr/bin/time writes "Command exited with non-zero status N" first
+  # when the command fails; the times are always the last line.
+  tail -1 "$scratch/t.last" >>"$scratch/$tool.times"
+  return $st
+}
+
+# median FILE COLUMN: the median of the numbers in COLUMN (1 = user,
+# 2 = sys, 0 = user + sys, 3 = wall) of a .times file.
+median() {
+  awk -v c="$2" '{ print (c == 0) ? $1 + $2 : $c }' "$1" | sort -g |
+    awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+fail() {
+  echo "bench-whole: $1" >&2
+  [ -z "${2:-}" ] || head -c 600 "$2" | sed 's/^/    /' >&2
+  exit 1
+}
+
+echo "bench-whole: $runs rounds of coprof profile, qemu-riscv64 and callgrind per workload; $(nproc) cores; load: $(uptime | sed 's/.*load average: //')" >&2
+rows=()
+for w in "${workloads[@]}"; do
+  IFS='|' read -r name prog args <<<"$w"
+  [ -z "$only" ] || [[ "$only" == *" $name "* ]] || continue
+  read -r -a argv <<<"$args"
+  rm -f "$scratch"/*.times
+  insns=""
+  ir=""
+  for ((r = 1; r <= runs; r++)); do
+    timed coprof "$scratch/c.out" /dev/null "$coprof" profile -- "$rv/$prog" "${argv[@]}" ||
+      fail "$name: coprof profile failed (round $r)" "$scratch/c.out"
+    line="$(grep -E '^[0-9,]+ instructions retired, exit status -?[0-9]+' "$scratch/c.out" | head -1 || true)"
+    [[ "$line" == *"exit status 0,"* ]] || fail "$name: the program did not exit 0 under coprof profile (round $r): ${line:-no summary line}" "$scratch/c.out"
+    insns="$(sed -E 's/^([0-9,]+) instructions.*/\1/' <<<"$line")"
+
+    timed qemu /dev/null "$scratch/q.err" qemu-riscv64 "$rv/$prog" "${argv[@]}" ||
+      fail "$name: qemu-riscv64 failed (round $r)" "$scratch/q.err"
+
+    timed callgrind /dev/null "$scratch/v.err" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$x86/$prog" "${argv[@]}" ||
+      fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
+    ir="$(sed -nE 's/^==[0-9]+== (Collected :|I +refs:) +([0-9,]+).*/\2/p' "$scratch/v.err" | head -1)"
+    ir="${ir//,/}"
+    printf 'bench-whole: %s round %d: coprof %s, qemu %s, callgrind %s (user sys wall)\n' "$name" "$r" \
+      "$(tail -1 "$scratch/coprof.times")" "$(tail -1 "$scratch/qemu.times")" "$(tail -1 "$scratch/callgrind.times")" >&2
+  done
+  cc="$(median "$scratch/coprof.times" 0)"
+  cw="$(median "$scratch/coprof.times" 3)"
+  qc="$(median "$scratch/qemu.times" 0)"
+  qw="$(median "$scratch/qemu.times" 3)"
+  vc="$(median "$scratch/callgrind.times" 0)"
+  vw="$(median "$scratch/callgrind.times" 3)"
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
+  mips="$(awk -v i="${insns//,/}" -v s="$cc" 'BEGIN { if (s > 0) printf "%.0f", i / s / 1e6; else print "–" }')"
+  ir_fmt="$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"${ir:-?}")"
+  rows+=("| $name | $insns | $ir_fmt | $cc ($cw) = $mips MIPS | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$cc")** | $(ratio "$cc" "$qc") |")
+done
+
+echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile, CPU s (wall s) | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/coprof (CPU) | coprof/qemu (CPU) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+printf '%s\n' "${rows[@]}"
