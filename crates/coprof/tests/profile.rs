@@ -86,7 +86,14 @@ fn profile_reports_equal_the_single_commands() {
         ("values", vec!["values", "--exact"]),
         (
             "sample",
-            vec!["sample", "--sampler", "brr:9", "--eval", "--profile", "pc"],
+            vec![
+                "sample",
+                "--sampler",
+                "brr:9",
+                "--eval",
+                "--profile",
+                "method",
+            ],
         ),
     ] {
         let s = section(&p, name);
@@ -108,6 +115,8 @@ fn saved_profile_is_printed_again_by_report() {
     let dir = tempfile::tempdir().unwrap();
     let trace = gen(dir.path(), "loops", 200_000);
     let file = dir.path().join("p.json");
+    // The loops workload makes no calls: no method profile, said so, and
+    // the other reports stand.
     let out = coprof()
         .arg("profile")
         .arg(&trace)
@@ -120,6 +129,11 @@ fn saved_profile_is_printed_again_by_report() {
     assert!(text.contains("== loops (coprof loops "), "{text}");
     assert!(text.contains("frequent loop cache: 32 entries, 2-way, 24-bit counters"));
     assert!(text.contains("profile saved to"));
+    assert!(
+        text.contains("== sample") && text.contains("no report: "),
+        "{text}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no sample report"));
 
     let again = coprof().arg("report").arg(&file).output().unwrap();
     assert!(again.status.success());

@@ -106,7 +106,7 @@ const DEFAULTS: [(&str, &str, &[&str]); 5] = [
     (
         "sample",
         "sample",
-        &["--sampler", "brr:9", "--eval", "--profile", "pc"],
+        &["--sampler", "brr:9", "--eval", "--profile", "method"],
     ),
 ];
 
@@ -185,9 +185,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     let mut reports = Vec::new();
     for (name, command, job) in jobs {
-        let Rendered { json, text } = job
-            .finish(&info)
-            .with_context(|| format!("the {name} report"))?;
+        // A report the input cannot give (a method profile of a program
+        // that makes no calls) is recorded as such; the others stand.
+        let Rendered { json, text } = match job.finish(&info) {
+            Ok(r) => r,
+            Err(e) if crate::error::is_bad_input(&e) => {
+                eprintln!("coprof: note: no {name} report: {e}");
+                Rendered {
+                    json: serde_json::json!({ "error": e.to_string() }),
+                    text: format!("no report: {e}\n"),
+                }
+            }
+            Err(e) => return Err(e.context(format!("the {name} report"))),
+        };
         reports.push(Section {
             name,
             command,
