@@ -86,14 +86,7 @@ fn profile_reports_equal_the_single_commands() {
         ("values", vec!["values", "--exact"]),
         (
             "sample",
-            vec![
-                "sample",
-                "--sampler",
-                "brr:9",
-                "--eval",
-                "--profile",
-                "method",
-            ],
+            vec!["sample", "--sampler", "brr:9", "--eval", "--profile", "pc"],
         ),
     ] {
         let s = section(&p, name);
@@ -115,8 +108,7 @@ fn saved_profile_is_printed_again_by_report() {
     let dir = tempfile::tempdir().unwrap();
     let trace = gen(dir.path(), "loops", 200_000);
     let file = dir.path().join("p.json");
-    // The loops workload makes no calls: no method profile, said so, and
-    // the other reports stand.
+
     let out = coprof()
         .arg("profile")
         .arg(&trace)
@@ -129,11 +121,6 @@ fn saved_profile_is_printed_again_by_report() {
     assert!(text.contains("== loops (coprof loops "), "{text}");
     assert!(text.contains("frequent loop cache: 32 entries, 2-way, 24-bit counters"));
     assert!(text.contains("profile saved to"));
-    assert!(
-        text.contains("== sample") && text.contains("no report: "),
-        "{text}"
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no sample report"));
 
     let again = coprof().arg("report").arg(&file).output().unwrap();
     assert!(again.status.success());
@@ -373,6 +360,29 @@ fn chosen_reports_compare_configurations_in_one_pass() {
     assert_eq!(sweep["points"].as_array().unwrap().len(), 672);
     assert_eq!(section(&p, "ranges --epsilon 0.1")["json"]["epsilon"], 0.1);
 
+    // The loops workload makes no calls: no method profile, said so, and
+    // the other reports stand.
+    let out = coprof()
+        .arg("profile")
+        .arg(&trace)
+        .args([
+            "--report",
+            "loops",
+            "--report",
+            "sample --sampler brr:3 --eval",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("== sample --sampler brr:3 --eval") && text.contains("no report: "),
+        "{text}"
+    );
+    assert!(text.contains("frequent loop cache"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no sample --sampler brr:3 --eval report")
+    );
     coprof()
         .arg("profile")
         .arg(&trace)

@@ -106,7 +106,7 @@ const DEFAULTS: [(&str, &str, &[&str]); 5] = [
     (
         "sample",
         "sample",
-        &["--sampler", "brr:9", "--eval", "--profile", "method"],
+        &["--sampler", "brr:9", "--eval", "--profile", "pc"],
     ),
 ];
 
