@@ -36,8 +36,18 @@
 //! software form of the paper's pipelined walk, §3.2.2, for streams with
 //! locality). Merges clear the remembered path. The node reached is the same
 //! as from the root; debug builds check it on every event.
+//!
+//! **Leaf cache.** A point seen recently goes straight to the leaf it was
+//! last counted in when that node is still a leaf, no merge batch has run
+//! since and no split is due (`leaf_cache`): the same node the walk would
+//! reach, which debug builds check on every hit.
 
 use super::config::RapConfig;
+use super::leaf_cache::LeafCache;
+
+/// The deepest tree: 64 levels (b = 2 over one 64-bit dimension; more
+/// dimensions need a larger b, see [`RapConfig::levels`]).
+const MAX_LEVELS: usize = 64;
 
 /// The tree of counters over a `D`-dimensional universe.
 #[derive(Clone, Debug)]
@@ -55,6 +65,13 @@ pub(crate) struct Tree<const D: usize> {
     pub(crate) k: u32,
     /// Height of the tree: log_b(R^D), rounded up.
     pub(crate) levels: u32,
+    /// Per depth, how far a coordinate is shifted right to bring the
+    /// digit that chooses a child at that depth to the bottom.
+    shift: [u32; MAX_LEVELS],
+    /// Per bit position, the depth of the node whose children differ in
+    /// that bit of a coordinate: points that first differ there share
+    /// their ancestors down to that depth.
+    depth_of_bit: [u32; 64],
     eps_over_levels: f64,
     merge_factor: f64,
     next_merge: u64,
@@ -75,13 +92,26 @@ pub(crate) struct Tree<const D: usize> {
     pub(crate) splits: u64,
     pub(crate) merges: u64,
     pub(crate) merge_batches: u64,
+    /// The leaves recent points were counted in.
+    leaves: LeafCache<D>,
 }
 
 impl<const D: usize> Tree<D> {
     /// An empty tree: the root alone. `config` must have been validated.
     pub(crate) fn new(config: &RapConfig) -> Tree<D> {
         let levels = config.levels(D);
+        let k = config.bits_per_level(D);
+        let mut shift = [0; MAX_LEVELS];
+        for (level, s) in shift.iter_mut().enumerate().take(levels as usize) {
+            *s = (levels - 1 - level as u32) * k;
+        }
+        let mut depth_of_bit = [0; 64];
+        for (bit, d) in depth_of_bit.iter_mut().enumerate() {
+            *d = levels.saturating_sub(1 + bit as u32 / k);
+        }
         Tree {
+            shift,
+            depth_of_bit,
             first: vec![0],
             count: vec![0],
             free: Vec::new(),
@@ -101,6 +131,7 @@ impl<const D: usize> Tree<D> {
             splits: 0,
             merges: 0,
             merge_batches: 0,
+            leaves: LeafCache::new(),
         }
     }
 
@@ -110,11 +141,19 @@ impl<const D: usize> Tree<D> {
         self.eps_over_levels * self.n as f64
     }
 
+    /// The most events a node may hold when `n` events have been counted:
+    /// SplitThreshold rounded down, so that counters compare as integers
+    /// (a count `c` is at most ε·n/L exactly when it is at most its floor).
+    #[inline(always)]
+    fn threshold_at(&self, n: u64) -> u64 {
+        (self.eps_over_levels * n as f64) as u64
+    }
+
     /// Which of a node's children at depth `level` contains `p`: the
     /// level's `k` bits of every dimension, dimension 0 lowest.
     #[inline(always)]
     pub(crate) fn child_index(&self, p: &[u64; D], level: u32) -> usize {
-        let shift = (self.levels - 1 - level) * self.k;
+        let shift = self.shift[level as usize];
         let mask = (1u64 << self.k) - 1;
         let mut idx = 0usize;
         for (d, x) in p.iter().enumerate() {
@@ -132,7 +171,7 @@ impl<const D: usize> Tree<D> {
             let diff = x ^ y;
             if diff != 0 {
                 let top_bit = 63 - diff.leading_zeros();
-                depth = depth.min(self.levels - 1 - top_bit / self.k);
+                depth = depth.min(self.depth_of_bit[top_bit as usize]);
             }
         }
         depth
@@ -153,6 +192,11 @@ impl<const D: usize> Tree<D> {
     /// universe).
     #[inline]
     pub(crate) fn add(&mut self, p: &[u64; D], weight: u64) {
+        if let Some((v, level)) = self.leaves.get(p) {
+            if self.first[v] == 0 && self.count_in_leaf(p, weight, v, level) {
+                return;
+            }
+        }
         let mut level = self.shared_depth(p).min(self.path_depth);
         let mut v = self.path[level as usize] as usize;
         loop {
@@ -167,14 +211,38 @@ impl<const D: usize> Tree<D> {
         self.count_at(p, weight, v, level);
     }
 
+    /// Counts `weight` events at `p` in `v`, the leaf at depth `level`
+    /// that contains it, if that needs no split; returns whether it did.
+    /// The remembered path is left alone: it is still that of the last
+    /// walk, and still valid, since the tree keeps its shape.
+    #[inline(always)]
+    fn count_in_leaf(&mut self, p: &[u64; D], weight: u64, v: usize, level: u32) -> bool {
+        #[cfg(debug_assertions)]
+        debug_assert_eq!((v, level), self.leaf_from_root(p));
+        #[cfg(not(debug_assertions))]
+        let _ = p;
+        let n = self.n + weight;
+        let c = self.count[v] + weight;
+        if c > self.threshold_at(n) && level != self.levels {
+            return false;
+        }
+        self.n = n;
+        self.count[v] = c;
+        self.node_events += self.live as u128 * weight as u128;
+        if n >= self.next_merge {
+            self.merge_batch();
+        }
+        true
+    }
+
     /// Counts `weight` events at `p`, starting from `v`, an ancestor of
     /// `p`'s leaf at depth `level`: the rest of the walk, the splits
     /// (§2.2.1) and the merge schedule (§3.1), remembering the path for
-    /// the next walk.
+    /// the next walk and the leaf for the next time `p` comes.
     #[inline(always)]
     fn count_at(&mut self, p: &[u64; D], weight: u64, mut v: usize, mut level: u32) {
         self.n += weight;
-        let threshold = self.split_threshold();
+        let threshold = self.threshold_at(self.n);
         loop {
             let first = self.first[v];
             if first == 0 {
@@ -188,7 +256,7 @@ impl<const D: usize> Tree<D> {
         debug_assert_eq!((v, level), self.leaf_from_root(p));
         loop {
             let c = self.count[v] + weight;
-            if c as f64 <= threshold || level == self.levels {
+            if c <= threshold || level == self.levels {
                 self.count[v] = c;
                 break;
             }
@@ -204,6 +272,8 @@ impl<const D: usize> Tree<D> {
         self.node_events += self.live as u128 * weight as u128;
         if self.n >= self.next_merge {
             self.merge_batch();
+        } else {
+            self.leaves.put(p, v, level);
         }
     }
 
@@ -233,6 +303,7 @@ impl<const D: usize> Tree<D> {
         self.merge_below(0, threshold);
         self.merge_batches += 1;
         self.path_depth = 0;
+        self.leaves.clear();
         let next = (self.next_merge as f64 * self.merge_factor).ceil() as u64;
         self.next_merge = next.max(self.n + 1);
     }
@@ -270,6 +341,7 @@ impl<const D: usize> Tree<D> {
         self.first.capacity() * std::mem::size_of::<u32>()
             + self.count.capacity() * std::mem::size_of::<u64>()
             + self.free.capacity() * std::mem::size_of::<u32>()
+            + self.leaves.bytes()
     }
 }
 
