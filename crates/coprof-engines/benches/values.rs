@@ -183,6 +183,34 @@ fn hotlists(c: &mut Criterion<CpuTime>) {
             )
         });
     }
+    // The co-processor's program on the same 10,000 PCs: its 256 slots
+    // thrash here, which exercises replacement, thrash interrupts and the
+    // partition filter's reprogramming.
+    let samples: Vec<Sample> = events
+        .iter()
+        .map(|e| Sample {
+            pc: e.pc,
+            value: e.value,
+        })
+        .collect();
+    g.bench_function("coproc-program", |b| {
+        b.iter_batched(
+            || {
+                Coprocessor::new(
+                    &HostConfig::default(),
+                    LoadValueProfiler::new(LvpConfig::default()).unwrap(),
+                )
+                .unwrap()
+            },
+            |mut cp| {
+                for s in &samples {
+                    cp.offer(*s);
+                }
+                cp.stats().interrupts
+            },
+            BatchSize::LargeInput,
+        )
+    });
     g.bench_function("exact-hashmap", |b| b.iter(|| exact(black_box(&events))));
     g.finish();
 }
