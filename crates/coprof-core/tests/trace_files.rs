@@ -246,6 +246,13 @@ fn trailing_bytes_and_wrong_totals_are_corrupt() {
         damaged(dir.path(), &total).kind,
         TraceErrorKind::Corrupt(_)
     ));
+    // The end marker's reserved field must be 0; the error points at it.
+    let mut reserved = b.clone();
+    reserved[n - 12] = 1;
+    let e = damaged(dir.path(), &reserved);
+    assert!(matches!(e.kind, TraceErrorKind::Corrupt(_)), "{e}");
+    assert_eq!(e.offset, (n - 12) as u64);
+    assert!(e.to_string().contains("reserved"), "{e}");
 }
 
 proptest! {

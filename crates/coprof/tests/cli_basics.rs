@@ -36,7 +36,10 @@ fn help_lists_every_subcommand_with_examples() {
             .and(predicate::str::contains("info"))
             .and(predicate::str::contains("demo")),
     );
-    for sub in ["gen", "info", "demo"] {
+    for sub in [
+        "gen", "info", "demo", "bench", "loops", "ranges", "values", "sample", "run", "profile",
+        "report",
+    ] {
         coprof()
             .args([sub, "--help"])
             .assert()
@@ -332,4 +335,39 @@ fn bench_and_output_errors_name_the_option_or_directory() {
                 ))
                 .and(predicate::str::contains(".tmp").not()),
         );
+}
+
+#[test]
+fn bench_io_measures_every_workload_and_reports_json() {
+    let out = coprof()
+        .args(["bench", "io", "--events", "20000", "--runs", "1", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["workload"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["zipf", "uniform", "loops", "phases", "methods", "mixed"]
+    );
+    for r in rows {
+        assert_eq!(r["events"], 20000);
+        assert_eq!(r["memory_bytes_per_event"], 32);
+        // The compressed file is smaller than the raw records, and both
+        // speeds are measured.
+        let file = r["file_bytes_per_event"].as_f64().unwrap();
+        assert!(file > 0.0 && file < r["raw_bytes_per_event"].as_f64().unwrap());
+        assert!(r["write_mevents_per_s"].as_f64().unwrap() > 0.0);
+        assert!(r["read_mevents_per_s"].as_f64().unwrap() > 0.0);
+    }
+    // The loops workload meets the format's size target.
+    assert!(rows[2]["file_bytes_per_event"].as_f64().unwrap() <= 10.0);
 }

@@ -284,7 +284,16 @@ impl<R: Read> TraceReader<R> {
 
     fn finish_end(&mut self, start: u64) -> Result<Option<&[Event]>, TraceError> {
         let h = &self.packed;
+        let reserved = u32::from_le_bytes(h[0..4].try_into().expect("4 bytes"));
         let total = u64::from_le_bytes(h[4..12].try_into().expect("8 bytes"));
+        if reserved != 0 {
+            return Err(self.err(
+                start + 4,
+                TraceErrorKind::Corrupt(format!(
+                    "the end marker's reserved field is {reserved:#x}, not 0"
+                )),
+            ));
+        }
         if total != self.stats.events {
             return Err(self.err(
                 start,
