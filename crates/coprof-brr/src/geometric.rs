@@ -34,31 +34,36 @@ impl Geometric {
         } else {
             1.0 / ln_1p(-1.0 / mean as f64)
         };
-        let mut g = Geometric {
-            count: 0,
+        let (count, rng) = Geometric::draw(SplitMix64::new(crate::lfsr::mix(seed)), mean, inv_ln_q);
+        Ok(Geometric {
+            count,
             mean,
             inv_ln_q,
-            rng: SplitMix64::new(crate::lfsr::mix(seed)),
-        };
-        g.count = g.draw();
-        Ok(g)
+            rng,
+        })
     }
 
     /// The next interval: P(k) = (1 − p)^(k−1) · p for k ≥ 1, p = 1/mean
-    /// (inversion of the geometric distribution function).
+    /// (inversion of the geometric distribution function), and the
+    /// generator advanced past it.
+    ///
+    /// Everything goes by value: a call given a pointer into the sampler
+    /// would oblige the compiler to keep the countdown in memory at every
+    /// site, since the call could read it.
     #[cold]
     #[inline(never)]
-    fn draw(&mut self) -> u64 {
-        if self.mean == 1 {
-            return 1;
+    fn draw(mut rng: SplitMix64, mean: u64, inv_ln_q: f64) -> (u64, SplitMix64) {
+        if mean == 1 {
+            return (1, rng);
         }
-        let u = self.rng.next_open01();
-        let k = ln(u) * self.inv_ln_q; // ≥ 0
-        if k >= (u64::MAX - 1) as f64 {
+        let u = rng.next_open01();
+        let k = ln(u) * inv_ln_q; // ≥ 0
+        let interval = if k >= (u64::MAX - 1) as f64 {
             u64::MAX
         } else {
             1 + k as u64
-        }
+        };
+        (interval, rng)
     }
 
     /// The mean interval.
@@ -72,7 +77,7 @@ impl Sampler for Geometric {
     fn sample(&mut self) -> bool {
         self.count -= 1;
         if self.count == 0 {
-            self.count = self.draw();
+            (self.count, self.rng) = Geometric::draw(self.rng.clone(), self.mean, self.inv_ln_q);
             true
         } else {
             false

@@ -2,18 +2,21 @@
 //! and cold (Lee & Zilles, CGO 2008, §4.1, Fig. 8).
 //!
 //! In Fig. 8 the brr jumps to instrumentation placed away from the hot
-//! code, and the fall-through path continues the program. Here the body is
-//! moved into a closure called through a `#[cold]`, never-inlined function:
-//! the compiler lays the call out of the hot path and predicts the branch
-//! not taken, so the common path is the decision and a fall-through.
+//! code, and the fall-through path continues the program. Here the taken
+//! path first calls an empty `#[cold]`, never-inlined function: the
+//! compiler then predicts the branch not taken and lays the taken path
+//! (the body) out of the hot path, so the common path is the decision and
+//! a fall-through. The body itself runs in a closure that is called on the
+//! spot, and so inlined: were the closure passed to an out-of-line
+//! function instead, every local it reads would escape through its
+//! captures, and the compiler would keep those locals in memory, storing
+//! them at every execution of the site, sampled or not.
 
-/// Calls `f` out of line; marked cold so callers treat the call as rare.
+/// Marks the path that calls it as rarely taken; does nothing.
 #[doc(hidden)]
 #[cold]
 #[inline(never)]
-pub fn __cold<R>(f: impl FnOnce() -> R) -> R {
-    f()
-}
+pub fn __cold_path() {}
 
 /// Runs a block with the probability of `brr freq`: (1/2)^(freq+1).
 ///
@@ -42,14 +45,22 @@ pub fn __cold<R>(f: impl FnOnce() -> R) -> R {
 macro_rules! brr {
     ($unit:expr, $freq:expr, $body:block) => {
         if ($unit).brr($freq) {
-            ::core::option::Option::Some($crate::macros::__cold(|| $body))
+            $crate::macros::__cold_path();
+            // Called where it is made, so inlined (see the module's notes).
+            #[allow(clippy::redundant_closure_call)]
+            let value = (|| $body)();
+            ::core::option::Option::Some(value)
         } else {
             ::core::option::Option::None
         }
     };
     ($freq:expr, $body:block) => {
         if $crate::brr($freq) {
-            ::core::option::Option::Some($crate::macros::__cold(|| $body))
+            $crate::macros::__cold_path();
+            // Called where it is made, so inlined (see the module's notes).
+            #[allow(clippy::redundant_closure_call)]
+            let value = (|| $body)();
+            ::core::option::Option::Some(value)
         } else {
             ::core::option::Option::None
         }
@@ -72,7 +83,11 @@ macro_rules! brr {
 macro_rules! sampled {
     ($sampler:expr, $body:block) => {
         if $crate::Sampler::sample(&mut $sampler) {
-            ::core::option::Option::Some($crate::macros::__cold(|| $body))
+            $crate::macros::__cold_path();
+            // Called where it is made, so inlined (see the module's notes).
+            #[allow(clippy::redundant_closure_call)]
+            let value = (|| $body)();
+            ::core::option::Option::Some(value)
         } else {
             ::core::option::Option::None
         }
