@@ -9,12 +9,18 @@
 //! instrumentation records the character in a histogram.
 //!
 //! Criterion measures nanoseconds. After it, an interleaved pass runs every
-//! configuration once per round for 21 rounds (so that load changes on a
-//! shared machine hit all alike) and writes the median nanoseconds and, on
-//! x86-64, time-stamp-counter ticks per site to
-//! `target/coprof-brr-overhead/interleaved.csv`.
+//! configuration once per round for [`ROUNDS`] rounds (so that load changes
+//! on a shared machine hit all alike) and writes, per configuration, the
+//! median nanoseconds per site and their interquartile range, the median
+//! and interquartile range of the framework cost per site (each round's
+//! sampled time less that round's uninstrumented time and 1/N of its
+//! instrumentation cost, see `interleaved_pass`), the median
+//! time-stamp-counter ticks per site (x86-64: reference cycles at the
+//! counter's constant rate) and, where the kernel lets a process read its
+//! own core cycle counter (Linux `perf_event_open`, user mode), the median
+//! core cycles per site, to `target/coprof-brr-overhead/interleaved.csv`.
 //! `cargo run -p coprof-brr --example overhead_report` turns both into the
-//! table and plot of docs/PERFORMANCE.md.
+//! tables and the plot of docs/PERFORMANCE.md.
 //!
 //! Run: `cargo bench -p coprof-brr --bench overhead -- --warm-up-time 1 --measurement-time 2`
 
@@ -183,6 +189,116 @@ fn ticks() -> Option<u64> {
     None
 }
 
+/// This thread's core cycle counter in user mode, through Linux
+/// `perf_event_open` (absent in many virtual machines and containers).
+/// The C library's `syscall`, `read` and `close` are declared here so
+/// that the crate keeps no dependency for one system call.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod cycles {
+    extern "C" {
+        fn syscall(number: core::ffi::c_long, ...) -> core::ffi::c_long;
+        fn read(fd: core::ffi::c_int, buf: *mut core::ffi::c_void, n: usize) -> isize;
+        fn close(fd: core::ffi::c_int) -> core::ffi::c_int;
+    }
+    #[cfg(target_arch = "x86_64")]
+    const SYS_PERF_EVENT_OPEN: core::ffi::c_long = 298;
+    #[cfg(target_arch = "aarch64")]
+    const SYS_PERF_EVENT_OPEN: core::ffi::c_long = 241;
+
+    /// `struct perf_event_attr` up to `config1` (PERF_ATTR_SIZE_VER0).
+    #[repr(C)]
+    #[derive(Default)]
+    struct Attr {
+        kind: u32,
+        size: u32,
+        config: u64,
+        sample_period: u64,
+        sample_type: u64,
+        read_format: u64,
+        flags: u64,
+        wakeup_events: u32,
+        bp_type: u32,
+        config1: u64,
+    }
+    const PERF_TYPE_HARDWARE: u32 = 0;
+    const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
+    const EXCLUDE_KERNEL: u64 = 1 << 5;
+    const EXCLUDE_HV: u64 = 1 << 6;
+
+    /// An open counter (a file descriptor).
+    pub struct Cycles(core::ffi::c_int);
+
+    impl Cycles {
+        /// Opens the counter, or says why it cannot be read.
+        pub fn open() -> Result<Cycles, String> {
+            let attr = Attr {
+                kind: PERF_TYPE_HARDWARE,
+                size: core::mem::size_of::<Attr>() as u32,
+                config: PERF_COUNT_HW_CPU_CYCLES,
+                flags: EXCLUDE_KERNEL | EXCLUDE_HV,
+                ..Attr::default()
+            };
+            // SAFETY: `attr` is a valid perf_event_attr of the size it
+            // states; pid 0 / cpu -1 count this thread on any CPU.
+            let fd = unsafe {
+                syscall(
+                    SYS_PERF_EVENT_OPEN,
+                    &attr as *const Attr,
+                    0 as core::ffi::c_int,
+                    -1 as core::ffi::c_int,
+                    -1 as core::ffi::c_int,
+                    0 as core::ffi::c_ulong,
+                )
+            };
+            if fd < 0 {
+                return Err(format!(
+                    "perf_event_open(PERF_COUNT_HW_CPU_CYCLES): {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            Ok(Cycles(fd as core::ffi::c_int))
+        }
+
+        /// Cycles counted so far.
+        pub fn read(&self) -> Option<u64> {
+            let mut v = 0u64;
+            // SAFETY: reads 8 bytes into `v` from a counter opened without
+            // a read format, whose value is one u64.
+            let n = unsafe { read(self.0, (&mut v as *mut u64).cast(), 8) };
+            (n == 8).then_some(v)
+        }
+    }
+
+    impl Drop for Cycles {
+        fn drop(&mut self) {
+            // SAFETY: the descriptor is ours and closed once.
+            unsafe { close(self.0) };
+        }
+    }
+}
+
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+mod cycles {
+    pub struct Cycles;
+    impl Cycles {
+        pub fn open() -> Result<Cycles, String> {
+            Err("no core cycle counter is read on this system".into())
+        }
+        pub fn read(&self) -> Option<u64> {
+            None
+        }
+    }
+}
+
+/// Rounds of the interleaved pass.
+const ROUNDS: usize = 101;
+
 /// Every configuration measured in the pass after criterion.
 fn configs() -> Vec<(Variant, u32)> {
     let mut v = vec![(Variant::None, 0), (Variant::Full, 0)];
@@ -194,48 +310,89 @@ fn configs() -> Vec<(Variant, u32)> {
     v
 }
 
+/// The `q` quantile (0..=1) of `x`, by the nearest rank; sorts `x`.
+fn quantile(x: &mut [f64], q: f64) -> Option<f64> {
+    if x.is_empty() {
+        return None;
+    }
+    x.sort_by(|a, b| a.total_cmp(b));
+    Some(x[((x.len() - 1) as f64 * q).round() as usize])
+}
+
 /// Interleaved pass: every configuration runs once per round, round after
 /// round, so that a load change on the shared machine hits all of them
-/// alike; the medians over the rounds are written as nanoseconds and (on
-/// x86-64) time-stamp-counter ticks per site.
+/// alike; per configuration, the medians over the rounds of nanoseconds,
+/// framework cost (nanoseconds, each round's own difference),
+/// time-stamp-counter ticks and core cycles per site are written, with the
+/// interquartile ranges of the first two.
 fn interleaved_pass(input: &[u8], rounds: usize) {
     let configs = configs();
-    let mut ns: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); configs.len()];
-    let mut tk: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); configs.len()];
+    let cyc = cycles::Cycles::open();
+    let per_config = || -> Vec<Vec<f64>> { vec![Vec::with_capacity(rounds); configs.len()] };
+    let (mut ns, mut tk, mut cy) = (per_config(), per_config(), per_config());
     let mut hist = [0u64; 256];
     for _ in 0..rounds {
         for (i, &(v, log2)) in configs.iter().enumerate() {
             let l = log2.max(1);
+            let c0 = cyc.as_ref().ok().and_then(|c| c.read());
             let t0 = std::time::Instant::now();
             let a = ticks();
             black_box(run(v, black_box(l), black_box(input), &mut hist));
             let b = ticks();
             let dt = t0.elapsed();
+            let c1 = cyc.as_ref().ok().and_then(|c| c.read());
             ns[i].push(dt.as_nanos() as f64 / CHARS as f64);
             if let (Some(a), Some(b)) = (a, b) {
                 tk[i].push((b - a) as f64 / CHARS as f64);
             }
+            if let (Some(a), Some(b)) = (c0, c1) {
+                cy[i].push((b - a) as f64 / CHARS as f64);
+            }
         }
     }
-    let median = |x: &mut Vec<f64>| -> Option<f64> {
-        if x.is_empty() {
-            return None;
-        }
-        x.sort_by(|a, b| a.total_cmp(b));
-        Some(x[x.len() / 2])
-    };
-    let mut csv = String::from("variant,log2_interval,ns_per_site,tsc_ticks_per_site\n");
+    // The framework cost, round by round: the sampled run less the
+    // uninstrumented one and less 1/N of the instrumentation's own cost,
+    // t(N) − t(none) − (t(full) − t(none))/N, all three from the same
+    // round, so that a load change between rounds cancels out.
+    let at = |v: Variant| configs.iter().position(|c| c.0 == v).expect("configured");
+    let (none, full) = (ns[at(Variant::None)].clone(), ns[at(Variant::Full)].clone());
+    let mut framework: Vec<Vec<f64>> = configs
+        .iter()
+        .enumerate()
+        .map(|(i, &(v, log2))| match v {
+            Variant::None | Variant::Full => Vec::new(),
+            _ => (0..rounds)
+                .map(|r| ns[i][r] - none[r] - (full[r] - none[r]) / (1u64 << log2) as f64)
+                .collect(),
+        })
+        .collect();
+    let fmt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
+    let iqr = |x: &mut [f64]| Some(quantile(x, 0.75)? - quantile(x, 0.25)?);
+    let mut csv = String::from(
+        "variant,log2_interval,ns_per_site,ns_iqr,framework_ns,framework_iqr,\
+         tsc_ticks_per_site,cycles_per_site\n",
+    );
     for (i, &(v, log2)) in configs.iter().enumerate() {
-        let n = median(&mut ns[i]).unwrap_or(f64::NAN);
-        let t = median(&mut tk[i]).map_or(String::new(), |t| format!("{t:.4}"));
-        csv.push_str(&format!("{},{log2},{n:.4},{t}\n", v.name()));
+        csv.push_str(&format!(
+            "{},{log2},{},{},{},{},{},{}\n",
+            v.name(),
+            fmt(quantile(&mut ns[i], 0.5)),
+            fmt(iqr(&mut ns[i])),
+            fmt(quantile(&mut framework[i], 0.5)),
+            fmt(iqr(&mut framework[i])),
+            fmt(quantile(&mut tk[i], 0.5)),
+            fmt(quantile(&mut cy[i], 0.5)),
+        ));
     }
     let dir =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/coprof-brr-overhead");
     std::fs::create_dir_all(&dir).expect("create target/coprof-brr-overhead");
     std::fs::write(dir.join("interleaved.csv"), csv).expect("write interleaved.csv");
     if ticks().is_none() {
-        eprintln!("no readable cycle counter on this machine: ticks not measured");
+        eprintln!("no time-stamp counter on this machine: ticks not measured");
+    }
+    if let Err(e) = &cyc {
+        eprintln!("core cycles not measured: {e}");
     }
     eprintln!("wrote {}", dir.join("interleaved.csv").display());
 }
@@ -257,6 +414,6 @@ fn main() {
     c.final_summary();
     // `cargo bench` passes --bench; `cargo test --benches` does not.
     if std::env::args().any(|a| a == "--bench") {
-        interleaved_pass(&input, 21);
+        interleaved_pass(&input, ROUNDS);
     }
 }
