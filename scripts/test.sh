@@ -6,3 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cargo test --workspace
+# coprof-brr without its default std feature: the no_std build.
+cargo build -p coprof-brr --no-default-features

@@ -2,17 +2,16 @@
 //! reports identical to the single commands', a profile file that `report`
 //! prints again, live runs of a real program, and bad profile files.
 
+mod common;
+
 use assert_cmd::Command;
+use common::compile;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn coprof() -> Command {
     Command::cargo_bin("coprof").unwrap()
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn gen(dir: &Path, workload: &str, events: u64) -> PathBuf {
@@ -212,27 +211,6 @@ fn bad_profile_files_are_named_with_exit_code_2() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("p.json"));
-}
-
-/// Compiles a C program with the RISC-V cross compiler (installed by
-/// scripts/install-deps.sh when missing).
-fn compile(dir: &Path, name: &str, src: &str) -> PathBuf {
-    let st = std::process::Command::new(repo_root().join("scripts/install-deps.sh"))
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("scripts/install-deps.sh runs");
-    assert!(st.success(), "installing the cross compiler failed");
-    let c = dir.join(format!("{name}.c"));
-    std::fs::write(&c, src).unwrap();
-    let out = dir.join(name);
-    let st = std::process::Command::new("riscv64-linux-gnu-gcc")
-        .args(["-static", "-O1", "-g", "-o"])
-        .arg(&out)
-        .arg(&c)
-        .status()
-        .expect("cross compiler runs");
-    assert!(st.success(), "compiling {name}.c failed");
-    out
 }
 
 const HOT_LOOP: &str = r#"

@@ -1,5 +1,8 @@
 //! `coprof sample`: writing sampled traces, evaluating samplers with the
-//! overlap metric, and rejecting bad options.
+//! overlap metric (on traces and on a live program), and rejecting bad
+//! options.
+
+mod common;
 
 use assert_cmd::Command;
 use predicates::str::contains;
@@ -217,4 +220,82 @@ fn a_corrupt_input_leaves_no_output() {
         .code(2)
         .stderr(contains("bad.cpt"));
     assert!(!out.exists());
+}
+
+/// A loop that calls two methods in turn: the jython case of Lee & Zilles
+/// (CGO 2008, §4.2) in a real program.
+const TICK_TOCK: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+static volatile unsigned sink;
+__attribute__((noinline)) void tick(unsigned i) { sink += i; }
+__attribute__((noinline)) void tock(unsigned i) { sink ^= i; }
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 1000;
+    for (int i = 0; i < n; i++) {
+        tick(i);
+        tock(i);
+    }
+    printf("done %u\n", sink);
+    return 0;
+}
+"#;
+
+#[test]
+fn eval_of_a_live_program_finds_the_resonance() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::compile(dir.path(), "ticktock", TICK_TOCK);
+    let live = |sampler: &str| -> Value {
+        let out = coprof()
+            .args(["sample", "--sampler", sampler, "--eval", "--json", "--"])
+            .arg(&prog)
+            .arg("20000")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The program's own output goes to stderr, the report to stdout.
+        assert!(String::from_utf8_lossy(&out.stderr).contains("done "));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let counter = live("counter:4");
+    let brr = live("brr:1");
+    // tick and tock are called 20,000 times each: the two largest entries
+    // of the method profile, and most of the program's calls.
+    for v in [&counter, &brr] {
+        assert_eq!(v["profile"], "method");
+        assert_eq!(v["classes"], "call");
+        let top = v["top"].as_array().unwrap();
+        assert_eq!(top[0]["full"], 20_000, "{v}");
+        assert_eq!(top[1]["full"], 20_000, "{v}");
+        assert!(v["events"].as_u64().unwrap() >= 40_000);
+        assert!(top[0]["full_share"].as_f64().unwrap() > 0.4, "{v}");
+    }
+    assert_eq!(counter, live("counter:4"), "a live run is deterministic");
+    // Counting calls by 4, the counter samples only one of the two.
+    let top = counter["top"].as_array().unwrap();
+    let sampled: Vec<u64> = top[..2]
+        .iter()
+        .map(|e| e["sampled"].as_u64().unwrap())
+        .collect();
+    assert!(
+        sampled.contains(&0) && sampled.iter().any(|&s| s > 0),
+        "counter: {sampled:?}"
+    );
+    // brr samples both in their true proportion.
+    for e in &brr["top"].as_array().unwrap()[..2] {
+        let (f, s) = (
+            e["full_share"].as_f64().unwrap(),
+            e["sampled_share"].as_f64().unwrap(),
+        );
+        assert!((s - f).abs() < 0.03, "brr: {e}");
+    }
+    let (oc, ob) = (
+        counter["overlap"].as_f64().unwrap(),
+        brr["overlap"].as_f64().unwrap(),
+    );
+    assert!(ob > oc + 0.3, "brr {ob} vs counter {oc}");
 }

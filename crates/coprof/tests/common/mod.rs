@@ -1,0 +1,28 @@
+//! Helpers shared by the CLI tests that run real RV64 programs live.
+
+use std::path::{Path, PathBuf};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Compiles a C program with the RISC-V cross compiler (installed by
+/// scripts/install-deps.sh when missing): static, -O1, with debug info.
+pub fn compile(dir: &Path, name: &str, src: &str) -> PathBuf {
+    let st = std::process::Command::new(repo_root().join("scripts/install-deps.sh"))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("scripts/install-deps.sh runs");
+    assert!(st.success(), "installing the cross compiler failed");
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let out = dir.join(name);
+    let st = std::process::Command::new("riscv64-linux-gnu-gcc")
+        .args(["-static", "-O1", "-g", "-o"])
+        .arg(&out)
+        .arg(&c)
+        .status()
+        .expect("cross compiler runs");
+    assert!(st.success(), "compiling {name}.c failed");
+    out
+}
