@@ -272,11 +272,20 @@ fn plot(il: &Medians, none: f64, full: f64) -> Result<(), Box<dyn std::error::Er
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(1u32..16u32, (lo..hi).log_scale())?;
+            .build_cartesian_2d(
+                1u32..16u32,
+                (lo..hi).log_scale().with_key_points(
+                    [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0]
+                        .into_iter()
+                        .filter(|k| (lo..=hi).contains(k))
+                        .collect::<Vec<f64>>(),
+                ),
+            )?;
         chart
             .configure_mesh()
             .x_desc("sampling interval (log2)")
             .y_desc("ns per site")
+            .y_label_formatter(&|y| format!("{y}"))
             .draw()?;
         for (v, color) in SAMPLED.iter().zip(colors) {
             let pts: Vec<(u32, f64)> = (1..=16).filter_map(|l| get(v, l).map(|y| (l, y))).collect();

@@ -125,3 +125,33 @@ fn forced_adjacency_at_high_freq_is_bounded() {
         );
     }
 }
+
+#[test]
+fn outcomes_two_uses_apart_share_the_bits_their_masks_share() {
+    // Two uses later the register has shifted by two, so the later
+    // outcome reads, for each of its mask bits q, the bit q − 2 of the
+    // earlier state. Where that bit was itself a mask bit it is known to
+    // be 1 after a taken outcome, and P(T | T) = 2^−(k − shared). At the
+    // paper's 20 bits, freq 9's ten bits fit apart only as bits 1, 3, …,
+    // 19, which share nine: a taken outcome is followed two uses later by
+    // another with probability 1/2. A 64-bit register spaces them so that
+    // one is shared.
+    let m20 = coprof_brr::brr::outcome_mask(20, 9, Spacing::Spaced);
+    assert_eq!(m20, 0b1010_1010_1010_1010_1010, "bits 1, 3, …, 19");
+    for (width, n) in [(20u32, (1u64 << 20) - 1), (64, 16_000_000)] {
+        let m = coprof_brr::brr::outcome_mask(width, 9, Spacing::Spaced);
+        let shared = (m & (m << 2)).count_ones();
+        let p = 0.5f64.powi(10 - shared as i32);
+        let mut u = unit(width, Spacing::Spaced, 5);
+        let (t, tt) = after_taken(&mut u, 9, n, 2);
+        assert!(
+            within(tt, t, p),
+            "width {width} freq 9 lag 2: {tt} of {t} taken, expected P(T|T) = {p}"
+        );
+        if width == 20 {
+            assert_eq!(shared, 9);
+        } else {
+            assert!(shared <= 1, "width {width}: {shared} shared");
+        }
+    }
+}
