@@ -141,6 +141,7 @@ if [ -z "${COPROF:-}" ]; then
   (cd "$root" && CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-1}" cargo build --release -q -p coprof)
 fi
 [ -x "$coprof" ] || { echo "results: $coprof is not an executable" >&2; exit 2; }
+version="$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
 
 # Inputs: prefixes of the generated files; the compressed ones made by the
 # bzip2 built here (under qemu) and by the host's gzip, as in run-real.sh.
@@ -203,7 +204,7 @@ tmp="$dest.tmp.$$"
 python3 "$root/scripts/results_tables.py" \
   --manifest "$manifest" --profiles "$scratch/profiles" \
   --command "$invocation" --date "$date_utc" --seconds $((t_end - t_start)) \
-  --coprof-version "$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)" \
+  --coprof-version "$version" \
   --methods-events "$methods_events" --methods-seed "$methods_seed" \
   --cores "$(nproc)" >"$tmp" || { rm -f "$tmp"; fail "the tables could not be made"; }
 mv -f "$tmp" "$dest"
