@@ -226,6 +226,8 @@ fn j_type(rd: u32, imm: i32) -> u32 {
 }
 
 #[cfg(test)]
+// Binary literals below are grouped by instruction field, not by nibble.
+#[allow(clippy::unusual_byte_groupings)]
 mod tests {
     use super::*;
 
@@ -295,5 +297,142 @@ mod tests {
         assert_eq!(expand(0x2001), None); // c.addiw x0
         assert_eq!(expand(0x8000), None); // quadrant 0, funct3 4
         assert_eq!(expand(0x9d4d), None); // c.subw reserved slot (10)
+    }
+
+    /// The fields of a 32-bit instruction (§2.2, Figure 2.3), for checking
+    /// an expansion field by field.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Fields {
+        opcode: u32,
+        rd: u32,
+        funct3: u32,
+        rs1: u32,
+        rs2: u32,
+        funct7: u32,
+    }
+
+    fn fields(w: u32) -> Fields {
+        Fields {
+            opcode: w & 0x7f,
+            rd: (w >> 7) & 31,
+            funct3: (w >> 12) & 7,
+            rs1: (w >> 15) & 31,
+            rs2: (w >> 20) & 31,
+            funct7: w >> 25,
+        }
+    }
+
+    /// The I-type immediate, sign-extended.
+    fn imm_i(w: u32) -> i32 {
+        (w as i32) >> 20
+    }
+
+    /// The S-type immediate, sign-extended.
+    fn imm_s(w: u32) -> i32 {
+        (((w & 0xfe00_0000) as i32) >> 20) | ((w >> 7) & 31) as i32
+    }
+
+    // Each 16-bit word below is encoded by hand from the RVC formats of
+    // §16.3-§16.6 (Table 16.1 for the field positions, Table 16.2 for the
+    // 3-bit register numbers x8-x15 / f8-f15), with every immediate bit set
+    // that the format allows where that is possible, so a misplaced bit
+    // shows. GNU as produces the same words for the assembly shown.
+
+    #[test]
+    fn c_sw_scatters_its_offset_bits() {
+        // c.sw a2, 124(a3): 110 | uimm[5:3]=111 | rs1'=101 | uimm[2]=1 |
+        // uimm[6]=1 | rs2'=100 | 00.
+        let w = expand(0b110_111_101_1_1_100_00).unwrap();
+        let f = fields(w);
+        assert_eq!((f.opcode, f.funct3), (0x23, 2), "sw");
+        assert_eq!((f.rs1, f.rs2), (13, 12));
+        assert_eq!(imm_s(w), 124);
+    }
+
+    #[test]
+    fn c_fsd_is_a_double_store_from_an_fp_register() {
+        // c.fsd fa5, 248(a0): 101 | uimm[5:3]=111 | rs1'=010 |
+        // uimm[7:6]=11 | rs2'=111 (f15) | 00.
+        let w = expand(0b101_111_010_11_111_00).unwrap();
+        let f = fields(w);
+        assert_eq!((f.opcode, f.funct3), (0x27, 3), "fsd");
+        assert_eq!((f.rs1, f.rs2), (10, 15));
+        assert_eq!(imm_s(w), 248);
+    }
+
+    #[test]
+    fn c_fldsp_loads_a_double_from_the_stack() {
+        // c.fldsp fs0, 504(sp): 001 | uimm[5]=1 | rd=01000 | uimm[4:3]=11 |
+        // uimm[8:6]=111 | 10.
+        let w = expand(0b001_1_01000_11_111_10).unwrap();
+        let f = fields(w);
+        assert_eq!((f.opcode, f.funct3), (0x07, 3), "fld");
+        assert_eq!((f.rd, f.rs1), (8, 2));
+        assert_eq!(imm_i(w), 504);
+        // Unlike c.ldsp, rd = 0 is allowed: f0 is a real register.
+        let w = expand(0b001_0_00000_00_000_10).unwrap();
+        assert_eq!(fields(w).opcode, 0x07);
+        assert_eq!((fields(w).rd, fields(w).rs1, imm_i(w)), (0, 2, 0));
+    }
+
+    #[test]
+    fn c_fsdsp_stores_a_double_to_the_stack() {
+        // c.fsdsp fs1, 264(sp): 101 | uimm[5:3]=001 | uimm[8:6]=100 |
+        // rs2=01001 | 10.
+        let w = expand(0b101_001_100_01001_10).unwrap();
+        let f = fields(w);
+        assert_eq!((f.opcode, f.funct3), (0x27, 3), "fsd");
+        assert_eq!((f.rs1, f.rs2), (2, 9));
+        assert_eq!(imm_s(w), 264);
+    }
+
+    #[test]
+    fn c_xor_or_subw_are_register_register_alu_ops() {
+        // 100 | bit 12 | 11 | rd'/rs1' | funct2 | rs2' | 01.
+        // c.xor s0, s1: bit 12 = 0, funct2 = 01.
+        let f = fields(expand(0b100_0_11_000_01_001_01).unwrap());
+        assert_eq!(
+            f,
+            Fields {
+                opcode: 0x33,
+                rd: 8,
+                funct3: 4,
+                rs1: 8,
+                rs2: 9,
+                funct7: 0
+            }
+        );
+        // c.or a4, a5: bit 12 = 0, funct2 = 10.
+        let f = fields(expand(0b100_0_11_110_10_111_01).unwrap());
+        assert_eq!(
+            f,
+            Fields {
+                opcode: 0x33,
+                rd: 14,
+                funct3: 6,
+                rs1: 14,
+                rs2: 15,
+                funct7: 0
+            }
+        );
+        // c.subw a0, a1: bit 12 = 1, funct2 = 00 -> subw (OP-32, funct7 0x20).
+        let f = fields(expand(0b100_1_11_010_00_011_01).unwrap());
+        assert_eq!(
+            f,
+            Fields {
+                opcode: 0x3b,
+                rd: 10,
+                funct3: 0,
+                rs1: 10,
+                rs2: 11,
+                funct7: 0x20
+            }
+        );
+    }
+
+    #[test]
+    fn c_nop_is_addi_x0_x0_0() {
+        // c.nop: 000 | 0 | rd=00000 | imm=00000 | 01.
+        assert_eq!(expand(0b000_0_00000_00000_01), Some(0x0000_0013));
     }
 }
