@@ -113,6 +113,30 @@ fn buffer_off_counts_the_same_events() {
 }
 
 #[test]
+fn merge_factor_sets_how_often_merges_run() {
+    // Merge batches run at n = 1, q, q², ... (§3.1): the JSON's batch count
+    // is floor(log_q n) + 1 (unbuffered, so that n grows one event at a
+    // time), and the bound holds whatever q is.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), "zipf", 100_000, 4);
+    for (q, batches) in [("2", 17), ("4", 9), ("10", 6)] {
+        let v = json(
+            &[
+                "--stream",
+                "load-value",
+                "--exact",
+                "--no-buffer",
+                "--merge-factor",
+                q,
+            ],
+            &trace,
+        );
+        assert_eq!(v["merge_batches"], batches, "--merge-factor {q}: {v}");
+        assert!(v["max_abs_error_over_n"].as_f64().unwrap() <= 0.01);
+    }
+}
+
+#[test]
 fn dump_writes_the_tree_and_text_shows_errors() {
     let dir = tempfile::tempdir().unwrap();
     let trace = gen(dir.path(), "zipf", 50_000, 4);

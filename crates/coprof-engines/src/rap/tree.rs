@@ -414,6 +414,34 @@ mod tests {
     }
 
     #[test]
+    fn merge_batches_follow_the_geometric_schedule() {
+        // §3.1: batches at n = 1, q, q², ..., so after N unit events there
+        // have been floor(log_q N) + 1 of them: O(log n) merge work in all.
+        for (q, n, batches) in [
+            (2.0, 1_000_000u64, 20),
+            (4.0, 1_000_000, 10),
+            (1.5, 10_000, 22),
+        ] {
+            let mut t = Tree::new(&RapConfig {
+                merge_factor: q,
+                ..RapConfig::with_epsilon(0.01)
+            });
+            for i in 0..n {
+                t.add(&[i % 5000], 1);
+            }
+            assert_eq!(t.merge_batches, batches, "q = {q}, n = {n}");
+            assert_eq!(sum(&t), n);
+        }
+        // Weighted points can jump past several due times: one batch then,
+        // and the next one strictly later.
+        let mut t = tree(0.01);
+        t.add(&[1], 1);
+        t.add(&[2], 1000);
+        assert_eq!(t.merge_batches, 2);
+        assert!(t.next_merge > t.n);
+    }
+
+    #[test]
     fn child_index_in_two_dimensions_interleaves_bits() {
         let t: Tree<2> = Tree::new(&RapConfig::default());
         assert_eq!(t.k, 1);
