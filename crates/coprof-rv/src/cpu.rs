@@ -17,7 +17,7 @@
 use crate::events::Events;
 use crate::fp::{self, Arith, Cmp, D, S};
 use crate::mem::{Fault, Memory};
-use crate::op::{Emit, Kind, Op};
+use crate::op::{Emit, Kind, Op, ZERO_SINK};
 use coprof_core::{flags, Class, Event};
 
 /// Architectural state of the hart.
@@ -235,8 +235,11 @@ pub fn exec_block<const EV: bool>(
                 x!(op.rd) = link;
                 if EV && ev.wants.contains(op.class) {
                     let mut e = Event::control(op.pc, op.class, op.imm as u64, true);
-                    e.value = link;
-                    e.flags |= ev_flags(op) | flags::HAS_VALUE;
+                    e.flags |= ev_flags(op);
+                    if op.rd != ZERO_SINK {
+                        e.value = link;
+                        e.flags |= flags::HAS_VALUE;
+                    }
                     ev.push(e);
                 }
                 cpu.pc = op.imm as u64;
@@ -248,8 +251,11 @@ pub fn exec_block<const EV: bool>(
                 x!(op.rd) = link;
                 if EV && ev.wants.contains(op.class) {
                     let mut e = Event::control(op.pc, op.class, target, true);
-                    e.value = link;
-                    e.flags |= ev_flags(op) | flags::HAS_VALUE;
+                    e.flags |= ev_flags(op);
+                    if op.rd != ZERO_SINK {
+                        e.value = link;
+                        e.flags |= flags::HAS_VALUE;
+                    }
                     ev.push(e);
                 }
                 cpu.pc = target;

@@ -143,7 +143,12 @@ impl B {
             rm: funct3(self.raw) as u8,
             len: 4,
             class,
-            emit,
+            // A write to x0 writes nothing: no value to report (§2.1).
+            emit: if emit == Emit::IntDest && rd == ZERO_SINK {
+                Emit::NoValue
+            } else {
+                emit
+            },
         }
     }
     fn alu(&self, kind: Kind, imm: i64) -> Op {
