@@ -3,12 +3,14 @@
 //! - [`event`]: the [`Event`] record and instruction [`Class`]es;
 //! - [`stream`]: the push model, [`Source`] → [`Sink`];
 //! - [`exact`]: exact counters, the ground truth for every estimator;
+//! - [`key_counts`]: exact counts per key, fast on hot keys;
 //! - [`metrics`]: each paper's accuracy metric against the exact counts;
 //! - [`trace`]: the `.cpt` trace file format, streaming writer and reader;
 //! - [`synth`]: deterministic synthetic streams with known answers.
 
 pub mod event;
 pub mod exact;
+pub mod key_counts;
 pub mod metrics;
 pub mod stream;
 pub mod synth;
@@ -16,4 +18,5 @@ pub mod trace;
 
 pub use event::{flags, Class, ClassSet, Event};
 pub use exact::ExactCounts;
+pub use key_counts::KeyCounts;
 pub use stream::{Collect, Fanout, Sink, SliceSource, Source};

@@ -8,7 +8,7 @@
 //! §4.2), and DCPI's period counts the events its counter is set to count.
 
 use coprof_brr::Sampler;
-use coprof_core::{flags, Class, ClassSet, Event, Sink};
+use coprof_core::{flags, Class, ClassSet, Event, KeyCounts, Sink};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -119,8 +119,11 @@ pub struct SampleEval<S: Sampler> {
     sampler: S,
     classes: ClassSet,
     kind: ProfileKind,
-    /// Exact counts per key over the selected classes.
+    /// Exact counts per key over the selected classes, complete once the
+    /// stream has finished.
     pub full: FxHashMap<u64, u64>,
+    /// Where the exact counts are kept while events arrive.
+    counting: KeyCounts,
     /// Sample counts per key.
     pub sampled: FxHashMap<u64, u64>,
     /// Events of the selected classes seen.
@@ -137,6 +140,7 @@ impl<S: Sampler> SampleEval<S> {
             classes,
             kind,
             full: FxHashMap::default(),
+            counting: KeyCounts::new(),
             sampled: FxHashMap::default(),
             seen: 0,
             samples: 0,
@@ -185,7 +189,7 @@ impl<S: Sampler> Sink for SampleEval<S> {
             self.seen += 1;
             let key = self.kind.key(e);
             if let Some(k) = key {
-                *self.full.entry(k).or_insert(0) += 1;
+                self.counting.add(k);
             }
             if self.sampler.sample() {
                 self.samples += 1;
@@ -194,6 +198,10 @@ impl<S: Sampler> Sink for SampleEval<S> {
                 }
             }
         }
+    }
+
+    fn finish(&mut self) {
+        self.full = self.counting.map();
     }
 }
 
