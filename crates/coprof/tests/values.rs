@@ -1,5 +1,8 @@
 //! `coprof values` end to end: the three profilers on a generated trace,
-//! the JSON keys the issue asks for, exact scoring, and bad input.
+//! the JSON keys the issue asks for, exact scoring, hotlists of load
+//! addresses on a trace and a live program, and bad input.
+
+mod common;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -120,6 +123,164 @@ fn simple_and_hotlist_run_and_report_without_exact() {
 }
 
 #[test]
+fn hotlist_value_type_address_profiles_load_addresses() {
+    let dir = TempDir::new().unwrap();
+    let t = trace(&dir, "zipf", 200_000);
+    let hot = ["--algo", "hotlist", "--exact"];
+    let v = json(&t, &hot);
+    let a = json(&t, &[&hot[..], &["--value-type", "address"]].concat());
+    assert_eq!(v["value_type"], "value");
+    assert_eq!(a["value_type"], "address");
+    assert_eq!(
+        a["engine"]["config"]["kinds"],
+        serde_json::json!(["address"])
+    );
+    // The zipf workload's load i reads its value of rank r from address
+    // 0x2000_0000 + i·2^24 + 8r (and loads the value i·2^20 + r).
+    let pcs = a["pcs"].as_array().unwrap();
+    assert!(!pcs.is_empty());
+    for p in pcs {
+        let i = (p["pc"].as_u64().unwrap() - 0x1_0000) / 4;
+        let base = 0x2000_0000 + (i << 24);
+        for val in p["values"].as_array().unwrap() {
+            let addr = val["value"].as_u64().unwrap();
+            assert!(
+                (base..base + (1 << 24)).contains(&addr) && (addr - base) % 8 == 0,
+                "load {i}: {addr:#x} is not one of its addresses"
+            );
+            // --exact counted (PC, address): every address shown was seen.
+            assert!(val["exact_invariance"].as_f64().unwrap() > 0.0, "{p}");
+        }
+    }
+    // Load 16 reads one address only: its list never overflows, p stays 1,
+    // and the estimate is exact.
+    let pc16 = pcs.iter().find(|p| p["pc"] == 0x1_0000 + 4 * 16).unwrap();
+    assert_eq!(pc16["values"][0]["value"], 0x2000_0000u64 + (16 << 24));
+    assert_eq!(pc16["values"][0]["invariance"], 1.0);
+    assert_eq!(pc16["values"][0]["exact_invariance"], 1.0);
+    // Per load, address and value are one to one here, and the coin tosses
+    // do not depend on what is tossed for: the address profile is the value
+    // profile relabelled, scored against exact counts of addresses.
+    let err = a["weighted_rms_error"].as_f64().unwrap();
+    assert!(err < 0.05, "weighted RMS error {err}");
+    assert_eq!(a["weighted_rms_error"], v["weighted_rms_error"]);
+    assert_eq!(a["scored_pairs"], v["scored_pairs"]);
+    assert!(a["scored_pairs"].as_u64().unwrap() > 0);
+    let invariances = |r: &Value| -> Vec<f64> {
+        r["pcs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p["values"].as_array().unwrap().clone())
+            .map(|x| x["invariance"].as_f64().unwrap())
+            .collect()
+    };
+    assert_eq!(invariances(&a), invariances(&v));
+    // `coprof profile` runs the same report in its pass.
+    let report = "values --algo hotlist --exact --value-type address";
+    let out = coprof()
+        .args(["profile", "--json", "--report", report])
+        .arg(&t)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let p: Value = serde_json::from_slice(&out).unwrap();
+    let section = p["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == report)
+        .unwrap_or_else(|| panic!("no {report} in {p}"));
+    assert_eq!(section["json"], a);
+    // The text report says what it profiled.
+    coprof()
+        .args(["values", "--algo", "hotlist", "--value-type", "address"])
+        .arg(&t)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("hotlist address profile"))
+        .stdout(predicates::str::contains("addresses (invariance)"));
+}
+
+const TABLE_LOOP: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+static volatile long table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 1000;
+    long s = 0;
+    for (int i = 0; i < n; i++)
+        s += table[i & 3] * table[7];
+    printf("sum %ld table %p\n", s, (void *)table);
+    return 0;
+}
+"#;
+
+#[test]
+fn hotlist_value_type_address_on_a_live_program() {
+    let dir = TempDir::new().unwrap();
+    let prog = common::compile(dir.path(), "table", TABLE_LOOP);
+    let out = coprof()
+        .args(["values", "--algo", "hotlist", "--value-type", "address"])
+        .args(["--exact", "--json", "--"])
+        .arg(&prog)
+        .arg("20000")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    // The program prints where its table is (to stderr, beside coprof's).
+    let table = stderr
+        .split("table 0x")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|h| u64::from_str_radix(h, 16).ok())
+        .unwrap_or_else(|| panic!("no table address in {stderr}"));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["value_type"], "address");
+    let pcs = v["pcs"].as_array().unwrap();
+    let addresses = |p: &Value| -> Vec<(u64, f64, f64)> {
+        p["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                (
+                    x["value"].as_u64().unwrap(),
+                    x["invariance"].as_f64().unwrap(),
+                    x["exact_invariance"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // table[i & 3]: four addresses, a quarter each, exactly (four values
+    // fit in a hotlist, so p stays 1).
+    let quarter = pcs
+        .iter()
+        .find(|p| addresses(p).iter().any(|a| a.0 == table))
+        .expect("a load of table[0]");
+    assert_eq!(quarter["executions"], 20_000);
+    let mut q = addresses(quarter);
+    q.sort_by_key(|a| a.0);
+    let want: Vec<u64> = (0..4).map(|k| table + 8 * k).collect();
+    assert_eq!(q.iter().map(|a| a.0).collect::<Vec<_>>(), want);
+    assert!(q.iter().all(|a| a.1 == 0.25 && a.2 == 0.25), "{q:?}");
+    // table[7]: one address, always.
+    let seventh = pcs
+        .iter()
+        .find(|p| addresses(p).iter().any(|a| a.0 == table + 56))
+        .expect("a load of table[7]");
+    assert_eq!(addresses(seventh), [(table + 56, 1.0, 1.0)]);
+    assert!(
+        v["weighted_rms_error"].as_f64().unwrap() < 0.01,
+        "{}",
+        v["weighted_rms_error"]
+    );
+}
+
+#[test]
 fn slow_coprocessor_drops_samples() {
     let dir = TempDir::new().unwrap();
     let t = trace(&dir, "zipf", 100_000);
@@ -163,6 +324,14 @@ fn bad_options_and_input_exit_2_with_a_message() {
     bad(&["--algo", "simple", "--period", "0"], "--period");
     bad(&["--algo", "hotlist", "--variant", "bogus"], "bogus");
     bad(&["--algo", "hotlist", "--hotlist-size", "1"], "capacity");
+    bad(
+        &["--algo", "hotlist", "--value-type", "bogus"],
+        "invalid value 'bogus' for '--value-type <TYPE>'",
+    );
+    bad(
+        &["--value-type", "address"],
+        "--value-type address applies to --algo hotlist",
+    );
     bad(&["--service-rate", "0"], "service rate");
     bad(&["--partition-hash", "md5"], "md5");
     bad(&["--algo", "nope"], "nope");

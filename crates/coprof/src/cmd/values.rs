@@ -33,6 +33,7 @@ use serde::Serialize;
   coprof values zipf.cpt
   coprof values zipf.cpt --algo simple --period 512 --exact
   coprof values zipf.cpt --algo hotlist --variant counting --exact --json
+  coprof values zipf.cpt --algo hotlist --value-type address --exact
   coprof values zipf.cpt --slots 512 --service-rate 0.25 --exact")]
 pub struct Args {
     #[command(flatten)]
@@ -64,6 +65,11 @@ pub struct Args {
     /// hotlist: concise or counting samples.
     #[arg(long)]
     variant: Option<String>,
+    /// hotlist: which value of each load to profile, as DCPI keeps a
+    /// hotlist per PC and value type: value (the value loaded; default) or
+    /// address (the load's effective address). --exact counts the same type.
+    #[arg(long, value_name = "TYPE", value_parser = ["value", "address"])]
+    value_type: Option<String>,
     /// Seed of the profiler's random numbers (coproc LFSR, hotlist coins).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -86,7 +92,8 @@ pub struct Args {
 enum Engine {
     Coproc(Box<Coprocessor<LoadValueProfiler>>),
     Simple(SimpleSampler),
-    Hotlist(HotlistTable),
+    /// The table, with the one value type it keeps.
+    Hotlist(HotlistTable, ValueKind),
 }
 
 /// The overhead proxies of §3.5.
@@ -102,7 +109,7 @@ impl Engine {
         match self {
             Engine::Coproc(c) => c.as_mut(),
             Engine::Simple(s) => s,
-            Engine::Hotlist(h) => h,
+            Engine::Hotlist(h, _) => h,
         }
     }
 
@@ -110,7 +117,7 @@ impl Engine {
         match self {
             Engine::Coproc(c) => c.wants(),
             Engine::Simple(s) => s.wants(),
-            Engine::Hotlist(h) => h.wants(),
+            Engine::Hotlist(h, _) => h.wants(),
         }
     }
 
@@ -118,7 +125,7 @@ impl Engine {
         match self {
             Engine::Coproc(c) => c.program().estimates(),
             Engine::Simple(s) => s.snapshot().pcs,
-            Engine::Hotlist(h) => h.snapshot().pc_values(ValueKind::Loaded),
+            Engine::Hotlist(h, kind) => h.snapshot().pc_values(*kind),
         }
     }
 
@@ -135,7 +142,7 @@ impl Engine {
                 samples_transferred: s.samples(),
                 samples_dropped: 0,
             },
-            Engine::Hotlist(h) => {
+            Engine::Hotlist(h, _) => {
                 let n = h.snapshot().samples;
                 Overhead {
                     interrupts: n,
@@ -146,11 +153,19 @@ impl Engine {
         }
     }
 
+    /// Which value of each load the profile is of.
+    fn kind(&self) -> ValueKind {
+        match self {
+            Engine::Hotlist(_, kind) => *kind,
+            _ => ValueKind::Loaded,
+        }
+    }
+
     fn bytes(&self) -> usize {
         match self {
             Engine::Coproc(c) => c.bytes(),
             Engine::Simple(s) => s.bytes(),
-            Engine::Hotlist(h) => h.bytes(),
+            Engine::Hotlist(h, _) => h.bytes(),
         }
     }
 
@@ -158,7 +173,7 @@ impl Engine {
         let v = match self {
             Engine::Coproc(c) => serde_json::to_value(c.snapshot()),
             Engine::Simple(s) => serde_json::to_value(s.snapshot()),
-            Engine::Hotlist(h) => serde_json::to_value(h.snapshot()),
+            Engine::Hotlist(h, _) => serde_json::to_value(h.snapshot()),
         };
         let mut v = v.unwrap_or(serde_json::Value::Null);
         // The per-PC lists are already the report's `pcs`.
@@ -186,6 +201,12 @@ fn build(a: &Args) -> anyhow::Result<Engine> {
     only(a.partition_hash.is_some(), "--partition-hash", "coproc")?;
     only(a.hotlist_size.is_some(), "--hotlist-size", "hotlist")?;
     only(a.variant.is_some(), "--variant", "hotlist")?;
+    // The value loaded is what every profiler profiles.
+    only(
+        a.value_type.as_deref() == Some("address"),
+        "--value-type address",
+        "hotlist",
+    )?;
     if a.algo == "coproc" && a.period.is_some() {
         return Err(bad_input(
             "--period applies to --algo simple or hotlist: the co-processor sees every load",
@@ -237,15 +258,21 @@ fn build(a: &Args) -> anyhow::Result<Engine> {
                     .map_err(|e| bad_input(format!("--variant: {e}")))?,
                 None => Variant::Concise,
             };
+            let kind = match a.value_type.as_deref() {
+                Some("address") => ValueKind::Address,
+                _ => ValueKind::Loaded,
+            };
             let cfg = HotlistConfig {
                 capacity: a.hotlist_size.unwrap_or(16),
                 variant,
+                kinds: vec![kind],
                 period: a.period.unwrap_or(1),
                 seed: a.seed,
                 ..HotlistConfig::default()
             };
             Engine::Hotlist(
                 HotlistTable::new(cfg).map_err(|e| bad_input(format!("--hotlist-size: {e}")))?,
+                kind,
             )
         }
     })
@@ -273,6 +300,9 @@ pub struct Run {
     curve: Vec<ConvergencePoint>,
     /// The batch's events of the wanted classes.
     wanted: Vec<Event>,
+    /// For an address profile, the loads with their address as the value,
+    /// for the exact counts of (PC, address).
+    as_values: Vec<Event>,
 }
 
 const FIRST_POINT: u64 = 4096;
@@ -289,7 +319,20 @@ impl Run {
             let (now, rest) = batch.split_at(room);
             self.engine.sink().observe(now);
             if let Some(x) = &mut self.exact {
-                x.observe(now);
+                match self.engine.kind() {
+                    ValueKind::Loaded => x.observe(now),
+                    ValueKind::Address => {
+                        self.as_values.clear();
+                        self.as_values.extend(now.iter().map(|e| match e.class {
+                            Class::Load => Event {
+                                value: e.addr,
+                                ..*e
+                            },
+                            _ => *e,
+                        }));
+                        x.observe(&self.as_values);
+                    }
+                }
             }
             self.events += now.len() as u64;
             batch = rest;
@@ -400,6 +443,9 @@ struct PcOut {
 #[derive(Serialize)]
 struct Report {
     algo: String,
+    /// Which value of each load: `value` (the value loaded) or `address`
+    /// (its effective address); the `value` of each entry is of this type.
+    value_type: &'static str,
     events: u64,
     loads: Option<u64>,
     interrupts: u64,
@@ -437,6 +483,7 @@ pub fn prepare(a: &Args) -> anyhow::Result<Run> {
         next_point: FIRST_POINT,
         curve: Vec::new(),
         wanted: Vec::new(),
+        as_values: Vec::new(),
     })
 }
 
@@ -466,6 +513,7 @@ impl Job for Run {
         let o = self.engine.overhead();
         let report = Report {
             algo: self.algo.clone(),
+            value_type: value_type_name(self.engine.kind()),
             events,
             loads: exact.as_ref().map(|x| x.class_count(Class::Load)),
             interrupts: o.interrupts,
@@ -514,11 +562,20 @@ impl Job for Run {
     }
 }
 
+/// The `--value-type` name of `kind`.
+fn value_type_name(kind: ValueKind) -> &'static str {
+    match kind {
+        ValueKind::Loaded => "value",
+        ValueKind::Address => "address",
+    }
+}
+
 fn print_text(out: &mut String, r: &Report, limit: usize) {
     crate::outln!(
         out,
-        "{} value profile: {} events, {} loads profiled, {} bytes",
+        "{} {} profile: {} events, {} loads profiled, {} bytes",
         r.algo,
+        r.value_type,
         thousands(r.events),
         r.pcs.len(),
         thousands(r.bytes as u64)
@@ -533,19 +590,25 @@ fn print_text(out: &mut String, r: &Report, limit: usize) {
     if let (Some(e), Some(n), Some(u)) = (r.weighted_rms_error, r.scored_pairs, r.unreported_pairs)
     {
         crate::outln!(out,
-            "weighted RMS invariance error {:.4} over {n} (PC, value) pairs with >= 200 executions and >= 25% invariance ({u} unreported)",
-            e
+            "weighted RMS invariance error {:.4} over {n} (PC, {}) pairs with >= 200 executions and >= 25% invariance ({u} unreported)",
+            e,
+            r.value_type
         );
     }
     crate::outln!(out);
     let exact = r.weighted_rms_error.is_some();
     crate::outln!(
         out,
-        "{:>18}  {:>12}  {:>9}  {:<10}  values (invariance{})",
+        "{:>18}  {:>12}  {:>9}  {:<10}  {} (invariance{})",
         "pc",
         if exact { "executions" } else { "weight" },
         "samples",
         "status",
+        if r.value_type == "address" {
+            "addresses"
+        } else {
+            "values"
+        },
         if exact { " / exact" } else { "" }
     );
     for p in r.pcs.iter().take(limit) {
