@@ -41,6 +41,7 @@ pub mod fp;
 pub mod mem;
 pub mod op;
 pub mod process;
+pub mod random;
 pub mod rvc;
 pub mod sim;
 pub mod syscall;

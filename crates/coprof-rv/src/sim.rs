@@ -13,6 +13,7 @@ use crate::error::SimError;
 use crate::events::Events;
 use crate::mem::{Access, Memory};
 use crate::process;
+use crate::random::GuestRandom;
 use crate::syscall::{Kernel, Outcome};
 use coprof_core::{Sink, Source};
 use std::path::{Path, PathBuf};
@@ -30,6 +31,9 @@ pub struct Config {
     pub enosys: bool,
     /// Stop after this many retired instructions (0 = no limit).
     pub max_instructions: u64,
+    /// Seed for the bytes at AT_RANDOM and from `getrandom`; `None` takes
+    /// them from the host. With a seed, runs repeat (see [`GuestRandom`]).
+    pub seed: Option<u64>,
 }
 
 /// How the process ended.
@@ -117,9 +121,9 @@ impl Simulator {
             config.args.iter().map(|a| a.as_bytes().to_vec()).collect()
         };
         let env: Vec<Vec<u8>> = config.env.iter().map(|e| e.as_bytes().to_vec()).collect();
+        let mut guest_random = GuestRandom::new(config.seed);
         let mut random = [0u8; 16];
-        // SAFETY: filling a local buffer.
-        unsafe { libc::getrandom(random.as_mut_ptr() as *mut _, 16, 0) };
+        guest_random.fill(&mut random, 0);
         let execfn = path.as_os_str().as_encoded_bytes();
         let loaded =
             process::start(&mut mem, &image, file, &args, &env, execfn, random).map_err(|e| {
@@ -144,7 +148,13 @@ impl Simulator {
             cpu,
             mem,
             code: CodeCache::new(),
-            kernel: Kernel::new(loaded.brk, exe, config.root.clone(), config.enosys),
+            kernel: Kernel::new(
+                loaded.brk,
+                exe,
+                config.root.clone(),
+                config.enosys,
+                guest_random,
+            ),
             limit: config.max_instructions,
             exit: None,
             partial: None,

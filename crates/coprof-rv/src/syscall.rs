@@ -15,6 +15,7 @@ use crate::error::SimError;
 use crate::fdtable::FdTable;
 use crate::mem::{page_up, perm, Memory, PAGE};
 use crate::process::MMAP_TOP;
+use crate::random::GuestRandom;
 use crate::sysno as nr;
 use std::ffi::CString;
 use std::path::PathBuf;
@@ -58,6 +59,8 @@ pub struct Kernel {
     rseq: u64,
     /// Unknown calls answered with ENOSYS (number, count).
     pub enosys_calls: Vec<(u64, u64)>,
+    /// Where `getrandom`'s bytes come from.
+    random: GuestRandom,
 }
 
 fn errno() -> i64 {
@@ -99,8 +102,15 @@ macro_rules! fd {
 
 impl Kernel {
     /// State for a new process whose break starts at `brk`.
-    pub fn new(brk: u64, exe: PathBuf, root: Option<PathBuf>, enosys: bool) -> Kernel {
+    pub fn new(
+        brk: u64,
+        exe: PathBuf,
+        root: Option<PathBuf>,
+        enosys: bool,
+        random: GuestRandom,
+    ) -> Kernel {
         Kernel {
+            random,
             fds: FdTable::new(),
             brk_start: brk,
             brk,
@@ -606,11 +616,7 @@ impl Kernel {
             }
             nr::GETRANDOM => {
                 let buf = tryf!(mem.slice_mut(a[0], a[1]));
-                // SAFETY: valid buffer.
-                ret(
-                    unsafe { libc::getrandom(buf.as_mut_ptr() as *mut _, buf.len(), a[2] as u32) }
-                        as i64,
-                )
+                ret(self.random.fill(buf, a[2] as u32))
             }
             nr::UNAME => {
                 // SAFETY: valid out-parameter.

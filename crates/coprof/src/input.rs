@@ -34,6 +34,11 @@ pub struct InputArgs {
     /// With a program: answer unknown system calls with ENOSYS instead of stopping.
     #[arg(long, requires = "program")]
     pub enosys: bool,
+    /// With a program: take the random bytes it gets from the kernel
+    /// (AT_RANDOM, getrandom) from a generator seeded with N instead of the
+    /// host, so that runs repeat exactly: same canaries, same load values.
+    #[arg(long, value_name = "N", requires = "program")]
+    pub random_seed: Option<u64>,
     /// The program's ELF file, for function names and source lines when
     /// reading a trace (default: the program the trace's header names, if
     /// that file exists; a live run uses the program it runs).
@@ -159,6 +164,7 @@ impl InputArgs {
             root: self.root.clone(),
             enosys: self.enosys,
             max_instructions: 0,
+            seed: self.random_seed,
         };
         let mut sim = Simulator::load(&prog, &config).map_err(crate::cmd::run::sim_error)?;
         let progress = LiveProgress::new(&self.name());

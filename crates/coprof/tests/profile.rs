@@ -294,6 +294,63 @@ fn live_profile_of_a_program_in_one_pass() {
 }
 
 #[test]
+fn live_single_commands_equal_the_live_profile() {
+    // `coprof loops|ranges|values|sample -- PROG` run the program themselves;
+    // each report equals the same section of `coprof profile -- PROG`, and
+    // the program's output and exit status pass through as with `run`. The
+    // same --random-seed gives both runs the same canaries, so that their
+    // load values agree too.
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "hot", HOT_LOOP);
+    let p = json_of(
+        coprof()
+            .args(["profile", "--exact", "--json", "--random-seed", "1", "--"])
+            .arg(&prog)
+            .arg("300"),
+    );
+    for (name, args) in [
+        ("loops", vec!["loops", "--exact"]),
+        ("ranges-pc", vec!["ranges", "--stream", "pc", "--exact"]),
+        (
+            "ranges-load-value",
+            vec!["ranges", "--stream", "load-value", "--exact"],
+        ),
+        ("values", vec!["values", "--exact"]),
+        (
+            "sample",
+            vec!["sample", "--sampler", "brr:9", "--eval", "--profile", "pc"],
+        ),
+    ] {
+        let out = coprof()
+            .args(&args)
+            .args(["--json", "--random-seed", "1", "--"])
+            .arg(&prog)
+            .arg("300")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("done "),
+            "{args:?}: the program's output is missing"
+        );
+        let alone: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+        assert_eq!(
+            section(&p, name)["json"],
+            alone,
+            "live {name} differs from `coprof {args:?} -- PROG`"
+        );
+    }
+    // The loop the program runs 300 × 100 times is found live.
+    let loops = &section(&p, "loops")["json"]["loops"][0];
+    let iters = loops["exact_iterations"].as_u64().unwrap();
+    assert!((28_000..=31_000).contains(&iters), "{loops}");
+}
+
+#[test]
 fn chosen_reports_compare_configurations_in_one_pass() {
     let dir = tempfile::tempdir().unwrap();
     let trace = gen(dir.path(), "loops", 400_000);

@@ -39,6 +39,11 @@ pub struct Args {
     /// Answer unknown system calls with ENOSYS instead of stopping.
     #[arg(long)]
     enosys: bool,
+    /// Take the random bytes the program gets from the kernel (AT_RANDOM,
+    /// getrandom) from a generator seeded with N instead of the host, so
+    /// that runs repeat exactly.
+    #[arg(long, value_name = "N")]
+    random_seed: Option<u64>,
     /// Stop once this many instructions have retired (at the end of the
     /// basic block that reaches the count; the exact number is printed).
     #[arg(long, value_name = "N")]
@@ -81,6 +86,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         root: a.root.clone(),
         enosys: a.enosys,
         max_instructions: a.max_instructions.unwrap_or(0),
+        seed: a.random_seed,
     };
     let mut sim = Simulator::load(&prog, &config).map_err(sim_error)?;
     let started = Instant::now();
