@@ -193,14 +193,22 @@ impl Kernel {
                         let base = u64::from_le_bytes(c[..8].try_into().unwrap_or_default());
                         let len = u64::from_le_bytes(c[8..].try_into().unwrap_or_default());
                         let p = if num == nr::READV {
-                            tryf!(mem.slice_mut(base, len)).as_mut_ptr()
+                            mem.slice_mut(base, len).map(|s| s.as_mut_ptr())
                         } else {
-                            tryf!(mem.slice(base, len, perm::R)).as_ptr() as *mut u8
+                            mem.slice(base, len, perm::R).map(|s| s.as_ptr() as *mut u8)
                         };
-                        iov.push(libc::iovec {
-                            iov_base: p as *mut _,
-                            iov_len: len as usize,
-                        });
+                        match p {
+                            Ok(p) => iov.push(libc::iovec {
+                                iov_base: p as *mut _,
+                                iov_len: len as usize,
+                            }),
+                            // Linux copies segment by segment and stops at
+                            // the first bad one: a short transfer of the
+                            // good ones before it, EFAULT if there are none
+                            // (as qemu-user and regular files do).
+                            Err(_) if iov.iter().any(|v| v.iov_len > 0) => break,
+                            Err(_) => return Ok(Outcome::Ret(EFAULT)),
+                        }
                     }
                     // SAFETY: every iovec points into a validated guest range.
                     ret(unsafe {
@@ -823,8 +831,20 @@ impl Kernel {
             }
             nr::FUTEX => {
                 // Single-threaded forms: a wait whose value still matches
-                // would sleep forever; a wake finds no waiter.
-                match a[1] & 0x7f {
+                // would sleep forever; a wake finds no waiter. Checked in
+                // Linux's order: FUTEX_CLOCK_REALTIME only on a bitset
+                // wait, a non-empty bitset, an aligned word.
+                const PRIVATE: u64 = 128;
+                const CLOCK_REALTIME: u64 = 256;
+                let cmd = a[1] as u32 as u64 & !(PRIVATE | CLOCK_REALTIME);
+                let bitset = matches!(cmd, 9 | 10);
+                if !matches!(cmd, 0 | 1 | 9 | 10) || (a[1] & CLOCK_REALTIME != 0 && cmd != 9) {
+                    return Ok(Outcome::Ret(-(libc::ENOSYS as i64)));
+                }
+                if (bitset && a[5] as u32 == 0) || !a[0].is_multiple_of(4) {
+                    return Ok(Outcome::Ret(EINVAL));
+                }
+                match cmd {
                     0 | 9 => {
                         let v = tryf!(mem.load::<4>(a[0]));
                         if v as u32 != a[2] as u32 {
@@ -1095,5 +1115,125 @@ fn num_host(num: u64) -> libc::c_long {
     match num {
         nr::CLOCK_GETTIME => libc::SYS_clock_gettime,
         _ => libc::SYS_clock_getres,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DATA: u64 = 0x10_0000;
+
+    fn setup() -> (Kernel, Memory) {
+        let mut mem = Memory::new().unwrap();
+        mem.map(DATA, 0x1000, perm::R | perm::W).unwrap();
+        let random = GuestRandom::new(Some(1));
+        (
+            Kernel::new(DATA + 0x1000, PathBuf::new(), None, false, random),
+            mem,
+        )
+    }
+
+    fn call(k: &mut Kernel, mem: &mut Memory, num: u64, args: [u64; 6]) -> i64 {
+        let [a0, a1, a2, a3, a4, a5] = args;
+        match k.syscall(mem, [a0, a1, a2, a3, a4, a5, 0, num], 0x1000) {
+            Ok(Outcome::Ret(v)) => v,
+            other => panic!("system call {num}: {other:?}"),
+        }
+    }
+
+    /// The futex checks Linux makes before it looks at the word
+    /// (kernel/futex/syscalls.c and waitwake.c).
+    #[test]
+    fn futex_refuses_what_linux_refuses() {
+        let (mut k, mut mem) = setup();
+        mem.store::<4>(DATA, 5).unwrap();
+        let mut futex = |op: u64, addr: u64, val: u64, val3: u64| {
+            call(&mut k, &mut mem, nr::FUTEX, [addr, op, val, 0, 0, val3])
+        };
+        assert_eq!(futex(1, DATA, 1, 0), 0, "FUTEX_WAKE: no waiter");
+        assert_eq!(
+            futex(128, DATA, 6, 0),
+            -(libc::EAGAIN as i64),
+            "WAIT_PRIVATE, value moved on"
+        );
+        assert_eq!(futex(9, DATA, 6, !0), -(libc::EAGAIN as i64), "WAIT_BITSET");
+        assert_eq!(futex(10, DATA, 1, 1), 0, "WAKE_BITSET");
+        assert_eq!(futex(9, DATA, 6, 0), EINVAL, "WAIT_BITSET, empty bitset");
+        assert_eq!(futex(10, DATA, 1, 0), EINVAL, "WAKE_BITSET, empty bitset");
+        assert_eq!(futex(0, DATA + 2, 0, 0), EINVAL, "WAIT, misaligned word");
+        assert_eq!(futex(1, DATA + 2, 1, 0), EINVAL, "WAKE, misaligned word");
+        let enosys = -(libc::ENOSYS as i64);
+        assert_eq!(
+            futex(1 | 256, DATA, 1, 0),
+            enosys,
+            "WAKE with CLOCK_REALTIME"
+        );
+        assert_eq!(futex(9 | 256, DATA, 6, !0), -(libc::EAGAIN as i64));
+        assert_eq!(
+            futex(1 | 512, DATA, 1, 0),
+            enosys,
+            "unknown bits are not masked off"
+        );
+        assert_eq!(futex(99, DATA, 0, 0), enosys);
+    }
+
+    /// A bad buffer after good ones ends the vector there: the good ones
+    /// are transferred (Linux's short count on a regular file, qemu-user's
+    /// everywhere); a bad first buffer is EFAULT.
+    #[test]
+    fn writev_and_readv_stop_at_a_bad_buffer() {
+        let (mut k, mut mem) = setup();
+        assert_eq!(call(&mut k, &mut mem, nr::PIPE2, [DATA, 0, 0, 0, 0, 0]), 0);
+        let (rfd, wfd) = (
+            mem.load::<4>(DATA).unwrap(),
+            mem.load::<4>(DATA + 4).unwrap(),
+        );
+        mem.poke(DATA + 0x100, b"alphabeta").unwrap();
+        let iov = |mem: &mut Memory, at: u64, v: &[(u64, u64)]| {
+            for (n, (base, len)) in v.iter().enumerate() {
+                mem.store::<8>(at + 16 * n as u64, *base).unwrap();
+                mem.store::<8>(at + 16 * n as u64 + 8, *len).unwrap();
+            }
+        };
+        iov(
+            &mut mem,
+            DATA + 0x200,
+            &[(DATA + 0x100, 5), (8, 4), (DATA + 0x105, 4)],
+        );
+        assert_eq!(
+            call(
+                &mut k,
+                &mut mem,
+                nr::WRITEV,
+                [wfd, DATA + 0x200, 3, 0, 0, 0]
+            ),
+            5
+        );
+        iov(&mut mem, DATA + 0x200, &[(0, 0), (8, 4), (DATA + 0x105, 4)]);
+        assert_eq!(
+            call(
+                &mut k,
+                &mut mem,
+                nr::WRITEV,
+                [wfd, DATA + 0x200, 3, 0, 0, 0]
+            ),
+            EFAULT
+        );
+        iov(
+            &mut mem,
+            DATA + 0x200,
+            &[(DATA + 0x300, 2), (8, 4), (DATA + 0x310, 8)],
+        );
+        assert_eq!(
+            call(&mut k, &mut mem, nr::READV, [rfd, DATA + 0x200, 3, 0, 0, 0]),
+            2
+        );
+        assert_eq!(mem.slice(DATA + 0x300, 2, perm::R).unwrap(), b"al");
+        assert_eq!(
+            call(&mut k, &mut mem, nr::READ, [rfd, DATA + 0x300, 16, 0, 0, 0]),
+            3
+        );
+        assert_eq!(mem.slice(DATA + 0x300, 3, perm::R).unwrap(), b"pha");
     }
 }
