@@ -866,7 +866,7 @@ impl Kernel {
             nr::CLONE | nr::CLONE3 => {
                 return Err(SimError::Unsupported {
                     what: format!(
-                        "{} (new threads or processes); coprof simulates single-threaded programs",
+                        "{} (system call {num}): new threads or processes; coprof simulates single-threaded programs",
                         nr::name(num)
                     ),
                     pc,
@@ -874,7 +874,7 @@ impl Kernel {
             }
             nr::EXECVE => {
                 return Err(SimError::Unsupported {
-                    what: "execve (replacing the simulated program)".into(),
+                    what: format!("execve (system call {num}): replacing the simulated program"),
                     pc,
                 })
             }

@@ -1,8 +1,10 @@
 //! `coprof run`: programs run with their output and exit status passed
-//! through, traces, statistics, and every kind of bad input (issue 3):
-//! not ELF, another architecture, dynamically linked, illegal instruction,
-//! memory fault, unknown system call. Test programs are compiled here with
-//! the RISC-V cross compiler (scripts/install-deps.sh installs it).
+//! through, traces, statistics, `--root` and `--max-instructions`, and
+//! every kind of bad input (issue 3): not ELF, another architecture,
+//! dynamically linked, illegal instruction, memory fault, unknown or
+//! unimplemented system call (by number, name and PC), refused thread
+//! creation. Test programs are compiled here with the RISC-V cross
+//! compiler (scripts/install-deps.sh installs it).
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -294,4 +296,277 @@ fn runs_a_static_pie_without_program_headers_segment() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("shared library"));
+}
+
+/// Prints the file named by argv[1], or perror's message and status 1.
+const CAT: &str = r#"
+#include <stdio.h>
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "r");
+    if (!f) { perror(argv[1]); return 1; }
+    char line[128];
+    while (fgets(line, sizeof line, f)) fputs(line, stdout);
+    fclose(f);
+    return 0;
+}
+"#;
+
+#[test]
+fn root_maps_absolute_paths_under_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = compile(dir.path(), "cat", CAT, false);
+    let root = dir.path().join("sysroot");
+    let only_there = "/coprof-root-test/greeting.txt";
+    assert!(
+        !Path::new(only_there).exists(),
+        "{only_there} exists on the host"
+    );
+    std::fs::create_dir_all(root.join("coprof-root-test")).unwrap();
+    std::fs::write(
+        root.join("coprof-root-test/greeting.txt"),
+        "hello from the root\n",
+    )
+    .unwrap();
+    coprof()
+        .arg("run")
+        .arg("--root")
+        .arg(&root)
+        .arg("--")
+        .arg(&cat)
+        .arg(only_there)
+        .assert()
+        .success()
+        .stdout("hello from the root\n");
+    // Without --root the same path is the host's, where it does not exist.
+    coprof()
+        .args(["run", "--"])
+        .arg(&cat)
+        .arg(only_there)
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(format!("{only_there}: No such file or directory\n"));
+}
+
+/// The number in "stopped after N instructions (--max-instructions)".
+fn stopped_after(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("(--max-instructions)"))
+        .unwrap_or_else(|| panic!("no limit message in {stderr:?}"));
+    let n = line
+        .strip_prefix("coprof: stopped after ")
+        .and_then(|r| r.strip_suffix(" instructions (--max-instructions)"))
+        .unwrap_or_else(|| panic!("unexpected limit message {line:?}"));
+    n.replace(',', "").parse().unwrap()
+}
+
+#[test]
+fn max_instructions_stops_a_program_that_never_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let spin = compile(
+        dir.path(),
+        "spin",
+        r#"
+#include <unistd.h>
+int main(void) {
+    write(1, "started\n", 8);
+    volatile unsigned long n = 0;
+    for (;;) n++;
+}
+"#,
+        false,
+    );
+    let limit = 300_000u64;
+    let out = coprof()
+        .args([
+            "run",
+            "--stats",
+            "--max-instructions",
+            &limit.to_string(),
+            "--",
+        ])
+        .arg(&spin)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(0)
+        .stdout("started\n")
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let n = stopped_after(&stderr);
+    // Documented: it stops at the end of the basic block that reaches the
+    // count (a block holds at most 64 instructions), and prints the exact
+    // number, which --stats reports too.
+    assert!(
+        (limit..limit + 64).contains(&n),
+        "stopped after {n} for a limit of {limit}"
+    );
+    let stats = stderr
+        .lines()
+        .find(|l| l.contains("instructions retired in"));
+    let stats = stats.unwrap_or_else(|| panic!("no --stats line in {stderr:?}"));
+    assert!(
+        stats.starts_with(&format!("coprof: {} instructions retired", thousands(n))),
+        "{stats}"
+    );
+    // A program that ends first is not affected.
+    let hello = compile(dir.path(), "hello", HELLO, false);
+    coprof()
+        .args(["run", "--max-instructions", "100000000", "--"])
+        .arg(&hello)
+        .write_stdin("x\n")
+        .assert()
+        .code(3)
+        .stdout(predicate::str::starts_with("hello x, 1 args, last "))
+        .stderr("to stderr\n");
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// The address range of `symbol` in `elf`, from the cross toolchain's nm.
+fn symbol_range(elf: &Path, symbol: &str) -> std::ops::Range<u64> {
+    find_symbol(elf, symbol).unwrap_or_else(|| panic!("{symbol} not in {}", elf.display()))
+}
+
+fn find_symbol(elf: &Path, symbol: &str) -> Option<std::ops::Range<u64>> {
+    let out = std::process::Command::new("riscv64-linux-gnu-nm")
+        .args(["-S", "--defined-only"])
+        .arg(elf)
+        .output()
+        .expect("riscv64-linux-gnu-nm runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() == 4 && f[3] == symbol {
+            let start = u64::from_str_radix(f[0], 16).unwrap();
+            let size = u64::from_str_radix(f[1], 16).unwrap();
+            return Some(start..start + size);
+        }
+    }
+    None
+}
+
+/// The PC in "... at pc 0x...".
+fn pc_in(message: &str) -> u64 {
+    let hex = message
+        .split("at pc 0x")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no pc in {message:?}"));
+    let end = hex
+        .find(|c: char| !c.is_ascii_hexdigit())
+        .unwrap_or(hex.len());
+    u64::from_str_radix(&hex[..end], 16).unwrap()
+}
+
+#[test]
+fn a_known_but_unimplemented_system_call_is_named_with_its_number_and_pc() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(
+        dir.path(),
+        "xattr",
+        r#"
+#include <errno.h>
+#include <stdio.h>
+#include <sys/xattr.h>
+int main(void) {
+    char buf[16];
+    long r = getxattr("/", "user.coprof", buf, sizeof buf);
+    printf("r=%ld errno=%d\n", r, errno);
+    return 0;
+}
+"#,
+        false,
+    );
+    let out = coprof()
+        .args(["run", "--"])
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "unknown system call 8 (getxattr) at pc 0x",
+        ))
+        .stderr(predicate::str::contains("--enosys"))
+        .get_output()
+        .clone();
+    // The PC is the ecall inside glibc's getxattr wrapper.
+    let pc = pc_in(&String::from_utf8_lossy(&out.stderr));
+    let wrapper = symbol_range(&prog, "getxattr");
+    assert!(
+        wrapper.contains(&pc),
+        "pc {pc:#x} not in getxattr {wrapper:x?}"
+    );
+    // --enosys: the call returns -1 with errno ENOSYS (38) and the run goes on.
+    coprof()
+        .args(["run", "--enosys", "--stats", "--"])
+        .arg(&prog)
+        .assert()
+        .success()
+        .stdout("r=-1 errno=38\n")
+        .stderr(predicate::str::contains(
+            "system call 8 (getxattr) answered ENOSYS 1 times",
+        ));
+}
+
+#[test]
+fn thread_creation_is_refused_by_name_number_and_pc() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(
+        dir.path(),
+        "thread",
+        r#"
+#include <pthread.h>
+#include <stdio.h>
+static void *run(void *arg) { return arg; }
+int main(void) {
+    pthread_t t;
+    int r = pthread_create(&t, NULL, run, NULL);
+    printf("pthread_create %d\n", r);
+    return 0;
+}
+"#,
+        false,
+    );
+    // glibc tries clone3 (435) first; either way the refusal names the call,
+    // its number and the PC, and --enosys does not turn it into an error
+    // return: a program that asked for a thread cannot go on without one.
+    for extra in [&[][..], &["--enosys"][..]] {
+        let out = coprof()
+            .arg("run")
+            .args(extra)
+            .arg("--")
+            .arg(&prog)
+            .assert()
+            .code(2)
+            .stdout("")
+            .get_output()
+            .clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("clone3 (system call 435)")
+                || stderr.contains("clone (system call 220)"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("single-threaded"), "{stderr}");
+        let pc = pc_in(&stderr);
+        let wrappers = [
+            find_symbol(&prog, "__clone3"),
+            find_symbol(&prog, "__clone"),
+        ];
+        assert!(
+            wrappers.iter().flatten().any(|r| r.contains(&pc)),
+            "pc {pc:#x} in neither of __clone3, __clone: {wrappers:x?}"
+        );
+    }
 }
