@@ -280,6 +280,77 @@ fn hotlist_value_type_address_on_a_live_program() {
     );
 }
 
+/// Two phases: a loop loading 5s, then, in another function (a new load
+/// PC), a longer loop loading 9s.
+const TWO_PHASES: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+volatile long first[4] = {5, 5, 5, 5};
+volatile long second[4] = {9, 9, 9, 9};
+__attribute__((noinline)) long sum(volatile long *t, long n) {
+    long s = 0;
+    for (long i = 0; i < n; i++) s += t[i & 3];
+    return s;
+}
+__attribute__((noinline)) long mix(volatile long *t, long n) {
+    long s = 0;
+    for (long i = 0; i < n; i++) s ^= t[i & 3] + i;
+    return s;
+}
+int main(int argc, char **argv) {
+    long n = atol(argv[1]);
+    long s = sum(first, n);
+    s += mix(second, 8 * n);
+    printf("%ld\n", s);
+    return 0;
+}
+"#;
+
+#[test]
+fn watching_for_new_loads_finds_a_later_phase() {
+    let dir = TempDir::new().unwrap();
+    let prog = common::compile(dir.path(), "phases", TWO_PHASES);
+    let run = |extra: &[&str]| -> Value {
+        let out = coprof()
+            .args(["values", "--exact", "--json"])
+            .args(extra)
+            .arg("--")
+            .arg(&prog)
+            .arg("100000")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // The estimate for the second phase's load (value 9), if reported.
+    let nines = |v: &Value| -> Option<f64> {
+        v["pcs"].as_array().unwrap().iter().find_map(|p| {
+            let top = &p["values"][0];
+            (top["value"] == 9 && p["executions"].as_u64().unwrap() >= 800_000)
+                .then(|| top["invariance"].as_f64().unwrap())
+        })
+    };
+    // The paper's rule: the first phase completes the profile, profiling
+    // stops, and the second phase's load is never seen.
+    let plain = run(&[]);
+    assert_eq!(plain["engine"]["complete"], true);
+    assert!(plain["engine"]["host"]["stopped_at"].is_u64());
+    assert_eq!(nines(&plain), None, "{}", plain["pcs"]);
+    // Watching, the new load is profiled: invariant, as it is.
+    let watched = run(&["--watch-new-loads"]);
+    assert_eq!(watched["engine"]["config"]["watch_new_loads"], true);
+    let inv = nines(&watched).unwrap_or_else(|| panic!("{}", watched["pcs"]));
+    assert!(inv > 0.9, "{inv}");
+    assert!(
+        watched["weighted_rms_error"].as_f64().unwrap()
+            < plain["weighted_rms_error"].as_f64().unwrap()
+    );
+}
+
 #[test]
 fn slow_coprocessor_drops_samples() {
     let dir = TempDir::new().unwrap();
@@ -334,6 +405,10 @@ fn bad_options_and_input_exit_2_with_a_message() {
     );
     bad(&["--service-rate", "0"], "service rate");
     bad(&["--partition-hash", "md5"], "md5");
+    bad(
+        &["--algo", "hotlist", "--watch-new-loads"],
+        "--watch-new-loads applies to --algo coproc",
+    );
     bad(&["--algo", "nope"], "nope");
 
     let garbage = dir.path().join("garbage.cpt");

@@ -228,6 +228,11 @@ pub struct FrontEnd {
     pub mask: PcMaskTable,
     /// Off: profiling has stopped; every instruction is ignored.
     pub enabled: bool,
+    /// On: the profile is complete and the front end only watches for a
+    /// load the mask table does not know (`LvpConfig::watch_new_loads`);
+    /// rejected samples no longer count towards the idle limit. The host
+    /// clears it when a sample passes.
+    pub watching: bool,
     /// The retired-instruction counter, as the main processor reads it in
     /// an interrupt handler (a performance counter; the host updates it
     /// before each handler runs).
@@ -247,6 +252,7 @@ impl FrontEnd {
             partition: PartitionFilter::new(hash),
             mask: PcMaskTable::new(mask_bits)?,
             enabled: true,
+            watching: false,
             retired: 0,
         })
     }

@@ -170,15 +170,18 @@ impl<P: Program> Coprocessor<P> {
             Verdict::Filtered => {
                 self.stats.candidates += 1;
                 self.stats.filtered += 1;
-                self.idle_run += 1;
-                if self.idle_run >= self.idle_limit {
-                    self.idle();
+                if !self.front.watching {
+                    self.idle_run += 1;
+                    if self.idle_run >= self.idle_limit {
+                        self.idle();
+                    }
                 }
                 false
             }
             Verdict::Pass => {
                 self.stats.candidates += 1;
                 self.idle_run = 0;
+                self.front.watching = false;
                 true
             }
         }

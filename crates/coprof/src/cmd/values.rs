@@ -56,6 +56,12 @@ pub struct Args {
     /// coproc: partition filter hash: multiplicative, fold or low.
     #[arg(long)]
     partition_hash: Option<String>,
+    /// coproc: once the profile is complete, keep the front end watching
+    /// the whole program for loads the mask table does not know (a later
+    /// phase's) instead of stopping (§5.1.4 stops; this is an option).
+    /// Masked loads still cost nothing.
+    #[arg(long)]
+    watch_new_loads: bool,
     /// simple and hotlist: take every N-th load (simple: 1024; hotlist: 1).
     #[arg(long)]
     period: Option<u64>,
@@ -199,6 +205,7 @@ fn build(a: &Args) -> anyhow::Result<Engine> {
     only(a.service_rate.is_some(), "--service-rate", "coproc")?;
     only(a.buffer_bytes.is_some(), "--buffer-bytes", "coproc")?;
     only(a.partition_hash.is_some(), "--partition-hash", "coproc")?;
+    only(a.watch_new_loads, "--watch-new-loads", "coproc")?;
     only(a.hotlist_size.is_some(), "--hotlist-size", "hotlist")?;
     only(a.variant.is_some(), "--variant", "hotlist")?;
     // The value loaded is what every profiler profiles.
@@ -237,6 +244,7 @@ fn build(a: &Args) -> anyhow::Result<Engine> {
             }
             let cfg = LvpConfig {
                 seed: (a.seed as u32) ^ ((a.seed >> 32) as u32),
+                watch_new_loads: a.watch_new_loads,
                 ..LvpConfig::with_slots(slots)
             };
             let lvp = LoadValueProfiler::new(cfg).map_err(bad_input)?;

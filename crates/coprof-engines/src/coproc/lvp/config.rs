@@ -86,6 +86,17 @@ pub struct LvpConfig {
     pub glacial_min_values: usize,
     /// Seed of the co-processor's LFSR.
     pub seed: u32,
+    /// Watch for new loads after the profile is complete, instead of
+    /// switching the front end off (§5.1.4 stops profiling; this is an
+    /// option of this implementation, default off). The front end stays
+    /// on with the partition filter opened to the whole program: the mask
+    /// table rejects every load already profiled, so a run whose loads are
+    /// all masked still costs no samples and no interrupts, while a load
+    /// first executed in a later phase passes the mask table and re-opens
+    /// profiling until it too is masked. The completion test (a run of
+    /// rejected samples) sees only the phase that has run so far; watching
+    /// keeps that from hiding the loads of the phases after it.
+    pub watch_new_loads: bool,
 }
 
 impl Default for LvpConfig {
@@ -113,6 +124,7 @@ impl Default for LvpConfig {
             glacial_max_miss_ratio: 0.125,
             glacial_min_values: 2,
             seed: 0xace1,
+            watch_new_loads: false,
         }
     }
 }

@@ -15,7 +15,8 @@
 //! - When the front end has rejected every sample for a while, nothing in
 //!   the current part is left unmasked: the handler copies the slots and
 //!   moves to the next part. When no part is left the profile is complete
-//!   and the front end is switched off.
+//!   and the front end is switched off, or, with `watch_new_loads`, left
+//!   watching the whole program for loads not yet masked.
 
 use super::config::LvpConfig;
 use super::estimate;
@@ -111,6 +112,13 @@ impl Handler {
         self.complete
     }
 
+    /// A sample arrived while the profile was complete (only when watching
+    /// for new loads): profiling is open again.
+    #[inline]
+    pub(super) fn reopen(&mut self) {
+        self.complete = false;
+    }
+
     /// Parts still to profile after the current one.
     pub fn parts_left(&self) -> usize {
         self.parts_left.len()
@@ -163,7 +171,12 @@ impl Handler {
             Some(p) => front.partition.part = p,
             None => {
                 self.complete = true;
-                front.enabled = false;
+                if self.cfg.watch_new_loads {
+                    front.partition.part = Part::WHOLE;
+                    front.watching = true;
+                } else {
+                    front.enabled = false;
+                }
             }
         }
         copied

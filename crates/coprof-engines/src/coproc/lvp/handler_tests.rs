@@ -124,3 +124,58 @@ fn work_stops_when_complete() {
     assert_eq!(cp.stats().retired, 400_000);
     assert!(cp.program().coprocessor_bytes() > 0);
 }
+
+/// A program in two phases: 0x100 (invariant) alone, then 0x500
+/// (invariant, a new PC) beside it.
+fn two_phases() -> (Vec<Event>, Vec<Event>) {
+    let first: Vec<Event> = (0..200_000).map(|_| Event::load(0x100, 0, 8, 1)).collect();
+    // Long enough for the spaced profiles that confidence needs (a load's
+    // profiles count when the retired count has doubled in between).
+    let second: Vec<Event> = (0..800_000)
+        .flat_map(|_| [Event::load(0x100, 0, 8, 1), Event::load(0x500, 0, 8, 7)])
+        .collect();
+    (first, second)
+}
+
+#[test]
+fn a_later_phase_is_lost_without_watching_and_found_with_it() {
+    let (first, second) = two_phases();
+    // The paper's rule: the first phase completes the profile and the
+    // front end is switched off, so the second phase's load is never seen.
+    let host = |cfg| {
+        Coprocessor::new(&HostConfig::default(), LoadValueProfiler::new(cfg).unwrap()).unwrap()
+    };
+    let mut plain = host(LvpConfig::default());
+    plain.observe(&first);
+    assert!(plain.stopped());
+    plain.observe(&second);
+    assert!(!plain.program().handler().profile().contains_key(&0x500));
+
+    // Watching: the profile completes just the same, and while only masked
+    // loads run, the front end costs no samples and no interrupts...
+    let cfg = LvpConfig {
+        watch_new_loads: true,
+        ..LvpConfig::default()
+    };
+    let mut cp = host(cfg);
+    cp.observe(&first);
+    assert!(cp.snapshot().complete);
+    assert!(cp.front_end().watching && !cp.stopped());
+    let (processed, interrupts) = (cp.stats().processed, cp.stats().interrupts);
+    cp.observe(&first);
+    assert_eq!(cp.stats().processed, processed);
+    assert_eq!(cp.stats().interrupts, interrupts);
+    // ...and the new load passes the mask table, reopens profiling, is
+    // profiled until masked, and the profile completes again.
+    cp.observe(&second);
+    cp.finish();
+    let prof = cp.program().handler().profile();
+    assert_eq!(prof[&0x500].masked, Some(MaskReason::HighInvariance));
+    assert!(cp.stats().processed > processed);
+    let snap = cp.snapshot();
+    assert!(snap.complete);
+    assert_eq!(snap.current_part, Part::WHOLE);
+    let est = snap.pcs.iter().find(|p| p.pc == 0x500).unwrap();
+    assert_eq!(est.values[0].value, 7);
+    assert!((est.values[0].invariance - 1.0).abs() < 1e-9);
+}

@@ -122,6 +122,7 @@ impl Program for LoadValueProfiler {
 
     #[inline]
     fn sample(&mut self, s: Sample) -> Exit<LvpInterrupt> {
+        self.handler.reopen();
         self.slots.sample(s)
     }
 
