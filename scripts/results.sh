@@ -12,8 +12,9 @@
 #   loops --sample-interval K      K = 5, 25, 50 (1 is the first report)
 #   loops --sweep --target 0.9     the 672 configurations of Fig. 3
 #   ranges --stream S --epsilon E  RAP, S = pc, load-value; E = 0.1, 0.01
-#   values --algo A                A = coproc, simple (every 1024th load;
-#                                  and every 16384th), hotlist --period 1024
+#   values --algo A                A = coproc (and with --watch-new-loads),
+#                                  simple (every 1024th load; and every
+#                                  16384th), hotlist --period 1024
 #   sample --sampler P --eval      P = brr:9, counter:1024 (both 1 in 1024)
 #                                  on the method and the PC profile; brr:5,
 #                                  counter:64 (1 in 64) on the method
@@ -90,6 +91,7 @@ reports=(
   "ranges --stream load-value --epsilon 0.1"
   "ranges --stream load-value --epsilon 0.01"
   "values --algo coproc"
+  "values --algo coproc --watch-new-loads"
   "values --algo simple"
   "values --algo simple --period 16384"
   "values --algo hotlist --period 1024"
