@@ -1,8 +1,9 @@
-//! Sampler specifications as text (`brr:9`, `counter:1024`,
-//! `geometric:1024`, `periodic:65536±4096`), and one sampler type that is
-//! any of them, for programs that choose a sampler at run time.
+//! Sampler specifications as text (`brr:9`, `brr:9,spread`,
+//! `counter:1024`, `geometric:1024`, `periodic:65536±4096`), and one
+//! sampler type that is any of them, for programs that choose a sampler at
+//! run time.
 
-use crate::brr::{BrrSampler, MAX_FREQ};
+use crate::brr::{BrrConfig, BrrSampler, Spacing, MAX_FREQ};
 use crate::counter::Counter;
 use crate::error::Error;
 use crate::geometric::Geometric;
@@ -14,10 +15,15 @@ use core::str::FromStr;
 /// Which sampler, with its parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SamplerSpec {
-    /// `brr:F`: branch-on-random with freq F, probability (1/2)^(F+1).
+    /// `brr:F`: branch-on-random with freq F, probability (1/2)^(F+1);
+    /// `brr:F,spread` and `brr:F,adjacent` choose the register bits with
+    /// [`Spacing::Spread`] or [`Spacing::Adjacent`] instead of the default
+    /// [`Spacing::Spaced`].
     Brr {
         /// The freq operand, 0..=15.
         freq: u32,
+        /// Which register bits are ANDed.
+        spacing: Spacing,
     },
     /// `counter:N`: every N-th event (Arnold–Ryder).
     Counter {
@@ -51,6 +57,9 @@ pub enum SpecError {
     BadNumber,
     /// A parameter is out of range.
     Range(Error),
+    /// brr's bit selection after the comma is not spaced, spread or
+    /// adjacent.
+    UnknownSpacing,
 }
 
 impl fmt::Display for SpecError {
@@ -64,6 +73,9 @@ impl fmt::Display for SpecError {
             }
             SpecError::BadNumber => f.write_str("parameter is not a non-negative integer"),
             SpecError::Range(e) => fmt::Display::fmt(e, f),
+            SpecError::UnknownSpacing => f.write_str(
+                "unknown brr bit selection (expected brr:F,spaced, brr:F,spread or brr:F,adjacent)",
+            ),
         }
     }
 }
@@ -97,11 +109,27 @@ impl FromStr for SamplerSpec {
         };
         let spec = match kind {
             "brr" => {
-                let f = number(param.ok_or(SpecError::MissingParameter)?)?;
+                let param = param.ok_or(SpecError::MissingParameter)?;
+                let (f, spacing) = match param.split_once(',') {
+                    None => (param, Spacing::Spaced),
+                    Some((f, sp)) => (
+                        f,
+                        match sp.trim() {
+                            "spaced" => Spacing::Spaced,
+                            "spread" => Spacing::Spread,
+                            "adjacent" => Spacing::Adjacent,
+                            _ => return Err(SpecError::UnknownSpacing),
+                        },
+                    ),
+                };
+                let f = number(f)?;
                 if f > MAX_FREQ as u64 {
                     return Err(SpecError::Range(Error::Freq(f.min(u32::MAX as u64) as u32)));
                 }
-                SamplerSpec::Brr { freq: f as u32 }
+                SamplerSpec::Brr {
+                    freq: f as u32,
+                    spacing,
+                }
             }
             "counter" => SamplerSpec::Counter {
                 interval: number(param.ok_or(SpecError::MissingParameter)?)?,
@@ -141,7 +169,18 @@ impl FromStr for SamplerSpec {
 impl fmt::Display for SamplerSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            SamplerSpec::Brr { freq } => write!(f, "brr:{freq}"),
+            SamplerSpec::Brr {
+                freq,
+                spacing: Spacing::Spaced,
+            } => write!(f, "brr:{freq}"),
+            SamplerSpec::Brr {
+                freq,
+                spacing: Spacing::Spread,
+            } => write!(f, "brr:{freq},spread"),
+            SamplerSpec::Brr {
+                freq,
+                spacing: Spacing::Adjacent,
+            } => write!(f, "brr:{freq},adjacent"),
             SamplerSpec::Counter { interval } => write!(f, "counter:{interval}"),
             SamplerSpec::Geometric { mean } => write!(f, "geometric:{mean}"),
             SamplerSpec::Periodic { period, jitter } => write!(f, "periodic:{period}±{jitter}"),
@@ -153,7 +192,7 @@ impl SamplerSpec {
     /// Checks the parameters' ranges.
     pub fn check(&self) -> Result<(), Error> {
         match *self {
-            SamplerSpec::Brr { freq } if freq > MAX_FREQ => Err(Error::Freq(freq)),
+            SamplerSpec::Brr { freq, .. } if freq > MAX_FREQ => Err(Error::Freq(freq)),
             SamplerSpec::Counter { interval: 0 }
             | SamplerSpec::Geometric { mean: 0 }
             | SamplerSpec::Periodic { period: 0, .. } => Err(Error::ZeroInterval),
@@ -167,7 +206,7 @@ impl SamplerSpec {
     /// The mean number of events per sample.
     pub fn mean_interval(&self) -> f64 {
         match *self {
-            SamplerSpec::Brr { freq } => (1u64 << (freq.min(MAX_FREQ) + 1)) as f64,
+            SamplerSpec::Brr { freq, .. } => (1u64 << (freq.min(MAX_FREQ) + 1)) as f64,
             SamplerSpec::Counter { interval } => interval as f64,
             SamplerSpec::Geometric { mean } => mean as f64,
             SamplerSpec::Periodic { period, .. } => period as f64,
@@ -177,7 +216,14 @@ impl SamplerSpec {
     /// The sampler, seeded with `seed` where it is random.
     pub fn build(&self, seed: u64) -> Result<AnySampler, Error> {
         Ok(match *self {
-            SamplerSpec::Brr { freq } => AnySampler::Brr(BrrSampler::new(freq, seed)?),
+            SamplerSpec::Brr { freq, spacing } => AnySampler::Brr(BrrSampler::with_config(
+                freq,
+                BrrConfig {
+                    seed,
+                    spacing,
+                    ..BrrConfig::default()
+                },
+            )?),
             SamplerSpec::Counter { interval } => AnySampler::Counter(Counter::new(interval)?),
             SamplerSpec::Geometric { mean } => AnySampler::Geometric(Geometric::new(mean, seed)?),
             SamplerSpec::Periodic { period, jitter } => {
@@ -230,7 +276,11 @@ mod tests {
 
     #[test]
     fn parses_every_kind() {
-        assert_eq!("brr:9".parse(), Ok(SamplerSpec::Brr { freq: 9 }));
+        let brr = |freq, spacing| Ok(SamplerSpec::Brr { freq, spacing });
+        assert_eq!("brr:9".parse(), brr(9, Spacing::Spaced));
+        assert_eq!("brr:9,spaced".parse(), brr(9, Spacing::Spaced));
+        assert_eq!("brr:9, spread".parse(), brr(9, Spacing::Spread));
+        assert_eq!("brr:3,adjacent".parse(), brr(3, Spacing::Adjacent));
         assert_eq!(
             "counter:1024".parse(),
             Ok(SamplerSpec::Counter { interval: 1024 })
@@ -278,6 +328,8 @@ mod tests {
         assert_eq!(e("counter:-1"), SpecError::BadNumber);
         assert_eq!(e("counter:99999999999999999999999"), SpecError::BadNumber);
         assert_eq!(e("brr:16"), SpecError::Range(Error::Freq(16)));
+        assert_eq!(e("brr:9,wide"), SpecError::UnknownSpacing);
+        assert_eq!(e("brr:x,spread"), SpecError::BadNumber);
         assert_eq!(e("counter:0"), SpecError::Range(Error::ZeroInterval));
         assert_eq!(
             e("periodic:10±10"),

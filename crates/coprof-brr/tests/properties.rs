@@ -1,8 +1,11 @@
 //! Property tests of the samplers' invariants.
 
 use coprof_brr::{
-    brr::outcome_mask, counter::Counter, geometric::Geometric, periodic::Periodic, Lfsr, Sampler,
-    SamplerSpec, Spacing,
+    brr::{max_shared, outcome_mask},
+    counter::Counter,
+    geometric::Geometric,
+    periodic::Periodic,
+    Lfsr, Sampler, SamplerSpec, Spacing,
 };
 use proptest::prelude::*;
 
@@ -31,10 +34,19 @@ proptest! {
 
     #[test]
     fn outcome_masks_have_the_right_size(width in 16u32..=64, freq in 0u32..=15) {
-        for sp in [Spacing::Spaced, Spacing::Adjacent] {
+        for sp in [Spacing::Spaced, Spacing::Adjacent, Spacing::Spread] {
             let m = outcome_mask(width, freq, sp);
             prop_assert_eq!(m.count_ones(), freq + 1);
+            if freq + 1 < width {
+                prop_assert_eq!(m & 1, 0, "bit 0 is never read");
+                prop_assert_eq!(m.checked_shr(width).unwrap_or(0), 0);
+            }
         }
+        // Spread never lets outcomes share more bits, at any distance,
+        // than the default selection does.
+        let spread = max_shared(outcome_mask(width, freq, Spacing::Spread), width);
+        let spaced = max_shared(outcome_mask(width, freq, Spacing::Spaced), width);
+        prop_assert!(spread <= spaced, "w{width} f{freq}: spread {spread}, spaced {spaced}");
     }
 
     #[test]
@@ -70,8 +82,9 @@ proptest! {
 
     #[test]
     fn spec_text_round_trips(kind in 0u8..4, a in 1u64..1_000_000, f in 0u32..=15) {
+        let spacing = [Spacing::Spaced, Spacing::Spread, Spacing::Adjacent][a as usize % 3];
         let spec = match kind {
-            0 => SamplerSpec::Brr { freq: f },
+            0 => SamplerSpec::Brr { freq: f, spacing },
             1 => SamplerSpec::Counter { interval: a },
             2 => SamplerSpec::Geometric { mean: a },
             _ => SamplerSpec::Periodic { period: a + 1, jitter: a / 3 },

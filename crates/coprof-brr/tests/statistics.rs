@@ -155,3 +155,24 @@ fn outcomes_two_uses_apart_share_the_bits_their_masks_share() {
         }
     }
 }
+
+#[test]
+fn spread_bits_bound_every_lag_at_freq_9() {
+    // Spacing::Spread at the paper's 20 bits: over the register's whole
+    // period, a taken outcome is followed `lag` uses later by another with
+    // probability 2^−(10 − shared), shared ≤ 4 at every lag 1..=19: at most
+    // 1/64 where the default selection gives 1/2 at lag 2.
+    let m = coprof_brr::brr::outcome_mask(20, 9, Spacing::Spread);
+    let n = (1u64 << 20) - 1;
+    for lag in 1..20usize {
+        let shared = (m & (m >> lag)).count_ones();
+        assert!(shared <= 4, "lag {lag}: {shared} shared");
+        let p = 0.5f64.powi(10 - shared as i32);
+        let mut u = unit(20, Spacing::Spread, 5);
+        let (t, tt) = after_taken(&mut u, 9, n, lag);
+        assert!(
+            within(tt, t, p),
+            "spread freq 9 lag {lag}: {tt} of {t} taken, expected P(T|T) = {p}"
+        );
+    }
+}

@@ -74,6 +74,13 @@ fn eval_reports_overlap_and_finds_the_resonance() {
         brr["overlap"].as_f64().unwrap(),
     );
     assert!(ob > oc + 0.25, "brr {ob} vs counter {oc}");
+    // The spread bit selection is a sampler of its own, named as typed,
+    // at the same rate and as free of resonance.
+    let spread = eval_json(&t, "brr:5,spread", &[]);
+    assert_eq!(spread["sampler"], "brr:5,spread");
+    assert_eq!(spread["mean_interval"], 64.0);
+    assert_ne!(spread["samples"], brr["samples"]);
+    assert!(spread["overlap"].as_f64().unwrap() > oc + 0.25);
     // Same seed, same answer; another seed, other samples.
     assert_eq!(eval_json(&t, "brr:5", &[]), brr);
     assert_ne!(
@@ -164,6 +171,7 @@ fn bad_options_are_named_and_exit_2() {
         ("counter:x", "not a non-negative integer"),
         ("periodic:10±10", "smaller than the period"),
         ("geometric", "missing parameter"),
+        ("brr:9,wide", "unknown brr bit selection"),
     ] {
         coprof()
             .arg("sample")

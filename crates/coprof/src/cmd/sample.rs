@@ -21,7 +21,9 @@ use std::path::PathBuf;
 /// Σ_i min(f_full(i), f_sampled(i)).
 ///
 /// Samplers: brr:F takes each event with probability (1/2)^(F+1), F in
-/// 0..=15 (branch-on-random, a 20-bit LFSR); counter:N takes every N-th
+/// 0..=15 (branch-on-random, a 20-bit LFSR; brr:F,spread chooses the
+/// register bits so that no two outcomes share more than a few, see
+/// docs/sampling.md; brr:F,adjacent the correlated adjacent bits); counter:N takes every N-th
 /// event (Arnold–Ryder); geometric:N takes each event with probability 1/N
 /// by counting down geometric intervals; periodic:N±J is DCPI's interrupt
 /// every N events with a random jitter of up to J either way (periodic
@@ -36,7 +38,8 @@ use std::path::PathBuf;
 pub struct Args {
     #[command(flatten)]
     input: crate::input::InputArgs,
-    /// The sampler: brr:F, counter:N, geometric:N or periodic:N[±J].
+    /// The sampler: brr:F[,spread|,adjacent], counter:N, geometric:N or
+    /// periodic:N[±J].
     #[arg(long, short)]
     sampler: String,
     /// Classes the sampler counts and samples (comma-separated, or all;
