@@ -4,8 +4,9 @@
 #
 # Each workload (the nine kernels of workloads/kernels/ and the eleven real
 # programs of workloads/run-real.sh, sized to 75-150 million RV64
-# instructions) runs ONCE under `coprof profile --exact`, which computes
-# every report below in the same simulated pass:
+# instructions) runs ONCE under `coprof profile --exact --random-seed 1`
+# (the same random bytes from the kernel on every run, so that a rerun
+# repeats), which computes every report below in the same simulated pass:
 #
 #   loops                          the paper's cache: 32 entries, 2-way, 24-bit
 #   loops --coalesce               the same with the coalescing register
@@ -15,7 +16,8 @@
 #   values --algo A                A = coproc (and with --watch-new-loads),
 #                                  simple (every 1024th load; and every
 #                                  16384th), hotlist --period 1024
-#   sample --sampler P --eval      P = brr:9, counter:1024 (both 1 in 1024)
+#   sample --sampler P --eval      P = brr:9, brr:9,spread, counter:1024
+#                                  (all 1 in 1024)
 #                                  on the method and the PC profile; brr:5,
 #                                  counter:64 (1 in 64) on the method
 #                                  profile; counter:61 and counter:1031,
@@ -96,6 +98,7 @@ reports=(
   "values --algo simple --period 16384"
   "values --algo hotlist --period 1024"
   "sample --sampler brr:9 --eval"
+  "sample --sampler brr:9,spread --eval"
   "sample --sampler counter:1024 --eval"
   "sample --sampler brr:5 --eval"
   "sample --sampler counter:64 --eval"
@@ -181,7 +184,7 @@ for w in "${workloads[@]}"; do
   rm -f "$out"
   echo "results: $name: ${prog##*/} ${args//$root\//}" >&2
   t0=$(now_ms)
-  (cd "$in" && env -i LC_ALL=C "$coprof" profile --exact -o "$out" "${report_args[@]}" -- "$prog" "${argv[@]}" \
+  (cd "$in" && env -i LC_ALL=C "$coprof" profile --exact --random-seed 1 -o "$out" "${report_args[@]}" -- "$prog" "${argv[@]}" \
     >"$scratch/profiles/$name.txt" 2>"$log") || fail "$name: coprof profile failed" "$log"
   t1=$(now_ms)
   [ -s "$out" ] || fail "$name: no profile written" "$log"
@@ -193,7 +196,8 @@ done
 echo "results: methods (synthetic): coprof gen --workload methods" >&2
 "$coprof" gen --workload methods --events "$methods_events" --seed "$methods_seed" -o "$scratch/methods.cpt" >/dev/null
 "$coprof" profile --exact -o "$scratch/profiles/methods.synthetic.json" \
-  --report "sample --sampler brr:9 --eval" --report "sample --sampler counter:1024 --eval" \
+  --report "sample --sampler brr:9 --eval" --report "sample --sampler brr:9,spread --eval" \
+  --report "sample --sampler counter:1024 --eval" \
   --report "sample --sampler brr:5 --eval" --report "sample --sampler counter:64 --eval" \
   --report "sample --sampler counter:61 --eval" \
   "$scratch/methods.cpt" >"$scratch/profiles/methods.err" 2>&1 ||
