@@ -570,3 +570,52 @@ int main(void) {
         );
     }
 }
+
+/// Prints the 16 bytes at AT_RANDOM and 16 bytes from getrandom.
+const RANDOM_BYTES: &str = r#"
+#include <stdio.h>
+#include <sys/auxv.h>
+#include <sys/random.h>
+int main(void) {
+    const unsigned char *r = (const unsigned char *)getauxval(AT_RANDOM);
+    unsigned char g[16];
+    if (getrandom(g, sizeof g, 0) != sizeof g) return 1;
+    for (int i = 0; i < 16; i++) printf("%02x", r[i]);
+    printf(" ");
+    for (int i = 0; i < 16; i++) printf("%02x", g[i]);
+    printf("\n");
+    return 0;
+}
+"#;
+
+#[test]
+fn random_seed_repeats_the_kernels_random_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "random_bytes", RANDOM_BYTES, false);
+    let run = |seed: Option<&str>| -> String {
+        let mut c = coprof();
+        c.arg("run");
+        if let Some(s) = seed {
+            c.args(["--random-seed", s]);
+        }
+        let out = c.arg("--").arg(&prog).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (a, b) = (run(Some("7")), run(Some("7")));
+    assert_eq!(a, b, "the same seed gives the same bytes");
+    assert_eq!(a.trim().len(), 65, "{a}");
+    assert_ne!(run(Some("8")), a, "another seed, other bytes");
+    // Without a seed the bytes are the host's: two runs differ.
+    assert_ne!(run(None), run(None));
+    coprof()
+        .args(["run", "--random-seed", "x", "--"])
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--random-seed"));
+}
