@@ -152,13 +152,11 @@ impl List<'_> {
         match variant {
             Variant::Concise => thin_binomial_all(&mut self.counts[..len], keep, rng),
             Variant::Counting => {
+                // One distribution per round: building it takes a logarithm.
+                let tails = (new_p < 1.0).then(|| Geometric::new(new_p).expect("0 < p < 1"));
                 for c in &mut self.counts[..len] {
                     if rng.next_u64() >= keep_coin {
-                        let tails = if new_p >= 1.0 {
-                            0
-                        } else {
-                            Geometric::new(new_p).expect("0 < p < 1").sample(rng)
-                        };
+                        let tails = tails.as_ref().map_or(0, |g| g.sample(rng));
                         *c = (*c - 1).saturating_sub(tails);
                     }
                 }
