@@ -250,6 +250,9 @@ fn demo_needs_no_arguments_and_profiles_the_bundled_program() {
     }
     assert!(text.contains("exit status 0"));
     assert!(text.contains("accuracy (1 - SOD"));
+    // The commands it prints name a temporary file: it says how to get
+    // the program to rerun them.
+    assert!(text.contains("workloads/build-kernels.sh"), "{text}");
     // The program's own output is kept off the report.
     assert!(String::from_utf8_lossy(&out.stderr).contains("dijkstra: reps 1 checksum"));
 

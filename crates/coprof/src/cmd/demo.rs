@@ -71,7 +71,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     crate::cmd::profile::run(parse_args(&argv)?)?;
     if !a.json {
         println!(
-            "\nNext: `coprof profile -o p.json -- PROG ARGS` profiles your own static RV64 \
+            "\nThe bundled program ran from a temporary file, {}; to run the commands above \
+             yourself, build it with `workloads/build-kernels.sh` and use workloads/build/dijkstra.",
+            prog.display()
+        );
+        println!(
+            "Next: `coprof profile -o p.json -- PROG ARGS` profiles your own static RV64 \
              program; `coprof loops|ranges|values|sample --help` shows each engine's options."
         );
     }
