@@ -5,7 +5,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::compile;
+use common::{compile, json_of};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -26,15 +26,21 @@ fn gen(dir: &Path, workload: &str, events: u64) -> PathBuf {
     f
 }
 
-fn json_of(cmd: &mut Command) -> Value {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
-}
+/// The default profile's sections, each with the command (after `coprof`,
+/// with `--exact` where it applies) that prints it alone.
+const DEFAULT_SECTIONS: [(&str, &[&str]); 5] = [
+    ("loops", &["loops", "--exact"]),
+    ("ranges-pc", &["ranges", "--stream", "pc", "--exact"]),
+    (
+        "ranges-load-value",
+        &["ranges", "--stream", "load-value", "--exact"],
+    ),
+    ("values", &["values", "--exact"]),
+    (
+        "sample",
+        &["sample", "--sampler", "brr:9", "--eval", "--profile", "pc"],
+    ),
+];
 
 fn section<'a>(profile: &'a Value, name: &str) -> &'a Value {
     profile["reports"]
@@ -75,21 +81,9 @@ fn profile_reports_equal_the_single_commands() {
         ]
     );
     // Each section is what its command prints alone, and says so.
-    for (name, args) in [
-        ("loops", vec!["loops", "--exact"]),
-        ("ranges-pc", vec!["ranges", "--stream", "pc", "--exact"]),
-        (
-            "ranges-load-value",
-            vec!["ranges", "--stream", "load-value", "--exact"],
-        ),
-        ("values", vec!["values", "--exact"]),
-        (
-            "sample",
-            vec!["sample", "--sampler", "brr:9", "--eval", "--profile", "pc"],
-        ),
-    ] {
+    for (name, args) in DEFAULT_SECTIONS {
         let s = section(&p, name);
-        let alone = json_of(coprof().args(&args).arg(&trace).arg("--json"));
+        let alone = json_of(coprof().args(args).arg(&trace).arg("--json"));
         assert_eq!(s["json"], alone, "{name} differs from `coprof {args:?}`");
         assert!(
             s["command"]
@@ -308,21 +302,9 @@ fn live_single_commands_equal_the_live_profile() {
             .arg(&prog)
             .arg("300"),
     );
-    for (name, args) in [
-        ("loops", vec!["loops", "--exact"]),
-        ("ranges-pc", vec!["ranges", "--stream", "pc", "--exact"]),
-        (
-            "ranges-load-value",
-            vec!["ranges", "--stream", "load-value", "--exact"],
-        ),
-        ("values", vec!["values", "--exact"]),
-        (
-            "sample",
-            vec!["sample", "--sampler", "brr:9", "--eval", "--profile", "pc"],
-        ),
-    ] {
+    for (name, args) in DEFAULT_SECTIONS {
         let out = coprof()
-            .args(&args)
+            .args(args)
             .args(["--json", "--random-seed", "1", "--"])
             .arg(&prog)
             .arg("300")

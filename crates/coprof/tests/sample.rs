@@ -31,19 +31,13 @@ fn gen(dir: &Path, workload: &str, events: u64) -> PathBuf {
 }
 
 fn eval_json(trace: &Path, sampler: &str, extra: &[&str]) -> Value {
-    let out = coprof()
-        .arg("sample")
-        .arg(trace)
-        .args(["--sampler", sampler, "--eval", "--json"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::json_of(
+        coprof()
+            .arg("sample")
+            .arg(trace)
+            .args(["--sampler", sampler, "--eval", "--json"])
+            .args(extra),
+    )
 }
 
 #[test]

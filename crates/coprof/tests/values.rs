@@ -33,17 +33,7 @@ fn trace(dir: &TempDir, workload: &str, events: u64) -> PathBuf {
 }
 
 fn json(file: &Path, args: &[&str]) -> Value {
-    let out = coprof()
-        .arg("values")
-        .arg(file)
-        .args(args)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("valid JSON")
+    common::json_of(coprof().arg("values").arg(file).args(args).arg("--json"))
 }
 
 #[test]
@@ -315,21 +305,15 @@ fn watching_for_new_loads_finds_a_later_phase() {
         // An empty environment and a fixed seed: the same instructions on
         // every machine, so that the first phase completes the profile
         // wherever the test runs.
-        let out = coprof()
-            .env_clear()
-            .args(["values", "--exact", "--json", "--random-seed", "1"])
-            .args(extra)
-            .arg("--")
-            .arg(&prog)
-            .arg("100000")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        common::json_of(
+            coprof()
+                .env_clear()
+                .args(["values", "--exact", "--json", "--random-seed", "1"])
+                .args(extra)
+                .arg("--")
+                .arg(&prog)
+                .arg("100000"),
+        )
     };
     // The estimate for the second phase's load (value 9), if reported.
     let nines = |v: &Value| -> Option<f64> {

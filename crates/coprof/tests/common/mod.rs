@@ -26,3 +26,15 @@ pub fn compile(dir: &Path, name: &str, src: &str) -> PathBuf {
     assert!(st.success(), "compiling {name}.c failed");
     out
 }
+
+/// Runs `cmd`, asserts that it succeeded (showing its standard error if
+/// not) and parses its standard output as JSON.
+pub fn json_of(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
