@@ -111,6 +111,20 @@ fn ev_flags(op: &Op) -> u16 {
     }
 }
 
+/// The event of a jump (jal, jalr, their compressed forms) to `target`:
+/// taken, and with the link address as its value when it writes one (a
+/// link into x0 writes nothing).
+#[inline(always)]
+fn jump_event(op: &Op, target: u64, link: u64) -> Event {
+    let mut e = Event::control(op.pc, op.class, target, true);
+    e.flags |= ev_flags(op);
+    if op.rd != ZERO_SINK {
+        e.value = link;
+        e.flags |= flags::HAS_VALUE;
+    }
+    e
+}
+
 /// Executes the ops of one block, from the first, until one transfers
 /// control or stops. `cpu.instret` must hold the count before the block;
 /// the caller adds the retired ops afterwards.
@@ -234,13 +248,7 @@ pub fn exec_block<const EV: bool>(
                 let link = op.next_pc();
                 x!(op.rd) = link;
                 if EV && ev.wants.contains(op.class) {
-                    let mut e = Event::control(op.pc, op.class, op.imm as u64, true);
-                    e.flags |= ev_flags(op);
-                    if op.rd != ZERO_SINK {
-                        e.value = link;
-                        e.flags |= flags::HAS_VALUE;
-                    }
-                    ev.push(e);
+                    ev.push(jump_event(op, op.imm as u64, link));
                 }
                 cpu.pc = op.imm as u64;
                 return Stop::Next;
@@ -250,13 +258,7 @@ pub fn exec_block<const EV: bool>(
                 let link = op.next_pc();
                 x!(op.rd) = link;
                 if EV && ev.wants.contains(op.class) {
-                    let mut e = Event::control(op.pc, op.class, target, true);
-                    e.flags |= ev_flags(op);
-                    if op.rd != ZERO_SINK {
-                        e.value = link;
-                        e.flags |= flags::HAS_VALUE;
-                    }
-                    ev.push(e);
+                    ev.push(jump_event(op, target, link));
                 }
                 cpu.pc = target;
                 return Stop::Next;
