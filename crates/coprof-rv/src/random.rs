@@ -30,11 +30,8 @@ impl GuestRandom {
             return unsafe { libc::getrandom(buf.as_mut_ptr() as *mut _, buf.len(), flags) } as i64;
         };
         for chunk in buf.chunks_mut(8) {
+            let z = coprof_core::synth::mix(*state);
             *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = *state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
             chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
         }
         buf.len() as i64

@@ -235,9 +235,11 @@ pub fn generate(config: &GenConfig) -> Result<Vec<Event>, String> {
     Ok(all)
 }
 
-/// Mixes a number into a well-spread 64-bit hash (splitmix64's finaliser),
-/// used to derive per-PC properties from a PC deterministically.
-pub(crate) fn mix(mut x: u64) -> u64 {
+/// Mixes a number into a well-spread 64-bit hash (splitmix64's finaliser
+/// of `x` plus the golden-ratio increment), used to derive per-PC
+/// properties from a PC deterministically; applied to a state that grows
+/// by that increment per call, it is the SplitMix64 generator.
+pub fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
