@@ -151,8 +151,9 @@ pub const fn spread_mask(width: u32, k: u32) -> u64 {
         while c >= 1 {
             if mask >> c & 1 == 0 {
                 let m = mask | 1 << c;
-                let (mut mx, mut sq) = (0u32, 0u32);
-                let mut lag = 1;
+                let l1 = (m & (m >> 1)).count_ones();
+                let (mut mx, mut sq) = (l1, l1 * l1);
+                let mut lag = 2;
                 while lag < width {
                     let o = (m & (m >> lag)).count_ones();
                     if o > mx {
@@ -161,7 +162,6 @@ pub const fn spread_mask(width: u32, k: u32) -> u64 {
                     sq += o * o;
                     lag += 1;
                 }
-                let l1 = (m & (m >> 1)).count_ones();
                 let better = mx < best_max
                     || (mx == best_max && (sq < best_sq || (sq == best_sq && l1 < best_l1)));
                 if better {
