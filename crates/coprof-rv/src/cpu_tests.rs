@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::code::translate;
+use crate::encode::{i_type, r_type, s_type};
 use crate::mem::perm;
 use coprof_core::{ClassSet, Collect};
 
@@ -11,14 +12,13 @@ const CODE: u64 = 0x1000;
 const DATA: u64 = 0x8000;
 
 fn r(f7: u32, rs2: u32, rs1: u32, f3: u32, rd: u32, opc: u32) -> u32 {
-    (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | opc
+    r_type(opc, rd, f3, rs1, rs2, f7)
 }
 fn i(imm: i32, rs1: u32, f3: u32, rd: u32, opc: u32) -> u32 {
-    ((imm as u32 & 0xfff) << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | opc
+    i_type(opc, rd, f3, rs1, imm)
 }
 fn s_(imm: i32, rs2: u32, rs1: u32, f3: u32, opc: u32) -> u32 {
-    let imm = imm as u32 & 0xfff;
-    ((imm >> 5) << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | ((imm & 0x1f) << 7) | opc
+    s_type(opc, f3, rs1, rs2, imm)
 }
 const EBREAK: u32 = 0x0010_0073;
 

@@ -34,6 +34,7 @@ pub mod cpu;
 pub mod decode;
 pub mod disasm;
 pub mod elf;
+pub mod encode;
 pub mod error;
 pub mod events;
 pub mod fdtable;

@@ -8,6 +8,8 @@
 //! `c.lui` with a zero immediate, `c.addiw` into x0, the reserved ALU
 //! forms) return `None`; HINT encodings expand to their harmless base form.
 
+use crate::encode::{b_type, i_type, j_type, r_type, s_type};
+
 /// Expands the compressed instruction `c` to a 32-bit instruction, or
 /// `None` if the encoding is reserved or not defined for RV64.
 pub fn expand(c: u16) -> Option<u32> {
@@ -188,41 +190,6 @@ pub fn expand(c: u16) -> Option<u32> {
 fn sext(v: u32, width: u32) -> i32 {
     let shift = 32 - width;
     ((v << shift) as i32) >> shift
-}
-
-fn i_type(opc: u32, rd: u32, f3: u32, rs1: u32, imm: i32) -> u32 {
-    ((imm as u32 & 0xfff) << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | opc
-}
-
-fn s_type(opc: u32, f3: u32, rs1: u32, rs2: u32, imm: i32) -> u32 {
-    let imm = imm as u32 & 0xfff;
-    ((imm >> 5) << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | ((imm & 0x1f) << 7) | opc
-}
-
-fn r_type(opc: u32, rd: u32, f3: u32, rs1: u32, rs2: u32, f7: u32) -> u32 {
-    (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | opc
-}
-
-fn b_type(f3: u32, rs1: u32, rs2: u32, imm: i32) -> u32 {
-    let imm = imm as u32;
-    (((imm >> 12) & 1) << 31)
-        | (((imm >> 5) & 0x3f) << 25)
-        | (rs2 << 20)
-        | (rs1 << 15)
-        | (f3 << 12)
-        | (((imm >> 1) & 0xf) << 8)
-        | (((imm >> 11) & 1) << 7)
-        | 0x63
-}
-
-fn j_type(rd: u32, imm: i32) -> u32 {
-    let imm = imm as u32;
-    (((imm >> 20) & 1) << 31)
-        | (((imm >> 1) & 0x3ff) << 21)
-        | (((imm >> 11) & 1) << 20)
-        | (((imm >> 12) & 0xff) << 12)
-        | (rd << 7)
-        | 0x6f
 }
 
 #[cfg(test)]

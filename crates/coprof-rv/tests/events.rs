@@ -12,6 +12,7 @@
 //! [`coprof_core::Collect`] would).
 
 use coprof_core::{flags, Class, ClassSet, Event, Sink};
+use coprof_rv::encode::{b_type, i_type, j_type, r_type, s_type};
 use coprof_rv::{Config, Exit, Simulator};
 
 const BASE: u64 = 0x10000;
@@ -49,34 +50,19 @@ fn tiny_elf(code: &[u8]) -> Vec<u8> {
 
 // Base instruction formats (RISC-V Unprivileged ISA 20191213, §2.2-§2.3).
 fn r(f7: u32, rs2: u32, rs1: u32, f3: u32, rd: u32, opc: u32) -> u32 {
-    (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | opc
+    r_type(opc, rd, f3, rs1, rs2, f7)
 }
 fn i(imm: i32, rs1: u32, f3: u32, rd: u32, opc: u32) -> u32 {
-    ((imm as u32 & 0xfff) << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | opc
+    i_type(opc, rd, f3, rs1, imm)
 }
 fn s(imm: i32, rs2: u32, rs1: u32, f3: u32) -> u32 {
-    let imm = imm as u32 & 0xfff;
-    ((imm >> 5) << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | ((imm & 0x1f) << 7) | 0x23
+    s_type(0x23, f3, rs1, rs2, imm)
 }
 fn b(imm: i32, rs2: u32, rs1: u32, f3: u32) -> u32 {
-    let imm = imm as u32;
-    (((imm >> 12) & 1) << 31)
-        | (((imm >> 5) & 0x3f) << 25)
-        | (rs2 << 20)
-        | (rs1 << 15)
-        | (f3 << 12)
-        | (((imm >> 1) & 0xf) << 8)
-        | (((imm >> 11) & 1) << 7)
-        | 0x63
+    b_type(f3, rs1, rs2, imm)
 }
 fn jal(imm: i32, rd: u32) -> u32 {
-    let imm = imm as u32;
-    (((imm >> 20) & 1) << 31)
-        | (((imm >> 1) & 0x3ff) << 21)
-        | (((imm >> 11) & 1) << 20)
-        | (((imm >> 12) & 0xff) << 12)
-        | (rd << 7)
-        | 0x6f
+    j_type(rd, imm)
 }
 fn addi(rd: u32, rs1: u32, imm: i32) -> u32 {
     i(imm, rs1, 0, rd, 0x13)
