@@ -230,8 +230,9 @@ pub struct FrontEnd {
     pub enabled: bool,
     /// On: the profile is complete and the front end only watches for a
     /// load the mask table does not know (`LvpConfig::watch_new_loads`);
-    /// rejected samples no longer count towards the idle limit. The host
-    /// clears it when a sample passes.
+    /// rejected samples no longer count towards the idle limit. When a
+    /// sample passes, the host clears it and tells the program
+    /// (`Program::resume`).
     pub watching: bool,
     /// The retired-instruction counter, as the main processor reads it in
     /// an interrupt handler (a performance counter; the host updates it

@@ -181,7 +181,10 @@ impl<P: Program> Coprocessor<P> {
             Verdict::Pass => {
                 self.stats.candidates += 1;
                 self.idle_run = 0;
-                self.front.watching = false;
+                if self.front.watching {
+                    self.front.watching = false;
+                    self.program.resume();
+                }
                 true
             }
         }

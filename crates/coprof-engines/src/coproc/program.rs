@@ -55,6 +55,11 @@ pub trait Program {
         0
     }
 
+    /// Main-processor side: a sample passed the front end while it was only
+    /// watching for new instructions after the profile was complete
+    /// ([`FrontEnd::watching`]), so profiling is open again. The default
+    /// does nothing.
+    fn resume(&mut self) {}
     /// Main-processor side, at the end of the stream: copy whatever the
     /// co-processor still holds. Returns the samples copied.
     fn finish(&mut self) -> u64;

@@ -112,9 +112,8 @@ impl Handler {
         self.complete
     }
 
-    /// A sample arrived while the profile was complete (only when watching
-    /// for new loads): profiling is open again.
-    #[inline]
+    /// A sample passed the front end while the profile was complete (only
+    /// when watching for new loads): profiling is open again.
     pub(super) fn reopen(&mut self) {
         self.complete = false;
     }

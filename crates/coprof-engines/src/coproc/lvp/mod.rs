@@ -122,8 +122,11 @@ impl Program for LoadValueProfiler {
 
     #[inline]
     fn sample(&mut self, s: Sample) -> Exit<LvpInterrupt> {
-        self.handler.reopen();
         self.slots.sample(s)
+    }
+
+    fn resume(&mut self) {
+        self.handler.reopen();
     }
 
     fn interrupt(&mut self, reason: LvpInterrupt, front: &mut FrontEnd) -> u64 {
