@@ -266,10 +266,12 @@ fn build(a: &Args) -> anyhow::Result<Engine> {
                     .map_err(|e| bad_input(format!("--variant: {e}")))?,
                 None => Variant::Concise,
             };
-            let kind = match a.value_type.as_deref() {
-                Some("address") => ValueKind::Address,
-                _ => ValueKind::Loaded,
-            };
+            let kind: ValueKind = a
+                .value_type
+                .as_deref()
+                .unwrap_or("value")
+                .parse()
+                .map_err(|e| bad_input(format!("--value-type: {e}")))?;
             let cfg = HotlistConfig {
                 capacity: a.hotlist_size.unwrap_or(16),
                 variant,
