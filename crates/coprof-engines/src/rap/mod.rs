@@ -22,7 +22,7 @@ pub mod check;
 pub mod config;
 mod engine;
 mod hot;
-mod leaf_cache;
+mod node_cache;
 mod profiles;
 mod snapshot;
 pub mod streams;

@@ -30,20 +30,46 @@
 //! grows geometrically by q (§3.1), so the total merge work is O(log n)
 //! walks of a tree of bounded size.
 //!
-//! **Walk shortcut.** The tree remembers the path of the last walk. A point
-//! that shares its first digits with the previous one shares its ancestors
-//! down to that depth, so the walk starts there instead of at the root (the
-//! software form of the paper's pipelined walk, §3.2.2, for streams with
-//! locality). Merges clear the remembered path. The node reached is the same
-//! as from the root; debug builds check it on every event.
-//!
 //! **Leaf cache.** A point seen recently goes straight to the leaf it was
-//! last counted in when that node is still a leaf, no merge batch has run
-//! since and no split is due (`leaf_cache`): the same node the walk would
-//! reach, which debug builds check on every hit.
+//! last counted in, when that node is still a leaf and no merge batch has
+//! run since (a merge batch empties the table): a stream that repeats its
+//! points, such as a program's PCs, skips the walk entirely.
+//!
+//! **Block cache.** For other points: points in one aligned block of 2^8 points (the range of
+//! a node [`BLOCK_BITS`] bits above the bottom of the tree) share their
+//! ancestors down to that node. The tree remembers, per block, the deepest
+//! node at most that deep on the block's path, and a walk starts there
+//! instead of at the root: four levels instead of up to 32 (the software
+//! form of the paper's pipelined walk, §3.2.2). A split only adds nodes
+//! below a remembered node, so it stays on its points' path; a merge batch
+//! frees nodes and empties the table. The node reached is the same as from
+//! the root; debug builds check it on every event. Both caches are
+//! `node_cache` tables, software shortcuts that leave the tree built the
+//! same node for node.
+//!
+//! **Walk without guesses.** From a remembered node [`BLOCK_BITS`] bits
+//! above the bottom, the walk takes a fixed number of steps and stays at
+//! the leaf once there, choosing the next node with arithmetic instead of
+//! a branch: where a walk ends varies from point to point and cannot be
+//! predicted, and a wrong guess would throw away the processor's work on
+//! the following events.
 
 use super::config::RapConfig;
-use super::leaf_cache::LeafCache;
+use super::node_cache::NodeCache;
+
+/// Bits of the blocks whose nodes the block cache remembers: the node that
+/// covers 2^8 points (256 one-dimensional points, 16 × 16 in two
+/// dimensions), a few levels above the single points. Larger blocks mean
+/// longer walks, smaller ones more blocks than the cache holds; 8 was the
+/// fastest of 4, 6, 8, 10 and 12 on the Zipf value stream of
+/// `benches/rap.rs`.
+const BLOCK_BITS: u32 = 8;
+
+/// Entries of the block cache: 8,192, 128 KiB for one-dimensional points.
+const BLOCK_CACHE_ENTRIES: usize = 8192;
+
+/// Entries of the leaf cache: 4,096, 64 KiB for one-dimensional points.
+const LEAF_CACHE_ENTRIES: usize = 4096;
 
 /// The deepest tree: 64 levels (b = 2 over one 64-bit dimension; more
 /// dimensions need a larger b, see [`RapConfig::levels`]).
@@ -68,19 +94,20 @@ pub(crate) struct Tree<const D: usize> {
     /// Per depth, how far a coordinate is shifted right to bring the
     /// digit that chooses a child at that depth to the bottom.
     shift: [u32; MAX_LEVELS],
-    /// Per bit position, the depth of the node whose children differ in
-    /// that bit of a coordinate: points that first differ there share
-    /// their ancestors down to that depth.
-    depth_of_bit: [u32; 64],
+    /// Depth of the nodes of [`BLOCK_BITS`] bits whose ancestors the
+    /// block cache remembers.
+    block_depth: u32,
+    /// The bits of a coordinate that name its block at `block_depth`.
+    block_mask: u64,
     eps_over_levels: f64,
     merge_factor: f64,
     next_merge: u64,
-    /// Nodes of the last walk, by depth (`path[0]` is the root).
-    path: Vec<u32>,
-    /// Depth of the last walk's leaf; the path is valid up to it.
-    path_depth: u32,
-    /// The last point walked.
-    prev: [u64; D],
+    /// `threshold_at(n)`, kept while `n` is below `threshold_until`: the
+    /// threshold grows by one every L/ε events, so it is recomputed then
+    /// and not on every event.
+    threshold: u64,
+    /// The first event count at which the threshold exceeds `threshold`.
+    threshold_until: u64,
     /// Events counted in the tree.
     pub(crate) n: u64,
     /// Live nodes (the root plus every allocated child block).
@@ -92,8 +119,11 @@ pub(crate) struct Tree<const D: usize> {
     pub(crate) splits: u64,
     pub(crate) merges: u64,
     pub(crate) merge_batches: u64,
-    /// The leaves recent points were counted in.
-    leaves: LeafCache<D>,
+    /// Per block of points, the deepest node on its path at most
+    /// `block_depth` deep.
+    blocks: NodeCache<D, BLOCK_CACHE_ENTRIES>,
+    /// Per recent point, the leaf it was counted in.
+    leaves: NodeCache<D, LEAF_CACHE_ENTRIES>,
 }
 
 impl<const D: usize> Tree<D> {
@@ -105,13 +135,14 @@ impl<const D: usize> Tree<D> {
         for (level, s) in shift.iter_mut().enumerate().take(levels as usize) {
             *s = (levels - 1 - level as u32) * k;
         }
-        let mut depth_of_bit = [0; 64];
-        for (bit, d) in depth_of_bit.iter_mut().enumerate() {
-            *d = levels.saturating_sub(1 + bit as u32 / k);
-        }
+        let block_depth = levels.saturating_sub(BLOCK_BITS.div_ceil(k * D as u32));
+        let block_mask = u64::MAX
+            .checked_shl((levels - block_depth) * k)
+            .unwrap_or(0);
         Tree {
             shift,
-            depth_of_bit,
+            block_depth,
+            block_mask,
             first: vec![0],
             count: vec![0],
             free: Vec::new(),
@@ -121,9 +152,8 @@ impl<const D: usize> Tree<D> {
             eps_over_levels: config.epsilon / levels as f64,
             merge_factor: config.merge_factor,
             next_merge: 1,
-            path: vec![0; levels as usize + 1],
-            path_depth: 0,
-            prev: [0; D],
+            threshold: 0,
+            threshold_until: 0,
             n: 0,
             live: 1,
             nodes_max: 1,
@@ -131,7 +161,8 @@ impl<const D: usize> Tree<D> {
             splits: 0,
             merges: 0,
             merge_batches: 0,
-            leaves: LeafCache::new(),
+            blocks: NodeCache::new(),
+            leaves: NodeCache::new(),
         }
     }
 
@@ -149,32 +180,58 @@ impl<const D: usize> Tree<D> {
         (self.eps_over_levels * n as f64) as u64
     }
 
+    /// `threshold_at(self.n)`, from the kept value while it holds.
+    #[inline(always)]
+    fn threshold_now(&mut self) -> u64 {
+        if self.n >= self.threshold_until {
+            self.refresh_threshold();
+        }
+        debug_assert_eq!(self.threshold, self.threshold_at(self.n));
+        self.threshold
+    }
+
+    /// Recomputes the kept threshold and the event count up to which it
+    /// holds: the first m > n with `threshold_at(m)` larger, found from
+    /// the real quotient and then corrected by single steps for rounding
+    /// (`threshold_at` never decreases as m grows).
+    #[cold]
+    fn refresh_threshold(&mut self) {
+        let t = self.threshold_at(self.n);
+        let mut m = (((t + 1) as f64 / self.eps_over_levels).ceil() as u64).max(self.n + 1);
+        while self.threshold_at(m) <= t && m < u64::MAX {
+            m += 1;
+        }
+        while m - 1 > self.n && self.threshold_at(m - 1) > t {
+            m -= 1;
+        }
+        self.threshold = t;
+        self.threshold_until = m;
+    }
+
     /// Which of a node's children at depth `level` contains `p`: the
     /// level's `k` bits of every dimension, dimension 0 lowest.
     #[inline(always)]
     pub(crate) fn child_index(&self, p: &[u64; D], level: u32) -> usize {
-        let shift = self.shift[level as usize];
+        self.digit(p, self.shift[level as usize])
+    }
+
+    /// The `k` bits of every dimension of `p` at `shift`, dimension 0
+    /// lowest (shifts wrap modulo 64).
+    #[inline(always)]
+    fn digit(&self, p: &[u64; D], shift: u32) -> usize {
         let mask = (1u64 << self.k) - 1;
         let mut idx = 0usize;
         for (d, x) in p.iter().enumerate() {
-            idx |= (((x >> shift) & mask) as usize) << (d as u32 * self.k);
+            idx |= ((x.wrapping_shr(shift) & mask) as usize) << (d as u32 * self.k);
         }
         idx
     }
 
-    /// Depth down to which `p` and the previous point have the same
-    /// digits, hence the same ancestors.
+    /// The block of `p`: its coordinates with the bits below the block
+    /// depth cleared.
     #[inline(always)]
-    fn shared_depth(&self, p: &[u64; D]) -> u32 {
-        let mut depth = self.levels;
-        for (x, y) in p.iter().zip(&self.prev) {
-            let diff = x ^ y;
-            if diff != 0 {
-                let top_bit = 63 - diff.leading_zeros();
-                depth = depth.min(self.depth_of_bit[top_bit as usize]);
-            }
-        }
-        depth
+    fn block_of(&self, p: &[u64; D]) -> [u64; D] {
+        p.map(|x| x & self.block_mask)
     }
 
     /// The leaf containing `p` and its depth, walking from the root.
@@ -193,56 +250,67 @@ impl<const D: usize> Tree<D> {
     #[inline]
     pub(crate) fn add(&mut self, p: &[u64; D], weight: u64) {
         if let Some((v, level)) = self.leaves.get(p) {
-            if self.first[v] == 0 && self.count_in_leaf(p, weight, v, level) {
+            if self.first[v] == 0 {
+                if let Some((leaf, depth)) = self.count_at(p, weight, v, level, None) {
+                    if leaf != v {
+                        self.leaves.put(p, leaf, depth);
+                    }
+                }
                 return;
             }
         }
-        let mut level = self.shared_depth(p).min(self.path_depth);
-        let mut v = self.path[level as usize] as usize;
-        loop {
-            let first = self.first[v];
-            if first == 0 {
-                break;
+        let block = self.block_of(p);
+        let leaf = match self.blocks.get(&block) {
+            Some((v, level)) if level == self.block_depth => {
+                let (v, level) = self.descend(p, v, level);
+                self.count_at(p, weight, v, level, None)
             }
-            v = first as usize + self.child_index(p, level);
-            level += 1;
-            self.path[level as usize] = v as u32;
+            Some((v, level)) => self.count_at(p, weight, v, level, Some(&block)),
+            None => self.count_at(p, weight, 0, 0, Some(&block)),
+        };
+        if let Some((v, level)) = leaf {
+            self.leaves.put(p, v, level);
         }
-        self.count_at(p, weight, v, level);
     }
 
-    /// Counts `weight` events at `p` in `v`, the leaf at depth `level`
-    /// that contains it, if that needs no split; returns whether it did.
-    /// The remembered path is left alone: it is still that of the last
-    /// walk, and still valid, since the tree keeps its shape.
+    /// The leaf that contains `p`, from `v`, its ancestor at depth
+    /// `level`: a walk of exactly `levels - level` steps that stays put
+    /// once it reaches a leaf. No branch depends on the tree's shape, so
+    /// the processor does not mispredict where the walk ends and can
+    /// start on the next event while this one's loads are in flight.
     #[inline(always)]
-    fn count_in_leaf(&mut self, p: &[u64; D], weight: u64, v: usize, level: u32) -> bool {
-        #[cfg(debug_assertions)]
-        debug_assert_eq!((v, level), self.leaf_from_root(p));
-        #[cfg(not(debug_assertions))]
-        let _ = p;
-        let n = self.n + weight;
-        let c = self.count[v] + weight;
-        if c > self.threshold_at(n) && level != self.levels {
-            return false;
+    fn descend(&self, p: &[u64; D], mut v: usize, mut level: u32) -> (usize, u32) {
+        let mut shift = self.shift[level as usize];
+        let steps = self.levels - level;
+        for _ in 0..steps {
+            let first = self.first[v] as usize;
+            let inner = (first != 0) as u32;
+            let keep = (inner as usize).wrapping_sub(1);
+            let child = first + self.digit(p, shift);
+            v = (v & keep) | (child & !keep);
+            level += inner;
+            // Past the last level the shift wraps; the digit is then unused.
+            shift = shift.wrapping_sub(self.k * inner);
         }
-        self.n = n;
-        self.count[v] = c;
-        self.node_events += self.live as u128 * weight as u128;
-        if n >= self.next_merge {
-            self.merge_batch();
-        }
-        true
+        (v, level)
     }
 
     /// Counts `weight` events at `p`, starting from `v`, an ancestor of
     /// `p`'s leaf at depth `level`: the rest of the walk, the splits
-    /// (§2.2.1) and the merge schedule (§3.1), remembering the path for
-    /// the next walk and the leaf for the next time `p` comes.
+    /// (§2.2.1) and the merge schedule (§3.1), remembering the node of
+    /// `p`'s `block`, when given, for the next walk.
     #[inline(always)]
-    fn count_at(&mut self, p: &[u64; D], weight: u64, mut v: usize, mut level: u32) {
+    fn count_at(
+        &mut self,
+        p: &[u64; D],
+        weight: u64,
+        mut v: usize,
+        mut level: u32,
+        block: Option<&[u64; D]>,
+    ) -> Option<(usize, u32)> {
         self.n += weight;
-        let threshold = self.threshold_at(self.n);
+        let threshold = self.threshold_now();
+        let mut jump = (v, level);
         loop {
             let first = self.first[v];
             if first == 0 {
@@ -250,7 +318,9 @@ impl<const D: usize> Tree<D> {
             }
             v = first as usize + self.child_index(p, level);
             level += 1;
-            self.path[level as usize] = v as u32;
+            if level <= self.block_depth {
+                jump = (v, level);
+            }
         }
         #[cfg(debug_assertions)]
         debug_assert_eq!((v, level), self.leaf_from_root(p));
@@ -265,16 +335,19 @@ impl<const D: usize> Tree<D> {
             self.splits += 1;
             v = first as usize + self.child_index(p, level);
             level += 1;
-            self.path[level as usize] = v as u32;
+            if level <= self.block_depth {
+                jump = (v, level);
+            }
         }
-        self.path_depth = level;
-        self.prev = *p;
         self.node_events += self.live as u128 * weight as u128;
         if self.n >= self.next_merge {
             self.merge_batch();
-        } else {
-            self.leaves.put(p, v, level);
+            return None;
         }
+        if let Some(block) = block {
+            self.blocks.put(block, jump.0, jump.1);
+        }
+        Some((v, level))
     }
 
     fn alloc_block(&mut self) -> u32 {
@@ -302,7 +375,7 @@ impl<const D: usize> Tree<D> {
         let threshold = self.split_threshold();
         self.merge_below(0, threshold);
         self.merge_batches += 1;
-        self.path_depth = 0;
+        self.blocks.clear();
         self.leaves.clear();
         let next = (self.next_merge as f64 * self.merge_factor).ceil() as u64;
         self.next_merge = next.max(self.n + 1);
@@ -341,6 +414,7 @@ impl<const D: usize> Tree<D> {
         self.first.capacity() * std::mem::size_of::<u32>()
             + self.count.capacity() * std::mem::size_of::<u64>()
             + self.free.capacity() * std::mem::size_of::<u32>()
+            + self.blocks.bytes()
             + self.leaves.bytes()
     }
 }
@@ -411,6 +485,26 @@ mod tests {
         assert_eq!(sum(&t), 401_000);
         // The old point's chain is folded away: about one chain remains.
         assert!(t.live < deep + 20, "{} nodes", t.live);
+    }
+
+    #[test]
+    fn the_kept_threshold_is_the_computed_one_at_every_count() {
+        for epsilon in [0.3, 0.1, 0.01, 0.0037, 1e-6] {
+            let mut t = tree(epsilon);
+            let mut n = 0u64;
+            while n < 200_000 {
+                // Steps of 1 to 13 events, as weighted adds would make.
+                n += 1 + n % 13;
+                t.n = n;
+                assert_eq!(
+                    t.threshold_now(),
+                    t.threshold_at(n),
+                    "ε = {epsilon}, n = {n}"
+                );
+                assert!(t.threshold_until > n);
+                assert!(t.threshold_at(t.threshold_until) > t.threshold);
+            }
+        }
     }
 
     #[test]
