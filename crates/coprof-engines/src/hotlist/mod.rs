@@ -4,6 +4,7 @@
 //!
 //! - [`config`]: N, f, the variant (concise or counting samples), value
 //!   types, sampling period;
+//! - `heads`: each list's state in one cache line, found by hashing its PC;
 //! - [`list`]: one hotlist, its coin tosses and thinning;
 //! - [`table`]: a hotlist per PC and value type, as a [`coprof_core::Sink`].
 //!
@@ -25,6 +26,7 @@
 //! ```
 
 pub mod config;
+mod heads;
 pub mod list;
 pub mod table;
 

@@ -2,18 +2,19 @@
 //! as in DCPI value sampling (Burrows et al., ASPLOS 2000, §2.2). A
 //! [`Sink`] over loads.
 //!
-//! The lists live in flat arrays (N + 1 values and counters per list,
-//! one spare for the value that is entering), found through a hash map
-//! from (PC, type) to list number, so that a sample costs one hash lookup,
-//! one coin toss and, when the coin says so, a scan of at most N values.
+//! The lists' values and counters live in flat arrays (N + 1 per list,
+//! one spare for the value that is entering); each list's state lives in
+//! its head, one cache line found by hashing (PC, type) (`heads`), so
+//! that a sample costs one hash probe, one coin toss and, when the coin
+//! says so, a scan of at most N values.
 
 use super::config::{HotlistConfig, ValueKind, Variant};
-use super::list::{estimate, List, ListState};
+use super::heads::Heads;
+use super::list::{estimate, List};
 use crate::coproc::report::{PcStatus, PcValues, ValueEstimate};
 use coprof_core::{Class, ClassSet, Event, Sink};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// Hotlists for every (PC, value type) seen.
@@ -22,11 +23,8 @@ pub struct HotlistTable {
     cfg: HotlistConfig,
     factor: f64,
     stride: usize,
-    /// One map per configured value type (in `cfg.kinds` order), PC to
-    /// list number: a plain 64-bit key hashes in one multiply.
-    index: Vec<FxHashMap<u64, u32>>,
-    keys: Vec<(u64, ValueKind)>,
-    states: Vec<ListState>,
+    /// Per (PC, value type), the list's number and state.
+    heads: Heads,
     values: Vec<u64>,
     counts: Vec<u64>,
     rng: Xoshiro256PlusPlus,
@@ -109,16 +107,13 @@ impl HotlistTable {
     /// An empty table with parameters `cfg`.
     pub fn new(cfg: HotlistConfig) -> Result<HotlistTable, String> {
         cfg.validate()?;
-        let kinds = cfg.kinds.len();
         Ok(HotlistTable {
             factor: cfg.effective_factor(),
             stride: cfg.capacity + 1,
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
             countdown: cfg.period,
             cfg,
-            index: vec![FxHashMap::default(); kinds],
-            keys: Vec::new(),
-            states: Vec::new(),
+            heads: Heads::new(),
             values: Vec::new(),
             counts: Vec::new(),
             loads: 0,
@@ -126,6 +121,7 @@ impl HotlistTable {
         })
     }
 
+    #[inline]
     fn kind_slot(&self, kind: ValueKind) -> Option<usize> {
         self.cfg.kinds.iter().position(|&k| k == kind)
     }
@@ -142,27 +138,25 @@ impl HotlistTable {
 
     #[inline]
     fn add_at(&mut self, k: usize, pc: u64, v: u64) {
-        let n = match self.index[k].get(&pc) {
-            Some(&n) => n as usize,
+        let s = match self.heads.find(pc, k as u32) {
+            Some(s) => s,
             None => self.new_list(k, pc),
         };
-        let at = n * self.stride;
+        let head = self.heads.at_mut(s);
+        let at = head.n as usize * self.stride;
         let mut list = List {
-            state: &mut self.states[n],
+            state: &mut head.state,
             values: &mut self.values[at..at + self.stride],
             counts: &mut self.counts[at..at + self.stride],
         };
         list.offer(v, self.cfg.variant, self.factor, &mut self.rng);
     }
 
+    /// A new, empty list for (`pc`, type number `k`); returns its slot.
     fn new_list(&mut self, k: usize, pc: u64) -> usize {
-        let n = self.states.len();
-        self.index[k].insert(pc, n as u32);
-        self.keys.push((pc, self.cfg.kinds[k]));
-        self.states.push(ListState::new());
         self.values.resize(self.values.len() + self.stride, 0);
         self.counts.resize(self.counts.len() + self.stride, 0);
-        n
+        self.heads.insert(pc, k as u32)
     }
 
     /// One load: offered if it is a sample (every `period`-th load).
@@ -186,26 +180,26 @@ impl HotlistTable {
 
     /// Number of hotlists.
     pub fn lists(&self) -> usize {
-        self.states.len()
+        self.heads.len()
     }
 
     /// Values held by the list for (`pc`, `kind`), if it exists.
     pub fn len_of(&self, pc: u64, kind: ValueKind) -> Option<usize> {
         let k = self.kind_slot(kind)?;
-        self.index[k]
-            .get(&pc)
-            .map(|&n| self.states[n as usize].len as usize)
+        self.heads.get(pc, k as u32).map(|h| h.state.len as usize)
     }
 
     /// The estimated count of `v` in the list for (`pc`, `kind`): 0 when
     /// it is not there.
     pub fn estimate(&self, pc: u64, kind: ValueKind, v: u64) -> f64 {
-        let Some(&n) = self.kind_slot(kind).and_then(|k| self.index[k].get(&pc)) else {
+        let Some(head) = self
+            .kind_slot(kind)
+            .and_then(|k| self.heads.get(pc, k as u32))
+        else {
             return 0.0;
         };
-        let n = n as usize;
-        let st = &self.states[n];
-        let at = n * self.stride;
+        let st = &head.state;
+        let at = head.n as usize * self.stride;
         (0..st.len as usize)
             .find(|&i| self.values[at + i] == v)
             .map_or(0.0, |i| {
@@ -215,22 +209,18 @@ impl HotlistTable {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.index.iter().map(|m| m.capacity() * 13).sum::<usize>()
-            + self.keys.capacity() * 16
-            + self.states.capacity() * std::mem::size_of::<ListState>()
-            + (self.values.capacity() + self.counts.capacity()) * 8
+        self.heads.bytes() + (self.values.capacity() + self.counts.capacity()) * 8
     }
 
     /// Every list's contents.
     pub fn snapshot(&self) -> HotlistSnapshot {
         let variant: Variant = self.cfg.variant;
         let mut lists: Vec<HotlistEntry> = self
-            .keys
+            .heads
             .iter()
-            .enumerate()
-            .map(|(n, &(pc, kind))| {
-                let st = &self.states[n];
-                let at = n * self.stride;
+            .map(|head| {
+                let st = &head.state;
+                let at = head.n as usize * self.stride;
                 let mut values: Vec<HotValue> = (0..st.len as usize)
                     .map(|i| {
                         let c = self.counts[at + i];
@@ -247,8 +237,8 @@ impl HotlistTable {
                         .then(a.value.cmp(&b.value))
                 });
                 HotlistEntry {
-                    pc,
-                    kind,
+                    pc: head.pc,
+                    kind: self.cfg.kinds[head.kind as usize],
                     offered: st.offered,
                     p: st.p,
                     values,
