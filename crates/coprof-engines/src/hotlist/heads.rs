@@ -27,8 +27,9 @@ pub(crate) struct Head {
     pub(crate) state: ListState,
 }
 
-/// The table of heads; at most half full, so that a probe for a key not
-/// present stops after about two slots.
+/// The table of heads; at most three quarters full, so that a probe for a
+/// key present reads about 2.5 slots on average (adjacent lines), and
+/// memory stays within 86–171 bytes per list.
 #[derive(Clone, Debug)]
 pub(crate) struct Heads {
     slots: Vec<Head>,
@@ -87,7 +88,7 @@ impl Heads {
     /// Adds a new list for (`pc`, `kind`), which must not be present,
     /// numbered `len()`; returns its slot.
     pub(crate) fn insert(&mut self, pc: u64, kind: u32) -> usize {
-        if 2 * (self.len + 1) > self.slots.len() {
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
             self.grow();
         }
         let n = self.len as u32;
@@ -153,7 +154,7 @@ mod tests {
             h.at_mut(s).state.offered = i;
         }
         assert_eq!(h.len(), 5000);
-        assert!(h.bytes() >= 2 * 5000 * 64);
+        assert!(h.bytes() >= 5000 * 64 * 4 / 3);
         for i in 0..5000u64 {
             let head = h.get(i * 4, (i % 2) as u32).expect("present");
             assert_eq!(head.n as u64, i);
