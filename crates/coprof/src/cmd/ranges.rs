@@ -352,10 +352,10 @@ fn print_text(
     }
     crate::outln!(
         out,
-        "tree: {} nodes at the end, {} at most, {:.0} on average; {} bytes; split threshold {:.1}",
+        "tree: {} nodes at the end, {} at most, {} on average; {} bytes; split threshold {:.1}",
         thousands(snap.nodes_final as u64),
         thousands(snap.nodes_max as u64),
-        snap.nodes_avg,
+        thousands(snap.nodes_avg.round() as u64),
         thousands(snap.bytes as u64),
         snap.split_threshold
     );

@@ -1,0 +1,155 @@
+//! Every report's text, byte for byte, against a golden file in
+//! `tests/golden/`: the reports of `loops`, `ranges`, `values` and
+//! `sample --eval` on traces that `coprof gen` makes from fixed seeds.
+//!
+//! The engines are deterministic (their random sources are seeded), so a
+//! difference means that a report's layout or an engine's result changed.
+//! When the change is intended, rewrite the files with
+//! `COPROF_UPDATE_GOLDEN=1 cargo test -p coprof --test golden` and review
+//! the diff of `tests/golden/` like any other change.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+fn coprof() -> Command {
+    Command::cargo_bin("coprof").unwrap()
+}
+
+/// A trace of `events` events of `workload` from `seed`, in `dir`.
+fn gen(dir: &Path, workload: &str, events: u64, seed: u64) -> PathBuf {
+    let out = dir.join(format!("{workload}.cpt"));
+    coprof()
+        .args(["gen", "--workload", workload, "--events"])
+        .arg(events.to_string())
+        .args(["--seed", &seed.to_string(), "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+/// Runs `coprof COMMAND TRACE ARGS…` and compares its standard output with
+/// `tests/golden/NAME.txt` (or writes that file when asked to).
+fn golden(name: &str, command: &str, workload: &str, args: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen(dir.path(), workload, 50_000, 4);
+    let out = coprof()
+        .arg(command)
+        .arg(&trace)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "coprof {command} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout)
+        .unwrap()
+        .replace(&trace.display().to_string(), "TRACE");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("COPROF_UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, &text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&file).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (create it with COPROF_UPDATE_GOLDEN=1)",
+            file.display()
+        )
+    });
+    if text != want {
+        let (line, (got, exp)) = text
+            .lines()
+            .zip(want.lines())
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+            .map(|(i, (a, b))| (i + 1, (a.to_string(), b.to_string())))
+            .unwrap_or((
+                text.lines().count().min(want.lines().count()) + 1,
+                ("(line count differs)".into(), String::new()),
+            ));
+        panic!(
+            "coprof {command} {} differs from {} at line {line}:\n  got:  {got}\n  want: {exp}\n\
+             (if the change is intended: COPROF_UPDATE_GOLDEN=1 cargo test -p coprof --test golden)",
+            args.join(" "),
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn loops_report() {
+    golden("loops-exact", "loops", "loops", &["--exact"]);
+}
+
+#[test]
+fn loops_report_sampled_and_coalesced() {
+    golden(
+        "loops-coalesce-sampled",
+        "loops",
+        "loops",
+        &["--coalesce", "--sample-interval", "5", "--exact"],
+    );
+}
+
+#[test]
+fn ranges_report_of_load_values() {
+    golden(
+        "ranges-load-value-exact",
+        "ranges",
+        "zipf",
+        &["--stream", "load-value", "--exact"],
+    );
+}
+
+#[test]
+fn ranges_report_of_pcs_in_two_dimensions() {
+    golden(
+        "ranges-pc-load-addr",
+        "ranges",
+        "zipf",
+        &["--dims", "pc,load-addr", "--epsilon", "0.05"],
+    );
+}
+
+#[test]
+fn values_report_of_the_coprocessor() {
+    golden(
+        "values-coproc-exact",
+        "values",
+        "zipf",
+        &["--exact", "--limit", "12"],
+    );
+}
+
+#[test]
+fn values_report_of_hotlists() {
+    golden(
+        "values-hotlist-counting",
+        "values",
+        "zipf",
+        &[
+            "--algo",
+            "hotlist",
+            "--variant",
+            "counting",
+            "--exact",
+            "--limit",
+            "12",
+        ],
+    );
+}
+
+#[test]
+fn sample_evaluation_report() {
+    golden(
+        "sample-brr-methods",
+        "sample",
+        "methods",
+        &["--sampler", "brr:4", "--eval", "--profile", "method"],
+    );
+}
