@@ -35,15 +35,16 @@
 //! run since (a merge batch empties the table): a stream that repeats its
 //! points, such as a program's PCs, skips the walk entirely.
 //!
-//! **Block cache.** For other points: points in one aligned block of 2^8 points (the range of
-//! a node [`BLOCK_BITS`] bits above the bottom of the tree) share their
-//! ancestors down to that node. The tree remembers, per block, the deepest
-//! node at most that deep on the block's path, and a walk starts there
-//! instead of at the root: four levels instead of up to 32 (the software
-//! form of the paper's pipelined walk, §3.2.2). A split only adds nodes
-//! below a remembered node, so it stays on its points' path; a merge batch
-//! frees nodes and empties the table. The node reached is the same as from
-//! the root; debug builds check it on every event. Both caches are
+//! **Block cache.** Points missing from the leaf cache start lower down.
+//! All points of one aligned block of 2^8 points (the range of a node
+//! [`BLOCK_BITS`] bits above the bottom of the tree) share their ancestors
+//! down to that node. The tree remembers, per block, the deepest node at
+//! most that deep on the block's path, and a walk starts there instead of
+//! at the root: four levels instead of up to 32 (the software form of the
+//! paper's pipelined walk, §3.2.2). A split only adds nodes below a
+//! remembered node, so it stays on its points' path; a merge batch frees
+//! nodes and empties the table. The node reached is the same as from the
+//! root; debug builds check it on every event. Both caches are
 //! `node_cache` tables, software shortcuts that leave the tree built the
 //! same node for node.
 //!
@@ -298,7 +299,9 @@ impl<const D: usize> Tree<D> {
     /// Counts `weight` events at `p`, starting from `v`, an ancestor of
     /// `p`'s leaf at depth `level`: the rest of the walk, the splits
     /// (§2.2.1) and the merge schedule (§3.1), remembering the node of
-    /// `p`'s `block`, when given, for the next walk.
+    /// `p`'s `block`, when given, for the next walk. Returns the leaf the
+    /// events were counted in and its depth, or `None` when a merge batch
+    /// ran after them (the caches are then empty and stay so).
     #[inline(always)]
     fn count_at(
         &mut self,
