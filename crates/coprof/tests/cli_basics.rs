@@ -1,33 +1,10 @@
 //! The `coprof` program end to end: gen, info, demo and their errors.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{coprof, gen_trace};
 use predicates::prelude::*;
 use serde_json::Value;
-use std::path::Path;
-
-fn coprof() -> Command {
-    Command::cargo_bin("coprof").unwrap()
-}
-
-fn gen(dir: &Path, workload: &str, events: u64) -> std::path::PathBuf {
-    let p = dir.join(format!("{workload}.cpt"));
-    coprof()
-        .args([
-            "gen",
-            "--workload",
-            workload,
-            "--events",
-            &events.to_string(),
-            "--seed",
-            "3",
-            "-o",
-        ])
-        .arg(&p)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("wrote"));
-    p
-}
 
 #[test]
 fn help_lists_every_subcommand_with_examples() {
@@ -51,7 +28,7 @@ fn help_lists_every_subcommand_with_examples() {
 #[test]
 fn gen_then_info_json_counts_every_class() {
     let dir = tempfile::tempdir().unwrap();
-    let p = gen(dir.path(), "mixed", 100_000);
+    let p = gen_trace(dir.path(), "mixed", 100_000, 3);
     let out = coprof()
         .args(["info", "--json"])
         .arg(&p)
@@ -75,7 +52,7 @@ fn gen_then_info_json_counts_every_class() {
 #[test]
 fn gen_is_deterministic_and_seeded() {
     let dir = tempfile::tempdir().unwrap();
-    let a = gen(dir.path(), "zipf", 20_000);
+    let a = gen_trace(dir.path(), "zipf", 20_000, 3);
     let b = dir.path().join("again.cpt");
     coprof()
         .args(["gen", "-w", "zipf", "-n", "20000", "--seed", "3", "-o"])
@@ -121,7 +98,7 @@ fn gen_classes_filter_is_recorded() {
 #[test]
 fn info_text_names_the_counts() {
     let dir = tempfile::tempdir().unwrap();
-    let p = gen(dir.path(), "loops", 50_000);
+    let p = gen_trace(dir.path(), "loops", 50_000, 3);
     coprof()
         .arg("info")
         .arg(&p)
@@ -133,7 +110,7 @@ fn info_text_names_the_counts() {
 #[test]
 fn bad_traces_exit_2_naming_file_and_offset() {
     let dir = tempfile::tempdir().unwrap();
-    let p = gen(dir.path(), "loops", 100_000);
+    let p = gen_trace(dir.path(), "loops", 100_000, 3);
     let bytes = std::fs::read(&p).unwrap();
 
     let notrace = dir.path().join("notrace.cpt");
@@ -293,7 +270,7 @@ fn synthetic_demo_reports_loops_and_values() {
 #[test]
 fn closed_stdout_ends_quietly_without_a_panic() {
     let dir = tempfile::tempdir().unwrap();
-    let p = gen(dir.path(), "loops", 300_000);
+    let p = gen_trace(dir.path(), "loops", 300_000, 3);
     for args in [vec!["loops", "--exact"], vec!["ranges"], vec!["values"]] {
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coprof"))
             .args(&args)

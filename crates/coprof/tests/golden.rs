@@ -8,31 +8,16 @@
 //! `COPROF_UPDATE_GOLDEN=1 cargo test -p coprof --test golden` and review
 //! the diff of `tests/golden/` like any other change.
 
-use assert_cmd::Command;
-use std::path::{Path, PathBuf};
+mod common;
 
-fn coprof() -> Command {
-    Command::cargo_bin("coprof").unwrap()
-}
-
-/// A trace of `events` events of `workload` from `seed`, in `dir`.
-fn gen(dir: &Path, workload: &str, events: u64, seed: u64) -> PathBuf {
-    let out = dir.join(format!("{workload}.cpt"));
-    coprof()
-        .args(["gen", "--workload", workload, "--events"])
-        .arg(events.to_string())
-        .args(["--seed", &seed.to_string(), "-o"])
-        .arg(&out)
-        .assert()
-        .success();
-    out
-}
+use common::{coprof, gen_trace};
+use std::path::Path;
 
 /// Runs `coprof COMMAND TRACE ARGS…` and compares its standard output with
 /// `tests/golden/NAME.txt` (or writes that file when asked to).
 fn golden(name: &str, command: &str, workload: &str, args: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), workload, 50_000, 4);
+    let trace = gen_trace(dir.path(), workload, 50_000, 4);
     let out = coprof()
         .arg(command)
         .arg(&trace)

@@ -1,34 +1,18 @@
 //! `coprof loops`: the frequent loop detector on traces of the `loops`
 //! workload, its JSON keys, the sweep, and bad input.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{coprof, gen_trace};
 use predicates::prelude::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tempfile::TempDir;
 
-fn coprof() -> Command {
-    Command::cargo_bin("coprof").unwrap()
-}
-
-/// A `loops` workload trace. Seed 7 lays its loops out so that no set of
-/// the default 2-way, 32-entry cache is asked to hold more than two.
-fn loops_trace(dir: &Path, seed: u64, events: u64) -> PathBuf {
-    let out = dir.join(format!("loops-{seed}.cpt"));
-    coprof()
-        .args([
-            "gen",
-            "--workload",
-            "loops",
-            "--events",
-            &events.to_string(),
-        ])
-        .args(["--seed", &seed.to_string(), "-o"])
-        .arg(&out)
-        .assert()
-        .success();
-    out
-}
+/// The seed of the `loops` workload traces: seed 7 lays its loops out so
+/// that no set of the default 2-way, 32-entry cache is asked to hold more
+/// than two.
+const SEED: u64 = 7;
 
 fn json(args: &[&str], file: &Path) -> Value {
     let out = coprof()
@@ -44,7 +28,7 @@ fn json(args: &[&str], file: &Path) -> Value {
 #[test]
 fn exact_report_has_the_keys_and_accuracy() {
     let dir = TempDir::new().unwrap();
-    let f = loops_trace(dir.path(), 7, 1_500_000);
+    let f = gen_trace(dir.path(), "loops", 1_500_000, SEED);
     let v = json(&["--exact"], &f);
     for k in [
         "config",
@@ -98,7 +82,7 @@ fn exact_report_has_the_keys_and_accuracy() {
 #[test]
 fn coalescing_same_loops_fewer_updates() {
     let dir = TempDir::new().unwrap();
-    let f = loops_trace(dir.path(), 7, 600_000);
+    let f = gen_trace(dir.path(), "loops", 600_000, SEED);
     let a = json(&[], &f);
     let b = json(&["--coalesce"], &f);
     let key = |v: &Value| -> Vec<(u64, u64)> {
@@ -118,7 +102,7 @@ fn coalescing_same_loops_fewer_updates() {
 #[test]
 fn text_report_names_the_cache_and_accuracy() {
     let dir = TempDir::new().unwrap();
-    let f = loops_trace(dir.path(), 7, 300_000);
+    let f = gen_trace(dir.path(), "loops", 300_000, SEED);
     coprof()
         .arg("loops")
         .arg(&f)
@@ -141,7 +125,7 @@ fn text_report_names_the_cache_and_accuracy() {
 #[test]
 fn sweep_lists_every_configuration_and_the_smallest() {
     let dir = TempDir::new().unwrap();
-    let f = loops_trace(dir.path(), 7, 600_000);
+    let f = gen_trace(dir.path(), "loops", 600_000, SEED);
     let v = json(&["--sweep", "--target", "0.95"], &f);
     let points = v["points"].as_array().unwrap();
     assert_eq!(points.len(), 672);
@@ -187,7 +171,7 @@ fn sweep_lists_every_configuration_and_the_smallest() {
 #[test]
 fn bad_options_and_input_exit_2_with_a_message() {
     let dir = TempDir::new().unwrap();
-    let f = loops_trace(dir.path(), 7, 20_000);
+    let f = gen_trace(dir.path(), "loops", 20_000, SEED);
     for (args, msg) in [
         (vec!["--entries", "24"], "entries must be a power of two"),
         (vec!["--ways", "3"], "ways must be a power of two"),

@@ -4,27 +4,9 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::{compile, json_of};
+use common::{compile, coprof, gen_trace, json_of};
 use predicates::prelude::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn coprof() -> Command {
-    Command::cargo_bin("coprof").unwrap()
-}
-
-fn gen(dir: &Path, workload: &str, events: u64) -> PathBuf {
-    let f = dir.join(format!("{workload}.cpt"));
-    coprof()
-        .args(["gen", "--workload", workload, "--events"])
-        .arg(events.to_string())
-        .args(["--seed", "3", "-o"])
-        .arg(&f)
-        .assert()
-        .success();
-    f
-}
 
 /// The default profile's sections, each with the command (after `coprof`,
 /// with `--exact` where it applies) that prints it alone.
@@ -54,7 +36,7 @@ fn section<'a>(profile: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn profile_reports_equal_the_single_commands() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "mixed", 300_000);
+    let trace = gen_trace(dir.path(), "mixed", 300_000, 3);
     let p = json_of(
         coprof()
             .arg("profile")
@@ -99,7 +81,7 @@ fn profile_reports_equal_the_single_commands() {
 #[test]
 fn saved_profile_is_printed_again_by_report() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "loops", 200_000);
+    let trace = gen_trace(dir.path(), "loops", 200_000, 3);
     let file = dir.path().join("p.json");
 
     let out = coprof()
@@ -179,7 +161,7 @@ fn bad_profile_files_are_named_with_exit_code_2() {
         .code(2)
         .stderr(predicate::str::contains("version 99"));
 
-    let trace = gen(dir.path(), "loops", 10_000);
+    let trace = gen_trace(dir.path(), "loops", 10_000, 3);
     let good = dir.path().join("good.json");
     coprof()
         .arg("profile")
@@ -335,7 +317,7 @@ fn live_single_commands_equal_the_live_profile() {
 #[test]
 fn chosen_reports_compare_configurations_in_one_pass() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "loops", 400_000);
+    let trace = gen_trace(dir.path(), "loops", 400_000, 3);
     let p = json_of(
         coprof()
             .arg("profile")

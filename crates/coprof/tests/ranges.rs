@@ -2,26 +2,12 @@
 //! checked against the exact counts it computes in the same pass, and its
 //! errors on bad options and bad input.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{coprof, gen_trace};
 use predicates::str::contains;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn coprof() -> Command {
-    Command::cargo_bin("coprof").unwrap()
-}
-
-fn gen(dir: &Path, workload: &str, events: u64, seed: u64) -> PathBuf {
-    let out = dir.join(format!("{workload}-{seed}.cpt"));
-    coprof()
-        .args(["gen", "--workload", workload, "--events"])
-        .arg(events.to_string())
-        .args(["--seed", &seed.to_string(), "-o"])
-        .arg(&out)
-        .assert()
-        .success();
-    out
-}
+use std::path::Path;
 
 fn json(args: &[&str], file: &Path) -> Value {
     let out = coprof()
@@ -42,7 +28,7 @@ fn json(args: &[&str], file: &Path) -> Value {
 #[test]
 fn zipf_values_with_exact_counts_keep_the_bound() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "zipf", 200_000, 5);
+    let trace = gen_trace(dir.path(), "zipf", 200_000, 5);
     let v = json(&["--stream", "load-value", "--exact"], &trace);
     assert_eq!(v["n"], 200_000, "every zipf event is a load");
     assert_eq!(v["epsilon"], 0.01);
@@ -68,7 +54,7 @@ fn zipf_values_with_exact_counts_keep_the_bound() {
 #[test]
 fn the_loops_code_profile_finds_the_loop_bodies() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "loops", 300_000, 1);
+    let trace = gen_trace(dir.path(), "loops", 300_000, 1);
     let v = json(&["--stream", "pc", "--exact", "--epsilon", "0.001"], &trace);
     assert_eq!(v["n"], 300_000);
     let hot = v["hot_ranges"].as_array().unwrap();
@@ -83,7 +69,7 @@ fn the_loops_code_profile_finds_the_loop_bodies() {
 #[test]
 fn two_dimensions_report_coordinate_pairs() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "mixed", 100_000, 2);
+    let trace = gen_trace(dir.path(), "mixed", 100_000, 2);
     let v = json(
         &["--dims", "pc,load-addr", "--exact", "--epsilon", "0.05"],
         &trace,
@@ -104,7 +90,7 @@ fn two_dimensions_report_coordinate_pairs() {
 #[test]
 fn buffer_off_counts_the_same_events() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "mixed", 50_000, 3);
+    let trace = gen_trace(dir.path(), "mixed", 50_000, 3);
     let on = json(&["--stream", "store-addr"], &trace);
     let off = json(&["--stream", "store-addr", "--no-buffer"], &trace);
     assert_eq!(on["n"], off["n"]);
@@ -118,7 +104,7 @@ fn merge_factor_sets_how_often_merges_run() {
     // is floor(log_q n) + 1 (unbuffered, so that n grows one event at a
     // time), and the bound holds whatever q is.
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "zipf", 100_000, 4);
+    let trace = gen_trace(dir.path(), "zipf", 100_000, 4);
     for (q, batches) in [("2", 17), ("4", 9), ("10", 6)] {
         let v = json(
             &[
@@ -139,7 +125,7 @@ fn merge_factor_sets_how_often_merges_run() {
 #[test]
 fn dump_writes_the_tree_and_text_shows_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "zipf", 50_000, 4);
+    let trace = gen_trace(dir.path(), "zipf", 50_000, 4);
     let dump = dir.path().join("tree.txt");
     coprof()
         .arg("ranges")
@@ -163,7 +149,7 @@ fn dump_writes_the_tree_and_text_shows_errors() {
 #[test]
 fn bad_options_are_named_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "zipf", 1000, 1);
+    let trace = gen_trace(dir.path(), "zipf", 1000, 1);
     for (args, says) in [
         (
             vec!["--epsilon", "0"],
@@ -217,7 +203,7 @@ fn bad_input_files_fail_cleanly() {
         .assert()
         .code(2)
         .stderr(contains("junk.cpt"));
-    let trace = gen(dir.path(), "zipf", 1000, 1);
+    let trace = gen_trace(dir.path(), "zipf", 1000, 1);
     let dump = dir.path().join("no-such-dir").join("tree.txt");
     coprof()
         .arg("ranges")

@@ -4,31 +4,10 @@
 
 mod common;
 
-use assert_cmd::Command;
+use common::{coprof, gen_trace};
 use predicates::str::contains;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn coprof() -> Command {
-    Command::cargo_bin("coprof").unwrap()
-}
-
-fn gen(dir: &Path, workload: &str, events: u64) -> PathBuf {
-    let out = dir.join(format!("{workload}.cpt"));
-    coprof()
-        .args([
-            "gen",
-            "--workload",
-            workload,
-            "--events",
-            &events.to_string(),
-        ])
-        .args(["--seed", "3", "-o"])
-        .arg(&out)
-        .assert()
-        .success();
-    out
-}
+use std::path::Path;
 
 fn eval_json(trace: &Path, sampler: &str, extra: &[&str]) -> Value {
     common::json_of(
@@ -43,7 +22,7 @@ fn eval_json(trace: &Path, sampler: &str, extra: &[&str]) -> Value {
 #[test]
 fn eval_reports_overlap_and_finds_the_resonance() {
     let dir = tempfile::tempdir().unwrap();
-    let t = gen(dir.path(), "methods", 2_000_000);
+    let t = gen_trace(dir.path(), "methods", 2_000_000, 3);
     let counter = eval_json(&t, "counter:64", &[]);
     let brr = eval_json(&t, "brr:5", &[]);
     for v in [&counter, &brr] {
@@ -86,7 +65,7 @@ fn eval_reports_overlap_and_finds_the_resonance() {
 #[test]
 fn eval_pc_profile_and_text_output() {
     let dir = tempfile::tempdir().unwrap();
-    let t = gen(dir.path(), "mixed", 200_000);
+    let t = gen_trace(dir.path(), "mixed", 200_000, 3);
     let v = eval_json(
         &t,
         "geometric:16",
@@ -107,7 +86,7 @@ fn eval_pc_profile_and_text_output() {
 #[test]
 fn writes_the_sampled_stream_as_a_trace() {
     let dir = tempfile::tempdir().unwrap();
-    let t = gen(dir.path(), "mixed", 300_000);
+    let t = gen_trace(dir.path(), "mixed", 300_000, 3);
     let out = dir.path().join("loads.cpt");
     let w = coprof()
         .arg("sample")
@@ -156,7 +135,7 @@ fn writes_the_sampled_stream_as_a_trace() {
 #[test]
 fn bad_options_are_named_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
-    let t = gen(dir.path(), "methods", 10_000);
+    let t = gen_trace(dir.path(), "methods", 10_000, 3);
     let out = dir.path().join("never.cpt");
     for (sampler, msg) in [
         ("bogus:3", "unknown sampler"),
@@ -206,7 +185,7 @@ fn bad_options_are_named_and_exit_2() {
 #[test]
 fn a_corrupt_input_leaves_no_output() {
     let dir = tempfile::tempdir().unwrap();
-    let t = gen(dir.path(), "mixed", 100_000);
+    let t = gen_trace(dir.path(), "mixed", 100_000, 3);
     let mut bytes = std::fs::read(&t).unwrap();
     let n = bytes.len();
     bytes.truncate(n - n / 3);

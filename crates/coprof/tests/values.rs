@@ -4,33 +4,10 @@
 
 mod common;
 
-use assert_cmd::Command;
+use common::{coprof, gen_trace};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tempfile::TempDir;
-
-fn coprof() -> Command {
-    Command::cargo_bin("coprof").unwrap()
-}
-
-fn trace(dir: &TempDir, workload: &str, events: u64) -> PathBuf {
-    let out = dir.path().join(format!("{workload}.cpt"));
-    coprof()
-        .args([
-            "gen",
-            "--workload",
-            workload,
-            "--events",
-            &events.to_string(),
-            "--seed",
-            "3",
-            "-o",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
-    out
-}
 
 fn json(file: &Path, args: &[&str]) -> Value {
     common::json_of(coprof().arg("values").arg(file).args(args).arg("--json"))
@@ -39,7 +16,7 @@ fn json(file: &Path, args: &[&str]) -> Value {
 #[test]
 fn coproc_report_has_the_keys_and_scores_well_on_zipf() {
     let dir = TempDir::new().unwrap();
-    let t = trace(&dir, "zipf", 400_000);
+    let t = gen_trace(dir.path(), "zipf", 400_000, 3);
     let v = json(&t, &["--exact"]);
     assert_eq!(v["algo"], "coproc");
     assert_eq!(v["events"], 400_000);
@@ -85,7 +62,7 @@ fn coproc_report_has_the_keys_and_scores_well_on_zipf() {
 #[test]
 fn simple_and_hotlist_run_and_report_without_exact() {
     let dir = TempDir::new().unwrap();
-    let t = trace(&dir, "phases", 100_000);
+    let t = gen_trace(dir.path(), "phases", 100_000, 3);
     let s = json(&t, &["--algo", "simple", "--period", "64"]);
     assert_eq!(s["algo"], "simple");
     assert_eq!(s["samples_transferred"], 50_000 / 64);
@@ -115,7 +92,7 @@ fn simple_and_hotlist_run_and_report_without_exact() {
 #[test]
 fn hotlist_value_type_address_profiles_load_addresses() {
     let dir = TempDir::new().unwrap();
-    let t = trace(&dir, "zipf", 200_000);
+    let t = gen_trace(dir.path(), "zipf", 200_000, 3);
     let hot = ["--algo", "hotlist", "--exact"];
     let v = json(&t, &hot);
     let a = json(&t, &[&hot[..], &["--value-type", "address"]].concat());
@@ -343,7 +320,7 @@ fn watching_for_new_loads_finds_a_later_phase() {
 #[test]
 fn slow_coprocessor_drops_samples() {
     let dir = TempDir::new().unwrap();
-    let t = trace(&dir, "zipf", 100_000);
+    let t = gen_trace(dir.path(), "zipf", 100_000, 3);
     let v = json(&t, &["--service-rate", "0.1", "--slots", "128"]);
     assert!(
         v["samples_dropped"].as_u64().unwrap() > 50_000,
@@ -355,7 +332,7 @@ fn slow_coprocessor_drops_samples() {
 #[test]
 fn text_report_names_the_metric() {
     let dir = TempDir::new().unwrap();
-    let t = trace(&dir, "zipf", 50_000);
+    let t = gen_trace(dir.path(), "zipf", 50_000, 3);
     coprof()
         .args(["values", "--exact", "--limit", "3"])
         .arg(&t)
@@ -368,7 +345,7 @@ fn text_report_names_the_metric() {
 #[test]
 fn bad_options_and_input_exit_2_with_a_message() {
     let dir = TempDir::new().unwrap();
-    let t = trace(&dir, "zipf", 1000);
+    let t = gen_trace(dir.path(), "zipf", 1000, 3);
     let bad = |args: &[&str], needle: &str| {
         let out = coprof().arg("values").arg(&t).args(args).assert().code(2);
         let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();

@@ -1,6 +1,28 @@
-//! Helpers shared by the CLI tests that run real RV64 programs live.
+//! Helpers shared by the CLI tests: the binary under test, synthetic
+//! traces, and real RV64 programs to run live. Each test binary uses some
+//! of them, hence `dead_code` is allowed here.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+
+/// The `coprof` binary under test.
+pub fn coprof() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("coprof").unwrap()
+}
+
+/// A trace of `events` events of the synthetic `workload` drawn from
+/// `seed`, written by `coprof gen` to `dir/WORKLOAD-SEED.cpt`.
+pub fn gen_trace(dir: &Path, workload: &str, events: u64, seed: u64) -> PathBuf {
+    let out = dir.join(format!("{workload}-{seed}.cpt"));
+    coprof()
+        .args(["gen", "--workload", workload, "--events"])
+        .arg(events.to_string())
+        .args(["--seed", &seed.to_string(), "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
