@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{coprof, gen_trace};
+use common::{coprof, gen_trace, stdout_of};
 use std::path::Path;
 
 /// Runs `coprof COMMAND TRACE ARGS…` and compares its standard output with
@@ -18,19 +18,7 @@ use std::path::Path;
 fn golden(name: &str, command: &str, workload: &str, args: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let trace = gen_trace(dir.path(), workload, 50_000, 4);
-    let out = coprof()
-        .arg(command)
-        .arg(&trace)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "coprof {command} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout)
-        .unwrap()
+    let text = stdout_of(coprof().arg(command).arg(&trace).args(args))
         .replace(&trace.display().to_string(), "TRACE");
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")

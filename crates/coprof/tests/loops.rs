@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{coprof, gen_trace};
+use common::{coprof, gen_trace, json_of};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
@@ -15,14 +15,7 @@ use tempfile::TempDir;
 const SEED: u64 = 7;
 
 fn json(args: &[&str], file: &Path) -> Value {
-    let out = coprof()
-        .arg("loops")
-        .arg(file)
-        .args(args)
-        .arg("--json")
-        .assert()
-        .success();
-    serde_json::from_slice(&out.get_output().stdout).unwrap()
+    json_of(coprof().arg("loops").arg(file).args(args).arg("--json"))
 }
 
 #[test]

@@ -4,25 +4,13 @@
 
 mod common;
 
-use common::{coprof, gen_trace};
+use common::{coprof, gen_trace, json_of};
 use predicates::str::contains;
 use serde_json::Value;
 use std::path::Path;
 
 fn json(args: &[&str], file: &Path) -> Value {
-    let out = coprof()
-        .arg("ranges")
-        .arg(file)
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_of(coprof().arg("ranges").arg(file).args(args).arg("--json"))
 }
 
 #[test]

@@ -50,13 +50,19 @@ pub fn compile(dir: &Path, name: &str, src: &str) -> PathBuf {
 }
 
 /// Runs `cmd`, asserts that it succeeded (showing its standard error if
-/// not) and parses its standard output as JSON.
-pub fn json_of(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+/// not) and returns its standard output.
+pub fn stdout_of(cmd: &mut assert_cmd::Command) -> String {
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+    String::from_utf8(out.stdout).expect("UTF-8 on stdout")
+}
+
+/// Runs `cmd`, asserts that it succeeded (showing its standard error if
+/// not) and parses its standard output as JSON.
+pub fn json_of(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+    serde_json::from_str(&stdout_of(cmd)).expect("JSON on stdout")
 }
