@@ -1,7 +1,8 @@
 //! Per-site overhead of sampled instrumentation: no instrumentation, full
 //! instrumentation, counter-based sampling, branch-on-random (an explicit
-//! LFSR unit, and the thread-local one behind `brr!(freq, {..})`) and
-//! geometric countdown sampling, at sampling intervals 2^1 … 2^16.
+//! LFSR unit, the thread-local one behind `brr!(freq, {..})`, and
+//! `BrrSkip`, the same outcomes counted down) and geometric countdown
+//! sampling, at sampling intervals 2^1 … 2^16.
 //!
 //! The kernel is the paper's microbenchmark (Lee & Zilles, CGO 2008, §5.3):
 //! a loop over half a million characters computing a checksum and counting
@@ -24,7 +25,7 @@
 //!
 //! Run: `cargo bench -p coprof-brr --bench overhead -- --warm-up-time 1 --measurement-time 2`
 
-use coprof_brr::{brr, rng::SplitMix64, sampled, Brr, Counter, Geometric};
+use coprof_brr::{brr, rng::SplitMix64, sampled, Brr, BrrSkip, Counter, Geometric};
 use criterion::{black_box, BenchmarkId, Criterion, Throughput};
 use std::time::Duration;
 
@@ -37,13 +38,6 @@ fn text() -> Vec<u8> {
     (0..CHARS)
         .map(|_| ALPHABET[(r.next_u64() % ALPHABET.len() as u64) as usize])
         .collect()
-}
-
-/// What the kernel computes: a checksum and counts of character classes.
-#[derive(Default)]
-struct Stats {
-    checksum: u32,
-    classes: [u32; 5],
 }
 
 /// Character class of each byte: letter, digit, space, punctuation, other.
@@ -66,10 +60,16 @@ const CLASS: [u8; 256] = {
     t
 };
 
+/// The kernel's work on one character. The checksum and the class counts
+/// are separate locals, not fields of one struct: with the counts indexed
+/// at run time the struct stays in memory, and whether the compiler then
+/// keeps the checksum in a register or stores it at every character
+/// depended on the sampler's code around it, a difference of a store per
+/// site that has nothing to do with the framework.
 #[inline(always)]
-fn work(s: &mut Stats, c: u8) {
-    s.checksum = s.checksum.rotate_left(5) ^ c as u32;
-    s.classes[CLASS[c as usize] as usize] += 1;
+fn work(checksum: &mut u32, classes: &mut [u32; 5], c: u8) {
+    *checksum = checksum.rotate_left(5) ^ c as u32;
+    classes[CLASS[c as usize] as usize] += 1;
 }
 
 /// The instrumentation: record the character.
@@ -86,14 +86,16 @@ enum Variant {
     Counter,
     Brr,
     BrrThreadLocal,
+    BrrSkip,
     Geometric,
 }
 
 impl Variant {
-    const SAMPLED: [Variant; 4] = [
+    const SAMPLED: [Variant; 5] = [
         Variant::Counter,
         Variant::Brr,
         Variant::BrrThreadLocal,
+        Variant::BrrSkip,
         Variant::Geometric,
     ];
 
@@ -104,31 +106,47 @@ impl Variant {
             Variant::Counter => "counter",
             Variant::Brr => "brr",
             Variant::BrrThreadLocal => "brr-thread-local",
+            Variant::BrrSkip => "brr-skip",
             Variant::Geometric => "geometric",
         }
     }
 }
 
+std::thread_local! {
+    /// One `BrrSkip` per interval, built before anything is timed: making
+    /// one walks the register's whole period (see `construction`), which
+    /// a program pays once per site, not once per run of a loop.
+    static SKIP_UNITS: std::cell::RefCell<Vec<Option<BrrSkip>>> =
+        std::cell::RefCell::new((0..=16).map(|_| None).collect());
+}
+
+/// The `BrrSkip` unit of interval 2^`log2`, built if it is not yet.
+fn take_skip(log2: u32) -> BrrSkip {
+    SKIP_UNITS
+        .with(|u| u.borrow_mut()[log2 as usize].take())
+        .unwrap_or_else(|| BrrSkip::new(log2 - 1, 1).unwrap())
+}
+
 /// Runs the kernel once; `log2` is the sampling interval's logarithm.
 #[inline(never)]
 fn run(v: Variant, log2: u32, input: &[u8], hist: &mut [u64; 256]) -> u32 {
-    let mut s = Stats::default();
+    let (mut checksum, mut classes) = (0u32, [0u32; 5]);
     match v {
         Variant::None => {
             for &c in input {
-                work(&mut s, c);
+                work(&mut checksum, &mut classes, c);
             }
         }
         Variant::Full => {
             for &c in input {
-                work(&mut s, c);
+                work(&mut checksum, &mut classes, c);
                 record(hist, c);
             }
         }
         Variant::Counter => {
             let mut counter = Counter::new(1 << log2).unwrap();
             for &c in input {
-                work(&mut s, c);
+                work(&mut checksum, &mut classes, c);
                 sampled!(counter, { record(hist, c) });
             }
         }
@@ -136,26 +154,34 @@ fn run(v: Variant, log2: u32, input: &[u8], hist: &mut [u64; 256]) -> u32 {
             let mut unit = Brr::new(1);
             let freq = log2 - 1;
             for &c in input {
-                work(&mut s, c);
+                work(&mut checksum, &mut classes, c);
                 brr!(unit, freq, { record(hist, c) });
             }
         }
         Variant::BrrThreadLocal => {
             let freq = log2 - 1;
             for &c in input {
-                work(&mut s, c);
+                work(&mut checksum, &mut classes, c);
                 brr!(freq, { record(hist, c) });
             }
+        }
+        Variant::BrrSkip => {
+            let mut unit = take_skip(log2);
+            for &c in input {
+                work(&mut checksum, &mut classes, c);
+                sampled!(unit, { record(hist, c) });
+            }
+            SKIP_UNITS.with(|u| u.borrow_mut()[log2 as usize] = Some(unit));
         }
         Variant::Geometric => {
             let mut g = Geometric::new(1 << log2, 1).unwrap();
             for &c in input {
-                work(&mut s, c);
+                work(&mut checksum, &mut classes, c);
                 sampled!(g, { record(hist, c) });
             }
         }
     }
-    s.checksum ^ s.classes.iter().sum::<u32>()
+    checksum ^ classes.iter().sum::<u32>()
 }
 
 fn bench(c: &mut Criterion, input: &[u8]) {
@@ -176,6 +202,15 @@ fn bench(c: &mut Criterion, input: &[u8]) {
     }
     group.finish();
     black_box(hist);
+    // What making a `BrrSkip` costs: at freq 5 and up on the paper's
+    // register it walks the whole period to make its table.
+    let mut group = c.benchmark_group("construction");
+    for freq in [4u32, 5, 9, 15] {
+        group.bench_function(BenchmarkId::new("brr-skip", freq), |b| {
+            b.iter(|| BrrSkip::new(black_box(freq), 1).unwrap())
+        });
+    }
+    group.finish();
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -399,6 +434,10 @@ fn interleaved_pass(input: &[u8], rounds: usize) {
 
 fn main() {
     let input = text();
+    for log2 in 1..=16 {
+        let unit = take_skip(log2);
+        SKIP_UNITS.with(|u| u.borrow_mut()[log2 as usize] = Some(unit));
+    }
     // The variants compute the same thing.
     let mut h = [0u64; 256];
     let expect = run(Variant::None, 1, &input, &mut h);

@@ -17,7 +17,28 @@ use std::path::{Path, PathBuf};
 
 /// Characters per kernel run (the bench's input size).
 const CHARS: f64 = 500_000.0;
-const SAMPLED: [&str; 4] = ["counter", "brr", "brr-thread-local", "geometric"];
+/// The sampled configurations: the bench's name and the tables' title.
+const SAMPLED: [(&str, &str); 5] = [
+    ("counter", "counter"),
+    ("brr", "brr (LFSR)"),
+    ("brr-thread-local", "brr (thread-local)"),
+    ("brr-skip", "brr (skip-ahead)"),
+    ("geometric", "geometric"),
+];
+
+/// A table header: "| interval | counter | brr (LFSR) | … |" and its rule.
+fn header(extra: &[String]) -> String {
+    let titles: Vec<String> = SAMPLED
+        .iter()
+        .map(|(_, t)| t.to_string())
+        .chain(extra.iter().cloned())
+        .collect();
+    format!(
+        "| interval | {} |\n|---:|{}",
+        titles.join(" | "),
+        "---:|".repeat(titles.len())
+    )
+}
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -133,11 +154,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     println!("\nPer-site cost, ns (interleaved median; criterion's median in parentheses):\n");
-    println!("| interval | counter | brr (LFSR) | brr (thread-local) | geometric |");
-    println!("|---:|---:|---:|---:|---:|");
+    println!("{}", header(&[]));
     for l in 1..=16u32 {
         let mut row = format!("| 2^{l} |");
-        for v in SAMPLED {
+        for (v, _) in SAMPLED {
             row.push_str(&format!(
                 " {} ({}) |",
                 fmt(get(v, l).map(|x| x.ns), 3),
@@ -148,7 +168,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let iqr = |ls: std::ops::RangeInclusive<u32>| {
         let mut x: Vec<f64> = ls
-            .flat_map(|l| SAMPLED.iter().filter_map(move |v| get(v, l)))
+            .flat_map(|l| SAMPLED.iter().filter_map(move |(v, _)| get(v, l)))
             .map(|r| r.iqr)
             .collect();
         x.sort_by(|a, b| a.total_cmp(b));
@@ -166,11 +186,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => "core cycles",
         };
         println!("\nPer-site cost, {what} (interleaved medians):\n");
-        println!("| interval | counter | brr (LFSR) | brr (thread-local) | geometric |");
-        println!("|---:|---:|---:|---:|---:|");
+        println!("{}", header(&[]));
         for l in 1..=16u32 {
             let mut row = format!("| 2^{l} |");
-            for v in SAMPLED {
+            for (v, _) in SAMPLED {
                 let r = get(v, l);
                 let cell = match (has_ticks, has_cycles) {
                     (true, true) => format!(
@@ -193,56 +212,47 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     println!("\nFramework cost per site, ns: t(N) − t(none) − (t(full) − t(none))/N, each round's own difference, median over the rounds (interquartile range in parentheses), and its ratio to the counter's:\n");
-    println!("| interval | counter | brr (LFSR) | brr (thread-local) | geometric | geometric / counter | brr / counter | brr (thread-local) / counter |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let others = &SAMPLED[1..];
+    let ratios: Vec<String> = others
+        .iter()
+        .map(|(_, t)| format!("{t} / counter"))
+        .collect();
+    println!("{}", header(&ratios));
     let framework = |v: &str, l: u32| get(v, l).and_then(|r| r.framework);
-    let (mut geo_ok, mut brr_ok, mut brr_tl_ok) = (Vec::new(), Vec::new(), Vec::new());
+    // Per other sampler, the intervals where it meets its target: ≤ the
+    // counter's framework cost for geometric, ≤ 2× for brr.
+    let bound = |v: &str| if v == "geometric" { 1.0 } else { 2.0 };
+    let mut met: Vec<Vec<u32>> = vec![Vec::new(); others.len()];
     for l in 1..=16u32 {
         let cell =
             |v: &str| framework(v, l).map_or("–".into(), |(m, q)| format!("{m:.3} ({q:.3})"));
         let med = |v: &str| framework(v, l).map_or(f64::NAN, |x| x.0);
-        let (c, b, t, g) = (
-            med("counter"),
-            med("brr"),
-            med("brr-thread-local"),
-            med("geometric"),
-        );
-        if g <= c {
-            geo_ok.push(l);
+        let c = med("counter");
+        let mut row = format!("| 2^{l} |");
+        for (v, _) in SAMPLED {
+            row.push_str(&format!(" {} |", cell(v)));
         }
-        if b <= 2.0 * c {
-            brr_ok.push(l);
+        for (i, (v, _)) in others.iter().enumerate() {
+            if med(v) <= bound(v) * c {
+                met[i].push(l);
+            }
+            row.push_str(&format!(" {} |", fmt(ratio(med(v), c), 2)));
         }
-        if t <= 2.0 * c {
-            brr_tl_ok.push(l);
-        }
-        println!(
-            "| 2^{l} | {} | {} | {} | {} | {} | {} | {} |",
-            cell("counter"),
-            cell("brr"),
-            cell("brr-thread-local"),
-            cell("geometric"),
-            fmt(ratio(g, c), 2),
-            fmt(ratio(b, c), 2),
-            fmt(ratio(t, c), 2)
-        );
+        println!("{row}");
     }
     println!("\nTargets, interval by interval (medians compared):\n");
-    println!(
-        "- geometric framework cost ≤ counter's: met at {} of 16 intervals ({})",
-        geo_ok.len(),
-        spans(&geo_ok)
-    );
-    println!(
-        "- brr (LFSR) framework cost ≤ 2 × counter's: met at {} of 16 intervals ({})",
-        brr_ok.len(),
-        spans(&brr_ok)
-    );
-    println!(
-        "- brr (thread-local) framework cost ≤ 2 × counter's: met at {} of 16 intervals ({})",
-        brr_tl_ok.len(),
-        spans(&brr_tl_ok)
-    );
+    for ((v, title), l) in others.iter().zip(&met) {
+        let what = if bound(v) == 1.0 {
+            "≤ counter's".to_string()
+        } else {
+            format!("≤ {} × counter's", bound(v))
+        };
+        println!(
+            "- {title} framework cost {what}: met at {} of 16 intervals ({})",
+            l.len(),
+            spans(l)
+        );
+    }
 
     plot(&il, none.ns, full.ns)?;
     Ok(())
@@ -261,7 +271,7 @@ fn plot(il: &Medians, none: f64, full: f64) -> Result<(), Box<dyn std::error::Er
         ("sans-serif", 20),
     )?;
     let (left, right) = body.split_horizontally(550);
-    let colors = [BLUE, RED, MAGENTA, GREEN];
+    let colors = [BLUE, RED, MAGENTA, RGBColor(230, 140, 0), GREEN];
     let all = il.values().map(|r| r.ns);
     let lo = all.clone().fold(none, f64::min) * 0.9;
     let hi = all.fold(full, f64::max) * 1.1;
@@ -287,11 +297,11 @@ fn plot(il: &Medians, none: f64, full: f64) -> Result<(), Box<dyn std::error::Er
             .y_desc("ns per site")
             .y_label_formatter(&|y| format!("{y}"))
             .draw()?;
-        for (v, color) in SAMPLED.iter().zip(colors) {
+        for (&(v, title), color) in SAMPLED.iter().zip(colors) {
             let pts: Vec<(u32, f64)> = (1..=16).filter_map(|l| get(v, l).map(|y| (l, y))).collect();
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-                .label(*v)
+                .label(title)
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                 });
@@ -314,7 +324,7 @@ fn plot(il: &Medians, none: f64, full: f64) -> Result<(), Box<dyn std::error::Er
     }
     // Right: intervals 2^6 and longer, linear axis.
     {
-        let long = || (6..=16u32).flat_map(|l| SAMPLED.iter().filter_map(move |v| get(v, l)));
+        let long = || (6..=16u32).flat_map(|l| SAMPLED.iter().filter_map(move |(v, _)| get(v, l)));
         let lo = long().fold(none, f64::min);
         let hi = long().fold(full, f64::max);
         let pad = (hi - lo) * 0.1;
@@ -329,7 +339,7 @@ fn plot(il: &Medians, none: f64, full: f64) -> Result<(), Box<dyn std::error::Er
             .x_desc("sampling interval (log2)")
             .y_desc("ns per site")
             .draw()?;
-        for (v, color) in SAMPLED.iter().zip(colors) {
+        for (&(v, _), color) in SAMPLED.iter().zip(colors) {
             let pts: Vec<(u32, f64)> = (6..=16).filter_map(|l| get(v, l).map(|y| (l, y))).collect();
             chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;

@@ -13,6 +13,7 @@
 //! | sampler | module | decision per event | intervals |
 //! |---|---|---|---|
 //! | [`BrrSampler`] (and the [`Brr`] unit) | [`brr`] | LFSR step, AND of bits | random, mean 2^(freq+1) |
+//! | [`BrrSkip`] | [`skip`] | decrement, test | brr's own outcomes, 64 made at a time |
 //! | [`Counter`] (Arnold–Ryder) | [`counter`] | decrement, test | fixed N: can resonate |
 //! | [`Geometric`] | [`geometric`] | decrement, test | random, geometric, mean N |
 //! | [`Periodic`] (DCPI) | [`periodic`] | decrement, test | N ± J, uniform |
@@ -42,6 +43,7 @@ mod local;
 pub mod macros;
 pub mod periodic;
 pub mod rng;
+pub mod skip;
 pub mod spec;
 pub mod taps;
 
@@ -54,6 +56,7 @@ pub use lfsr::Lfsr;
 #[cfg(feature = "std")]
 pub use local::{brr, seed_thread};
 pub use periodic::Periodic;
+pub use skip::BrrSkip;
 pub use spec::{AnySampler, SamplerSpec, SpecError};
 
 /// Decides, one event at a time, which events are sampled.

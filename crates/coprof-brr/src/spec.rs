@@ -3,11 +3,12 @@
 //! sampler type that is any of them, for programs that choose a sampler at
 //! run time.
 
-use crate::brr::{BrrConfig, BrrSampler, Spacing, MAX_FREQ};
+use crate::brr::{BrrConfig, Spacing, MAX_FREQ};
 use crate::counter::Counter;
 use crate::error::Error;
 use crate::geometric::Geometric;
 use crate::periodic::{default_jitter, Periodic, DEFAULT_PERIOD};
+use crate::skip::BrrSkip;
 use crate::Sampler;
 use core::fmt;
 use core::str::FromStr;
@@ -216,7 +217,7 @@ impl SamplerSpec {
     /// The sampler, seeded with `seed` where it is random.
     pub fn build(&self, seed: u64) -> Result<AnySampler, Error> {
         Ok(match *self {
-            SamplerSpec::Brr { freq, spacing } => AnySampler::Brr(BrrSampler::with_config(
+            SamplerSpec::Brr { freq, spacing } => AnySampler::Brr(BrrSkip::with_config(
                 freq,
                 BrrConfig {
                     seed,
@@ -236,8 +237,10 @@ impl SamplerSpec {
 /// Any of the samplers a [`SamplerSpec`] names.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnySampler {
-    /// Branch-on-random.
-    Brr(BrrSampler),
+    /// Branch-on-random: the outcomes of a
+    /// [`BrrSampler`](crate::BrrSampler), counted down
+    /// ([`BrrSkip`]).
+    Brr(BrrSkip),
     /// Counter-based.
     Counter(Counter),
     /// Geometric countdown.

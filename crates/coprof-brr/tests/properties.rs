@@ -5,7 +5,7 @@ use coprof_brr::{
     counter::Counter,
     geometric::Geometric,
     periodic::Periodic,
-    Lfsr, Sampler, SamplerSpec, Spacing,
+    BrrConfig, BrrSampler, BrrSkip, Lfsr, Sampler, SamplerSpec, Spacing,
 };
 use proptest::prelude::*;
 
@@ -47,6 +47,22 @@ proptest! {
         let spread = max_shared(outcome_mask(width, freq, Spacing::Spread), width);
         let spaced = max_shared(outcome_mask(width, freq, Spacing::Spaced), width);
         prop_assert!(spread <= spaced, "w{width} f{freq}: spread {spread}, spaced {spaced}");
+    }
+
+    #[test]
+    fn skip_ahead_takes_the_same_uses_as_the_stepped_register(
+        width in 16u32..=64,
+        freq in 0u32..=15,
+        spacing in prop_oneof![Just(Spacing::Spaced), Just(Spacing::Adjacent), Just(Spacing::Spread)],
+        seed: u64,
+        uses in 1usize..20_000,
+    ) {
+        let config = BrrConfig { width, seed, spacing };
+        let mut stepped = BrrSampler::with_config(freq, config).unwrap();
+        let mut skip = BrrSkip::with_config(freq, config).unwrap();
+        for i in 0..uses {
+            prop_assert_eq!(skip.sample(), stepped.sample(), "use {}", i);
+        }
     }
 
     #[test]
