@@ -103,9 +103,11 @@ fn fmt(x: Option<f64>, decimals: usize) -> String {
     x.map_or("–".into(), |v| format!("{v:.decimals$}"))
 }
 
-/// `a / b`, when `b` is large enough for the ratio to mean something.
+/// `a / b`, when both are above zero: a framework cost at or below zero
+/// (the sampled loop as fast as the plain one, or faster by an accident of
+/// code layout) has no meaningful ratio.
 fn ratio(a: f64, b: f64) -> Option<f64> {
-    (b > 0.0).then(|| a / b)
+    (a > 0.0 && b > 0.0).then(|| a / b)
 }
 
 /// "2^a–2^b, 2^c" from a list of intervals' logarithms.
@@ -240,6 +242,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         println!("{row}");
     }
+    println!("\n(–: a cost at or below zero, whose ratio means nothing.)");
     println!("\nTargets, interval by interval (medians compared):\n");
     for ((v, title), l) in others.iter().zip(&met) {
         let what = if bound(v) == 1.0 {

@@ -47,6 +47,18 @@ pub mod intervals;
 /// Samples when `brr freq` would be taken, with the same outcomes as
 /// [`BrrSampler`](crate::BrrSampler), by counting down to the next taken
 /// use.
+///
+/// ```
+/// use coprof_brr::{sampled, BrrSampler, BrrSkip, Sampler};
+/// let mut site = BrrSkip::new(9, 42).unwrap(); // 1 in 1024
+/// let mut stepped = BrrSampler::new(9, 42).unwrap();
+/// let mut hits = 0;
+/// for _ in 0..100_000 {
+///     let s = stepped.sample();
+///     assert_eq!(sampled!(site, { hits += 1 }).is_some(), s);
+/// }
+/// assert!((60..140).contains(&hits));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BrrSkip {
     /// Uses left until the next taken one, that one included (≥ 1).
