@@ -47,6 +47,11 @@ impl Sampler for Counter {
             false
         }
     }
+    #[inline]
+    fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
+        let interval = self.interval;
+        crate::count_down_many(&mut self.count, n, || interval, taken);
+    }
     fn mean_interval(&self) -> f64 {
         self.interval as f64
     }

@@ -83,6 +83,17 @@ impl Sampler for Geometric {
             false
         }
     }
+    #[inline]
+    fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
+        let (mean, inv_ln_q) = (self.mean, self.inv_ln_q);
+        let rng = &mut self.rng;
+        let next = || {
+            let (interval, r) = Geometric::draw(rng.clone(), mean, inv_ln_q);
+            *rng = r;
+            interval
+        };
+        crate::count_down_many(&mut self.count, n, next, taken);
+    }
     fn mean_interval(&self) -> f64 {
         self.mean as f64
     }

@@ -68,12 +68,54 @@ pub trait Sampler {
     /// Whether this execution is sampled.
     fn sample(&mut self) -> bool;
 
+    /// Makes the decisions for the next `n` executions at once, calling
+    /// `taken(i)` for each sampled one, `i` in `0..n` increasing: the same
+    /// decisions as `n` calls of [`sample`](Sampler::sample). For a stream
+    /// handled in batches. The samplers that count down to their next
+    /// sample (all but the stepped [`BrrSampler`] and [`Convergent`]) go
+    /// from one sample to the next without visiting the executions in
+    /// between.
+    #[inline]
+    fn sample_many(&mut self, n: usize, mut taken: impl FnMut(usize))
+    where
+        Self: Sized,
+    {
+        for i in 0..n {
+            if self.sample() {
+                taken(i);
+            }
+        }
+    }
+
     /// The mean number of executions per sample: the weight that turns a
     /// sample count into an estimate of executions.
     fn mean_interval(&self) -> f64;
 
     /// Memory held, in bytes.
     fn bytes(&self) -> usize;
+}
+
+/// [`Sampler::sample_many`] for a sampler that counts down: `count` is the
+/// executions left until the next sample, that one included (≥ 1), and
+/// `next` gives the interval to the sample after each one taken.
+#[inline(always)]
+pub(crate) fn count_down_many(
+    count: &mut u64,
+    n: usize,
+    mut next: impl FnMut() -> u64,
+    mut taken: impl FnMut(usize),
+) {
+    let n = n as u64;
+    // The index in this run of the next sample.
+    let mut at = *count - 1;
+    while at < n {
+        taken(at as usize);
+        // An interval near 2^64 (geometric at a vanishing rate) saturates;
+        // the run is then sampled no more, as it would not be in 2^64
+        // calls of `sample`.
+        at = at.saturating_add(next());
+    }
+    *count = at - n + 1;
 }
 
 impl<S: Sampler + ?Sized> Sampler for &mut S {

@@ -86,6 +86,12 @@ impl Sampler for Periodic {
             false
         }
     }
+    #[inline]
+    fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
+        let mut count = self.count;
+        crate::count_down_many(&mut count, n, || self.draw(), taken);
+        self.count = count;
+    }
     fn mean_interval(&self) -> f64 {
         self.period as f64
     }

@@ -259,6 +259,17 @@ impl Sampler for AnySampler {
             AnySampler::Periodic(s) => s.sample(),
         }
     }
+    /// Dispatches once for the whole run, so that each sampler's own
+    /// `sample_many` (and its countdown) is used.
+    #[inline]
+    fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
+        match self {
+            AnySampler::Brr(s) => s.sample_many(n, taken),
+            AnySampler::Counter(s) => s.sample_many(n, taken),
+            AnySampler::Geometric(s) => s.sample_many(n, taken),
+            AnySampler::Periodic(s) => s.sample_many(n, taken),
+        }
+    }
     fn mean_interval(&self) -> f64 {
         match self {
             AnySampler::Brr(s) => s.mean_interval(),

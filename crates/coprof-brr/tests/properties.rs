@@ -66,6 +66,37 @@ proptest! {
     }
 
     #[test]
+    fn sample_many_decides_as_sample_does(
+        kind in 0u8..4,
+        a in 1u64..3000,
+        f in 0u32..=15,
+        seed: u64,
+        runs in prop::collection::vec(0usize..5000, 1..20),
+    ) {
+        let spec = match kind {
+            0 => SamplerSpec::Brr { freq: f, spacing: Spacing::Spaced },
+            1 => SamplerSpec::Counter { interval: a },
+            2 => SamplerSpec::Geometric { mean: a },
+            _ => SamplerSpec::Periodic { period: a + 1, jitter: a / 2 },
+        };
+        let mut one = spec.build(seed).unwrap();
+        let mut many = spec.build(seed).unwrap();
+        for n in runs {
+            let expect: Vec<usize> = (0..n).filter(|_| one.sample()).collect();
+            let mut got = Vec::new();
+            many.sample_many(n, |i| got.push(i));
+            prop_assert_eq!(got, expect);
+        }
+        // And the stepped register, which keeps the default.
+        let mut one = BrrSampler::new(f.min(6), seed).unwrap();
+        let mut many = one.clone();
+        let expect: Vec<usize> = (0..3000).filter(|_| one.sample()).collect();
+        let mut got = Vec::new();
+        many.sample_many(3000, |i| got.push(i));
+        prop_assert_eq!(got, expect);
+    }
+
+    #[test]
     fn counter_samples_floor_n_over_interval(interval in 1u64..5000, n in 0u64..50_000) {
         let mut c = Counter::new(interval).unwrap();
         let hits = (0..n).filter(|_| c.sample()).count() as u64;

@@ -130,6 +130,9 @@ pub struct SampleEval<S: Sampler> {
     pub seen: u64,
     /// Events sampled (whether or not they count in the profile).
     pub samples: u64,
+    /// Indices in the batch being observed of the events of the selected
+    /// classes, kept to reuse the memory.
+    selected: Vec<u32>,
 }
 
 impl<S: Sampler> SampleEval<S> {
@@ -144,6 +147,7 @@ impl<S: Sampler> SampleEval<S> {
             sampled: FxHashMap::default(),
             seen: 0,
             samples: 0,
+            selected: Vec::new(),
         }
     }
 
@@ -181,23 +185,45 @@ impl<S: Sampler> Sink for SampleEval<S> {
         self.classes
     }
 
+    /// Counts every selected event exactly, then lets the sampler decide
+    /// the whole batch at once ([`Sampler::sample_many`]): a countdown
+    /// sampler goes from one sample to the next, and the events between
+    /// cost the sampler nothing. The decisions are those of one `sample`
+    /// per selected event, in order.
     fn observe(&mut self, batch: &[Event]) {
-        for e in batch {
-            if !self.classes.contains(e.class) {
-                continue;
+        let kind = self.kind;
+        let (counting, sampled) = (&mut self.counting, &mut self.sampled);
+        let mut samples = 0u64;
+        let mut take = |e: &Event| {
+            samples += 1;
+            if let Some(k) = kind.key(e) {
+                *sampled.entry(k).or_insert(0) += 1;
             }
-            self.seen += 1;
-            let key = self.kind.key(e);
-            if let Some(k) = key {
-                self.counting.add(k);
-            }
-            if self.sampler.sample() {
-                self.samples += 1;
-                if let Some(k) = key {
-                    *self.sampled.entry(k).or_insert(0) += 1;
+        };
+        if self.classes == ClassSet::ALL {
+            for e in batch {
+                if let Some(k) = kind.key(e) {
+                    counting.add(k);
                 }
             }
+            self.seen += batch.len() as u64;
+            self.sampler.sample_many(batch.len(), |i| take(&batch[i]));
+        } else {
+            self.selected.clear();
+            for (i, e) in batch.iter().enumerate() {
+                if self.classes.contains(e.class) {
+                    self.selected.push(i as u32);
+                    if let Some(k) = kind.key(e) {
+                        counting.add(k);
+                    }
+                }
+            }
+            self.seen += self.selected.len() as u64;
+            let selected = &self.selected;
+            self.sampler
+                .sample_many(selected.len(), |j| take(&batch[selected[j] as usize]));
         }
+        self.samples += samples;
     }
 
     fn finish(&mut self) {

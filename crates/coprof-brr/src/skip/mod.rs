@@ -181,6 +181,11 @@ impl Sampler for BrrSkip {
             false
         }
     }
+    #[inline]
+    fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
+        let source = &mut self.source;
+        crate::count_down_many(&mut self.count, n, || source.next_interval(), taken);
+    }
     fn mean_interval(&self) -> f64 {
         (1u64 << (self.freq + 1)) as f64
     }
