@@ -10,9 +10,11 @@
 
 use rustc_hash::FxHashMap;
 
-/// Slots in the front table (a power of two): 4096 slots, 64 KiB, cover
-/// the hot code of most loops without leaving the L2 cache.
-pub const FRONT_SLOTS: usize = 4096;
+/// Slots in the front table (a power of two): 16,384 slots, 256 KiB, hold
+/// the hot code of an interpreter's dispatch loop. With 4,096 slots, the
+/// misses into the hash map took 6.1% of `coprof profile`'s time on
+/// `luarun tables.lua 25000`, with 16,384 0.9%.
+pub const FRONT_SLOTS: usize = 16384;
 
 /// Exact counts per `u64` key.
 #[derive(Clone, Debug)]
