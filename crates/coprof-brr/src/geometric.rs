@@ -17,6 +17,11 @@ use crate::Sampler;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Geometric {
     count: u64,
+    /// The interval after the current one, drawn a sample ahead: the draw
+    /// (a logarithm) then runs while the site goes on counting down, not
+    /// on the path from one sample to the next countdown. The intervals
+    /// are the same, in the same order.
+    ahead: u64,
     mean: u64,
     // 1 / ln(1 − 1/mean): an interval is 1 + ⌊ln U · inv_ln_q⌋.
     inv_ln_q: f64,
@@ -35,8 +40,10 @@ impl Geometric {
             1.0 / ln_1p(-1.0 / mean as f64)
         };
         let (count, rng) = Geometric::draw(SplitMix64::new(crate::lfsr::mix(seed)), mean, inv_ln_q);
+        let (ahead, rng) = Geometric::draw(rng, mean, inv_ln_q);
         Ok(Geometric {
             count,
+            ahead,
             mean,
             inv_ln_q,
             rng,
@@ -77,7 +84,8 @@ impl Sampler for Geometric {
     fn sample(&mut self) -> bool {
         self.count -= 1;
         if self.count == 0 {
-            (self.count, self.rng) = Geometric::draw(self.rng.clone(), self.mean, self.inv_ln_q);
+            self.count = self.ahead;
+            (self.ahead, self.rng) = Geometric::draw(self.rng.clone(), self.mean, self.inv_ln_q);
             true
         } else {
             false
@@ -86,11 +94,11 @@ impl Sampler for Geometric {
     #[inline]
     fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
         let (mean, inv_ln_q) = (self.mean, self.inv_ln_q);
-        let rng = &mut self.rng;
+        let (rng, ahead) = (&mut self.rng, &mut self.ahead);
         let next = || {
             let (interval, r) = Geometric::draw(rng.clone(), mean, inv_ln_q);
             *rng = r;
-            interval
+            core::mem::replace(ahead, interval)
         };
         crate::count_down_many(&mut self.count, n, next, taken);
     }

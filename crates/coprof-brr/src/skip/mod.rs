@@ -63,6 +63,11 @@ pub mod intervals;
 pub struct BrrSkip {
     /// Uses left until the next taken one, that one included (≥ 1).
     count: u64,
+    /// The interval after that, found a sample ahead, so that the work of
+    /// finding it (a block or more of outcomes, or a table read) runs
+    /// while the site counts down, not between a sample and the next
+    /// countdown (as [`Geometric`](crate::Geometric) draws ahead).
+    ahead: u64,
     source: Source,
     freq: u8,
 }
@@ -117,18 +122,22 @@ impl BrrSkip {
             if let Some((count, table)) =
                 intervals::interval_table(blocks.clone(), config.width, freq)
             {
+                let mut source = Source::Intervals { table, next: 0 };
                 return Ok(BrrSkip {
                     count,
-                    source: Source::Intervals { table, next: 0 },
+                    ahead: source.next_interval(),
+                    source,
                     freq: freq as u8,
                 });
             }
         }
         let _ = table;
         let (count, blocks) = blocks.next_taken();
+        let mut source = Source::Blocks(blocks);
         Ok(BrrSkip {
             count,
-            source: Source::Blocks(blocks),
+            ahead: source.next_interval(),
+            source,
             freq: freq as u8,
         })
     }
@@ -175,7 +184,8 @@ impl Sampler for BrrSkip {
     fn sample(&mut self) -> bool {
         self.count -= 1;
         if self.count == 0 {
-            self.count = self.source.next_interval();
+            self.count = self.ahead;
+            self.ahead = self.source.next_interval();
             true
         } else {
             false
@@ -183,8 +193,9 @@ impl Sampler for BrrSkip {
     }
     #[inline]
     fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
-        let source = &mut self.source;
-        crate::count_down_many(&mut self.count, n, || source.next_interval(), taken);
+        let (source, ahead) = (&mut self.source, &mut self.ahead);
+        let next = || core::mem::replace(ahead, source.next_interval());
+        crate::count_down_many(&mut self.count, n, next, taken);
     }
     fn mean_interval(&self) -> f64 {
         (1u64 << (self.freq + 1)) as f64
