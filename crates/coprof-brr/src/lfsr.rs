@@ -5,7 +5,7 @@
 //! executed: a shift and an XOR of a few taps, cheap enough to sit beside a
 //! branch unit. The paper's register is 20 bits wide; wider registers trade
 //! a few flip-flops for a longer period and for room to space the bits that
-//! brr ANDs together (see [`crate::brr`]).
+//! brr ANDs together (see [`crate::brr`](mod@crate::brr)).
 
 use crate::error::Error;
 use crate::taps::{taps, MAX_WIDTH, MIN_WIDTH};

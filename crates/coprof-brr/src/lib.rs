@@ -12,7 +12,7 @@
 //!
 //! | sampler | module | decision per event | intervals |
 //! |---|---|---|---|
-//! | [`BrrSampler`] (and the [`Brr`] unit) | [`brr`] | LFSR step, AND of bits | random, mean 2^(freq+1) |
+//! | [`BrrSampler`] (and the [`Brr`] unit) | [`brr`](mod@brr) | LFSR step, AND of bits | random, mean 2^(freq+1) |
 //! | [`BrrSkip`] | [`skip`] | decrement, test | brr's own, counted down (a table of one period, or blocks of 64) |
 //! | [`Counter`] (Arnold–Ryder) | [`counter`] | decrement, test | fixed N: can resonate |
 //! | [`Geometric`] | [`geometric`] | decrement, test | random, geometric, mean N |
