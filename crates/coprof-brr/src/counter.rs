@@ -33,24 +33,27 @@ impl Counter {
     pub fn interval(&self) -> u64 {
         self.interval
     }
+
+    /// The countdown, and what gives the interval after each sample: the
+    /// fixed interval.
+    #[inline(always)]
+    fn countdown(&mut self) -> (&mut u64, impl FnMut() -> u64) {
+        let interval = self.interval;
+        (&mut self.count, move || interval)
+    }
 }
 
 impl Sampler for Counter {
     /// Decrement, test, reset (Fig. 1).
     #[inline(always)]
     fn sample(&mut self) -> bool {
-        self.count -= 1;
-        if self.count == 0 {
-            self.count = self.interval;
-            true
-        } else {
-            false
-        }
+        let (count, next) = self.countdown();
+        crate::count_down(count, next)
     }
     #[inline]
     fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
-        let interval = self.interval;
-        crate::count_down_many(&mut self.count, n, || interval, taken);
+        let (count, next) = self.countdown();
+        crate::count_down_many(count, n, next, taken);
     }
     fn mean_interval(&self) -> f64 {
         self.interval as f64

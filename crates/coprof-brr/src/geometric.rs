@@ -77,30 +77,32 @@ impl Geometric {
     pub fn mean(&self) -> u64 {
         self.mean
     }
+
+    /// The countdown, and what gives the interval after each sample: the
+    /// one drawn ahead, while the next is drawn in its place.
+    #[inline(always)]
+    fn countdown(&mut self) -> (&mut u64, impl FnMut() -> u64 + '_) {
+        let (mean, inv_ln_q) = (self.mean, self.inv_ln_q);
+        let (rng, ahead) = (&mut self.rng, &mut self.ahead);
+        let next = move || {
+            let (interval, r) = Geometric::draw(rng.clone(), mean, inv_ln_q);
+            *rng = r;
+            core::mem::replace(ahead, interval)
+        };
+        (&mut self.count, next)
+    }
 }
 
 impl Sampler for Geometric {
     #[inline(always)]
     fn sample(&mut self) -> bool {
-        self.count -= 1;
-        if self.count == 0 {
-            self.count = self.ahead;
-            (self.ahead, self.rng) = Geometric::draw(self.rng.clone(), self.mean, self.inv_ln_q);
-            true
-        } else {
-            false
-        }
+        let (count, next) = self.countdown();
+        crate::count_down(count, next)
     }
     #[inline]
     fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
-        let (mean, inv_ln_q) = (self.mean, self.inv_ln_q);
-        let (rng, ahead) = (&mut self.rng, &mut self.ahead);
-        let next = || {
-            let (interval, r) = Geometric::draw(rng.clone(), mean, inv_ln_q);
-            *rng = r;
-            core::mem::replace(ahead, interval)
-        };
-        crate::count_down_many(&mut self.count, n, next, taken);
+        let (count, next) = self.countdown();
+        crate::count_down_many(count, n, next, taken);
     }
     fn mean_interval(&self) -> f64 {
         self.mean as f64

@@ -95,6 +95,22 @@ pub trait Sampler {
     fn bytes(&self) -> usize;
 }
 
+/// [`Sampler::sample`] for a sampler that counts down: `count` is the
+/// executions left until the next sample, that one included (≥ 1), and
+/// `next` gives the interval to the sample after the one it reaches.
+/// Decrement, test and, on a sample, reload (Lee & Zilles, CGO 2008, Fig.
+/// 1); `next` runs only then.
+#[inline(always)]
+pub(crate) fn count_down(count: &mut u64, next: impl FnOnce() -> u64) -> bool {
+    *count -= 1;
+    if *count == 0 {
+        *count = next();
+        true
+    } else {
+        false
+    }
+}
+
 /// [`Sampler::sample_many`] for a sampler that counts down: `count` is the
 /// executions left until the next sample, that one included (≥ 1), and
 /// `next` gives the interval to the sample after each one taken.

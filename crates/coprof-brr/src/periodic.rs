@@ -39,7 +39,7 @@ impl Periodic {
             jitter,
             rng: SplitMix64::new(crate::lfsr::mix(seed ^ 0xdc71)),
         };
-        p.count = p.draw();
+        (p.count, p.rng) = Periodic::draw(p.rng.clone(), period, jitter);
         Ok(p)
     }
 
@@ -49,13 +49,29 @@ impl Periodic {
             .expect("valid constants")
     }
 
+    /// The next period, N − J + U(0, 2J), and the generator advanced past
+    /// it. By value, as `Geometric`'s draw is: a call given a pointer into
+    /// the sampler would oblige the compiler to keep the countdown in
+    /// memory at every site.
     #[cold]
     #[inline(never)]
-    fn draw(&mut self) -> u64 {
-        if self.jitter == 0 {
-            return self.period;
+    fn draw(mut rng: SplitMix64, period: u64, jitter: u64) -> (u64, SplitMix64) {
+        if jitter == 0 {
+            return (period, rng);
         }
-        self.period - self.jitter + self.rng.below_inclusive(2 * self.jitter)
+        (period - jitter + rng.below_inclusive(2 * jitter), rng)
+    }
+
+    /// The countdown, and what gives the period after each sample.
+    #[inline(always)]
+    fn countdown(&mut self) -> (&mut u64, impl FnMut() -> u64 + '_) {
+        let (period, jitter, rng) = (self.period, self.jitter, &mut self.rng);
+        let next = move || {
+            let (interval, r) = Periodic::draw(rng.clone(), period, jitter);
+            *rng = r;
+            interval
+        };
+        (&mut self.count, next)
     }
 
     /// The nominal period N.
@@ -78,19 +94,13 @@ pub const fn default_jitter(period: u64) -> u64 {
 impl Sampler for Periodic {
     #[inline(always)]
     fn sample(&mut self) -> bool {
-        self.count -= 1;
-        if self.count == 0 {
-            self.count = self.draw();
-            true
-        } else {
-            false
-        }
+        let (count, next) = self.countdown();
+        crate::count_down(count, next)
     }
     #[inline]
     fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
-        let mut count = self.count;
-        crate::count_down_many(&mut count, n, || self.draw(), taken);
-        self.count = count;
+        let (count, next) = self.countdown();
+        crate::count_down_many(count, n, next, taken);
     }
     fn mean_interval(&self) -> f64 {
         self.period as f64

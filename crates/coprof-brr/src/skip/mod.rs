@@ -117,29 +117,37 @@ impl BrrSkip {
         }
         let lfsr = Lfsr::new(config.width, config.seed)?;
         let blocks = OutcomeBlocks::new(config.width, lfsr.state(), freq, config.spacing);
-        #[cfg(feature = "std")]
-        if table {
-            if let Some((count, table)) =
-                intervals::interval_table(blocks.clone(), config.width, freq)
-            {
-                let mut source = Source::Intervals { table, next: 0 };
-                return Ok(BrrSkip {
-                    count,
-                    ahead: source.next_interval(),
-                    source,
-                    freq: freq as u8,
-                });
-            }
-        }
-        let _ = table;
-        let (count, blocks) = blocks.next_taken();
-        let mut source = Source::Blocks(blocks);
+        let (count, mut source) = BrrSkip::first(blocks, config.width, freq, table);
         Ok(BrrSkip {
             count,
             ahead: source.next_interval(),
             source,
             freq: freq as u8,
         })
+    }
+
+    /// Where the intervals come from, a table of the period where one is
+    /// made (`table`, `std` feature) else `blocks`, and the uses until the
+    /// first taken one.
+    fn first(blocks: OutcomeBlocks, width: u32, freq: u32, table: bool) -> (u64, Source) {
+        #[cfg(feature = "std")]
+        if table {
+            if let Some((count, table)) = intervals::interval_table(blocks.clone(), width, freq) {
+                return (count, Source::Intervals { table, next: 0 });
+            }
+        }
+        let _ = (width, freq, table);
+        let (count, blocks) = blocks.next_taken();
+        (count, Source::Blocks(blocks))
+    }
+
+    /// The countdown, and what gives the interval after each sample: the
+    /// one found ahead, while the next is found in its place.
+    #[inline(always)]
+    fn countdown(&mut self) -> (&mut u64, impl FnMut() -> u64 + '_) {
+        let (source, ahead) = (&mut self.source, &mut self.ahead);
+        let next = move || core::mem::replace(ahead, source.next_interval());
+        (&mut self.count, next)
     }
 
     /// The freq operand.
@@ -182,20 +190,13 @@ impl Source {
 impl Sampler for BrrSkip {
     #[inline(always)]
     fn sample(&mut self) -> bool {
-        self.count -= 1;
-        if self.count == 0 {
-            self.count = self.ahead;
-            self.ahead = self.source.next_interval();
-            true
-        } else {
-            false
-        }
+        let (count, next) = self.countdown();
+        crate::count_down(count, next)
     }
     #[inline]
     fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
-        let (source, ahead) = (&mut self.source, &mut self.ahead);
-        let next = || core::mem::replace(ahead, source.next_interval());
-        crate::count_down_many(&mut self.count, n, next, taken);
+        let (count, next) = self.countdown();
+        crate::count_down_many(count, n, next, taken);
     }
     fn mean_interval(&self) -> f64 {
         (1u64 << (self.freq + 1)) as f64
