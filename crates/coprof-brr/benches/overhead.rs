@@ -127,6 +127,11 @@ fn take_skip(log2: u32) -> BrrSkip {
         .unwrap_or_else(|| BrrSkip::new(log2 - 1, 1).unwrap())
 }
 
+/// Puts back the unit [`take_skip`] gave, for the next run.
+fn put_skip(log2: u32, unit: BrrSkip) {
+    SKIP_UNITS.with(|u| u.borrow_mut()[log2 as usize] = Some(unit));
+}
+
 /// Runs the kernel once; `log2` is the sampling interval's logarithm.
 #[inline(never)]
 fn run(v: Variant, log2: u32, input: &[u8], hist: &mut [u64; 256]) -> u32 {
@@ -171,7 +176,7 @@ fn run(v: Variant, log2: u32, input: &[u8], hist: &mut [u64; 256]) -> u32 {
                 work(&mut checksum, &mut classes, c);
                 sampled!(unit, { record(hist, c) });
             }
-            SKIP_UNITS.with(|u| u.borrow_mut()[log2 as usize] = Some(unit));
+            put_skip(log2, unit);
         }
         Variant::Geometric => {
             let mut g = Geometric::new(1 << log2, 1).unwrap();
@@ -435,8 +440,7 @@ fn interleaved_pass(input: &[u8], rounds: usize) {
 fn main() {
     let input = text();
     for log2 in 1..=16 {
-        let unit = take_skip(log2);
-        SKIP_UNITS.with(|u| u.borrow_mut()[log2 as usize] = Some(unit));
+        put_skip(log2, take_skip(log2));
     }
     // The variants compute the same thing.
     let mut h = [0u64; 256];

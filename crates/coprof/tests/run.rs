@@ -6,6 +6,8 @@
 //! creation. Test programs are compiled here with the RISC-V cross
 //! compiler (scripts/install-deps.sh installs it).
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
@@ -598,13 +600,7 @@ fn random_seed_repeats_the_kernels_random_bytes() {
         if let Some(s) = seed {
             c.args(["--random-seed", s]);
         }
-        let out = c.arg("--").arg(&prog).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::stdout_of(c.arg("--").arg(&prog))
     };
     let (a, b) = (run(Some("7")), run(Some("7")));
     assert_eq!(a, b, "the same seed gives the same bytes");
