@@ -12,7 +12,8 @@
 //! while the tree only grows: a split adds nodes below it, so it is still
 //! an ancestor of its points' leaves; a point's entry is used only while
 //! its node is still a leaf. A merge batch frees nodes, whose indices are
-//! then reused for other ranges, so it empties the tables. The tree built
+//! then reused for other ranges, so the tables forget the entries that
+//! name them; every other node keeps its range. The tree built
 //! is the same node for node with the caches as without them: debug builds
 //! check every walk against one from the root.
 
@@ -55,13 +56,19 @@ impl<const D: usize, const N: usize> NodeCache<D, N> {
         }
     }
 
-    /// Forgets every entry (after a merge batch).
-    pub(crate) fn clear(&mut self) {
-        self.entries.fill(Self::empty());
+    /// Forgets the entries whose node `gone` says no longer exists.
+    pub(crate) fn forget(&mut self, gone: impl Fn(usize) -> bool) {
+        for e in self.entries.iter_mut() {
+            if gone(e.node as usize) {
+                *e = Self::empty();
+            }
+        }
     }
 
+    /// The slot of `block`, to look it up and then record it without
+    /// hashing it twice.
     #[inline(always)]
-    fn slot(block: &[u64; D]) -> usize {
+    pub(crate) fn slot(block: &[u64; D]) -> usize {
         let mut h = 0u64;
         for &x in block {
             h = (h.rotate_left(29) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -73,14 +80,26 @@ impl<const D: usize, const N: usize> NodeCache<D, N> {
     /// the leaves of its points.
     #[inline(always)]
     pub(crate) fn get(&self, block: &[u64; D]) -> Option<(usize, u32)> {
-        let e = &self.entries[Self::slot(block)];
+        self.get_at(Self::slot(block), block)
+    }
+
+    /// [`get`](Self::get) at `block`'s slot, `slot`.
+    #[inline(always)]
+    pub(crate) fn get_at(&self, slot: usize, block: &[u64; D]) -> Option<(usize, u32)> {
+        let e = &self.entries[slot];
         (e.block == *block).then_some((e.node as usize, e.level))
     }
 
     /// Records `node`, at depth `level`, for `block`.
     #[inline(always)]
     pub(crate) fn put(&mut self, block: &[u64; D], node: usize, level: u32) {
-        self.entries[Self::slot(block)] = Entry {
+        self.put_at(Self::slot(block), block, node, level);
+    }
+
+    /// [`put`](Self::put) at `block`'s slot, `slot`.
+    #[inline(always)]
+    pub(crate) fn put_at(&mut self, slot: usize, block: &[u64; D], node: usize, level: u32) {
+        self.entries[slot] = Entry {
             block: *block,
             node: node as u32,
             level,
@@ -98,7 +117,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn remembers_until_cleared() {
+    fn remembers_until_its_node_is_gone() {
         let mut c: NodeCache<1, 64> = NodeCache::new();
         assert_eq!(c.get(&[0x500]), None);
         // Never recorded, the block of zeros is said to be under the root.
@@ -106,8 +125,10 @@ mod tests {
         c.put(&[0x500], 17, 3);
         assert_eq!(c.get(&[0x500]), Some((17, 3)));
         assert_eq!(c.get(&[0x600]), None);
-        c.clear();
+        c.put(&[0x700], 18, 3);
+        c.forget(|v| v == 17);
         assert_eq!(c.get(&[0x500]), None);
+        assert_eq!(c.get(&[0x700]), Some((18, 3)));
         assert_eq!(c.bytes(), 64 * 16);
     }
 }

@@ -156,7 +156,7 @@ impl RapSnapshot {
             nodes_avg: if tree.n == 0 {
                 1.0
             } else {
-                tree.node_events as f64 / tree.n as f64
+                tree.node_events() as f64 / tree.n as f64
             },
             bytes: rap.bytes(),
             splits: tree.splits,

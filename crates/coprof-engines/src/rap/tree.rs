@@ -31,9 +31,8 @@
 //! walks of a tree of bounded size.
 //!
 //! **Leaf cache.** A point seen recently goes straight to the leaf it was
-//! last counted in, when that node is still a leaf and no merge batch has
-//! run since (a merge batch empties the table): a stream that repeats its
-//! points, such as a program's PCs, skips the walk entirely.
+//! last counted in, when that node is still a leaf: a stream that repeats
+//! its points, such as a program's PCs, skips the walk entirely.
 //!
 //! **Block cache.** Points missing from the leaf cache start lower down.
 //! All points of one aligned block of 2^8 points (the range of a node
@@ -43,7 +42,7 @@
 //! at the root: four levels instead of up to 32 (the software form of the
 //! paper's pipelined walk, §3.2.2). A split only adds nodes below a
 //! remembered node, so it stays on its points' path; a merge batch frees
-//! nodes and empties the table. The node reached is the same as from the
+//! nodes, and both tables forget the entries that name them. The node reached is the same as from the
 //! root; debug builds check it on every event. Both caches are
 //! `node_cache` tables, software shortcuts that leave the tree built the
 //! same node for node.
@@ -109,14 +108,19 @@ pub(crate) struct Tree<const D: usize> {
     threshold: u64,
     /// The first event count at which the threshold exceeds `threshold`.
     threshold_until: u64,
+    /// The smaller of `threshold_until` and `next_merge`: below it, an
+    /// event that splits nothing needs neither (see [`Tree::add`]).
+    next_check: u64,
     /// Events counted in the tree.
     pub(crate) n: u64,
     /// Live nodes (the root plus every allocated child block).
     pub(crate) live: usize,
     pub(crate) nodes_max: usize,
-    /// Sum over events of the live nodes when each was counted, for the
-    /// average.
-    pub(crate) node_events: u128,
+    /// Sum over the events up to `node_events_until` of the live nodes
+    /// when each was counted, for the average; the events after it were
+    /// all counted with `live` nodes (see [`Tree::node_events`]).
+    node_events: u128,
+    node_events_until: u64,
     pub(crate) splits: u64,
     pub(crate) merges: u64,
     pub(crate) merge_batches: u64,
@@ -155,10 +159,12 @@ impl<const D: usize> Tree<D> {
             next_merge: 1,
             threshold: 0,
             threshold_until: 0,
+            next_check: 0,
             n: 0,
             live: 1,
             nodes_max: 1,
             node_events: 0,
+            node_events_until: 0,
             splits: 0,
             merges: 0,
             merge_batches: 0,
@@ -207,6 +213,21 @@ impl<const D: usize> Tree<D> {
         }
         self.threshold = t;
         self.threshold_until = m;
+        self.next_check = m.min(self.next_merge);
+    }
+
+    /// The sum over events of the live nodes when each was counted. Only
+    /// splits and merges change the number of live nodes, so it is brought
+    /// up to date there rather than at every event.
+    pub(crate) fn node_events(&self) -> u128 {
+        self.node_events + self.live as u128 * (self.n - self.node_events_until) as u128
+    }
+
+    /// Charges the events up to the `n`-th with the nodes live now, before
+    /// a split or merge changes them.
+    fn account_nodes(&mut self, n: u64) {
+        self.node_events += self.live as u128 * (n - self.node_events_until) as u128;
+        self.node_events_until = n;
     }
 
     /// Which of a node's children at depth `level` contains `p`: the
@@ -248,8 +269,68 @@ impl<const D: usize> Tree<D> {
 
     /// Counts `weight` events at point `p` (which must lie in the
     /// universe).
-    #[inline]
+    ///
+    /// Most events change nothing but one counter: their leaf is in the
+    /// leaf cache, or four steps below their block's node, and has room
+    /// for them, and neither the threshold nor the merge schedule is due.
+    /// Those are counted here with nothing else on the way; every other
+    /// event takes [`add_walk`](Self::add_walk), which does everything.
+    /// Both count the same leaf.
+    #[inline(always)]
     pub(crate) fn add(&mut self, p: &[u64; D], weight: u64) {
+        let n = self.n + weight;
+        if n < self.next_check {
+            let slot = NodeCache::<D, LEAF_CACHE_ENTRIES>::slot(p);
+            match self.leaves.get_at(slot, p) {
+                Some((v, level)) => {
+                    if self.first[v] == 0 && self.count_here(p, weight, v, level) {
+                        self.n = n;
+                        return;
+                    }
+                }
+                None => {
+                    if let Some((v, level)) = self.blocks.get(&self.block_of(p)) {
+                        // The block's node, or the leaf above the block
+                        // depth that holds the whole block, if still one.
+                        let leaf = if level == self.block_depth {
+                            Some(self.descend(p, v, level))
+                        } else {
+                            (self.first[v] == 0).then_some((v, level))
+                        };
+                        if let Some((v, level)) = leaf {
+                            if self.count_here(p, weight, v, level) {
+                                self.n = n;
+                                self.leaves.put_at(slot, p, v, level);
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.add_walk(p, weight);
+    }
+
+    /// Counts `weight` events in `v`, `p`'s leaf at depth `level`, if that
+    /// splits nothing (the caller then adds them to `n`); returns whether
+    /// it did.
+    #[inline(always)]
+    fn count_here(&mut self, p: &[u64; D], weight: u64, v: usize, level: u32) -> bool {
+        #[cfg(debug_assertions)]
+        debug_assert_eq!((v, level), self.leaf_from_root(p));
+        let _ = p;
+        let c = self.count[v] + weight;
+        let fits = c <= self.threshold || level == self.levels;
+        if fits {
+            self.count[v] = c;
+        }
+        fits
+    }
+
+    /// [`add`](Self::add) for any event: walks from the best node the
+    /// caches know, splits, and runs the merge schedule.
+    #[inline(never)]
+    fn add_walk(&mut self, p: &[u64; D], weight: u64) {
         if let Some((v, level)) = self.leaves.get(p) {
             if self.first[v] == 0 {
                 if let Some((leaf, depth)) = self.count_at(p, weight, v, level, None) {
@@ -301,7 +382,7 @@ impl<const D: usize> Tree<D> {
     /// (§2.2.1) and the merge schedule (§3.1), remembering the node of
     /// `p`'s `block`, when given, for the next walk. Returns the leaf the
     /// events were counted in and its depth, or `None` when a merge batch
-    /// ran after them (the caches are then empty and stay so).
+    /// ran after them (that leaf may be gone, so nothing is remembered).
     #[inline(always)]
     fn count_at(
         &mut self,
@@ -333,6 +414,7 @@ impl<const D: usize> Tree<D> {
                 self.count[v] = c;
                 break;
             }
+            self.account_nodes(self.n - weight);
             let first = self.alloc_block();
             self.first[v] = first;
             self.splits += 1;
@@ -342,7 +424,6 @@ impl<const D: usize> Tree<D> {
                 jump = (v, level);
             }
         }
-        self.node_events += self.live as u128 * weight as u128;
         if self.n >= self.next_merge {
             self.merge_batch();
             return None;
@@ -375,13 +456,34 @@ impl<const D: usize> Tree<D> {
     /// One batch of merges over the whole tree, bottom-up (§2.2.2, §3.1),
     /// and the time of the next batch.
     pub(crate) fn merge_batch(&mut self) {
+        self.account_nodes(self.n);
         let threshold = self.split_threshold();
+        let freed_from = self.free.len();
         self.merge_below(0, threshold);
         self.merge_batches += 1;
-        self.blocks.clear();
-        self.leaves.clear();
+        self.forget_freed(freed_from);
         let next = (self.next_merge as f64 * self.merge_factor).ceil() as u64;
         self.next_merge = next.max(self.n + 1);
+        self.next_check = self.threshold_until.min(self.next_merge);
+    }
+
+    /// Empties the caches' entries that name a node freed by the merge
+    /// batch, whose child blocks are `free[from..]`: its index may be
+    /// reused for another range. Every other entry stays right: a node
+    /// that survives keeps its range, so it is still on its points' path,
+    /// and a leaf that survives is still a leaf (merges only fold children
+    /// into their parent). Keeping them spares the next events a walk
+    /// from the root each.
+    fn forget_freed(&mut self, from: usize) {
+        if self.free.len() == from {
+            return;
+        }
+        let mut freed = vec![false; self.first.len()];
+        for &first in &self.free[from..] {
+            freed[first as usize..(first + self.b) as usize].fill(true);
+        }
+        self.blocks.forget(|v| freed[v]);
+        self.leaves.forget(|v| freed[v]);
     }
 
     /// Merges under `v`; returns whether `v` is a leaf afterwards.
@@ -536,6 +638,49 @@ mod tests {
         t.add(&[2], 1000);
         assert_eq!(t.merge_batches, 2);
         assert!(t.next_merge > t.n);
+    }
+
+    #[test]
+    fn node_events_charge_each_event_with_the_nodes_after_its_splits() {
+        // The sum kept at splits and merges only against the per-event sum,
+        // with merges after the first one too rare to happen (a merge would
+        // change `live` inside an add, where a caller cannot see it).
+        let mut t = Tree::new(&RapConfig {
+            merge_factor: 1e12,
+            ..RapConfig::with_epsilon(0.05)
+        });
+        let mut expect = 0u128;
+        for i in 0..50_000u64 {
+            let weight = 1 + i % 3;
+            t.add(&[(i * 2_654_435_761) % 4096 + (i % 7) * 1_000_000], weight);
+            if i > 0 {
+                expect += t.live as u128 * weight as u128;
+            } else {
+                // The first event ran the merge batch due at n = 1.
+                assert_eq!(t.merge_batches, 1);
+                expect += t.node_events();
+            }
+        }
+        assert!(t.splits > 100);
+        assert_eq!(t.node_events(), expect);
+    }
+
+    #[test]
+    fn caches_keep_the_nodes_a_merge_batch_leaves() {
+        // Points counted, folded by a merge batch, then counted again: the
+        // cached nodes that survive are used and those freed are not
+        // (debug builds check every walk against one from the root).
+        let mut t = tree(0.1);
+        for round in 0..6u64 {
+            for i in 0..20_000u64 {
+                let hot = if round % 2 == 0 { 5 } else { 1 << 40 };
+                t.add(&[hot + (i % 64) * (1 + round)], 1);
+                t.add(&[(i * 7919) % 100_000], 1);
+            }
+            t.merge_batch();
+        }
+        assert!(t.merges > 0);
+        assert_eq!(sum(&t), 240_000);
     }
 
     #[test]
