@@ -15,7 +15,7 @@ use coprof_core::synth::{generate, GenConfig, Workload};
 use coprof_core::Sink;
 use coprof_engines::rap::{ExactPoints, RangeProfiler, Rap, RapConfig, Stream};
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{black_box, Criterion, Throughput};
+use criterion::{black_box, BenchmarkGroup, Criterion, Throughput};
 
 const EVENTS: u64 = 4_000_000;
 
@@ -76,18 +76,7 @@ fn throughput<M: Measurement>(c: &mut Criterion<M>, clock: &str, values: &[u64],
     let mut g = c.benchmark_group(format!("rap-{clock}/zipf-values"));
     g.sample_size(10);
     g.throughput(Throughput::Elements(values.len() as u64));
-    for (name, buffer) in [("rap-eps1%-buffer", true), ("rap-eps1%-no-buffer", false)] {
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                let mut rap: Rap<1> = Rap::new(config(0.01, buffer)).unwrap();
-                for &v in values {
-                    rap.add([v]);
-                }
-                rap.flush();
-                black_box(rap.nodes())
-            })
-        });
-    }
+    rap_cases(&mut g, values);
     g.bench_function("exact-hashmap", |b| {
         b.iter(|| {
             let mut x = ExactPoints::new([Stream::LoadValue]);
@@ -103,11 +92,27 @@ fn throughput<M: Measurement>(c: &mut Criterion<M>, clock: &str, values: &[u64],
     let mut g = c.benchmark_group(format!("rap-{clock}/loops-pc"));
     g.sample_size(10);
     g.throughput(Throughput::Elements(loops.len() as u64));
+    rap_cases(&mut g, loops);
+    g.finish();
+}
+
+/// RAP at ε = 1% over `points`, with and without the merging buffer, fed
+/// a slice at a time (`add_all`, as the event sinks do) and one event at a
+/// time (`add`).
+fn rap_cases<M: Measurement>(g: &mut BenchmarkGroup<M>, points: &[u64]) {
     for (name, buffer) in [("rap-eps1%-buffer", true), ("rap-eps1%-no-buffer", false)] {
         g.bench_function(name, |b| {
             b.iter(|| {
                 let mut rap: Rap<1> = Rap::new(config(0.01, buffer)).unwrap();
-                for &v in loops {
+                rap.add_all(points.iter().map(|&v| [v]));
+                rap.flush();
+                black_box(rap.nodes())
+            })
+        });
+        g.bench_function(format!("{name}-one-by-one"), |b| {
+            b.iter(|| {
+                let mut rap: Rap<1> = Rap::new(config(0.01, buffer)).unwrap();
+                for &v in points {
                     rap.add([v]);
                 }
                 rap.flush();
@@ -115,7 +120,6 @@ fn throughput<M: Measurement>(c: &mut Criterion<M>, clock: &str, values: &[u64],
             })
         });
     }
-    g.finish();
 }
 
 fn memory_table(values: &[u64]) {

@@ -147,6 +147,40 @@ proptest! {
     }
 
     #[test]
+    fn slices_build_the_tree_of_single_adds(
+        epsilon in eps(),
+        log_b in 1u32..=3,
+        buffer in any::<bool>(),
+        bits in prop_oneof![Just(32u32), Just(64)],
+        seed in any::<u64>(),
+        n in 1u64..30_000,
+        slice in 1usize..5000,
+    ) {
+        // Zipf values, some of them outside a 32-bit universe, fed one by
+        // one and a slice at a time: the same tree, buffer and counts.
+        let events = generate(&GenConfig::new(Workload::Zipf, n).seed(seed)).unwrap();
+        let points: Vec<[u64; 1]> = events
+            .iter()
+            .map(|e| [if e.value % 11 == 0 { e.value << 28 } else { e.value }])
+            .collect();
+        let cfg = config(epsilon, log_b, buffer, bits);
+        let (mut one, mut all) = (Rap::new(cfg.clone()).unwrap(), Rap::new(cfg).unwrap());
+        for p in &points {
+            one.add(*p);
+        }
+        let inside = |p: &[u64; 1]| bits == 64 || p[0] >> bits == 0;
+        let mut fed = 0;
+        for chunk in points.chunks(slice) {
+            all.add_all(chunk.iter().copied());
+            fed += chunk.iter().filter(|p| inside(p)).count() as u64;
+            // Every point is in the tree or the buffer when it returns.
+            prop_assert_eq!(all.events(), fed);
+        }
+        prop_assert_eq!(one.events(), all.events());
+        prop_assert_eq!(format!("{:?}", one.snapshot()), format!("{:?}", all.snapshot()));
+    }
+
+    #[test]
     fn two_dimensions(
         epsilon in eps(),
         log_b in prop_oneof![Just(2u32), Just(4)],

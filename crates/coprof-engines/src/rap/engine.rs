@@ -85,6 +85,46 @@ impl<const D: usize> Rap<D> {
         }
     }
 
+    /// Counts one event at each of `points`, in order: the same profile as
+    /// [`add`](Self::add) on each, with less work per event. The merging
+    /// buffer takes the points first, and the entries it evicts are
+    /// counted in the tree a few at a time, so that neither loop carries
+    /// the other's state.
+    ///
+    /// ```
+    /// use coprof_engines::rap::{Rap, RapConfig};
+    /// let mut one: Rap<1> = Rap::new(RapConfig::default()).unwrap();
+    /// let mut all: Rap<1> = Rap::new(RapConfig::default()).unwrap();
+    /// let points = (0..10_000u64).map(|i| [(i * i) % 977]);
+    /// points.clone().for_each(|p| one.add(p));
+    /// all.add_all(points);
+    /// assert_eq!(format!("{:?}", one.snapshot()), format!("{:?}", all.snapshot()));
+    /// ```
+    pub fn add_all(&mut self, points: impl IntoIterator<Item = [u64; D]>) {
+        const RUN: usize = 32;
+        let mut run = [([0u64; D], 0u64); RUN];
+        let mut len = 0;
+        for p in points {
+            if self.max != u64::MAX && p.iter().any(|&x| x > self.max) {
+                self.outside += 1;
+                continue;
+            }
+            run[len] = match &mut self.buffer {
+                Some(buffer) => match buffer.insert(p, 1) {
+                    Some(evicted) => evicted,
+                    None => continue,
+                },
+                None => (p, 1),
+            };
+            len += 1;
+            if len == RUN {
+                self.tree.add_run(&run);
+                len = 0;
+            }
+        }
+        self.tree.add_run(&run[..len]);
+    }
+
     /// Sends every event waiting in the merging buffer to the tree.
     pub fn flush(&mut self) {
         if let Some(buffer) = &mut self.buffer {

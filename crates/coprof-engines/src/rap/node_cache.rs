@@ -28,21 +28,36 @@ struct Entry<const D: usize> {
     level: u32,
 }
 
-/// A direct-mapped table of `N` slots from keys to nodes on their path.
+/// A direct-mapped table from keys to nodes on their path, of a power of
+/// two slots.
 #[derive(Clone, Debug)]
-pub(crate) struct NodeCache<const D: usize, const N: usize> {
-    entries: Box<[Entry<D>; N]>,
+pub(crate) struct NodeCache<const D: usize> {
+    entries: Box<[Entry<D>]>,
+    /// 64 − log2(slots): a key's slot is the top bits of its hash.
+    shift: u32,
 }
 
-impl<const D: usize, const N: usize> NodeCache<D, N> {
-    /// An empty table of `N` slots, a power of two.
-    pub(crate) fn new() -> NodeCache<D, N> {
-        const { assert!(N.is_power_of_two()) };
+impl<const D: usize> NodeCache<D> {
+    /// An empty table of `slots` slots, a power of two of at least 2.
+    pub(crate) fn new(slots: usize) -> NodeCache<D> {
+        assert!(slots.is_power_of_two() && slots >= 2, "{slots} slots");
         NodeCache {
-            entries: vec![Self::empty(); N]
-                .into_boxed_slice()
-                .try_into()
-                .expect("N entries"),
+            entries: vec![Self::empty(); slots].into_boxed_slice(),
+            shift: 64 - slots.trailing_zeros(),
+        }
+    }
+
+    /// Slots in the table.
+    pub(crate) fn slots(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Doubles the table, keeping every entry: slot `s` of the old table
+    /// becomes slot `2s` or `2s + 1`, as the hash's next bit says.
+    pub(crate) fn grow(&mut self) {
+        let old = std::mem::replace(self, NodeCache::new(self.slots() * 2));
+        for e in old.entries.iter().filter(|e| e.node != 0) {
+            self.put(&e.block, e.node as usize, e.level);
         }
     }
 
@@ -68,19 +83,19 @@ impl<const D: usize, const N: usize> NodeCache<D, N> {
     /// The slot of `block`, to look it up and then record it without
     /// hashing it twice.
     #[inline(always)]
-    pub(crate) fn slot(block: &[u64; D]) -> usize {
+    pub(crate) fn slot(&self, block: &[u64; D]) -> usize {
         let mut h = 0u64;
         for &x in block {
             h = (h.rotate_left(29) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         }
-        (h >> (64 - N.trailing_zeros())) as usize
+        (h >> self.shift) as usize
     }
 
     /// The node (index, depth) last recorded for `block`: an ancestor of
     /// the leaves of its points.
     #[inline(always)]
     pub(crate) fn get(&self, block: &[u64; D]) -> Option<(usize, u32)> {
-        self.get_at(Self::slot(block), block)
+        self.get_at(self.slot(block), block)
     }
 
     /// [`get`](Self::get) at `block`'s slot, `slot`.
@@ -93,7 +108,7 @@ impl<const D: usize, const N: usize> NodeCache<D, N> {
     /// Records `node`, at depth `level`, for `block`.
     #[inline(always)]
     pub(crate) fn put(&mut self, block: &[u64; D], node: usize, level: u32) {
-        self.put_at(Self::slot(block), block, node, level);
+        self.put_at(self.slot(block), block, node, level);
     }
 
     /// [`put`](Self::put) at `block`'s slot, `slot`.
@@ -118,7 +133,7 @@ mod tests {
 
     #[test]
     fn remembers_until_its_node_is_gone() {
-        let mut c: NodeCache<1, 64> = NodeCache::new();
+        let mut c: NodeCache<1> = NodeCache::new(64);
         assert_eq!(c.get(&[0x500]), None);
         // Never recorded, the block of zeros is said to be under the root.
         assert_eq!(c.get(&[0]), Some((0, 0)));
@@ -130,5 +145,19 @@ mod tests {
         assert_eq!(c.get(&[0x500]), None);
         assert_eq!(c.get(&[0x700]), Some((18, 3)));
         assert_eq!(c.bytes(), 64 * 16);
+    }
+
+    #[test]
+    fn growing_keeps_every_entry() {
+        let mut c: NodeCache<2> = NodeCache::new(64);
+        let keys: Vec<[u64; 2]> = (1..200u64).map(|i| [i << 8, i * 7]).collect();
+        for (i, k) in keys.iter().enumerate() {
+            c.put(k, i + 1, 5);
+        }
+        let kept: Vec<_> = keys.iter().map(|k| c.get(k)).collect();
+        c.grow();
+        assert_eq!(c.slots(), 128);
+        assert_eq!(keys.iter().map(|k| c.get(k)).collect::<Vec<_>>(), kept);
+        assert!(kept.iter().filter(|x| x.is_some()).count() > 32);
     }
 }

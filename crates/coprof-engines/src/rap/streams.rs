@@ -142,11 +142,7 @@ fn feed<const D: usize>(
     batch: &[Event],
     point: impl Fn(&Event) -> Option<[u64; D]>,
 ) {
-    for e in batch {
-        if let Some(p) = point(e) {
-            rap.add(p);
-        }
-    }
+    rap.add_all(batch.iter().filter_map(point));
 }
 
 /// A RAP tree fed from events: the [`Sink`] form of the engine.

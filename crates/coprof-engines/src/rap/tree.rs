@@ -65,8 +65,24 @@ use super::node_cache::NodeCache;
 /// `benches/rap.rs`.
 const BLOCK_BITS: u32 = 8;
 
-/// Entries of the block cache: 8,192, 128 KiB for one-dimensional points.
-const BLOCK_CACHE_ENTRIES: usize = 8192;
+/// Entries of the block cache at first: 4,096, 64 KiB for one-dimensional
+/// points. It doubles, up to [`BLOCK_CACHE_MAX`], while more than one tree
+/// walk in [`BLOCK_MISS_RATE`] events finds no entry for its block: a
+/// program's PCs need a few thousand blocks, a value stream spread over
+/// many ranges tens of thousands.
+const BLOCK_CACHE_ENTRIES: usize = 4096;
+
+/// The most entries the block cache grows to: 32,768, 512 KiB for
+/// one-dimensional points.
+const BLOCK_CACHE_MAX: usize = 32768;
+
+/// The block cache doubles when more than one event in this many missed
+/// it since the last review; a miss walks from the root, 32 levels for
+/// 64-bit points, which costs as much as some 30 events that hit.
+const BLOCK_MISS_RATE: u64 = 64;
+
+/// Events between two reviews of the block cache's size.
+const CACHE_REVIEW_EVENTS: u64 = 1 << 16;
 
 /// Entries of the leaf cache: 4,096, 64 KiB for one-dimensional points.
 const LEAF_CACHE_ENTRIES: usize = 4096;
@@ -89,6 +105,8 @@ pub(crate) struct Tree<const D: usize> {
     pub(crate) b: u32,
     /// Bits of each dimension consumed per level.
     pub(crate) k: u32,
+    /// The low `k` bits set: one dimension's digit at a level.
+    digit_mask: u64,
     /// Height of the tree: log_b(R^D), rounded up.
     pub(crate) levels: u32,
     /// Per depth, how far a coordinate is shifted right to bring the
@@ -99,6 +117,11 @@ pub(crate) struct Tree<const D: usize> {
     block_depth: u32,
     /// The bits of a coordinate that name its block at `block_depth`.
     block_mask: u64,
+    /// `shift` at each depth from `block_depth` down to the last level:
+    /// the first `block_steps` entries (at most [`BLOCK_BITS`], for one
+    /// bit per level).
+    block_shifts: [u32; BLOCK_BITS as usize],
+    block_steps: usize,
     eps_over_levels: f64,
     merge_factor: f64,
     next_merge: u64,
@@ -126,9 +149,13 @@ pub(crate) struct Tree<const D: usize> {
     pub(crate) merge_batches: u64,
     /// Per block of points, the deepest node on its path at most
     /// `block_depth` deep.
-    blocks: NodeCache<D, BLOCK_CACHE_ENTRIES>,
+    blocks: NodeCache<D>,
+    /// Walks that found no entry for their block since the last review.
+    block_misses: u64,
+    /// The event count at which the block cache's size is reviewed.
+    cache_review_at: u64,
     /// Per recent point, the leaf it was counted in.
-    leaves: NodeCache<D, LEAF_CACHE_ENTRIES>,
+    leaves: NodeCache<D>,
 }
 
 impl<const D: usize> Tree<D> {
@@ -141,6 +168,9 @@ impl<const D: usize> Tree<D> {
             *s = (levels - 1 - level as u32) * k;
         }
         let block_depth = levels.saturating_sub(BLOCK_BITS.div_ceil(k * D as u32));
+        let block_steps = (levels - block_depth) as usize;
+        let mut block_shifts = [0; BLOCK_BITS as usize];
+        block_shifts[..block_steps].copy_from_slice(&shift[block_depth as usize..levels as usize]);
         let block_mask = u64::MAX
             .checked_shl((levels - block_depth) * k)
             .unwrap_or(0);
@@ -148,11 +178,14 @@ impl<const D: usize> Tree<D> {
             shift,
             block_depth,
             block_mask,
+            block_shifts,
+            block_steps,
             first: vec![0],
             count: vec![0],
             free: Vec::new(),
             b: config.branching,
-            k: config.bits_per_level(D),
+            k,
+            digit_mask: (1u64 << k) - 1,
             levels,
             eps_over_levels: config.epsilon / levels as f64,
             merge_factor: config.merge_factor,
@@ -168,8 +201,10 @@ impl<const D: usize> Tree<D> {
             splits: 0,
             merges: 0,
             merge_batches: 0,
-            blocks: NodeCache::new(),
-            leaves: NodeCache::new(),
+            blocks: NodeCache::new(BLOCK_CACHE_ENTRIES),
+            block_misses: 0,
+            cache_review_at: CACHE_REVIEW_EVENTS,
+            leaves: NodeCache::new(LEAF_CACHE_ENTRIES),
         }
     }
 
@@ -213,7 +248,29 @@ impl<const D: usize> Tree<D> {
         }
         self.threshold = t;
         self.threshold_until = m;
-        self.next_check = m.min(self.next_merge);
+        self.set_next_check();
+    }
+
+    /// The first event count at which the threshold, the merge schedule or
+    /// the caches' review is due.
+    fn set_next_check(&mut self) {
+        self.next_check = self
+            .threshold_until
+            .min(self.next_merge)
+            .min(self.cache_review_at);
+    }
+
+    /// Doubles the block cache if too many walks missed it since the last
+    /// review (and it may still grow), and sets the next review.
+    #[cold]
+    fn review_caches(&mut self) {
+        let events = self.n + CACHE_REVIEW_EVENTS - self.cache_review_at;
+        if self.block_misses * BLOCK_MISS_RATE > events && self.blocks.slots() < BLOCK_CACHE_MAX {
+            self.blocks.grow();
+        }
+        self.block_misses = 0;
+        self.cache_review_at = self.n + CACHE_REVIEW_EVENTS;
+        self.set_next_check();
     }
 
     /// The sum over events of the live nodes when each was counted. Only
@@ -241,10 +298,9 @@ impl<const D: usize> Tree<D> {
     /// lowest (shifts wrap modulo 64).
     #[inline(always)]
     fn digit(&self, p: &[u64; D], shift: u32) -> usize {
-        let mask = (1u64 << self.k) - 1;
         let mut idx = 0usize;
         for (d, x) in p.iter().enumerate() {
-            idx |= ((x.wrapping_shr(shift) & mask) as usize) << (d as u32 * self.k);
+            idx |= ((x.wrapping_shr(shift) & self.digit_mask) as usize) << (d as u32 * self.k);
         }
         idx
     }
@@ -276,11 +332,20 @@ impl<const D: usize> Tree<D> {
     /// Those are counted here with nothing else on the way; every other
     /// event takes [`add_walk`](Self::add_walk), which does everything.
     /// Both count the same leaf.
-    #[inline(always)]
+    ///
+    /// Not inlined: the callers' loops that mostly do something else (the
+    /// merging buffer's, when it combines most events) stay small.
+    #[inline(never)]
     pub(crate) fn add(&mut self, p: &[u64; D], weight: u64) {
+        self.add_inline(p, weight)
+    }
+
+    /// [`add`](Self::add), inlined in loops over many points.
+    #[inline(always)]
+    fn add_inline(&mut self, p: &[u64; D], weight: u64) {
         let n = self.n + weight;
         if n < self.next_check {
-            let slot = NodeCache::<D, LEAF_CACHE_ENTRIES>::slot(p);
+            let slot = self.leaves.slot(p);
             match self.leaves.get_at(slot, p) {
                 Some((v, level)) => {
                     if self.first[v] == 0 && self.count_here(p, weight, v, level) {
@@ -293,7 +358,7 @@ impl<const D: usize> Tree<D> {
                         // The block's node, or the leaf above the block
                         // depth that holds the whole block, if still one.
                         let leaf = if level == self.block_depth {
-                            Some(self.descend(p, v, level))
+                            Some(self.descend(p, v))
                         } else {
                             (self.first[v] == 0).then_some((v, level))
                         };
@@ -309,6 +374,13 @@ impl<const D: usize> Tree<D> {
             }
         }
         self.add_walk(p, weight);
+    }
+
+    /// [`add`](Self::add) of each point with its weight, in order.
+    pub(crate) fn add_run(&mut self, items: &[([u64; D], u64)]) {
+        for (p, weight) in items {
+            self.add_inline(p, *weight);
+        }
     }
 
     /// Counts `weight` events in `v`, `p`'s leaf at depth `level`, if that
@@ -331,6 +403,9 @@ impl<const D: usize> Tree<D> {
     /// caches know, splits, and runs the merge schedule.
     #[inline(never)]
     fn add_walk(&mut self, p: &[u64; D], weight: u64) {
+        if self.n + weight >= self.cache_review_at {
+            self.review_caches();
+        }
         if let Some((v, level)) = self.leaves.get(p) {
             if self.first[v] == 0 {
                 if let Some((leaf, depth)) = self.count_at(p, weight, v, level, None) {
@@ -344,35 +419,46 @@ impl<const D: usize> Tree<D> {
         let block = self.block_of(p);
         let leaf = match self.blocks.get(&block) {
             Some((v, level)) if level == self.block_depth => {
-                let (v, level) = self.descend(p, v, level);
+                let (v, level) = self.descend(p, v);
                 self.count_at(p, weight, v, level, None)
             }
             Some((v, level)) => self.count_at(p, weight, v, level, Some(&block)),
-            None => self.count_at(p, weight, 0, 0, Some(&block)),
+            None => {
+                self.block_misses += 1;
+                self.count_at(p, weight, 0, 0, Some(&block))
+            }
         };
         if let Some((v, level)) = leaf {
             self.leaves.put(p, v, level);
         }
     }
 
-    /// The leaf that contains `p`, from `v`, its ancestor at depth
-    /// `level`: a walk of exactly `levels - level` steps that stays put
-    /// once it reaches a leaf. No branch depends on the tree's shape, so
-    /// the processor does not mispredict where the walk ends and can
-    /// start on the next event while this one's loads are in flight.
+    /// The leaf that contains `p` and its depth, from `v`, its ancestor
+    /// at the block depth: a walk of exactly `levels - block_depth` steps
+    /// that stays put once it reaches a leaf. No branch depends on the
+    /// tree's shape, so the processor does not mispredict where the walk
+    /// ends and can start on the next event while this one's loads are in
+    /// flight. The usual four steps (b = 4, one dimension) are unrolled.
     #[inline(always)]
-    fn descend(&self, p: &[u64; D], mut v: usize, mut level: u32) -> (usize, u32) {
-        let mut shift = self.shift[level as usize];
-        let steps = self.levels - level;
-        for _ in 0..steps {
+    fn descend(&self, p: &[u64; D], v: usize) -> (usize, u32) {
+        match self.block_steps {
+            4 => self.descend_by(p, v, &self.block_shifts[..4]),
+            n => self.descend_by(p, v, &self.block_shifts[..n]),
+        }
+    }
+
+    /// [`descend`](Self::descend) with the shifts of the digits at each
+    /// level below the block depth. A walk still going at step `i` is at
+    /// depth `block_depth + i`, so the walks share the shifts.
+    #[inline(always)]
+    fn descend_by(&self, p: &[u64; D], mut v: usize, shifts: &[u32]) -> (usize, u32) {
+        let mut level = self.block_depth;
+        for &shift in shifts {
             let first = self.first[v] as usize;
-            let inner = (first != 0) as u32;
-            let keep = (inner as usize).wrapping_sub(1);
+            let inner = first != 0;
             let child = first + self.digit(p, shift);
-            v = (v & keep) | (child & !keep);
-            level += inner;
-            // Past the last level the shift wraps; the digit is then unused.
-            shift = shift.wrapping_sub(self.k * inner);
+            v = if inner { child } else { v };
+            level += inner as u32;
         }
         (v, level)
     }
@@ -464,7 +550,7 @@ impl<const D: usize> Tree<D> {
         self.forget_freed(freed_from);
         let next = (self.next_merge as f64 * self.merge_factor).ceil() as u64;
         self.next_merge = next.max(self.n + 1);
-        self.next_check = self.threshold_until.min(self.next_merge);
+        self.set_next_check();
     }
 
     /// Empties the caches' entries that name a node freed by the merge
@@ -681,6 +767,22 @@ mod tests {
         }
         assert!(t.merges > 0);
         assert_eq!(sum(&t), 240_000);
+    }
+
+    #[test]
+    fn the_block_cache_grows_for_spread_streams_only() {
+        // 20,000 blocks of 256 points visited in turn miss a 4,096-entry
+        // block cache; 64 hot blocks do not.
+        let mut spread = tree(0.01);
+        let mut narrow = tree(0.01);
+        for i in 0..400_000u64 {
+            let block = (i * 7919) % 20_000;
+            spread.add(&[(block << 8) + i % 256], 1);
+            narrow.add(&[((block % 64) << 8) + i % 256], 1);
+        }
+        assert_eq!(spread.blocks.slots(), BLOCK_CACHE_MAX);
+        assert_eq!(narrow.blocks.slots(), BLOCK_CACHE_ENTRIES);
+        assert_eq!((sum(&spread), sum(&narrow)), (400_000, 400_000));
     }
 
     #[test]
