@@ -87,11 +87,11 @@ fn funct7(raw: u32) -> u32 {
     raw >> 25
 }
 
-/// I-type immediate (§2.3): inst[31:20], sign-extended.
+/// I-type immediate (§2.3): `inst[31:20]`, sign-extended.
 pub fn imm_i(raw: u32) -> i64 {
     ((raw as i32) >> 20) as i64
 }
-/// S-type immediate: inst[31:25] | inst[11:7], sign-extended.
+/// S-type immediate: `inst[31:25] | inst[11:7]`, sign-extended.
 pub fn imm_s(raw: u32) -> i64 {
     ((((raw as i32) >> 25) << 5) | ((raw >> 7) & 0x1f) as i32) as i64
 }
@@ -103,7 +103,7 @@ pub fn imm_b(raw: u32) -> i64 {
         | (((raw >> 8) & 0xf) << 1) as i32;
     v as i64
 }
-/// U-type immediate: inst[31:12] << 12, sign-extended to 64 bits.
+/// U-type immediate: `inst[31:12] << 12`, sign-extended to 64 bits.
 pub fn imm_u(raw: u32) -> i64 {
     (raw & 0xffff_f000) as i32 as i64
 }

@@ -150,7 +150,7 @@ fn phdr_addr(elf: &Elf, bias: u64) -> u64 {
         .map_or(0, |s| bias + s.vaddr + (elf.phoff - s.offset))
 }
 
-/// Loads `elf` and builds the initial stack with `args` (argv[0] first),
+/// Loads `elf` and builds the initial stack with `args` (`argv[0]` first),
 /// `env` (`NAME=value` strings) and `execfn` (the path as given).
 pub fn start(
     mem: &mut Memory,

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 /// How to start a program.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
-    /// argv, including argv[0]. Empty means the program path.
+    /// argv, including `argv[0]`. Empty means the program path.
     pub args: Vec<String>,
     /// The environment as `NAME=value` strings.
     pub env: Vec<String>,
@@ -108,7 +108,7 @@ impl Simulator {
     }
 
     /// Loads an executable image already in memory; `path` is its name
-    /// for messages, argv[0] and `/proc/self/exe`.
+    /// for messages, `argv[0]` and `/proc/self/exe`.
     pub fn load_bytes(path: &Path, file: &[u8], config: &Config) -> Result<Simulator, SimError> {
         let image = elf::parse(file).map_err(|source| SimError::Elf {
             path: path.to_path_buf(),

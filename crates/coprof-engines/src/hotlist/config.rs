@@ -11,10 +11,10 @@ use std::str::FromStr;
 #[serde(rename_all = "kebab-case")]
 pub enum Variant {
     /// Concise samples: every occurrence enters with probability p; a
-    /// counter counts the occurrences that entered. C[v]/p is unbiased.
+    /// counter counts the occurrences that entered. `C[v]/p` is unbiased.
     Concise,
     /// Counting samples: a value enters with probability p, and from then
-    /// on every occurrence is counted. C[v] + 1/p − 1 estimates the count.
+    /// on every occurrence is counted. `C[v] + 1/p − 1` estimates the count.
     Counting,
 }
 

@@ -10,7 +10,7 @@
 //!
 //! - concise samples keep each counted occurrence with probability 1/f, so
 //!   every occurrence of the stream is in the sample independently with
-//!   probability p and C[v]/p is an unbiased estimate of v's count;
+//!   probability p and `C[v]/p` is an unbiased estimate of v's count;
 //! - counting samples toss one coin with probability 1/f; on tails they
 //!   take one off the counter and keep taking one off per toss of a coin
 //!   with probability p (the new p) until heads, which leaves the counter

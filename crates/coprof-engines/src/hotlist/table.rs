@@ -38,7 +38,7 @@ pub struct HotlistTable {
 pub struct HotValue {
     /// The value.
     pub value: u64,
-    /// Its counter C[v].
+    /// Its counter `C[v]`.
     pub count: u64,
     /// The estimated number of occurrences among the samples offered.
     pub estimate: f64,

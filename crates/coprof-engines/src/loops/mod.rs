@@ -16,7 +16,7 @@
 //! - [`detector`]: [`LoopDetector`], the engine (a [`coprof_core::Sink`]);
 //! - [`snapshot`]: [`LoopProfile`], what it reports;
 //! - [`eval`]: accuracy against the exact profile (1 − SOD);
-//! - [`sweep`]: the design-space sweep of the paper's Figure 3.
+//! - [`sweep`](mod@sweep): the design-space sweep of the paper's Figure 3.
 
 pub mod cache;
 pub mod coalesce;

@@ -186,7 +186,7 @@ fn config(a: &Args) -> anyhow::Result<LoopConfig> {
     Ok(config)
 }
 
-/// The loop report of `a`'s options as a [`Job`](crate::job::Job).
+/// The loop report of `a`'s options as a [`Job`].
 pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     let config = config(a)?;
     if a.sweep {
