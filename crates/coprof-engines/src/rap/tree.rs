@@ -328,7 +328,8 @@ impl<const D: usize> Tree<D> {
     ///
     /// Most events change nothing but one counter: their leaf is in the
     /// leaf cache, or four steps below their block's node, and has room
-    /// for them, and neither the threshold nor the merge schedule is due.
+    /// for them, and nothing is due: neither a new threshold, nor a merge
+    /// batch, nor a review of the caches' sizes.
     /// Those are counted here with nothing else on the way; every other
     /// event takes [`add_walk`](Self::add_walk), which does everything.
     /// Both count the same leaf.
