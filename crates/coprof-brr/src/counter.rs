@@ -44,17 +44,8 @@ impl Counter {
 }
 
 impl Sampler for Counter {
-    /// Decrement, test, reset (Fig. 1).
-    #[inline(always)]
-    fn sample(&mut self) -> bool {
-        let (count, next) = self.countdown();
-        crate::count_down(count, next)
-    }
-    #[inline]
-    fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
-        let (count, next) = self.countdown();
-        crate::count_down_many(count, n, next, taken);
-    }
+    // Decrement, test, reset (Fig. 1).
+    crate::count_down_sampling!();
     fn mean_interval(&self) -> f64 {
         self.interval as f64
     }

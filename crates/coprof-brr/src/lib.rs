@@ -134,6 +134,27 @@ pub(crate) fn count_down_many(
     *count = at - n + 1;
 }
 
+/// [`Sampler::sample`] and [`Sampler::sample_many`] of a sampler that
+/// counts down, in its `impl Sampler`: both take `self.countdown()`, the
+/// count and what gives the next interval, to [`count_down`] and
+/// [`count_down_many`]. The counter, geometric, periodic and skip-ahead
+/// samplers differ only in their `countdown()`.
+macro_rules! count_down_sampling {
+    () => {
+        #[inline(always)]
+        fn sample(&mut self) -> bool {
+            let (count, next) = self.countdown();
+            $crate::count_down(count, next)
+        }
+        #[inline]
+        fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
+            let (count, next) = self.countdown();
+            $crate::count_down_many(count, n, next, taken);
+        }
+    };
+}
+pub(crate) use count_down_sampling;
+
 impl<S: Sampler + ?Sized> Sampler for &mut S {
     #[inline(always)]
     fn sample(&mut self) -> bool {

@@ -92,16 +92,7 @@ pub const fn default_jitter(period: u64) -> u64 {
 }
 
 impl Sampler for Periodic {
-    #[inline(always)]
-    fn sample(&mut self) -> bool {
-        let (count, next) = self.countdown();
-        crate::count_down(count, next)
-    }
-    #[inline]
-    fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
-        let (count, next) = self.countdown();
-        crate::count_down_many(count, n, next, taken);
-    }
+    crate::count_down_sampling!();
     fn mean_interval(&self) -> f64 {
         self.period as f64
     }

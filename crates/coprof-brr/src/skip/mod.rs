@@ -188,16 +188,7 @@ impl Source {
 }
 
 impl Sampler for BrrSkip {
-    #[inline(always)]
-    fn sample(&mut self) -> bool {
-        let (count, next) = self.countdown();
-        crate::count_down(count, next)
-    }
-    #[inline]
-    fn sample_many(&mut self, n: usize, taken: impl FnMut(usize)) {
-        let (count, next) = self.countdown();
-        crate::count_down_many(count, n, next, taken);
-    }
+    crate::count_down_sampling!();
     fn mean_interval(&self) -> f64 {
         (1u64 << (self.freq + 1)) as f64
     }
