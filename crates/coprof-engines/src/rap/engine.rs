@@ -57,6 +57,12 @@ impl<const D: usize> Rap<D> {
         &self.config
     }
 
+    /// Whether `p` lies outside the universe: a coordinate ≥ 2^bits.
+    #[inline(always)]
+    fn is_outside(&self, p: &[u64; D]) -> bool {
+        self.max != u64::MAX && p.iter().any(|&x| x > self.max)
+    }
+
     /// Counts one event at point `p`.
     #[inline]
     pub fn add(&mut self, p: [u64; D]) {
@@ -71,7 +77,7 @@ impl<const D: usize> Rap<D> {
         if count == 0 {
             return;
         }
-        if self.max != u64::MAX && p.iter().any(|&x| x > self.max) {
+        if self.is_outside(&p) {
             self.outside += count;
             return;
         }
@@ -105,7 +111,7 @@ impl<const D: usize> Rap<D> {
         let mut run = [([0u64; D], 0u64); RUN];
         let mut len = 0;
         for p in points {
-            if self.max != u64::MAX && p.iter().any(|&x| x > self.max) {
+            if self.is_outside(&p) {
                 self.outside += 1;
                 continue;
             }
