@@ -8,8 +8,20 @@
 //!
 //! Engines, exact counters and trace writers are all sinks. Several sinks
 //! listen to one source through a [`Fanout`].
+//!
+//! **Runs.** A source that executes basic blocks (the simulator) can also
+//! deliver the instruction stream as [`Run`]s of blocks, one record per
+//! block execution instead of one event per instruction (see
+//! [`crate::runs`]). A sink that needs only the PC of every instruction
+//! says so with [`Sink::wants_with_runs`]; such a source then calls
+//! [`Sink::runs_follow`] before the first batch and delivers the
+//! instruction stream to it through [`Sink::observe_runs`], and events only
+//! of the classes named there. Other sources (trace files, generators)
+//! deliver events as usual, so a sink that takes runs still handles the
+//! plain event stream.
 
 use crate::event::{ClassSet, Event};
+use crate::runs::{Blocks, Run, RunBuilder};
 
 /// Something that consumes batches of events.
 ///
@@ -32,31 +44,61 @@ pub trait Sink {
 
     /// Called once after the last batch. The default does nothing.
     fn finish(&mut self) {}
+
+    /// Whether this sink can take the instruction stream as runs of basic
+    /// blocks, and if so the classes it still needs as events then. `None`,
+    /// the default, means it takes no runs. A source that cannot make runs
+    /// ignores this and asks [`wants`](Sink::wants).
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        None
+    }
+
+    /// Called once, before the first batch, by a source that will deliver
+    /// the instruction stream as runs to a sink whose
+    /// [`wants_with_runs`](Sink::wants_with_runs) is `Some`. From then on
+    /// every retired instruction reaches the sink in a run, and events
+    /// bring only what it named there (it may receive events of other
+    /// classes too, and must not count them as instructions again). The
+    /// default does nothing.
+    fn runs_follow(&mut self) {}
+
+    /// Called with each batch of runs, in stream order, after
+    /// [`runs_follow`](Sink::runs_follow). `blocks` names every block a run
+    /// refers to. Runs and event batches come in separate calls, each in
+    /// stream order; a sink must not rely on how the two interleave. The
+    /// default does nothing.
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        let _ = (runs, blocks);
+    }
 }
 
-impl<S: Sink + ?Sized> Sink for &mut S {
-    fn wants(&self) -> ClassSet {
-        (**self).wants()
-    }
-    fn observe(&mut self, batch: &[Event]) {
-        (**self).observe(batch)
-    }
-    fn finish(&mut self) {
-        (**self).finish()
-    }
+/// Forwards every method of [`Sink`] to the sink behind a pointer.
+macro_rules! forward_sink {
+    ($($ty:ty),*) => {$(
+        impl<S: Sink + ?Sized> Sink for $ty {
+            fn wants(&self) -> ClassSet {
+                (**self).wants()
+            }
+            fn observe(&mut self, batch: &[Event]) {
+                (**self).observe(batch)
+            }
+            fn finish(&mut self) {
+                (**self).finish()
+            }
+            fn wants_with_runs(&self) -> Option<ClassSet> {
+                (**self).wants_with_runs()
+            }
+            fn runs_follow(&mut self) {
+                (**self).runs_follow()
+            }
+            fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+                (**self).observe_runs(runs, blocks)
+            }
+        }
+    )*};
 }
 
-impl<S: Sink + ?Sized> Sink for Box<S> {
-    fn wants(&self) -> ClassSet {
-        (**self).wants()
-    }
-    fn observe(&mut self, batch: &[Event]) {
-        (**self).observe(batch)
-    }
-    fn finish(&mut self) {
-        (**self).finish()
-    }
-}
+forward_sink!(&mut S, Box<S>);
 
 /// Something that produces a stream of events and pushes it into a sink.
 pub trait Source {
@@ -69,22 +111,41 @@ pub trait Source {
     fn run(&mut self, sink: &mut dyn Sink) -> Result<u64, Self::Error>;
 }
 
+/// What sinks fed together by one owner (an engine and its exact
+/// counterpart, say) take with runs: the union of the classes they still
+/// need as events, when every one of them takes runs, else `None`. Unlike
+/// a [`Fanout`], such an owner passes runs to all of its sinks or to none.
+pub fn all_with_runs<'a>(sinks: impl IntoIterator<Item = &'a dyn Sink>) -> Option<ClassSet> {
+    sinks.into_iter().try_fold(ClassSet::NONE, |set, s| {
+        s.wants_with_runs().map(|w| set.union(w))
+    })
+}
+
 /// Several sinks listening to one source. It wants the union of what its
-/// members want and passes every batch to each of them.
+/// members want and passes every batch to each of them. It takes runs when
+/// any member does, and then passes runs to those members and events of
+/// the union of the classes the others want (and those members still
+/// need as events).
 #[derive(Default)]
 pub struct Fanout<'a> {
     sinks: Vec<&'a mut dyn Sink>,
+    /// Members that were told runs follow, by position; empty until then.
+    take_runs: Vec<bool>,
 }
 
 impl<'a> Fanout<'a> {
     /// An empty fan-out.
     pub fn new() -> Fanout<'a> {
-        Fanout { sinks: Vec::new() }
+        Fanout {
+            sinks: Vec::new(),
+            take_runs: Vec::new(),
+        }
     }
 
     /// Adds a sink.
     pub fn push(&mut self, sink: &'a mut dyn Sink) {
         self.sinks.push(sink);
+        self.take_runs.push(false);
     }
 
     /// Number of member sinks.
@@ -112,6 +173,29 @@ impl Sink for Fanout<'_> {
     fn finish(&mut self) {
         for s in &mut self.sinks {
             s.finish();
+        }
+    }
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        if self.sinks.iter().all(|s| s.wants_with_runs().is_none()) {
+            return None;
+        }
+        Some(self.sinks.iter().fold(ClassSet::NONE, |set, s| {
+            set.union(s.wants_with_runs().unwrap_or_else(|| s.wants()))
+        }))
+    }
+    fn runs_follow(&mut self) {
+        for (s, takes) in self.sinks.iter_mut().zip(&mut self.take_runs) {
+            *takes = s.wants_with_runs().is_some();
+            if *takes {
+                s.runs_follow();
+            }
+        }
+    }
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        for (s, takes) in self.sinks.iter_mut().zip(&self.take_runs) {
+            if *takes {
+                s.observe_runs(runs, blocks);
+            }
         }
     }
 }
@@ -146,10 +230,13 @@ impl Sink for Collect {
 }
 
 /// A source over events held in memory, delivered in batches of
-/// `batch` events and filtered to the classes the sink wants.
+/// `batch` events and filtered to the classes the sink wants. With
+/// [`with_runs`](SliceSource::with_runs), it delivers the instruction
+/// stream as runs of blocks to a sink that takes them.
 pub struct SliceSource<'a> {
     events: &'a [Event],
     batch: usize,
+    runs: bool,
 }
 
 impl<'a> SliceSource<'a> {
@@ -158,7 +245,16 @@ impl<'a> SliceSource<'a> {
         SliceSource {
             events,
             batch: 4096,
+            runs: false,
         }
+    }
+
+    /// Delivers the events as runs of blocks ([`RunBuilder`]) to a sink
+    /// that takes runs, as the simulator does; the events must then be one
+    /// per retired instruction. Each batch's runs come before its events.
+    pub fn with_runs(mut self) -> SliceSource<'a> {
+        self.runs = true;
+        self
     }
 
     /// Sets the batch size (at least 1).
@@ -172,6 +268,30 @@ impl Source for SliceSource<'_> {
     type Error = std::convert::Infallible;
 
     fn run(&mut self, sink: &mut dyn Sink) -> Result<u64, Self::Error> {
+        let with_runs = if self.runs {
+            sink.wants_with_runs()
+        } else {
+            None
+        };
+        if let Some(wants) = with_runs {
+            sink.runs_follow();
+            let mut builder = RunBuilder::new();
+            let (mut runs, mut buf) = (Vec::new(), Vec::new());
+            let mut delivered = 0u64;
+            for chunk in self.events.chunks(self.batch) {
+                runs.clear();
+                builder.runs_of(chunk, &mut runs);
+                sink.observe_runs(&runs, &builder.blocks);
+                buf.clear();
+                buf.extend(chunk.iter().filter(|e| wants.contains(e.class)));
+                if !buf.is_empty() {
+                    sink.observe(&buf);
+                    delivered += buf.len() as u64;
+                }
+            }
+            sink.finish();
+            return Ok(delivered);
+        }
         let wants = sink.wants();
         let mut delivered = 0u64;
         if wants == ClassSet::ALL {
@@ -250,5 +370,73 @@ mod tests {
         SliceSource::new(&events).run(&mut f).unwrap();
         assert_eq!(a.events.len(), 1);
         assert_eq!(b.events.len(), 1);
+    }
+
+    /// A sink that takes runs, counting the instructions they hold and the
+    /// events it is given.
+    struct RunCounter {
+        with_runs: ClassSet,
+        told: bool,
+        instructions: u64,
+        events: usize,
+    }
+
+    impl Sink for RunCounter {
+        fn wants(&self) -> ClassSet {
+            ClassSet::ALL
+        }
+        fn observe(&mut self, batch: &[Event]) {
+            self.events += batch.len();
+        }
+        fn wants_with_runs(&self) -> Option<ClassSet> {
+            Some(self.with_runs)
+        }
+        fn runs_follow(&mut self) {
+            self.told = true;
+        }
+        fn observe_runs(&mut self, runs: &[Run], _: &Blocks) {
+            self.instructions += crate::runs::instructions(runs);
+        }
+    }
+
+    #[test]
+    fn fanout_passes_runs_only_to_members_that_take_them() {
+        let mut takes = RunCounter {
+            with_runs: ClassSet::of(Class::CondBranch),
+            told: false,
+            instructions: 0,
+            events: 0,
+        };
+        let mut plain = Collect {
+            events: vec![],
+            wants: ClassSet::of(Class::Load),
+        };
+        {
+            let mut f = Fanout::new();
+            f.push(&mut plain);
+            assert_eq!(f.wants_with_runs(), None, "no member takes runs");
+        }
+        let mut f = Fanout::new();
+        f.push(&mut takes);
+        f.push(&mut plain);
+        // With runs: what the runs-taker still needs, plus what the other
+        // wants as events; without: the union of wants().
+        assert_eq!(
+            f.wants_with_runs(),
+            Some(ClassSet::of(Class::CondBranch).with(Class::Load))
+        );
+        assert_eq!(f.wants(), ClassSet::ALL);
+        f.runs_follow();
+        let mut blocks = Blocks::new();
+        let id = blocks.push([0, 4, 8], None);
+        f.observe_runs(
+            &[Run { block: id, len: 3 }, Run { block: id, len: 2 }],
+            &blocks,
+        );
+        f.observe(&[Event::load(0, 1, 8, 2)]);
+        drop(f);
+        assert!(takes.told);
+        assert_eq!((takes.instructions, takes.events), (5, 1));
+        assert_eq!(plain.events.len(), 1);
     }
 }

@@ -24,7 +24,14 @@ pub struct Block {
     pub ops: Box<[Op]>,
     /// Times the block was entered.
     pub count: u64,
+    /// The block's id in the runs' block table of the current run
+    /// ([`coprof_core::Blocks`]), or [`NO_RUN_ID`] before it is first
+    /// delivered in a run.
+    pub run_id: u32,
 }
+
+/// [`Block::run_id`] of a block not yet in the runs' block table.
+pub const NO_RUN_ID: u32 = u32::MAX;
 
 /// Blocks by start address.
 pub struct CodeCache {
@@ -171,5 +178,6 @@ pub fn translate(start: u64, mem: &Memory) -> Block {
     Block {
         ops: ops.into_boxed_slice(),
         count: 0,
+        run_id: NO_RUN_ID,
     }
 }

@@ -4,8 +4,14 @@
 //! for (the decode-time opcode filter of Zilles & Sohi, HPCA 2001, §3.1)
 //! and hands them over in batches of [`BATCH`], so a consumer pays one
 //! virtual call per batch rather than per instruction.
+//!
+//! When the sink takes runs ([`Sink::wants_with_runs`]), the buffer also
+//! collects one [`Run`] per block execution and keeps the table of the
+//! blocks they name, so that the instruction stream costs one 8-byte
+//! record per block instead of an event per instruction.
 
-use coprof_core::{ClassSet, Event, Sink};
+use crate::code::{Block, NO_RUN_ID};
+use coprof_core::{Blocks, ClassSet, Event, Run, Sink};
 
 /// Events per batch delivered to the sink.
 pub const BATCH: usize = 4096;
@@ -17,16 +23,61 @@ pub struct Events<'a> {
     pub wants: ClassSet,
     sink: &'a mut dyn Sink,
     delivered: u64,
+    /// Whether the sink takes runs.
+    pub runs_wanted: bool,
+    runs: Vec<Run>,
+    blocks: Blocks,
+    run_instructions: u64,
 }
 
 impl<'a> Events<'a> {
-    /// A buffer delivering to `sink`, for the classes it wants.
+    /// A buffer delivering to `sink`, for the classes it wants. When the
+    /// sink takes runs, it is told that runs follow, and the buffer builds
+    /// events only for the classes it names with them.
     pub fn new(sink: &'a mut dyn Sink) -> Events<'a> {
+        let with_runs = sink.wants_with_runs();
+        if with_runs.is_some() {
+            sink.runs_follow();
+        }
         Events {
             buf: Vec::with_capacity(BATCH),
-            wants: sink.wants(),
+            wants: with_runs.unwrap_or_else(|| sink.wants()),
             sink,
             delivered: 0,
+            runs_wanted: with_runs.is_some(),
+            runs: Vec::with_capacity(if with_runs.is_some() { BATCH } else { 0 }),
+            blocks: Blocks::new(),
+            run_instructions: 0,
+        }
+    }
+
+    /// Adds a run of the first `len` instructions of `block` (at least
+    /// one); delivers the batch of runs when it is full. The block joins
+    /// the table of blocks the first time it runs.
+    #[inline(always)]
+    pub fn push_run(&mut self, block: &mut Block, len: usize) {
+        if block.run_id == NO_RUN_ID {
+            let compressed = block.ops.iter().position(|op| op.len == 2);
+            block.run_id = self
+                .blocks
+                .push(block.ops.iter().map(|op| op.pc), compressed);
+        }
+        self.runs.push(Run {
+            block: block.run_id,
+            len: len as u32,
+        });
+        if self.runs.len() == BATCH {
+            self.flush_runs();
+        }
+    }
+
+    /// Delivers the buffered runs.
+    #[inline(never)]
+    pub fn flush_runs(&mut self) {
+        if !self.runs.is_empty() {
+            self.sink.observe_runs(&self.runs, &self.blocks);
+            self.run_instructions += coprof_core::runs::instructions(&self.runs);
+            self.runs.clear();
         }
     }
 
@@ -51,8 +102,14 @@ impl<'a> Events<'a> {
 
     /// Delivers the rest and tells the sink the stream ended.
     pub fn finish(&mut self) {
+        self.flush_runs();
         self.flush();
         self.sink.finish();
+    }
+
+    /// Instructions delivered in runs so far.
+    pub fn run_instructions(&self) -> u64 {
+        self.run_instructions + coprof_core::runs::instructions(&self.runs)
     }
 
     /// Events delivered so far.

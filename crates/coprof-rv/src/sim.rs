@@ -74,6 +74,7 @@ pub struct Simulator {
     exit: Option<Exit>,
     partial: Option<(usize, usize)>,
     delivered: u64,
+    delivered_in_runs: u64,
 }
 
 fn signal_name(sig: i32) -> &'static str {
@@ -159,6 +160,7 @@ impl Simulator {
             exit: None,
             partial: None,
             delivered: 0,
+            delivered_in_runs: 0,
         })
     }
 
@@ -170,6 +172,12 @@ impl Simulator {
     /// Events delivered to the sink by the last run.
     pub fn events_delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// Instructions delivered to the sink in runs of blocks by the last
+    /// run (zero when the sink took no runs).
+    pub fn instructions_in_runs(&self) -> u64 {
+        self.delivered_in_runs
     }
 
     /// How the process ended, once it has.
@@ -213,15 +221,21 @@ impl Simulator {
         every: u64,
         progress: &mut dyn FnMut(u64),
     ) -> Result<Exit, SimError> {
+        // Block ids in the runs' table belong to one run.
+        for b in &mut self.code.blocks {
+            b.run_id = crate::code::NO_RUN_ID;
+        }
         let mut events = Events::new(sink);
         let every = every.max(1);
-        let result = if events.wants.is_empty() {
-            self.run_loop::<false>(&mut events, every, progress)
-        } else {
-            self.run_loop::<true>(&mut events, every, progress)
+        let result = match (events.wants.is_empty(), events.runs_wanted) {
+            (true, false) => self.run_loop::<false, false>(&mut events, every, progress),
+            (false, false) => self.run_loop::<true, false>(&mut events, every, progress),
+            (true, true) => self.run_loop::<false, true>(&mut events, every, progress),
+            (false, true) => self.run_loop::<true, true>(&mut events, every, progress),
         };
         events.finish();
         self.delivered = events.delivered();
+        self.delivered_in_runs = events.run_instructions();
         let exit = result?;
         self.exit = Some(exit.clone());
         Ok(exit)
@@ -238,7 +252,9 @@ impl Simulator {
         }
     }
 
-    fn run_loop<const EV: bool>(
+    /// The loop, compiled once per combination of what the sink takes:
+    /// events (`EV`) and runs of blocks (`RUNS`).
+    fn run_loop<const EV: bool, const RUNS: bool>(
         &mut self,
         events: &mut Events,
         every: u64,
@@ -253,6 +269,9 @@ impl Simulator {
             let len = block.ops.len();
             let stop = exec_block::<EV>(&mut self.cpu, &mut self.mem, &block.ops, events);
             let retired = stop.retired(len);
+            if RUNS && retired > 0 {
+                events.push_run(block, retired);
+            }
             self.cpu.instret += retired as u64;
             if retired < len {
                 self.partial = Some((bi, retired));

@@ -421,3 +421,66 @@ fn per_pc_counts_are_exact_for_a_loop() {
     let (with_events, _, _) = run(ClassSet::ALL);
     assert_eq!(with_events.pc_counts(), counts);
 }
+
+/// A sink that takes the instruction stream as runs of blocks and loads
+/// as events, and keeps both unfiltered.
+struct RecordRuns {
+    told: bool,
+    pcs: Vec<u64>,
+    compressed_pcs: Vec<u64>,
+    events: Vec<Event>,
+}
+
+impl Sink for RecordRuns {
+    fn wants(&self) -> ClassSet {
+        ClassSet::ALL
+    }
+    fn observe(&mut self, batch: &[Event]) {
+        self.events.extend_from_slice(batch);
+    }
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        Some(ClassSet::of(Class::Load))
+    }
+    fn runs_follow(&mut self) {
+        self.told = true;
+    }
+    fn observe_runs(&mut self, runs: &[coprof_core::Run], blocks: &coprof_core::Blocks) {
+        for r in runs {
+            assert!(r.len >= 1 && r.len as usize <= blocks.pcs(r.block).len());
+            self.pcs.extend_from_slice(blocks.run_pcs(*r));
+            if blocks.run_has_compressed(*r) {
+                self.compressed_pcs.extend_from_slice(blocks.run_pcs(*r));
+            }
+        }
+    }
+}
+
+#[test]
+fn runs_of_blocks_give_every_retired_pc_in_order() {
+    let p = program();
+    let (_, all, _) = run(ClassSet::ALL);
+    let mut sim = Simulator::load_bytes("events".as_ref(), &p.elf, &Config::default()).unwrap();
+    let mut sink = RecordRuns {
+        told: false,
+        pcs: vec![],
+        compressed_pcs: vec![],
+        events: vec![],
+    };
+    assert_eq!(sim.run_to_exit(&mut sink).unwrap(), Exit::Code(0));
+    assert!(sink.told, "the sink is told before the first batch");
+    // The runs expand to exactly the PCs of the per-instruction events.
+    let expected: Vec<u64> = all.iter().map(|e| e.pc).collect();
+    assert_eq!(sink.pcs, expected);
+    assert_eq!(sim.instructions_in_runs(), p.retired);
+    // Only the classes named with the runs come as events: the loads.
+    let loads: Vec<Event> = all
+        .iter()
+        .filter(|e| e.class == Class::Load)
+        .copied()
+        .collect();
+    assert_eq!(sink.events, loads);
+    assert_eq!(sim.events_delivered(), loads.len() as u64);
+    // The block holding c.ldsp says it has a compressed instruction.
+    assert!(sink.compressed_pcs.contains(&p.c_ldsp));
+    assert!(!sink.compressed_pcs.contains(&p.func));
+}

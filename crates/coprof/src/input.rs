@@ -69,6 +69,9 @@ pub struct InputInfo {
 pub struct LiveRun {
     /// Instructions retired.
     pub instructions: u64,
+    /// Instructions delivered as runs of basic blocks rather than as
+    /// events (to the reports that take them).
+    pub in_runs: u64,
     /// The exit status a shell would report (128 + signal if it died of one).
     pub status: i32,
 }
@@ -192,6 +195,7 @@ impl InputArgs {
             },
             live: Some(LiveRun {
                 instructions: sim.instret(),
+                in_runs: sim.instructions_in_runs(),
                 status: exit.status(),
             }),
             symbols: if self.no_symbols {

@@ -1,6 +1,6 @@
 //! Progress on a terminal for long runs; silence when stderr is piped.
 
-use coprof_core::{ClassSet, Event, Sink};
+use coprof_core::{Blocks, ClassSet, Event, Run, Sink};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 
@@ -114,5 +114,21 @@ impl Sink for ProgressSink<'_> {
     }
     fn finish(&mut self) {
         self.inner.finish();
+    }
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        self.inner.wants_with_runs()
+    }
+    fn runs_follow(&mut self) {
+        self.inner.runs_follow();
+    }
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        self.inner.observe_runs(runs, blocks);
+        if let Some(b) = &self.bar {
+            self.pending += coprof_core::runs::instructions(runs);
+            if self.pending >= 1 << 16 {
+                b.inc(self.pending);
+                self.pending = 0;
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@
 //! §4.2), and DCPI's period counts the events its counter is set to count.
 
 use coprof_brr::Sampler;
-use coprof_core::{flags, Class, ClassSet, Event, KeyCounts, Sink};
+use coprof_core::{flags, Blocks, Class, ClassSet, Event, KeyCounts, Run, Sink};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -133,6 +133,23 @@ pub struct SampleEval<S: Sampler> {
     /// Indices in the batch being observed of the events of the selected
     /// classes, kept to reuse the memory.
     selected: Vec<u32>,
+    /// With runs of blocks: the exact counts kept per block instead of per
+    /// PC, and expanded when the stream ends.
+    runs: Option<RunCounts>,
+}
+
+/// Exact executions of every block, for a PC profile from runs: one
+/// increment per block execution instead of one per instruction, the
+/// same counts once expanded.
+#[derive(Default)]
+struct RunCounts {
+    /// Executions of each block that retired all its instructions, by id.
+    whole: Vec<u64>,
+    /// Executions that stopped early, by (block, instructions retired).
+    partial: FxHashMap<(u32, u32), u64>,
+    /// A copy of the blocks seen so far (the same ids), to expand the
+    /// counts at the end.
+    blocks: Blocks,
 }
 
 impl<S: Sampler> SampleEval<S> {
@@ -148,6 +165,7 @@ impl<S: Sampler> SampleEval<S> {
             seen: 0,
             samples: 0,
             selected: Vec::new(),
+            runs: None,
         }
     }
 
@@ -200,6 +218,9 @@ impl<S: Sampler> Sink for SampleEval<S> {
                 *sampled.entry(k).or_insert(0) += 1;
             }
         };
+        if self.runs.is_some() {
+            return;
+        }
         if self.classes == ClassSet::ALL {
             for e in batch {
                 if let Some(k) = kind.key(e) {
@@ -227,7 +248,66 @@ impl<S: Sampler> Sink for SampleEval<S> {
     }
 
     fn finish(&mut self) {
+        if let Some(r) = &self.runs {
+            let blocks = &r.blocks;
+            for (id, &n) in r.whole.iter().enumerate() {
+                if n > 0 {
+                    for &pc in blocks.pcs(id as u32) {
+                        self.counting.add_n(pc, n);
+                    }
+                }
+            }
+            for (&(block, len), &n) in &r.partial {
+                for &pc in blocks.run_pcs(Run { block, len }) {
+                    self.counting.add_n(pc, n);
+                }
+            }
+        }
         self.full = self.counting.map();
+    }
+
+    /// A PC profile over every instruction takes them as runs of blocks
+    /// and needs no events: the sampler makes the same decisions over the
+    /// same instructions, and the exact counts are kept per block.
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        (self.classes == ClassSet::ALL && self.kind == ProfileKind::Pc).then_some(ClassSet::NONE)
+    }
+
+    fn runs_follow(&mut self) {
+        self.runs = Some(RunCounts {
+            blocks: Blocks::new(),
+            ..RunCounts::default()
+        });
+    }
+
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        let Some(r) = &mut self.runs else { return };
+        r.blocks.extend_from(blocks);
+        r.whole.resize(blocks.len(), 0);
+        let mut total = 0usize;
+        for run in runs {
+            if run.len as usize == blocks.pcs(run.block).len() {
+                r.whole[run.block as usize] += 1;
+            } else {
+                *r.partial.entry((run.block, run.len)).or_insert(0) += 1;
+            }
+            total += run.len as usize;
+        }
+        self.seen += total as u64;
+        // The sampler decides over the instructions of the batch of runs;
+        // its increasing indices are found by walking the runs once.
+        let (sampled, mut samples) = (&mut self.sampled, 0u64);
+        let (mut at, mut start) = (0usize, 0usize);
+        self.sampler.sample_many(total, |i| {
+            while i >= start + runs[at].len as usize {
+                start += runs[at].len as usize;
+                at += 1;
+            }
+            samples += 1;
+            let pc = blocks.pcs(runs[at].block)[i - start];
+            *sampled.entry(pc).or_insert(0) += 1;
+        });
+        self.samples += samples;
     }
 }
 

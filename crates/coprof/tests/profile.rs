@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{compile, coprof, gen_trace, json_of};
+use common::{compile, coprof, gen_trace, json_of, stdout_of};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -445,4 +445,131 @@ fn symbols_for_traces_come_from_binary_or_not_at_all() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--binary").and(predicate::str::contains("nothing")));
+}
+
+#[test]
+fn reports_from_runs_of_blocks_equal_reports_from_every_event() {
+    // A live run gives the reports that take them the instructions as
+    // runs of basic blocks (loops without --exact, the code profile, the
+    // sampled PC profile); a trace of the same run gives every event. The
+    // reports must not tell the two apart, but for where they came from.
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "hot", HOT_LOOP);
+    let trace = dir.path().join("hot.cpt");
+    coprof()
+        .args(["run", "--random-seed", "1", "--trace"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&prog)
+        .arg("300")
+        .assert()
+        .success();
+    let reports: [&[&str]; 4] = [
+        &["loops"],
+        &["ranges", "--stream", "pc"],
+        &["ranges", "--stream", "pc", "--exact", "--epsilon", "0.001"],
+        &["sample", "--sampler", "brr:5", "--eval", "--profile", "pc"],
+    ];
+    for args in reports {
+        let mut live = json_of(
+            coprof()
+                .args(args)
+                .args(["--json", "--random-seed", "1", "--"])
+                .arg(&prog)
+                .arg("300"),
+        );
+        let mut traced = json_of(coprof().args(args).arg("--json").arg(&trace));
+        // Where they came from: the trace's file and recorded classes,
+        // and the events delivered (a live run sends branches only).
+        for v in [&mut live, &mut traced] {
+            if let Some(o) = v.as_object_mut() {
+                for k in ["file", "recorded_classes", "events"] {
+                    o.remove(k);
+                }
+            }
+        }
+        assert_eq!(live, traced, "coprof {args:?}: live run and trace differ");
+    }
+    // The live profile says how much came as runs.
+    let p = json_of(
+        coprof()
+            .args(["profile", "--json", "--"])
+            .arg(&prog)
+            .arg("300"),
+    );
+    assert_eq!(p["instructions_in_runs"], p["instructions"]);
+    assert!(p["events"].as_u64().unwrap() < p["instructions"].as_u64().unwrap() / 2);
+}
+
+#[test]
+fn a_block_buffer_keeps_the_code_profile_within_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "hot", HOT_LOOP);
+    let p = json_of(
+        coprof()
+            .args([
+                "profile",
+                "--json",
+                "--exact",
+                "--block-buffer",
+                "1024",
+                "--",
+            ])
+            .arg(&prog)
+            .arg("300"),
+    );
+    let pc = section(&p, "ranges-pc");
+    assert!(
+        pc["command"]
+            .as_str()
+            .unwrap()
+            .contains("--block-buffer 1024"),
+        "{}",
+        pc["command"]
+    );
+    let r = &pc["json"];
+    let b = &r["block_buffer"];
+    assert_eq!(b["entries"], 64);
+    assert!(
+        b["hits"].as_u64().unwrap() > b["executions"].as_u64().unwrap() / 2,
+        "{b}"
+    );
+    assert_eq!(r["n"], p["instructions"], "every instruction counted");
+    let err = r["max_abs_error_over_n"].as_f64().unwrap();
+    assert!(err <= r["epsilon"].as_f64().unwrap(), "{r}");
+    // Only the code profile takes it.
+    assert!(section(&p, "ranges-load-value")["json"]
+        .get("block_buffer")
+        .is_none());
+
+    // A trace has no blocks: the buffer is unused, and the report says so.
+    let trace = gen_trace(dir.path(), "loops", 50_000, 1);
+    let text = stdout_of(
+        coprof()
+            .args(["ranges", "--block-buffer", "1024"])
+            .arg(&trace),
+    );
+    assert!(
+        text.contains("unused: the input gives no basic blocks"),
+        "{text}"
+    );
+
+    // Bad uses are named.
+    for (args, says) in [
+        (
+            &["--stream", "load-value", "--block-buffer", "1024"][..],
+            "needs --stream pc, not load-value",
+        ),
+        (&["--block-buffer", "8"][..], "--block-buffer 8"),
+    ] {
+        let out = coprof()
+            .arg("ranges")
+            .args(args)
+            .arg(&trace)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }

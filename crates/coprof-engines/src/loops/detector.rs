@@ -7,7 +7,7 @@ use super::cache::FrequencyCache;
 use super::coalesce::CoalescingRegister;
 use super::config::{ConfigError, LoopConfig};
 use super::snapshot::{DetectedLoop, HardwareCost, LoopProfile};
-use coprof_core::{flags, ClassSet, Event, Sink};
+use coprof_core::{flags, Blocks, Class, ClassSet, Event, Run, Sink};
 
 /// The detector: a [`Sink`] of events, or fed short backward branches
 /// directly with [`add_sbb`](LoopDetector::add_sbb).
@@ -23,6 +23,9 @@ pub struct LoopDetector {
     tallied: u64,
     instructions: u64,
     compressed_seen: bool,
+    /// Whether the instruction stream comes as runs of blocks: events then
+    /// bring only branches and jumps, and are not counted as instructions.
+    runs: bool,
 }
 
 impl LoopDetector {
@@ -39,6 +42,7 @@ impl LoopDetector {
             tallied: 0,
             instructions: 0,
             compressed_seen: false,
+            runs: false,
         })
     }
 
@@ -230,7 +234,9 @@ impl Sink for LoopDetector {
     }
 
     fn observe(&mut self, batch: &[Event]) {
-        self.instructions += batch.len() as u64;
+        if !self.runs {
+            self.instructions += batch.len() as u64;
+        }
         let d = self.config.max_distance;
         let mut all_flags = 0;
         // Consecutive sbbs of one loop (other instructions between them do
@@ -260,6 +266,23 @@ impl Sink for LoopDetector {
 
     fn finish(&mut self) {
         self.flush();
+    }
+
+    /// With runs, the detector needs as events only the classes a short
+    /// backward branch can be (§3.1); the runs count the instructions.
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        Some(ClassSet::of(Class::CondBranch).with(Class::Jump))
+    }
+
+    fn runs_follow(&mut self) {
+        self.runs = true;
+    }
+
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        self.instructions += coprof_core::runs::instructions(runs);
+        if !self.compressed_seen {
+            self.compressed_seen = runs.iter().any(|r| blocks.run_has_compressed(*r));
+        }
     }
 }
 
@@ -378,5 +401,34 @@ mod tests {
         e.flags |= flags::COMPRESSED;
         d.observe(&[e]);
         assert!(d.snapshot().compressed_seen);
+    }
+
+    #[test]
+    fn runs_of_blocks_give_the_same_profile_as_events() {
+        use coprof_core::synth::{generate, GenConfig, Workload};
+        use coprof_core::{SliceSource, Source};
+        for (workload, seed) in [(Workload::Loops, 1), (Workload::Mixed, 2)] {
+            let events = generate(&GenConfig::new(workload, 200_000).seed(seed)).unwrap();
+            for cfg in [
+                LoopConfig::default(),
+                LoopConfig::default().coalescing(true).sampling(5),
+            ] {
+                let mut plain = LoopDetector::new(cfg).unwrap();
+                SliceSource::new(&events).run(&mut plain).unwrap();
+                let mut with_runs = LoopDetector::new(cfg).unwrap();
+                let delivered = SliceSource::new(&events)
+                    .with_runs()
+                    .run(&mut with_runs)
+                    .unwrap();
+                assert!(
+                    delivered < events.len() as u64 / 2,
+                    "only branches and jumps"
+                );
+                let (a, b) = (plain.snapshot(), with_runs.snapshot());
+                assert!(a.tallied > 0, "{workload:?}: no loops");
+                assert_eq!(a.instructions, events.len() as u64);
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "{workload:?}");
+            }
+        }
     }
 }

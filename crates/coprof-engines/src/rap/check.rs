@@ -6,7 +6,7 @@
 use super::hot::HotRange;
 use super::snapshot::RapSnapshot;
 use super::streams::{point_of, wants_of, Stream};
-use coprof_core::{ClassSet, Event, Sink};
+use coprof_core::{Blocks, ClassSet, Event, Run, Sink};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -18,6 +18,8 @@ pub struct ExactPoints<const D: usize> {
     dims: [Stream; D],
     counts: FxHashMap<[u64; D], u64>,
     n: u64,
+    /// Whether the PCs come as runs of blocks: events then add nothing.
+    runs: bool,
 }
 
 impl<const D: usize> ExactPoints<D> {
@@ -27,6 +29,7 @@ impl<const D: usize> ExactPoints<D> {
             dims,
             counts: FxHashMap::default(),
             n: 0,
+            runs: false,
         }
     }
 
@@ -65,11 +68,32 @@ impl<const D: usize> Sink for ExactPoints<D> {
     }
 
     fn observe(&mut self, batch: &[Event]) {
+        if self.runs {
+            return;
+        }
         for e in batch {
             if let Some(p) = point_of(&self.dims, e) {
                 self.add_points(1, p);
             }
         }
+    }
+
+    /// A one-dimensional code profile counts the PCs of runs of blocks,
+    /// as [`RangeProfiler`](super::RangeProfiler) does.
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        (D == 1 && self.dims[0] == Stream::Pc).then_some(ClassSet::NONE)
+    }
+
+    fn runs_follow(&mut self) {
+        self.runs = true;
+    }
+
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        coprof_core::runs::for_each_pc(runs, blocks, |pc| {
+            let mut p = [0u64; D];
+            p[0] = pc;
+            self.add_points(1, p);
+        });
     }
 }
 

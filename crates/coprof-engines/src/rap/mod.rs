@@ -15,8 +15,11 @@
 //! - [`RapSnapshot`]: the tree, its text dump; [`HotRange`]s (§5.1);
 //! - [`streams`]: which profile an event stream gives (PC, load value, ...)
 //!   and the [`RangeProfiler`] sink;
-//! - [`check`](mod@check): comparison with the exact profile.
+//! - [`check`](mod@check): comparison with the exact profile;
+//! - [`block_buffer`]: an option beside the paper's, combining repeated
+//!   basic-block executions in front of a code profile.
 
+pub mod block_buffer;
 mod buffer;
 pub mod check;
 pub mod config;
@@ -28,6 +31,7 @@ mod snapshot;
 pub mod streams;
 mod tree;
 
+pub use block_buffer::BlockBuffer;
 pub use check::{check, check_hot, CheckedHotRange, ExactPoints, RangeCheck};
 pub use config::{ConfigError, RapConfig};
 pub use engine::Rap;

@@ -8,7 +8,7 @@ use crate::input::InputInfo;
 use crate::job::{Job, Rendered};
 use crate::output::{pct, thousands};
 use coprof_core::exact::DEFAULT_SBB_DISTANCE;
-use coprof_core::{ClassSet, Event, ExactCounts, Sink};
+use coprof_core::{Blocks, ClassSet, Event, ExactCounts, Run, Sink};
 use coprof_engines::loops::{
     compare, sweep, ComparedLoop, DetectedLoop, HardwareCost, LoopConfig, LoopDetector,
     LoopProfile, SbbStream, SweepResult, SweepSpace,
@@ -240,6 +240,22 @@ impl Sink for LoopsJob {
         self.detector.finish();
         if let Some(x) = &mut self.exact {
             x.finish();
+        }
+    }
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        let exact = self.exact.as_ref().map(|x| x as &dyn Sink);
+        coprof_core::all_with_runs(std::iter::once(&self.detector as &dyn Sink).chain(exact))
+    }
+    fn runs_follow(&mut self) {
+        self.detector.runs_follow();
+        if let Some(x) = &mut self.exact {
+            x.runs_follow();
+        }
+    }
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        self.detector.observe_runs(runs, blocks);
+        if let Some(x) = &mut self.exact {
+            x.observe_runs(runs, blocks);
         }
     }
 }

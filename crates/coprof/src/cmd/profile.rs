@@ -40,6 +40,12 @@ pub struct Args {
     /// --report "loops" --report "loops --coalesce" --report "loops --sweep".
     #[arg(long = "report", value_name = "COMMAND OPTIONS")]
     reports: Vec<String>,
+    /// Give every code profile (ranges over pc) a buffer of this many bytes that combines
+    /// repeated basic-block executions: `coprof ranges --block-buffer`, an option beside the
+    /// paper's. The profile then costs a fraction of the paper's per-event buffer, within the
+    /// same ε·n bound.
+    #[arg(long, value_name = "BYTES")]
+    block_buffer: Option<usize>,
     /// Print the profile as JSON instead of the text summary.
     #[arg(long)]
     json: bool,
@@ -67,6 +73,10 @@ pub struct Profile {
     /// The program's exit status (live runs).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub status: Option<i32>,
+    /// Instructions delivered to the engines as runs of basic blocks
+    /// instead of as events (live runs; see `coprof_core::runs`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub instructions_in_runs: Option<u64>,
     /// Whether the reports carry exact answers.
     pub exact: bool,
     /// The reports, in the order they are printed.
@@ -110,9 +120,29 @@ const DEFAULTS: [(&str, &str, &[&str]); 5] = [
     ),
 ];
 
+/// Whether a report's options make a one-dimensional code profile: a
+/// `ranges` report over pc (the default stream).
+fn is_code_profile(p: &Planned) -> bool {
+    let o = &p.options;
+    p.command == "ranges"
+        && !o.iter().any(|x| x == "--dims" || x.starts_with("--dims="))
+        && match o.iter().position(|x| x == "--stream") {
+            Some(i) => o.get(i + 1).is_some_and(|s| s == "pc"),
+            None => {
+                !o.iter().any(|x| x.starts_with("--stream="))
+                    || o.iter().any(|x| x == "--stream=pc")
+            }
+        }
+}
+
 /// The reports a profile holds: the default set, or those of `--report`.
-/// `--exact` is added to every report that takes it.
-fn plan(exact: bool, reports: &[String]) -> anyhow::Result<Vec<Planned>> {
+/// `--exact` is added to every report that takes it, and `--block-buffer`
+/// to every code profile that has none.
+fn plan(
+    exact: bool,
+    block_buffer: Option<usize>,
+    reports: &[String],
+) -> anyhow::Result<Vec<Planned>> {
     let mut plan = Vec::new();
     if reports.is_empty() {
         for (name, command, options) in DEFAULTS {
@@ -137,6 +167,14 @@ fn plan(exact: bool, reports: &[String]) -> anyhow::Result<Vec<Planned>> {
             command,
             options: words.collect(),
         });
+    }
+    if let Some(bytes) = block_buffer {
+        for p in &mut plan {
+            if is_code_profile(p) && !p.options.iter().any(|o| o.starts_with("--block-buffer")) {
+                p.options.push("--block-buffer".into());
+                p.options.push(bytes.to_string());
+            }
+        }
     }
     if exact {
         for p in &mut plan {
@@ -169,7 +207,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .collect(),
     };
     let mut jobs = Vec::new();
-    for p in plan(a.exact, &a.reports)? {
+    for p in plan(a.exact, a.block_buffer, &a.reports)? {
         let mut argv = p.options.clone();
         argv.extend(input.iter().cloned());
         let job = job(&p.command, &argv).with_context(|| format!("the {} report", p.name))?;
@@ -212,6 +250,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         args: a.input.program.iter().skip(1).cloned().collect(),
         events: info.events,
         instructions: info.live.as_ref().map(|l| l.instructions),
+        instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
         status: info.live.as_ref().map(|l| l.status),
         exact: a.exact,
         reports,
@@ -243,9 +282,16 @@ fn summary(p: &Profile) -> String {
     match (p.instructions, p.status) {
         (Some(i), Some(s)) => crate::outln!(
             out,
-            "{} instructions retired, exit status {s}, {} events to the engines",
+            "{} instructions retired, exit status {s}, {} events to the engines{}",
             crate::output::thousands(i),
-            crate::output::thousands(p.events)
+            crate::output::thousands(p.events),
+            match p.instructions_in_runs {
+                Some(r) if r > 0 => format!(
+                    " and {} instructions in runs of basic blocks",
+                    crate::output::thousands(r)
+                ),
+                _ => String::new(),
+            }
         ),
         _ => crate::outln!(out, "{} events", crate::output::thousands(p.events)),
     }
