@@ -11,9 +11,15 @@
 #                                    computes an exact instruction-level
 #                                    profile
 #
-# For each workload and each of RUNS rounds, the three run one after the
-# other (coprof, qemu, callgrind), so that a change in the machine's load
-# falls on all three alike. Each run is timed with /usr/bin/time: CPU time
+# Two more coprof runs are timed beside them: `coprof profile
+# --block-buffer 16384` (the code profile combines repeated basic-block
+# executions, an option beside RAP's per-event buffer) and `coprof run`
+# with no engine at all (the simulator alone: the floor under any set of
+# engines).
+#
+# For each workload and each of RUNS rounds, the five run one after the
+# other (coprof profile, coprof profile --block-buffer, coprof run, qemu,
+# callgrind), so that a change in the machine's load falls on all alike. Each run is timed with /usr/bin/time: CPU time
 # (user + system, the primary measure on a shared machine) and wall time.
 # Every run must succeed: coprof's report must say "exit status 0" (coprof
 # records the program's status rather than returning it), qemu and
@@ -25,8 +31,9 @@
 #
 # Prints a markdown table: workload, RV64 instructions retired (coprof's
 # count), x86-64 instructions (callgrind's count), the median CPU and wall
-# seconds of each tool, and the ratios callgrind/coprof and coprof/qemu of
-# the median CPU times.
+# seconds of each tool, and the ratios of callgrind's median CPU time to
+# coprof profile's, to coprof profile --block-buffer's and to coprof run's
+# (above 1 means coprof is faster).
 #
 # Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--list]
 #   --runs   rounds per workload (default 3; medians are taken over them)
@@ -161,6 +168,13 @@ for w in "${workloads[@]}"; do
     [[ "$line" == *"exit status 0,"* ]] || fail "$name: the program did not exit 0 under coprof profile (round $r): ${line:-no summary line}" "$scratch/c.out"
     insns="$(sed -E 's/^([0-9,]+) instructions.*/\1/' <<<"$line")"
 
+    timed coprofbb "$scratch/b.out" /dev/null "$coprof" profile --block-buffer 16384 -- "$rv/$prog" "${argv[@]}" ||
+      fail "$name: coprof profile --block-buffer failed (round $r)" "$scratch/b.out"
+    grep -q "exit status 0," "$scratch/b.out" || fail "$name: the program did not exit 0 under coprof profile --block-buffer (round $r)" "$scratch/b.out"
+
+    timed coprofrun /dev/null "$scratch/r.err" "$coprof" run -- "$rv/$prog" "${argv[@]}" ||
+      fail "$name: coprof run failed (round $r)" "$scratch/r.err"
+
     timed qemu /dev/null "$scratch/q.err" qemu-riscv64 "$rv/$prog" "${argv[@]}" ||
       fail "$name: qemu-riscv64 failed (round $r)" "$scratch/q.err"
 
@@ -168,11 +182,14 @@ for w in "${workloads[@]}"; do
       fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
     ir="$(sed -nE 's/^==[0-9]+== (Collected :|I +refs:) +([0-9,]+).*/\2/p' "$scratch/v.err" | head -1)"
     ir="${ir//,/}"
-    printf 'bench-whole: %s round %d: coprof %s, qemu %s, callgrind %s (user sys wall)\n' "$name" "$r" \
-      "$(tail -1 "$scratch/coprof.times")" "$(tail -1 "$scratch/qemu.times")" "$(tail -1 "$scratch/callgrind.times")" >&2
+    printf 'bench-whole: %s round %d: coprof %s, --block-buffer %s, run %s, qemu %s, callgrind %s (user sys wall)\n' "$name" "$r" \
+      "$(tail -1 "$scratch/coprof.times")" "$(tail -1 "$scratch/coprofbb.times")" "$(tail -1 "$scratch/coprofrun.times")" \
+      "$(tail -1 "$scratch/qemu.times")" "$(tail -1 "$scratch/callgrind.times")" >&2
   done
   cc="$(median "$scratch/coprof.times" 0)"
   cw="$(median "$scratch/coprof.times" 3)"
+  bc="$(median "$scratch/coprofbb.times" 0)"
+  rc="$(median "$scratch/coprofrun.times" 0)"
   qc="$(median "$scratch/qemu.times" 0)"
   qw="$(median "$scratch/qemu.times" 3)"
   vc="$(median "$scratch/callgrind.times" 0)"
@@ -180,9 +197,9 @@ for w in "${workloads[@]}"; do
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
   mips="$(awk -v i="${insns//,/}" -v s="$cc" 'BEGIN { if (s > 0) printf "%.0f", i / s / 1e6; else print "–" }')"
   ir_fmt="$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"${ir:-?}")"
-  rows+=("| $name | $insns | $ir_fmt | $cc ($cw) = $mips MIPS | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$cc")** | $(ratio "$cc" "$qc") |")
+  rows+=("| $name | $insns | $ir_fmt | $cc ($cw) = $mips MIPS | $bc | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$cc")** | **$(ratio "$vc" "$bc")** | $(ratio "$vc" "$rc") |")
 done
 
-echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile, CPU s (wall s) | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/coprof (CPU) | coprof/qemu (CPU) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile, CPU s (wall s) | profile --block-buffer 16384, CPU s | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile | callgrind/profile --block-buffer | callgrind/run |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"

@@ -107,20 +107,41 @@ impl<const D: usize> Rap<D> {
     /// assert_eq!(format!("{:?}", one.snapshot()), format!("{:?}", all.snapshot()));
     /// ```
     pub fn add_all(&mut self, points: impl IntoIterator<Item = [u64; D]>) {
+        self.add_counted(points.into_iter().map(|p| (p, 1)));
+    }
+
+    /// Counts `count` events at each point of `items`, in order: the same
+    /// profile as [`add_points`](Self::add_points) on each, with the
+    /// batching of [`add_all`](Self::add_all).
+    ///
+    /// ```
+    /// use coprof_engines::rap::{Rap, RapConfig};
+    /// let mut one: Rap<1> = Rap::new(RapConfig::default()).unwrap();
+    /// let mut all: Rap<1> = Rap::new(RapConfig::default()).unwrap();
+    /// let items = (0..10_000u64).map(|i| ([(i * i) % 977], 1 + i % 5));
+    /// items.clone().for_each(|(p, c)| one.add_points(c, p));
+    /// all.add_counted(items);
+    /// assert_eq!(format!("{:?}", one.snapshot()), format!("{:?}", all.snapshot()));
+    /// ```
+    #[inline]
+    pub fn add_counted(&mut self, items: impl IntoIterator<Item = ([u64; D], u64)>) {
         const RUN: usize = 32;
         let mut run = [([0u64; D], 0u64); RUN];
         let mut len = 0;
-        for p in points {
+        for (p, count) in items {
+            if count == 0 {
+                continue;
+            }
             if self.is_outside(&p) {
-                self.outside += 1;
+                self.outside += count;
                 continue;
             }
             run[len] = match &mut self.buffer {
-                Some(buffer) => match buffer.insert(p, 1) {
+                Some(buffer) => match buffer.insert(p, count) {
                     Some(evicted) => evicted,
                     None => continue,
                 },
-                None => (p, 1),
+                None => (p, count),
             };
             len += 1;
             if len == RUN {

@@ -187,7 +187,14 @@ impl<const D: usize> RangeProfiler<D> {
     fn drain_blocks(&mut self) {
         if let Some((buffer, blocks)) = &mut self.block_buffer {
             let rap = &mut self.rap;
-            buffer.drain(|run, count| add_run(rap, blocks, run, count));
+            let mut drained = Vec::with_capacity(buffer.capacity());
+            buffer.drain(|run, count| drained.push((run, count)));
+            rap.add_counted(drained.iter().flat_map(|&(run, count)| {
+                blocks
+                    .run_pcs(run)
+                    .iter()
+                    .map(move |&pc| (one_point(pc), count))
+            }));
         }
     }
 
@@ -260,11 +267,14 @@ impl<const D: usize> Sink for RangeProfiler<D> {
         match &mut self.block_buffer {
             Some((buffer, copy)) => {
                 copy.extend_from(blocks);
-                for run in runs {
-                    if let Some((old, count)) = buffer.insert(*run) {
-                        add_run(rap, blocks, old, count);
-                    }
-                }
+                rap.add_counted(runs.iter().filter_map(|run| buffer.insert(*run)).flat_map(
+                    |(old, count)| {
+                        blocks
+                            .run_pcs(old)
+                            .iter()
+                            .map(move |&pc| (one_point(pc), count))
+                    },
+                ));
             }
             None => rap.add_all(
                 runs.iter()
@@ -280,13 +290,6 @@ fn one_point<const D: usize>(v: u64) -> [u64; D] {
     let mut p = [0u64; D];
     p[0] = v;
     p
-}
-
-/// Counts `count` executions of `run`: as many events at each of its PCs.
-fn add_run<const D: usize>(rap: &mut Rap<D>, blocks: &Blocks, run: Run, count: u64) {
-    for &pc in blocks.run_pcs(run) {
-        rap.add_points(count, one_point(pc));
-    }
 }
 
 #[cfg(test)]

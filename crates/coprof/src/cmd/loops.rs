@@ -104,7 +104,12 @@ pub struct Report {
     /// The classes a trace recorded (empty: every class).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     recorded_classes: Vec<String>,
+    /// Events delivered to the report (a live run gives the instructions
+    /// as runs of blocks and only branches and jumps as events).
     events: u64,
+    /// Instructions the detector counted (every event of a trace of
+    /// every class; every retired instruction of a live run).
+    instructions: u64,
     sbbs: u64,
     tallied: u64,
     loops: Vec<Row>,
@@ -325,6 +330,7 @@ impl Job for LoopsJob {
             recorded_classes: info.meta.classes.clone(),
             config: *self.detector.config(),
             events: info.events,
+            instructions: profile.instructions,
             sbbs: profile.sbbs,
             tallied: profile.tallied,
             loops,
@@ -375,8 +381,12 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
     crate::outln!(out, "frequent loop cache: {}", describe(&r.config));
     crate::outln!(
         out,
-        "{} events, {} taken short backward branches, {} tallied, {} loops resident",
-        thousands(r.events),
+        "{}, {} taken short backward branches, {} tallied, {} loops resident",
+        if r.every_instruction {
+            format!("{} instructions", thousands(r.instructions))
+        } else {
+            format!("{} events", thousands(r.events))
+        },
         thousands(r.sbbs),
         thousands(r.tallied),
         p.loops.len()
