@@ -203,6 +203,68 @@ impl RunBuilder {
     }
 }
 
+/// Exact executions of every PC from runs of blocks: one increment per
+/// block execution instead of one per instruction, expanded to per-PC
+/// counts when asked. It keeps its own copy of the blocks it has seen, so
+/// the counts can be expanded after the stream (and the source) is gone.
+#[derive(Clone, Debug, Default)]
+pub struct BlockCounts {
+    /// Executions of each block that retired all its instructions, by id.
+    whole: Vec<u64>,
+    /// Executions that stopped early, by (block, instructions retired).
+    partial: rustc_hash::FxHashMap<(u32, u32), u64>,
+    /// The blocks seen so far, with the source's ids.
+    blocks: Blocks,
+    /// Instructions counted.
+    instructions: u64,
+}
+
+impl BlockCounts {
+    /// No executions yet.
+    pub fn new() -> BlockCounts {
+        BlockCounts {
+            blocks: Blocks::new(),
+            ..BlockCounts::default()
+        }
+    }
+
+    /// Counts the executions of `runs`, whose blocks `blocks` names.
+    pub fn add(&mut self, runs: &[Run], blocks: &Blocks) {
+        self.blocks.extend_from(blocks);
+        self.whole.resize(blocks.len(), 0);
+        for run in runs {
+            if run.len as usize == blocks.pcs(run.block).len() {
+                self.whole[run.block as usize] += 1;
+            } else {
+                *self.partial.entry((run.block, run.len)).or_insert(0) += 1;
+            }
+            self.instructions += run.len as u64;
+        }
+    }
+
+    /// Instructions counted so far.
+    pub fn instructions(&self) -> u64 {
+        self.instructions
+    }
+
+    /// Calls `f(pc, n)` for every PC of every block executed, `n` times
+    /// each; a PC in several blocks comes once per block.
+    pub fn for_each(&self, mut f: impl FnMut(u64, u64)) {
+        for (id, &n) in self.whole.iter().enumerate() {
+            if n > 0 {
+                for &pc in self.blocks.pcs(id as u32) {
+                    f(pc, n);
+                }
+            }
+        }
+        for (&(block, len), &n) in &self.partial {
+            for &pc in self.blocks.run_pcs(Run { block, len }) {
+                f(pc, n);
+            }
+        }
+    }
+}
+
 /// Calls `f` with the PC of every instruction of `runs`, in order.
 #[inline]
 pub fn for_each_pc(runs: &[Run], blocks: &Blocks, mut f: impl FnMut(u64)) {
@@ -242,6 +304,28 @@ mod tests {
         assert_eq!(seen, [0x100, 0x104, 0x106, 0x200, 0x100, 0x104]);
         assert_eq!(instructions(&runs), 6);
         assert!(b.bytes() >= 4 * 8);
+    }
+
+    #[test]
+    fn block_counts_expand_to_the_per_pc_counts() {
+        let mut b = Blocks::new();
+        let a = b.push([0x100, 0x104, 0x108], None);
+        let c = b.push([0x104, 0x108], None);
+        let runs = [
+            Run { block: a, len: 3 },
+            Run { block: a, len: 3 },
+            Run { block: a, len: 1 },
+            Run { block: c, len: 2 },
+        ];
+        let mut counts = BlockCounts::new();
+        counts.add(&runs[..2], &b);
+        counts.add(&runs[2..], &b);
+        let mut per_pc = std::collections::BTreeMap::new();
+        counts.for_each(|pc, n| *per_pc.entry(pc).or_insert(0) += n);
+        let expected: std::collections::BTreeMap<u64, u64> =
+            [(0x100, 3), (0x104, 3), (0x108, 3)].into_iter().collect();
+        assert_eq!(per_pc, expected);
+        assert_eq!(counts.instructions(), instructions(&runs));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! §4.2), and DCPI's period counts the events its counter is set to count.
 
 use coprof_brr::Sampler;
-use coprof_core::{flags, Blocks, Class, ClassSet, Event, KeyCounts, Run, Sink};
+use coprof_core::{flags, BlockCounts, Blocks, Class, ClassSet, Event, KeyCounts, Run, Sink};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -135,21 +135,7 @@ pub struct SampleEval<S: Sampler> {
     selected: Vec<u32>,
     /// With runs of blocks: the exact counts kept per block instead of per
     /// PC, and expanded when the stream ends.
-    runs: Option<RunCounts>,
-}
-
-/// Exact executions of every block, for a PC profile from runs: one
-/// increment per block execution instead of one per instruction, the
-/// same counts once expanded.
-#[derive(Default)]
-struct RunCounts {
-    /// Executions of each block that retired all its instructions, by id.
-    whole: Vec<u64>,
-    /// Executions that stopped early, by (block, instructions retired).
-    partial: FxHashMap<(u32, u32), u64>,
-    /// A copy of the blocks seen so far (the same ids), to expand the
-    /// counts at the end.
-    blocks: Blocks,
+    runs: Option<BlockCounts>,
 }
 
 impl<S: Sampler> SampleEval<S> {
@@ -249,19 +235,8 @@ impl<S: Sampler> Sink for SampleEval<S> {
 
     fn finish(&mut self) {
         if let Some(r) = &self.runs {
-            let blocks = &r.blocks;
-            for (id, &n) in r.whole.iter().enumerate() {
-                if n > 0 {
-                    for &pc in blocks.pcs(id as u32) {
-                        self.counting.add_n(pc, n);
-                    }
-                }
-            }
-            for (&(block, len), &n) in &r.partial {
-                for &pc in blocks.run_pcs(Run { block, len }) {
-                    self.counting.add_n(pc, n);
-                }
-            }
+            let counting = &mut self.counting;
+            r.for_each(|pc, n| counting.add_n(pc, n));
         }
         self.full = self.counting.map();
     }
@@ -274,25 +249,14 @@ impl<S: Sampler> Sink for SampleEval<S> {
     }
 
     fn runs_follow(&mut self) {
-        self.runs = Some(RunCounts {
-            blocks: Blocks::new(),
-            ..RunCounts::default()
-        });
+        self.runs = Some(BlockCounts::new());
     }
 
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         let Some(r) = &mut self.runs else { return };
-        r.blocks.extend_from(blocks);
-        r.whole.resize(blocks.len(), 0);
-        let mut total = 0usize;
-        for run in runs {
-            if run.len as usize == blocks.pcs(run.block).len() {
-                r.whole[run.block as usize] += 1;
-            } else {
-                *r.partial.entry((run.block, run.len)).or_insert(0) += 1;
-            }
-            total += run.len as usize;
-        }
+        let before = r.instructions();
+        r.add(runs, blocks);
+        let total = (r.instructions() - before) as usize;
         self.seen += total as u64;
         // The sampler decides over the instructions of the batch of runs;
         // its increasing indices are found by walking the runs once.

@@ -6,7 +6,7 @@
 use super::hot::HotRange;
 use super::snapshot::RapSnapshot;
 use super::streams::{point_of, wants_of, Stream};
-use coprof_core::{Blocks, ClassSet, Event, Run, Sink};
+use coprof_core::{BlockCounts, Blocks, ClassSet, Event, Run, Sink};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -18,8 +18,9 @@ pub struct ExactPoints<const D: usize> {
     dims: [Stream; D],
     counts: FxHashMap<[u64; D], u64>,
     n: u64,
-    /// Whether the PCs come as runs of blocks: events then add nothing.
-    runs: bool,
+    /// With runs of blocks, the counts kept per block (events then add
+    /// nothing), until [`finish`](Sink::finish) expands them.
+    runs: Option<BlockCounts>,
 }
 
 impl<const D: usize> ExactPoints<D> {
@@ -29,7 +30,7 @@ impl<const D: usize> ExactPoints<D> {
             dims,
             counts: FxHashMap::default(),
             n: 0,
-            runs: false,
+            runs: None,
         }
     }
 
@@ -68,7 +69,7 @@ impl<const D: usize> Sink for ExactPoints<D> {
     }
 
     fn observe(&mut self, batch: &[Event]) {
-        if self.runs {
+        if self.runs.is_some() {
             return;
         }
         for e in batch {
@@ -85,15 +86,23 @@ impl<const D: usize> Sink for ExactPoints<D> {
     }
 
     fn runs_follow(&mut self) {
-        self.runs = true;
+        self.runs = Some(BlockCounts::new());
     }
 
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
-        coprof_core::runs::for_each_pc(runs, blocks, |pc| {
-            let mut p = [0u64; D];
-            p[0] = pc;
-            self.add_points(1, p);
-        });
+        if let Some(r) = &mut self.runs {
+            r.add(runs, blocks);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(r) = self.runs.take() {
+            r.for_each(|pc, n| {
+                let mut p = [0u64; D];
+                p[0] = pc;
+                self.add_points(n, p);
+            });
+        }
     }
 }
 
