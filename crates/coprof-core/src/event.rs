@@ -260,7 +260,7 @@ pub mod flags {
 /// | class | `addr` | `size` | `value` |
 /// |---|---|---|---|
 /// | load | effective address | bytes read | value loaded (zero-extended) |
-/// | store | effective address | bytes written | value stored |
+/// | store | effective address | bytes written (0 for a store-conditional that failed) | value stored |
 /// | branch, jump, call, return | target (taken or not) | 0 | link value written, if any |
 /// | others | 0 | 0 | value written to the destination register, if `HAS_VALUE` |
 ///

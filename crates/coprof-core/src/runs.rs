@@ -16,7 +16,7 @@
 //!
 //! [`Event`]: crate::Event
 
-use crate::event::{flags, Event};
+use crate::event::{flags, Class, Event};
 
 /// One execution of a basic block: its first `len` instructions retired,
 /// in order (all of them unless the execution stopped early: a fault, an
@@ -31,8 +31,10 @@ pub struct Run {
 }
 
 /// The basic blocks that runs name: for each id, the addresses of the
-/// block's instructions in program order, and where its first compressed
-/// (2-byte) instruction is, if it has one.
+/// block's instructions in program order, where its first compressed
+/// (2-byte) instruction is, if it has one, and the class of its last
+/// instruction (a block ends at a control transfer; where it went is
+/// where the next run starts).
 ///
 /// The table only grows: an id stays valid, with the same instructions,
 /// for the whole stream, so a sink may keep ids and look them up later.
@@ -45,6 +47,8 @@ pub struct Blocks {
     /// Per block, the index of its first compressed instruction, or
     /// `u32::MAX` for none.
     first_compressed: Vec<u32>,
+    /// Per block, the class of its last instruction.
+    last_class: Vec<Class>,
 }
 
 impl Blocks {
@@ -54,16 +58,18 @@ impl Blocks {
             starts: vec![0],
             pcs: Vec::new(),
             first_compressed: Vec::new(),
+            last_class: Vec::new(),
         }
     }
 
     /// Adds a block of the instructions at `pcs` (in program order) and
     /// returns its id. `first_compressed` is the index of its first 2-byte
-    /// instruction, if any.
+    /// instruction, if any; `last` the class of its last instruction.
     pub fn push(
         &mut self,
         pcs: impl IntoIterator<Item = u64>,
         first_compressed: Option<usize>,
+        last: Class,
     ) -> u32 {
         if self.starts.is_empty() {
             self.starts.push(0);
@@ -73,6 +79,7 @@ impl Blocks {
         self.starts.push(self.pcs.len() as u32);
         self.first_compressed
             .push(first_compressed.map_or(u32::MAX, |i| i as u32));
+        self.last_class.push(last);
         id
     }
 
@@ -102,6 +109,12 @@ impl Blocks {
         &self.pcs(run.block)[..run.len as usize]
     }
 
+    /// The class of block `id`'s last instruction.
+    #[inline]
+    pub fn last_class(&self, id: u32) -> Class {
+        self.last_class[id as usize]
+    }
+
     /// Whether the instructions `run` retired include a compressed
     /// (2-byte) one.
     #[inline]
@@ -117,13 +130,17 @@ impl Blocks {
             self.push(
                 other.pcs(id as u32).iter().copied(),
                 (first != u32::MAX).then_some(first as usize),
+                other.last_class[id],
             );
         }
     }
 
     /// Bytes the table holds.
     pub fn bytes(&self) -> usize {
-        self.starts.capacity() * 4 + self.pcs.capacity() * 8 + self.first_compressed.capacity() * 4
+        self.starts.capacity() * 4
+            + self.pcs.capacity() * 8
+            + self.first_compressed.capacity() * 4
+            + self.last_class.capacity()
     }
 }
 
@@ -143,6 +160,8 @@ pub struct RunBuilder {
     ids: rustc_hash::FxHashMap<Vec<u64>, u32>,
     current: Vec<u64>,
     current_compressed: Option<usize>,
+    /// The class of the block's last instruction so far.
+    current_last: Class,
     /// Where the instruction after the block's last one starts.
     next_pc: u64,
     /// The blocks that the runs name.
@@ -175,6 +194,7 @@ impl RunBuilder {
                 self.current_compressed = Some(self.current.len());
             }
             self.current.push(e.pc);
+            self.current_last = e.class;
             if e.class.is_control() || self.current.len() == MAX_BLOCK {
                 self.end(out);
             }
@@ -190,9 +210,11 @@ impl RunBuilder {
         let id = match self.ids.get(&self.current) {
             Some(&id) => id,
             None => {
-                let id = self
-                    .blocks
-                    .push(self.current.iter().copied(), self.current_compressed);
+                let id = self.blocks.push(
+                    self.current.iter().copied(),
+                    self.current_compressed,
+                    self.current_last,
+                );
                 self.ids.insert(self.current.clone(), id);
                 id
             }
@@ -287,13 +309,14 @@ mod tests {
     #[test]
     fn runs_expand_to_their_blocks_prefixes() {
         let mut b = Blocks::new();
-        let a = b.push([0x100, 0x104, 0x106], Some(2));
-        let c = b.push([0x200], None);
+        let a = b.push([0x100, 0x104, 0x106], Some(2), Class::CondBranch);
+        let c = b.push([0x200], None, Class::Jump);
         assert_eq!((a, c, b.len()), (0, 1, 2));
         assert_eq!(b.pcs(a), &[0x100, 0x104, 0x106]);
         assert!(b.run_has_compressed(Run { block: a, len: 3 }));
         assert!(!b.run_has_compressed(Run { block: a, len: 2 }));
         assert!(!b.run_has_compressed(Run { block: c, len: 1 }));
+        assert_eq!(b.last_class(a), Class::CondBranch);
         let runs = [
             Run { block: a, len: 3 },
             Run { block: c, len: 1 },
@@ -309,8 +332,8 @@ mod tests {
     #[test]
     fn block_counts_expand_to_the_per_pc_counts() {
         let mut b = Blocks::new();
-        let a = b.push([0x100, 0x104, 0x108], None);
-        let c = b.push([0x104, 0x108], None);
+        let a = b.push([0x100, 0x104, 0x108], None, Class::Return);
+        let c = b.push([0x104, 0x108], None, Class::Return);
         let runs = [
             Run { block: a, len: 3 },
             Run { block: a, len: 3 },
@@ -332,7 +355,7 @@ mod tests {
     fn a_default_table_takes_blocks_too() {
         let mut b = Blocks::default();
         assert!(b.is_empty());
-        let id = b.push([8, 12], None);
+        let id = b.push([8, 12], None, Class::Call);
         assert_eq!(b.pcs(id), &[8, 12]);
     }
 

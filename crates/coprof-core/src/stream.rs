@@ -428,7 +428,7 @@ mod tests {
         assert_eq!(f.wants(), ClassSet::ALL);
         f.runs_follow();
         let mut blocks = Blocks::new();
-        let id = blocks.push([0, 4, 8], None);
+        let id = blocks.push([0, 4, 8], None, Class::Jump);
         f.observe_runs(
             &[Run { block: id, len: 3 }, Run { block: id, len: 2 }],
             &blocks,

@@ -458,6 +458,11 @@ pub fn exec_block<const EV: bool>(
                         e.flags |= ev_flags(op);
                         ev.push(e);
                     }
+                } else if EV && ev.wants.contains(Class::Store) {
+                    // A failed SC retires too: a store of no bytes.
+                    let mut e = Event::store(op.pc, addr, 0, 0);
+                    e.flags |= ev_flags(op);
+                    ev.push(e);
                 }
                 x!(op.rd) = (!ok) as u64;
             }

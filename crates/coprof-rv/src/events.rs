@@ -11,7 +11,7 @@
 //! record per block instead of an event per instruction.
 
 use crate::code::{Block, NO_RUN_ID};
-use coprof_core::{Blocks, ClassSet, Event, Run, Sink};
+use coprof_core::{Blocks, Class, ClassSet, Event, Run, Sink};
 
 /// Events per batch delivered to the sink.
 pub const BATCH: usize = 4096;
@@ -58,9 +58,10 @@ impl<'a> Events<'a> {
     pub fn push_run(&mut self, block: &mut Block, len: usize) {
         if block.run_id == NO_RUN_ID {
             let compressed = block.ops.iter().position(|op| op.len == 2);
+            let last = block.ops.last().map_or(Class::Other, |op| op.class);
             block.run_id = self
                 .blocks
-                .push(block.ops.iter().map(|op| op.pc), compressed);
+                .push(block.ops.iter().map(|op| op.pc), compressed, last);
         }
         self.runs.push(Run {
             block: block.run_id,

@@ -23,9 +23,41 @@ pub struct LoopDetector {
     tallied: u64,
     instructions: u64,
     compressed_seen: bool,
-    /// Whether the instruction stream comes as runs of blocks: events then
-    /// bring only branches and jumps, and are not counted as instructions.
+    /// Whether the instruction stream comes as runs of blocks: the
+    /// detector then finds the taken branches in the runs and ignores
+    /// events.
     runs: bool,
+    /// With runs: the PC of the branch or jump that ended the last run,
+    /// whose target is where the next run starts.
+    branch_pending: Option<u64>,
+}
+
+/// Consecutive taken short backward branches of one loop, gathered so that
+/// they are applied as one run ([`LoopDetector::add_sbb_run`]): the same
+/// state, sooner. Other instructions between them do not matter.
+#[derive(Default)]
+struct SbbRun(Option<(u64, u64, u64)>);
+
+impl SbbRun {
+    /// One more sbb at `pc` to `target`; applies the gathered run to `d`
+    /// when this one belongs to another loop.
+    #[inline]
+    fn push(&mut self, d: &mut LoopDetector, pc: u64, target: u64) {
+        match &mut self.0 {
+            Some((at, _, n)) if *at == pc => *n += 1,
+            _ => {
+                self.end(d);
+                self.0 = Some((pc, target, 1));
+            }
+        }
+    }
+
+    /// Applies what is gathered.
+    fn end(&mut self, d: &mut LoopDetector) {
+        if let Some((pc, target, n)) = self.0.take() {
+            d.add_sbb_run(pc, target, n);
+        }
+    }
 }
 
 impl LoopDetector {
@@ -43,6 +75,7 @@ impl LoopDetector {
             instructions: 0,
             compressed_seen: false,
             runs: false,
+            branch_pending: None,
         })
     }
 
@@ -234,31 +267,20 @@ impl Sink for LoopDetector {
     }
 
     fn observe(&mut self, batch: &[Event]) {
-        if !self.runs {
-            self.instructions += batch.len() as u64;
+        if self.runs {
+            return;
         }
+        self.instructions += batch.len() as u64;
         let d = self.config.max_distance;
         let mut all_flags = 0;
-        // Consecutive sbbs of one loop (other instructions between them do
-        // not matter) are applied as one run: the same state, sooner.
-        let mut run: Option<(u64, u64, u64)> = None;
+        let mut run = SbbRun::default();
         for e in batch {
             all_flags |= e.flags;
             if e.is_short_backward_branch(d) {
-                match &mut run {
-                    Some((pc, _, n)) if *pc == e.pc => *n += 1,
-                    _ => {
-                        if let Some((pc, target, n)) = run {
-                            self.add_sbb_run(pc, target, n);
-                        }
-                        run = Some((e.pc, e.addr, 1));
-                    }
-                }
+                run.push(self, e.pc, e.addr);
             }
         }
-        if let Some((pc, target, n)) = run {
-            self.add_sbb_run(pc, target, n);
-        }
+        run.end(self);
         if all_flags & flags::COMPRESSED != 0 {
             self.compressed_seen = true;
         }
@@ -268,10 +290,13 @@ impl Sink for LoopDetector {
         self.flush();
     }
 
-    /// With runs, the detector needs as events only the classes a short
-    /// backward branch can be (§3.1); the runs count the instructions.
+    /// With runs, the detector needs no events: the runs count the
+    /// instructions, and a run that ends in a conditional branch or a jump
+    /// (the classes a short backward branch can be, §3.1) is followed by
+    /// the run of its target, so the branch was taken backward when the
+    /// next run starts at or before it.
     fn wants_with_runs(&self) -> Option<ClassSet> {
-        Some(ClassSet::of(Class::CondBranch).with(Class::Jump))
+        Some(ClassSet::NONE)
     }
 
     fn runs_follow(&mut self) {
@@ -279,7 +304,25 @@ impl Sink for LoopDetector {
     }
 
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
-        self.instructions += coprof_core::runs::instructions(runs);
+        let d = self.config.max_distance;
+        let mut sbbs = SbbRun::default();
+        let mut instructions = 0u64;
+        for r in runs {
+            let pcs = blocks.run_pcs(*r);
+            instructions += pcs.len() as u64;
+            if let Some(pc) = self.branch_pending.take() {
+                let target = pcs[0];
+                if target <= pc && pc - target <= d {
+                    sbbs.push(self, pc, target);
+                }
+            }
+            let whole = pcs.len() == blocks.pcs(r.block).len();
+            if whole && matches!(blocks.last_class(r.block), Class::CondBranch | Class::Jump) {
+                self.branch_pending = pcs.last().copied();
+            }
+        }
+        sbbs.end(self);
+        self.instructions += instructions;
         if !self.compressed_seen {
             self.compressed_seen = runs.iter().any(|r| blocks.run_has_compressed(*r));
         }
