@@ -9,7 +9,7 @@
 
 use crate::input::{InputArgs, InputInfo};
 use crate::output::print_json;
-use coprof_core::Sink;
+use coprof_core::{Blocks, ClassSet, Event, Run, Sink};
 
 /// A report in its two forms: the `--json` object and the text summary.
 #[derive(Clone, Debug)]
@@ -26,6 +26,48 @@ pub trait Job {
     fn sink(&mut self) -> &mut dyn Sink;
     /// The report, once every event has been delivered.
     fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered>;
+}
+
+/// An engine and, with `--exact`, its exact counterpart: one sink that
+/// feeds both the same stream. It takes runs of blocks only when both do.
+pub struct WithExact<E, X> {
+    /// The engine.
+    pub engine: E,
+    /// The exact counts, with `--exact`.
+    pub exact: Option<X>,
+}
+
+impl<E: Sink, X: Sink> WithExact<E, X> {
+    /// The engine and its sinks, each as a `&mut dyn Sink`.
+    fn each(&mut self, mut f: impl FnMut(&mut dyn Sink)) {
+        f(&mut self.engine);
+        if let Some(x) = &mut self.exact {
+            f(x);
+        }
+    }
+}
+
+impl<E: Sink, X: Sink> Sink for WithExact<E, X> {
+    fn wants(&self) -> ClassSet {
+        let w = self.engine.wants();
+        self.exact.as_ref().map_or(w, |x| w.union(x.wants()))
+    }
+    fn observe(&mut self, batch: &[Event]) {
+        self.each(|s| s.observe(batch));
+    }
+    fn finish(&mut self) {
+        self.each(|s| s.finish());
+    }
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        let exact = self.exact.as_ref().map(|x| x as &dyn Sink);
+        coprof_core::all_with_runs(std::iter::once(&self.engine as &dyn Sink).chain(exact))
+    }
+    fn runs_follow(&mut self) {
+        self.each(|s| s.runs_follow());
+    }
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        self.each(|s| s.observe_runs(runs, blocks));
+    }
 }
 
 /// Runs `job` over `input` and prints its report, as JSON or text.

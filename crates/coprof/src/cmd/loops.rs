@@ -5,10 +5,10 @@
 
 use crate::error::bad_input;
 use crate::input::InputInfo;
-use crate::job::{Job, Rendered};
+use crate::job::{Job, Rendered, WithExact};
 use crate::output::{pct, thousands};
 use coprof_core::exact::DEFAULT_SBB_DISTANCE;
-use coprof_core::{Blocks, ClassSet, Event, ExactCounts, Run, Sink};
+use coprof_core::{ExactCounts, Sink};
 use coprof_engines::loops::{
     compare, sweep, ComparedLoop, DetectedLoop, HardwareCost, LoopConfig, LoopDetector,
     LoopProfile, SbbStream, SweepResult, SweepSpace,
@@ -212,72 +212,35 @@ fn check_target(target: f64) -> anyhow::Result<()> {
 
 fn job(a: &Args, config: LoopConfig) -> anyhow::Result<LoopsJob> {
     Ok(LoopsJob {
-        detector: LoopDetector::new(config).map_err(|e| bad_input(e.to_string()))?,
-        exact: a
-            .exact
-            .then(|| ExactCounts::with_sbb_distance(config.max_distance)),
+        sink: WithExact {
+            engine: LoopDetector::new(config).map_err(|e| bad_input(e.to_string()))?,
+            exact: a
+                .exact
+                .then(|| ExactCounts::with_sbb_distance(config.max_distance)),
+        },
         top: a.top,
     })
 }
 
 /// The frequent loop cache, and the exact counts with `--exact`.
 pub struct LoopsJob {
-    detector: LoopDetector,
-    exact: Option<ExactCounts>,
+    sink: WithExact<LoopDetector, ExactCounts>,
     top: usize,
-}
-
-impl Sink for LoopsJob {
-    fn wants(&self) -> ClassSet {
-        let mut w = self.detector.wants();
-        if let Some(x) = &self.exact {
-            w = w.union(x.wants());
-        }
-        w
-    }
-    fn observe(&mut self, batch: &[Event]) {
-        self.detector.observe(batch);
-        if let Some(x) = &mut self.exact {
-            x.observe(batch);
-        }
-    }
-    fn finish(&mut self) {
-        self.detector.finish();
-        if let Some(x) = &mut self.exact {
-            x.finish();
-        }
-    }
-    fn wants_with_runs(&self) -> Option<ClassSet> {
-        let exact = self.exact.as_ref().map(|x| x as &dyn Sink);
-        coprof_core::all_with_runs(std::iter::once(&self.detector as &dyn Sink).chain(exact))
-    }
-    fn runs_follow(&mut self) {
-        self.detector.runs_follow();
-        if let Some(x) = &mut self.exact {
-            x.runs_follow();
-        }
-    }
-    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
-        self.detector.observe_runs(runs, blocks);
-        if let Some(x) = &mut self.exact {
-            x.observe_runs(runs, blocks);
-        }
-    }
 }
 
 impl Job for LoopsJob {
     fn sink(&mut self) -> &mut dyn Sink {
-        self
+        &mut self.sink
     }
 
     fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
-        let profile = self.detector.snapshot();
+        let profile = self.sink.engine.snapshot();
         // Execution shares divide by the instructions retired, which only a
         // stream of every instruction gives (a trace recorded with
         // `--classes` holds some of them).
         let every_instruction = info.meta.classes.is_empty()
             || info.meta.classes.len() >= coprof_core::Class::ALL.len();
-        let (mut found, mut accuracy): (Vec<Found>, Option<f64>) = match &self.exact {
+        let (mut found, mut accuracy): (Vec<Found>, Option<f64>) = match &self.sink.exact {
             Some(exact) => {
                 let c = compare(&profile, exact, self.top);
                 (
@@ -328,7 +291,7 @@ impl Job for LoopsJob {
         let report = Report {
             every_instruction,
             recorded_classes: info.meta.classes.clone(),
-            config: *self.detector.config(),
+            config: *self.sink.engine.config(),
             events: info.events,
             instructions: profile.instructions,
             sbbs: profile.sbbs,
@@ -345,7 +308,7 @@ impl Job for LoopsJob {
             replacements: c.replacements,
             compressed_seen: profile.compressed_seen,
             bytes: profile.bytes,
-            exact_bytes: self.exact.as_ref().map(|x| x.bytes()),
+            exact_bytes: self.sink.exact.as_ref().map(|x| x.bytes()),
         };
         let mut text = String::new();
         print_text(&mut text, &report, &profile);

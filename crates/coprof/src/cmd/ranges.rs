@@ -4,9 +4,9 @@
 
 use crate::error::bad_input;
 use crate::input::InputInfo;
-use crate::job::{Job, Rendered};
+use crate::job::{Job, Rendered, WithExact};
 use crate::output::{pct, thousands};
-use coprof_core::{Blocks, ClassSet, Event, Run, Sink};
+use coprof_core::Sink;
 use coprof_engines::rap::block_buffer::BLOCK_ENTRY_BYTES;
 use coprof_engines::rap::{
     check, check_hot, format_range, BlockBuffer, ExactPoints, HotRange, RangeProfiler, Rap,
@@ -146,8 +146,7 @@ struct ExactSummary {
 /// RAP over `D` streams, and the exact points with `--exact`.
 struct RangesJob<const D: usize> {
     dims: [Stream; D],
-    profiler: RangeProfiler<D>,
-    exact: Option<ExactPoints<D>>,
+    sink: WithExact<RangeProfiler<D>, ExactPoints<D>>,
     hot: f64,
     dump: Option<PathBuf>,
     file: Option<PathBuf>,
@@ -169,8 +168,10 @@ impl<const D: usize> RangesJob<D> {
         }
         Ok(RangesJob {
             dims,
-            profiler,
-            exact: args.exact.then(|| ExactPoints::new(dims)),
+            sink: WithExact {
+                engine: profiler,
+                exact: args.exact.then(|| ExactPoints::new(dims)),
+            },
             hot: args.hot,
             dump: args.dump.clone(),
             file: args.input.file.clone(),
@@ -178,51 +179,13 @@ impl<const D: usize> RangesJob<D> {
     }
 }
 
-impl<const D: usize> Sink for RangesJob<D> {
-    fn wants(&self) -> ClassSet {
-        let mut w = self.profiler.wants();
-        if let Some(x) = &self.exact {
-            w = w.union(x.wants());
-        }
-        w
-    }
-    fn observe(&mut self, batch: &[Event]) {
-        self.profiler.observe(batch);
-        if let Some(x) = &mut self.exact {
-            x.observe(batch);
-        }
-    }
-    fn finish(&mut self) {
-        self.profiler.finish();
-        if let Some(x) = &mut self.exact {
-            x.finish();
-        }
-    }
-    fn wants_with_runs(&self) -> Option<ClassSet> {
-        let exact = self.exact.as_ref().map(|x| x as &dyn Sink);
-        coprof_core::all_with_runs(std::iter::once(&self.profiler as &dyn Sink).chain(exact))
-    }
-    fn runs_follow(&mut self) {
-        self.profiler.runs_follow();
-        if let Some(x) = &mut self.exact {
-            x.runs_follow();
-        }
-    }
-    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
-        self.profiler.observe_runs(runs, blocks);
-        if let Some(x) = &mut self.exact {
-            x.observe_runs(runs, blocks);
-        }
-    }
-}
-
 impl<const D: usize> Job for RangesJob<D> {
     fn sink(&mut self) -> &mut dyn Sink {
-        self
+        &mut self.sink
     }
 
     fn finish(mut self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
-        let snap = self.profiler.snapshot();
+        let snap = self.sink.engine.snapshot();
         if let Some(path) = &self.dump {
             let mut text = Vec::new();
             snap.dump(&mut text)?;
@@ -234,7 +197,7 @@ impl<const D: usize> Job for RangesJob<D> {
             })?;
         }
         let hot = snap.hot_ranges(self.hot);
-        let checked = self.exact.as_ref().map(|x| {
+        let checked = self.sink.exact.as_ref().map(|x| {
             let c = check(&snap, x);
             let (hot, max_pct, avg_pct) = check_hot(hot.clone(), &c);
             let summary = ExactSummary {
@@ -248,7 +211,7 @@ impl<const D: usize> Job for RangesJob<D> {
             (hot, summary)
         });
         let wheres = code_places(&self.dims, &hot, info);
-        let blocks = self.profiler.block_buffer();
+        let blocks = self.sink.engine.block_buffer();
         let mut text = String::new();
         print_text(
             &mut text,
