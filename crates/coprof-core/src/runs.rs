@@ -40,26 +40,30 @@ pub struct Run {
 /// for the whole stream, so a sink may keep ids and look them up later.
 #[derive(Clone, Debug, Default)]
 pub struct Blocks {
-    /// Where each block's PCs start in `pcs`; one more entry than blocks.
-    starts: Vec<u32>,
     /// Every block's PCs, one block after another.
     pcs: Vec<u64>,
-    /// Per block, the index of its first compressed instruction, or
-    /// `u32::MAX` for none.
-    first_compressed: Vec<u32>,
-    /// Per block, the class of its last instruction.
-    last_class: Vec<Class>,
+    /// Per block, where its PCs are and what a sink asks of its end, in
+    /// one record: a run's lookups touch one cache line.
+    info: Vec<BlockInfo>,
+}
+
+/// One block of a [`Blocks`] table.
+#[derive(Clone, Copy, Debug)]
+struct BlockInfo {
+    /// Index of its first PC in `pcs`.
+    start: u32,
+    /// Its instructions.
+    len: u32,
+    /// The index of its first compressed instruction, or `u32::MAX`.
+    first_compressed: u32,
+    /// The class of its last instruction.
+    last: Class,
 }
 
 impl Blocks {
     /// An empty table.
     pub fn new() -> Blocks {
-        Blocks {
-            starts: vec![0],
-            pcs: Vec::new(),
-            first_compressed: Vec::new(),
-            last_class: Vec::new(),
-        }
+        Blocks::default()
     }
 
     /// Adds a block of the instructions at `pcs` (in program order) and
@@ -71,26 +75,26 @@ impl Blocks {
         first_compressed: Option<usize>,
         last: Class,
     ) -> u32 {
-        if self.starts.is_empty() {
-            self.starts.push(0);
-        }
-        let id = self.first_compressed.len() as u32;
+        let id = self.info.len() as u32;
+        let start = self.pcs.len();
         self.pcs.extend(pcs);
-        self.starts.push(self.pcs.len() as u32);
-        self.first_compressed
-            .push(first_compressed.map_or(u32::MAX, |i| i as u32));
-        self.last_class.push(last);
+        self.info.push(BlockInfo {
+            start: start as u32,
+            len: (self.pcs.len() - start) as u32,
+            first_compressed: first_compressed.map_or(u32::MAX, |i| i as u32),
+            last,
+        });
         id
     }
 
     /// Number of blocks.
     pub fn len(&self) -> usize {
-        self.first_compressed.len()
+        self.info.len()
     }
 
     /// Whether the table has no block.
     pub fn is_empty(&self) -> bool {
-        self.first_compressed.is_empty()
+        self.info.is_empty()
     }
 
     /// The PCs of block `id`, in program order.
@@ -99,48 +103,54 @@ impl Blocks {
     /// If `id` is not a block of this table.
     #[inline]
     pub fn pcs(&self, id: u32) -> &[u64] {
-        let i = id as usize;
-        &self.pcs[self.starts[i] as usize..self.starts[i + 1] as usize]
+        let b = self.info[id as usize];
+        &self.pcs[b.start as usize..(b.start + b.len) as usize]
     }
 
     /// The PCs that `run` retired, in order.
     #[inline]
     pub fn run_pcs(&self, run: Run) -> &[u64] {
-        &self.pcs(run.block)[..run.len as usize]
+        let b = self.info[run.block as usize];
+        debug_assert!(run.len <= b.len, "a run longer than its block");
+        let len = run.len.min(b.len);
+        &self.pcs[b.start as usize..(b.start + len) as usize]
+    }
+
+    /// Whether `run` retired every instruction of its block.
+    #[inline]
+    pub fn is_whole(&self, run: Run) -> bool {
+        self.info[run.block as usize].len == run.len
     }
 
     /// The class of block `id`'s last instruction.
     #[inline]
     pub fn last_class(&self, id: u32) -> Class {
-        self.last_class[id as usize]
+        self.info[id as usize].last
     }
 
     /// Whether the instructions `run` retired include a compressed
     /// (2-byte) one.
     #[inline]
     pub fn run_has_compressed(&self, run: Run) -> bool {
-        self.first_compressed[run.block as usize] < run.len
+        self.info[run.block as usize].first_compressed < run.len
     }
 
     /// Appends the blocks of `other` that this table does not have yet,
     /// so that a table kept as a copy of a source's has the same ids.
     pub fn extend_from(&mut self, other: &Blocks) {
         for id in self.len()..other.len() {
-            let first = other.first_compressed[id];
+            let b = other.info[id];
             self.push(
                 other.pcs(id as u32).iter().copied(),
-                (first != u32::MAX).then_some(first as usize),
-                other.last_class[id],
+                (b.first_compressed != u32::MAX).then_some(b.first_compressed as usize),
+                b.last,
             );
         }
     }
 
     /// Bytes the table holds.
     pub fn bytes(&self) -> usize {
-        self.starts.capacity() * 4
-            + self.pcs.capacity() * 8
-            + self.first_compressed.capacity() * 4
-            + self.last_class.capacity()
+        self.pcs.capacity() * 8 + self.info.capacity() * std::mem::size_of::<BlockInfo>()
     }
 }
 
@@ -255,7 +265,7 @@ impl BlockCounts {
         self.blocks.extend_from(blocks);
         self.whole.resize(blocks.len(), 0);
         for run in runs {
-            if run.len as usize == blocks.pcs(run.block).len() {
+            if blocks.is_whole(*run) {
                 self.whole[run.block as usize] += 1;
             } else {
                 *self.partial.entry((run.block, run.len)).or_insert(0) += 1;

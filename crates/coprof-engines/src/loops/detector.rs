@@ -316,8 +316,9 @@ impl Sink for LoopDetector {
                     sbbs.push(self, pc, target);
                 }
             }
-            let whole = pcs.len() == blocks.pcs(r.block).len();
-            if whole && matches!(blocks.last_class(r.block), Class::CondBranch | Class::Jump) {
+            if blocks.is_whole(*r)
+                && matches!(blocks.last_class(r.block), Class::CondBranch | Class::Jump)
+            {
                 self.branch_pending = pcs.last().copied();
             }
         }
