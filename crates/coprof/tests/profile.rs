@@ -520,6 +520,15 @@ fn a_block_buffer_keeps_the_code_profile_within_its_bound() {
         "{text}"
     );
 
+    // A profile without a code profile has nothing to give it to.
+    let out = coprof()
+        .args(["profile", "--block-buffer", "1024", "--report", "loops"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no report here is a code profile"));
+
     // Bad uses are named.
     for (args, says) in [
         (

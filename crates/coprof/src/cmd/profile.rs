@@ -169,6 +169,12 @@ fn plan(
         });
     }
     if let Some(bytes) = block_buffer {
+        if !plan.iter().any(is_code_profile) {
+            return Err(bad_input(
+                "--block-buffer: no report here is a code profile (ranges over pc) to give it to"
+                    .to_string(),
+            ));
+        }
         for p in &mut plan {
             if is_code_profile(p) && !p.options.iter().any(|o| o.starts_with("--block-buffer")) {
                 p.options.push("--block-buffer".into());
