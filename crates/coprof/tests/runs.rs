@@ -1,4 +1,11 @@
-//! Runs of basic blocks against every event, on real programs: a live run
+//! Runs of basic blocks against every event, on real programs.
+//!
+//! In one simulation: a sink taking every event and a sink taking runs
+//! listen to the same run of each corpus program, so the two streams must
+//! give the same PCs in the same order, and a loop detector fed each way
+//! the same loops (no host clock can make them differ).
+//!
+//! Across two runs: a live run
 //! hands `loops`, `ranges --stream pc` and `sample --profile pc` the
 //! instructions as runs of blocks (one record per block execution, and for
 //! `loops` the taken branches found from where the next run starts); a
@@ -11,6 +18,9 @@
 mod common;
 
 use common::{coprof, json_of};
+use coprof_core::{Blocks, ClassSet, Event, Fanout, Run, Sink};
+use coprof_engines::loops::{LoopConfig, LoopDetector};
+use coprof_rv::{Config, Simulator};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,9 +40,13 @@ const LONG: [&str; 5] = [
     "printf_float",
 ];
 
-/// The corpus built at -O2 by scripts/build-test-programs.sh, but for the
-/// [`LONG`] programs.
-fn corpus() -> Vec<PathBuf> {
+/// The corpus programs whose path depends on the host: `syscalls` reads
+/// the clocks and the cycle counters, so two runs of it need not retire
+/// the same instructions.
+const HOST_DEPENDENT: [&str; 1] = ["syscalls"];
+
+/// The whole corpus built at -O2 by scripts/build-test-programs.sh.
+fn whole_corpus() -> Vec<PathBuf> {
     let out = repo_root().join("target/rv-programs");
     let st = Command::new("bash")
         .arg(repo_root().join("scripts/build-test-programs.sh"))
@@ -43,19 +57,28 @@ fn corpus() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            name.strip_suffix("-O2").is_some_and(|n| !LONG.contains(&n))
-        })
+        .filter(|p| p.to_string_lossy().ends_with("-O2"))
         .collect();
     v.sort();
     assert!(
-        v.len() >= 12,
+        v.len() >= 19,
         "only {} programs in {}",
         v.len(),
         out.display()
     );
     v
+}
+
+/// The corpus but for the [`LONG`] and [`HOST_DEPENDENT`] programs.
+fn corpus() -> Vec<PathBuf> {
+    whole_corpus()
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            name.strip_suffix("-O2")
+                .is_some_and(|n| !LONG.contains(&n) && !HOST_DEPENDENT.contains(&n))
+        })
+        .collect()
 }
 
 /// The report, without what says where it came from: the trace's file and
@@ -106,5 +129,121 @@ fn every_corpus_program_gives_the_same_reports_from_runs_as_from_events() {
                 "{name}: coprof {args:?} differs live and from its trace"
             );
         }
+    }
+}
+
+/// The PCs of one stream, hashed in order, and counted.
+#[derive(Default, PartialEq, Debug)]
+struct PcStream {
+    hash: u64,
+    count: u64,
+}
+
+impl PcStream {
+    fn add(&mut self, pc: u64) {
+        self.hash = (self.hash.rotate_left(7) ^ pc).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.count += 1;
+    }
+}
+
+/// Every event's PC, and a loop detector fed the events.
+struct FromEvents(PcStream, LoopDetector);
+
+impl Sink for FromEvents {
+    fn observe(&mut self, batch: &[Event]) {
+        batch.iter().for_each(|e| self.0.add(e.pc));
+        self.1.observe(batch);
+    }
+}
+
+/// The runs' PCs, and a loop detector fed the runs.
+struct FromRuns(PcStream, LoopDetector);
+
+impl Sink for FromRuns {
+    fn observe(&mut self, _: &[Event]) {}
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        Some(ClassSet::NONE)
+    }
+    fn runs_follow(&mut self) {
+        self.1.runs_follow();
+    }
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        coprof_core::runs::for_each_pc(runs, blocks, |pc| self.0.add(pc));
+        self.1.observe_runs(runs, blocks);
+    }
+}
+
+/// While it lives, this process's standard output and error go to
+/// /dev/null: the simulated programs write to them directly, and their
+/// output would fill the test log. Restored when dropped, even in a panic.
+struct Quiet([i32; 2]);
+
+impl Quiet {
+    fn new() -> Quiet {
+        let null = std::fs::File::create("/dev/null").unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&null);
+        // SAFETY: plain descriptor calls on descriptors this process owns.
+        unsafe {
+            let saved = [libc::dup(1), libc::dup(2)];
+            assert!(saved[0] >= 0 && saved[1] >= 0);
+            libc::dup2(fd, 1);
+            libc::dup2(fd, 2);
+            Quiet(saved)
+        }
+    }
+}
+
+impl Drop for Quiet {
+    fn drop(&mut self) {
+        // SAFETY: as in `new`; the saved descriptors are closed once.
+        unsafe {
+            libc::dup2(self.0[0], 1);
+            libc::dup2(self.0[1], 2);
+            libc::close(self.0[0]);
+            libc::close(self.0[1]);
+        }
+    }
+}
+
+#[test]
+fn runs_and_events_of_one_simulation_give_the_same_pcs_and_loops() {
+    for prog in whole_corpus() {
+        let name = prog.file_name().unwrap().to_string_lossy().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            seed: Some(7),
+            ..Config::default()
+        };
+        let cfg = LoopConfig {
+            max_distance: 100_000,
+            ..LoopConfig::default()
+        };
+        let mut events = FromEvents(PcStream::default(), LoopDetector::new(cfg).unwrap());
+        let mut runs = FromRuns(PcStream::default(), LoopDetector::new(cfg).unwrap());
+        // Some programs write files: in a directory of their own (the
+        // other test here gives every command its directory explicitly).
+        let cwd = std::env::current_dir().unwrap();
+        std::env::set_current_dir(dir.path()).unwrap();
+        let mut sim = Simulator::load(&prog, &config).unwrap();
+        {
+            let _quiet = Quiet::new();
+            let mut fan = Fanout::new();
+            fan.push(&mut events);
+            fan.push(&mut runs);
+            sim.run_to_exit(&mut fan).unwrap();
+        }
+        std::env::set_current_dir(cwd).unwrap();
+        assert_eq!(
+            events.0.count,
+            sim.instret(),
+            "{name}: an event per instruction"
+        );
+        assert_eq!(
+            runs.0, events.0,
+            "{name}: the runs' PCs differ from the events'"
+        );
+        let (a, b) = (events.1.snapshot(), runs.1.snapshot());
+        assert!(a.sbbs > 0, "{name}: no loops");
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}: loops differ");
     }
 }
