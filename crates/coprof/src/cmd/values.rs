@@ -399,7 +399,9 @@ impl Sink for Run {
     /// other engines must give it the same events as `coprof values`.
     fn observe(&mut self, batch: &[Event]) {
         let wants = self.wants();
-        if wants == ClassSet::ALL {
+        // A batch of wanted classes only (the loads of a live profile,
+        // whose other reports take runs) is passed on without a copy.
+        if wants == ClassSet::ALL || batch.iter().all(|e| wants.contains(e.class)) {
             return self.observe_wanted(batch);
         }
         let mut wanted = std::mem::take(&mut self.wanted);
