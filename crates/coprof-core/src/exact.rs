@@ -6,6 +6,7 @@
 //! loop detector's input), and calls per target (the method profile).
 
 use crate::event::{Class, ClassSet, Event};
+use crate::runs::{BlockCounts, Blocks, Run, Transfers};
 use crate::stream::Sink;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -31,6 +32,10 @@ pub struct ExactCounts {
     /// Calls per call target (method entry).
     pub calls: FxHashMap<u64, u64>,
     sbb_distance: u64,
+    /// With runs of blocks: executions per block, expanded into `per_pc`
+    /// and `per_class` when the stream ends, and where the branches and
+    /// jumps that end runs went (the short backward branches).
+    runs: Option<Box<(BlockCounts, Transfers)>>,
 }
 
 /// How often one short backward branch was taken, and to where.
@@ -153,9 +158,57 @@ pub fn top_k(items: impl Iterator<Item = (u64, u64)>, k: usize) -> Vec<(u64, u64
 
 impl Sink for ExactCounts {
     fn observe(&mut self, batch: &[Event]) {
+        if self.runs.is_some() {
+            // The runs count every instruction; events bring the values
+            // loaded and the calls' targets.
+            for e in batch {
+                match e.class {
+                    Class::Load => *self.load_values.entry((e.pc, e.value)).or_insert(0) += 1,
+                    Class::Call => *self.calls.entry(e.addr).or_insert(0) += 1,
+                    _ => {}
+                }
+            }
+            return;
+        }
         for e in batch {
             self.add(e);
         }
+    }
+
+    /// Expands the per-block counts of runs into per PC and per class.
+    fn finish(&mut self) {
+        if let Some(r) = self.runs.take() {
+            let (per_pc, per_class) = (&mut self.per_pc, &mut self.per_class);
+            r.0.for_each(|pc, class, n| {
+                *per_pc.entry(pc).or_insert(0) += n;
+                per_class[class as usize] += n;
+            });
+        }
+    }
+
+    /// With runs, only loads (for their values) and calls (for their
+    /// targets) are needed as events.
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        Some(ClassSet::of(Class::Load).with(Class::Call))
+    }
+
+    fn runs_follow(&mut self) {
+        let transfers = Transfers::new(ClassSet::of(Class::CondBranch).with(Class::Jump));
+        self.runs = Some(Box::new((BlockCounts::new(), transfers)));
+    }
+
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        let Some(r) = &mut self.runs else { return };
+        r.0.add(runs, blocks);
+        self.events += crate::runs::instructions(runs);
+        let (d, sbb) = (self.sbb_distance, &mut self.sbb);
+        r.1.scan(runs, blocks, |pc, to| {
+            if to <= pc && pc - to <= d {
+                let c = sbb.entry(pc).or_default();
+                c.taken += 1;
+                c.target = to;
+            }
+        });
     }
 }
 
@@ -191,5 +244,45 @@ mod tests {
         assert_eq!(x.class_count(Class::CondBranch), 3);
         assert_eq!(x.pcs_in(0x10, 0x20), 5);
         assert_eq!(x.top_pcs(1), vec![(0x10, 3)]);
+    }
+
+    /// The counts as sorted lists, to compare two of them.
+    fn sorted(x: &ExactCounts) -> String {
+        let mut pcs: Vec<_> = x.per_pc.iter().collect();
+        pcs.sort();
+        let mut values: Vec<_> = x.load_values.iter().collect();
+        values.sort();
+        let mut sbb: Vec<_> = x.sbb.iter().collect();
+        sbb.sort_by_key(|(pc, _)| **pc);
+        let mut calls: Vec<_> = x.calls.iter().collect();
+        calls.sort();
+        format!(
+            "{} {:?} {pcs:?} {values:?} {sbb:?} {calls:?}",
+            x.events, x.per_class
+        )
+    }
+
+    #[test]
+    fn runs_give_the_same_counts_as_events() {
+        use crate::synth::{generate, GenConfig, Workload};
+        use crate::{SliceSource, Source};
+        // Streams whose control flow is consistent: a taken branch is
+        // followed by its target (the methods stream is not).
+        for (workload, seed) in [(Workload::Loops, 1), (Workload::Mixed, 2)] {
+            let events = generate(&GenConfig::new(workload, 100_000).seed(seed)).unwrap();
+            let mut plain = ExactCounts::new();
+            SliceSource::new(&events).run(&mut plain).unwrap();
+            let mut runs = ExactCounts::new();
+            let delivered = SliceSource::new(&events)
+                .with_runs()
+                .run(&mut runs)
+                .unwrap();
+            let loads_and_calls = plain.class_count(Class::Load) + plain.class_count(Class::Call);
+            assert_eq!(
+                delivered, loads_and_calls,
+                "{workload:?}: only loads and calls"
+            );
+            assert_eq!(sorted(&plain), sorted(&runs), "{workload:?}");
+        }
     }
 }

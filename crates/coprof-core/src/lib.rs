@@ -20,5 +20,5 @@ pub mod trace;
 pub use event::{flags, Class, ClassSet, Event};
 pub use exact::ExactCounts;
 pub use key_counts::KeyCounts;
-pub use runs::{BlockCounts, Blocks, Run};
+pub use runs::{BlockCounts, Blocks, Run, Transfers};
 pub use stream::{all_with_runs, Collect, Fanout, Sink, SliceSource, Source};

@@ -16,17 +16,20 @@
 //!
 //! [`Event`]: crate::Event
 
-use crate::event::{flags, Class, Event};
+use crate::event::{flags, Class, ClassSet, Event};
 
 /// One execution of a basic block: its first `len` instructions retired,
 /// in order (all of them unless the execution stopped early: a fault, an
-/// exit, a system call in the middle).
+/// exit). A run of length 0 says that control reached the block but its
+/// first instruction did not retire (a fault fetching or executing it):
+/// it retires nothing, but tells where the previous run's transfer went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(C)]
 pub struct Run {
     /// The block's id in the [`Blocks`] table.
     pub block: u32,
-    /// Instructions of the block that retired, from its first; at least 1.
+    /// Instructions of the block that retired, from its first (0 when
+    /// none did).
     pub len: u32,
 }
 
@@ -42,6 +45,9 @@ pub struct Run {
 pub struct Blocks {
     /// Every block's PCs, one block after another.
     pcs: Vec<u64>,
+    /// The class of each instruction, beside `pcs` (with the same
+    /// capacity, hence 9 bytes an instruction in `bytes`).
+    classes: Vec<Class>,
     /// Per block, where its PCs are and what a sink asks of its end, in
     /// one record: a run's lookups touch one cache line.
     info: Vec<BlockInfo>,
@@ -66,23 +72,30 @@ impl Blocks {
         Blocks::default()
     }
 
-    /// Adds a block of the instructions at `pcs` (in program order) and
-    /// returns its id. `first_compressed` is the index of its first 2-byte
-    /// instruction, if any; `last` the class of its last instruction.
+    /// Adds a block of `instructions`, each a PC and its class, in
+    /// program order, and returns its id. `first_compressed` is the index
+    /// of its first 2-byte instruction, if any.
     pub fn push(
         &mut self,
-        pcs: impl IntoIterator<Item = u64>,
+        instructions: impl IntoIterator<Item = (u64, Class)>,
         first_compressed: Option<usize>,
-        last: Class,
     ) -> u32 {
         let id = self.info.len() as u32;
         let start = self.pcs.len();
-        self.pcs.extend(pcs);
+        for (pc, class) in instructions {
+            self.pcs.push(pc);
+            self.classes.push(class);
+        }
         self.info.push(BlockInfo {
             start: start as u32,
             len: (self.pcs.len() - start) as u32,
             first_compressed: first_compressed.map_or(u32::MAX, |i| i as u32),
-            last,
+            last: self
+                .classes
+                .get(start..)
+                .and_then(|c| c.last())
+                .copied()
+                .unwrap_or_default(),
         });
         id
     }
@@ -116,6 +129,14 @@ impl Blocks {
         &self.pcs[b.start as usize..(b.start + len) as usize]
     }
 
+    /// The classes of the instructions of block `id`, beside
+    /// [`pcs`](Self::pcs).
+    #[inline]
+    pub fn classes(&self, id: u32) -> &[Class] {
+        let b = self.info[id as usize];
+        &self.classes[b.start as usize..(b.start + b.len) as usize]
+    }
+
     /// Whether `run` retired every instruction of its block.
     #[inline]
     pub fn is_whole(&self, run: Run) -> bool {
@@ -140,17 +161,21 @@ impl Blocks {
     pub fn extend_from(&mut self, other: &Blocks) {
         for id in self.len()..other.len() {
             let b = other.info[id];
+            let id = id as u32;
             self.push(
-                other.pcs(id as u32).iter().copied(),
+                other
+                    .pcs(id)
+                    .iter()
+                    .copied()
+                    .zip(other.classes(id).iter().copied()),
                 (b.first_compressed != u32::MAX).then_some(b.first_compressed as usize),
-                b.last,
             );
         }
     }
 
     /// Bytes the table holds.
     pub fn bytes(&self) -> usize {
-        self.pcs.capacity() * 8 + self.info.capacity() * std::mem::size_of::<BlockInfo>()
+        self.pcs.capacity() * 9 + self.info.capacity() * std::mem::size_of::<BlockInfo>()
     }
 }
 
@@ -169,9 +194,9 @@ pub const MAX_BLOCK: usize = 64;
 pub struct RunBuilder {
     ids: rustc_hash::FxHashMap<Vec<u64>, u32>,
     current: Vec<u64>,
+    /// The classes of the block's instructions so far.
+    current_classes: Vec<Class>,
     current_compressed: Option<usize>,
-    /// The class of the block's last instruction so far.
-    current_last: Class,
     /// Where the instruction after the block's last one starts.
     next_pc: u64,
     /// The blocks that the runs name.
@@ -204,7 +229,7 @@ impl RunBuilder {
                 self.current_compressed = Some(self.current.len());
             }
             self.current.push(e.pc);
-            self.current_last = e.class;
+            self.current_classes.push(e.class);
             if e.class.is_control() || self.current.len() == MAX_BLOCK {
                 self.end(out);
             }
@@ -221,9 +246,11 @@ impl RunBuilder {
             Some(&id) => id,
             None => {
                 let id = self.blocks.push(
-                    self.current.iter().copied(),
+                    self.current
+                        .iter()
+                        .copied()
+                        .zip(self.current_classes.iter().copied()),
                     self.current_compressed,
-                    self.current_last,
                 );
                 self.ids.insert(self.current.clone(), id);
                 id
@@ -231,6 +258,7 @@ impl RunBuilder {
         };
         out.push(Run { block: id, len });
         self.current.clear();
+        self.current_classes.clear();
         self.current_compressed = None;
     }
 }
@@ -279,19 +307,65 @@ impl BlockCounts {
         self.instructions
     }
 
-    /// Calls `f(pc, n)` for every PC of every block executed, `n` times
-    /// each; a PC in several blocks comes once per block.
-    pub fn for_each(&self, mut f: impl FnMut(u64, u64)) {
+    /// Calls `f(pc, class, n)` for every instruction of every block
+    /// executed, `n` times each; a PC in several blocks comes once per
+    /// block.
+    pub fn for_each(&self, mut f: impl FnMut(u64, Class, u64)) {
         for (id, &n) in self.whole.iter().enumerate() {
             if n > 0 {
-                for &pc in self.blocks.pcs(id as u32) {
-                    f(pc, n);
+                let id = id as u32;
+                for (&pc, &class) in self.blocks.pcs(id).iter().zip(self.blocks.classes(id)) {
+                    f(pc, class, n);
                 }
             }
         }
         for (&(block, len), &n) in &self.partial {
-            for &pc in self.blocks.run_pcs(Run { block, len }) {
-                f(pc, n);
+            let run = Run { block, len };
+            for (&pc, &class) in self
+                .blocks
+                .run_pcs(run)
+                .iter()
+                .zip(self.blocks.classes(block))
+            {
+                f(pc, class, n);
+            }
+        }
+    }
+}
+
+/// Where control went at the end of runs: a run that retired its whole
+/// block, ending in a control transfer of the chosen classes, is followed
+/// by the run of wherever the transfer went (a taken branch's target, or
+/// the next instruction if it fell through). The last run of a batch waits
+/// for the first run of the next.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Transfers {
+    classes: ClassSet,
+    /// The PC of the transfer that ended the last run, if it is one.
+    pending: Option<u64>,
+}
+
+impl Transfers {
+    /// Follows the transfers of `classes`.
+    pub fn new(classes: ClassSet) -> Transfers {
+        Transfers {
+            classes,
+            pending: None,
+        }
+    }
+
+    /// Calls `f(pc, to)` for every transfer of the chosen classes in
+    /// `runs` whose destination is known by now, in order: `pc` is the
+    /// transfer's address and `to` where the next instruction was.
+    #[inline]
+    pub fn scan(&mut self, runs: &[Run], blocks: &Blocks, mut f: impl FnMut(u64, u64)) {
+        for r in runs {
+            let pcs = blocks.pcs(r.block);
+            if let (Some(pc), Some(&to)) = (self.pending.take(), pcs.first()) {
+                f(pc, to);
+            }
+            if blocks.is_whole(*r) && self.classes.contains(blocks.last_class(r.block)) {
+                self.pending = pcs.last().copied();
             }
         }
     }
@@ -313,14 +387,23 @@ pub fn instructions(runs: &[Run]) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A block of integer instructions at `pcs` ending in one of `last`.
+    pub(crate) fn block(pcs: &[u64], last: Class) -> Vec<(u64, Class)> {
+        let n = pcs.len();
+        pcs.iter()
+            .enumerate()
+            .map(|(i, &pc)| (pc, if i + 1 == n { last } else { Class::IntAlu }))
+            .collect()
+    }
 
     #[test]
     fn runs_expand_to_their_blocks_prefixes() {
         let mut b = Blocks::new();
-        let a = b.push([0x100, 0x104, 0x106], Some(2), Class::CondBranch);
-        let c = b.push([0x200], None, Class::Jump);
+        let a = b.push(block(&[0x100, 0x104, 0x106], Class::CondBranch), Some(2));
+        let c = b.push(block(&[0x200], Class::Jump), None);
         assert_eq!((a, c, b.len()), (0, 1, 2));
         assert_eq!(b.pcs(a), &[0x100, 0x104, 0x106]);
         assert!(b.run_has_compressed(Run { block: a, len: 3 }));
@@ -342,8 +425,8 @@ mod tests {
     #[test]
     fn block_counts_expand_to_the_per_pc_counts() {
         let mut b = Blocks::new();
-        let a = b.push([0x100, 0x104, 0x108], None, Class::Return);
-        let c = b.push([0x104, 0x108], None, Class::Return);
+        let a = b.push(block(&[0x100, 0x104, 0x108], Class::Return), None);
+        let c = b.push(block(&[0x104, 0x108], Class::Return), None);
         let runs = [
             Run { block: a, len: 3 },
             Run { block: a, len: 3 },
@@ -354,7 +437,7 @@ mod tests {
         counts.add(&runs[..2], &b);
         counts.add(&runs[2..], &b);
         let mut per_pc = std::collections::BTreeMap::new();
-        counts.for_each(|pc, n| *per_pc.entry(pc).or_insert(0) += n);
+        counts.for_each(|pc, _, n| *per_pc.entry(pc).or_insert(0) += n);
         let expected: std::collections::BTreeMap<u64, u64> =
             [(0x100, 3), (0x104, 3), (0x108, 3)].into_iter().collect();
         assert_eq!(per_pc, expected);
@@ -362,10 +445,41 @@ mod tests {
     }
 
     #[test]
+    fn transfers_are_where_the_next_run_starts() {
+        let mut b = Blocks::new();
+        let body = b.push(block(&[0x100, 0x104], Class::CondBranch), None);
+        let exit = b.push(block(&[0x108], Class::Return), None);
+        let runs = [
+            Run {
+                block: body,
+                len: 2,
+            },
+            Run {
+                block: body,
+                len: 2,
+            },
+            Run {
+                block: body,
+                len: 1,
+            }, // stopped before its branch
+            Run {
+                block: exit,
+                len: 1,
+            },
+        ];
+        let mut t = Transfers::new(ClassSet::of(Class::CondBranch));
+        let mut seen = Vec::new();
+        // Split across two batches: the pending branch waits.
+        t.scan(&runs[..1], &b, |pc, to| seen.push((pc, to)));
+        t.scan(&runs[1..], &b, |pc, to| seen.push((pc, to)));
+        assert_eq!(seen, [(0x104, 0x100), (0x104, 0x100)]);
+    }
+
+    #[test]
     fn a_default_table_takes_blocks_too() {
         let mut b = Blocks::default();
         assert!(b.is_empty());
-        let id = b.push([8, 12], None, Class::Call);
+        let id = b.push(block(&[8, 12], Class::Call), None);
         assert_eq!(b.pcs(id), &[8, 12]);
     }
 

@@ -428,7 +428,7 @@ mod tests {
         assert_eq!(f.wants(), ClassSet::ALL);
         f.runs_follow();
         let mut blocks = Blocks::new();
-        let id = blocks.push([0, 4, 8], None, Class::Jump);
+        let id = blocks.push(crate::runs::tests::block(&[0, 4, 8], Class::Jump), None);
         f.observe_runs(
             &[Run { block: id, len: 3 }, Run { block: id, len: 2 }],
             &blocks,

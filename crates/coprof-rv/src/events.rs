@@ -11,7 +11,7 @@
 //! record per block instead of an event per instruction.
 
 use crate::code::{Block, NO_RUN_ID};
-use coprof_core::{Blocks, Class, ClassSet, Event, Run, Sink};
+use coprof_core::{Blocks, ClassSet, Event, Run, Sink};
 
 /// Events per batch delivered to the sink.
 pub const BATCH: usize = 4096;
@@ -51,17 +51,16 @@ impl<'a> Events<'a> {
         }
     }
 
-    /// Adds a run of the first `len` instructions of `block` (at least
-    /// one); delivers the batch of runs when it is full. The block joins
+    /// Adds a run of the first `len` instructions of `block` (0 when its
+    /// first did not retire); delivers the batch of runs when it is full. The block joins
     /// the table of blocks the first time it runs.
     #[inline(always)]
     pub fn push_run(&mut self, block: &mut Block, len: usize) {
         if block.run_id == NO_RUN_ID {
             let compressed = block.ops.iter().position(|op| op.len == 2);
-            let last = block.ops.last().map_or(Class::Other, |op| op.class);
             block.run_id = self
                 .blocks
-                .push(block.ops.iter().map(|op| op.pc), compressed, last);
+                .push(block.ops.iter().map(|op| (op.pc, op.class)), compressed);
         }
         self.runs.push(Run {
             block: block.run_id,

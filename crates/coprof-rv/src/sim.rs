@@ -269,7 +269,9 @@ impl Simulator {
             let len = block.ops.len();
             let stop = exec_block::<EV>(&mut self.cpu, &mut self.mem, &block.ops, events);
             let retired = stop.retired(len);
-            if RUNS && retired > 0 {
+            if RUNS {
+                // Even when nothing retired (a fault at the block's first
+                // instruction): the run says where control went.
                 events.push_run(block, retired);
             }
             self.cpu.instret += retired as u64;

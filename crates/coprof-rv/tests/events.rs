@@ -446,7 +446,7 @@ impl Sink for RecordRuns {
     }
     fn observe_runs(&mut self, runs: &[coprof_core::Run], blocks: &coprof_core::Blocks) {
         for r in runs {
-            assert!(r.len >= 1 && r.len as usize <= blocks.pcs(r.block).len());
+            assert!(r.len as usize <= blocks.pcs(r.block).len());
             self.pcs.extend_from_slice(blocks.run_pcs(*r));
             if blocks.run_has_compressed(*r) {
                 self.compressed_pcs.extend_from_slice(blocks.run_pcs(*r));
@@ -483,4 +483,38 @@ fn runs_of_blocks_give_every_retired_pc_in_order() {
     // The block holding c.ldsp says it has a compressed instruction.
     assert!(sink.compressed_pcs.contains(&p.c_ldsp));
     assert!(!sink.compressed_pcs.contains(&p.func));
+}
+
+/// Keeps every run with its block's first PC.
+struct AllRuns(Vec<(u64, u32)>);
+
+impl Sink for AllRuns {
+    fn observe(&mut self, _: &[Event]) {}
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        Some(ClassSet::NONE)
+    }
+    fn observe_runs(&mut self, runs: &[coprof_core::Run], blocks: &coprof_core::Blocks) {
+        self.0
+            .extend(runs.iter().map(|r| (blocks.pcs(r.block)[0], r.len)));
+    }
+}
+
+#[test]
+fn a_jump_into_a_fault_ends_with_a_run_of_nothing_that_says_where_it_went() {
+    // addi t0, zero, 16; jalr zero, 0(t0): a jump to unmapped address 16.
+    let mut code = Vec::new();
+    code.extend_from_slice(&addi(T0, ZERO, 16).to_le_bytes());
+    code.extend_from_slice(&i(0, T0, 0, ZERO, 0x67).to_le_bytes());
+    let elf = tiny_elf(&code);
+    let mut sim = Simulator::load_bytes("fault".as_ref(), &elf, &Config::default()).unwrap();
+    let mut sink = AllRuns(vec![]);
+    let exit = sim.run_to_exit(&mut sink).unwrap();
+    assert!(matches!(exit, Exit::Signal { signal: 11, .. }), "{exit:?}");
+    assert_eq!(sim.instret(), 2);
+    assert_eq!(
+        sink.0,
+        [(ENTRY, 2), (16, 0)],
+        "the jump's block, then its target's"
+    );
+    assert_eq!(sim.instructions_in_runs(), 2);
 }

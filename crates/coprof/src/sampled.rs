@@ -236,7 +236,7 @@ impl<S: Sampler> Sink for SampleEval<S> {
     fn finish(&mut self) {
         if let Some(r) = &self.runs {
             let counting = &mut self.counting;
-            r.for_each(|pc, n| counting.add_n(pc, n));
+            r.for_each(|pc, _, n| counting.add_n(pc, n));
         }
         self.full = self.counting.map();
     }

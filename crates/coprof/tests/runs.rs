@@ -18,7 +18,7 @@
 mod common;
 
 use common::{coprof, json_of};
-use coprof_core::{Blocks, ClassSet, Event, Fanout, Run, Sink};
+use coprof_core::{Blocks, ClassSet, Event, ExactCounts, Fanout, Run, Sink};
 use coprof_engines::loops::{LoopConfig, LoopDetector};
 use coprof_rv::{Config, Simulator};
 use serde_json::Value;
@@ -95,8 +95,9 @@ fn report(cmd: &mut assert_cmd::Command) -> Value {
 
 #[test]
 fn every_corpus_program_gives_the_same_reports_from_runs_as_from_events() {
-    let reports: [&[&str]; 3] = [
+    let reports: [&[&str]; 4] = [
         &["loops", "--max-distance", "100000"],
+        &["loops", "--exact"],
         &["ranges", "--stream", "pc", "--exact", "--epsilon", "0.001"],
         &["sample", "--sampler", "brr:3", "--eval", "--profile", "pc"],
     ];
@@ -146,31 +147,60 @@ impl PcStream {
     }
 }
 
-/// Every event's PC, and a loop detector fed the events.
-struct FromEvents(PcStream, LoopDetector);
+/// Every event's PC, a loop detector and exact counts fed the events.
+struct FromEvents(PcStream, LoopDetector, ExactCounts);
 
 impl Sink for FromEvents {
     fn observe(&mut self, batch: &[Event]) {
         batch.iter().for_each(|e| self.0.add(e.pc));
         self.1.observe(batch);
+        self.2.observe(batch);
     }
 }
 
-/// The runs' PCs, and a loop detector fed the runs.
-struct FromRuns(PcStream, LoopDetector);
+/// The runs' PCs, a loop detector and exact counts fed the runs (and the
+/// exact counts the loads and calls too).
+struct FromRuns(PcStream, LoopDetector, ExactCounts);
 
 impl Sink for FromRuns {
-    fn observe(&mut self, _: &[Event]) {}
+    fn observe(&mut self, batch: &[Event]) {
+        self.2.observe(batch);
+    }
+    fn finish(&mut self) {
+        self.2.finish();
+    }
     fn wants_with_runs(&self) -> Option<ClassSet> {
-        Some(ClassSet::NONE)
+        self.2.wants_with_runs()
     }
     fn runs_follow(&mut self) {
         self.1.runs_follow();
+        self.2.runs_follow();
     }
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         coprof_core::runs::for_each_pc(runs, blocks, |pc| self.0.add(pc));
         self.1.observe_runs(runs, blocks);
+        self.2.observe_runs(runs, blocks);
     }
+}
+
+/// Exact counts as sorted lists, to compare two of them.
+fn sorted(x: &ExactCounts) -> String {
+    let mut pcs: Vec<_> = x.per_pc.iter().collect();
+    pcs.sort();
+    let mut values: Vec<_> = x.load_values.iter().collect();
+    values.sort();
+    let mut sbb: Vec<_> = x
+        .sbb
+        .iter()
+        .map(|(pc, c)| (*pc, c.taken, c.target))
+        .collect();
+    sbb.sort();
+    let mut calls: Vec<_> = x.calls.iter().collect();
+    calls.sort();
+    format!(
+        "{} {:?} {pcs:?} {values:?} {sbb:?} {calls:?}",
+        x.events, x.per_class
+    )
 }
 
 /// While it lives, this process's standard output and error go to
@@ -218,8 +248,10 @@ fn runs_and_events_of_one_simulation_give_the_same_pcs_and_loops() {
             max_distance: 100_000,
             ..LoopConfig::default()
         };
-        let mut events = FromEvents(PcStream::default(), LoopDetector::new(cfg).unwrap());
-        let mut runs = FromRuns(PcStream::default(), LoopDetector::new(cfg).unwrap());
+        let exact = || ExactCounts::with_sbb_distance(cfg.max_distance);
+        let detector = || LoopDetector::new(cfg).unwrap();
+        let mut events = FromEvents(PcStream::default(), detector(), exact());
+        let mut runs = FromRuns(PcStream::default(), detector(), exact());
         // Some programs write files: in a directory of their own (the
         // other test here gives every command its directory explicitly).
         let cwd = std::env::current_dir().unwrap();
@@ -245,5 +277,11 @@ fn runs_and_events_of_one_simulation_give_the_same_pcs_and_loops() {
         let (a, b) = (events.1.snapshot(), runs.1.snapshot());
         assert!(a.sbbs > 0, "{name}: no loops");
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}: loops differ");
+        assert!(events.2.load_values.len() > 10, "{name}: no loads");
+        assert_eq!(
+            sorted(&events.2),
+            sorted(&runs.2),
+            "{name}: exact counts differ"
+        );
     }
 }

@@ -7,7 +7,7 @@ use super::cache::FrequencyCache;
 use super::coalesce::CoalescingRegister;
 use super::config::{ConfigError, LoopConfig};
 use super::snapshot::{DetectedLoop, HardwareCost, LoopProfile};
-use coprof_core::{flags, Blocks, Class, ClassSet, Event, Run, Sink};
+use coprof_core::{flags, Blocks, Class, ClassSet, Event, Run, Sink, Transfers};
 
 /// The detector: a [`Sink`] of events, or fed short backward branches
 /// directly with [`add_sbb`](LoopDetector::add_sbb).
@@ -27,9 +27,8 @@ pub struct LoopDetector {
     /// detector then finds the taken branches in the runs and ignores
     /// events.
     runs: bool,
-    /// With runs: the PC of the branch or jump that ended the last run,
-    /// whose target is where the next run starts.
-    branch_pending: Option<u64>,
+    /// With runs: where the branches and jumps that end runs went.
+    branches: Transfers,
 }
 
 /// Consecutive taken short backward branches of one loop, gathered so that
@@ -75,7 +74,7 @@ impl LoopDetector {
             instructions: 0,
             compressed_seen: false,
             runs: false,
-            branch_pending: None,
+            branches: Transfers::new(ClassSet::of(Class::CondBranch).with(Class::Jump)),
         })
     }
 
@@ -306,24 +305,15 @@ impl Sink for LoopDetector {
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         let d = self.config.max_distance;
         let mut sbbs = SbbRun::default();
-        let mut instructions = 0u64;
-        for r in runs {
-            let pcs = blocks.run_pcs(*r);
-            instructions += pcs.len() as u64;
-            if let Some(pc) = self.branch_pending.take() {
-                let target = pcs[0];
-                if target <= pc && pc - target <= d {
-                    sbbs.push(self, pc, target);
-                }
+        let mut branches = self.branches;
+        branches.scan(runs, blocks, |pc, to| {
+            if to <= pc && pc - to <= d {
+                sbbs.push(self, pc, to);
             }
-            if blocks.is_whole(*r)
-                && matches!(blocks.last_class(r.block), Class::CondBranch | Class::Jump)
-            {
-                self.branch_pending = pcs.last().copied();
-            }
-        }
+        });
+        self.branches = branches;
         sbbs.end(self);
-        self.instructions += instructions;
+        self.instructions += coprof_core::runs::instructions(runs);
         if !self.compressed_seen {
             self.compressed_seen = runs.iter().any(|r| blocks.run_has_compressed(*r));
         }

@@ -97,7 +97,7 @@ impl<const D: usize> Sink for ExactPoints<D> {
 
     fn finish(&mut self) {
         if let Some(r) = self.runs.take() {
-            r.for_each(|pc, n| {
+            r.for_each(|pc, _, n| {
                 let mut p = [0u64; D];
                 p[0] = pc;
                 self.add_points(n, p);
