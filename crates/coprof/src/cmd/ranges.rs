@@ -211,38 +211,21 @@ impl<const D: usize> Job for RangesJob<D> {
             (hot, summary)
         });
         let wheres = code_places(&self.dims, &hot, info);
-        let blocks = self.sink.engine.block_buffer();
+        let shown = Shown {
+            hot_share: self.hot,
+            dims: &self.dims,
+            snap: &snap,
+            hot: &hot,
+            checked: checked.as_ref(),
+            wheres: &wheres,
+            blocks: self.sink.engine.block_buffer(),
+        };
         let mut text = String::new();
-        print_text(
-            &mut text,
-            self.hot,
-            &self.dims,
-            &snap,
-            &hot,
-            checked.as_ref(),
-            &wheres,
-        );
-        if let Some(b) = blocks {
+        print_text(&mut text, &shown);
+        if let Some(b) = shown.blocks {
             print_block_buffer(&mut text, b);
         }
-        let mut json = report_json(
-            self.file.as_ref(),
-            self.hot,
-            &self.dims,
-            &snap,
-            &hot,
-            checked.as_ref(),
-            &wheres,
-        );
-        if let Some(b) = blocks {
-            json["block_buffer"] = json!({
-                "entries": b.capacity(),
-                "bytes": b.bytes(),
-                "executions": b.executions,
-                "hits": b.hits,
-                "evictions": b.evictions,
-            });
-        }
+        let json = report_json(self.file.as_ref(), &shown);
         Ok(Rendered { json, text })
     }
 }
@@ -290,15 +273,30 @@ fn coords(v: &[u64]) -> Value {
     }
 }
 
-fn report_json(
-    file: Option<&PathBuf>,
+/// What a range report shows, in both of its forms.
+#[derive(Clone, Copy)]
+struct Shown<'a> {
     hot_share: f64,
-    dims: &[Stream],
-    snap: &RapSnapshot,
-    hot: &[HotRange],
-    checked: Option<&(Vec<coprof_engines::rap::CheckedHotRange>, ExactSummary)>,
-    wheres: &[Option<String>],
-) -> Value {
+    dims: &'a [Stream],
+    snap: &'a RapSnapshot,
+    hot: &'a [HotRange],
+    checked: Option<&'a (Vec<coprof_engines::rap::CheckedHotRange>, ExactSummary)>,
+    /// The functions each hot range covers, when known.
+    wheres: &'a [Option<String>],
+    /// The block buffer in front of a code profile, if there is one.
+    blocks: Option<&'a BlockBuffer>,
+}
+
+fn report_json(file: Option<&PathBuf>, shown: &Shown) -> Value {
+    let Shown {
+        hot_share,
+        dims,
+        snap,
+        hot,
+        checked,
+        wheres,
+        blocks,
+    } = *shown;
     let hot_ranges: Vec<Value> = hot
         .iter()
         .enumerate()
@@ -354,18 +352,28 @@ fn report_json(
             v[k] = x.clone();
         }
     }
+    if let Some(b) = blocks {
+        v["block_buffer"] = json!({
+            "entries": b.capacity(),
+            "bytes": b.bytes(),
+            "executions": b.executions,
+            "hits": b.hits,
+            "evictions": b.evictions,
+        });
+    }
     v
 }
 
-fn print_text(
-    out: &mut String,
-    hot_share: f64,
-    dims: &[Stream],
-    snap: &RapSnapshot,
-    hot: &[HotRange],
-    checked: Option<&(Vec<coprof_engines::rap::CheckedHotRange>, ExactSummary)>,
-    wheres: &[Option<String>],
-) {
+fn print_text(out: &mut String, shown: &Shown) {
+    let Shown {
+        hot_share,
+        dims,
+        snap,
+        hot,
+        checked,
+        wheres,
+        ..
+    } = *shown;
     crate::outln!(
         out,
         "RAP over {} ({}-D, {}-bit universe): n = {} events, epsilon = {}, branching = {}",
