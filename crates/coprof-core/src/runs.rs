@@ -45,8 +45,7 @@ pub struct Run {
 pub struct Blocks {
     /// Every block's PCs, one block after another.
     pcs: Vec<u64>,
-    /// The class of each instruction, beside `pcs` (with the same
-    /// capacity, hence 9 bytes an instruction in `bytes`).
+    /// The class of each instruction, beside `pcs`.
     classes: Vec<Class>,
     /// Per block, where its PCs are and what a sink asks of its end, in
     /// one record: a run's lookups touch one cache line.
@@ -90,12 +89,7 @@ impl Blocks {
             start: start as u32,
             len: (self.pcs.len() - start) as u32,
             first_compressed: first_compressed.map_or(u32::MAX, |i| i as u32),
-            last: self
-                .classes
-                .get(start..)
-                .and_then(|c| c.last())
-                .copied()
-                .unwrap_or_default(),
+            last: self.classes[start..].last().copied().unwrap_or_default(),
         });
         id
     }
@@ -175,7 +169,9 @@ impl Blocks {
 
     /// Bytes the table holds.
     pub fn bytes(&self) -> usize {
-        self.pcs.capacity() * 9 + self.info.capacity() * std::mem::size_of::<BlockInfo>()
+        self.pcs.capacity() * 8
+            + self.classes.capacity()
+            + self.info.capacity() * std::mem::size_of::<BlockInfo>()
     }
 }
 
@@ -206,10 +202,7 @@ pub struct RunBuilder {
 impl RunBuilder {
     /// A builder with no blocks yet.
     pub fn new() -> RunBuilder {
-        RunBuilder {
-            blocks: Blocks::new(),
-            ..RunBuilder::default()
-        }
+        RunBuilder::default()
     }
 
     /// Appends to `out` the runs of `events` (every one an instruction, in
@@ -282,10 +275,7 @@ pub struct BlockCounts {
 impl BlockCounts {
     /// No executions yet.
     pub fn new() -> BlockCounts {
-        BlockCounts {
-            blocks: Blocks::new(),
-            ..BlockCounts::default()
-        }
+        BlockCounts::default()
     }
 
     /// Counts the executions of `runs`, whose blocks `blocks` names.

@@ -176,12 +176,13 @@ impl Sink for Fanout<'_> {
         }
     }
     fn wants_with_runs(&self) -> Option<ClassSet> {
-        if self.sinks.iter().all(|s| s.wants_with_runs().is_none()) {
-            return None;
-        }
-        Some(self.sinks.iter().fold(ClassSet::NONE, |set, s| {
-            set.union(s.wants_with_runs().unwrap_or_else(|| s.wants()))
-        }))
+        let mut any = false;
+        let set = self.sinks.iter().fold(ClassSet::NONE, |set, s| {
+            let with_runs = s.wants_with_runs();
+            any |= with_runs.is_some();
+            set.union(with_runs.unwrap_or_else(|| s.wants()))
+        });
+        any.then_some(set)
     }
     fn runs_follow(&mut self) {
         for (s, takes) in self.sinks.iter_mut().zip(&mut self.take_runs) {

@@ -96,6 +96,17 @@ impl<'a> ProgressSink<'a> {
             b.finish_and_clear();
         }
     }
+
+    /// Moves the bar on by `n`, updating it once per 65,536 at most.
+    fn advance(&mut self, n: u64) {
+        if let Some(b) = &self.bar {
+            self.pending += n;
+            if self.pending >= 1 << 16 {
+                b.inc(self.pending);
+                self.pending = 0;
+            }
+        }
+    }
 }
 
 impl Sink for ProgressSink<'_> {
@@ -104,13 +115,7 @@ impl Sink for ProgressSink<'_> {
     }
     fn observe(&mut self, batch: &[Event]) {
         self.inner.observe(batch);
-        if let Some(b) = &self.bar {
-            self.pending += batch.len() as u64;
-            if self.pending >= 1 << 16 {
-                b.inc(self.pending);
-                self.pending = 0;
-            }
-        }
+        self.advance(batch.len() as u64);
     }
     fn finish(&mut self) {
         self.inner.finish();
@@ -123,12 +128,6 @@ impl Sink for ProgressSink<'_> {
     }
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         self.inner.observe_runs(runs, blocks);
-        if let Some(b) = &self.bar {
-            self.pending += coprof_core::runs::instructions(runs);
-            if self.pending >= 1 << 16 {
-                b.inc(self.pending);
-                self.pending = 0;
-            }
-        }
+        self.advance(coprof_core::runs::instructions(runs));
     }
 }

@@ -254,9 +254,8 @@ impl<S: Sampler> Sink for SampleEval<S> {
 
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         let Some(r) = &mut self.runs else { return };
-        let before = r.instructions();
         r.add(runs, blocks);
-        let total = (r.instructions() - before) as usize;
+        let total = coprof_core::runs::instructions(runs) as usize;
         self.seen += total as u64;
         // The sampler decides over the instructions of the batch of runs;
         // its increasing indices are found by walking the runs once.

@@ -454,10 +454,7 @@ mod tests {
                     .with_runs()
                     .run(&mut with_runs)
                     .unwrap();
-                assert!(
-                    delivered < events.len() as u64 / 2,
-                    "only branches and jumps"
-                );
+                assert_eq!(delivered, 0, "the branches are found in the runs");
                 let (a, b) = (plain.snapshot(), with_runs.snapshot());
                 assert!(a.tallied > 0, "{workload:?}: no loops");
                 assert_eq!(a.instructions, events.len() as u64);

@@ -9,7 +9,7 @@
 //! runs a simulator delivers ([`coprof_core::Run`]): an entry is a block,
 //! the instructions of it that retired, and how many times. An evicted or
 //! drained entry gives each of its PCs that many events, through the
-//! engine's usual `add_points` (so the paper's buffer and tree see them as
+//! engine's `Rap::add_counted` (so the paper's buffer and tree see them as
 //! weighted events).
 //!
 //! The profile keeps the paper's guarantee: a weight, like any buffered

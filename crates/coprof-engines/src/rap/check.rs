@@ -5,7 +5,7 @@
 
 use super::hot::HotRange;
 use super::snapshot::RapSnapshot;
-use super::streams::{point_of, wants_of, Stream};
+use super::streams::{one_point, point_of, wants_of, Stream};
 use coprof_core::{BlockCounts, Blocks, ClassSet, Event, Run, Sink};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -97,11 +97,7 @@ impl<const D: usize> Sink for ExactPoints<D> {
 
     fn finish(&mut self) {
         if let Some(r) = self.runs.take() {
-            r.for_each(|pc, _, n| {
-                let mut p = [0u64; D];
-                p[0] = pc;
-                self.add_points(n, p);
-            });
+            r.for_each(|pc, _, n| self.add_points(n, one_point(pc)));
         }
     }
 }

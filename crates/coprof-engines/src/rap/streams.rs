@@ -187,14 +187,9 @@ impl<const D: usize> RangeProfiler<D> {
     fn drain_blocks(&mut self) {
         if let Some((buffer, blocks)) = &mut self.block_buffer {
             let rap = &mut self.rap;
-            let mut drained = Vec::with_capacity(buffer.capacity());
-            buffer.drain(|run, count| drained.push((run, count)));
-            rap.add_counted(drained.iter().flat_map(|&(run, count)| {
-                blocks
-                    .run_pcs(run)
-                    .iter()
-                    .map(move |&pc| (one_point(pc), count))
-            }));
+            buffer.drain(|run, count| {
+                rap.add_counted(blocks.run_pcs(run).iter().map(|&pc| (one_point(pc), count)))
+            });
         }
     }
 
@@ -286,7 +281,7 @@ impl<const D: usize> Sink for RangeProfiler<D> {
 
 /// A one-dimensional point (the profile's only dimension is the PC).
 #[inline(always)]
-fn one_point<const D: usize>(v: u64) -> [u64; D] {
+pub(crate) fn one_point<const D: usize>(v: u64) -> [u64; D] {
     let mut p = [0u64; D];
     p[0] = v;
     p

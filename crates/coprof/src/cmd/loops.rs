@@ -105,7 +105,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     recorded_classes: Vec<String>,
     /// Events delivered to the report (a live run gives the instructions
-    /// as runs of blocks and only branches and jumps as events).
+    /// as runs of blocks, and with --exact the loads and calls as events).
     events: u64,
     /// Instructions the detector counted (every event of a trace of
     /// every class; every retired instruction of a live run).
