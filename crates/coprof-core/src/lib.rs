@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod runs;
 pub mod stream;
 pub mod synth;
+pub mod threads;
 pub mod trace;
 
 pub use event::{flags, Class, ClassSet, Event};

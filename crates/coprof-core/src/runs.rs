@@ -154,17 +154,39 @@ impl Blocks {
     /// so that a table kept as a copy of a source's has the same ids.
     pub fn extend_from(&mut self, other: &Blocks) {
         for id in self.len()..other.len() {
-            let b = other.info[id];
-            let id = id as u32;
-            self.push(
-                other
-                    .pcs(id)
-                    .iter()
-                    .copied()
-                    .zip(other.classes(id).iter().copied()),
-                (b.first_compressed != u32::MAX).then_some(b.first_compressed as usize),
-            );
+            self.push_from(other, id as u32);
         }
+    }
+
+    /// The blocks from id `from` on, in a table of their own (their ids
+    /// there start at 0): what a copy of this table that holds `from`
+    /// blocks lacks, for [`append`](Self::append).
+    pub fn since(&self, from: usize) -> Blocks {
+        let mut tail = Blocks::new();
+        for id in from..self.len() {
+            tail.push_from(self, id as u32);
+        }
+        tail
+    }
+
+    /// Appends every block of `more` after this table's.
+    pub fn append(&mut self, more: &Blocks) {
+        for id in 0..more.len() {
+            self.push_from(more, id as u32);
+        }
+    }
+
+    /// Appends block `id` of `other`.
+    fn push_from(&mut self, other: &Blocks, id: u32) {
+        let b = other.info[id as usize];
+        self.push(
+            other
+                .pcs(id)
+                .iter()
+                .copied()
+                .zip(other.classes(id).iter().copied()),
+            (b.first_compressed != u32::MAX).then_some(b.first_compressed as usize),
+        );
     }
 
     /// Bytes the table holds.
@@ -488,6 +510,24 @@ pub(crate) mod tests {
         for_each_pc(&runs, &copy, |pc| pcs.push(pc));
         let expected: Vec<u64> = events.iter().map(|e| e.pc).collect();
         assert_eq!(pcs, expected);
+        // A copy made of a head and the tail `since` gives, appended, is
+        // the same table: ids, PCs, classes and compressed marks.
+        let half = b.blocks.len() / 2;
+        let mut pieced = Blocks::new();
+        for id in 0..half as u32 {
+            pieced.push_from(&b.blocks, id);
+        }
+        pieced.append(&b.blocks.since(half));
+        assert_eq!(pieced.len(), b.blocks.len());
+        for id in 0..b.blocks.len() as u32 {
+            assert_eq!(pieced.pcs(id), b.blocks.pcs(id));
+            assert_eq!(pieced.classes(id), b.blocks.classes(id));
+            assert_eq!(
+                pieced.info[id as usize].first_compressed,
+                b.blocks.info[id as usize].first_compressed
+            );
+        }
+        assert!(b.blocks.since(b.blocks.len()).is_empty());
         assert!(runs.iter().all(|r| r.len as usize <= MAX_BLOCK));
         assert!(b.blocks.len() < runs.len(), "repeated blocks share an id");
     }

@@ -11,8 +11,9 @@ use crate::error::bad_input;
 use crate::progress::{LiveProgress, ProgressSink};
 use crate::symbols::Symbols;
 use anyhow::Context;
+use coprof_core::threads::{feed_on_threads, SendSink};
 use coprof_core::trace::{TraceMeta, TraceReader};
-use coprof_core::{Sink, Source};
+use coprof_core::{Fanout, Sink, Source};
 use coprof_rv::{Config, Exit, Simulator};
 use std::path::PathBuf;
 
@@ -47,6 +48,14 @@ pub struct InputArgs {
     /// Show raw addresses only: do not read the program's symbols.
     #[arg(long)]
     pub no_symbols: bool,
+    /// Threads that run the engines, beside the one that simulates the
+    /// program or reads the trace; the reports are dealt among them (at
+    /// most one thread per report). 0 runs everything on one thread. The
+    /// reports are the same whatever the count. [default: with several
+    /// reports (`coprof profile`), as many as the machine has cores, else
+    /// 0]
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 /// What reading the input told us.
@@ -107,6 +116,39 @@ impl InputArgs {
 
     /// Pushes every event of the input into `sink`, with a progress bar on
     /// a terminal.
+    /// Runs the input into `sinks`, on the threads `--threads` asks for
+    /// (see [`coprof_core::threads`]).
+    pub fn run_sinks(&self, mut sinks: Vec<SendSink<'_>>) -> anyhow::Result<InputInfo> {
+        // One engine beside the simulator gains little and copies every
+        // event once more (docs/PERFORMANCE.md): threads by default only
+        // for several.
+        let threads = self.threads.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if cores > 1 && sinks.len() > 1 {
+                cores
+            } else {
+                0
+            }
+        });
+        if threads == 0 {
+            if sinks.len() == 1 {
+                return self.run(sinks.pop().expect("one sink"));
+            }
+            let mut fan = Fanout::new();
+            for s in sinks {
+                fan.push(s);
+            }
+            return self.run(&mut fan);
+        }
+        let mut groups: Vec<Vec<SendSink<'_>>> = Vec::new();
+        groups.resize_with(threads.min(sinks.len()), Vec::new);
+        let n = groups.len();
+        for (i, s) in sinks.into_iter().enumerate() {
+            groups[i % n].push(s);
+        }
+        feed_on_threads(groups, |sink| self.run(sink))
+    }
+
     pub fn run(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
         if let Some(b) = &self.binary {
             if !b.is_file() {

@@ -23,7 +23,7 @@ pub struct Rendered {
 /// Engines attached to one pass, and the report they make afterwards.
 pub trait Job {
     /// The sink that receives the input's events.
-    fn sink(&mut self) -> &mut dyn Sink;
+    fn sink(&mut self) -> &mut (dyn Sink + Send);
     /// The report, once every event has been delivered.
     fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered>;
 }
@@ -72,7 +72,7 @@ impl<E: Sink, X: Sink> Sink for WithExact<E, X> {
 
 /// Runs `job` over `input` and prints its report, as JSON or text.
 pub fn run_one(input: &InputArgs, json: bool, mut job: Box<dyn Job>) -> anyhow::Result<()> {
-    let info = input.run(job.sink())?;
+    let info = input.run_sinks(vec![job.sink()])?;
     let r = job.finish(&info)?;
     if json {
         print_json(&r.json)

@@ -17,7 +17,7 @@ use serde::Serialize;
 pub struct SampledSink<'a, S: Sampler> {
     sampler: S,
     classes: ClassSet,
-    inner: &'a mut dyn Sink,
+    inner: &'a mut (dyn Sink + Send),
     buf: Vec<Event>,
     seen: u64,
     samples: u64,
@@ -25,7 +25,11 @@ pub struct SampledSink<'a, S: Sampler> {
 
 impl<'a, S: Sampler> SampledSink<'a, S> {
     /// Samples events of `classes` with `sampler` into `inner`.
-    pub fn new(sampler: S, classes: ClassSet, inner: &'a mut dyn Sink) -> SampledSink<'a, S> {
+    pub fn new(
+        sampler: S,
+        classes: ClassSet,
+        inner: &'a mut (dyn Sink + Send),
+    ) -> SampledSink<'a, S> {
         SampledSink {
             sampler,
             classes,

@@ -548,3 +548,40 @@ fn a_block_buffer_keeps_the_code_profile_within_its_bound() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn engine_threads_change_no_report() {
+    // `--threads N` feeds the engines on threads beside the one that
+    // simulates (or reads the trace): every report, the exact answers and
+    // the counts of the run are the same as on one thread, whatever N.
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "hot", HOT_LOOP);
+    let trace = gen_trace(dir.path(), "mixed", 300_000, 5);
+    let live: Vec<String> = ["--random-seed", "1", "--", prog.to_str().unwrap(), "300"]
+        .map(String::from)
+        .to_vec();
+    let file = vec![trace.to_str().unwrap().to_string()];
+    for input in [&live, &file] {
+        let with = |threads: &str, command: &[&str]| {
+            json_of(
+                coprof()
+                    .args(command)
+                    .args(["--exact", "--json", "--threads", threads])
+                    .args(input),
+            )
+        };
+        let one = with("0", &["profile"]);
+        assert_eq!(one["reports"].as_array().unwrap().len(), 5);
+        for threads in ["1", "2", "5", "64"] {
+            assert_eq!(
+                with(threads, &["profile"]),
+                one,
+                "--threads {threads}, {input:?}"
+            );
+        }
+        // A single report with one thread beside the source.
+        let ranges = ["ranges", "--stream", "pc"];
+        assert_eq!(with("1", &ranges), with("0", &ranges), "{input:?}");
+        assert_eq!(with("1", &ranges), section(&one, "ranges-pc")["json"]);
+    }
+}

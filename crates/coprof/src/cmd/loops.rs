@@ -229,7 +229,7 @@ pub struct LoopsJob {
 }
 
 impl Job for LoopsJob {
-    fn sink(&mut self) -> &mut dyn Sink {
+    fn sink(&mut self) -> &mut (dyn Sink + Send) {
         &mut self.sink
     }
 
@@ -491,7 +491,7 @@ pub struct SweepJob {
 }
 
 impl Job for SweepJob {
-    fn sink(&mut self) -> &mut dyn Sink {
+    fn sink(&mut self) -> &mut (dyn Sink + Send) {
         &mut self.stream
     }
 

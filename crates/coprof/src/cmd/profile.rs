@@ -6,7 +6,6 @@ use crate::input::InputArgs;
 use crate::job::{parse_args, Job, Rendered};
 use crate::output::print_json;
 use anyhow::Context;
-use coprof_core::{Fanout, Sink};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -220,13 +219,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let line = format!("coprof {} {}", p.command, shell_words(&argv));
         jobs.push((p.name, line, job));
     }
-    let info = {
-        let mut fan = Fanout::new();
-        for (_, _, j) in &mut jobs {
-            fan.push(j.sink());
-        }
-        a.input.run(&mut fan as &mut dyn Sink)?
-    };
+    let info = a
+        .input
+        .run_sinks(jobs.iter_mut().map(|(_, _, j)| j.sink()).collect())?;
     let mut reports = Vec::new();
     for (name, command, job) in jobs {
         // A report the input cannot give (a method profile of a program

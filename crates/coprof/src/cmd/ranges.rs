@@ -180,7 +180,7 @@ impl<const D: usize> RangesJob<D> {
 }
 
 impl<const D: usize> Job for RangesJob<D> {
-    fn sink(&mut self) -> &mut dyn Sink {
+    fn sink(&mut self) -> &mut (dyn Sink + Send) {
         &mut self.sink
     }
 

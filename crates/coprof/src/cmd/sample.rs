@@ -134,7 +134,7 @@ fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow
     let mut w = TraceWriter::create(out, meta, classes)?;
     let (seen, samples) = {
         let mut s = SampledSink::new(sampler, classes, &mut w);
-        a.input.run(&mut s)?;
+        a.input.run_sinks(vec![&mut s])?;
         (s.seen(), s.samples())
     };
     let summary = w.commit()?;
@@ -203,7 +203,7 @@ pub struct EvalJob {
 }
 
 impl Job for EvalJob {
-    fn sink(&mut self) -> &mut dyn Sink {
+    fn sink(&mut self) -> &mut (dyn Sink + Send) {
         &mut self.eval
     }
 

@@ -111,7 +111,7 @@ struct Overhead {
 }
 
 impl Engine {
-    fn sink(&mut self) -> &mut dyn Sink {
+    fn sink(&mut self) -> &mut (dyn Sink + Send) {
         match self {
             Engine::Coproc(c) => c.as_mut(),
             Engine::Simple(s) => s,
@@ -500,7 +500,7 @@ pub fn prepare(a: &Args) -> anyhow::Result<Run> {
 }
 
 impl Job for Run {
-    fn sink(&mut self) -> &mut dyn Sink {
+    fn sink(&mut self) -> &mut (dyn Sink + Send) {
         self
     }
 

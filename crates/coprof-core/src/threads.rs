@@ -1,0 +1,311 @@
+//! Sinks fed on threads of their own, beside the source's.
+//!
+//! A live profile spends its time in two places: the simulator that makes
+//! the events and the engines that summarize them. They share nothing but
+//! the stream, so on a machine with more than one core the engines can run
+//! beside the simulator instead of after it, each group of sinks on its own
+//! thread. [`feed_on_threads`] hands the source a sink that copies each
+//! batch once, into a buffer shared by every group, and queues it to each
+//! group's thread; a group sees the same batches in the same order as it
+//! would in a [`Fanout`], so every report is the same as with one thread.
+//!
+//! Each queue holds at most [`QUEUE`] batches: when an engine falls behind,
+//! the source waits for it, so memory stays bounded whatever the speeds.
+//! Runs of basic blocks name blocks of the source's [`Blocks`] table,
+//! which only grows: the blocks that are new since the last batch travel
+//! with the runs, and each thread keeps its own copy of the table.
+
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+
+use crate::event::{ClassSet, Event};
+use crate::runs::{Blocks, Run};
+use crate::stream::{Fanout, Sink};
+
+/// Messages waiting at most in each thread's queue.
+pub const QUEUE: usize = 4;
+
+/// Events, and runs, the source's batches are gathered into before they
+/// are queued: a thread then wakes once per 32,768 (1 MiB of events), not
+/// once per batch of a few thousand.
+pub const MESSAGE: usize = 32768;
+
+/// A sink that may be moved to another thread.
+pub type SendSink<'a> = &'a mut (dyn Sink + Send);
+
+/// What the source's thread sends each group's thread.
+enum Message {
+    Events(Arc<Vec<Event>>),
+    RunsFollow,
+    /// A batch of runs, with the blocks added to the table since the last.
+    Runs(Arc<Vec<Run>>, Option<Arc<Blocks>>),
+    Finish,
+}
+
+/// One group's thread, as the source's side sees it: its queue and what
+/// it asked for before it started.
+struct Group {
+    queue: SyncSender<Message>,
+    wants: ClassSet,
+    with_runs: Option<ClassSet>,
+    takes_runs: bool,
+}
+
+/// Runs `body` with a sink that feeds each of `groups` on a thread of its
+/// own, then waits for every thread to finish and returns what `body`
+/// returned. Each group is fed as a [`Fanout`] of its sinks. A panic on a
+/// group's thread is raised again here.
+///
+/// ```
+/// use coprof_core::threads::feed_on_threads;
+/// use coprof_core::{Collect, ExactCounts, SliceSource, Source};
+/// use coprof_core::synth::{generate, GenConfig, Workload};
+///
+/// let events = generate(&GenConfig::new(Workload::Mixed, 20_000)).unwrap();
+/// let (mut a, mut b) = (Collect::all(), ExactCounts::new());
+/// let delivered = feed_on_threads(vec![vec![&mut a], vec![&mut b]], |sink| {
+///     SliceSource::new(&events).run(sink).unwrap()
+/// });
+/// assert_eq!(delivered, 20_000);
+/// assert_eq!(a.events, events);
+/// assert_eq!(b.instructions(), 20_000);
+/// ```
+pub fn feed_on_threads<R>(
+    groups: Vec<Vec<SendSink<'_>>>,
+    body: impl FnOnce(&mut dyn Sink) -> R,
+) -> R {
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        let mut broadcast = Broadcast::default();
+        for mut sinks in groups {
+            let (wants, with_runs) = {
+                let mut fan = Fanout::new();
+                for s in &mut sinks {
+                    fan.push(&mut **s);
+                }
+                (fan.wants(), fan.wants_with_runs())
+            };
+            let (queue, inbox) = sync_channel(QUEUE);
+            handles.push(
+                std::thread::Builder::new()
+                    .name("coprof-engines".into())
+                    .spawn_scoped(scope, move || feed(sinks, inbox))
+                    .expect("a thread for the engines"),
+            );
+            broadcast.groups.push(Group {
+                queue,
+                wants,
+                with_runs,
+                takes_runs: false,
+            });
+        }
+        let out = body(&mut broadcast);
+        // Closing the queues ends each thread's loop once it has taken
+        // every batch.
+        drop(broadcast);
+        for h in handles {
+            if let Err(panic) = h.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        out
+    })
+}
+
+/// A group's thread: feeds its sinks every message until the queue closes.
+fn feed(mut sinks: Vec<SendSink<'_>>, inbox: Receiver<Message>) {
+    let mut fan = Fanout::new();
+    for s in &mut sinks {
+        fan.push(&mut **s);
+    }
+    let mut blocks = Blocks::new();
+    for m in inbox {
+        match m {
+            Message::Events(batch) => fan.observe(&batch),
+            Message::RunsFollow => fan.runs_follow(),
+            Message::Runs(runs, new) => {
+                if let Some(new) = new {
+                    blocks.append(&new);
+                }
+                fan.observe_runs(&runs, &blocks);
+            }
+            Message::Finish => fan.finish(),
+        }
+    }
+}
+
+/// The sink the source feeds: gathers its batches, once, into messages
+/// and queues each to every group that wants it.
+#[derive(Default)]
+struct Broadcast {
+    groups: Vec<Group>,
+    /// Event buffers, reused once every thread has let go of them.
+    spare: Vec<Arc<Vec<Event>>>,
+    /// The events gathered for the next message.
+    events: Vec<Event>,
+    /// The runs gathered for the next message.
+    runs: Vec<Run>,
+    /// Blocks of the source's table already sent.
+    blocks_sent: usize,
+    /// The blocks new since the last message of runs.
+    new_blocks: Blocks,
+}
+
+impl Broadcast {
+    /// Queues `m` to every group that `to` picks. A thread that has
+    /// stopped (it panicked) takes nothing; its panic is raised when it is
+    /// joined.
+    fn send(&self, m: impl Fn() -> Message, to: impl Fn(&Group) -> bool) {
+        for g in self.groups.iter().filter(|g| to(g)) {
+            let _ = g.queue.send(m());
+        }
+    }
+
+    /// Queues the events gathered, in a shared buffer: a spare one if
+    /// every thread is done with it, else a new one.
+    fn send_events(&mut self) {
+        if self.events.is_empty() {
+            return;
+        }
+        let mut buffer = match self.spare.iter().position(|b| Arc::strong_count(b) == 1) {
+            Some(i) => self.spare.swap_remove(i),
+            None => Arc::new(Vec::with_capacity(MESSAGE)),
+        };
+        let v = Arc::get_mut(&mut buffer).expect("a buffer no thread holds");
+        std::mem::swap(v, &mut self.events);
+        self.events.clear();
+        if self.spare.len() < 2 * QUEUE + 2 {
+            self.spare.push(buffer.clone());
+        }
+        self.send(|| Message::Events(buffer.clone()), |_| true);
+    }
+
+    /// Queues the runs gathered, with the blocks they may name that no
+    /// thread has yet.
+    fn send_runs(&mut self) {
+        if self.runs.is_empty() {
+            return;
+        }
+        let runs = Arc::new(std::mem::replace(
+            &mut self.runs,
+            Vec::with_capacity(MESSAGE),
+        ));
+        let new =
+            (!self.new_blocks.is_empty()).then(|| Arc::new(std::mem::take(&mut self.new_blocks)));
+        self.send(
+            || Message::Runs(runs.clone(), new.clone()),
+            |g| g.takes_runs,
+        );
+    }
+}
+
+impl Sink for Broadcast {
+    fn wants(&self) -> ClassSet {
+        self.groups
+            .iter()
+            .fold(ClassSet::NONE, |s, g| s.union(g.wants))
+    }
+    fn observe(&mut self, batch: &[Event]) {
+        self.events.extend_from_slice(batch);
+        if self.events.len() >= MESSAGE {
+            self.send_events();
+        }
+    }
+    fn finish(&mut self) {
+        self.send_events();
+        self.send_runs();
+        self.send(|| Message::Finish, |_| true);
+    }
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        let mut any = false;
+        let set = self.groups.iter().fold(ClassSet::NONE, |set, g| {
+            any |= g.with_runs.is_some();
+            set.union(g.with_runs.unwrap_or(g.wants))
+        });
+        any.then_some(set)
+    }
+    fn runs_follow(&mut self) {
+        for g in &mut self.groups {
+            g.takes_runs = g.with_runs.is_some();
+        }
+        self.send(|| Message::RunsFollow, |g| g.takes_runs);
+    }
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        if blocks.len() > self.blocks_sent {
+            self.new_blocks.append(&blocks.since(self.blocks_sent));
+            self.blocks_sent = blocks.len();
+        }
+        self.runs.extend_from_slice(runs);
+        if self.runs.len() >= MESSAGE {
+            self.send_runs();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exact::ExactCounts;
+    use crate::synth::{generate, GenConfig, Workload};
+    use crate::{Collect, SliceSource, Source};
+
+    /// A sink that takes runs and expands them back to PCs.
+    #[derive(Default)]
+    struct Pcs(Vec<u64>);
+
+    impl Sink for Pcs {
+        fn wants(&self) -> ClassSet {
+            ClassSet::ALL
+        }
+        fn observe(&mut self, _: &[Event]) {}
+        fn wants_with_runs(&self) -> Option<ClassSet> {
+            Some(ClassSet::NONE)
+        }
+        fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+            crate::runs::for_each_pc(runs, blocks, |pc| self.0.push(pc));
+        }
+    }
+
+    #[test]
+    fn every_group_sees_the_stream_a_fanout_would() {
+        let events = generate(&GenConfig::new(Workload::Mixed, 200_000)).unwrap();
+        let mut serial = (Collect::all(), ExactCounts::new(), Pcs::default());
+        {
+            let mut fan = Fanout::new();
+            fan.push(&mut serial.0);
+            fan.push(&mut serial.1);
+            fan.push(&mut serial.2);
+            SliceSource::new(&events).with_runs().run(&mut fan).unwrap();
+        }
+        let mut threaded = (Collect::all(), ExactCounts::new(), Pcs::default());
+        let n = feed_on_threads(
+            vec![
+                vec![&mut threaded.0, &mut threaded.1],
+                vec![&mut threaded.2],
+            ],
+            |sink| SliceSource::new(&events).with_runs().run(sink).unwrap(),
+        );
+        assert_eq!(n, 200_000);
+        assert_eq!(threaded.0.events, serial.0.events);
+        assert_eq!(format!("{:?}", threaded.1), format!("{:?}", serial.1));
+        assert_eq!(threaded.2 .0, serial.2 .0);
+        assert_eq!(threaded.2 .0.len(), 200_000, "every PC came in a run");
+    }
+
+    #[test]
+    fn a_panic_on_an_engine_thread_reaches_the_caller() {
+        struct Boom;
+        impl Sink for Boom {
+            fn observe(&mut self, _: &[Event]) {
+                panic!("boom");
+            }
+        }
+        let events = generate(&GenConfig::new(Workload::Mixed, 50_000)).unwrap();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            feed_on_threads(vec![vec![&mut Boom]], |sink| {
+                SliceSource::new(&events).run(sink).unwrap()
+            })
+        }));
+        assert!(caught.is_err());
+    }
+}
