@@ -11,16 +11,20 @@
 #                                    computes an exact instruction-level
 #                                    profile
 #
-# Two more coprof runs are timed beside them: `coprof profile
-# --block-buffer 16384` (the code profile combines repeated basic-block
-# executions, an option beside RAP's per-event buffer) and `coprof run`
-# with no engine at all (the simulator alone: the floor under any set of
-# engines).
+# coprof profile runs twice: as it does by default, with its engines on
+# threads beside the simulator (one per core), where wall time is what a
+# user waits; and with --threads 0, everything on one thread, where CPU
+# time is the work done. Two more coprof runs are timed beside them:
+# `coprof profile --block-buffer 16384` (default threads; the code profile
+# combines repeated basic-block executions, an option beside RAP's
+# per-event buffer) and `coprof run` with no engine at all (the simulator
+# alone: the floor under any set of engines).
 #
-# For each workload and each of RUNS rounds, the five run one after the
-# other (coprof profile, coprof profile --block-buffer, coprof run, qemu,
-# callgrind), so that a change in the machine's load falls on all alike. Each run is timed with /usr/bin/time: CPU time
-# (user + system, the primary measure on a shared machine) and wall time.
+# For each workload and each of RUNS rounds, the six run one after the
+# other (coprof profile --threads 0, coprof profile, coprof profile
+# --block-buffer, coprof run, qemu, callgrind), so that a change in the
+# machine's load falls on all alike. Each run is timed with /usr/bin/time:
+# CPU time (user + system) and wall time.
 # Every run must succeed: coprof's report must say "exit status 0" (coprof
 # records the program's status rather than returning it), qemu and
 # valgrind must exit 0. coprof's report goes to a file in the scratch
@@ -31,9 +35,10 @@
 #
 # Prints a markdown table: workload, RV64 instructions retired (coprof's
 # count), x86-64 instructions (callgrind's count), the median CPU and wall
-# seconds of each tool, and the ratios of callgrind's median CPU time to
-# coprof profile's, to coprof profile --block-buffer's and to coprof run's
-# (above 1 means coprof is faster).
+# seconds of each tool, and ratios (above 1 means coprof is faster):
+# callgrind's median CPU time to coprof profile --threads 0's and to
+# coprof run's; callgrind's median wall time (it runs on one thread) to
+# coprof profile's and coprof profile --block-buffer's with threads.
 #
 # Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--list]
 #   --runs   rounds per workload (default 3; medians are taken over them)
@@ -162,11 +167,15 @@ for w in "${workloads[@]}"; do
   insns=""
   ir=""
   for ((r = 1; r <= runs; r++)); do
+    timed coprof1 "$scratch/c.out" /dev/null "$coprof" profile --threads 0 -- "$rv/$prog" "${argv[@]}" ||
+      fail "$name: coprof profile --threads 0 failed (round $r)" "$scratch/c.out"
+    line="$(grep -E '^[0-9,]+ instructions retired, exit status -?[0-9]+' "$scratch/c.out" | head -1 || true)"
+    [[ "$line" == *"exit status 0,"* ]] || fail "$name: the program did not exit 0 under coprof profile --threads 0 (round $r): ${line:-no summary line}" "$scratch/c.out"
+    insns="$(sed -E 's/^([0-9,]+) instructions.*/\1/' <<<"$line")"
+
     timed coprof "$scratch/c.out" /dev/null "$coprof" profile -- "$rv/$prog" "${argv[@]}" ||
       fail "$name: coprof profile failed (round $r)" "$scratch/c.out"
-    line="$(grep -E '^[0-9,]+ instructions retired, exit status -?[0-9]+' "$scratch/c.out" | head -1 || true)"
-    [[ "$line" == *"exit status 0,"* ]] || fail "$name: the program did not exit 0 under coprof profile (round $r): ${line:-no summary line}" "$scratch/c.out"
-    insns="$(sed -E 's/^([0-9,]+) instructions.*/\1/' <<<"$line")"
+    grep -q "exit status 0," "$scratch/c.out" || fail "$name: the program did not exit 0 under coprof profile (round $r)" "$scratch/c.out"
 
     timed coprofbb "$scratch/b.out" /dev/null "$coprof" profile --block-buffer 16384 -- "$rv/$prog" "${argv[@]}" ||
       fail "$name: coprof profile --block-buffer failed (round $r)" "$scratch/b.out"
@@ -182,24 +191,26 @@ for w in "${workloads[@]}"; do
       fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
     ir="$(sed -nE 's/^==[0-9]+== (Collected :|I +refs:) +([0-9,]+).*/\2/p' "$scratch/v.err" | head -1)"
     ir="${ir//,/}"
-    printf 'bench-whole: %s round %d: coprof %s, --block-buffer %s, run %s, qemu %s, callgrind %s (user sys wall)\n' "$name" "$r" \
-      "$(tail -1 "$scratch/coprof.times")" "$(tail -1 "$scratch/coprofbb.times")" "$(tail -1 "$scratch/coprofrun.times")" \
+    printf 'bench-whole: %s round %d: coprof --threads 0 %s, coprof %s, --block-buffer %s, run %s, qemu %s, callgrind %s (user sys wall)\n' "$name" "$r" \
+      "$(tail -1 "$scratch/coprof1.times")" "$(tail -1 "$scratch/coprof.times")" "$(tail -1 "$scratch/coprofbb.times")" "$(tail -1 "$scratch/coprofrun.times")" \
       "$(tail -1 "$scratch/qemu.times")" "$(tail -1 "$scratch/callgrind.times")" >&2
   done
+  oc="$(median "$scratch/coprof1.times" 0)"
   cc="$(median "$scratch/coprof.times" 0)"
   cw="$(median "$scratch/coprof.times" 3)"
   bc="$(median "$scratch/coprofbb.times" 0)"
+  bw="$(median "$scratch/coprofbb.times" 3)"
   rc="$(median "$scratch/coprofrun.times" 0)"
   qc="$(median "$scratch/qemu.times" 0)"
   qw="$(median "$scratch/qemu.times" 3)"
   vc="$(median "$scratch/callgrind.times" 0)"
   vw="$(median "$scratch/callgrind.times" 3)"
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
-  mips="$(awk -v i="${insns//,/}" -v s="$cc" 'BEGIN { if (s > 0) printf "%.0f", i / s / 1e6; else print "–" }')"
+  mips="$(awk -v i="${insns//,/}" -v s="$oc" 'BEGIN { if (s > 0) printf "%.0f", i / s / 1e6; else print "–" }')"
   ir_fmt="$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"${ir:-?}")"
-  rows+=("| $name | $insns | $ir_fmt | $cc ($cw) = $mips MIPS | $bc | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$cc")** | **$(ratio "$vc" "$bc")** | $(ratio "$vc" "$rc") |")
+  rows+=("| $name | $insns | $ir_fmt | $oc = $mips MIPS | $cw ($cc) | $bw ($bc) | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$oc")** | **$(ratio "$vw" "$cw")** | $(ratio "$vw" "$bw") | $(ratio "$vc" "$rc") |")
 done
 
-echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile, CPU s (wall s) | profile --block-buffer 16384, CPU s | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile | callgrind/profile --block-buffer | callgrind/run |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile --threads 0, CPU s | coprof profile, wall s (CPU s) | profile --block-buffer 16384, wall s (CPU s) | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile --threads 0, CPU | callgrind/profile, wall | callgrind/profile --block-buffer, wall | callgrind/run, CPU |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"

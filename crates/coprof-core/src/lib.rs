@@ -2,6 +2,8 @@
 //!
 //! - [`event`]: the [`Event`] record and instruction [`Class`]es;
 //! - [`stream`]: the push model, [`Source`] → [`Sink`];
+//! - [`runs`]: the instruction stream as runs of basic blocks;
+//! - [`threads`]: sinks fed on threads of their own, beside the source;
 //! - [`exact`]: exact counters, the ground truth for every estimator;
 //! - [`key_counts`]: exact counts per key, fast on hot keys;
 //! - [`metrics`]: each paper's accuracy metric against the exact counts;
