@@ -11,17 +11,18 @@
 #                                    computes an exact instruction-level
 #                                    profile
 #
-# coprof profile runs twice: as it does by default, with its engines on
-# threads beside the simulator (one per core), where wall time is what a
-# user waits; and with --threads 0, everything on one thread, where CPU
-# time is the work done. Two more coprof runs are timed beside them:
-# `coprof profile --block-buffer 16384` (default threads; the code profile
+# coprof profile runs twice: as it does by default, on as many threads as
+# the machine has cores (the simulator's thread and threads of their own
+# for the engines), where wall time is what a user waits; and with
+# --threads 1, everything on one thread, where CPU time is the work done.
+# Two more coprof runs are timed beside them: `coprof profile
+# --block-buffer 16384` (default threads; the code profile
 # combines repeated basic-block executions, an option beside RAP's
 # per-event buffer) and `coprof run` with no engine at all (the simulator
 # alone: the floor under any set of engines).
 #
 # For each workload and each of RUNS rounds, the six run one after the
-# other (coprof profile --threads 0, coprof profile, coprof profile
+# other (coprof profile --threads 1, coprof profile, coprof profile
 # --block-buffer, coprof run, qemu, callgrind), so that a change in the
 # machine's load falls on all alike. Each run is timed with /usr/bin/time:
 # CPU time (user + system) and wall time.
@@ -36,7 +37,7 @@
 # Prints a markdown table: workload, RV64 instructions retired (coprof's
 # count), x86-64 instructions (callgrind's count), the median CPU and wall
 # seconds of each tool, and ratios (above 1 means coprof is faster):
-# callgrind's median CPU time to coprof profile --threads 0's and to
+# callgrind's median CPU time to coprof profile --threads 1's and to
 # coprof run's; callgrind's median wall time (it runs on one thread) to
 # coprof profile's and coprof profile --block-buffer's with threads.
 #
@@ -167,10 +168,10 @@ for w in "${workloads[@]}"; do
   insns=""
   ir=""
   for ((r = 1; r <= runs; r++)); do
-    timed coprof1 "$scratch/c.out" /dev/null "$coprof" profile --threads 0 -- "$rv/$prog" "${argv[@]}" ||
-      fail "$name: coprof profile --threads 0 failed (round $r)" "$scratch/c.out"
+    timed coprof1 "$scratch/c.out" /dev/null "$coprof" profile --threads 1 -- "$rv/$prog" "${argv[@]}" ||
+      fail "$name: coprof profile --threads 1 failed (round $r)" "$scratch/c.out"
     line="$(grep -E '^[0-9,]+ instructions retired, exit status -?[0-9]+' "$scratch/c.out" | head -1 || true)"
-    [[ "$line" == *"exit status 0,"* ]] || fail "$name: the program did not exit 0 under coprof profile --threads 0 (round $r): ${line:-no summary line}" "$scratch/c.out"
+    [[ "$line" == *"exit status 0,"* ]] || fail "$name: the program did not exit 0 under coprof profile --threads 1 (round $r): ${line:-no summary line}" "$scratch/c.out"
     insns="$(sed -E 's/^([0-9,]+) instructions.*/\1/' <<<"$line")"
 
     timed coprof "$scratch/c.out" /dev/null "$coprof" profile -- "$rv/$prog" "${argv[@]}" ||
@@ -191,7 +192,7 @@ for w in "${workloads[@]}"; do
       fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
     ir="$(sed -nE 's/^==[0-9]+== (Collected :|I +refs:) +([0-9,]+).*/\2/p' "$scratch/v.err" | head -1)"
     ir="${ir//,/}"
-    printf 'bench-whole: %s round %d: coprof --threads 0 %s, coprof %s, --block-buffer %s, run %s, qemu %s, callgrind %s (user sys wall)\n' "$name" "$r" \
+    printf 'bench-whole: %s round %d: coprof --threads 1 %s, coprof %s, --block-buffer %s, run %s, qemu %s, callgrind %s (user sys wall)\n' "$name" "$r" \
       "$(tail -1 "$scratch/coprof1.times")" "$(tail -1 "$scratch/coprof.times")" "$(tail -1 "$scratch/coprofbb.times")" "$(tail -1 "$scratch/coprofrun.times")" \
       "$(tail -1 "$scratch/qemu.times")" "$(tail -1 "$scratch/callgrind.times")" >&2
   done
@@ -211,6 +212,6 @@ for w in "${workloads[@]}"; do
   rows+=("| $name | $insns | $ir_fmt | $oc = $mips MIPS | $cw ($cc) | $bw ($bc) | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$oc")** | **$(ratio "$vw" "$cw")** | $(ratio "$vw" "$bw") | $(ratio "$vc" "$rc") |")
 done
 
-echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile --threads 0, CPU s | coprof profile, wall s (CPU s) | profile --block-buffer 16384, wall s (CPU s) | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile --threads 0, CPU | callgrind/profile, wall | callgrind/profile --block-buffer, wall | callgrind/run, CPU |"
+echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile --threads 1, CPU s | coprof profile, wall s (CPU s) | profile --block-buffer 16384, wall s (CPU s) | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile --threads 1, CPU | callgrind/profile, wall | callgrind/profile --block-buffer, wall | callgrind/run, CPU |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"

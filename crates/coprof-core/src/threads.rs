@@ -4,10 +4,13 @@
 //! the events and the engines that summarize them. They share nothing but
 //! the stream, so on a machine with more than one core the engines can run
 //! beside the simulator instead of after it, each group of sinks on its own
-//! thread. [`feed_on_threads`] hands the source a sink that copies each
-//! batch once, into a buffer shared by every group, and queues it to each
+//! thread. [`feed_on_threads`] hands the source a sink that feeds one
+//! group itself, on the source's thread, and for the others copies each
+//! batch once, into a buffer they all share, and queues it to each
 //! group's thread; a group sees the same batches in the same order as it
 //! would in a [`Fanout`], so every report is the same as with one thread.
+//! A group that takes the instruction stream as runs of basic blocks and
+//! needs no events gets none, and then no events are copied for it.
 //!
 //! Each queue holds at most [`QUEUE`] batches: when an engine falls behind,
 //! the source waits for it, so memory stays bounded whatever the speeds.
@@ -51,10 +54,22 @@ struct Group {
     takes_runs: bool,
 }
 
-/// Runs `body` with a sink that feeds each of `groups` on a thread of its
-/// own, then waits for every thread to finish and returns what `body`
-/// returned. Each group is fed as a [`Fanout`] of its sinks. A panic on a
-/// group's thread is raised again here.
+impl Group {
+    /// Whether the group needs events: any class it wants, or, when it
+    /// takes runs, any class it still wants as events then.
+    fn needs_events(&self) -> bool {
+        match (self.takes_runs, self.with_runs) {
+            (true, Some(classes)) => !classes.is_empty(),
+            _ => !self.wants.is_empty(),
+        }
+    }
+}
+
+/// Runs `body` with a sink that feeds `local` on the calling thread (the
+/// source's) and each of `groups` on a thread of its own, then waits for
+/// every thread to finish and returns what `body` returned. Each group is
+/// fed as a [`Fanout`] of its sinks. A panic on a group's thread is raised
+/// again here.
 ///
 /// ```
 /// use coprof_core::threads::feed_on_threads;
@@ -63,20 +78,33 @@ struct Group {
 ///
 /// let events = generate(&GenConfig::new(Workload::Mixed, 20_000)).unwrap();
 /// let (mut a, mut b) = (Collect::all(), ExactCounts::new());
-/// let delivered = feed_on_threads(vec![vec![&mut a], vec![&mut b]], |sink| {
+/// let delivered = feed_on_threads(vec![&mut a], vec![vec![&mut b]], |sink| {
 ///     SliceSource::new(&events).run(sink).unwrap()
 /// });
 /// assert_eq!(delivered, 20_000);
 /// assert_eq!(a.events, events);
-/// assert_eq!(b.instructions(), 20_000);
+/// assert_eq!(b.events, 20_000);
 /// ```
 pub fn feed_on_threads<R>(
+    local: Vec<&mut dyn Sink>,
     groups: Vec<Vec<SendSink<'_>>>,
     body: impl FnOnce(&mut dyn Sink) -> R,
 ) -> R {
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
-        let mut broadcast = Broadcast::default();
+        let mut broadcast = Broadcast {
+            local: Fanout::new(),
+            local_takes_runs: false,
+            groups: Vec::new(),
+            spare: Vec::new(),
+            events: Vec::new(),
+            runs: Vec::new(),
+            blocks_sent: 0,
+            new_blocks: Blocks::new(),
+        };
+        for s in local {
+            broadcast.local.push(s);
+        }
         for mut sinks in groups {
             let (wants, with_runs) = {
                 let mut fan = Fanout::new();
@@ -134,10 +162,13 @@ fn feed(mut sinks: Vec<SendSink<'_>>, inbox: Receiver<Message>) {
     }
 }
 
-/// The sink the source feeds: gathers its batches, once, into messages
-/// and queues each to every group that wants it.
-#[derive(Default)]
-struct Broadcast {
+/// The sink the source feeds: feeds the local group, and gathers the
+/// batches, once, into messages that it queues to every other group that
+/// wants them.
+struct Broadcast<'a> {
+    /// The group fed on the source's thread.
+    local: Fanout<'a>,
+    local_takes_runs: bool,
     groups: Vec<Group>,
     /// Event buffers, reused once every thread has let go of them.
     spare: Vec<Arc<Vec<Event>>>,
@@ -151,7 +182,7 @@ struct Broadcast {
     new_blocks: Blocks,
 }
 
-impl Broadcast {
+impl Broadcast<'_> {
     /// Queues `m` to every group that `to` picks. A thread that has
     /// stopped (it panicked) takes nothing; its panic is raised when it is
     /// joined.
@@ -177,7 +208,7 @@ impl Broadcast {
         if self.spare.len() < 2 * QUEUE + 2 {
             self.spare.push(buffer.clone());
         }
-        self.send(|| Message::Events(buffer.clone()), |_| true);
+        self.send(|| Message::Events(buffer.clone()), Group::needs_events);
     }
 
     /// Queues the runs gathered, with the blocks they may name that no
@@ -199,26 +230,32 @@ impl Broadcast {
     }
 }
 
-impl Sink for Broadcast {
+impl Sink for Broadcast<'_> {
     fn wants(&self) -> ClassSet {
         self.groups
             .iter()
-            .fold(ClassSet::NONE, |s, g| s.union(g.wants))
+            .fold(self.local.wants(), |s, g| s.union(g.wants))
     }
     fn observe(&mut self, batch: &[Event]) {
-        self.events.extend_from_slice(batch);
-        if self.events.len() >= MESSAGE {
-            self.send_events();
+        if self.groups.iter().any(Group::needs_events) {
+            self.events.extend_from_slice(batch);
+            if self.events.len() >= MESSAGE {
+                self.send_events();
+            }
         }
+        self.local.observe(batch);
     }
     fn finish(&mut self) {
         self.send_events();
         self.send_runs();
         self.send(|| Message::Finish, |_| true);
+        self.local.finish();
     }
     fn wants_with_runs(&self) -> Option<ClassSet> {
-        let mut any = false;
-        let set = self.groups.iter().fold(ClassSet::NONE, |set, g| {
+        let local = self.local.wants_with_runs();
+        let mut any = local.is_some();
+        let first = local.unwrap_or_else(|| self.local.wants());
+        let set = self.groups.iter().fold(first, |set, g| {
             any |= g.with_runs.is_some();
             set.union(g.with_runs.unwrap_or(g.wants))
         });
@@ -229,15 +266,24 @@ impl Sink for Broadcast {
             g.takes_runs = g.with_runs.is_some();
         }
         self.send(|| Message::RunsFollow, |g| g.takes_runs);
+        self.local_takes_runs = self.local.wants_with_runs().is_some();
+        if self.local_takes_runs {
+            self.local.runs_follow();
+        }
     }
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
-        if blocks.len() > self.blocks_sent {
-            self.new_blocks.append(&blocks.since(self.blocks_sent));
-            self.blocks_sent = blocks.len();
+        if self.groups.iter().any(|g| g.takes_runs) {
+            if blocks.len() > self.blocks_sent {
+                self.new_blocks.append(&blocks.since(self.blocks_sent));
+                self.blocks_sent = blocks.len();
+            }
+            self.runs.extend_from_slice(runs);
+            if self.runs.len() >= MESSAGE {
+                self.send_runs();
+            }
         }
-        self.runs.extend_from_slice(runs);
-        if self.runs.len() >= MESSAGE {
-            self.send_runs();
+        if self.local_takes_runs {
+            self.local.observe_runs(runs, blocks);
         }
     }
 }
@@ -249,15 +295,18 @@ mod tests {
     use crate::synth::{generate, GenConfig, Workload};
     use crate::{Collect, SliceSource, Source};
 
-    /// A sink that takes runs and expands them back to PCs.
+    /// A sink that takes runs and expands them back to PCs, and counts
+    /// the events it is given although it needs none.
     #[derive(Default)]
-    struct Pcs(Vec<u64>);
+    struct Pcs(Vec<u64>, usize);
 
     impl Sink for Pcs {
         fn wants(&self) -> ClassSet {
             ClassSet::ALL
         }
-        fn observe(&mut self, _: &[Event]) {}
+        fn observe(&mut self, batch: &[Event]) {
+            self.1 += batch.len();
+        }
         fn wants_with_runs(&self) -> Option<ClassSet> {
             Some(ClassSet::NONE)
         }
@@ -279,10 +328,8 @@ mod tests {
         }
         let mut threaded = (Collect::all(), ExactCounts::new(), Pcs::default());
         let n = feed_on_threads(
-            vec![
-                vec![&mut threaded.0, &mut threaded.1],
-                vec![&mut threaded.2],
-            ],
+            vec![&mut threaded.0],
+            vec![vec![&mut threaded.1], vec![&mut threaded.2]],
             |sink| SliceSource::new(&events).with_runs().run(sink).unwrap(),
         );
         assert_eq!(n, 200_000);
@@ -290,6 +337,10 @@ mod tests {
         assert_eq!(format!("{:?}", threaded.1), format!("{:?}", serial.1));
         assert_eq!(threaded.2 .0, serial.2 .0);
         assert_eq!(threaded.2 .0.len(), 200_000, "every PC came in a run");
+        assert_eq!(
+            threaded.2 .1, 0,
+            "a group that takes runs only gets no events"
+        );
     }
 
     #[test]
@@ -302,7 +353,7 @@ mod tests {
         }
         let events = generate(&GenConfig::new(Workload::Mixed, 50_000)).unwrap();
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            feed_on_threads(vec![vec![&mut Boom]], |sink| {
+            feed_on_threads(vec![], vec![vec![&mut Boom]], |sink| {
                 SliceSource::new(&events).run(sink).unwrap()
             })
         }));

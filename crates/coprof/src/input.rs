@@ -48,14 +48,16 @@ pub struct InputArgs {
     /// Show raw addresses only: do not read the program's symbols.
     #[arg(long)]
     pub no_symbols: bool,
-    /// Threads that run the engines, beside the one that simulates the
-    /// program or reads the trace; the reports are dealt among them (at
-    /// most one thread per report). 0 runs everything on one thread. The
-    /// reports are the same whatever the count. [default: with several
-    /// reports (`coprof profile`), as many as the machine has cores, else
-    /// 0]
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    /// Threads to run on, in all: the one that simulates the program or
+    /// reads the trace, and threads of their own for the engines. The
+    /// reports are dealt among them in order, the first to the
+    /// simulator's thread when there are at least as many reports as
+    /// threads, else each on a thread of its own. 1 runs everything on one
+    /// thread. The reports are the same whatever the count. [default: with
+    /// several reports (`coprof profile`), as many as the machine has
+    /// cores, else 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 /// What reading the input told us.
@@ -122,15 +124,18 @@ impl InputArgs {
         // One engine beside the simulator gains little and copies every
         // event once more (docs/PERFORMANCE.md): threads by default only
         // for several.
-        let threads = self.threads.unwrap_or_else(|| {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            if cores > 1 && sinks.len() > 1 {
-                cores
-            } else {
-                0
-            }
-        });
-        if threads == 0 {
+        let threads = self.threads.map_or_else(
+            || {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                if sinks.len() > 1 {
+                    cores
+                } else {
+                    1
+                }
+            },
+            usize::from,
+        );
+        if threads <= 1 {
             if sinks.len() == 1 {
                 return self.run(sinks.pop().expect("one sink"));
             }
@@ -140,13 +145,22 @@ impl InputArgs {
             }
             return self.run(&mut fan);
         }
+        // With as many reports as threads or more, the simulator's thread
+        // takes a share (group 0) and no thread waits for a core; with
+        // fewer, each report has a thread of its own.
+        let shared = sinks.len() >= threads;
+        let n = if shared { threads } else { sinks.len() + 1 };
         let mut groups: Vec<Vec<SendSink<'_>>> = Vec::new();
-        groups.resize_with(threads.min(sinks.len()), Vec::new);
-        let n = groups.len();
+        groups.resize_with(n, Vec::new);
         for (i, s) in sinks.into_iter().enumerate() {
-            groups[i % n].push(s);
+            groups[if shared { i % n } else { i + 1 }].push(s);
         }
-        feed_on_threads(groups, |sink| self.run(sink))
+        let local: Vec<&mut dyn Sink> = groups
+            .remove(0)
+            .into_iter()
+            .map(|s| s as &mut dyn Sink)
+            .collect();
+        feed_on_threads(local, groups, |sink| self.run(sink))
     }
 
     pub fn run(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {

@@ -552,8 +552,10 @@ fn a_block_buffer_keeps_the_code_profile_within_its_bound() {
 #[test]
 fn engine_threads_change_no_report() {
     // `--threads N` feeds the engines on threads beside the one that
-    // simulates (or reads the trace): every report, the exact answers and
-    // the counts of the run are the same as on one thread, whatever N.
+    // simulates (or reads the trace), which takes a share of them when
+    // there are as many reports as threads: every report, the exact
+    // answers and the counts of the run are the same as on one thread,
+    // whatever N.
     let dir = tempfile::tempdir().unwrap();
     let prog = compile(dir.path(), "hot", HOT_LOOP);
     let trace = gen_trace(dir.path(), "mixed", 300_000, 5);
@@ -570,9 +572,9 @@ fn engine_threads_change_no_report() {
                     .args(input),
             )
         };
-        let one = with("0", &["profile"]);
+        let one = with("1", &["profile"]);
         assert_eq!(one["reports"].as_array().unwrap().len(), 5);
-        for threads in ["1", "2", "5", "64"] {
+        for threads in ["2", "3", "5", "6", "64"] {
             assert_eq!(
                 with(threads, &["profile"]),
                 one,
@@ -581,7 +583,14 @@ fn engine_threads_change_no_report() {
         }
         // A single report with one thread beside the source.
         let ranges = ["ranges", "--stream", "pc"];
-        assert_eq!(with("1", &ranges), with("0", &ranges), "{input:?}");
-        assert_eq!(with("1", &ranges), section(&one, "ranges-pc")["json"]);
+        assert_eq!(with("2", &ranges), with("1", &ranges), "{input:?}");
+        assert_eq!(with("2", &ranges), section(&one, "ranges-pc")["json"]);
     }
+    // No thread at all is an error that names the option.
+    coprof()
+        .args(["profile", "--threads", "0"])
+        .args(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--threads"));
 }
