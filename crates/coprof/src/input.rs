@@ -54,8 +54,8 @@ pub struct InputArgs {
     /// simulator's thread when there are at least as many reports as
     /// threads, else each on a thread of its own. 1 runs everything on one
     /// thread. The reports are the same whatever the count. [default: with
-    /// several reports (`coprof profile`), as many as the machine has
-    /// cores, else 1]
+    /// several reports (`coprof profile`) on a machine with more than one
+    /// core, one thread per report beside the simulator's, else 1]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 }
@@ -122,13 +122,15 @@ impl InputArgs {
     /// (see [`coprof_core::threads`]).
     pub fn run_sinks(&self, mut sinks: Vec<SendSink<'_>>) -> anyhow::Result<InputInfo> {
         // One engine beside the simulator gains little and copies every
-        // event once more (docs/PERFORMANCE.md): threads by default only
-        // for several.
+        // event once more: threads by default only for several, and then
+        // one per report even with fewer cores, where the system balances
+        // the load better than a fixed deal of the reports can
+        // (docs/PERFORMANCE.md).
         let threads = self.threads.map_or_else(
             || {
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                if sinks.len() > 1 {
-                    cores
+                if cores > 1 && sinks.len() > 1 {
+                    sinks.len() + 1
                 } else {
                     1
                 }
