@@ -1,7 +1,7 @@
 //! Progress on a terminal for long runs; silence when stderr is piped.
 
 use coprof_core::{Blocks, ClassSet, Event, Run, Sink};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::IsTerminal;
 
 /// A progress bar, or nothing when stderr is not a terminal.
@@ -15,12 +15,27 @@ pub fn bar(total: u64, unit: &str) -> Option<ProgressBar> {
         ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
     };
     let template = if total > 0 {
-        format!("{{bar:40}} {{human_pos}}/{{human_len}} {unit} ({{per_sec}}, eta {{eta}})")
+        format!("{{bar:40}} {{human_pos}}/{{human_len}} {unit} ({{rate}}, eta {{eta}})")
     } else {
-        format!("{{spinner}} {{human_pos}} {unit} ({{per_sec}})")
+        format!("{{spinner}} {{human_pos}} {unit} ({{rate}})")
     };
-    pb.set_style(ProgressStyle::with_template(&template).expect("valid template"));
+    let style = ProgressStyle::with_template(&template)
+        .expect("valid template")
+        .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{}", per_second(s.per_sec()));
+        });
+    pb.set_style(style);
     Some(pb)
+}
+
+/// A rate for the progress line, in millions per second with one decimal
+/// ("11.5 M/s"), or thousands below a million.
+fn per_second(rate: f64) -> String {
+    if rate >= 1e6 {
+        format!("{:.1} M/s", rate / 1e6)
+    } else {
+        format!("{:.1} k/s", rate / 1e3)
+    }
 }
 
 /// Progress of a program run in the simulator: instructions retired and
@@ -129,5 +144,18 @@ impl Sink for ProgressSink<'_> {
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         self.inner.observe_runs(runs, blocks);
         self.advance(coprof_core::runs::instructions(runs));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_read_in_millions_or_thousands() {
+        assert_eq!(per_second(11_523_623.8409), "11.5 M/s");
+        assert_eq!(per_second(1_000_000.0), "1.0 M/s");
+        assert_eq!(per_second(52_340.0), "52.3 k/s");
+        assert_eq!(per_second(0.0), "0.0 k/s");
     }
 }
