@@ -125,31 +125,64 @@ impl<const D: usize> Rap<D> {
     /// ```
     #[inline]
     pub fn add_counted(&mut self, items: impl IntoIterator<Item = ([u64; D], u64)>) {
-        const RUN: usize = 32;
-        let mut run = [([0u64; D], 0u64); RUN];
-        let mut len = 0;
+        let mut evicted = Evicted::new();
         for (p, count) in items {
-            if count == 0 {
-                continue;
-            }
-            if self.is_outside(&p) {
-                self.outside += count;
-                continue;
-            }
-            run[len] = match &mut self.buffer {
-                Some(buffer) => match buffer.insert(p, count) {
-                    Some(evicted) => evicted,
-                    None => continue,
-                },
-                None => (p, count),
-            };
-            len += 1;
-            if len == RUN {
-                self.tree.add_run(&run);
-                len = 0;
+            self.offer(&mut evicted, p, count);
+        }
+        self.tree.add_run(evicted.items());
+    }
+
+    /// Counts one event at each first coordinate of each slice, in order
+    /// (the other coordinates 0): [`add_all`](Self::add_all) over the
+    /// slices one after another, with a plain loop over each. A code
+    /// profile fed runs of basic blocks adds each run's PCs this way.
+    ///
+    /// ```
+    /// use coprof_engines::rap::{Rap, RapConfig};
+    /// let mut one: Rap<1> = Rap::new(RapConfig::default()).unwrap();
+    /// let mut runs: Rap<1> = Rap::new(RapConfig::default()).unwrap();
+    /// let pcs: Vec<u64> = (0..10_000u64).map(|i| 0x1000 + (i * i % 977) * 4).collect();
+    /// pcs.iter().for_each(|&pc| one.add([pc]));
+    /// runs.add_slices(pcs.chunks(7));
+    /// assert_eq!(format!("{:?}", one.snapshot()), format!("{:?}", runs.snapshot()));
+    /// ```
+    #[inline]
+    pub fn add_slices<'a>(&mut self, slices: impl IntoIterator<Item = &'a [u64]>) {
+        let mut evicted = Evicted::new();
+        for slice in slices {
+            for &x in slice {
+                let mut p = [0u64; D];
+                p[0] = x;
+                self.offer(&mut evicted, p, 1);
             }
         }
-        self.tree.add_run(&run[..len]);
+        self.tree.add_run(evicted.items());
+    }
+
+    /// One step of [`add_counted`](Self::add_counted): `count` events at
+    /// `p` into the merging buffer, and what it evicts into `evicted`,
+    /// which goes to the tree when full.
+    #[inline(always)]
+    fn offer(&mut self, evicted: &mut Evicted<D>, p: [u64; D], count: u64) {
+        if count == 0 {
+            return;
+        }
+        if self.is_outside(&p) {
+            self.outside += count;
+            return;
+        }
+        evicted.run[evicted.len] = match &mut self.buffer {
+            Some(buffer) => match buffer.insert(p, count) {
+                Some(old) => old,
+                None => return,
+            },
+            None => (p, count),
+        };
+        evicted.len += 1;
+        if evicted.len == EVICTED {
+            self.tree.add_run(&evicted.run);
+            evicted.len = 0;
+        }
     }
 
     /// Sends every event waiting in the merging buffer to the tree.
@@ -187,5 +220,28 @@ impl<const D: usize> Rap<D> {
 
     pub(crate) fn parts(&self) -> (&Tree<D>, Option<&MergingBuffer<D>>, u64) {
         (&self.tree, self.buffer.as_ref(), self.outside)
+    }
+}
+
+/// Evictions gathered for the tree: sent [`EVICTED`] at a time.
+const EVICTED: usize = 32;
+
+/// The merging buffer's evictions on their way to the tree, a few at a
+/// time, so that neither loop carries the other's state.
+struct Evicted<const D: usize> {
+    run: [([u64; D], u64); EVICTED],
+    len: usize,
+}
+
+impl<const D: usize> Evicted<D> {
+    fn new() -> Evicted<D> {
+        Evicted {
+            run: [([0; D], 0); EVICTED],
+            len: 0,
+        }
+    }
+
+    fn items(&self) -> &[([u64; D], u64)] {
+        &self.run[..self.len]
     }
 }

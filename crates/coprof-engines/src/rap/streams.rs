@@ -271,10 +271,7 @@ impl<const D: usize> Sink for RangeProfiler<D> {
                     },
                 ));
             }
-            None => rap.add_all(
-                runs.iter()
-                    .flat_map(|r| blocks.run_pcs(*r).iter().map(|&pc| one_point(pc))),
-            ),
+            None => rap.add_slices(runs.iter().map(|r| blocks.run_pcs(*r))),
         }
     }
 }
