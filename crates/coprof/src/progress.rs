@@ -153,7 +153,7 @@ mod tests {
 
     #[test]
     fn rates_read_in_millions_or_thousands() {
-        assert_eq!(per_second(11_523_623.8409), "11.5 M/s");
+        assert_eq!(per_second(11_523_623.840_9), "11.5 M/s");
         assert_eq!(per_second(1_000_000.0), "1.0 M/s");
         assert_eq!(per_second(52_340.0), "52.3 k/s");
         assert_eq!(per_second(0.0), "0.0 k/s");
