@@ -12,8 +12,9 @@
 //! A group that takes the instruction stream as runs of basic blocks and
 //! needs no events gets none, and then no events are copied for it.
 //!
-//! Each queue holds at most [`QUEUE`] batches: when an engine falls behind,
-//! the source waits for it, so memory stays bounded whatever the speeds.
+//! Each queue holds at most [`QUEUE`] messages: when an engine falls
+//! behind, the source waits for it, so memory stays bounded whatever the
+//! speeds.
 //! Runs of basic blocks name blocks of the source's [`Blocks`] table,
 //! which only grows: the blocks that are new since the last batch travel
 //! with the runs, and each thread keeps its own copy of the table.
@@ -28,9 +29,10 @@ use crate::stream::{Fanout, Sink};
 /// Messages waiting at most in each thread's queue.
 pub const QUEUE: usize = 4;
 
-/// Events, and runs, the source's batches are gathered into before they
-/// are queued: a thread then wakes once per 32,768 (1 MiB of events), not
-/// once per batch of a few thousand.
+/// Events (or runs) per message: the source's batches are gathered into
+/// messages of this many before they are queued, so that a thread wakes
+/// once per 32,768 (1 MiB of events), not once per batch of a few
+/// thousand.
 pub const MESSAGE: usize = 32768;
 
 /// A sink that may be moved to another thread.
