@@ -139,6 +139,10 @@ impl ClassSet {
     pub const NONE: ClassSet = ClassSet(0);
     /// Every class.
     pub const ALL: ClassSet = ClassSet((1 << Class::ALL.len()) - 1);
+    /// The classes that can close a loop: conditional branches and jumps
+    /// (Gordon-Ross & Vahid, CASES 2003, §3.1; calls and returns do not).
+    pub const LOOP_BRANCHES: ClassSet =
+        ClassSet(1 << Class::CondBranch as u8 | 1 << Class::Jump as u8);
     /// The control-transfer classes (branches, jumps, calls, returns).
     pub const CONTROL: ClassSet = ClassSet(
         1 << Class::CondBranch as u8
@@ -380,11 +384,19 @@ impl Event {
     /// excluded because they do not close loops.
     #[inline]
     pub const fn is_short_backward_branch(&self, max_distance: u64) -> bool {
-        matches!(self.class, Class::CondBranch | Class::Jump)
+        ClassSet::LOOP_BRANCHES.contains(self.class)
             && self.taken()
-            && self.addr <= self.pc
-            && self.pc - self.addr <= max_distance
+            && is_short_backward(self.pc, self.addr, max_distance)
     }
+}
+
+/// Whether a transfer at `pc` to `target` goes back at most
+/// `max_distance` bytes (or to itself): the distance test of a short
+/// backward branch, for a stream that knows where a branch went without
+/// an event for it (runs of blocks, [`crate::runs::Transfers`]).
+#[inline]
+pub const fn is_short_backward(pc: u64, target: u64, max_distance: u64) -> bool {
+    target <= pc && pc - target <= max_distance
 }
 
 #[cfg(test)]

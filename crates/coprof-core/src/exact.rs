@@ -5,7 +5,7 @@
 //! (PC, value) for loads, taken short backward branches per branch PC (the
 //! loop detector's input), and calls per target (the method profile).
 
-use crate::event::{Class, ClassSet, Event};
+use crate::event::{is_short_backward, Class, ClassSet, Event};
 use crate::runs::{BlockCounts, Blocks, Run, Transfers};
 use crate::stream::Sink;
 use rustc_hash::FxHashMap;
@@ -193,7 +193,7 @@ impl Sink for ExactCounts {
     }
 
     fn runs_follow(&mut self) {
-        let transfers = Transfers::new(ClassSet::of(Class::CondBranch).with(Class::Jump));
+        let transfers = Transfers::new(ClassSet::LOOP_BRANCHES);
         self.runs = Some(Box::new((BlockCounts::new(), transfers)));
     }
 
@@ -203,7 +203,7 @@ impl Sink for ExactCounts {
         self.events += crate::runs::instructions(runs);
         let (d, sbb) = (self.sbb_distance, &mut self.sbb);
         r.1.scan(runs, blocks, |pc, to| {
-            if to <= pc && pc - to <= d {
+            if is_short_backward(pc, to, d) {
                 let c = sbb.entry(pc).or_default();
                 c.taken += 1;
                 c.target = to;

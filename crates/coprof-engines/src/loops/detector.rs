@@ -7,7 +7,8 @@ use super::cache::FrequencyCache;
 use super::coalesce::CoalescingRegister;
 use super::config::{ConfigError, LoopConfig};
 use super::snapshot::{DetectedLoop, HardwareCost, LoopProfile};
-use coprof_core::{flags, Blocks, Class, ClassSet, Event, Run, Sink, Transfers};
+use coprof_core::event::is_short_backward;
+use coprof_core::{flags, Blocks, ClassSet, Event, Run, Sink, Transfers};
 
 /// The detector: a [`Sink`] of events, or fed short backward branches
 /// directly with [`add_sbb`](LoopDetector::add_sbb).
@@ -74,7 +75,7 @@ impl LoopDetector {
             instructions: 0,
             compressed_seen: false,
             runs: false,
-            branches: Transfers::new(ClassSet::of(Class::CondBranch).with(Class::Jump)),
+            branches: Transfers::new(ClassSet::LOOP_BRANCHES),
         })
     }
 
@@ -307,7 +308,7 @@ impl Sink for LoopDetector {
         let mut sbbs = SbbRun::default();
         let mut branches = self.branches;
         branches.scan(runs, blocks, |pc, to| {
-            if to <= pc && pc - to <= d {
+            if is_short_backward(pc, to, d) {
                 sbbs.push(self, pc, to);
             }
         });

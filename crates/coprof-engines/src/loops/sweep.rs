@@ -14,7 +14,7 @@
 use super::config::{ConfigError, LoopConfig};
 use super::detector::LoopDetector;
 use super::eval::ExactLoopShares;
-use coprof_core::{Class, ClassSet, Event, Sink};
+use coprof_core::{ClassSet, Event, Sink};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -112,7 +112,7 @@ impl SbbStream {
 impl Sink for SbbStream {
     /// Only branches and jumps can close a loop.
     fn wants(&self) -> ClassSet {
-        ClassSet::of(Class::CondBranch).with(Class::Jump)
+        ClassSet::LOOP_BRANCHES
     }
 
     fn observe(&mut self, batch: &[Event]) {
