@@ -153,40 +153,25 @@ impl Blocks {
     /// Appends the blocks of `other` that this table does not have yet,
     /// so that a table kept as a copy of a source's has the same ids.
     pub fn extend_from(&mut self, other: &Blocks) {
-        for id in self.len()..other.len() {
-            self.push_from(other, id as u32);
-        }
+        self.append_from(other, self.len());
     }
 
-    /// The blocks from id `from` on, in a table of their own (their ids
-    /// there start at 0): what a copy of this table that holds `from`
-    /// blocks lacks, for [`append`](Self::append).
-    pub fn since(&self, from: usize) -> Blocks {
-        let mut tail = Blocks::new();
-        for id in from..self.len() {
-            tail.push_from(self, id as u32);
+    /// Appends the blocks of `other` from id `from` on, after this
+    /// table's: what a copy of `other` that holds `from` blocks lacks, or
+    /// all of `other` (from 0) after a copy of the blocks before it.
+    pub fn append_from(&mut self, other: &Blocks, from: usize) {
+        for id in from..other.len() {
+            let id = id as u32;
+            let b = other.info[id as usize];
+            self.push(
+                other
+                    .pcs(id)
+                    .iter()
+                    .copied()
+                    .zip(other.classes(id).iter().copied()),
+                (b.first_compressed != u32::MAX).then_some(b.first_compressed as usize),
+            );
         }
-        tail
-    }
-
-    /// Appends every block of `more` after this table's.
-    pub fn append(&mut self, more: &Blocks) {
-        for id in 0..more.len() {
-            self.push_from(more, id as u32);
-        }
-    }
-
-    /// Appends block `id` of `other`.
-    fn push_from(&mut self, other: &Blocks, id: u32) {
-        let b = other.info[id as usize];
-        self.push(
-            other
-                .pcs(id)
-                .iter()
-                .copied()
-                .zip(other.classes(id).iter().copied()),
-            (b.first_compressed != u32::MAX).then_some(b.first_compressed as usize),
-        );
     }
 
     /// Bytes the table holds.
@@ -501,8 +486,15 @@ pub(crate) mod tests {
         let events = generate(&GenConfig::new(Workload::Mixed, 20_000).seed(5)).unwrap();
         let mut b = RunBuilder::new();
         let mut runs = Vec::new();
+        // A copy kept as a thread beside the source keeps it: the blocks
+        // new since the last look, appended to a table of their own, then
+        // that table appended to the copy.
+        let mut pieced = Blocks::new();
         for chunk in events.chunks(1000) {
             b.runs_of(chunk, &mut runs);
+            let mut new = Blocks::new();
+            new.append_from(&b.blocks, pieced.len());
+            pieced.append_from(&new, 0);
         }
         let mut pcs = Vec::new();
         let mut copy = Blocks::new();
@@ -510,14 +502,8 @@ pub(crate) mod tests {
         for_each_pc(&runs, &copy, |pc| pcs.push(pc));
         let expected: Vec<u64> = events.iter().map(|e| e.pc).collect();
         assert_eq!(pcs, expected);
-        // A copy made of a head and the tail `since` gives, appended, is
-        // the same table: ids, PCs, classes and compressed marks.
-        let half = b.blocks.len() / 2;
-        let mut pieced = Blocks::new();
-        for id in 0..half as u32 {
-            pieced.push_from(&b.blocks, id);
-        }
-        pieced.append(&b.blocks.since(half));
+        // The pieced copy is the same table: ids, PCs, classes and
+        // compressed marks.
         assert_eq!(pieced.len(), b.blocks.len());
         for id in 0..b.blocks.len() as u32 {
             assert_eq!(pieced.pcs(id), b.blocks.pcs(id));
@@ -527,7 +513,9 @@ pub(crate) mod tests {
                 b.blocks.info[id as usize].first_compressed
             );
         }
-        assert!(b.blocks.since(b.blocks.len()).is_empty());
+        let mut nothing = Blocks::new();
+        nothing.append_from(&b.blocks, b.blocks.len());
+        assert!(nothing.is_empty());
         assert!(runs.iter().all(|r| r.len as usize <= MAX_BLOCK));
         assert!(b.blocks.len() < runs.len(), "repeated blocks share an id");
     }

@@ -155,7 +155,7 @@ fn feed(mut sinks: Vec<SendSink<'_>>, inbox: Receiver<Message>) {
             Message::RunsFollow => fan.runs_follow(),
             Message::Runs(runs, new) => {
                 if let Some(new) = new {
-                    blocks.append(&new);
+                    blocks.append_from(&new, 0);
                 }
                 fan.observe_runs(&runs, &blocks);
             }
@@ -275,10 +275,8 @@ impl Sink for Broadcast<'_> {
     }
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         if self.groups.iter().any(|g| g.takes_runs) {
-            if blocks.len() > self.blocks_sent {
-                self.new_blocks.append(&blocks.since(self.blocks_sent));
-                self.blocks_sent = blocks.len();
-            }
+            self.new_blocks.append_from(blocks, self.blocks_sent);
+            self.blocks_sent = blocks.len();
             self.runs.extend_from_slice(runs);
             if self.runs.len() >= MESSAGE {
                 self.send_runs();

@@ -5,6 +5,7 @@
 use super::buffer::MergingBuffer;
 use super::config::{ConfigError, RapConfig};
 use super::snapshot::RapSnapshot;
+use super::streams::one_point;
 use super::tree::Tree;
 
 /// Range-adaptive profiling of `D`-dimensional points.
@@ -151,9 +152,7 @@ impl<const D: usize> Rap<D> {
         let mut evicted = Evicted::new();
         for slice in slices {
             for &x in slice {
-                let mut p = [0u64; D];
-                p[0] = x;
-                self.offer(&mut evicted, p, 1);
+                self.offer(&mut evicted, one_point(x), 1);
             }
         }
         self.tree.add_run(evicted.items());
