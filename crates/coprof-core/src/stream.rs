@@ -121,6 +121,25 @@ pub fn all_with_runs<'a>(sinks: impl IntoIterator<Item = &'a dyn Sink>) -> Optio
     })
 }
 
+/// What members fed side by side take with runs, from each member's
+/// [`wants_with_runs`](Sink::wants_with_runs) and [`wants`](Sink::wants):
+/// `None` when none takes runs, else the union of the classes the members
+/// that take runs still need as events and the classes the others want.
+/// Unlike [`all_with_runs`], members that take runs get them while the
+/// others get events.
+pub fn any_with_runs(
+    members: impl IntoIterator<Item = (Option<ClassSet>, ClassSet)>,
+) -> Option<ClassSet> {
+    let mut any = false;
+    let set = members
+        .into_iter()
+        .fold(ClassSet::NONE, |set, (with_runs, wants)| {
+            any |= with_runs.is_some();
+            set.union(with_runs.unwrap_or(wants))
+        });
+    any.then_some(set)
+}
+
 /// Several sinks listening to one source. It wants the union of what its
 /// members want and passes every batch to each of them. It takes runs when
 /// any member does, and then passes runs to those members and events of
@@ -176,13 +195,7 @@ impl Sink for Fanout<'_> {
         }
     }
     fn wants_with_runs(&self) -> Option<ClassSet> {
-        let mut any = false;
-        let set = self.sinks.iter().fold(ClassSet::NONE, |set, s| {
-            let with_runs = s.wants_with_runs();
-            any |= with_runs.is_some();
-            set.union(with_runs.unwrap_or_else(|| s.wants()))
-        });
-        any.then_some(set)
+        any_with_runs(self.sinks.iter().map(|s| (s.wants_with_runs(), s.wants())))
     }
     fn runs_follow(&mut self) {
         for (s, takes) in self.sinks.iter_mut().zip(&mut self.take_runs) {

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use crate::event::{ClassSet, Event};
 use crate::runs::{Blocks, Run};
-use crate::stream::{Fanout, Sink};
+use crate::stream::{any_with_runs, Fanout, Sink};
 
 /// Messages waiting at most in each thread's queue.
 pub const QUEUE: usize = 4;
@@ -254,14 +254,10 @@ impl Sink for Broadcast<'_> {
         self.local.finish();
     }
     fn wants_with_runs(&self) -> Option<ClassSet> {
-        let local = self.local.wants_with_runs();
-        let mut any = local.is_some();
-        let first = local.unwrap_or_else(|| self.local.wants());
-        let set = self.groups.iter().fold(first, |set, g| {
-            any |= g.with_runs.is_some();
-            set.union(g.with_runs.unwrap_or(g.wants))
-        });
-        any.then_some(set)
+        let local = (self.local.wants_with_runs(), self.local.wants());
+        any_with_runs(
+            std::iter::once(local).chain(self.groups.iter().map(|g| (g.with_runs, g.wants))),
+        )
     }
     fn runs_follow(&mut self) {
         for g in &mut self.groups {

@@ -13,7 +13,7 @@ use crate::symbols::Symbols;
 use anyhow::Context;
 use coprof_core::threads::{feed_on_threads, SendSink};
 use coprof_core::trace::{TraceMeta, TraceReader};
-use coprof_core::{Fanout, Sink, Source};
+use coprof_core::{Sink, Source};
 use coprof_rv::{Config, Exit, Simulator};
 use std::path::PathBuf;
 
@@ -120,7 +120,7 @@ impl InputArgs {
     /// a terminal.
     /// Runs the input into `sinks`, on the threads `--threads` asks for
     /// (see [`coprof_core::threads`]).
-    pub fn run_sinks(&self, mut sinks: Vec<SendSink<'_>>) -> anyhow::Result<InputInfo> {
+    pub fn run_sinks(&self, sinks: Vec<SendSink<'_>>) -> anyhow::Result<InputInfo> {
         // One engine beside the simulator gains little and copies every
         // event once more: threads by default only for several, and then
         // one per report even with fewer cores, where the system balances
@@ -137,19 +137,10 @@ impl InputArgs {
             },
             usize::from,
         );
-        if threads <= 1 {
-            if sinks.len() == 1 {
-                return self.run(sinks.pop().expect("one sink"));
-            }
-            let mut fan = Fanout::new();
-            for s in sinks {
-                fan.push(s);
-            }
-            return self.run(&mut fan);
-        }
         // With as many reports as threads or more, the simulator's thread
-        // takes a share (group 0) and no thread waits for a core; with
-        // fewer, each report has a thread of its own.
+        // takes a share (group 0) and no thread waits for a core (with one
+        // thread, all of them); with fewer, each report has a thread of
+        // its own.
         let shared = sinks.len() >= threads;
         let n = if shared { threads } else { sinks.len() + 1 };
         let mut groups: Vec<Vec<SendSink<'_>>> = Vec::new();
