@@ -20,87 +20,62 @@
 //! in, hence where and when it splits: `coprof ranges --exact` shows the
 //! error against the exact profile either way.
 
+use super::buffer::MergingBuffer;
 use coprof_core::Run;
 
 /// Bytes of one entry as hardware would hold it: a block id, a length and
 /// a 64-bit count.
 pub const BLOCK_ENTRY_BYTES: usize = 16;
 
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    run: Run,
-    /// Executions combined in this entry; 0 means the slot is empty.
-    count: u64,
-}
-
-/// A direct-mapped table of (block execution, count) entries.
+/// A direct-mapped table of (block execution, count) entries: RAP's
+/// merging buffer, keyed by block executions.
 #[derive(Clone, Debug)]
 pub struct BlockBuffer {
-    entries: Vec<Entry>,
+    table: MergingBuffer<Run>,
     /// Block executions added.
     pub executions: u64,
-    /// Block executions that found themselves in the table.
-    pub hits: u64,
-    /// Entries evicted by another block execution taking their slot.
-    pub evictions: u64,
 }
 
 impl BlockBuffer {
     /// A buffer of `bytes` worth of entries (at least one).
     pub fn new(bytes: usize) -> BlockBuffer {
-        let empty = Entry {
-            run: Run { block: 0, len: 0 },
-            count: 0,
-        };
         BlockBuffer {
-            entries: vec![empty; (bytes / BLOCK_ENTRY_BYTES).max(1)],
+            table: MergingBuffer::new(bytes / BLOCK_ENTRY_BYTES),
             executions: 0,
-            hits: 0,
-            evictions: 0,
         }
     }
 
     /// Slots in the table.
     pub fn capacity(&self) -> usize {
-        self.entries.len()
+        self.table.capacity()
     }
 
     /// Bytes of the table, [`BLOCK_ENTRY_BYTES`] per slot.
     pub fn bytes(&self) -> usize {
-        self.entries.len() * BLOCK_ENTRY_BYTES
+        self.table.bytes()
+    }
+
+    /// Block executions that found themselves in the table.
+    pub fn hits(&self) -> u64 {
+        self.table.hits
+    }
+
+    /// Entries evicted by another block execution taking their slot.
+    pub fn evictions(&self) -> u64 {
+        self.table.evictions
     }
 
     /// Adds one execution of `run`; returns the entry it evicted, if any,
     /// which the caller must count.
     #[inline(always)]
     pub fn insert(&mut self, run: Run) -> Option<(Run, u64)> {
-        let h = (run.block as u64 ^ (run.len as u64) << 32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let s = ((h as u128 * self.entries.len() as u128) >> 64) as usize;
         self.executions += 1;
-        let e = &mut self.entries[s];
-        if e.count != 0 && e.run == run {
-            e.count += 1;
-            self.hits += 1;
-            return None;
-        }
-        let old = *e;
-        *e = Entry { run, count: 1 };
-        if old.count != 0 {
-            self.evictions += 1;
-            Some((old.run, old.count))
-        } else {
-            None
-        }
+        self.table.insert(run, 1)
     }
 
     /// Empties the table, passing every entry to `sink`.
     pub fn drain(&mut self, mut sink: impl FnMut(Run, u64)) {
-        for e in &mut self.entries {
-            if e.count != 0 {
-                sink(e.run, e.count);
-                e.count = 0;
-            }
-        }
+        self.table.drain(|run, count| sink(*run, count));
     }
 }
 
@@ -128,7 +103,7 @@ mod tests {
         }
         b.drain(|r, c| *counted.entry(r).or_insert(0) += c);
         assert_eq!(counted.values().sum::<u64>(), total);
-        assert!(b.hits > 0 && b.evictions > 0);
+        assert!(b.hits() > 0 && b.evictions() > 0);
         assert_eq!(b.executions, total);
         // Each block execution is counted under its own (block, len).
         let expected = (0..10_000u32)

@@ -6,33 +6,70 @@
 //! tree is walked once per run of a point instead of once per event. It is
 //! direct-mapped without chaining: a point whose slot holds another point
 //! evicts that older entry to the tree and takes the slot.
+//!
+//! The same table, keyed by block executions instead of points, is the
+//! [`BlockBuffer`](super::BlockBuffer) in front of a code profile.
 
 use super::config::entry_bytes;
+use coprof_core::Run;
+
+/// What a merging buffer combines: a point, or a block execution.
+pub(crate) trait Key: Copy + PartialEq {
+    /// A key of an empty slot (its count, 0, is what says empty).
+    const EMPTY: Self;
+    /// Bytes of an entry (key and count) as hardware would hold it.
+    const ENTRY_BYTES: usize;
+    /// The key's hash, whose high bits choose its slot.
+    fn hash(&self) -> u64;
+}
+
+impl<const D: usize> Key for [u64; D] {
+    const EMPTY: Self = [0; D];
+    const ENTRY_BYTES: usize = entry_bytes(D);
+    #[inline(always)]
+    fn hash(&self) -> u64 {
+        let mut h = 0u64;
+        for &x in self {
+            h = (h.rotate_left(23) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+        h
+    }
+}
+
+/// A block execution: a block id, a length and a 64-bit count per entry.
+impl Key for Run {
+    const EMPTY: Self = Run { block: 0, len: 0 };
+    const ENTRY_BYTES: usize = super::block_buffer::BLOCK_ENTRY_BYTES;
+    #[inline(always)]
+    fn hash(&self) -> u64 {
+        (self.block as u64 ^ (self.len as u64) << 32).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+}
 
 #[derive(Clone, Copy, Debug)]
-struct Entry<const D: usize> {
-    point: [u64; D],
+struct Entry<K> {
+    point: K,
     /// Events combined in this entry; 0 means the slot is empty.
     count: u64,
 }
 
-/// A direct-mapped table of (point, count) entries.
+/// A direct-mapped table of (key, count) entries: points by default.
 #[derive(Clone, Debug)]
-pub(crate) struct MergingBuffer<const D: usize> {
-    entries: Vec<Entry<D>>,
+pub(crate) struct MergingBuffer<K> {
+    entries: Vec<Entry<K>>,
     /// Events that found their point already in the table.
     pub(crate) hits: u64,
     /// Entries sent to the tree because another point took their slot.
     pub(crate) evictions: u64,
 }
 
-impl<const D: usize> MergingBuffer<D> {
+impl<K: Key> MergingBuffer<K> {
     /// A buffer of `entries` slots (at least one).
-    pub(crate) fn new(entries: usize) -> MergingBuffer<D> {
+    pub(crate) fn new(entries: usize) -> MergingBuffer<K> {
         MergingBuffer {
             entries: vec![
                 Entry {
-                    point: [0; D],
+                    point: K::EMPTY,
                     count: 0
                 };
                 entries.max(1)
@@ -45,18 +82,14 @@ impl<const D: usize> MergingBuffer<D> {
     /// The slot of `p`: a multiplicative hash reduced to the table size by
     /// a high multiply, so any table size works.
     #[inline(always)]
-    fn slot(&self, p: &[u64; D]) -> usize {
-        let mut h = 0u64;
-        for &x in p {
-            h = (h.rotate_left(23) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-        ((h as u128 * self.entries.len() as u128) >> 64) as usize
+    fn slot(&self, p: &K) -> usize {
+        ((p.hash() as u128 * self.entries.len() as u128) >> 64) as usize
     }
 
     /// Adds `weight` events at `p`; returns the entry it evicted, if any,
     /// which the caller must count in the tree.
     #[inline(always)]
-    pub(crate) fn insert(&mut self, p: [u64; D], weight: u64) -> Option<([u64; D], u64)> {
+    pub(crate) fn insert(&mut self, p: K, weight: u64) -> Option<(K, u64)> {
         let s = self.slot(&p);
         let e = &mut self.entries[s];
         if e.count != 0 && e.point == p {
@@ -78,7 +111,7 @@ impl<const D: usize> MergingBuffer<D> {
     }
 
     /// Empties the table, passing every entry to `sink`.
-    pub(crate) fn drain(&mut self, mut sink: impl FnMut(&[u64; D], u64)) {
+    pub(crate) fn drain(&mut self, mut sink: impl FnMut(&K, u64)) {
         for e in &mut self.entries {
             if e.count != 0 {
                 sink(&e.point, e.count);
@@ -100,7 +133,7 @@ impl<const D: usize> MergingBuffer<D> {
     /// Bytes of the table as the paper's hardware would hold it: a point
     /// and a count per slot.
     pub(crate) fn bytes(&self) -> usize {
-        self.entries.len() * entry_bytes(D)
+        self.entries.len() * K::ENTRY_BYTES
     }
 }
 
@@ -110,7 +143,7 @@ mod tests {
 
     #[test]
     fn combines_repeats_and_evicts_on_conflict() {
-        let mut b: MergingBuffer<1> = MergingBuffer::new(1);
+        let mut b: MergingBuffer<[u64; 1]> = MergingBuffer::new(1);
         assert_eq!(b.insert([7], 1), None);
         assert_eq!(b.insert([7], 2), None);
         assert_eq!(b.hits, 1);
@@ -124,7 +157,7 @@ mod tests {
 
     #[test]
     fn never_loses_events() {
-        let mut b: MergingBuffer<2> = MergingBuffer::new(32);
+        let mut b: MergingBuffer<[u64; 2]> = MergingBuffer::new(32);
         let mut out = 0u64;
         for i in 0..10_000u64 {
             if let Some((_, c)) = b.insert([i % 97, i % 13], 1) {

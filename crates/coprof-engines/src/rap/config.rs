@@ -133,7 +133,7 @@ impl RapConfig {
 }
 
 /// Bytes of one merging-buffer entry: the point and its count.
-pub fn entry_bytes(dims: usize) -> usize {
+pub const fn entry_bytes(dims: usize) -> usize {
     8 * dims + 8
 }
 

@@ -28,7 +28,7 @@ use super::tree::Tree;
 pub struct Rap<const D: usize> {
     config: RapConfig,
     tree: Tree<D>,
-    buffer: Option<MergingBuffer<D>>,
+    buffer: Option<MergingBuffer<[u64; D]>>,
     /// Largest coordinate inside the universe.
     max: u64,
     /// Events whose point lies outside the universe (only with bits < 64).
@@ -217,7 +217,7 @@ impl<const D: usize> Rap<D> {
         RapSnapshot::of(self)
     }
 
-    pub(crate) fn parts(&self) -> (&Tree<D>, Option<&MergingBuffer<D>>, u64) {
+    pub(crate) fn parts(&self) -> (&Tree<D>, Option<&MergingBuffer<[u64; D]>>, u64) {
         (&self.tree, self.buffer.as_ref(), self.outside)
     }
 }

@@ -345,7 +345,7 @@ mod tests {
                 SliceSource::new(&events).with_runs().run(&mut p).unwrap();
                 let b = p.block_buffer().unwrap();
                 assert_eq!(b.capacity(), 64);
-                assert!(b.hits > 0, "{workload:?}: repeated blocks combine");
+                assert!(b.hits() > 0, "{workload:?}: repeated blocks combine");
                 let snap = p.snapshot();
                 assert_eq!(snap.n, events.len() as u64, "no event lost");
                 let mut exact = ExactPoints::new([Stream::Pc]);

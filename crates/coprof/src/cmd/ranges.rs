@@ -244,7 +244,7 @@ fn print_block_buffer(out: &mut String, b: &BlockBuffer) {
             out,
             "block buffer: {} entries, {} of {} block executions combined",
             b.capacity(),
-            thousands(b.hits),
+            thousands(b.hits()),
             thousands(b.executions)
         );
     }
@@ -357,8 +357,8 @@ fn report_json(file: Option<&PathBuf>, shown: &Shown) -> Value {
             "entries": b.capacity(),
             "bytes": b.bytes(),
             "executions": b.executions,
-            "hits": b.hits,
-            "evictions": b.evictions,
+            "hits": b.hits(),
+            "evictions": b.evictions(),
         });
     }
     v
