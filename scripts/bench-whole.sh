@@ -41,10 +41,23 @@
 # coprof run's; callgrind's median wall time (it runs on one thread) to
 # coprof profile's and coprof profile --block-buffer's with threads.
 #
-# Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--list]
-#   --runs   rounds per workload (default 3; medians are taken over them)
-#   --only   run only these workloads (names from --list)
-#   --list   print the workloads and their command lines, run nothing
+# With --engines, it times instead what each engine costs: per round,
+# `coprof run` (the simulator alone), then each report of `coprof
+# profile`'s default set alone, on one thread, with the command line the
+# profile lists for it (`coprof loops`, `coprof ranges --stream pc`,
+# `coprof ranges --stream load-value`, `coprof values`, `coprof sample
+# --sampler brr:9 --eval --profile pc`), then callgrind. A report's cost
+# is its median CPU time less coprof run's. The table also gives two
+# floors under `coprof profile`'s wall time with perfect threads: its
+# CPU time on one thread (coprof run plus every report's cost) over the
+# machine's cores; coprof run's (the simulator's thread); and the dearest
+# report's cost (its engines, which one thread must do in order).
+#
+# Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--engines] [--list]
+#   --runs     rounds per workload (default 3; medians are taken over them)
+#   --only     run only these workloads (names from --list)
+#   --engines  time each report alone (see above) instead of the profile
+#   --list     print the workloads and their command lines, run nothing
 # Environment: COPROF=path/to/coprof (default: target/release/coprof, built
 # with `cargo build --release -p coprof` first).
 # Exit status: 0 when every run succeeded, 1 when one failed (the run and
@@ -81,6 +94,7 @@ workloads=(
 runs=3
 only=""
 list=0
+engines=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs)
@@ -90,7 +104,8 @@ while [ $# -gt 0 ]; do
       ;;
     --only) [ $# -ge 2 ] || { echo "bench-whole: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
     --list) list=1; shift ;;
-    -h | --help) sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --engines) engines=1; shift ;;
+    -h | --help) sed -n '2,64p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-whole: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -157,6 +172,69 @@ fail() {
   [ -z "${2:-}" ] || head -c 600 "$2" | sed 's/^/    /' >&2
   exit 1
 }
+
+# The reports of coprof profile's default set, each as the profile lists
+# the command that computes it alone: name | options.
+reports=(
+  "loops|loops"
+  "ranges-pc|ranges --stream pc"
+  "ranges-load-value|ranges --stream load-value"
+  "values|values"
+  "sample|sample --sampler brr:9 --eval --profile pc"
+)
+
+if [ $engines -eq 1 ]; then
+  cores="$(nproc)"
+  echo "bench-whole --engines: $runs rounds of coprof run, each report alone and callgrind per workload; $cores cores; load: $(uptime | sed 's/.*load average: //')" >&2
+  rows=()
+  for w in "${workloads[@]}"; do
+    IFS='|' read -r name prog args <<<"$w"
+    [ -z "$only" ] || [[ "$only" == *" $name "* ]] || continue
+    read -r -a argv <<<"$args"
+    rm -f "$scratch"/*.times
+    for ((r = 1; r <= runs; r++)); do
+      timed coprofrun /dev/null "$scratch/r.err" "$coprof" run -- "$rv/$prog" "${argv[@]}" ||
+        fail "$name: coprof run failed (round $r)" "$scratch/r.err"
+      for rep in "${reports[@]}"; do
+        IFS='|' read -r rname ropts <<<"$rep"
+        read -r -a rargv <<<"$ropts"
+        timed "$rname" /dev/null "$scratch/e.err" "$coprof" "${rargv[@]}" --threads 1 -- "$rv/$prog" "${argv[@]}" ||
+          fail "$name: coprof $ropts failed (round $r)" "$scratch/e.err"
+        ! grep -aq '^coprof: note: .* exited with status' "$scratch/e.err" ||
+          fail "$name: the program did not exit 0 under coprof $ropts (round $r)" "$scratch/e.err"
+      done
+      timed callgrind /dev/null "$scratch/v.err" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$x86/$prog" "${argv[@]}" ||
+        fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
+      echo "bench-whole --engines: $name round $r done" >&2
+    done
+    rc="$(median "$scratch/coprofrun.times" 0)"
+    vc="$(median "$scratch/callgrind.times" 0)"
+    cells=""
+    sum="$rc"
+    dearest=0
+    for rep in "${reports[@]}"; do
+      IFS='|' read -r rname _ <<<"$rep"
+      t="$(median "$scratch/$rname.times" 0)"
+      extra="$(awk -v t="$t" -v r="$rc" 'BEGIN { printf "%.2f", t - r }')"
+      cells+=" $extra |"
+      sum="$(awk -v a="$sum" -v b="$extra" 'BEGIN { printf "%.2f", a + b }')"
+      dearest="$(awk -v a="$dearest" -v b="$extra" 'BEGIN { printf "%.2f", (b > a) ? b : a }')"
+    done
+    floor="$(awk -v s="$sum" -v c="$cores" -v d="$dearest" -v r="$rc" 'BEGIN { f = s / c; if (d > f) f = d; if (r > f) f = r; printf "%.2f", f }')"
+    rows+=("| $name | $rc |$cells $sum | $dearest | $floor | $vc | $(awk -v v="$vc" -v f="$floor" 'BEGIN { printf "%.2f×", v / f }') |")
+  done
+  head="| workload | coprof run, CPU s |"
+  rule="|---|---:|"
+  for rep in "${reports[@]}"; do
+    IFS='|' read -r rname _ <<<"$rep"
+    head+=" $rname, + CPU s |"
+    rule+="---:|"
+  done
+  echo "$head run + every report, CPU s | dearest report, + CPU s | floor of profile's wall on $cores cores, s | callgrind, CPU s | callgrind / floor |"
+  echo "$rule---:|---:|---:|---:|---:|"
+  printf '%s\n' "${rows[@]}"
+  exit 0
+fi
 
 echo "bench-whole: $runs rounds of coprof profile, qemu-riscv64 and callgrind per workload; $(nproc) cores; load: $(uptime | sed 's/.*load average: //')" >&2
 rows=()
