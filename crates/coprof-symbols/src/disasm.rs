@@ -74,6 +74,28 @@ pub fn disassemble(arch: &Arch, pc: u64, code: &[u8]) -> Option<Disassembly> {
     }
 }
 
+/// The length in bytes of the instruction at the start of `code`, without
+/// formatting it: `None` for an architecture without a decoder here, when
+/// the bytes end mid-instruction, or for bytes that are no instruction
+/// (x86-64).
+pub fn instruction_length(arch: &Arch, code: &[u8]) -> Option<usize> {
+    match arch {
+        Arch::Riscv64 => {
+            let low = u16::from_le_bytes([*code.first()?, *code.get(1)?]);
+            let len = coprof_rv::decode::length(low) as usize;
+            (code.len() >= len).then_some(len)
+        }
+        Arch::X86_64 => {
+            use iced_x86::{Decoder, DecoderOptions};
+            let window = &code[..code.len().min(15)];
+            let mut decoder = Decoder::new(64, window, DecoderOptions::NONE);
+            let insn = decoder.decode();
+            (!insn.is_invalid()).then_some(insn.len())
+        }
+        Arch::Other(_) => None,
+    }
+}
+
 fn riscv(pc: u64, code: &[u8]) -> Option<Disassembly> {
     let low = u16::from_le_bytes([*code.first()?, *code.get(1)?]);
     let len = coprof_rv::decode::length(low) as usize;

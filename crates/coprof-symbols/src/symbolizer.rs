@@ -333,6 +333,44 @@ impl Symbolizer {
         Listing { rows, truncated }
     }
 
+    /// How many instructions lie in `[lo, hi]`, both instruction starts:
+    /// decoded one after another from `lo`, which must land on `hi`. For a
+    /// loop body (its branch's target to the branch) this is the body's
+    /// length in instructions, which the address difference gives only for
+    /// instructions of one size: RISC-V's compressed (2-byte) forms and
+    /// x86-64's are not. `None` when an address on the way is not code,
+    /// the bytes are no instruction, the decoding steps over `hi`, the
+    /// range holds more than [`MAX_LISTING_ROWS`] instructions, or the
+    /// architecture has no decoder here.
+    ///
+    /// ```no_run
+    /// # use coprof_symbols::Symbolizer;
+    /// let s = Symbolizer::open("workloads/build/crc32".as_ref()).unwrap();
+    /// let (lo, hi) = s.function_range("main").unwrap();
+    /// println!("{:?} instructions", s.instructions_in(lo, hi - 2));
+    /// ```
+    pub fn instructions_in(&self, lo: u64, hi: u64) -> Option<u64> {
+        if lo > hi {
+            return None;
+        }
+        let mut pc = lo;
+        let mut n = 0u64;
+        loop {
+            let len = disasm::instruction_length(&self.arch, self.code.at(pc)?)?;
+            n += 1;
+            if pc == hi {
+                return Some(n);
+            }
+            if n as usize >= MAX_LISTING_ROWS {
+                return None;
+            }
+            pc = pc.checked_add(len as u64)?;
+            if pc > hi {
+                return None;
+            }
+        }
+    }
+
     /// The code sections' address ranges `[start, end)`.
     pub fn code_ranges(&self) -> Vec<(u64, u64)> {
         self.code.ranges().collect()

@@ -136,6 +136,45 @@ fn x86_64_loop_span() {
     loop_span_is_its_source_lines(Target::X86_64);
 }
 
+/// A loop body's length in instructions, counted in the code, is the
+/// number of instructions a disassembly walk finds between the branch's
+/// target and the branch; a range that does not end on an instruction, or
+/// lies outside the code, has none.
+fn loop_body_counts_its_instructions(target: Target) {
+    let b = build(target, &["-g"]);
+    let sym = b.open();
+    let (lo, hi) = find_loop(&sym, target, "sum_scaled");
+    let body: Vec<_> = instructions(&sym, "sum_scaled")
+        .into_iter()
+        .filter(|d| (lo..=hi).contains(&d.pc))
+        .collect();
+    assert!(body.len() >= 3, "{body:#?}");
+    assert_eq!(sym.instructions_in(lo, hi), Some(body.len() as u64));
+    assert_eq!(sym.instructions_in(lo, lo), Some(1));
+    // The address difference over 4 is right only when every instruction
+    // of the body is 4 bytes long.
+    let by_distance = (hi - lo) / 4 + 1;
+    if body.iter().all(|d| d.bytes.len() == 4) {
+        assert_eq!(by_distance, body.len() as u64);
+    } else {
+        assert_ne!(by_distance, body.len() as u64, "{body:#?}");
+    }
+    // One byte into the branch is not where an instruction starts.
+    assert_eq!(sym.instructions_in(lo, hi + 1), None);
+    assert_eq!(sym.instructions_in(hi, lo), None);
+    assert_eq!(sym.instructions_in(0x10, 0x40), None, "no code there");
+}
+
+#[test]
+fn riscv_loop_body_instructions() {
+    loop_body_counts_its_instructions(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_loop_body_instructions() {
+    loop_body_counts_its_instructions(Target::X86_64);
+}
+
 /// The loop's load of `a[i]` is disassembled with the expected mnemonic
 /// and sits beside the source line it came from (the inlined helper's).
 fn annotated_listing_of_the_loop(target: Target, is_load: fn(&str) -> bool) {

@@ -86,6 +86,12 @@ impl Symbols {
         self.functions(lo, hi)
     }
 
+    /// The instructions in the code range `[lo, hi]`, both instruction
+    /// starts (see [`Symbolizer::instructions_in`]).
+    pub fn instructions_in(&self, lo: u64, hi: u64) -> Option<u64> {
+        self.0.instructions_in(lo, hi)
+    }
+
     /// The instruction at `pc` as assembly text.
     pub fn disassemble(&self, pc: u64) -> Option<String> {
         self.0.disassemble(pc).map(|d| d.text)

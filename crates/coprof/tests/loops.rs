@@ -286,3 +286,108 @@ fn traces_of_some_classes_have_no_execution_share_and_say_why() {
         .success()
         .stdout(predicate::str::contains("recorded only load"));
 }
+
+/// A hot loop whose body is straight-line code: every instruction of it
+/// runs once per iteration, so its body length in instructions is what
+/// the exact counts say an iteration retires.
+const STRAIGHT_LOOP: &str = r#"
+#include <stdio.h>
+static unsigned a[4096];
+int main(void) {
+    unsigned s = 1;
+    for (int i = 0; i < 4096; i++) a[i] = i * 2654435761u;
+    for (int r = 0; r < 200; r++)
+        for (int i = 0; i < 4096; i++)
+            s = (s * 31u + a[i]) ^ (s >> 3);
+    printf("%u\n", s);
+    return 0;
+}
+"#;
+
+#[test]
+fn body_length_from_the_code_counts_compressed_instructions() {
+    let dir = TempDir::new().unwrap();
+    let prog = common::compile(dir.path(), "straight", STRAIGHT_LOOP);
+    let live = |length: &str| {
+        json_of(
+            coprof()
+                .args(["loops", "--exact", "--json", "--body-length", length, "--"])
+                .arg(&prog),
+        )
+    };
+    let (paper, code) = (live("paper"), live("code"));
+    assert_eq!(paper["body_length"], "paper");
+    assert!(paper.get("bodies_counted").is_none(), "{paper}");
+    assert_eq!(code["body_length"], "code");
+    let shown = code["loops"].as_array().unwrap().len();
+    assert_eq!(code["bodies_counted"], shown as u64, "{code}");
+    assert_eq!(paper["compressed_seen"], true, "RV64GC code at -O1");
+
+    // The inner loop: 200 × 4,096 passes over a straight-line body, of
+    // which 200 × 4,095 come back by its branch.
+    let (p, c) = (&paper["loops"][0], &code["loops"][0]);
+    assert_eq!(c["exact_iterations"], 819_000u64, "{c}");
+    let retired = code["instructions"].as_u64().unwrap() as f64;
+    let per_iteration = c["exact_exec_share"].as_f64().unwrap() * retired / 819_200.0;
+    let n = c["body_instructions"].as_u64().unwrap();
+    assert!(
+        (per_iteration - n as f64).abs() < 0.01,
+        "the code's length {n} against {per_iteration} instructions retired per iteration"
+    );
+    // The paper's length misses the compressed instructions; the exec
+    // share follows the length.
+    let m = p["body_instructions"].as_u64().unwrap();
+    assert!(m < n, "paper {m}, code {n}");
+    let exact = c["exact_exec_share"].as_f64().unwrap();
+    let share = |l: &Value| l["exec_share"].as_f64().unwrap();
+    assert!((share(c) - exact).abs() < 1e-3, "{c}");
+    assert!((share(p) - exact).abs() > 0.01, "{p}");
+    // The counts, the shares of iterations and the accuracy do not depend
+    // on the body length.
+    assert_eq!(paper["accuracy"], code["accuracy"]);
+    assert_eq!(p["iterations"], c["iterations"]);
+
+    let text = common::stdout_of(
+        coprof()
+            .args(["loops", "--body-length", "code", "--"])
+            .arg(&prog),
+    );
+    assert!(
+        text.contains("body lengths counted in the program's code"),
+        "{text}"
+    );
+
+    // Without the program's code (a trace read with --no-symbols) every
+    // loop keeps the paper's length, and the report says so.
+    let trace = dir.path().join("straight.cpt");
+    coprof()
+        .args(["run", "--trace"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&prog)
+        .assert()
+        .success();
+    let blind = json_of(
+        coprof()
+            .args(["loops", "--json", "--no-symbols", "--body-length", "code"])
+            .arg(&trace),
+    );
+    assert_eq!(blind["bodies_counted"], 0);
+    assert_eq!(
+        blind["loops"][0]["body_instructions"],
+        p["body_instructions"]
+    );
+    coprof()
+        .args(["loops", "--no-symbols", "--body-length", "code"])
+        .arg(&trace)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("keep the paper's body length"));
+
+    coprof()
+        .args(["loops", "--body-length", "words"])
+        .arg(&trace)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--body-length"));
+}

@@ -7,6 +7,7 @@ use crate::error::bad_input;
 use crate::input::InputInfo;
 use crate::job::{Job, Rendered, WithExact};
 use crate::output::{pct, thousands};
+use crate::symbols::Symbols;
 use coprof_core::exact::DEFAULT_SBB_DISTANCE;
 use coprof_core::{ExactCounts, Sink};
 use coprof_engines::loops::{
@@ -35,7 +36,8 @@ Examples:
 share is the loop's counter over the sum of all counters (share of loop
 iterations); exec share is iterations x body length in instructions over
 all retired instructions, body length being (branch PC - target) / 4 + 1
-(exact for 4-byte instructions only). With --exact, accuracy is 1 - SOD,
+(exact for 4-byte instructions only; --body-length code counts the
+instructions in the program's code instead). With --exact, accuracy is 1 - SOD,
 SOD = sum over the ten most frequent loops of |exact share - share|^(1/2) / 10.")]
 pub struct Args {
     #[command(flatten)]
@@ -60,6 +62,15 @@ pub struct Args {
     /// count as a loop's back edge.
     #[arg(long, default_value_t = DEFAULT_SBB_DISTANCE)]
     max_distance: u64,
+    /// How a loop's body length in instructions is found, for its exec
+    /// share: `paper`, (branch PC - target) / 4 + 1, what the loop cache
+    /// can know from addresses (the paper's instructions are all 4 bytes);
+    /// `code`, the instructions counted in the program's code from the
+    /// target to the branch, right with RISC-V's 2-byte compressed
+    /// instructions too (needs the program's ELF; a loop whose code cannot
+    /// be read keeps the paper's length, with a note).
+    #[arg(long, value_enum, default_value_t = BodyLength::Paper)]
+    body_length: BodyLength,
     /// Number of loops to report.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -68,7 +79,7 @@ pub struct Args {
     exact: bool,
     /// Evaluate every configuration of sizes {16,32,64} x ways {1,2,4,8} x
     /// widths {4..31}, with and without coalescing, in one pass.
-    #[arg(long, conflicts_with_all = ["entries", "ways", "width", "coalesce", "exact", "top"])]
+    #[arg(long, conflicts_with_all = ["entries", "ways", "width", "coalesce", "exact", "top", "body_length"])]
     sweep: bool,
     /// With --sweep: the accuracy the smallest reported configuration must reach.
     #[arg(long, default_value_t = 0.9, requires = "sweep")]
@@ -76,6 +87,18 @@ pub struct Args {
     /// Print as JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// Where a loop's body length in instructions comes from.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BodyLength {
+    /// (branch PC − target) / 4 + 1, as the paper's hardware can know it
+    /// (Gordon-Ross & Vahid, CASES 2003: 4-byte instructions).
+    Paper,
+    /// The instructions between the target and the branch, counted in the
+    /// program's code.
+    Code,
 }
 
 /// The associativity as typed: a number of ways, or fully associative.
@@ -124,6 +147,12 @@ pub struct Report {
     misses: u64,
     replacements: u64,
     compressed_seen: bool,
+    /// Where the body lengths (and so the exec shares) come from.
+    body_length: BodyLength,
+    /// With `--body-length code`: the loops shown whose length was
+    /// counted in the code (the others keep the paper's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bodies_counted: Option<usize>,
     bytes: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     exact_bytes: Option<usize>,
@@ -219,6 +248,7 @@ fn job(a: &Args, config: LoopConfig) -> anyhow::Result<LoopsJob> {
                 .then(|| ExactCounts::with_sbb_distance(config.max_distance)),
         },
         top: a.top,
+        body_length: a.body_length,
     })
 }
 
@@ -226,6 +256,7 @@ fn job(a: &Args, config: LoopConfig) -> anyhow::Result<LoopsJob> {
 pub struct LoopsJob {
     sink: WithExact<LoopDetector, ExactCounts>,
     top: usize,
+    body_length: BodyLength,
 }
 
 impl Job for LoopsJob {
@@ -275,6 +306,8 @@ impl Job for LoopsJob {
                 }
             }
         }
+        let bodies_counted = (self.body_length == BodyLength::Code)
+            .then(|| count_bodies(&mut found, info.symbols.as_ref()));
         let loops = found
             .into_iter()
             .map(|f| {
@@ -307,6 +340,8 @@ impl Job for LoopsJob {
             misses: c.misses,
             replacements: c.replacements,
             compressed_seen: profile.compressed_seen,
+            body_length: self.body_length,
+            bodies_counted,
             bytes: profile.bytes,
             exact_bytes: self.sink.exact.as_ref().map(|x| x.bytes()),
         };
@@ -317,6 +352,27 @@ impl Job for LoopsJob {
             text,
         })
     }
+}
+
+/// `--body-length code`: each loop's body length counted in the program's
+/// code, its exec share scaled to match (iterations × length over the same
+/// instructions); returns how many loops got one. A loop whose code cannot
+/// be read keeps the paper's length.
+fn count_bodies(found: &mut [Found], symbols: Option<&Symbols>) -> usize {
+    let Some(symbols) = symbols else { return 0 };
+    let mut counted = 0;
+    for f in found {
+        let l = match f {
+            Found::Estimated(l) => l,
+            Found::Compared(c) => &mut c.detected,
+        };
+        if let Some(n) = symbols.instructions_in(l.body_lo, l.body_hi) {
+            l.exec_share *= n as f64 / l.body_instructions.max(1) as f64;
+            l.body_instructions = n;
+            counted += 1;
+        }
+    }
+    counted
 }
 
 fn describe(c: &LoopConfig) -> String {
@@ -461,12 +517,27 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
             r.recorded_classes.join(",")
         );
     }
-    if r.compressed_seen {
-        crate::outln!(
+    match r.bodies_counted {
+        None if r.compressed_seen => crate::outln!(
             out,
-            "note: the trace has compressed (2-byte) instructions; body lengths assume 4-byte \
-             instructions and undercount, so exec shares are too low"
-        );
+            "note: the trace has compressed (2-byte) instructions, which body lengths of \
+             (branch PC - target) / 4 + 1 undercount; --body-length code counts them in the \
+             program's code"
+        ),
+        Some(n) if n < r.loops.len() => crate::outln!(
+            out,
+            "note: {} of the {} loops shown keep the paper's body length (branch PC - target) \
+             / 4 + 1: their code could not be read{}",
+            r.loops.len() - n,
+            r.loops.len(),
+            if n == 0 {
+                " (no program binary: name it with --binary)"
+            } else {
+                ""
+            }
+        ),
+        Some(_) => crate::outln!(out, "body lengths counted in the program's code"),
+        None => {}
     }
 }
 
