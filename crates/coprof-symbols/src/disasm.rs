@@ -97,9 +97,8 @@ pub fn instruction_length(arch: &Arch, code: &[u8]) -> Option<usize> {
 }
 
 fn riscv(pc: u64, code: &[u8]) -> Option<Disassembly> {
-    let low = u16::from_le_bytes([*code.first()?, *code.get(1)?]);
-    let len = coprof_rv::decode::length(low) as usize;
-    let bytes = code.get(..len)?.to_vec();
+    let len = instruction_length(&Arch::Riscv64, code)?;
+    let bytes = code[..len].to_vec();
     let mut raw = [0u8; 4];
     raw[..len].copy_from_slice(&bytes);
     let op = coprof_rv::decode::decode(u32::from_le_bytes(raw), pc);
