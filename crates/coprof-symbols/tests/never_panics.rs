@@ -80,6 +80,21 @@ fn check_any_pc(sym: &Symbolizer, pc: u64, other: u64) {
     let span = sym.span(pc, hi);
     assert_eq!((span.lo, span.hi), (pc, hi));
     let _ = span.to_string();
+    // A count of instructions, when there is one, is what a walk of the
+    // range's disassembly finds.
+    if let Some(n) = sym.instructions_in(pc, hi) {
+        let mut at = pc;
+        for _ in 1..n {
+            at += sym.disassemble(at).expect("code on the way").bytes.len() as u64;
+        }
+        assert_eq!(at, hi, "{n} instructions from {pc:#x} end at {hi:#x}");
+    }
+    match sym.disassemble(pc) {
+        Some(d) if d.text != "(bad)" => {
+            assert_eq!(sym.instructions_in(pc, pc), Some(1), "{d:?}")
+        }
+        _ => assert_eq!(sym.instructions_in(pc, pc), None),
+    }
 }
 
 proptest! {
