@@ -153,6 +153,10 @@ pub struct Report {
     /// counted in the code (the others keep the paper's).
     #[serde(skip_serializing_if = "Option::is_none")]
     bodies_counted: Option<usize>,
+    /// Whether the program's ELF was at hand, for the note when bodies
+    /// could not be counted.
+    #[serde(skip)]
+    has_binary: bool,
     bytes: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     exact_bytes: Option<usize>,
@@ -342,6 +346,7 @@ impl Job for LoopsJob {
             compressed_seen: profile.compressed_seen,
             body_length: self.body_length,
             bodies_counted,
+            has_binary: info.symbols.is_some(),
             bytes: profile.bytes,
             exact_bytes: self.sink.exact.as_ref().map(|x| x.bytes()),
         };
@@ -530,10 +535,10 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
              / 4 + 1: their code could not be read{}",
             r.loops.len() - n,
             r.loops.len(),
-            if n == 0 {
-                " (no program binary: name it with --binary)"
-            } else {
+            if r.has_binary {
                 ""
+            } else {
+                " (no program binary: name it with --binary)"
             }
         ),
         Some(_) => crate::outln!(out, "body lengths counted in the program's code"),
