@@ -8,6 +8,7 @@ mod output;
 mod progress;
 mod sampled;
 mod symbols;
+mod timing;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

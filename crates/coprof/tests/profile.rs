@@ -594,3 +594,68 @@ fn engine_threads_change_no_report() {
         .code(2)
         .stderr(predicate::str::contains("--threads"));
 }
+
+#[test]
+fn timing_says_what_each_report_costs_and_changes_no_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "hot", HOT_LOOP);
+    let file = dir.path().join("timed.json");
+    let profile = |extra: &[&str]| {
+        json_of(
+            coprof()
+                .args(["profile", "--json", "--random-seed", "3"])
+                .args(extra)
+                .arg("--")
+                .arg(&prog)
+                .arg("20000"),
+        )
+    };
+    let plain = profile(&[]);
+    assert!(plain.get("timing").is_none(), "no timing unless asked");
+    for threads in ["1", "3"] {
+        let timed = profile(&[
+            "--timing",
+            "--threads",
+            threads,
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        let t = &timed["timing"];
+        let (wall, cpu) = (
+            t["wall_seconds"].as_f64().unwrap(),
+            t["cpu_seconds"].as_f64().unwrap(),
+        );
+        assert!(wall > 0.0 && cpu > 0.0, "{t}");
+        let mut engines = 0.0;
+        for (a, b) in plain["reports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(timed["reports"].as_array().unwrap())
+        {
+            assert_eq!(a["json"], b["json"], "{} with --timing", a["name"]);
+            let s = b["cpu_seconds"].as_f64().unwrap();
+            assert!(s >= 0.0, "{b}");
+            engines += s;
+        }
+        // The engines' calls are part of the process's CPU time, and on
+        // one thread part of the wall time too.
+        assert!(engines <= cpu + 1e-3, "engines {engines} s of {cpu} s");
+        if threads == "1" {
+            assert!(
+                cpu <= wall * 1.05 + 0.01,
+                "one thread: {cpu} s CPU in {wall} s"
+            );
+        }
+        // Some ten million instructions through the code profile take time.
+        assert!(
+            section(&timed, "ranges-pc")["cpu_seconds"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+        let text = stdout_of(coprof().arg("report").arg(&file));
+        assert!(text.contains("== time: "), "{text}");
+        assert!(text.contains("the simulator and delivery"), "{text}");
+    }
+}

@@ -5,10 +5,13 @@ use crate::error::bad_input;
 use crate::input::InputArgs;
 use crate::job::{parse_args, Job, Rendered};
 use crate::output::print_json;
+use crate::timing::{process_cpu, Timed};
 use anyhow::Context;
+use coprof_core::Sink;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Run every engine over one pass of a program and save all the reports.
 ///
@@ -45,6 +48,11 @@ pub struct Args {
     /// same ε·n bound.
     #[arg(long, value_name = "BYTES")]
     block_buffer: Option<usize>,
+    /// Measure what each report's engines cost: the CPU time of their
+    /// calls, beside the process's CPU and wall time over the pass (kept in
+    /// the profile file).
+    #[arg(long)]
+    timing: bool,
     /// Print the profile as JSON instead of the text summary.
     #[arg(long)]
     json: bool,
@@ -78,8 +86,21 @@ pub struct Profile {
     pub instructions_in_runs: Option<u64>,
     /// Whether the reports carry exact answers.
     pub exact: bool,
+    /// The time of the pass, with `--timing`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub timing: Option<Timing>,
     /// The reports, in the order they are printed.
     pub reports: Vec<Section>,
+}
+
+/// The time of one pass (`--timing`): the simulation or the reading of
+/// the trace with every engine, not the rendering of the reports after it.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct Timing {
+    /// Seconds from the start of the pass to its end.
+    pub wall_seconds: f64,
+    /// CPU seconds of the whole process over the pass, every thread.
+    pub cpu_seconds: f64,
 }
 
 /// One engine's report in a profile.
@@ -94,6 +115,9 @@ pub struct Section {
     pub json: serde_json::Value,
     /// The report as that command prints it.
     pub text: String,
+    /// CPU seconds of this report's engines over the pass, with `--timing`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cpu_seconds: Option<f64>,
 }
 
 /// One report of a profile: its name, command and options.
@@ -219,11 +243,32 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let line = format!("coprof {} {}", p.command, shell_words(&argv));
         jobs.push((p.name, line, job));
     }
-    let info = a
-        .input
-        .run_sinks(jobs.iter_mut().map(|(_, _, j)| j.sink()).collect())?;
+    let (info, timing, costs) = if a.timing {
+        let mut timed: Vec<Timed<'_>> = jobs
+            .iter_mut()
+            .map(|(_, _, j)| Timed::new(j.sink()))
+            .collect();
+        let (wall, cpu) = (Instant::now(), process_cpu());
+        let info = a.input.run_sinks(
+            timed
+                .iter_mut()
+                .map(|t| t as &mut (dyn Sink + Send))
+                .collect(),
+        )?;
+        let timing = Timing {
+            wall_seconds: wall.elapsed().as_secs_f64(),
+            cpu_seconds: process_cpu().saturating_sub(cpu).as_secs_f64(),
+        };
+        let costs: Vec<Option<f64>> = timed.iter().map(|t| Some(t.cpu().as_secs_f64())).collect();
+        (info, Some(timing), costs)
+    } else {
+        let info = a
+            .input
+            .run_sinks(jobs.iter_mut().map(|(_, _, j)| j.sink()).collect())?;
+        (info, None, vec![None; jobs.len()])
+    };
     let mut reports = Vec::new();
-    for (name, command, job) in jobs {
+    for ((name, command, job), cpu_seconds) in jobs.into_iter().zip(costs) {
         // A report the input cannot give (a method profile of a program
         // that makes no calls) is recorded as such; the others stand.
         let Rendered { json, text } = match job.finish(&info) {
@@ -242,6 +287,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             command,
             json,
             text,
+            cpu_seconds,
         });
     }
     let profile = Profile {
@@ -254,6 +300,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
         status: info.live.as_ref().map(|l| l.status),
         exact: a.exact,
+        timing,
         reports,
     };
     if let Some(path) = &a.output {
@@ -301,7 +348,56 @@ fn summary(p: &Profile) -> String {
         crate::outln!(out, "== {} ({})", s.name, s.command);
         out.push_str(&s.text);
     }
+    if let Some(t) = &p.timing {
+        crate::outln!(out);
+        let input = if p.instructions.is_some() {
+            "the simulator and delivery"
+        } else {
+            "reading the trace and delivery"
+        };
+        print_timing(&mut out, t, &p.reports, input);
+    }
     out
+}
+
+/// What the pass cost (`--timing`): each report's engines, and the rest
+/// of the process, `input` (simulating or reading the input, batching,
+/// passing batches between threads).
+fn print_timing(out: &mut String, t: &Timing, reports: &[Section], input: &str) {
+    crate::outln!(
+        out,
+        "== time: {:.2} s wall, {:.2} s of CPU in all",
+        t.wall_seconds,
+        t.cpu_seconds
+    );
+    let share = |s: f64| {
+        if t.cpu_seconds > 0.0 {
+            crate::output::pct(s / t.cpu_seconds)
+        } else {
+            "-".into()
+        }
+    };
+    let width = reports
+        .iter()
+        .map(|s| s.name.len())
+        .chain([input.len()])
+        .max()
+        .unwrap_or(0);
+    crate::outln!(
+        out,
+        "{:<width$}  {:>8}  {:>7}",
+        "CPU time of",
+        "seconds",
+        "share"
+    );
+    let mut engines = 0.0;
+    for s in reports {
+        let cpu = s.cpu_seconds.unwrap_or(0.0);
+        engines += cpu;
+        crate::outln!(out, "{:<width$}  {:>8.2}  {:>7}", s.name, cpu, share(cpu));
+    }
+    let rest = (t.cpu_seconds - engines).max(0.0);
+    crate::outln!(out, "{:<width$}  {:>8.2}  {:>7}", input, rest, share(rest));
 }
 
 /// Writes `profile` to `path` through a temporary file in the same
