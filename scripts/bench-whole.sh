@@ -173,6 +173,16 @@ fail() {
   exit 1
 }
 
+# start_workload LINE: sets name, prog and argv from a line of
+# $workloads and forgets the times of the one before; fails for a
+# workload that --only leaves out.
+start_workload() {
+  IFS='|' read -r name prog args <<<"$1"
+  [ -z "$only" ] || [[ "$only" == *" $name "* ]] || return 1
+  read -r -a argv <<<"$args"
+  rm -f "$scratch"/*.times
+}
+
 # The reports of coprof profile's default set, each as the profile lists
 # the command that computes it alone: name | options.
 reports=(
@@ -188,10 +198,7 @@ if [ $engines -eq 1 ]; then
   echo "bench-whole --engines: $runs rounds of coprof run, each report alone and callgrind per workload; $cores cores; load: $(uptime | sed 's/.*load average: //')" >&2
   rows=()
   for w in "${workloads[@]}"; do
-    IFS='|' read -r name prog args <<<"$w"
-    [ -z "$only" ] || [[ "$only" == *" $name "* ]] || continue
-    read -r -a argv <<<"$args"
-    rm -f "$scratch"/*.times
+    start_workload "$w" || continue
     for ((r = 1; r <= runs; r++)); do
       timed coprofrun /dev/null "$scratch/r.err" "$coprof" run -- "$rv/$prog" "${argv[@]}" ||
         fail "$name: coprof run failed (round $r)" "$scratch/r.err"
@@ -239,10 +246,7 @@ fi
 echo "bench-whole: $runs rounds of coprof profile, qemu-riscv64 and callgrind per workload; $(nproc) cores; load: $(uptime | sed 's/.*load average: //')" >&2
 rows=()
 for w in "${workloads[@]}"; do
-  IFS='|' read -r name prog args <<<"$w"
-  [ -z "$only" ] || [[ "$only" == *" $name "* ]] || continue
-  read -r -a argv <<<"$args"
-  rm -f "$scratch"/*.times
+  start_workload "$w" || continue
   insns=""
   ir=""
   for ((r = 1; r <= runs; r++)); do
