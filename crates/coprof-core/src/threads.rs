@@ -109,10 +109,7 @@ pub fn feed_on_threads<R>(
         }
         for mut sinks in groups {
             let (wants, with_runs) = {
-                let mut fan = Fanout::new();
-                for s in &mut sinks {
-                    fan.push(&mut **s);
-                }
+                let fan = fanout(&mut sinks);
                 (fan.wants(), fan.wants_with_runs())
             };
             let (queue, inbox) = sync_channel(QUEUE);
@@ -144,10 +141,7 @@ pub fn feed_on_threads<R>(
 
 /// A group's thread: feeds its sinks every message until the queue closes.
 fn feed(mut sinks: Vec<SendSink<'_>>, inbox: Receiver<Message>) {
-    let mut fan = Fanout::new();
-    for s in &mut sinks {
-        fan.push(&mut **s);
-    }
+    let mut fan = fanout(&mut sinks);
     let mut blocks = Blocks::new();
     for m in inbox {
         match m {
@@ -162,6 +156,16 @@ fn feed(mut sinks: Vec<SendSink<'_>>, inbox: Receiver<Message>) {
             Message::Finish => fan.finish(),
         }
     }
+}
+
+/// A group's sinks as one [`Fanout`]: how the group sees the stream, on
+/// its thread and when its wants are asked before it starts.
+fn fanout<'a>(sinks: &'a mut [SendSink<'_>]) -> Fanout<'a> {
+    let mut fan = Fanout::new();
+    for s in sinks {
+        fan.push(&mut **s);
+    }
+    fan
 }
 
 /// The sink the source feeds: feeds the local group, and gathers the

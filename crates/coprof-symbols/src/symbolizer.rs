@@ -346,8 +346,10 @@ impl Symbolizer {
     /// ```no_run
     /// # use coprof_symbols::Symbolizer;
     /// let s = Symbolizer::open("workloads/build/crc32".as_ref()).unwrap();
-    /// let (lo, hi) = s.function_range("main").unwrap();
-    /// println!("{:?} instructions", s.instructions_in(lo, hi - 2));
+    /// let (lo, end) = s.function_range("main").unwrap();
+    /// let listing = s.listing(lo, end - 1);
+    /// let last = listing.rows.last().unwrap().insn.pc;
+    /// assert_eq!(s.instructions_in(lo, last), Some(listing.rows.len() as u64));
     /// ```
     pub fn instructions_in(&self, lo: u64, hi: u64) -> Option<u64> {
         if lo > hi {

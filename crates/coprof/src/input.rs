@@ -116,8 +116,6 @@ impl InputArgs {
         }
     }
 
-    /// Pushes every event of the input into `sink`, with a progress bar on
-    /// a terminal.
     /// Runs the input into `sinks`, on the threads `--threads` asks for
     /// (see [`coprof_core::threads`]).
     pub fn run_sinks(&self, sinks: Vec<SendSink<'_>>) -> anyhow::Result<InputInfo> {
@@ -156,6 +154,8 @@ impl InputArgs {
         feed_on_threads(local, groups, |sink| self.run(sink))
     }
 
+    /// Pushes every event of the input into `sink`, with a progress bar on
+    /// a terminal.
     pub fn run(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
         if let Some(b) = &self.binary {
             if !b.is_file() {

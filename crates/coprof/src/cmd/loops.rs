@@ -190,6 +190,13 @@ impl Found {
             Found::Compared(c) => &c.detected,
         }
     }
+
+    fn detected_mut(&mut self) -> &mut DetectedLoop {
+        match self {
+            Found::Estimated(l) => l,
+            Found::Compared(c) => &mut c.detected,
+        }
+    }
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -367,10 +374,7 @@ fn count_bodies(found: &mut [Found], symbols: Option<&Symbols>) -> usize {
     let Some(symbols) = symbols else { return 0 };
     let mut counted = 0;
     for f in found {
-        let l = match f {
-            Found::Estimated(l) => l,
-            Found::Compared(c) => &mut c.detected,
-        };
+        let l = f.detected_mut();
         if let Some(n) = symbols.instructions_in(l.body_lo, l.body_hi) {
             l.exec_share *= n as f64 / l.body_instructions.max(1) as f64;
             l.body_instructions = n;
