@@ -200,17 +200,23 @@ struct QemuProfile {
     status: i32,
 }
 
-/// Runs the program under qemu, one instruction per block with the
-/// execution log on, and counts the log's PCs as it streams in.
-fn qemu_profile(image: &Image, bin: &Path, args: &[String], dir: &Path) -> QemuProfile {
-    let mut child = Command::new("qemu-riscv64")
-        .args([one_insn_per_tb(), "-d", "nochain,exec", "-D", "/dev/stderr"])
-        .arg(bin)
+/// `cmd` running `bin args` as every run of this test does: in `dir`,
+/// with only `LC_ALL=C` in its environment and nothing on its input.
+fn launch<'a>(cmd: &'a mut Command, bin: &Path, args: &[String], dir: &Path) -> &'a mut Command {
+    cmd.arg(bin)
         .args(args)
         .env_clear()
         .env("LC_ALL", "C")
         .current_dir(dir)
         .stdin(Stdio::null())
+}
+
+/// Runs the program under qemu, one instruction per block with the
+/// execution log on, and counts the log's PCs as it streams in.
+fn qemu_profile(image: &Image, bin: &Path, args: &[String], dir: &Path) -> QemuProfile {
+    let mut qemu = Command::new("qemu-riscv64");
+    qemu.args([one_insn_per_tb(), "-d", "nochain,exec", "-D", "/dev/stderr"]);
+    let mut child = launch(&mut qemu, bin, args, dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -269,16 +275,9 @@ fn parse_trace_pc(line: &[u8]) -> Option<u64> {
 /// qemu run and the program's output (coprof's standard error) on
 /// /dev/null; returns the report's JSON.
 fn coprof_json(report: &[&str], bin: &Path, args: &[String], dir: &Path) -> Value {
-    let out = Command::new(assert_cmd::cargo::cargo_bin("coprof"))
-        .args(report)
-        .arg("--json")
-        .arg("--")
-        .arg(bin)
-        .args(args)
-        .env_clear()
-        .env("LC_ALL", "C")
-        .current_dir(dir)
-        .stdin(Stdio::null())
+    let mut coprof = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
+    coprof.args(report).args(["--json", "--"]);
+    let out = launch(&mut coprof, bin, args, dir)
         .stderr(Stdio::null())
         .output()
         .expect("coprof starts");
@@ -498,13 +497,7 @@ fn check(p: Program) {
     // 4. The program's own output, for the real programs.
     if p.compare_output {
         let run = |cmd: &mut Command| {
-            let out = cmd
-                .arg(&p.bin)
-                .args(&p.args)
-                .env_clear()
-                .env("LC_ALL", "C")
-                .current_dir(dir.path())
-                .stdin(Stdio::null())
+            let out = launch(cmd, &p.bin, &p.args, dir.path())
                 .output()
                 .expect("runs");
             (out.status.code(), out.stdout)
