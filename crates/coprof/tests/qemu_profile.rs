@@ -18,7 +18,13 @@
 //!   bits in the ELF, by the RISC-V specification's Table 2.1 for
 //!   calls and returns) whose target is at most 4 KiB below it. That is the
 //!   frequent loop detector's exact answer (`coprof loops --exact`, made
-//!   from runs of blocks).
+//!   from runs of blocks);
+//! - what each of a few hundred loads loaded: a second run dumps the
+//!   registers before and after those loads only (`-d cpu,fpu -dfilter`),
+//!   and the load's destination register after it, cut to its width, is
+//!   its value. That checks the values report's exact answer (`coprof
+//!   values --exact`): each load's executions and the exact invariance of
+//!   each value it lists.
 //!
 //! The programs: the small programs of the simulator's corpus (one of them
 //! writes and runs its own code), four kernels of workloads/ at one
@@ -191,6 +197,157 @@ fn compressed_loop_branch(half: u32) -> bool {
     }
 }
 
+/// A plain load (not an AMO or LR): where its value lands and how wide
+/// it is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Load {
+    len: u64,
+    /// Destination register: 0..=31 integer, 32..=63 floating point.
+    reg: usize,
+    bytes: u32,
+}
+
+impl Image {
+    /// The load at `pc`, decoded from its bits (RISC-V unprivileged
+    /// specification: LOAD, LOAD-FP and the compressed loads of quadrants 0
+    /// and 2).
+    fn load(&self, pc: u64) -> Option<Load> {
+        let b = self.bytes_at(pc)?;
+        let half = u16::from_le_bytes([b[0], *b.get(1)?]) as u32;
+        let (len, reg, bytes) = if half & 3 == 3 {
+            let raw = u32::from_le_bytes(b.get(..4)?.try_into().ok()?);
+            let (rd, f3) = (((raw >> 7) & 31) as usize, (raw >> 12) & 7);
+            match (raw & 0x7f, f3) {
+                (0x03, 0 | 4) => (4, rd, 1),
+                (0x03, 1 | 5) => (4, rd, 2),
+                (0x03, 2 | 6) => (4, rd, 4),
+                (0x03, 3) => (4, rd, 8),
+                (0x07, 1) => (4, 32 + rd, 2),
+                (0x07, 2) => (4, 32 + rd, 4),
+                (0x07, 3) => (4, 32 + rd, 8),
+                _ => return None,
+            }
+        } else {
+            let (rd_short, rd) = (
+                (((half >> 2) & 7) + 8) as usize,
+                ((half >> 7) & 31) as usize,
+            );
+            match (half & 3, half >> 13) {
+                (0, 1) => (2, 32 + rd_short, 8), // C.FLD
+                (0, 2) => (2, rd_short, 4),      // C.LW
+                (0, 3) => (2, rd_short, 8),      // C.LD
+                (2, 1) => (2, 32 + rd, 8),       // C.FLDSP
+                (2, 2) => (2, rd, 4),            // C.LWSP
+                (2, 3) => (2, rd, 8),            // C.LDSP
+                _ => return None,
+            }
+        };
+        (reg != 0).then_some(Load { len, reg, bytes })
+    }
+}
+
+/// Executions of the loads whose values are read from qemu's register
+/// dumps, at most: each costs two dumps of a few kilobytes in the log.
+const DUMPED_EXECUTIONS: u64 = 60_000;
+
+/// Executions of one load whose values are read from the dumps, at most,
+/// so that the budget covers many loads.
+const DUMPED_PER_LOAD: u64 = 5_000;
+
+/// Whether two values reports agree on a load's exact answer: the same
+/// executions, and the same values listed with the same exact invariance.
+/// (Which values a report lists is the engine's estimate: a load whose
+/// list differs is left out, for its values may have changed.)
+fn same_exact_answer(a: &Value, b: &Value) -> bool {
+    let shares = |l: &Value| -> Vec<(u64, f64)> {
+        let values = l["values"].as_array().unwrap().iter();
+        let mut shares: Vec<(u64, f64)> = values
+            .map(|v| {
+                (
+                    v["value"].as_u64().unwrap(),
+                    v["exact_invariance"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        shares.sort_by_key(|s| s.0);
+        shares
+    };
+    a["executions"] == b["executions"] && shares(a) == shares(b)
+}
+
+/// Whether a loaded value may be an address of the stack or of mapped
+/// memory, which each implementation places where it likes (qemu-user
+/// near 0x40_0080_0000 and 0x7f.., coprof below 0x40_0000_0000): loads that
+/// ever see such a value are not compared. The image and the heap that
+/// `brk` grows after it lie at the same addresses in both.
+fn is_mapped(value: u64) -> bool {
+    (0x20_0000_0000..1 << 47).contains(&value)
+}
+
+/// Runs the program under qemu with the register file dumped before each
+/// of the given loads and before the instruction after it, and returns,
+/// per load, how many times each value was loaded (the destination
+/// register after the load, cut to the load's width).
+fn qemu_load_values(
+    loads: &HashMap<u64, Load>,
+    bin: &Path,
+    args: &[String],
+    dir: &Path,
+) -> HashMap<u64, HashMap<u64, u64>> {
+    let filter: Vec<String> = loads
+        .iter()
+        .map(|(pc, l)| format!("{pc:#x}+{}", l.len + 1))
+        .collect();
+    let mut qemu = Command::new("qemu-riscv64");
+    qemu.args([one_insn_per_tb(), "-d", "nochain,exec,cpu,fpu", "-dfilter"])
+        .arg(filter.join(","));
+    let mut child = launch(&mut qemu, bin, args, dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("qemu-riscv64 starts");
+    let log = BufReader::with_capacity(1 << 20, child.stderr.take().unwrap());
+    let mut values: HashMap<u64, HashMap<u64, u64>> = HashMap::new();
+    // The load whose value the current dump shows, and the load just logged.
+    let mut reading: Option<(u64, Load)> = None;
+    let mut pending: Option<(u64, Load)> = None;
+    for line in log.split(b'\n') {
+        let line = line.expect("reading qemu's log");
+        if line.starts_with(b"Trace ") {
+            let pc = parse_trace_pc(&line).expect("a PC in a Trace line");
+            reading = pending.filter(|(at, l)| pc == at + l.len);
+            pending = loads.get(&pc).map(|l| (pc, *l));
+            continue;
+        }
+        let Some((at, load)) = reading else { continue };
+        let text = String::from_utf8_lossy(&line);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for pair in words.chunks(2) {
+            let [name, value] = pair else { continue };
+            let Some((reg, _)) = name.split_once('/') else {
+                continue;
+            };
+            let index = match reg.as_bytes()[0] {
+                b'x' => reg[1..].parse::<usize>().ok(),
+                b'f' => reg[1..].parse::<usize>().ok().map(|r| 32 + r),
+                _ => None,
+            };
+            if index == Some(load.reg) {
+                let v = u64::from_str_radix(value, 16).expect("a register value");
+                let v = if load.bytes == 8 {
+                    v
+                } else {
+                    v & ((1u64 << (8 * load.bytes)) - 1)
+                };
+                *values.entry(at).or_default().entry(v).or_insert(0) += 1;
+                reading = None;
+            }
+        }
+    }
+    assert!(child.wait().expect("qemu-riscv64 finishes").success());
+    values
+}
+
 /// What qemu's instruction log says about one run.
 struct QemuProfile {
     /// Executions per PC.
@@ -215,6 +372,10 @@ fn launch<'a>(cmd: &'a mut Command, bin: &Path, args: &[String], dir: &Path) -> 
 /// execution log on, and counts the log's PCs as it streams in.
 fn qemu_profile(image: &Image, bin: &Path, args: &[String], dir: &Path) -> QemuProfile {
     let mut qemu = Command::new("qemu-riscv64");
+    // A log file is written in large blocks, qemu's standard error a line
+    // at a time (twice the time in all). qemu opens the file as fd 3,
+    // which moves the program's own files up by one; no count depends on
+    // that, but loaded values can, so the register dumps use standard error.
     qemu.args([one_insn_per_tb(), "-d", "nochain,exec", "-D", "/dev/stderr"]);
     let mut child = launch(&mut qemu, bin, args, dir)
         .stdout(Stdio::null())
@@ -275,9 +436,21 @@ fn parse_trace_pc(line: &[u8]) -> Option<u64> {
 /// qemu run and the program's output (coprof's standard error) on
 /// /dev/null; returns the report's JSON.
 fn coprof_json(report: &[&str], bin: &Path, args: &[String], dir: &Path) -> Value {
+    coprof_json_with(report, bin, args, dir, &[])
+}
+
+/// [`coprof_json`] with more variables in the program's environment.
+fn coprof_json_with(
+    report: &[&str],
+    bin: &Path,
+    args: &[String],
+    dir: &Path,
+    env: &[(&str, &str)],
+) -> Value {
     let mut coprof = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
     coprof.args(report).args(["--json", "--"]);
     let out = launch(&mut coprof, bin, args, dir)
+        .envs(env.iter().copied())
         .stderr(Stdio::null())
         .output()
         .expect("coprof starts");
@@ -494,7 +667,87 @@ fn check(p: Program) {
         );
     }
 
-    // 4. The program's own output, for the real programs.
+    // 4. The loaded values: the values report's exact executions and
+    // invariances of its loads, against the registers in qemu's dumps.
+    // Some loads see values that differ from run to run: the random bytes
+    // the program gets from the kernel (stack canaries, pointer guards),
+    // or what follows from the time and from addresses (Lua's string hash
+    // seed, hence its tables' order and the strings it compares). They
+    // show as differences between two coprof runs with other random bytes
+    // and a stack 4 KiB lower (a 4 KiB environment variable), and are not
+    // compared; nor are loads of addresses of the stack or of mapped
+    // memory, which differ between implementations.
+    let pad = "x".repeat(4096);
+    let values_with = |seed: &str, env: &[(&str, &str)]| {
+        let report = ["values", "--exact", "--random-seed", seed];
+        let json = coprof_json_with(&report, &p.bin, &p.args, dir.path(), env);
+        let pcs = json["pcs"].as_array().unwrap().clone();
+        pcs.into_iter()
+            .map(|l| (l["pc"].as_u64().unwrap(), l))
+            .collect::<HashMap<u64, Value>>()
+    };
+    let report = values_with("1", &[]);
+    let reseeded = values_with("2", &[("COPROF_TEST_PAD", &pad)]);
+    let mut listed: Vec<&Value> = report
+        .iter()
+        .filter(|(pc, l)| {
+            let mut values = l["values"].as_array().unwrap().iter();
+            reseeded.get(pc).is_some_and(|r| same_exact_answer(l, r))
+                && !values.any(|v| is_mapped(v["value"].as_u64().unwrap()))
+        })
+        .map(|(_, l)| l)
+        .collect();
+    listed.sort_by_key(|l| {
+        (
+            std::cmp::Reverse(l["executions"].as_u64().unwrap()),
+            l["pc"].as_u64(),
+        )
+    });
+    let mut chosen: HashMap<u64, Load> = HashMap::new();
+    let mut budget = DUMPED_EXECUTIONS;
+    for l in &listed {
+        let (pc, n) = (l["pc"].as_u64().unwrap(), l["executions"].as_u64().unwrap());
+        if let Some(load) = image.load(pc).filter(|_| n <= budget.min(DUMPED_PER_LOAD)) {
+            chosen.insert(pc, load);
+            budget -= n;
+        }
+    }
+    let seen = qemu_load_values(&chosen, &p.bin, &p.args, dir.path());
+    let mut compared = 0;
+    for l in listed
+        .iter()
+        .filter(|l| chosen.contains_key(&l["pc"].as_u64().unwrap()))
+    {
+        let pc = l["pc"].as_u64().unwrap();
+        let executions = l["executions"].as_u64().unwrap();
+        let truth = seen.get(&pc).cloned().unwrap_or_default();
+        let ours = l["values"].as_array().unwrap().iter();
+        let values = ours.map(|v| v["value"].as_u64().unwrap());
+        if values.chain(truth.keys().copied()).any(is_mapped) {
+            continue;
+        }
+        compared += 1;
+        assert_eq!(
+            executions,
+            truth.values().sum::<u64>(),
+            "{name}: load at {pc:#x}: coprof counts {executions} executions, qemu's dumps {}",
+            truth.values().sum::<u64>()
+        );
+        for v in l["values"].as_array().unwrap() {
+            let value = v["value"].as_u64().unwrap();
+            let share = v["exact_invariance"].as_f64().unwrap();
+            let count = truth.get(&value).copied().unwrap_or(0);
+            assert!(
+                (share * executions as f64 - count as f64).abs() < 0.5,
+                "{name}: load at {pc:#x}: value {value:#x} has exact invariance {share} \
+                 in coprof, {count} of {executions} in qemu's dumps"
+            );
+        }
+    }
+    eprintln!("{name}: {compared} of {} loads compared", chosen.len());
+    assert!(compared >= 5, "{name}: only {compared} loads compared");
+
+    // 5. The program's own output, for the real programs.
     if p.compare_output {
         let run = |cmd: &mut Command| {
             let out = launch(cmd, &p.bin, &p.args, dir.path())
