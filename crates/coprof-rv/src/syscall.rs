@@ -91,6 +91,17 @@ macro_rules! tryf {
     };
 }
 
+/// The value of a `Result<T, i64>`, or its error returned to the program
+/// as the system call's result (a negative errno).
+macro_rules! errno {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Ok(Outcome::Ret(e)),
+        }
+    };
+}
+
 macro_rules! fd {
     ($k:expr, $fd:expr) => {
         match $k.fds.host($fd as i64) {
@@ -138,6 +149,14 @@ impl Kernel {
             _ => bytes,
         };
         CString::new(mapped).map_err(|_| EINVAL)
+    }
+
+    /// The host directory and path of an `*at` call's (dirfd, pathname)
+    /// pair. The name is read first, as Linux does: a bad pointer is
+    /// EFAULT even beside a bad descriptor.
+    fn at_path(&self, mem: &Memory, dirfd: u64, addr: u64) -> Result<(i32, CString), i64> {
+        let path = self.path(mem, addr)?;
+        Ok((self.dirfd(dirfd)?, path))
     }
 
     fn dirfd(&self, fd: u64) -> Result<i32, i64> {
@@ -221,14 +240,7 @@ impl Kernel {
                 }
             }
             nr::OPENAT => {
-                let dir = match self.dirfd(a[0]) {
-                    Ok(d) => d,
-                    Err(e) => return Ok(Outcome::Ret(e)),
-                };
-                let path = match self.path(mem, a[1]) {
-                    Ok(p) => p,
-                    Err(e) => return Ok(Outcome::Ret(e)),
-                };
+                let (dir, path) = errno!(self.at_path(mem, a[0], a[1]));
                 // SAFETY: path is a valid C string; flags are Linux's.
                 let h =
                     unsafe { libc::openat(dir, path.as_ptr(), a[2] as i32, a[3] as libc::c_uint) };
@@ -357,28 +369,14 @@ impl Kernel {
                 self.put_stat(mem, r, &st, a[1])
             }
             nr::NEWFSTATAT => {
-                let dir = match self.dirfd(a[0]) {
-                    Ok(d) => d,
-                    Err(e) => return Ok(Outcome::Ret(e)),
-                };
-                let path = match self.path(mem, a[1]) {
-                    Ok(p) => p,
-                    Err(e) => return Ok(Outcome::Ret(e)),
-                };
+                let (dir, path) = errno!(self.at_path(mem, a[0], a[1]));
                 // SAFETY: valid C string and out-parameter.
                 let mut st: libc::stat = unsafe { std::mem::zeroed() };
                 let r = unsafe { libc::fstatat(dir, path.as_ptr(), &mut st, a[3] as i32) };
                 self.put_stat(mem, r, &st, a[2])
             }
             nr::STATX => {
-                let dir = match self.dirfd(a[0]) {
-                    Ok(d) => d,
-                    Err(e) => return Ok(Outcome::Ret(e)),
-                };
-                let path = match self.path(mem, a[1]) {
-                    Ok(p) => p,
-                    Err(e) => return Ok(Outcome::Ret(e)),
-                };
+                let (dir, path) = errno!(self.at_path(mem, a[0], a[1]));
                 // struct statx is the same on every architecture.
                 let buf = tryf!(mem.slice_mut(a[4], 256));
                 // SAFETY: valid C string and a 256-byte buffer.
@@ -401,14 +399,7 @@ impl Kernel {
                     tryf!(mem.slice_mut(a[2], n as u64)).copy_from_slice(&exe[..n]);
                     n as i64
                 } else {
-                    let dir = match self.dirfd(a[0]) {
-                        Ok(d) => d,
-                        Err(e) => return Ok(Outcome::Ret(e)),
-                    };
-                    let path = match self.path(mem, a[1]) {
-                        Ok(p) => p,
-                        Err(e) => return Ok(Outcome::Ret(e)),
-                    };
+                    let (dir, path) = errno!(self.at_path(mem, a[0], a[1]));
                     let buf = tryf!(mem.slice_mut(a[2], a[3]));
                     // SAFETY: valid C string and buffer.
                     ret(unsafe {
@@ -442,14 +433,8 @@ impl Kernel {
                 } else {
                     (self.dirfd(a[0]), a[1])
                 };
-                let dir = match dir {
-                    Ok(d) => d,
-                    Err(e) => return Ok(Outcome::Ret(e)),
-                };
-                let path = match self.path(mem, pa) {
-                    Ok(p) => p,
-                    Err(e) => return Ok(Outcome::Ret(e)),
-                };
+                let path = errno!(self.path(mem, pa));
+                let dir = errno!(dir);
                 // SAFETY: valid C strings; plain calls.
                 ret(unsafe {
                     match num {
@@ -465,14 +450,9 @@ impl Kernel {
                 } as i64)
             }
             nr::RENAMEAT2 | nr::LINKAT => {
-                let (d1, d2) = match (self.dirfd(a[0]), self.dirfd(a[2])) {
-                    (Ok(x), Ok(y)) => (x, y),
-                    (Err(e), _) | (_, Err(e)) => return Ok(Outcome::Ret(e)),
-                };
-                let (p1, p2) = match (self.path(mem, a[1]), self.path(mem, a[3])) {
-                    (Ok(x), Ok(y)) => (x, y),
-                    (Err(e), _) | (_, Err(e)) => return Ok(Outcome::Ret(e)),
-                };
+                // Linux reads both names before it looks at either directory.
+                let (p1, p2) = (errno!(self.path(mem, a[1])), errno!(self.path(mem, a[3])));
+                let (d1, d2) = (errno!(self.dirfd(a[0])), errno!(self.dirfd(a[2])));
                 // SAFETY: valid C strings.
                 ret(unsafe {
                     if num == nr::RENAMEAT2 {
@@ -498,14 +478,7 @@ impl Kernel {
                     Some(t) => t,
                     None => return Ok(Outcome::Ret(EFAULT)),
                 };
-                let dir = match self.dirfd(a[1]) {
-                    Ok(d) => d,
-                    Err(e) => return Ok(Outcome::Ret(e)),
-                };
-                let path = match self.path(mem, a[2]) {
-                    Ok(p) => p,
-                    Err(e) => return Ok(Outcome::Ret(e)),
-                };
+                let (dir, path) = errno!(self.at_path(mem, a[1], a[2]));
                 // SAFETY: valid C strings.
                 ret(unsafe { libc::symlinkat(target.as_ptr(), dir, path.as_ptr()) } as i64)
             }

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
@@ -169,6 +170,11 @@ int main(void) {
     show("kill self with signal 0", kill(getpid(), 0));
     show("open with bad flags on missing file", open("/nonexistent-coprof-dir/x", O_RDONLY));
     show("write to bad fd", write(99, "x", 1));
+    /* Linux reads the name before it looks at the directory descriptor. */
+    show("openat bad fd, bad name (EFAULT)", syscall(SYS_openat, 99, (char *)8, O_RDONLY));
+    show("openat bad fd (EBADF)", syscall(SYS_openat, 99, "x", O_RDONLY));
+    show("renameat bad fds, bad name (EFAULT)", syscall(SYS_renameat2, 98, "a", 99, (char *)8, 0));
+    show("unlinkat bad fd, bad name (EFAULT)", syscall(SYS_unlinkat, 99, (char *)8, 0));
     show("lseek on pipe (ESPIPE)", ({ int p[2]; pipe(p); long r = lseek(p[0], 0, SEEK_SET); close(p[0]); close(p[1]); r; }));
     return 0;
 }
