@@ -1,0 +1,234 @@
+//! Differential test of the symbolizer against GNU binutils' `addr2line`,
+//! an independent DWARF reader: for every instruction of every function of
+//! real programs (bzip2 and Lua, built by `workloads/build-real.sh` for
+//! RV64 and, with `--native`, for x86-64) that has line information,
+//! `addr2line -a -f -i` and [`Symbolizer::lookup`] must name the same
+//! innermost function, file and line, and the same chain of functions it
+//! was inlined into, each with the file and line of its call site.
+
+use coprof_symbols::{Location, Quality, Symbolizer};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// Builds bzip2 and Lua for the target with the project's script (which
+/// installs the cross compiler when missing), once per test run, and
+/// returns their directory.
+fn real_programs(native: bool) -> &'static Path {
+    static DIRS: [OnceLock<PathBuf>; 2] = [OnceLock::new(), OnceLock::new()];
+    DIRS[native as usize].get_or_init(|| build_real_programs(native))
+}
+
+fn build_real_programs(native: bool) -> PathBuf {
+    let root = repo_root();
+    let mut cmd = Command::new("bash");
+    cmd.arg(root.join("workloads/build-real.sh"));
+    if native {
+        cmd.arg("--native");
+    }
+    let out = cmd
+        .args(["--only", "bzip2,luarun"])
+        .output()
+        .expect("workloads/build-real.sh runs");
+    assert!(
+        out.status.success(),
+        "workloads/build-real.sh failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    root.join(if native {
+        "workloads/build/real-x86_64"
+    } else {
+        "workloads/build/real"
+    })
+}
+
+/// One source frame as both sides print it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Frame {
+    function: String,
+    file: String,
+    line: Option<u32>,
+}
+
+/// The address ranges of the ELF's function symbols, sorted: read with
+/// `object`, not through the symbolizer. Alignment padding between
+/// functions lies in none of them; the line table covers it (with the line
+/// before it) and no function does, where addr2line names the symbol
+/// before it. No program runs padding, and it is not compared.
+fn function_ranges(bin: &Path) -> Vec<(u64, u64)> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let data = std::fs::read(bin).unwrap();
+    let file = object::File::parse(&*data).expect("an ELF file");
+    let mut ranges: Vec<(u64, u64)> = file
+        .symbols()
+        .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
+        .map(|s| (s.address(), s.address() + s.size()))
+        .collect();
+    ranges.sort_unstable();
+    ranges
+}
+
+fn in_function(ranges: &[(u64, u64)], pc: u64) -> bool {
+    let i = ranges.partition_point(|r| r.0 <= pc);
+    ranges[..i]
+        .iter()
+        .rev()
+        .take(8)
+        .any(|&(lo, hi)| lo <= pc && pc < hi)
+}
+
+/// Every instruction start of the binary's code, decoded one after
+/// another.
+fn instruction_starts(sym: &Symbolizer) -> Vec<u64> {
+    let mut pcs = Vec::new();
+    for (lo, hi) in sym.code_ranges() {
+        let mut pc = lo;
+        while pc < hi {
+            pcs.push(pc);
+            pc += sym.disassemble(pc).map_or(2, |d| d.bytes.len() as u64);
+        }
+    }
+    pcs
+}
+
+/// `addr2line -a -f -i` on every PC: for each, its frames innermost first,
+/// or `None` when it has no line information.
+fn addr2line(tool: &str, bin: &Path, pcs: &[u64]) -> Vec<Option<Vec<Frame>>> {
+    let mut child = Command::new(tool)
+        .args(["-a", "-f", "-i", "-e"])
+        .arg(bin)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{tool} starts: {e}"));
+    let mut stdin = child.stdin.take().unwrap();
+    let input: String = pcs.iter().map(|pc| format!("{pc:#x}\n")).collect();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("addr2line finishes");
+    writer.join().unwrap().expect("addr2line reads its input");
+    assert!(out.status.success(), "{tool} failed");
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let mut answers: Vec<Option<Vec<Frame>>> = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(addr) = lines.next() {
+        assert!(addr.starts_with("0x"), "an address line, not {addr:?}");
+        let mut frames = Vec::new();
+        while lines.peek().is_some_and(|l| !l.starts_with("0x")) {
+            let function = lines.next().unwrap().to_string();
+            let place = lines.next().expect("a file:line after a function");
+            // "file:42 (discriminator 3)", "file:?", "??:0"
+            let place = place.split(" (discriminator").next().unwrap();
+            let (file, line) = place.rsplit_once(':').expect("file:line");
+            frames.push(Frame {
+                function,
+                file: file.to_string(),
+                line: line.parse().ok().filter(|&l| l != 0),
+            });
+        }
+        // Without DWARF, addr2line still names the object file from the
+        // symbol table ("iofclose.o:?"): only a line number is line
+        // information.
+        let known = frames.first().is_some_and(|f| f.line.is_some());
+        answers.push(known.then_some(frames));
+    }
+    assert_eq!(answers.len(), pcs.len(), "one answer per address");
+    answers
+}
+
+/// The symbolizer's frames for `loc`, innermost first, as addr2line
+/// prints them.
+fn frames_of(loc: &Location) -> Vec<Frame> {
+    let name = |f: &Option<String>| f.clone().unwrap_or_else(|| "??".to_string());
+    let mut frames = vec![Frame {
+        function: name(&loc.function),
+        file: loc.file.clone().unwrap_or_default(),
+        line: loc.line,
+    }];
+    frames.extend(loc.inlined.iter().map(|f| Frame {
+        function: name(&f.function),
+        file: f.file.clone().unwrap_or_default(),
+        line: f.line,
+    }));
+    frames
+}
+
+fn compare(tool: &str, bin: &Path) {
+    let sym = Symbolizer::open(bin).unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
+    let functions = function_ranges(bin);
+    let pcs: Vec<u64> = instruction_starts(&sym)
+        .into_iter()
+        .filter(|&pc| in_function(&functions, pc))
+        .collect();
+    assert!(
+        pcs.len() > 1000,
+        "{}: only {} PCs",
+        bin.display(),
+        pcs.len()
+    );
+    let theirs = addr2line(tool, bin, &pcs);
+    let (mut compared, mut inlined) = (0, 0);
+    let mut differ = Vec::new();
+    for (pc, want) in pcs.iter().zip(&theirs) {
+        let Some(want) = want else { continue };
+        compared += 1;
+        inlined += usize::from(want.len() > 1);
+        let loc = sym.lookup(*pc);
+        let got = frames_of(&loc);
+        if loc.source != Quality::Dwarf || got != *want {
+            let text = sym.disassemble(*pc).map(|d| d.text).unwrap_or_default();
+            differ.push(format!(
+                "{pc:#x} {text}:\n    addr2line {want:?}\n    coprof    {got:?}"
+            ));
+        }
+    }
+    eprintln!(
+        "{}: {compared} of {} PCs with line information ({inlined} in inlined code), {} differ",
+        bin.display(),
+        pcs.len(),
+        differ.len()
+    );
+    assert!(compared >= 1000, "too few PCs with line information");
+    assert!(inlined >= 100, "too few PCs in inlined code");
+    assert!(
+        differ.is_empty(),
+        "{}: {} of {compared} PCs symbolize differently from {tool}; the first:\n{}",
+        bin.display(),
+        differ.len(),
+        differ[..differ.len().min(8)].join("\n")
+    );
+}
+
+#[test]
+fn riscv64_bzip2() {
+    compare(
+        "riscv64-linux-gnu-addr2line",
+        &real_programs(false).join("bzip2"),
+    );
+}
+
+#[test]
+fn riscv64_lua() {
+    compare(
+        "riscv64-linux-gnu-addr2line",
+        &real_programs(false).join("luarun"),
+    );
+}
+
+#[test]
+fn x86_64_bzip2() {
+    compare("addr2line", &real_programs(true).join("bzip2"));
+}
+
+#[test]
+fn x86_64_lua() {
+    compare("addr2line", &real_programs(true).join("luarun"));
+}
