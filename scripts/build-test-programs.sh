@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the RV64 simulator's differential test corpus
-# (crates/coprof-rv/tests/programs/*.c) with the Debian RISC-V cross
-# compiler, statically linked, at -O0, -O2 and -Os, into
+# (crates/coprof-rv/tests/programs/*.c, and *.cpp with the C++ cross
+# compiler) with the Debian RISC-V cross compilers, statically linked, at
+# -O0, -O2 and -Os, into
 # target/rv-programs/NAME-LEVEL. Installs the cross compiler and qemu-user
 # first when they are missing (scripts/install-deps.sh).
 #
@@ -17,6 +18,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 src="$root/crates/coprof-rv/tests/programs"
 out="${1:-$root/target/rv-programs}"
 cc="${RISCV_CC:-riscv64-linux-gnu-gcc}"
+cxx="${RISCV_CXX:-riscv64-linux-gnu-g++}"
 levels=(O0 O2 Os)
 
 "$root/scripts/install-deps.sh" >/dev/null
@@ -30,8 +32,10 @@ fi
 header="$src/corpus.h"
 built=0
 kept=0
-for c in "$src"/*.c; do
-  name="$(basename "$c" .c)"
+for c in "$src"/*.c "$src"/*.cpp; do
+  name="$(basename "${c%.*}")"
+  compiler="$cc"
+  [[ "$c" == *.cpp ]] && compiler="$cxx"
   for level in "${levels[@]}"; do
     bin="$out/$name-$level"
     if [ -f "$bin" ] && [ "$bin" -nt "$c" ] && [ "$bin" -nt "$header" ] && [ "$bin" -nt "${BASH_SOURCE[0]}" ]; then
@@ -39,7 +43,7 @@ for c in "$src"/*.c; do
       continue
     fi
     tmp="$bin.tmp.$$"
-    if ! "$cc" -static -"$level" -g -Wall -o "$tmp" "$c" -lm -latomic; then
+    if ! "$compiler" -static -"$level" -g -Wall -o "$tmp" "$c" -lm -latomic; then
       rm -f "$tmp"
       echo "build-test-programs: failed to compile $c at -$level" >&2
       exit 1

@@ -27,7 +27,7 @@
 //!   each value it lists.
 //!
 //! The programs: the small programs of the simulator's corpus (one of them
-//! writes and runs its own code), four kernels of workloads/ at one
+//! writes and runs its own code, one is C++ that throws exceptions), four kernels of workloads/ at one
 //! repetition, and the real programs of workloads/ (bzip2, zlib's
 //! minigzip, Lua, SQLite) on small inputs. For the real programs the test
 //! also compares the program's own output under plain qemu and `coprof run`.
@@ -819,6 +819,11 @@ fn system_calls() {
 #[test]
 fn stdio_files() {
     corpus_program("stdio_files");
+}
+
+#[test]
+fn cpp_exceptions_and_containers() {
+    corpus_program("cpp_runtime");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Differential test of the RV64 simulator (issue 3, "Correctness"): every
 //! program of the corpus in `crates/coprof-rv/tests/programs/`, compiled
-//! with `riscv64-linux-gnu-gcc -static` at -O0, -O2 and -Os by
+//! with `riscv64-linux-gnu-gcc -static` (C++ with `riscv64-linux-gnu-g++`)
+//! at -O0, -O2 and -Os by
 //! `scripts/build-test-programs.sh`, runs under `qemu-riscv64` (an
 //! independent RV64 implementation) and under `coprof run --`, with the
 //! same arguments, environment, working directory and standard input. Their
@@ -157,15 +158,16 @@ fn build_corpus() -> PathBuf {
     out
 }
 
-/// The corpus programs' names, from the C sources (so a new program is
-/// picked up without touching this file).
+/// The corpus programs' names, from the C and C++ sources (so a new
+/// program is picked up without touching this file).
 fn program_names() -> Vec<String> {
     let dir = repo_root().join("crates/coprof-rv/tests/programs");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .filter_map(|e| {
             let p = e.ok()?.path();
-            (p.extension()? == "c").then(|| p.file_stem()?.to_str().map(str::to_string))?
+            let source = matches!(p.extension()?.to_str()?, "c" | "cpp");
+            source.then(|| p.file_stem()?.to_str().map(str::to_string))?
         })
         .collect();
     names.sort();
