@@ -81,6 +81,9 @@ const EFAULT: i64 = -(libc::EFAULT as i64);
 const EBADF: i64 = -(libc::EBADF as i64);
 const EINVAL: i64 = -(libc::EINVAL as i64);
 const ENOMEM: i64 = -(libc::ENOMEM as i64);
+/// Bytes of the kernel's signal set on RV64 (64 signals): the size every
+/// rt_sig* call must be given.
+const SIGSET_BYTES: u64 = 8;
 
 macro_rules! tryf {
     ($e:expr) => {
@@ -392,6 +395,10 @@ impl Kernel {
                 })
             }
             nr::READLINKAT => {
+                // Linux refuses a buffer of no bytes before it reads the name.
+                if a[3] as i32 <= 0 {
+                    return Ok(Outcome::Ret(EINVAL));
+                }
                 let raw = tryf!(mem.read_cstr(a[1], 4096));
                 if raw == b"/proc/self/exe" {
                     let exe = self.exe.as_os_str().as_encoded_bytes().to_vec();
@@ -711,56 +718,76 @@ impl Kernel {
                     }
                 })
             }
+            // The three calls below check what Linux checks, in its order
+            // (kernel/signal.c): the size of the signal set first, then
+            // the new value read, then its validity, then the old value
+            // written back.
             nr::RT_SIGACTION => {
                 let sig = a[0] as usize;
-                if sig == 0 || sig > 64 || ((sig == 9 || sig == 19) && a[1] != 0) {
-                    EINVAL
-                } else {
-                    // RV64 struct sigaction: handler, flags, mask (no restorer).
-                    if a[2] != 0 {
-                        let old = self.sigactions[sig];
-                        let buf = tryf!(mem.slice_mut(a[2], 24));
-                        for (i, v) in old.iter().enumerate() {
-                            buf[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
-                        }
-                    }
-                    if a[1] != 0 {
-                        let raw = tryf!(mem.slice(a[1], 24, perm::R));
+                if a[3] != SIGSET_BYTES {
+                    return Ok(Outcome::Ret(EINVAL));
+                }
+                // RV64 struct sigaction: handler, flags, mask (no restorer).
+                let new = match a[1] {
+                    0 => None,
+                    at => {
+                        let raw = tryf!(mem.slice(at, 24, perm::R));
                         let w = |i: usize| {
                             u64::from_le_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap_or_default())
                         };
-                        self.sigactions[sig] = [w(0), w(1), w(2)];
+                        Some([w(0), w(1), w(2)])
                     }
-                    0
+                };
+                if sig == 0 || sig > 64 || ((sig == 9 || sig == 19) && new.is_some()) {
+                    return Ok(Outcome::Ret(EINVAL));
                 }
+                let old = self.sigactions[sig];
+                if let Some(new) = new {
+                    self.sigactions[sig] = new;
+                }
+                if a[2] != 0 {
+                    let buf = tryf!(mem.slice_mut(a[2], 24));
+                    for (i, v) in old.iter().enumerate() {
+                        buf[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+                    }
+                }
+                0
             }
             nr::RT_SIGPROCMASK => {
-                if a[2] != 0 {
-                    tryf!(mem.slice_mut(a[2], 8)).copy_from_slice(&self.sigmask.to_le_bytes());
+                if a[3] != SIGSET_BYTES {
+                    return Ok(Outcome::Ret(EINVAL));
                 }
+                let old = self.sigmask;
                 if a[1] != 0 {
                     let raw = tryf!(mem.slice(a[1], 8, perm::R));
                     let set = u64::from_le_bytes(raw.try_into().unwrap_or_default());
                     // SIGKILL and SIGSTOP cannot be blocked.
                     let set = set & !((1 << 8) | (1 << 18));
-                    match a[0] {
-                        0 => self.sigmask |= set,
-                        1 => self.sigmask &= !set,
-                        2 => self.sigmask = set,
+                    self.sigmask = match a[0] {
+                        0 => old | set,
+                        1 => old & !set,
+                        2 => set,
                         _ => return Ok(Outcome::Ret(EINVAL)),
-                    }
-                    let ready = self.pending & !self.sigmask;
-                    if ready != 0 {
-                        let sig = ready.trailing_zeros() as i32 + 1;
-                        self.pending &= !(1 << (sig - 1));
-                        return self.deliver(sig, pc);
-                    }
+                    };
+                }
+                if a[2] != 0 {
+                    tryf!(mem.slice_mut(a[2], 8)).copy_from_slice(&old.to_le_bytes());
+                }
+                let ready = self.pending & !self.sigmask;
+                if a[1] != 0 && ready != 0 {
+                    let sig = ready.trailing_zeros() as i32 + 1;
+                    self.pending &= !(1 << (sig - 1));
+                    return self.deliver(sig, pc);
                 }
                 0
             }
             nr::RT_SIGPENDING => {
                 // Signals raised while blocked wait here (kill/tgkill above).
-                tryf!(mem.slice_mut(a[0], 8)).copy_from_slice(&self.pending.to_le_bytes());
+                if a[1] > SIGSET_BYTES {
+                    return Ok(Outcome::Ret(EINVAL));
+                }
+                let set = self.pending.to_le_bytes();
+                tryf!(mem.slice_mut(a[0], a[1])).copy_from_slice(&set[..a[1] as usize]);
                 0
             }
             nr::SIGALTSTACK => {

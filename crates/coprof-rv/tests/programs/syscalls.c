@@ -175,6 +175,17 @@ int main(void) {
     show("openat bad fd (EBADF)", syscall(SYS_openat, 99, "x", O_RDONLY));
     show("renameat bad fds, bad name (EFAULT)", syscall(SYS_renameat2, 98, "a", 99, (char *)8, 0));
     show("unlinkat bad fd, bad name (EFAULT)", syscall(SYS_unlinkat, 99, (char *)8, 0));
+    /* Sizes and orders Linux checks (fs/stat.c, kernel/signal.c). */
+    char lbuf[16];
+    show("readlinkat size 0 (EINVAL)", syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", lbuf, 0));
+    show("rt_sigaction set size 4 (EINVAL)", syscall(SYS_rt_sigaction, SIGUSR1, 0, 0, 4));
+    show("rt_sigaction bad act, bad signal (EFAULT)", syscall(SYS_rt_sigaction, 0, (char *)8, 0, 8));
+    unsigned long nset = 0, oset = 0xdead;
+    show("rt_sigprocmask set size 4 (EINVAL)", syscall(SYS_rt_sigprocmask, SIG_BLOCK, &nset, 0, 4));
+    show("rt_sigprocmask bad how (EINVAL)", syscall(SYS_rt_sigprocmask, 99, &nset, &oset, 8));
+    printf("old mask untouched by a bad how %d\n", oset == 0xdead);
+    show("rt_sigpending size 16 (EINVAL)", syscall(SYS_rt_sigpending, lbuf, 16));
+    show("rt_sigpending size 4", syscall(SYS_rt_sigpending, lbuf, 4));
     show("lseek on pipe (ESPIPE)", ({ int p[2]; pipe(p); long r = lseek(p[0], 0, SEEK_SET); close(p[0]); close(p[1]); r; }));
     return 0;
 }
