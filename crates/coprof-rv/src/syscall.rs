@@ -12,7 +12,7 @@
 //! its number, name and PC, or returns ENOSYS when asked to.
 
 use crate::error::SimError;
-use crate::fdtable::FdTable;
+use crate::fdtable::{FdTable, MAX_FDS};
 use crate::mem::{page_up, perm, Memory, PAGE};
 use crate::process::MMAP_TOP;
 use crate::random::GuestRandom;
@@ -81,6 +81,13 @@ const EFAULT: i64 = -(libc::EFAULT as i64);
 const EBADF: i64 = -(libc::EBADF as i64);
 const EINVAL: i64 = -(libc::EINVAL as i64);
 const ENOMEM: i64 = -(libc::ENOMEM as i64);
+const ESRCH: i64 = -(libc::ESRCH as i64);
+/// sigaltstack's flags (include/uapi/linux/signal.h) and RISC-V's
+/// smallest alternate stack (arch/riscv/include/uapi/asm/sigcontext.h).
+const SS_ONSTACK: u64 = 1;
+const SS_DISABLE: u64 = 2;
+const SS_AUTODISARM: u64 = 1 << 31;
+const MINSIGSTKSZ: u64 = 2048;
 /// Bytes of the kernel's signal set on RV64 (64 signals): the size every
 /// rt_sig* call must be given.
 const SIGSET_BYTES: u64 = 8;
@@ -134,7 +141,7 @@ impl Kernel {
             sigactions: [[0; 3]; 65],
             sigmask: 0,
             pending: 0,
-            altstack: [0, 2, 0],
+            altstack: [0, 0, 0],
             rseq: 0,
             enosys_calls: Vec::new(),
         }
@@ -283,7 +290,7 @@ impl Kernel {
                 let (old, new) = (a[0] as i64, a[1] as i32 as i64);
                 if old == new || a[2] & !(libc::O_CLOEXEC as u64) != 0 {
                     EINVAL
-                } else if !(0..crate::fdtable::MAX_FDS as i64).contains(&new) {
+                } else if !(0..MAX_FDS as i64).contains(&new) {
                     EBADF
                 } else {
                     // SAFETY: plain descriptor call.
@@ -305,6 +312,7 @@ impl Kernel {
                 let h = fd!(self, a[0]);
                 let cmd = a[1] as i32;
                 match cmd {
+                    libc::F_DUPFD | libc::F_DUPFD_CLOEXEC if a[2] >= MAX_FDS as u64 => EINVAL,
                     libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => {
                         // SAFETY: plain descriptor call.
                         let n = unsafe { libc::fcntl(h, libc::F_DUPFD_CLOEXEC, 3) };
@@ -528,7 +536,11 @@ impl Kernel {
                 }
             }
             nr::MPROTECT => {
-                if !a[0].is_multiple_of(PAGE) {
+                // Bits beyond read, write, exec, PROT_SEM and the two grow
+                // flags are refused, as is asking to grow both ways.
+                let grows = libc::PROT_GROWSDOWN as u64 | libc::PROT_GROWSUP as u64;
+                let known = 0xf | grows;
+                if !a[0].is_multiple_of(PAGE) || a[2] & !known != 0 || a[2] & grows == grows {
                     EINVAL
                 } else {
                     let code = mem.range_has(a[0], page_up(a[1]), perm::X);
@@ -589,18 +601,28 @@ impl Kernel {
                 } else {
                     (a[1], a[2], a[3])
                 };
+                // Linux's order: the new limit read, the process found, the
+                // limit set, the old one written back.
                 let newp = if new != 0 {
                     tryf!(mem.slice(new, 16, perm::R)).as_ptr()
                 } else {
                     std::ptr::null()
                 };
+                if num == nr::PRLIMIT64 && !self.is_me(a[0]) {
+                    return Ok(Outcome::Ret(ESRCH));
+                }
+                let mut was = [0u8; 16];
                 let oldp = if old != 0 {
-                    tryf!(mem.slice_mut(old, 16)).as_mut_ptr()
+                    was.as_mut_ptr()
                 } else {
                     std::ptr::null_mut()
                 };
                 // SAFETY: pointers are null or 16 valid bytes.
-                ret(unsafe { libc::syscall(libc::SYS_prlimit64, 0, res as u32, newp, oldp) })
+                let r = ret(unsafe { libc::syscall(libc::SYS_prlimit64, 0, res as u32, newp, oldp) });
+                if r == 0 && old != 0 {
+                    tryf!(mem.slice_mut(old, 16)).copy_from_slice(&was);
+                }
+                r
             }
             nr::GETRANDOM => {
                 let buf = tryf!(mem.slice_mut(a[0], a[1]));
@@ -689,6 +711,7 @@ impl Kernel {
             nr::GETGID => (unsafe { libc::getgid() }) as i64,
             nr::GETEGID => (unsafe { libc::getegid() }) as i64,
             nr::SCHED_YIELD => 0,
+            nr::SCHED_GETAFFINITY if !self.is_me(a[0]) => ESRCH,
             nr::SCHED_GETAFFINITY => {
                 let buf = tryf!(mem.slice_mut(a[2], a[1]));
                 // SAFETY: valid buffer.
@@ -791,18 +814,33 @@ impl Kernel {
                 0
             }
             nr::SIGALTSTACK => {
-                if a[1] != 0 {
-                    let buf = tryf!(mem.slice_mut(a[1], 24));
-                    for (i, v) in self.altstack.iter().enumerate() {
-                        buf[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
-                    }
-                }
+                // Linux's order (kernel/signal.c, do_sigaltstack): the new
+                // stack read and judged, then the old one written back.
+                // What the old stack reads back as: SS_DISABLE when there
+                // is none (a handler never runs on it here, so never
+                // SS_ONSTACK), with SS_AUTODISARM as it was set.
+                let [old_sp, old_flags, old_size] = self.altstack;
+                let disabled = if old_size == 0 { SS_DISABLE } else { 0 };
+                let old = [old_sp, old_flags | disabled, old_size];
                 if a[0] != 0 {
                     let raw = tryf!(mem.slice(a[0], 24, perm::R));
                     let w = |i: usize| {
                         u64::from_le_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap_or_default())
                     };
-                    self.altstack = [w(0), w(1) & 0xffff_ffff, w(2)];
+                    let (sp, flags, size) = (w(0), w(1) & 0xffff_ffff, w(2));
+                    // SS_ONSTACK, SS_DISABLE, either with SS_AUTODISARM.
+                    match flags & !SS_AUTODISARM {
+                        SS_DISABLE => self.altstack = [0, flags & SS_AUTODISARM, 0],
+                        0 | SS_ONSTACK if size < MINSIGSTKSZ => return Ok(Outcome::Ret(ENOMEM)),
+                        0 | SS_ONSTACK => self.altstack = [sp, flags & SS_AUTODISARM, size],
+                        _ => return Ok(Outcome::Ret(EINVAL)),
+                    }
+                }
+                if a[1] != 0 {
+                    let buf = tryf!(mem.slice_mut(a[1], 24));
+                    for (i, v) in old.iter().enumerate() {
+                        buf[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+                    }
                 }
                 0
             }
@@ -897,6 +935,14 @@ impl Kernel {
         Ok(Outcome::Ret(r))
     }
 
+    /// Whether `pid` (a system call's argument) names the simulated
+    /// process: 0 or its own pid. It is the only process there is.
+    fn is_me(&self, pid: u64) -> bool {
+        let pid = pid as i32;
+        // SAFETY: plain call.
+        pid == 0 || pid == unsafe { libc::getpid() }
+    }
+
     fn install(&mut self, host: i32, min: usize) -> i64 {
         if host < 0 {
             return errno();
@@ -987,12 +1033,11 @@ impl Kernel {
     fn mmap(&mut self, mem: &mut Memory, a: [u64; 8], pc: u64) -> Result<Outcome, SimError> {
         let (addr, len, prot, flags, fd, off) =
             (a[0], a[1], (a[2] & 7) as u8, a[3] as i32, a[4] as i32, a[5]);
-        if len == 0 || off % PAGE != 0 || len > crate::mem::LIMIT {
+        // Linux's order: the offset, the descriptor, the length, the type.
+        if off % PAGE != 0 {
             return Ok(Outcome::Ret(EINVAL));
         }
-        let len = page_up(len);
         let anon = flags & libc::MAP_ANONYMOUS != 0;
-        let shared = flags & libc::MAP_SHARED != 0;
         let host = if anon {
             -1
         } else {
@@ -1001,6 +1046,18 @@ impl Kernel {
                 None => return Ok(Outcome::Ret(EBADF)),
             }
         };
+        if len == 0 {
+            return Ok(Outcome::Ret(EINVAL));
+        }
+        if len > crate::mem::LIMIT {
+            return Ok(Outcome::Ret(ENOMEM));
+        }
+        // MAP_SHARED, MAP_PRIVATE or MAP_SHARED_VALIDATE, exactly one.
+        if !matches!(flags & 0x0f, 1..=3) {
+            return Ok(Outcome::Ret(EINVAL));
+        }
+        let len = page_up(len);
+        let shared = flags & libc::MAP_SHARED != 0;
         if !anon && shared && prot & perm::W != 0 {
             return Err(SimError::Unsupported {
                 what: "mmap of a file MAP_SHARED and writable (writes would not reach the file)"

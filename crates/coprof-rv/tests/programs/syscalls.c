@@ -186,6 +186,31 @@ int main(void) {
     printf("old mask untouched by a bad how %d\n", oset == 0xdead);
     show("rt_sigpending size 16 (EINVAL)", syscall(SYS_rt_sigpending, lbuf, 16));
     show("rt_sigpending size 4", syscall(SYS_rt_sigpending, lbuf, 4));
+    /* mm/mmap.c, mm/mprotect.c, fs/fcntl.c, kernel/sched/core.c, kernel/sys.c. */
+    show("mmap neither private nor shared (EINVAL)",
+         (long)syscall(SYS_mmap, 0, 4096, PROT_READ, MAP_ANONYMOUS, -1, 0) < 0 ? -1 : 0);
+    show("mmap 2^60 bytes (ENOMEM)",
+         (long)syscall(SYS_mmap, 0, 1UL << 60, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) < 0 ? -1 : 0);
+    char *pgm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    show("mprotect unknown prot bit (EINVAL)", syscall(SYS_mprotect, pgm, 4096, 0x100));
+    pgm[0] = 1; /* still writable */
+    show("fcntl F_DUPFD min beyond the limit (EINVAL)", syscall(SYS_fcntl, 1, F_DUPFD, 1 << 30));
+    long nobody = 2147483000; /* above any pid_max */
+    show("sched_getaffinity of no process (ESRCH)", syscall(SYS_sched_getaffinity, nobody, 128, lbuf));
+    struct rlimit rlim;
+    show("prlimit64 of no process (ESRCH)", syscall(SYS_prlimit64, nobody, RLIMIT_NOFILE, NULL, &rlim));
+    /* kernel/signal.c, do_sigaltstack. */
+    static char alt[8192];
+    stack_t small = {.ss_sp = alt, .ss_size = 100, .ss_flags = 0};
+    show("sigaltstack too small (ENOMEM)", syscall(SYS_sigaltstack, &small, NULL));
+    stack_t odd = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 12345};
+    show("sigaltstack unknown flags (EINVAL)", syscall(SYS_sigaltstack, &odd, NULL));
+    stack_t on = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = SS_ONSTACK}, back;
+    show("sigaltstack set with SS_ONSTACK", syscall(SYS_sigaltstack, &on, NULL));
+    syscall(SYS_sigaltstack, NULL, &back);
+    printf("sigaltstack reads back flags %d size %zu same sp %d\n", back.ss_flags, back.ss_size, back.ss_sp == alt);
+    stack_t disable = {.ss_flags = SS_DISABLE};
+    show("sigaltstack disabled", syscall(SYS_sigaltstack, &disable, NULL));
     show("lseek on pipe (ESPIPE)", ({ int p[2]; pipe(p); long r = lseek(p[0], 0, SEEK_SET); close(p[0]); close(p[1]); r; }));
     return 0;
 }
