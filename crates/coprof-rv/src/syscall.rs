@@ -552,6 +552,53 @@ impl Kernel {
                 }
             }
             nr::MREMAP => return Ok(self.mremap(mem, a)),
+            // Nothing to write back (file mappings are private, or shared
+            // read-only) and nothing to lock: these check their arguments
+            // as Linux does and succeed on mapped memory.
+            nr::MSYNC => {
+                let (async_, invalidate, sync) = (1u64, 2u64, 4u64);
+                let flags = a[2];
+                if !a[0].is_multiple_of(PAGE)
+                    || flags & !(async_ | invalidate | sync) != 0
+                    || flags & (async_ | sync) == async_ | sync
+                {
+                    EINVAL
+                } else if !all_mapped(mem, a[0], a[1]) {
+                    ENOMEM
+                } else {
+                    0
+                }
+            }
+            nr::MLOCK | nr::MUNLOCK | nr::MLOCK2 => {
+                if num == nr::MLOCK2 && a[2] & !1 != 0 {
+                    EINVAL
+                } else if !all_mapped(mem, a[0] & !(PAGE - 1), a[1] + (a[0] & (PAGE - 1))) {
+                    ENOMEM
+                } else {
+                    0
+                }
+            }
+            nr::MLOCKALL => {
+                // MCL_CURRENT, MCL_FUTURE, MCL_ONFAULT (not alone).
+                if a[0] == 0 || a[0] & !7 != 0 || a[0] == 4 {
+                    EINVAL
+                } else {
+                    0
+                }
+            }
+            nr::MUNLOCKALL => 0,
+            nr::MINCORE => {
+                // Every mapped page is resident: one byte of 1 per page.
+                if !a[0].is_multiple_of(PAGE) {
+                    EINVAL
+                } else if !all_mapped(mem, a[0], a[1]) {
+                    ENOMEM
+                } else {
+                    let pages = page_up(a[1]) / PAGE;
+                    tryf!(mem.slice_mut(a[2], pages)).fill(1);
+                    0
+                }
+            }
             nr::MADVISE => {
                 // MADV_DONTNEED on private anonymous memory reads back as
                 // zeros afterwards; other advice changes nothing visible.
@@ -1056,6 +1103,25 @@ impl Kernel {
         if !matches!(flags & 0x0f, 1..=3) {
             return Ok(Outcome::Ret(EINVAL));
         }
+        if !anon {
+            // A file mapping needs a descriptor open for reading, of a
+            // file that can be mapped (not a directory, pipe or socket).
+            // SAFETY: plain descriptor calls on a descriptor we hold.
+            let mode = unsafe { libc::fcntl(host, libc::F_GETFL) };
+            if mode >= 0 && mode & libc::O_ACCMODE == libc::O_WRONLY {
+                return Ok(Outcome::Ret(-(libc::EACCES as i64)));
+            }
+            // SAFETY: st is a valid out-parameter.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            if unsafe { libc::fstat(host, &mut st) } == 0
+                && matches!(
+                    st.st_mode & libc::S_IFMT,
+                    libc::S_IFDIR | libc::S_IFIFO | libc::S_IFSOCK
+                )
+            {
+                return Ok(Outcome::Ret(-(libc::ENODEV as i64)));
+            }
+        }
         let len = page_up(len);
         let shared = flags & libc::MAP_SHARED != 0;
         if !anon && shared && prot & perm::W != 0 {
@@ -1125,7 +1191,10 @@ impl Kernel {
 
     fn mremap(&mut self, mem: &mut Memory, a: [u64; 8]) -> Outcome {
         let (old, old_len, new_len, flags) = (a[0], page_up(a[1]), page_up(a[2]), a[3]);
-        if old % PAGE != 0 || new_len == 0 || flags & !3 != 0 {
+        let (may_move, fixed) = (flags & 1 != 0, flags & 2 != 0);
+        // MREMAP_DONTUNMAP (4) is not supported: EINVAL, as for any
+        // unknown flag; MREMAP_FIXED needs MREMAP_MAYMOVE.
+        if old % PAGE != 0 || new_len == 0 || flags & !3 != 0 || (fixed && !may_move) {
             return Outcome::Ret(EINVAL);
         }
         let p = mem.perm_at(old);
@@ -1140,6 +1209,16 @@ impl Kernel {
                 Outcome::Ret(v as i64)
             }
         };
+        if fixed {
+            // To exactly a[4], replacing what was there; the two ranges
+            // must not overlap.
+            let to = a[4];
+            let overlap = to < old.saturating_add(old_len) && old < to.saturating_add(new_len);
+            if !to.is_multiple_of(PAGE) || overlap || to.checked_add(new_len).is_none() {
+                return Outcome::Ret(EINVAL);
+            }
+            return self.move_mapping(mem, old, old_len, to, new_len, p, code);
+        }
         if new_len <= old_len {
             let _ = mem.unmap(old + new_len, old_len - new_len);
             return done(old);
@@ -1155,7 +1234,25 @@ impl Kernel {
         let Some(to) = mem.find_free(new_len, page_up(self.brk) + PAGE, MMAP_TOP) else {
             return Outcome::Ret(ENOMEM);
         };
-        let data = match mem.slice(old, old_len, perm::MAPPED) {
+        self.move_mapping(mem, old, old_len, to, new_len, p, code)
+    }
+
+    /// Moves the mapping at `old` (`old_len` bytes, permissions `p`) to
+    /// `to`, `new_len` bytes long: what the first `new_len` bytes held
+    /// moves with it, the rest reads as zeros, and the old range is
+    /// unmapped.
+    #[allow(clippy::too_many_arguments)]
+    fn move_mapping(
+        &mut self,
+        mem: &mut Memory,
+        old: u64,
+        old_len: u64,
+        to: u64,
+        new_len: u64,
+        p: u8,
+        code: bool,
+    ) -> Outcome {
+        let data = match mem.slice(old, old_len.min(new_len), perm::MAPPED) {
             Ok(s) => s.to_vec(),
             Err(_) => return Outcome::Ret(EFAULT),
         };
@@ -1163,8 +1260,26 @@ impl Kernel {
             return Outcome::Ret(ENOMEM);
         }
         let _ = mem.unmap(old, old_len);
-        done(to)
+        if code || mem.range_has(to, new_len, perm::X) {
+            Outcome::RetFlush(to as i64)
+        } else {
+            Outcome::Ret(to as i64)
+        }
     }
+}
+
+/// Whether every page of `[addr, addr + len)` is mapped (an empty range
+/// is).
+fn all_mapped(mem: &Memory, addr: u64, len: u64) -> bool {
+    let Some(end) = addr.checked_add(page_up(len)) else {
+        return false;
+    };
+    if end > crate::mem::LIMIT {
+        return false;
+    }
+    (addr..end)
+        .step_by(PAGE as usize)
+        .all(|at| mem.perm_at(at) & perm::MAPPED != 0)
 }
 
 /// The host's number for a call passed through unchanged.

@@ -5,9 +5,26 @@
 #ifndef COPROF_CORPUS_H
 #define COPROF_CORPUS_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+/* The optimisation level the program was built at, for the names of the
+ * files it writes: the three builds of one program may run at once. */
+#if defined(__OPTIMIZE_SIZE__)
+#define LEVEL "Os"
+#elif defined(__OPTIMIZE__)
+#define LEVEL "O2"
+#else
+#define LEVEL "O0"
+#endif
+
+/* A system call's result, and errno's text when it failed, after the name
+ * padded to `width` columns. */
+static inline void show_rc(int width, const char *what, long rc) {
+    printf("%-*s rc %ld errno %s\n", width, what, rc, rc < 0 ? strerror(errno) : "-");
+}
 
 /* The bit pattern of a float or double, so that a one-ulp or a NaN-payload
  * difference shows even where printf would round it away. */

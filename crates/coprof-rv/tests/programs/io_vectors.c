@@ -24,17 +24,8 @@
 #include <unistd.h>
 #include "corpus.h"
 
-#if defined(__OPTIMIZE_SIZE__)
-#define LEVEL "Os"
-#elif defined(__OPTIMIZE__)
-#define LEVEL "O2"
-#else
-#define LEVEL "O0"
-#endif
 
-static void show(const char *what, long rc) {
-    printf("%-44s rc %ld errno %s\n", what, rc, rc < 0 ? strerror(errno) : "-");
-}
+static void show(const char *what, long rc) { show_rc(44, what, rc); }
 
 static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout, uint32_t val3) {
     return syscall(SYS_futex, word, op, val, timeout, NULL, val3);

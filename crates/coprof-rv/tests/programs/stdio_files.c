@@ -17,20 +17,11 @@
 #include <unistd.h>
 #include "corpus.h"
 
-#if defined(__OPTIMIZE_SIZE__)
-#define LEVEL "Os"
-#elif defined(__OPTIMIZE__)
-#define LEVEL "O2"
-#else
-#define LEVEL "O0"
-#endif
 #define DIR_ "/tmp/coprof-corpus-stdio-files-" LEVEL
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static void show(const char *what, long rc) {
-    printf("%-34s rc %ld errno %s\n", what, rc, rc < 0 ? strerror(errno) : "-");
-}
+static void show(const char *what, long rc) { show_rc(34, what, rc); }
 
 int main(void) {
     char path[256], path2[256];

@@ -28,18 +28,9 @@
 #include <unistd.h>
 #include "corpus.h"
 
-#if defined(__OPTIMIZE_SIZE__)
-#define LEVEL "Os"
-#elif defined(__OPTIMIZE__)
-#define LEVEL "O2"
-#else
-#define LEVEL "O0"
-#endif
 #define FILE_ "/tmp/coprof-corpus-syscalls-" LEVEL ".bin"
 
-static void show(const char *what, long rc) {
-    printf("%-36s rc %ld errno %s\n", what, rc, rc < 0 ? strerror(errno) : "-");
-}
+static void show(const char *what, long rc) { show_rc(36, what, rc); }
 
 static volatile int handled;
 static void on_usr1(int sig) { handled = sig; }
