@@ -193,6 +193,15 @@ impl Memory {
                 .all(|p| *p == 0)
     }
 
+    /// Whether every page of `[addr, addr+len)` (page-aligned) is mapped;
+    /// an empty range is.
+    pub fn is_mapped(&self, addr: u64, len: u64) -> bool {
+        Self::range_ok(addr, len)
+            && self.perms[(addr / PAGE) as usize..((addr + len) / PAGE) as usize]
+                .iter()
+                .all(|p| p & perm::MAPPED != 0)
+    }
+
     /// The highest free, page-aligned range of `len` bytes that ends at or
     /// below `top` and starts at or above `bottom` (top-down allocation as
     /// Linux's default mmap layout).

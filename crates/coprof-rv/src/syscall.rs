@@ -13,7 +13,7 @@
 
 use crate::error::SimError;
 use crate::fdtable::{FdTable, MAX_FDS};
-use crate::mem::{page_up, perm, Memory, PAGE};
+use crate::mem::{page_down, page_up, perm, Memory, PAGE};
 use crate::process::MMAP_TOP;
 use crate::random::GuestRandom;
 use crate::sysno as nr;
@@ -563,7 +563,7 @@ impl Kernel {
                     || flags & (async_ | sync) == async_ | sync
                 {
                     EINVAL
-                } else if !all_mapped(mem, a[0], a[1]) {
+                } else if !mem.is_mapped(a[0], page_up(a[1])) {
                     ENOMEM
                 } else {
                     0
@@ -572,7 +572,7 @@ impl Kernel {
             nr::MLOCK | nr::MUNLOCK | nr::MLOCK2 => {
                 if num == nr::MLOCK2 && a[2] & !1 != 0 {
                     EINVAL
-                } else if !all_mapped(mem, a[0] & !(PAGE - 1), a[1] + (a[0] & (PAGE - 1))) {
+                } else if !mem.is_mapped(page_down(a[0]), page_up(a[1].saturating_add(a[0] % PAGE))) {
                     ENOMEM
                 } else {
                     0
@@ -591,7 +591,7 @@ impl Kernel {
                 // Every mapped page is resident: one byte of 1 per page.
                 if !a[0].is_multiple_of(PAGE) {
                     EINVAL
-                } else if !all_mapped(mem, a[0], a[1]) {
+                } else if !mem.is_mapped(a[0], page_up(a[1])) {
                     ENOMEM
                 } else {
                     let pages = page_up(a[1]) / PAGE;
@@ -1266,20 +1266,6 @@ impl Kernel {
             Outcome::Ret(to as i64)
         }
     }
-}
-
-/// Whether every page of `[addr, addr + len)` is mapped (an empty range
-/// is).
-fn all_mapped(mem: &Memory, addr: u64, len: u64) -> bool {
-    let Some(end) = addr.checked_add(page_up(len)) else {
-        return false;
-    };
-    if end > crate::mem::LIMIT {
-        return false;
-    }
-    (addr..end)
-        .step_by(PAGE as usize)
-        .all(|at| mem.perm_at(at) & perm::MAPPED != 0)
 }
 
 /// The host's number for a call passed through unchanged.

@@ -49,7 +49,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::OnceLock;
 
 /// Instructions, in all, by which a PC profile may differ from qemu's:
@@ -160,13 +160,21 @@ impl Image {
     /// can close a loop (a conditional branch or a jump that is neither a
     /// call nor a return).
     fn instruction(&self, pc: u64) -> Option<(u64, bool)> {
+        Some(match self.encoding(pc)? {
+            (2, half) => (2, compressed_loop_branch(half)),
+            (len, raw) => (len, loop_branch(raw)),
+        })
+    }
+
+    /// The instruction's length and bits at `pc`: 2 and the halfword of a
+    /// compressed instruction (its low two bits not 11), else 4 and the word.
+    fn encoding(&self, pc: u64) -> Option<(u64, u32)> {
         let b = self.bytes_at(pc)?;
         let half = u16::from_le_bytes([b[0], *b.get(1)?]) as u32;
         if half & 3 != 3 {
-            return Some((2, compressed_loop_branch(half)));
+            return Some((2, half));
         }
-        let raw = u32::from_le_bytes(b.get(..4)?.try_into().ok()?);
-        Some((4, loop_branch(raw)))
+        Some((4, u32::from_le_bytes(b.get(..4)?.try_into().ok()?)))
     }
 }
 
@@ -212,33 +220,31 @@ impl Image {
     /// specification: LOAD, LOAD-FP and the compressed loads of quadrants 0
     /// and 2).
     fn load(&self, pc: u64) -> Option<Load> {
-        let b = self.bytes_at(pc)?;
-        let half = u16::from_le_bytes([b[0], *b.get(1)?]) as u32;
-        let (len, reg, bytes) = if half & 3 == 3 {
-            let raw = u32::from_le_bytes(b.get(..4)?.try_into().ok()?);
-            let (rd, f3) = (((raw >> 7) & 31) as usize, (raw >> 12) & 7);
-            match (raw & 0x7f, f3) {
-                (0x03, 0 | 4) => (4, rd, 1),
-                (0x03, 1 | 5) => (4, rd, 2),
-                (0x03, 2 | 6) => (4, rd, 4),
-                (0x03, 3) => (4, rd, 8),
-                (0x07, 1) => (4, 32 + rd, 2),
-                (0x07, 2) => (4, 32 + rd, 4),
-                (0x07, 3) => (4, 32 + rd, 8),
+        let (len, bits) = self.encoding(pc)?;
+        let (reg, bytes) = if len == 4 {
+            let (rd, f3) = (((bits >> 7) & 31) as usize, (bits >> 12) & 7);
+            match (bits & 0x7f, f3) {
+                (0x03, 0 | 4) => (rd, 1),
+                (0x03, 1 | 5) => (rd, 2),
+                (0x03, 2 | 6) => (rd, 4),
+                (0x03, 3) => (rd, 8),
+                (0x07, 1) => (32 + rd, 2),
+                (0x07, 2) => (32 + rd, 4),
+                (0x07, 3) => (32 + rd, 8),
                 _ => return None,
             }
         } else {
             let (rd_short, rd) = (
-                (((half >> 2) & 7) + 8) as usize,
-                ((half >> 7) & 31) as usize,
+                (((bits >> 2) & 7) + 8) as usize,
+                ((bits >> 7) & 31) as usize,
             );
-            match (half & 3, half >> 13) {
-                (0, 1) => (2, 32 + rd_short, 8), // C.FLD
-                (0, 2) => (2, rd_short, 4),      // C.LW
-                (0, 3) => (2, rd_short, 8),      // C.LD
-                (2, 1) => (2, 32 + rd, 8),       // C.FLDSP
-                (2, 2) => (2, rd, 4),            // C.LWSP
-                (2, 3) => (2, rd, 8),            // C.LDSP
+            match (bits & 3, bits >> 13) {
+                (0, 1) => (32 + rd_short, 8), // C.FLD
+                (0, 2) => (rd_short, 4),      // C.LW
+                (0, 3) => (rd_short, 8),      // C.LD
+                (2, 1) => (32 + rd, 8),       // C.FLDSP
+                (2, 2) => (rd, 4),            // C.LWSP
+                (2, 3) => (rd, 8),            // C.LDSP
                 _ => return None,
             }
         };
@@ -284,6 +290,26 @@ fn is_mapped(value: u64) -> bool {
     (0x20_0000_0000..1 << 47).contains(&value)
 }
 
+/// Starts the program under qemu, one instruction per translation block,
+/// with the log `options`, its output on /dev/null; returns qemu and its
+/// standard error (where the log goes), to read as it streams in.
+fn qemu_logging(
+    options: &[&str],
+    bin: &Path,
+    args: &[String],
+    dir: &Path,
+) -> (Child, BufReader<ChildStderr>) {
+    let mut qemu = Command::new("qemu-riscv64");
+    qemu.arg(one_insn_per_tb()).args(options);
+    let mut child = launch(&mut qemu, bin, args, dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("qemu-riscv64 starts");
+    let log = BufReader::with_capacity(1 << 20, child.stderr.take().unwrap());
+    (child, log)
+}
+
 /// Runs the program under qemu with the register file dumped before each
 /// of the given loads and before the instruction after it, and returns,
 /// per load, how many times each value was loaded (the destination
@@ -298,15 +324,9 @@ fn qemu_load_values(
         .iter()
         .map(|(pc, l)| format!("{pc:#x}+{}", l.len + 1))
         .collect();
-    let mut qemu = Command::new("qemu-riscv64");
-    qemu.args([one_insn_per_tb(), "-d", "nochain,exec,cpu,fpu", "-dfilter"])
-        .arg(filter.join(","));
-    let mut child = launch(&mut qemu, bin, args, dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("qemu-riscv64 starts");
-    let log = BufReader::with_capacity(1 << 20, child.stderr.take().unwrap());
+    let filter = filter.join(",");
+    let log_options = ["-d", "nochain,exec,cpu,fpu", "-dfilter", &filter];
+    let (mut child, log) = qemu_logging(&log_options, bin, args, dir);
     let mut values: HashMap<u64, HashMap<u64, u64>> = HashMap::new();
     // The load whose value the current dump shows, and the load just logged.
     let mut reading: Option<(u64, Load)> = None;
@@ -371,18 +391,12 @@ fn launch<'a>(cmd: &'a mut Command, bin: &Path, args: &[String], dir: &Path) -> 
 /// Runs the program under qemu, one instruction per block with the
 /// execution log on, and counts the log's PCs as it streams in.
 fn qemu_profile(image: &Image, bin: &Path, args: &[String], dir: &Path) -> QemuProfile {
-    let mut qemu = Command::new("qemu-riscv64");
     // A log file is written in large blocks, qemu's standard error a line
     // at a time (twice the time in all). qemu opens the file as fd 3,
     // which moves the program's own files up by one; no count depends on
     // that, but loaded values can, so the register dumps use standard error.
-    qemu.args([one_insn_per_tb(), "-d", "nochain,exec", "-D", "/dev/stderr"]);
-    let mut child = launch(&mut qemu, bin, args, dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("qemu-riscv64 starts");
-    let log = BufReader::with_capacity(1 << 20, child.stderr.take().unwrap());
+    let log_options = ["-d", "nochain,exec", "-D", "/dev/stderr"];
+    let (mut child, log) = qemu_logging(&log_options, bin, args, dir);
     let mut pcs: HashMap<u64, u64> = HashMap::new();
     let mut sbbs: HashMap<u64, u64> = HashMap::new();
     let mut decoded: HashMap<u64, Option<(u64, bool)>> = HashMap::new();
