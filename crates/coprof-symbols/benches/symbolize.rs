@@ -9,8 +9,9 @@
 //! built with `riscv64-linux-gnu-gcc -static -O2 -g` (a simulator binary;
 //! mostly glibc without DWARF). `COPROF_BENCH_PCS` sets the number of
 //! distinct PCs (default 20000), spread evenly over the largest code
-//! section; `COPROF_BENCH_RUNS` the runs per measure (default 5). Times
-//! are CPU time of this thread (`CLOCK_THREAD_CPUTIME_ID`), medians, so
+//! section; `COPROF_BENCH_RUNS` the runs per measure (default 5);
+//! `COPROF_BENCH_BINARY` names one more binary to measure. Times are CPU
+//! time of this thread (`CLOCK_THREAD_CPUTIME_ID`), medians, so
 //! that other jobs on the machine disturb them less than wall time. Prints
 //! a Markdown table for docs/PERFORMANCE.md.
 
@@ -154,4 +155,9 @@ fn main() {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     measure("this benchmark (x86-64, Rust)", &me, n, runs);
     measure("symtest -static -O2 -g (RV64)", &rv, n, runs);
+    if let Some(extra) = std::env::var_os("COPROF_BENCH_BINARY") {
+        let extra = PathBuf::from(extra);
+        let name = extra.file_name().unwrap().to_string_lossy().into_owned();
+        measure(&name, &extra, n, runs);
+    }
 }

@@ -12,7 +12,10 @@
 //!   frames for one PC, from the ELF's DWARF (via `addr2line`, `gimli` and
 //!   `object`), falling back to the ELF symbol table (function + offset) and
 //!   then to the raw address; [`Location::source`] says which, and
-//!   [`Quality::note`] gives the sentence a report prints.
+//!   [`Quality::note`] gives the sentence a report prints. Functions are
+//!   named by their demangled linkage names ([`demangle`]: C++ by the GNU
+//!   demangler, Rust by `rustc-demangle`), or, for C++ functions without
+//!   one, by their names qualified with the scopes around them.
 //! - [`Symbolizer::span`]: a loop body `[lo, hi]` as the source lines of all
 //!   its instructions (one `file:first-last` per file).
 //! - [`Symbolizer::disassemble`]: the instruction at a PC as text (RISC-V
@@ -37,11 +40,13 @@
 #![warn(missing_docs)]
 
 pub mod arch;
+pub mod demangle;
 pub mod disasm;
 pub mod dwarf;
 pub mod error;
 pub mod listing;
 pub mod location;
+mod names;
 pub mod source;
 pub mod span;
 pub mod symbolizer;

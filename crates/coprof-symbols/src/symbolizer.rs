@@ -5,11 +5,13 @@
 //! symbol table, then the raw address) and says which it used.
 
 use crate::arch::Arch;
+use crate::demangle::demangle_or_keep;
 use crate::disasm::{self, Code, Disassembly};
 use crate::dwarf::{self, Dwarf};
 use crate::error::SymbolError;
 use crate::listing::{Listing, ListingRow, MAX_LISTING_ROWS};
 use crate::location::{Frame, Location, Quality};
+use crate::names::FunctionNames;
 use crate::source::SourceCache;
 use crate::span::{group_by_file, SourceSpan};
 use crate::symtab::SymbolTable;
@@ -64,6 +66,7 @@ pub struct Symbolizer {
     info: DebugInfo,
     symbols: SymbolTable,
     code: Code,
+    names: FunctionNames,
     cache: RefCell<FxHashMap<u64, Location>>,
     sources: SourceCache,
 }
@@ -109,6 +112,7 @@ impl Symbolizer {
             info,
             symbols,
             code,
+            names: FunctionNames::default(),
             cache: RefCell::new(FxHashMap::default()),
             sources: SourceCache::default(),
         })
@@ -199,14 +203,19 @@ impl Symbolizer {
             return None;
         }
         let mut iter = ctx.find_frames(pc).skip_all_loads().ok()?;
+        // The unit the frames come from: their DIE offsets are in it.
+        let unit = ctx.find_dwarf_and_unit(pc).skip_all_loads();
         let mut frames = Vec::new();
         // A malformed entry ends the chain: keep what was read before it.
         while let Ok(Some(f)) = iter.next() {
-            let function = f
-                .function
-                .as_ref()
-                .and_then(|n| n.demangle().ok())
-                .map(|n| n.into_owned());
+            let function = match (unit, f.dw_die_offset) {
+                (Some(unit), Some(die)) => self.names.frame(unit, die),
+                _ => None,
+            }
+            .or_else(|| {
+                let raw = f.function.as_ref()?.raw_name().ok()?;
+                Some(demangle_or_keep(raw))
+            });
             let (file, line, column) = match &f.location {
                 Some(l) => (
                     l.file.map(str::to_string),
@@ -389,9 +398,9 @@ impl Symbolizer {
         self.cache.borrow().len()
     }
 
-    /// Bytes held: debug sections, symbols, code and the cache (estimated
-    /// from entry sizes; the parsed units inside `addr2line` are not
-    /// counted).
+    /// Bytes held: debug sections, symbols, code, the function names
+    /// worked out and the cache (estimated from entry sizes; the parsed
+    /// units inside `addr2line` are not counted).
     pub fn bytes(&self) -> usize {
         let cache = self.cache.borrow();
         let per_entry = std::mem::size_of::<(u64, Location)>();
@@ -406,6 +415,7 @@ impl Symbolizer {
         self.dwarf.as_ref().map_or(0, |d| d.bytes)
             + self.symbols.bytes()
             + self.code.bytes()
+            + self.names.bytes()
             + cache.capacity() * per_entry
             + strings
     }

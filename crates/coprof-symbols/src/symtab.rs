@@ -82,7 +82,7 @@ fn collect<'a, S: ObjectSymbol<'a>>(it: impl Iterator<Item = S>) -> Vec<Function
             if name.is_empty() {
                 return None;
             }
-            let name = addr2line::demangle_auto(name.into(), None).into_owned();
+            let name = crate::demangle::demangle_or_keep(name.into());
             Some(FunctionSymbol {
                 addr: s.address(),
                 size: s.size(),

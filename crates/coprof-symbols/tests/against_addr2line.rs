@@ -4,8 +4,11 @@
 //! RV64 and, with `--native`, for x86-64) that has line information,
 //! `addr2line -a -f -i` and [`Symbolizer::lookup`] must name the same
 //! innermost function, file and line, and the same chain of functions it
-//! was inlined into, each with the file and line of its call site.
+//! was inlined into, each with the file and line of its call site. The
+//! corpus's C++ program is compared too, its names by the rules of
+//! [`CppName`].
 
+use coprof_symbols::demangle::demangle_or_keep;
 use coprof_symbols::{Location, Quality, Symbolizer};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -59,31 +62,41 @@ struct Frame {
     line: Option<u32>,
 }
 
-/// The address ranges of the ELF's function symbols, sorted: read with
-/// `object`, not through the symbolizer. Alignment padding between
-/// functions lies in none of them; the line table covers it (with the line
-/// before it) and no function does, where addr2line names the symbol
-/// before it. No program runs padding, and it is not compared.
-fn function_ranges(bin: &Path) -> Vec<(u64, u64)> {
-    use object::{Object, ObjectSymbol, SymbolKind};
-    let data = std::fs::read(bin).unwrap();
-    let file = object::File::parse(&*data).expect("an ELF file");
-    let mut ranges: Vec<(u64, u64)> = file
-        .symbols()
-        .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
-        .map(|s| (s.address(), s.address() + s.size()))
-        .collect();
-    ranges.sort_unstable();
-    ranges
-}
+/// The ELF's function symbols, sorted by address, with their demangled
+/// names: read with `object`, not through the symbolizer. Alignment
+/// padding between functions lies in none of them; the line table covers
+/// it (with the line before it) and no function does, where addr2line
+/// names the symbol before it. No program runs padding, and it is not
+/// compared.
+struct FunctionSymbols(Vec<(u64, u64, String)>);
 
-fn in_function(ranges: &[(u64, u64)], pc: u64) -> bool {
-    let i = ranges.partition_point(|r| r.0 <= pc);
-    ranges[..i]
-        .iter()
-        .rev()
-        .take(8)
-        .any(|&(lo, hi)| lo <= pc && pc < hi)
+impl FunctionSymbols {
+    fn of(bin: &Path) -> FunctionSymbols {
+        use object::{Object, ObjectSymbol, SymbolKind};
+        let data = std::fs::read(bin).unwrap();
+        let file = object::File::parse(&*data).expect("an ELF file");
+        let mut symbols: Vec<(u64, u64, String)> = file
+            .symbols()
+            .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
+            .map(|s| {
+                let name = demangle_or_keep(s.name().unwrap_or_default().into());
+                (s.address(), s.address() + s.size(), name)
+            })
+            .collect();
+        symbols.sort_unstable();
+        FunctionSymbols(symbols)
+    }
+
+    /// The symbol whose range holds `pc`.
+    fn containing(&self, pc: u64) -> Option<&str> {
+        let i = self.0.partition_point(|r| r.0 <= pc);
+        self.0[..i]
+            .iter()
+            .rev()
+            .take(8)
+            .find(|&&(lo, hi, _)| lo <= pc && pc < hi)
+            .map(|(_, _, name)| name.as_str())
+    }
 }
 
 /// Every instruction start of the binary's code, decoded one after
@@ -182,30 +195,65 @@ fn cpp_program(compiler: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, bin)
 }
 
-/// What of a frame both sides must agree on: for C, everything; for C++,
-/// the file and line only. There the three implementations at hand name
-/// functions each its own way: GNU addr2line mostly by the demangled
-/// linkage name with its parameters ("(anonymous namespace)::parse_digit(
-/// std::__cxx11::basic_string<...> const&, int, int) [clone .cold]"), and
-/// for some inlined frames by the outer function's name; llvm-addr2line
-/// alike, with "(.cold)"; coprof by the debug info's own name of the
-/// function ("parse_digit", "ParseError").
+/// How function names are compared. C: exactly. C++: each implementation
+/// at hand names some C++ functions its own way, so a name must take one
+/// of the forms of [`CppName`], and those of [`CppName::TheirSymbol`] are
+/// not compared.
 #[derive(Clone, Copy, PartialEq)]
 enum Names {
-    Compared,
-    Ignored,
+    Exact,
+    Cpp,
+}
+
+/// How a C++ frame's name from coprof stands to GNU addr2line's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum CppName {
+    /// The same text: both demangled the frame's linkage name, or both
+    /// qualified it alike.
+    Same,
+    /// GNU prints the function's bare `DW_AT_name` (`parse_digit`) where
+    /// coprof qualifies it (`(anonymous namespace)::parse_digit`).
+    Bare,
+    /// GNU prints the demangled symbol, with parameters and clone suffix
+    /// (`…::parse_digit(std::…, int, int) [clone .cold]`), where coprof
+    /// prints the qualified name without them: the function has no
+    /// linkage name in the debug info.
+    WithParameters,
+    /// GNU prints the demangled name of the ELF symbol holding the PC for
+    /// an inlined frame whose debug info has no linkage name: the outer
+    /// function's name (`main` for an inlined `push_back`). Not compared.
+    TheirSymbol,
+    /// Anything else: a failure.
+    Differ,
+}
+
+fn cpp_name(ours: &str, theirs: &str, symbol: Option<&str>) -> CppName {
+    if ours == theirs {
+        CppName::Same
+    } else if ours.ends_with(&format!("::{theirs}")) {
+        CppName::Bare
+    } else if theirs
+        .strip_prefix(ours)
+        .is_some_and(|rest| rest.starts_with('('))
+    {
+        CppName::WithParameters
+    } else if symbol == Some(theirs) {
+        CppName::TheirSymbol
+    } else {
+        CppName::Differ
+    }
 }
 
 fn compare(tool: &str, bin: &Path) {
-    compare_frames(tool, bin, Names::Compared)
+    compare_frames(tool, bin, Names::Exact)
 }
 
 fn compare_frames(tool: &str, bin: &Path, names: Names) {
     let sym = Symbolizer::open(bin).unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
-    let functions = function_ranges(bin);
+    let functions = FunctionSymbols::of(bin);
     let pcs: Vec<u64> = instruction_starts(&sym)
         .into_iter()
-        .filter(|&pc| in_function(&functions, pc))
+        .filter(|&pc| functions.containing(pc).is_some())
         .collect();
     assert!(
         pcs.len() > 1000,
@@ -216,6 +264,8 @@ fn compare_frames(tool: &str, bin: &Path, names: Names) {
     let theirs = addr2line(tool, bin, &pcs);
     let (mut compared, mut inlined) = (0, 0);
     let mut differ = Vec::new();
+    let mut cpp_names = std::collections::BTreeMap::<CppName, usize>::new();
+    let mut ours = std::collections::BTreeSet::<String>::new();
     for (pc, want) in pcs.iter().zip(&theirs) {
         let Some(want) = want else { continue };
         compared += 1;
@@ -223,15 +273,23 @@ fn compare_frames(tool: &str, bin: &Path, names: Names) {
         let loc = sym.lookup(*pc);
         let mut got = frames_of(&loc);
         let mut want = want.clone();
-        if names == Names::Ignored {
-            got.iter_mut()
-                .chain(want.iter_mut())
-                .for_each(|f| f.function.clear());
+        let mut names_differ = false;
+        if names == Names::Cpp {
+            for (g, w) in got.iter_mut().zip(want.iter_mut()) {
+                let kind = cpp_name(&g.function, &w.function, functions.containing(*pc));
+                ours.insert(g.function.clone());
+                *cpp_names.entry(kind).or_default() += 1;
+                names_differ |= kind == CppName::Differ;
+                g.function.clear();
+                w.function.clear();
+            }
         }
-        if loc.source != Quality::Dwarf || got != want {
+        if loc.source != Quality::Dwarf || got != want || names_differ {
             let text = sym.disassemble(*pc).map(|d| d.text).unwrap_or_default();
             differ.push(format!(
-                "{pc:#x} {text}:\n    addr2line {want:?}\n    coprof    {got:?}"
+                "{pc:#x} {text}:\n    addr2line {want:?}\n    coprof    {got:?}",
+                want = theirs[compared_index(&pcs, *pc)],
+                got = frames_of(&loc),
             ));
         }
     }
@@ -250,6 +308,41 @@ fn compare_frames(tool: &str, bin: &Path, names: Names) {
         differ.len(),
         differ[..differ.len().min(8)].join("\n")
     );
+    if names == Names::Cpp {
+        eprintln!("{}: C++ frame names {cpp_names:?}", bin.display());
+        let frames: usize = cpp_names.values().sum();
+        let count = |k| cpp_names.get(&k).copied().unwrap_or(0);
+        assert!(
+            count(CppName::Same) * 2 > frames,
+            "most C++ frames are named alike: {cpp_names:?}"
+        );
+        assert!(
+            count(CppName::TheirSymbol) * 10 < frames,
+            "few C++ frames go uncompared: {cpp_names:?}"
+        );
+        // A member of a class template by its demangled linkage name; and
+        // functions without a linkage name by their scopes: a function and
+        // an inlined constructor and destructor in an anonymous namespace,
+        // a member of a class template over a type of internal linkage, a
+        // lambda.
+        let shapes = "std::unique_ptr<(anonymous namespace)::Shape, \
+                      std::default_delete<(anonymous namespace)::Shape> >";
+        for name in [
+            "std::vector<int, std::allocator<int> >::push_back(int&&)",
+            "(anonymous namespace)::parse_digit",
+            "(anonymous namespace)::Noisy::Noisy",
+            "(anonymous namespace)::Noisy::~Noisy",
+            &format!("std::vector<{shapes}, std::allocator<{shapes} > >::push_back"),
+            "main::(anonymous struct)::operator()",
+        ] {
+            assert!(ours.contains(name), "no frame named {name:?}");
+        }
+    }
+}
+
+/// Where `pc` is in `pcs` (sorted), for a message.
+fn compared_index(pcs: &[u64], pc: u64) -> usize {
+    pcs.partition_point(|&p| p < pc)
 }
 
 #[test]
@@ -281,11 +374,11 @@ fn x86_64_lua() {
 #[test]
 fn riscv64_cpp() {
     let (_dir, bin) = cpp_program("riscv64-linux-gnu-g++");
-    compare_frames("riscv64-linux-gnu-addr2line", &bin, Names::Ignored);
+    compare_frames("riscv64-linux-gnu-addr2line", &bin, Names::Cpp);
 }
 
 #[test]
 fn x86_64_cpp() {
     let (_dir, bin) = cpp_program("g++");
-    compare_frames("addr2line", &bin, Names::Ignored);
+    compare_frames("addr2line", &bin, Names::Cpp);
 }
