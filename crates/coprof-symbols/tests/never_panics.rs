@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{build, Built, Target};
+use common::{build, build_cpp, Built, Target};
 use coprof_symbols::{Quality, Symbolizer};
 use proptest::prelude::*;
 use std::path::Path;
@@ -23,6 +23,50 @@ thread_local! {
         let regions = parser_regions(&bytes);
         (bytes, regions)
     };
+    static CPP_BYTES: (Vec<u8>, Vec<(usize, usize)>) = {
+        let bytes = std::fs::read(build_cpp().binary).unwrap();
+        let regions = parser_regions(&bytes);
+        (bytes, regions)
+    };
+}
+
+type Edits = Vec<(prop::sample::Index, prop::sample::Index, u8)>;
+
+/// `bytes` with `edits` written into its parser regions and perhaps cut
+/// short must open with an error naming the file, or give a symbolizer
+/// whose look-ups never panic, in its code and at `pcs`.
+fn check_damaged(
+    (mut bytes, regions): (Vec<u8>, Vec<(usize, usize)>),
+    edits: Edits,
+    cut: Option<prop::sample::Index>,
+    pcs: Vec<u64>,
+) -> Result<(), TestCaseError> {
+    for (region, at, v) in edits {
+        let (start, end) = regions[region.index(regions.len())];
+        bytes[start + at.index(end - start)] = v;
+    }
+    if let Some(c) = cut {
+        bytes.truncate(c.index(bytes.len()));
+    }
+    let path = Path::new("damaged.elf");
+    match Symbolizer::from_bytes(path, &bytes) {
+        Err(e) => prop_assert!(e.to_string().starts_with("damaged.elf: "), "{}", e),
+        Ok(sym) => {
+            let code: Vec<u64> = sym
+                .code_ranges()
+                .iter()
+                .flat_map(|&(a, b)| {
+                    (0..16)
+                        .map(move |i| a + (b - a) / 16 * i)
+                        .chain([b.saturating_sub(2)])
+                })
+                .collect();
+            for pc in pcs.into_iter().chain(code) {
+                check_any_pc(&sym, pc, 0x80);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// File ranges `[start, end)` that the symbolizer's parsers read: the ELF
@@ -131,27 +175,20 @@ proptest! {
         cut in prop::option::of(any::<prop::sample::Index>()),
         pcs in prop::collection::vec(pc(), 16),
     ) {
-        let (mut bytes, regions) = RV_BYTES.with(|b| b.clone());
-        for (region, at, v) in edits {
-            let (start, end) = regions[region.index(regions.len())];
-            bytes[start + at.index(end - start)] = v;
-        }
-        if let Some(c) = cut {
-            bytes.truncate(c.index(bytes.len()));
-        }
-        let path = Path::new("damaged.elf");
-        match Symbolizer::from_bytes(path, &bytes) {
-            Err(e) => prop_assert!(e.to_string().starts_with("damaged.elf: "), "{}", e),
-            Ok(sym) => {
-                let code: Vec<u64> = sym
-                    .code_ranges()
-                    .iter()
-                    .flat_map(|&(a, b)| [a, a + (b - a) / 2, b.saturating_sub(2)])
-                    .collect();
-                for pc in pcs.into_iter().chain(code) {
-                    check_any_pc(&sym, pc, 0x80);
-                }
-            }
-        }
+        check_damaged(RV_BYTES.with(|b| b.clone()), edits, cut, pcs)?;
+    }
+
+    /// The same over a C++ program, whose functions are named through
+    /// chains of DIEs and the scopes around them.
+    #[test]
+    fn damaged_cpp_never_panics(
+        edits in prop::collection::vec(
+            (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>()),
+            1..32,
+        ),
+        cut in prop::option::of(any::<prop::sample::Index>()),
+        pcs in prop::collection::vec(pc(), 16),
+    ) {
+        check_damaged(CPP_BYTES.with(|b| b.clone()), edits, cut, pcs)?;
     }
 }

@@ -198,3 +198,31 @@ pub fn find_loop(sym: &Symbolizer, target: Target, name: &str) -> (u64, u64) {
     assert_eq!(loops.len(), 1, "{name} has one backward branch: {loops:x?}");
     loops[0]
 }
+
+/// The simulator corpus's C++ program (namespaces, classes, templates,
+/// lambdas, inlined constructors) built with the host's `g++ -O2 -g`,
+/// dynamically linked so that nearly all of its code has DWARF.
+pub struct BuiltCpp {
+    _dir: tempfile::TempDir,
+    /// The binary.
+    pub binary: PathBuf,
+}
+
+/// Builds `crates/coprof-rv/tests/programs/cpp_runtime.cpp`.
+pub fn build_cpp() -> BuiltCpp {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = dir.path().join("cpp_runtime");
+    let source = repo_root().join("crates/coprof-rv/tests/programs/cpp_runtime.cpp");
+    let out = Command::new("g++")
+        .args(["-O2", "-g", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .expect("g++ runs");
+    assert!(
+        out.status.success(),
+        "g++ cpp_runtime.cpp failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    BuiltCpp { _dir: dir, binary }
+}
