@@ -41,6 +41,10 @@ pub struct CodeCache {
     fast: Box<[(u64, u32)]>,
     /// Executions per PC of blocks dropped by earlier flushes.
     retired: FxHashMap<u64, u64>,
+    /// Per PC, entries of its block that stopped before reaching it (a
+    /// fault, or the instruction limit): counted in the block's count,
+    /// not executed.
+    skipped: FxHashMap<u64, u64>,
     /// Times the cache was dropped.
     pub flushes: u64,
 }
@@ -59,6 +63,7 @@ impl CodeCache {
             map: FxHashMap::default(),
             fast: vec![(u64::MAX, 0); FAST_SLOTS].into_boxed_slice(),
             retired: FxHashMap::default(),
+            skipped: FxHashMap::default(),
             flushes: 0,
         }
     }
@@ -100,24 +105,25 @@ impl CodeCache {
         self.flushes += 1;
     }
 
-    /// Exact executions per PC so far, sorted by PC. `partial` names a
-    /// block whose last entry retired only its first `n` ops.
-    pub fn pc_counts(&self, partial: Option<(usize, usize)>) -> Vec<(u64, u64)> {
+    /// Records that the last entry of block `bi` stopped after `done`
+    /// of its ops: the rest were counted with the block but not executed.
+    pub fn stopped_early(&mut self, bi: usize, done: usize) {
+        for op in &self.blocks[bi].ops[done..] {
+            *self.skipped.entry(op.pc).or_insert(0) += 1;
+        }
+    }
+
+    /// Exact executions per PC so far, sorted by PC.
+    pub fn pc_counts(&self) -> Vec<(u64, u64)> {
         let mut counts = self.retired.clone();
-        for (bi, b) in self.blocks.iter().enumerate() {
-            if b.count == 0 {
-                continue;
+        for b in self.blocks.iter().filter(|b| b.count > 0) {
+            for op in b.ops.iter() {
+                *counts.entry(op.pc).or_insert(0) += b.count;
             }
-            for (oi, op) in b.ops.iter().enumerate() {
-                let mut n = b.count;
-                if let Some((pb, done)) = partial {
-                    if pb == bi && oi >= done {
-                        n -= 1;
-                    }
-                }
-                if n > 0 {
-                    *counts.entry(op.pc).or_insert(0) += n;
-                }
+        }
+        for (pc, n) in &self.skipped {
+            if let Some(c) = counts.get_mut(pc) {
+                *c -= n;
             }
         }
         let mut v: Vec<_> = counts.into_iter().filter(|(_, n)| *n > 0).collect();

@@ -44,6 +44,7 @@ pub mod op;
 pub mod process;
 pub mod random;
 pub mod rvc;
+pub mod signal;
 pub mod sim;
 pub mod syscall;
 pub mod sysno;

@@ -163,6 +163,9 @@ pub fn start(
 ) -> io::Result<Loaded> {
     let (bias, brk) = load_segments(mem, elf, file)?;
     mem.map(STACK_TOP - STACK_SIZE, STACK_SIZE, perm::R | perm::W)?;
+    // Where signal handlers return to (Linux maps its vDSO, which holds
+    // the same two instructions).
+    crate::signal::install_trampoline(mem)?;
     let fault = |f: crate::mem::Fault| {
         io::Error::other(format!("initial stack overflows at {:#x}", f.addr))
     };

@@ -14,6 +14,7 @@ use crate::events::Events;
 use crate::mem::{Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
+use crate::signal::{self, code, Action, SigInfo};
 use crate::syscall::{Kernel, Outcome};
 use coprof_core::{Sink, Source};
 use std::path::{Path, PathBuf};
@@ -72,9 +73,29 @@ pub struct Simulator {
     kernel: Kernel,
     limit: u64,
     exit: Option<Exit>,
-    partial: Option<(usize, usize)>,
     delivered: u64,
     delivered_in_runs: u64,
+}
+
+/// Where a trap's signal went.
+enum Caught {
+    /// To the handler the program installed, which now runs.
+    Handler,
+    /// Nowhere: the default action kills the process.
+    Default,
+    /// To a handler whose frame could not be written: killed by SIGSEGV.
+    Killed(Exit),
+}
+
+/// The end of a process killed by a signal it sent itself at `at`.
+fn killed_by(sig: i32, at: u64) -> Exit {
+    Exit::Signal {
+        signal: sig,
+        message: format!(
+            "killed by {} (signal {sig}) sent by the program itself at pc {at:#x}",
+            signal_name(sig)
+        ),
+    }
 }
 
 fn signal_name(sig: i32) -> &'static str {
@@ -158,7 +179,6 @@ impl Simulator {
             ),
             limit: config.max_instructions,
             exit: None,
-            partial: None,
             delivered: 0,
             delivered_in_runs: 0,
         })
@@ -187,7 +207,7 @@ impl Simulator {
 
     /// Exact executions per PC (sorted by PC): the ground truth.
     pub fn pc_counts(&self) -> Vec<(u64, u64)> {
-        self.code.pc_counts(self.partial)
+        self.code.pc_counts()
     }
 
     /// Unknown system calls answered with ENOSYS: (number, name, times).
@@ -276,7 +296,7 @@ impl Simulator {
             }
             self.cpu.instret += retired as u64;
             if retired < len {
-                self.partial = Some((bi, retired));
+                self.code.stopped_early(bi, retired);
             }
             match stop {
                 Stop::Next => {}
@@ -285,86 +305,27 @@ impl Simulator {
                     let x = &self.cpu.x;
                     let args = [x[10], x[11], x[12], x[13], x[14], x[15], 0, x[17]];
                     let at = self.cpu.pc;
-                    match self.kernel.syscall(&mut self.mem, args, at)? {
-                        Outcome::Ret(v) => self.cpu.x[10] = v as u64,
-                        Outcome::RetFlush(v) => {
-                            self.cpu.x[10] = v as u64;
-                            self.code.flush();
-                            self.partial = None;
-                        }
-                        Outcome::Exit(code) => return Ok(Exit::Code(code)),
-                        Outcome::Signal(sig) => {
-                            return Ok(Exit::Signal {
-                                signal: sig,
-                                message: format!(
-                                    "killed by {} (signal {sig}) sent by the program itself at pc {at:#x}",
-                                    signal_name(sig)
-                                ),
-                            })
-                        }
+                    self.kernel.sp = x[2];
+                    let outcome = self.kernel.syscall(&mut self.mem, args, at)?;
+                    if let Some(exit) = self.finish_syscall(outcome, at) {
+                        return Ok(exit);
                     }
-                    self.cpu.pc = at + 4;
                 }
-                Stop::Ebreak => {
-                    return Ok(Exit::Signal {
-                        signal: 5,
-                        message: format!("breakpoint (ebreak) at pc {:#x}: SIGTRAP", self.cpu.pc),
-                    })
-                }
-                Stop::Illegal { at } => {
-                    let op = self.code.blocks[bi].ops[at];
-                    let bytes = self.instruction_bytes(op.pc, op.len);
-                    return Ok(Exit::Signal {
-                        signal: 4,
-                        message: format!(
-                            "illegal instruction at pc {:#x}: bytes {} ({}): SIGILL",
-                            op.pc,
-                            bytes,
-                            disassemble(&op, self.cpu.frm)
-                        ),
-                    });
-                }
-                Stop::Fault { at, fault } => {
-                    let op = self.code.blocks[bi].ops[at];
-                    let what = match fault.access {
-                        Access::Read => "read from",
-                        Access::Write => "write to",
-                        Access::Execute => "instruction fetch from",
-                    };
-                    let how = if self.mem.perm_at(fault.addr) & crate::mem::perm::MAPPED != 0 {
-                        "a page without that permission"
-                    } else {
-                        "unmapped memory"
-                    };
-                    let instr = if fault.access == Access::Execute {
-                        String::new()
-                    } else {
-                        format!(" by `{}`", disassemble(&op, self.cpu.frm))
-                    };
-                    return Ok(Exit::Signal {
-                        signal: 11,
-                        message: format!(
-                            "segmentation fault: {what} address {:#x} ({how}) at pc {:#x}{instr}: SIGSEGV",
-                            fault.addr, op.pc
-                        ),
-                    });
-                }
-                Stop::Misaligned { at, addr } => {
-                    let op = self.code.blocks[bi].ops[at];
-                    return Ok(Exit::Signal {
-                        signal: 7,
-                        message: format!(
-                            "misaligned atomic access to address {addr:#x} at pc {:#x} by `{}`: SIGBUS",
-                            op.pc,
-                            disassemble(&op, self.cpu.frm)
-                        ),
-                    });
+                Stop::Ebreak
+                | Stop::Illegal { .. }
+                | Stop::Fault { .. }
+                | Stop::Misaligned { .. } => {
+                    let (info, pc) = self.fault_signal(stop, bi);
+                    match self.catch(&info, pc) {
+                        Caught::Handler => {}
+                        Caught::Killed(exit) => return Ok(exit),
+                        Caught::Default => return Ok(self.death(stop, bi)),
+                    }
                 }
             }
             if self.mem.code_written {
                 self.mem.code_written = false;
                 self.code.flush();
-                self.partial = None;
             }
             if self.cpu.instret >= check {
                 if self.limit != 0 && self.cpu.instret >= self.limit {
@@ -374,6 +335,171 @@ impl Simulator {
                 check = self.next_check(every);
             }
         }
+    }
+
+    /// What a system call's outcome does to the hart: its result in a0
+    /// and the next instruction, a handler started, the state restored
+    /// from a signal frame; or the end of the process.
+    fn finish_syscall(&mut self, outcome: Outcome, at: u64) -> Option<Exit> {
+        match outcome {
+            Outcome::Ret(v) => {
+                self.cpu.x[10] = v as u64;
+                self.cpu.pc = at + 4;
+            }
+            Outcome::RetFlush(v) => {
+                self.cpu.x[10] = v as u64;
+                self.cpu.pc = at + 4;
+                self.code.flush();
+            }
+            Outcome::Exit(code) => return Some(Exit::Code(code)),
+            Outcome::Sigreturn => {
+                let signals = &mut self.kernel.signals;
+                if let Err(f) = signal::sigreturn(signals, &mut self.cpu, &self.mem) {
+                    return Some(Exit::Signal {
+                        signal: 11,
+                        message: format!(
+                            "rt_sigreturn at pc {at:#x} could not read the signal frame at {:#x}: SIGSEGV",
+                            f.addr
+                        ),
+                    });
+                }
+            }
+        }
+        self.deliver_pending(at)
+    }
+
+    /// On the way back to the program, as Linux on its way back to user
+    /// mode: every pending signal that is not blocked, lowest first, runs
+    /// its handler (each on the frame of the one before, so the last runs
+    /// first), is dropped, or kills the process.
+    fn deliver_pending(&mut self, at: u64) -> Option<Exit> {
+        while let Some(info) = self.kernel.signals.take_ready() {
+            match self.kernel.signals.action(info.signo) {
+                Action::Run => {
+                    if let Err(exit) = self.enter_handler(&info) {
+                        return Some(exit);
+                    }
+                }
+                Action::Ignore => {}
+                Action::Kill => return Some(killed_by(info.signo, at)),
+            }
+        }
+        None
+    }
+
+    /// The signal a trap stops the hart with, and the PC it happened at.
+    fn fault_signal(&self, stop: Stop, bi: usize) -> (SigInfo, u64) {
+        let op_pc = |at: usize| self.code.blocks[bi].ops[at].pc;
+        match stop {
+            Stop::Illegal { at } => (SigInfo::fault(4, code::ILL_ILLOPC, op_pc(at)), op_pc(at)),
+            Stop::Fault { at, fault } => {
+                let si_code = if self.mem.perm_at(fault.addr) & crate::mem::perm::MAPPED != 0 {
+                    code::SEGV_ACCERR
+                } else {
+                    code::SEGV_MAPERR
+                };
+                (SigInfo::fault(11, si_code, fault.addr), op_pc(at))
+            }
+            Stop::Misaligned { at, addr } => (SigInfo::fault(7, code::BUS_ADRALN, addr), op_pc(at)),
+            // ebreak: the hart's pc is its address.
+            _ => (
+                SigInfo::fault(5, code::TRAP_BRKPT, self.cpu.pc),
+                self.cpu.pc,
+            ),
+        }
+    }
+
+    /// Starts the handler a trap's signal `info` at `pc` goes to, when the
+    /// program installed one and has not blocked the signal. A handler
+    /// that returns resumes at `pc`, the instruction that trapped, as
+    /// under Linux.
+    fn catch(&mut self, info: &SigInfo, pc: u64) -> Caught {
+        if !self.kernel.signals.catches_fault(info.signo) {
+            return Caught::Default;
+        }
+        self.cpu.pc = pc;
+        match self.enter_handler(info) {
+            Ok(()) => Caught::Handler,
+            Err(exit) => Caught::Killed(exit),
+        }
+    }
+
+    /// The end of a process that a trap's signal kills, with a message
+    /// naming the PC, the address and the instruction as a kernel log or
+    /// debugger would.
+    fn death(&self, stop: Stop, bi: usize) -> Exit {
+        match stop {
+            Stop::Illegal { at } => {
+                let op = self.code.blocks[bi].ops[at];
+                let bytes = self.instruction_bytes(op.pc, op.len);
+                Exit::Signal {
+                    signal: 4,
+                    message: format!(
+                        "illegal instruction at pc {:#x}: bytes {} ({}): SIGILL",
+                        op.pc,
+                        bytes,
+                        disassemble(&op, self.cpu.frm)
+                    ),
+                }
+            }
+            Stop::Fault { at, fault } => {
+                let op = self.code.blocks[bi].ops[at];
+                let what = match fault.access {
+                    Access::Read => "read from",
+                    Access::Write => "write to",
+                    Access::Execute => "instruction fetch from",
+                };
+                let how = if self.mem.perm_at(fault.addr) & crate::mem::perm::MAPPED != 0 {
+                    "a page without that permission"
+                } else {
+                    "unmapped memory"
+                };
+                let instr = if fault.access == Access::Execute {
+                    String::new()
+                } else {
+                    format!(" by `{}`", disassemble(&op, self.cpu.frm))
+                };
+                Exit::Signal {
+                    signal: 11,
+                    message: format!(
+                        "segmentation fault: {what} address {:#x} ({how}) at pc {:#x}{instr}: SIGSEGV",
+                        fault.addr, op.pc
+                    ),
+                }
+            }
+            Stop::Misaligned { at, addr } => {
+                let op = self.code.blocks[bi].ops[at];
+                Exit::Signal {
+                    signal: 7,
+                    message: format!(
+                        "misaligned atomic access to address {addr:#x} at pc {:#x} by `{}`: SIGBUS",
+                        op.pc,
+                        disassemble(&op, self.cpu.frm)
+                    ),
+                }
+            }
+            _ => Exit::Signal {
+                signal: 5,
+                message: format!("breakpoint (ebreak) at pc {:#x}: SIGTRAP", self.cpu.pc),
+            },
+        }
+    }
+
+    /// Builds the signal frame and starts the handler; when the frame
+    /// cannot be written, the exit by SIGSEGV that Linux gives.
+    fn enter_handler(&mut self, info: &SigInfo) -> Result<(), Exit> {
+        let sp = self.cpu.x[2];
+        signal::enter_handler(&mut self.kernel.signals, &mut self.cpu, &mut self.mem, info).map_err(
+            |f| Exit::Signal {
+                signal: 11,
+                message: format!(
+                    "no room for the frame of {} (signal {}) at {:#x} below sp {sp:#x}: SIGSEGV",
+                    signal_name(info.signo),
+                    info.signo,
+                    f.addr
+                ),
+            },
+        )
     }
 
     fn instruction_bytes(&self, pc: u64, len: u8) -> String {

@@ -6,7 +6,8 @@
 //! descriptor table ([`FdTable`]) with guest buffers passed in place (the
 //! guest memory is host memory); memory calls (`brk`, `mmap`, `munmap`,
 //! `mprotect`, `mremap`, `madvise`) manage the guest address space;
-//! signals sent by the process to itself take their default action.
+//! signals sent by the process to itself run the handlers it installed
+//! ([`crate::signal`]) or take their default action.
 //! Structures whose RV64 layout differs from the host's (`struct stat`,
 //! `struct sigaction`) are converted. An unknown call stops the run with
 //! its number, name and PC, or returns ENOSYS when asked to.
@@ -16,6 +17,7 @@ use crate::fdtable::{FdTable, MAX_FDS};
 use crate::mem::{page_down, page_up, perm, Memory, PAGE};
 use crate::process::MMAP_TOP;
 use crate::random::GuestRandom;
+use crate::signal::{code, Signals};
 use crate::sysno as nr;
 use std::ffi::CString;
 use std::path::PathBuf;
@@ -29,13 +31,11 @@ pub enum Outcome {
     RetFlush(i64),
     /// The process exited with this status.
     Exit(i32),
-    /// The process was killed by this signal.
-    Signal(i32),
+    /// `rt_sigreturn`: restore the state saved in the signal frame at sp.
+    Sigreturn,
 }
 
 const AT_FDCWD: i64 = -100;
-const SIG_DFL: u64 = 0;
-const SIG_IGN: u64 = 1;
 
 /// Per-process kernel state.
 pub struct Kernel {
@@ -51,11 +51,11 @@ pub struct Kernel {
     pub root: Option<PathBuf>,
     /// Return ENOSYS for unknown calls instead of stopping.
     pub enosys: bool,
-    /// Signal handlers, flags and masks as set by `rt_sigaction`.
-    sigactions: [[u64; 3]; 65],
-    sigmask: u64,
-    pending: u64,
-    altstack: [u64; 3],
+    /// Dispositions, mask, pending signals and the alternate stack.
+    pub signals: Signals,
+    /// The stack pointer when the current system call was made (for
+    /// `sigaltstack`, which asks whether it is on the alternate stack).
+    pub sp: u64,
     rseq: u64,
     /// Unknown calls answered with ENOSYS (number, count).
     pub enosys_calls: Vec<(u64, u64)>,
@@ -82,12 +82,6 @@ const EBADF: i64 = -(libc::EBADF as i64);
 const EINVAL: i64 = -(libc::EINVAL as i64);
 const ENOMEM: i64 = -(libc::ENOMEM as i64);
 const ESRCH: i64 = -(libc::ESRCH as i64);
-/// sigaltstack's flags (include/uapi/linux/signal.h) and RISC-V's
-/// smallest alternate stack (arch/riscv/include/uapi/asm/sigcontext.h).
-const SS_ONSTACK: u64 = 1;
-const SS_DISABLE: u64 = 2;
-const SS_AUTODISARM: u64 = 1 << 31;
-const MINSIGSTKSZ: u64 = 2048;
 /// Bytes of the kernel's signal set on RV64 (64 signals): the size every
 /// rt_sig* call must be given.
 const SIGSET_BYTES: u64 = 8;
@@ -138,10 +132,8 @@ impl Kernel {
             exe,
             root,
             enosys,
-            sigactions: [[0; 3]; 65],
-            sigmask: 0,
-            pending: 0,
-            altstack: [0, 0, 0],
+            signals: Signals::default(),
+            sp: 0,
             rseq: 0,
             enosys_calls: Vec::new(),
         }
@@ -811,9 +803,9 @@ impl Kernel {
                 if sig == 0 || sig > 64 || ((sig == 9 || sig == 19) && new.is_some()) {
                     return Ok(Outcome::Ret(EINVAL));
                 }
-                let old = self.sigactions[sig];
+                let old = self.signals.actions[sig];
                 if let Some(new) = new {
-                    self.sigactions[sig] = new;
+                    self.signals.actions[sig] = new;
                 }
                 if a[2] != 0 {
                     let buf = tryf!(mem.slice_mut(a[2], 24));
@@ -827,28 +819,23 @@ impl Kernel {
                 if a[3] != SIGSET_BYTES {
                     return Ok(Outcome::Ret(EINVAL));
                 }
-                let old = self.sigmask;
+                let old = self.signals.mask;
                 if a[1] != 0 {
                     let raw = tryf!(mem.slice(a[1], 8, perm::R));
                     let set = u64::from_le_bytes(raw.try_into().unwrap_or_default());
-                    // SIGKILL and SIGSTOP cannot be blocked.
-                    let set = set & !((1 << 8) | (1 << 18));
-                    self.sigmask = match a[0] {
+                    let mask = match a[0] {
                         0 => old | set,
                         1 => old & !set,
                         2 => set,
                         _ => return Ok(Outcome::Ret(EINVAL)),
                     };
+                    self.signals.set_mask(mask);
                 }
                 if a[2] != 0 {
                     tryf!(mem.slice_mut(a[2], 8)).copy_from_slice(&old.to_le_bytes());
                 }
-                let ready = self.pending & !self.sigmask;
-                if a[1] != 0 && ready != 0 {
-                    let sig = ready.trailing_zeros() as i32 + 1;
-                    self.pending &= !(1 << (sig - 1));
-                    return self.deliver(sig, pc);
-                }
+                // A signal this unblocks is delivered on the way back
+                // (Simulator::deliver_pending).
                 0
             }
             nr::RT_SIGPENDING => {
@@ -856,32 +843,23 @@ impl Kernel {
                 if a[1] > SIGSET_BYTES {
                     return Ok(Outcome::Ret(EINVAL));
                 }
-                let set = self.pending.to_le_bytes();
+                let set = self.signals.pending.to_le_bytes();
                 tryf!(mem.slice_mut(a[0], a[1])).copy_from_slice(&set[..a[1] as usize]);
                 0
             }
             nr::SIGALTSTACK => {
                 // Linux's order (kernel/signal.c, do_sigaltstack): the new
-                // stack read and judged, then the old one written back.
-                // What the old stack reads back as: SS_DISABLE when there
-                // is none (a handler never runs on it here, so never
-                // SS_ONSTACK), with SS_AUTODISARM as it was set.
-                let [old_sp, old_flags, old_size] = self.altstack;
-                let disabled = if old_size == 0 { SS_DISABLE } else { 0 };
-                let old = [old_sp, old_flags | disabled, old_size];
+                // stack read and judged, then the old one written back,
+                // its flags saying whether the stack pointer is on it.
+                let [old_sp, _, old_size] = self.signals.altstack;
+                let old = [old_sp, self.signals.altstack_flags(self.sp), old_size];
                 if a[0] != 0 {
                     let raw = tryf!(mem.slice(a[0], 24, perm::R));
                     let w = |i: usize| {
                         u64::from_le_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap_or_default())
                     };
                     let (sp, flags, size) = (w(0), w(1) & 0xffff_ffff, w(2));
-                    // SS_ONSTACK, SS_DISABLE, either with SS_AUTODISARM.
-                    match flags & !SS_AUTODISARM {
-                        SS_DISABLE => self.altstack = [0, flags & SS_AUTODISARM, 0],
-                        0 | SS_ONSTACK if size < MINSIGSTKSZ => return Ok(Outcome::Ret(ENOMEM)),
-                        0 | SS_ONSTACK => self.altstack = [sp, flags & SS_AUTODISARM, size],
-                        _ => return Ok(Outcome::Ret(EINVAL)),
-                    }
+                    errno!(self.signals.set_altstack(sp, flags, size, self.sp));
                 }
                 if a[1] != 0 {
                     let buf = tryf!(mem.slice_mut(a[1], 24));
@@ -891,6 +869,7 @@ impl Kernel {
                 }
                 0
             }
+            nr::RT_SIGRETURN => return Ok(Outcome::Sigreturn),
             nr::KILL | nr::TGKILL | nr::TKILL => {
                 // SAFETY: plain call.
                 let me = unsafe { libc::getpid() } as i64;
@@ -907,11 +886,17 @@ impl Kernel {
                     ret(unsafe { libc::kill(target as i32, sig as i32) } as i64)
                 } else if sig == 0 {
                     0
-                } else if self.sigmask & (1 << (sig - 1)) != 0 {
-                    self.pending |= 1 << (sig - 1);
-                    0
                 } else {
-                    return self.deliver(sig as i32, pc);
+                    let code = if num == nr::KILL {
+                        code::SI_USER
+                    } else {
+                        code::SI_TKILL
+                    };
+                    // Pending until the way back to the program, which
+                    // delivers it unless it is blocked
+                    // (Simulator::deliver_pending).
+                    self.signals.hold(sig as i32, code);
+                    0
                 }
             }
             nr::FUTEX => {
@@ -1001,26 +986,6 @@ impl Kernel {
                 unsafe { libc::close(host) };
                 -(libc::EMFILE as i64)
             }
-        }
-    }
-
-    /// Delivers `sig` to the process: the default action or SIG_IGN.
-    fn deliver(&mut self, sig: i32, pc: u64) -> Result<Outcome, SimError> {
-        let handler = self.sigactions[sig as usize][0];
-        if handler == SIG_IGN && sig != 9 && sig != 19 {
-            return Ok(Outcome::Ret(0));
-        }
-        if handler != SIG_DFL && sig != 9 && sig != 19 {
-            return Err(SimError::Unsupported {
-                what: format!("signal {sig} sent to a guest signal handler (handlers are not run)"),
-                pc,
-            });
-        }
-        match sig {
-            // Default action "ignore": SIGCHLD, SIGCONT, SIGURG, SIGWINCH;
-            // stop signals are treated alike (no job control here).
-            17 | 18 | 20..=23 | 28 => Ok(Outcome::Ret(0)),
-            _ => Ok(Outcome::Signal(sig)),
         }
     }
 

@@ -55,6 +55,7 @@ pub const KILL: u64 = 129;
 pub const TKILL: u64 = 130;
 pub const TGKILL: u64 = 131;
 pub const SIGALTSTACK: u64 = 132;
+pub const RT_SIGRETURN: u64 = 139;
 pub const RT_SIGACTION: u64 = 134;
 pub const RT_SIGPROCMASK: u64 = 135;
 pub const RT_SIGPENDING: u64 = 136;

@@ -78,6 +78,8 @@ const A1: u32 = 11;
 const A2: u32 = 12;
 const A3: u32 = 13;
 const A7: u32 = 17;
+const S0: u32 = 8;
+const S1: u32 = 9;
 
 /// The test program and the addresses of the instructions the tests look
 /// at.
@@ -517,4 +519,79 @@ fn a_jump_into_a_fault_ends_with_a_run_of_nothing_that_says_where_it_went() {
         "the jump's block, then its target's"
     );
     assert_eq!(sim.instructions_in_runs(), 2);
+}
+
+#[test]
+fn faults_caught_by_a_handler_keep_the_exact_counts() {
+    // rt_sigaction(SIGSEGV, {handler}, NULL, 8); then three times: an
+    // addi, a load from unmapped address 16 (caught: the handler moves
+    // the saved PC past it), an addi; then exit(0). Each fault stops its
+    // block after one op, so the block's count overstates the two behind
+    // the load every time.
+    let handler_at = 22 * 4;
+    let words = [
+        addi(SP, SP, -32),
+        0x0000_0297, // auipc t0, 0
+        addi(T0, T0, handler_at - 4),
+        s(0, T0, SP, 3),   // sd t0, 0(sp)
+        s(8, ZERO, SP, 3), // sd zero, 8(sp)
+        s(16, ZERO, SP, 3),
+        addi(A0, ZERO, 11),
+        addi(A1, SP, 0),
+        addi(A2, ZERO, 0),
+        addi(A3, ZERO, 8),
+        addi(A7, ZERO, 134),
+        0x0000_0073, // ecall
+        addi(S0, ZERO, 0),
+        addi(S1, ZERO, 3),
+        // loop:
+        addi(T1, ZERO, 16),
+        i(0, T1, 2, T0, 0x03), // lw t0, 0(t1): faults
+        addi(S0, S0, 1),
+        b(-12, S1, S0, 4), // blt s0, s1, loop
+        addi(A0, ZERO, 0),
+        addi(A7, ZERO, 93),
+        0x0000_0073,
+        0x0000_0013, // nop (never reached)
+        // handler: the saved pc is at ucontext + 176.
+        i(176, A2, 3, T1, 0x03), // ld t1, 176(a2)
+        addi(T1, T1, 4),
+        s(176, T1, A2, 3),       // sd t1, 176(a2)
+        i(0, RA, 0, ZERO, 0x67), // ret (to the rt_sigreturn trampoline)
+    ];
+    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let elf = tiny_elf(&code);
+    let mut sim = Simulator::load_bytes("caught".as_ref(), &elf, &Config::default()).unwrap();
+    let mut all = coprof_core::Collect {
+        events: vec![],
+        wants: ClassSet::ALL,
+    };
+    let exit = sim.run_to_exit(&mut all).unwrap();
+    assert_eq!(exit, Exit::Code(0));
+    let mut from_events = std::collections::BTreeMap::<u64, u64>::new();
+    for e in &all.events {
+        *from_events.entry(e.pc).or_default() += 1;
+    }
+    let counts = sim.pc_counts();
+    assert_eq!(
+        counts,
+        from_events.into_iter().collect::<Vec<_>>(),
+        "the exact counts are the retired instructions"
+    );
+    let count = |pc: u64| counts.iter().find(|(at, _)| *at == pc).map_or(0, |c| c.1);
+    let load = ENTRY + 15 * 4;
+    assert_eq!(count(load), 0, "the load never retired");
+    assert_eq!(count(load - 4), 3);
+    assert_eq!(count(load + 4), 3, "resumed after the load each time");
+    assert_eq!(
+        count(ENTRY + handler_at as u64),
+        3,
+        "the handler ran three times"
+    );
+    assert_eq!(
+        count(coprof_rv::signal::TRAMPOLINE),
+        3,
+        "and returned through the trampoline"
+    );
+    assert_eq!(counts.iter().map(|c| c.1).sum::<u64>(), sim.instret());
 }

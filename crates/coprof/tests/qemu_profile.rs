@@ -831,6 +831,11 @@ fn system_calls() {
 }
 
 #[test]
+fn signal_handlers_and_caught_faults() {
+    corpus_program("signals");
+}
+
+#[test]
 fn stdio_files() {
     corpus_program("stdio_files");
 }

@@ -1,0 +1,447 @@
+//! Signals: the process's dispositions, mask, pending set and alternate
+//! stack, and the running of the handlers it installs, as Linux does on
+//! RISC-V (kernel/signal.c; arch/riscv/kernel/signal.c: `setup_rt_frame`,
+//! `sys_rt_sigreturn`; the layouts of arch/riscv/include/uapi/asm/
+//! ucontext.h and sigcontext.h).
+//!
+//! A handler runs on a frame built 16-byte aligned below the interrupted
+//! stack pointer, or at the top of the alternate stack for `SA_ONSTACK`:
+//!
+//! | offset | size | what |
+//! |---:|---:|---|
+//! | 0 | 128 | `siginfo_t`: signal, errno, code, then the sender's pid and uid or the fault address |
+//! | 128 | 8 + 8 | `uc_flags`, `uc_link` (0) |
+//! | 144 | 24 | `uc_stack`: the alternate stack as it was |
+//! | 168 | 8 (+ 120) | `uc_sigmask`: the mask to restore |
+//! | 304 | 256 | `uc_mcontext.sc_regs`: pc, then x1 to x31 |
+//! | 560 | 256 + 4 | `sc_fpregs`: f0 to f31, fcsr (then zeros to the end of the Q extension's room: no vector state) |
+//!
+//! 1088 bytes in all. The handler starts with a0 = the signal, a1 =
+//! &siginfo, a2 = &ucontext, sp = the frame and ra = a two-instruction
+//! trampoline, `li a7, 139; ecall` (`rt_sigreturn`), on a page of its own
+//! above the stack, where Linux puts the vDSO's. `rt_sigreturn` restores
+//! every register, the mask and the alternate stack from the frame.
+
+use crate::cpu::Cpu;
+use crate::mem::{perm, Fault, Memory, PAGE};
+use crate::process::STACK_TOP;
+
+/// Where the `rt_sigreturn` trampoline lives: the page above the stack.
+pub const TRAMPOLINE: u64 = STACK_TOP;
+/// `li a7, 139` (`addi a7, x0, 139`), `ecall`.
+const TRAMPOLINE_CODE: [u32; 2] = [0x08b0_0893, 0x0000_0073];
+
+/// Bytes of a frame (`struct rt_sigframe` without vector state).
+pub const FRAME_BYTES: u64 = 1088;
+const UCONTEXT: u64 = 128;
+const UC_STACK: u64 = UCONTEXT + 16;
+const UC_SIGMASK: u64 = UCONTEXT + 40;
+const MCONTEXT: u64 = UCONTEXT + 176;
+const FPREGS: u64 = MCONTEXT + 256;
+const FCSR: u64 = FPREGS + 256;
+
+/// `sa_flags` bits (include/uapi/asm-generic/signal.h).
+const SA_ONSTACK: u64 = 0x0800_0000;
+const SA_NODEFER: u64 = 0x4000_0000;
+const SA_RESETHAND: u64 = 0x8000_0000;
+/// sigaltstack's flags (include/uapi/linux/signal.h).
+pub(crate) const SS_ONSTACK: u64 = 1;
+pub(crate) const SS_DISABLE: u64 = 2;
+pub(crate) const SS_AUTODISARM: u64 = 1 << 31;
+/// RISC-V's smallest alternate stack (arch/riscv/include/uapi/asm/sigcontext.h).
+pub(crate) const MINSIGSTKSZ: u64 = 2048;
+/// SIGKILL and SIGSTOP: never caught, blocked or ignored.
+const UNBLOCKABLE: u64 = (1 << 8) | (1 << 18);
+
+/// `si_code` values (include/uapi/asm-generic/siginfo.h).
+pub mod code {
+    /// Sent by `kill`.
+    pub const SI_USER: i32 = 0;
+    /// Sent by `tkill` or `tgkill` (`raise`).
+    pub const SI_TKILL: i32 = -6;
+    /// SIGSEGV: no mapping at the address.
+    pub const SEGV_MAPERR: i32 = 1;
+    /// SIGSEGV: a mapping without the permission.
+    pub const SEGV_ACCERR: i32 = 2;
+    /// SIGILL: illegal opcode.
+    pub const ILL_ILLOPC: i32 = 1;
+    /// SIGTRAP: breakpoint.
+    pub const TRAP_BRKPT: i32 = 1;
+    /// SIGBUS: misaligned address.
+    pub const BUS_ADRALN: i32 = 1;
+}
+
+/// What a handler is told about its signal: `siginfo_t`'s first fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SigInfo {
+    /// The signal.
+    pub signo: i32,
+    /// Why it was sent ([`code`]).
+    pub code: i32,
+    /// The union's first word: the sender's pid and uid (low and high
+    /// halves) for a sent signal, the address for a fault.
+    pub word: u64,
+}
+
+impl SigInfo {
+    /// A signal the process sent itself with `code` (SI_USER, SI_TKILL).
+    pub fn sent(signo: i32, code: i32) -> SigInfo {
+        // SAFETY: plain calls.
+        let (pid, uid) = unsafe { (libc::getpid() as u32, libc::getuid()) };
+        SigInfo {
+            signo,
+            code,
+            word: pid as u64 | (uid as u64) << 32,
+        }
+    }
+
+    /// A fault's signal at `addr`.
+    pub fn fault(signo: i32, code: i32, addr: u64) -> SigInfo {
+        SigInfo {
+            signo,
+            code,
+            word: addr,
+        }
+    }
+}
+
+/// The process's signal state.
+#[derive(Clone, Debug)]
+pub struct Signals {
+    /// Per signal: handler, flags, mask, as `rt_sigaction` set them.
+    pub(crate) actions: [[u64; 3]; 65],
+    /// Blocked signals (bit n − 1 for signal n).
+    pub(crate) mask: u64,
+    /// Signals sent while blocked, and the code each was sent with.
+    pub(crate) pending: u64,
+    pending_code: [i32; 65],
+    /// The alternate stack: base, SS_AUTODISARM if set, size (0: none).
+    pub(crate) altstack: [u64; 3],
+}
+
+impl Default for Signals {
+    fn default() -> Signals {
+        Signals {
+            actions: [[0; 3]; 65],
+            mask: 0,
+            pending: 0,
+            pending_code: [0; 65],
+            altstack: [0; 3],
+        }
+    }
+}
+
+/// What delivering a signal does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Runs the handler the program installed.
+    Run,
+    /// Nothing: ignored, by SIG_IGN or by default.
+    Ignore,
+    /// Kills the process (the default action of most signals).
+    Kill,
+}
+
+/// A handler address that means the default action or "ignore".
+pub(crate) const SIG_DFL: u64 = 0;
+pub(crate) const SIG_IGN: u64 = 1;
+
+fn bit(sig: i32) -> u64 {
+    1 << (sig - 1)
+}
+
+impl Signals {
+    /// Sets the mask; SIGKILL and SIGSTOP stay unblocked.
+    pub(crate) fn set_mask(&mut self, mask: u64) {
+        self.mask = mask & !UNBLOCKABLE;
+    }
+
+    /// Whether `sig` is blocked now.
+    pub(crate) fn blocked(&self, sig: i32) -> bool {
+        self.mask & bit(sig) != 0
+    }
+
+    /// Keeps `sig`, sent with `code` while blocked, until it is unblocked.
+    pub(crate) fn hold(&mut self, sig: i32, code: i32) {
+        self.pending |= bit(sig);
+        self.pending_code[sig as usize] = code;
+    }
+
+    /// The lowest pending signal that is no longer blocked, taken off the
+    /// pending set.
+    pub(crate) fn take_ready(&mut self) -> Option<SigInfo> {
+        let ready = self.pending & !self.mask;
+        if ready == 0 {
+            return None;
+        }
+        let sig = ready.trailing_zeros() as i32 + 1;
+        self.pending &= !bit(sig);
+        Some(SigInfo::sent(sig, self.pending_code[sig as usize]))
+    }
+
+    /// The installed handler of `sig`, if it has one (not SIG_DFL or
+    /// SIG_IGN; SIGKILL and SIGSTOP never do).
+    pub(crate) fn handler(&self, sig: i32) -> Option<u64> {
+        let h = self.actions[sig as usize][0];
+        (h != SIG_DFL && h != SIG_IGN && bit(sig) & UNBLOCKABLE == 0).then_some(h)
+    }
+
+    /// What delivering `sig` does now.
+    pub(crate) fn action(&self, sig: i32) -> Action {
+        if self.handler(sig).is_some() {
+            return Action::Run;
+        }
+        if self.actions[sig as usize][0] == SIG_IGN && bit(sig) & UNBLOCKABLE == 0 {
+            return Action::Ignore;
+        }
+        match sig {
+            // Default action "ignore": SIGCHLD, SIGCONT, SIGURG, SIGWINCH;
+            // stop signals are treated alike (no job control here).
+            17 | 18 | 20..=23 | 28 => Action::Ignore,
+            _ => Action::Kill,
+        }
+    }
+
+    /// Whether a fault's signal reaches a handler: there is one and the
+    /// signal is not blocked. Otherwise Linux resets it to the default
+    /// action, which kills the process (kernel/signal.c,
+    /// `force_sig_info_to_task`).
+    pub fn catches_fault(&self, sig: i32) -> bool {
+        self.handler(sig).is_some() && !self.blocked(sig)
+    }
+
+    /// Whether `sp` lies on the alternate stack (`on_sig_stack`).
+    pub(crate) fn on_altstack(&self, sp: u64) -> bool {
+        let [base, _, size] = self.altstack;
+        sp > base && sp - base <= size
+    }
+
+    /// The alternate stack's state as `sigaltstack` and `uc_stack` report
+    /// it with the stack pointer at `sp` (`sas_ss_flags`), with
+    /// SS_AUTODISARM as set.
+    pub(crate) fn altstack_flags(&self, sp: u64) -> u64 {
+        let [_, autodisarm, size] = self.altstack;
+        let state = if size == 0 {
+            SS_DISABLE
+        } else if self.on_altstack(sp) {
+            SS_ONSTACK
+        } else {
+            0
+        };
+        state | autodisarm
+    }
+
+    /// Installs a new alternate stack as `sigaltstack` does after its
+    /// checks; `Err` with the negative errno otherwise.
+    pub(crate) fn set_altstack(
+        &mut self,
+        sp: u64,
+        flags: u64,
+        size: u64,
+        now_sp: u64,
+    ) -> Result<(), i64> {
+        if self.on_altstack(now_sp) {
+            return Err(-(libc::EPERM as i64));
+        }
+        match flags & !SS_AUTODISARM {
+            SS_DISABLE => self.altstack = [0, flags & SS_AUTODISARM, 0],
+            0 | SS_ONSTACK if size < MINSIGSTKSZ => return Err(-(libc::ENOMEM as i64)),
+            0 | SS_ONSTACK => self.altstack = [sp, flags & SS_AUTODISARM, size],
+            _ => return Err(-(libc::EINVAL as i64)),
+        }
+        Ok(())
+    }
+}
+
+/// Maps the trampoline's page and writes its code.
+pub fn install_trampoline(mem: &mut Memory) -> std::io::Result<()> {
+    mem.map(TRAMPOLINE, PAGE, perm::R | perm::X)?;
+    let mut code = [0u8; 8];
+    code[..4].copy_from_slice(&TRAMPOLINE_CODE[0].to_le_bytes());
+    code[4..].copy_from_slice(&TRAMPOLINE_CODE[1].to_le_bytes());
+    mem.poke(TRAMPOLINE, &code)
+        .map_err(|f| std::io::Error::other(format!("trampoline page at {:#x}", f.addr)))
+}
+
+/// Runs the handler of `info.signo`: builds the frame for the hart's
+/// state (its pc is where the program resumes), blocks the handler's mask
+/// and the signal itself, and points the hart at the handler. `Err` with
+/// the address when the frame cannot be written (Linux then kills the
+/// process with SIGSEGV).
+pub fn enter_handler(
+    signals: &mut Signals,
+    cpu: &mut Cpu,
+    mem: &mut Memory,
+    info: &SigInfo,
+) -> Result<(), Fault> {
+    let sig = info.signo;
+    let [handler, flags, sa_mask] = signals.actions[sig as usize];
+    let sp = cpu.x[2];
+    // `get_sigframe`: on the alternate stack only if asked and not there
+    // already; a frame that would overflow the alternate stack it is on
+    // goes to an address that always faults.
+    let top = if flags & SA_ONSTACK != 0 && signals.altstack_flags(sp) & !SS_AUTODISARM == 0 {
+        signals.altstack[0] + signals.altstack[2]
+    } else {
+        sp
+    };
+    let frame = if signals.on_altstack(sp) && !signals.on_altstack(sp.wrapping_sub(FRAME_BYTES)) {
+        u64::MAX
+    } else {
+        top.wrapping_sub(FRAME_BYTES) & !15
+    };
+    let mut b = vec![0u8; FRAME_BYTES as usize];
+    let mut put = |off: u64, v: u64, n: usize| {
+        b[off as usize..off as usize + n].copy_from_slice(&v.to_le_bytes()[..n]);
+    };
+    put(0, sig as u64, 4);
+    put(8, info.code as u32 as u64, 4);
+    put(16, info.word, 8);
+    let [ss_sp, _, ss_size] = signals.altstack;
+    put(UC_STACK, ss_sp, 8);
+    put(UC_STACK + 8, signals.altstack_flags(sp), 4);
+    put(UC_STACK + 16, ss_size, 8);
+    put(UC_SIGMASK, signals.mask, 8);
+    put(MCONTEXT, cpu.pc, 8);
+    for r in 1..32 {
+        put(MCONTEXT + 8 * r as u64, cpu.x[r], 8);
+    }
+    for (r, &f) in cpu.f.iter().enumerate() {
+        put(FPREGS + 8 * r as u64, f, 8);
+    }
+    put(FCSR, ((cpu.frm << 5) | cpu.fflags) as u64, 4);
+    if frame == u64::MAX || frame.checked_add(FRAME_BYTES).is_none() {
+        return Err(Fault {
+            addr: frame,
+            access: crate::mem::Access::Write,
+        });
+    }
+    mem.slice_mut(frame, FRAME_BYTES)?.copy_from_slice(&b);
+    if signals.altstack[1] & SS_AUTODISARM != 0 {
+        signals.altstack = [0, 0, 0];
+    }
+    let mut mask = signals.mask | sa_mask;
+    if flags & SA_NODEFER == 0 {
+        mask |= bit(sig);
+    }
+    signals.set_mask(mask);
+    if flags & SA_RESETHAND != 0 {
+        signals.actions[sig as usize][0] = SIG_DFL;
+    }
+    cpu.reservation = None;
+    cpu.x[1] = TRAMPOLINE;
+    cpu.x[2] = frame;
+    cpu.x[10] = sig as u64;
+    cpu.x[11] = frame;
+    cpu.x[12] = frame + UCONTEXT;
+    cpu.pc = handler;
+    Ok(())
+}
+
+/// `rt_sigreturn`: restores the registers, the mask and the alternate
+/// stack from the frame at sp. `Err` with the address when the frame
+/// cannot be read (Linux then kills the process with SIGSEGV).
+pub fn sigreturn(signals: &mut Signals, cpu: &mut Cpu, mem: &Memory) -> Result<(), Fault> {
+    let frame = cpu.x[2];
+    let b = mem.slice(frame, FRAME_BYTES, perm::R)?.to_vec();
+    let get = |off: u64, n: usize| {
+        let mut w = [0u8; 8];
+        w[..n].copy_from_slice(&b[off as usize..off as usize + n]);
+        u64::from_le_bytes(w)
+    };
+    signals.set_mask(get(UC_SIGMASK, 8));
+    cpu.pc = get(MCONTEXT, 8);
+    for r in 1..32 {
+        cpu.x[r] = get(MCONTEXT + 8 * r as u64, 8);
+    }
+    for r in 0..32 {
+        cpu.f[r] = get(FPREGS + 8 * r as u64, 8);
+    }
+    let fcsr = get(FCSR, 4) as u32;
+    cpu.fflags = fcsr & 0x1f;
+    cpu.frm = (fcsr >> 5) & 7;
+    cpu.reservation = None;
+    // `restore_altstack`: as `sigaltstack` would, its errors ignored.
+    let _ = signals.set_altstack(
+        get(UC_STACK, 8),
+        get(UC_STACK + 8, 4),
+        get(UC_STACK + 16, 8),
+        cpu.x[2],
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_frame_layout_is_linuxs() {
+        // struct rt_sigframe: siginfo (128) + ucontext, whose mcontext is
+        // 16-byte aligned after 168 bytes, holding 32 registers and the
+        // 528-byte FP union.
+        assert_eq!(MCONTEXT, 128 + 176);
+        assert_eq!(FRAME_BYTES, 128 + 176 + 256 + 528);
+        assert_eq!(FCSR, FRAME_BYTES - 528 + 256);
+    }
+
+    #[test]
+    fn pending_signals_wait_for_their_unblocking_lowest_first() {
+        let mut s = Signals::default();
+        s.set_mask(bit(10) | bit(12) | bit(9));
+        assert!(!s.blocked(9), "SIGKILL cannot be blocked");
+        s.hold(12, code::SI_USER);
+        s.hold(10, code::SI_TKILL);
+        assert_eq!(s.take_ready(), None);
+        s.set_mask(0);
+        assert_eq!(
+            s.take_ready().map(|i| (i.signo, i.code)),
+            Some((10, code::SI_TKILL))
+        );
+        assert_eq!(
+            s.take_ready().map(|i| (i.signo, i.code)),
+            Some((12, code::SI_USER))
+        );
+        assert_eq!(s.take_ready(), None);
+    }
+
+    #[test]
+    fn faults_reach_only_unblocked_installed_handlers() {
+        let mut s = Signals::default();
+        assert!(!s.catches_fault(11));
+        s.actions[11][0] = 0x1000;
+        assert!(s.catches_fault(11));
+        s.set_mask(bit(11));
+        assert!(!s.catches_fault(11));
+        s.actions[9][0] = 0x1000;
+        assert_eq!(s.handler(9), None);
+    }
+
+    #[test]
+    fn the_alternate_stack_reports_where_the_stack_pointer_is() {
+        let mut s = Signals::default();
+        assert_eq!(s.altstack_flags(0x5000), SS_DISABLE);
+        s.set_altstack(0x1000, SS_AUTODISARM, 0x2000, 0x9000)
+            .unwrap();
+        assert_eq!(s.altstack_flags(0x9000), SS_AUTODISARM);
+        assert_eq!(s.altstack_flags(0x3000), SS_ONSTACK | SS_AUTODISARM);
+        assert_eq!(
+            s.altstack_flags(0x1000),
+            SS_AUTODISARM,
+            "the base is below it"
+        );
+        assert_eq!(
+            s.set_altstack(0, SS_DISABLE, 0, 0x2000),
+            Err(-(libc::EPERM as i64)),
+            "not while on it"
+        );
+        assert_eq!(
+            s.set_altstack(0x1000, 0, 100, 0x9000),
+            Err(-(libc::ENOMEM as i64))
+        );
+        assert_eq!(
+            s.set_altstack(0x1000, 4, 0x4000, 0x9000),
+            Err(-(libc::EINVAL as i64))
+        );
+    }
+}
