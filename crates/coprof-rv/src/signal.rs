@@ -95,6 +95,16 @@ impl SigInfo {
         }
     }
 
+    /// `siginfo_t` as the program reads it: 128 bytes, the union's first
+    /// word at offset 16.
+    pub fn bytes(&self) -> [u8; 128] {
+        let mut b = [0u8; 128];
+        b[..4].copy_from_slice(&self.signo.to_le_bytes());
+        b[8..12].copy_from_slice(&self.code.to_le_bytes());
+        b[16..24].copy_from_slice(&self.word.to_le_bytes());
+        b
+    }
+
     /// A fault's signal at `addr`.
     pub fn fault(signo: i32, code: i32, addr: u64) -> SigInfo {
         SigInfo {
@@ -117,6 +127,10 @@ pub struct Signals {
     pending_code: [i32; 65],
     /// The alternate stack: base, SS_AUTODISARM if set, size (0: none).
     pub(crate) altstack: [u64; 3],
+    /// The mask `rt_sigsuspend` replaced, which the first handler's frame
+    /// saves (to be restored by its return) and which comes back if no
+    /// handler runs (`saved_sigmask` in Linux).
+    pub(crate) saved_mask: Option<u64>,
 }
 
 impl Default for Signals {
@@ -127,6 +141,7 @@ impl Default for Signals {
             pending: 0,
             pending_code: [0; 65],
             altstack: [0; 3],
+            saved_mask: None,
         }
     }
 }
@@ -177,6 +192,26 @@ impl Signals {
         let sig = ready.trailing_zeros() as i32 + 1;
         self.pending &= !bit(sig);
         Some(SigInfo::sent(sig, self.pending_code[sig as usize]))
+    }
+
+    /// The lowest pending signal of `set`, taken off the pending set,
+    /// blocked or not (`rt_sigtimedwait`).
+    pub(crate) fn take_pending_in(&mut self, set: u64) -> Option<SigInfo> {
+        let wanted = self.pending & set & !UNBLOCKABLE;
+        if wanted == 0 {
+            return None;
+        }
+        let sig = wanted.trailing_zeros() as i32 + 1;
+        self.pending &= !bit(sig);
+        Some(SigInfo::sent(sig, self.pending_code[sig as usize]))
+    }
+
+    /// Whether a signal is pending that the mask lets through and that
+    /// does something: runs a handler or kills. Only such a signal ends
+    /// `rt_sigsuspend`; ignored ones are dropped and the wait goes on.
+    pub(crate) fn wakes(&self) -> bool {
+        let ready = self.pending & !self.mask;
+        (1..=64).any(|sig| ready & bit(sig) != 0 && self.action(sig) != Action::Ignore)
     }
 
     /// The installed handler of `sig`, if it has one (not SIG_DFL or
@@ -291,17 +326,18 @@ pub fn enter_handler(
         top.wrapping_sub(FRAME_BYTES) & !15
     };
     let mut b = vec![0u8; FRAME_BYTES as usize];
+    b[..128].copy_from_slice(&info.bytes());
     let mut put = |off: u64, v: u64, n: usize| {
         b[off as usize..off as usize + n].copy_from_slice(&v.to_le_bytes()[..n]);
     };
-    put(0, sig as u64, 4);
-    put(8, info.code as u32 as u64, 4);
-    put(16, info.word, 8);
     let [ss_sp, _, ss_size] = signals.altstack;
     put(UC_STACK, ss_sp, 8);
     put(UC_STACK + 8, signals.altstack_flags(sp), 4);
     put(UC_STACK + 16, ss_size, 8);
-    put(UC_SIGMASK, signals.mask, 8);
+    // The mask the handler's return restores: the one `rt_sigsuspend`
+    // replaced, for the first handler after it.
+    let restore = signals.saved_mask.unwrap_or(signals.mask);
+    put(UC_SIGMASK, restore, 8);
     put(MCONTEXT, cpu.pc, 8);
     for r in 1..32 {
         put(MCONTEXT + 8 * r as u64, cpu.x[r], 8);
@@ -317,6 +353,7 @@ pub fn enter_handler(
         });
     }
     mem.slice_mut(frame, FRAME_BYTES)?.copy_from_slice(&b);
+    signals.saved_mask = None;
     if signals.altstack[1] & SS_AUTODISARM != 0 {
         signals.altstack = [0, 0, 0];
     }
@@ -403,6 +440,27 @@ mod tests {
             Some((12, code::SI_USER))
         );
         assert_eq!(s.take_ready(), None);
+    }
+
+    #[test]
+    fn only_signals_that_do_something_end_a_suspend() {
+        let mut s = Signals::default();
+        s.hold(28, code::SI_USER); // SIGWINCH: ignored by default
+        assert!(!s.wakes());
+        s.hold(15, code::SI_USER); // SIGTERM: kills by default
+        assert!(s.wakes());
+        s.set_mask(bit(15));
+        assert!(!s.wakes(), "blocked");
+        assert_eq!(
+            s.take_pending_in(bit(15)).map(|i| i.signo),
+            Some(15),
+            "taken though blocked"
+        );
+        assert_eq!(s.take_pending_in(bit(15)), None);
+        assert_eq!(
+            s.take_pending_in(bit(9) | bit(28)).map(|i| i.signo),
+            Some(28)
+        );
     }
 
     #[test]

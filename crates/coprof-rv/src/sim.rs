@@ -384,6 +384,11 @@ impl Simulator {
                 Action::Kill => return Some(killed_by(info.signo, at)),
             }
         }
+        // No handler took the mask `rt_sigsuspend` replaced: it comes
+        // back now.
+        if let Some(mask) = self.kernel.signals.saved_mask.take() {
+            self.kernel.signals.set_mask(mask);
+        }
         None
     }
 

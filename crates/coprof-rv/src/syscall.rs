@@ -870,6 +870,75 @@ impl Kernel {
                 0
             }
             nr::RT_SIGRETURN => return Ok(Outcome::Sigreturn),
+            nr::RT_SIGSUSPEND => {
+                // kernel/signal.c, sigsuspend: the mask replaced until a
+                // signal comes; the first handler's frame saves the old
+                // one. Only the program itself sends signals here, so one
+                // must be pending already.
+                if a[1] != SIGSET_BYTES {
+                    return Ok(Outcome::Ret(EINVAL));
+                }
+                let raw = tryf!(mem.slice(a[0], 8, perm::R));
+                let set = u64::from_le_bytes(raw.try_into().unwrap_or_default());
+                let old = self.signals.mask;
+                self.signals.set_mask(set);
+                if !self.signals.wakes() {
+                    self.signals.set_mask(old);
+                    return Err(SimError::Unsupported {
+                        what: "rt_sigsuspend with no pending signal that its mask lets through \
+                               (only the program itself sends signals here, so none will come: \
+                               deadlock)"
+                            .into(),
+                        pc,
+                    });
+                }
+                self.signals.saved_mask = Some(old);
+                -(libc::EINTR as i64)
+            }
+            nr::RT_SIGTIMEDWAIT => {
+                // Linux's order: the set's size, the set, the timeout and
+                // its validity, then a pending signal of the set (blocked
+                // or not) taken, its siginfo written.
+                if a[3] != SIGSET_BYTES {
+                    return Ok(Outcome::Ret(EINVAL));
+                }
+                let raw = tryf!(mem.slice(a[0], 8, perm::R));
+                let set = u64::from_le_bytes(raw.try_into().unwrap_or_default());
+                let timeout = match a[2] {
+                    0 => None,
+                    at => {
+                        let t = tryf!(mem.slice(at, 16, perm::R));
+                        let sec = i64::from_le_bytes(t[..8].try_into().unwrap_or_default());
+                        let nsec = i64::from_le_bytes(t[8..].try_into().unwrap_or_default());
+                        if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
+                            return Ok(Outcome::Ret(EINVAL));
+                        }
+                        Some(std::time::Duration::new(sec as u64, nsec as u32))
+                    }
+                };
+                match (self.signals.take_pending_in(set), timeout) {
+                    (Some(info), _) => {
+                        if a[1] != 0 {
+                            tryf!(mem.slice_mut(a[1], 128)).copy_from_slice(&info.bytes());
+                        }
+                        info.signo as i64
+                    }
+                    (None, Some(wait)) => {
+                        // Nothing else can send one: the wait runs out.
+                        std::thread::sleep(wait);
+                        -(libc::EAGAIN as i64)
+                    }
+                    (None, None) => {
+                        return Err(SimError::Unsupported {
+                            what: "rt_sigtimedwait without a timeout for signals none of which \
+                                   is pending (only the program itself sends signals here: \
+                                   deadlock)"
+                                .into(),
+                            pc,
+                        })
+                    }
+                }
+            }
             nr::KILL | nr::TGKILL | nr::TKILL => {
                 // SAFETY: plain call.
                 let me = unsafe { libc::getpid() } as i64;

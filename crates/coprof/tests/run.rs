@@ -745,3 +745,48 @@ int main(void) {
             "no room for the frame of SIGUSR1 (signal 10) at 0xbc0 below sp 0x1000",
         ));
 }
+
+/// Waiting for a signal that nothing will send stops the run with a
+/// message that names the call and its PC, instead of hanging: only the
+/// program sends signals here. A wait with a timeout runs out instead.
+#[test]
+fn waiting_for_a_signal_that_cannot_come_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(
+        dir.path(),
+        "wait_forever",
+        r#"
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include <time.h>
+static void h(int sig) { (void)sig; }
+int main(void) {
+    signal(SIGUSR1, h);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    struct timespec t = {0, 20000000};
+    int r = sigtimedwait(&set, NULL, &t);
+    printf("timed out: rc %d errno %s\n", r, strerror(errno));
+    fflush(stdout);
+    sigset_t none;
+    sigemptyset(&none);
+    sigsuspend(&none);
+    return 0;
+}
+"#,
+        false,
+    );
+    coprof()
+        .args(["run", "--"])
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stdout("timed out: rc -1 errno Resource temporarily unavailable\n")
+        .stderr(predicate::str::contains(
+            "rt_sigsuspend with no pending signal",
+        ))
+        .stderr(predicate::str::contains("pc 0x"));
+}

@@ -1,7 +1,8 @@
 /* signals.c: signal handlers run as Linux runs them. Signals the program
  * sends itself with raise, kill and tgkill, a signal held while blocked
  * and delivered when unblocked (by sigprocmask and by a handler's
- * return), the handler's mask (SA_NODEFER), SA_RESETHAND,
+ * return), sigsuspend and sigtimedwait, the handler's mask (SA_NODEFER),
+ * SA_RESETHAND,
  * SA_ONSTACK on an alternate stack, the siginfo and
  * ucontext a SA_SIGINFO handler gets, registers and FP state preserved
  * across a handler, a handler that edits the saved PC, and faults caught
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -162,6 +164,47 @@ int main(void) {
     for (int i = 0; i < norder; i++)
         printf(" %d", order[i]);
     printf(" (one USR1: signals do not queue)\n");
+
+    printf("== sigsuspend ==\n");
+    norder = 0;
+    set(SIGUSR1, report_mask, 0, 0);
+    sigprocmask(SIG_BLOCK, &s, &old);
+    raise(SIGUSR1);
+    sigset_t wait_mask;
+    sigfillset(&wait_mask);
+    sigdelset(&wait_mask, SIGUSR1);
+    errno = 0;
+    int rc = sigsuspend(&wait_mask);
+    printf("sigsuspend rc %d errno %s, handled %d, USR1 blocked inside %d\n", rc, strerror(errno),
+           norder, blocked_inside[SIGUSR1]);
+    sigset_t back;
+    sigprocmask(SIG_SETMASK, NULL, &back);
+    printf("mask restored: USR1 %d USR2 %d HUP %d\n", sigismember(&back, SIGUSR1),
+           sigismember(&back, SIGUSR2), sigismember(&back, SIGHUP));
+
+    printf("== sigtimedwait ==\n");
+    sigset_t which;
+    sigemptyset(&which);
+    sigaddset(&which, SIGUSR2);
+    raise(SIGUSR2); /* blocked: pending */
+    struct timespec zero = {0, 0};
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int got = sigtimedwait(&which, &si, &zero);
+    printf("took %d code %d (SI_TKILL %d) handled %d\n", got, si.si_code, SI_TKILL, norder);
+    errno = 0;
+    got = sigtimedwait(&which, &si, &zero);
+    printf("again: rc %d errno %s\n", got, strerror(errno));
+    struct timespec bad = {0, 1000000000};
+    errno = 0;
+    got = sigtimedwait(&which, &si, &bad);
+    printf("bad timeout: rc %d errno %s\n", got, strerror(errno));
+    raise(SIGUSR2);
+    int which_sig = 0;
+    printf("sigwait rc %d signal %d\n", sigwait(&which, &which_sig), which_sig);
+    sigpending(&pend);
+    printf("nothing pending %d\n", sigisemptyset(&pend));
+    sigprocmask(SIG_SETMASK, &old, NULL);
 
     printf("== the handler's mask ==\n");
     set(SIGUSR1, report_mask, 0, 0);
