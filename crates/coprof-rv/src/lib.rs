@@ -39,6 +39,7 @@ pub mod error;
 pub mod events;
 pub mod fdtable;
 pub mod fp;
+pub mod itimer;
 pub mod mem;
 pub mod op;
 pub mod process;

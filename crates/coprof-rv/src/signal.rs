@@ -59,6 +59,8 @@ pub mod code {
     pub const SI_USER: i32 = 0;
     /// Sent by `tkill` or `tgkill` (`raise`).
     pub const SI_TKILL: i32 = -6;
+    /// Sent by the kernel: an interval timer's signal.
+    pub const SI_KERNEL: i32 = 0x80;
     /// SIGSEGV: no mapping at the address.
     pub const SEGV_MAPERR: i32 = 1;
     /// SIGSEGV: a mapping without the permission.
@@ -105,6 +107,15 @@ impl SigInfo {
         b
     }
 
+    /// An interval timer's signal: from the kernel, no sender.
+    pub fn timer(signo: i32) -> SigInfo {
+        SigInfo {
+            signo,
+            code: code::SI_KERNEL,
+            word: 0,
+        }
+    }
+
     /// A fault's signal at `addr`.
     pub fn fault(signo: i32, code: i32, addr: u64) -> SigInfo {
         SigInfo {
@@ -122,9 +133,9 @@ pub struct Signals {
     pub(crate) actions: [[u64; 3]; 65],
     /// Blocked signals (bit n − 1 for signal n).
     pub(crate) mask: u64,
-    /// Signals sent while blocked, and the code each was sent with.
+    /// Signals sent but not yet delivered, and what each was sent with.
     pub(crate) pending: u64,
-    pending_code: [i32; 65],
+    pending_info: [SigInfo; 65],
     /// The alternate stack: base, SS_AUTODISARM if set, size (0: none).
     pub(crate) altstack: [u64; 3],
     /// The mask `rt_sigsuspend` replaced, which the first handler's frame
@@ -139,7 +150,7 @@ impl Default for Signals {
             actions: [[0; 3]; 65],
             mask: 0,
             pending: 0,
-            pending_code: [0; 65],
+            pending_info: [SigInfo::timer(0); 65],
             altstack: [0; 3],
             saved_mask: None,
         }
@@ -176,10 +187,14 @@ impl Signals {
         self.mask & bit(sig) != 0
     }
 
-    /// Keeps `sig`, sent with `code` while blocked, until it is unblocked.
-    pub(crate) fn hold(&mut self, sig: i32, code: i32) {
-        self.pending |= bit(sig);
-        self.pending_code[sig as usize] = code;
+    /// Keeps a signal sent until it is delivered (at once on the way back
+    /// to the program unless blocked). A second one of a kind before then
+    /// is merged into the first, as standard signals are.
+    pub(crate) fn hold(&mut self, info: SigInfo) {
+        if self.pending & bit(info.signo) == 0 {
+            self.pending_info[info.signo as usize] = info;
+        }
+        self.pending |= bit(info.signo);
     }
 
     /// The lowest pending signal that is no longer blocked, taken off the
@@ -191,7 +206,7 @@ impl Signals {
         }
         let sig = ready.trailing_zeros() as i32 + 1;
         self.pending &= !bit(sig);
-        Some(SigInfo::sent(sig, self.pending_code[sig as usize]))
+        Some(self.pending_info[sig as usize])
     }
 
     /// The lowest pending signal of `set`, taken off the pending set,
@@ -203,7 +218,7 @@ impl Signals {
         }
         let sig = wanted.trailing_zeros() as i32 + 1;
         self.pending &= !bit(sig);
-        Some(SigInfo::sent(sig, self.pending_code[sig as usize]))
+        Some(self.pending_info[sig as usize])
     }
 
     /// Whether a signal is pending that the mask lets through and that
@@ -427,8 +442,8 @@ mod tests {
         let mut s = Signals::default();
         s.set_mask(bit(10) | bit(12) | bit(9));
         assert!(!s.blocked(9), "SIGKILL cannot be blocked");
-        s.hold(12, code::SI_USER);
-        s.hold(10, code::SI_TKILL);
+        s.hold(SigInfo::sent(12, code::SI_USER));
+        s.hold(SigInfo::sent(10, code::SI_TKILL));
         assert_eq!(s.take_ready(), None);
         s.set_mask(0);
         assert_eq!(
@@ -445,9 +460,9 @@ mod tests {
     #[test]
     fn only_signals_that_do_something_end_a_suspend() {
         let mut s = Signals::default();
-        s.hold(28, code::SI_USER); // SIGWINCH: ignored by default
+        s.hold(SigInfo::sent(28, code::SI_USER)); // SIGWINCH: ignored by default
         assert!(!s.wakes());
-        s.hold(15, code::SI_USER); // SIGTERM: kills by default
+        s.hold(SigInfo::timer(15)); // SIGTERM: kills by default
         assert!(s.wakes());
         s.set_mask(bit(15));
         assert!(!s.wakes(), "blocked");

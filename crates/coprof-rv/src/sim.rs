@@ -87,12 +87,19 @@ enum Caught {
     Killed(Exit),
 }
 
-/// The end of a process killed by a signal it sent itself at `at`.
-fn killed_by(sig: i32, at: u64) -> Exit {
+/// The end of a process killed at `at` by a signal it sent itself or
+/// that its interval timer sent.
+fn killed_by(info: &SigInfo, at: u64) -> Exit {
+    let sig = info.signo;
+    let from = if info.code == code::SI_KERNEL {
+        "from its interval timer"
+    } else {
+        "sent by the program itself"
+    };
     Exit::Signal {
         signal: sig,
         message: format!(
-            "killed by {} (signal {sig}) sent by the program itself at pc {at:#x}",
+            "killed by {} (signal {sig}) {from} at pc {at:#x}",
             signal_name(sig)
         ),
     }
@@ -264,7 +271,10 @@ impl Simulator {
     /// The next instruction count at which the loop stops to look at the
     /// limit and report progress.
     fn next_check(&self, every: u64) -> u64 {
-        let next = self.cpu.instret.saturating_add(every);
+        let mut next = self.cpu.instret.saturating_add(every);
+        if self.kernel.timers.armed() {
+            next = next.min(self.cpu.instret + crate::itimer::CHECK_EVERY);
+        }
         if self.limit != 0 {
             next.min(self.limit)
         } else {
@@ -310,6 +320,8 @@ impl Simulator {
                     if let Some(exit) = self.finish_syscall(outcome, at) {
                         return Ok(exit);
                     }
+                    // The call may have armed a timer, which wants looks.
+                    check = check.min(self.next_check(every));
                 }
                 Stop::Ebreak
                 | Stop::Illegal { .. }
@@ -332,6 +344,13 @@ impl Simulator {
                     return Ok(Exit::Limit);
                 }
                 progress(self.cpu.instret);
+                if self.kernel.timers.armed() {
+                    // Between two instructions, as an interrupt would.
+                    self.kernel.fire_timers();
+                    if let Some(exit) = self.deliver_pending(self.cpu.pc) {
+                        return Ok(exit);
+                    }
+                }
                 check = self.next_check(every);
             }
         }
@@ -381,7 +400,7 @@ impl Simulator {
                     }
                 }
                 Action::Ignore => {}
-                Action::Kill => return Some(killed_by(info.signo, at)),
+                Action::Kill => return Some(killed_by(&info, at)),
             }
         }
         // No handler took the mask `rt_sigsuspend` replaced: it comes

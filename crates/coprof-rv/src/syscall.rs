@@ -14,10 +14,11 @@
 
 use crate::error::SimError;
 use crate::fdtable::{FdTable, MAX_FDS};
+use crate::itimer::{Itimers, Setting};
 use crate::mem::{page_down, page_up, perm, Memory, PAGE};
 use crate::process::MMAP_TOP;
 use crate::random::GuestRandom;
-use crate::signal::{code, Signals};
+use crate::signal::{code, SigInfo, Signals};
 use crate::sysno as nr;
 use std::ffi::CString;
 use std::path::PathBuf;
@@ -53,6 +54,8 @@ pub struct Kernel {
     pub enosys: bool,
     /// Dispositions, mask, pending signals and the alternate stack.
     pub signals: Signals,
+    /// `setitimer`'s three timers.
+    pub timers: Itimers,
     /// The stack pointer when the current system call was made (for
     /// `sigaltstack`, which asks whether it is on the alternate stack).
     pub sp: u64,
@@ -133,6 +136,7 @@ impl Kernel {
             root,
             enosys,
             signals: Signals::default(),
+            timers: Itimers::default(),
             sp: 0,
             rseq: 0,
             enosys_calls: Vec::new(),
@@ -721,6 +725,12 @@ impl Kernel {
                 } else {
                     (a[2], a[3])
                 };
+                // A relative sleep that ITIMER_REAL's signal would end
+                // early, as it would under Linux.
+                let relative = num == nr::NANOSLEEP || (a[0] <= 1 && a[1] == 0);
+                if relative && self.timers.until_real().is_some() {
+                    return Ok(Outcome::Ret(self.sleep_until_signal(mem, req, rem)));
+                }
                 let reqp = tryf!(mem.slice(req, 16, perm::R)).as_ptr();
                 let remp = if rem != 0 {
                     tryf!(mem.slice_mut(rem, 16)).as_mut_ptr()
@@ -882,6 +892,15 @@ impl Kernel {
                 let set = u64::from_le_bytes(raw.try_into().unwrap_or_default());
                 let old = self.signals.mask;
                 self.signals.set_mask(set);
+                // Only ITIMER_REAL can send a signal while the program
+                // waits: sleep until it does.
+                while !self.signals.wakes() {
+                    let Some(wait) = self.timers.until_real() else {
+                        break;
+                    };
+                    std::thread::sleep(wait);
+                    self.fire_timers();
+                }
                 if !self.signals.wakes() {
                     self.signals.set_mask(old);
                     return Err(SimError::Unsupported {
@@ -894,6 +913,85 @@ impl Kernel {
                 }
                 self.signals.saved_mask = Some(old);
                 -(libc::EINTR as i64)
+            }
+            nr::PPOLL => {
+                // fs/select.c, do_sys_poll: the count, the timeout (read
+                // and checked), the signal mask, then the descriptors.
+                if a[1] > MAX_FDS as u64 {
+                    return Ok(Outcome::Ret(EINVAL));
+                }
+                let timeout = match a[2] {
+                    0 => None,
+                    at => {
+                        let t = tryf!(mem.slice(at, 16, perm::R));
+                        let sec = i64::from_le_bytes(t[..8].try_into().unwrap_or_default());
+                        let nsec = i64::from_le_bytes(t[8..].try_into().unwrap_or_default());
+                        if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
+                            return Ok(Outcome::Ret(EINVAL));
+                        }
+                        Some(std::time::Duration::new(sec as u64, nsec as u32))
+                    }
+                };
+                let mask = match a[3] {
+                    0 => None,
+                    _ if a[4] != SIGSET_BYTES => return Ok(Outcome::Ret(EINVAL)),
+                    at => {
+                        let raw = tryf!(mem.slice(at, 8, perm::R));
+                        Some(u64::from_le_bytes(raw.try_into().unwrap_or_default()))
+                    }
+                };
+                self.ppoll(mem, a[0], a[1] as usize, timeout, mask, pc)?
+            }
+            nr::GETITIMER | nr::SETITIMER => {
+                // kernel/time/itimer.c: the new value read and checked,
+                // then the timer, then the old value written back.
+                // struct itimerval: the interval, then the value, each a
+                // timeval of two longs.
+                let which = a[0] as i64;
+                let new = if num == nr::SETITIMER && a[1] != 0 {
+                    let raw = tryf!(mem.slice(a[1], 32, perm::R));
+                    let w = |i: usize| {
+                        i64::from_le_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap_or_default())
+                    };
+                    let valid = |sec: i64, usec: i64| sec >= 0 && (0..1_000_000).contains(&usec);
+                    if !valid(w(0), w(1)) || !valid(w(2), w(3)) {
+                        return Ok(Outcome::Ret(EINVAL));
+                    }
+                    let d = |sec: i64, usec: i64| {
+                        std::time::Duration::new(sec as u64, usec as u32 * 1000)
+                    };
+                    Some(Setting {
+                        interval: d(w(0), w(1)),
+                        value: d(w(2), w(3)),
+                    })
+                } else {
+                    None
+                };
+                if !(0..3).contains(&which) {
+                    return Ok(Outcome::Ret(EINVAL));
+                }
+                let which = which as usize;
+                let old = if num == nr::GETITIMER {
+                    self.timers.get(which)
+                } else {
+                    // A null new value disarms, as Linux still allows.
+                    let zero = std::time::Duration::ZERO;
+                    let new = new.unwrap_or(Setting {
+                        value: zero,
+                        interval: zero,
+                    });
+                    self.timers.set(which, new)
+                };
+                let out = if num == nr::GETITIMER { a[1] } else { a[2] };
+                if out != 0 {
+                    let buf = tryf!(mem.slice_mut(out, 32));
+                    for (i, d) in [old.interval, old.value].iter().enumerate() {
+                        buf[i * 16..i * 16 + 8].copy_from_slice(&d.as_secs().to_le_bytes());
+                        buf[i * 16 + 8..i * 16 + 16]
+                            .copy_from_slice(&(d.subsec_micros() as u64).to_le_bytes());
+                    }
+                }
+                0
             }
             nr::RT_SIGTIMEDWAIT => {
                 // Linux's order: the set's size, the set, the timeout and
@@ -964,7 +1062,7 @@ impl Kernel {
                     // Pending until the way back to the program, which
                     // delivers it unless it is blocked
                     // (Simulator::deliver_pending).
-                    self.signals.hold(sig as i32, code);
+                    self.signals.hold(SigInfo::sent(sig as i32, code));
                     0
                 }
             }
@@ -1034,6 +1132,183 @@ impl Kernel {
             }
         };
         Ok(Outcome::Ret(r))
+    }
+
+    /// Sleeps for the timespec at `req` (EFAULT, EINVAL as Linux checks
+    /// them) or until ITIMER_REAL sends a signal that is delivered (not
+    /// blocked, not ignored): then EINTR, with the time left written to
+    /// `rem` if given.
+    fn sleep_until_signal(&mut self, mem: &mut Memory, req: u64, rem: u64) -> i64 {
+        let Ok(t) = mem.slice(req, 16, perm::R) else {
+            return EFAULT;
+        };
+        let sec = i64::from_le_bytes(t[..8].try_into().unwrap_or_default());
+        let nsec = i64::from_le_bytes(t[8..].try_into().unwrap_or_default());
+        if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
+            return EINVAL;
+        }
+        let mut left = std::time::Duration::new(sec as u64, nsec as u32);
+        loop {
+            match self.timers.until_real() {
+                Some(wait) if wait < left => {
+                    std::thread::sleep(wait);
+                    left -= wait;
+                    self.fire_timers();
+                    if self.signals.wakes() {
+                        if rem != 0 {
+                            let Ok(buf) = mem.slice_mut(rem, 16) else {
+                                return EFAULT;
+                            };
+                            buf[..8].copy_from_slice(&left.as_secs().to_le_bytes());
+                            buf[8..].copy_from_slice(&(left.subsec_nanos() as u64).to_le_bytes());
+                        }
+                        return -(libc::EINTR as i64);
+                    }
+                }
+                _ => {
+                    std::thread::sleep(left);
+                    return 0;
+                }
+            }
+        }
+    }
+
+    /// `ppoll` after its arguments are read: the descriptors polled on the
+    /// host (a guest descriptor that is not open reads POLLNVAL), the
+    /// mask in place while it waits. Only the program's interval timer
+    /// can send a signal meanwhile, so a wait is cut into slices that end
+    /// when ITIMER_REAL does; a signal it sends that will be delivered
+    /// ends the wait with EINTR, and the handler's frame saves the mask
+    /// from before. With no descriptor and no timeout (glibc's `pause`)
+    /// and no timer, nothing can end the wait: the run stops.
+    fn ppoll(
+        &mut self,
+        mem: &mut Memory,
+        fds_at: u64,
+        nfds: usize,
+        timeout: Option<std::time::Duration>,
+        mask: Option<u64>,
+        pc: u64,
+    ) -> Result<i64, SimError> {
+        // struct pollfd: int fd, short events, short revents.
+        let Ok(guest) = mem.slice_mut(fds_at, nfds as u64 * 8) else {
+            return Ok(EFAULT);
+        };
+        let mut host: Vec<libc::pollfd> = guest
+            .chunks(8)
+            .map(|p| {
+                let fd = i32::from_le_bytes(p[..4].try_into().unwrap_or_default());
+                libc::pollfd {
+                    fd: if fd < 0 {
+                        -1
+                    } else {
+                        self.fds.host(fd as i64).unwrap_or(-2)
+                    },
+                    events: i16::from_le_bytes(p[4..6].try_into().unwrap_or_default()),
+                    revents: 0,
+                }
+            })
+            .collect();
+        let old = self.signals.mask;
+        if let Some(m) = mask {
+            self.signals.set_mask(m);
+        }
+        let interrupted = |signals: &mut Signals| {
+            // The handler's frame restores the mask from before.
+            if mask.is_some() {
+                signals.saved_mask = Some(old);
+            }
+            Ok(-(libc::EINTR as i64))
+        };
+        if self.signals.wakes() {
+            return interrupted(&mut self.signals);
+        }
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let ready = loop {
+            // Descriptors that are not open answer at once, as on Linux.
+            let invalid = host.iter().filter(|p| p.fd == -2).count() as i64;
+            let mut probe: Vec<libc::pollfd> = host
+                .iter()
+                .map(|p| libc::pollfd {
+                    fd: if p.fd == -2 { -1 } else { p.fd },
+                    ..*p
+                })
+                .collect();
+            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            let slice = match (left, self.timers.until_real()) {
+                (Some(l), Some(r)) => Some(l.min(r)),
+                (l, r) => l.or(r),
+            };
+            let wait = if invalid > 0 {
+                Some(std::time::Duration::ZERO)
+            } else {
+                slice
+            };
+            if nfds == 0 && wait.is_none() {
+                self.signals.set_mask(old);
+                return Err(SimError::Unsupported {
+                    what: "ppoll of no descriptor without a timeout (pause) and no timer armed: \
+                           only the program itself sends signals here, so none will come \
+                           (deadlock)"
+                        .into(),
+                    pc,
+                });
+            }
+            let ts = wait.map(|w| libc::timespec {
+                tv_sec: w.as_secs() as i64,
+                tv_nsec: w.subsec_nanos() as i64,
+            });
+            let tsp = ts
+                .as_ref()
+                .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+            // SAFETY: `probe` holds `nfds` pollfds; `tsp` is null or a
+            // valid timespec.
+            let n = unsafe {
+                libc::ppoll(
+                    probe.as_mut_ptr(),
+                    nfds as libc::nfds_t,
+                    tsp,
+                    std::ptr::null(),
+                )
+            };
+            if n < 0 {
+                self.signals.set_mask(old);
+                return Ok(errno());
+            }
+            for (h, p) in host.iter_mut().zip(&probe) {
+                h.revents = if h.fd == -2 {
+                    libc::POLLNVAL
+                } else {
+                    p.revents
+                };
+            }
+            if n > 0 || invalid > 0 {
+                break n as i64 + invalid;
+            }
+            self.fire_timers();
+            if self.signals.wakes() {
+                return interrupted(&mut self.signals);
+            }
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                break 0;
+            }
+        };
+        self.signals.set_mask(old);
+        let Ok(guest) = mem.slice_mut(fds_at, nfds as u64 * 8) else {
+            return Ok(EFAULT);
+        };
+        for (p, h) in guest.chunks_mut(8).zip(&host) {
+            p[6..8].copy_from_slice(&h.revents.to_le_bytes());
+        }
+        Ok(ready)
+    }
+
+    /// Marks the signals of the interval timers whose time has come as
+    /// pending, to be delivered on the way back to the program.
+    pub fn fire_timers(&mut self) {
+        for sig in self.timers.expire() {
+            self.signals.hold(SigInfo::timer(sig));
+        }
     }
 
     /// Whether `pid` (a system call's argument) names the simulated

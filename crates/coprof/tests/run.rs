@@ -748,7 +748,8 @@ int main(void) {
 
 /// Waiting for a signal that nothing will send stops the run with a
 /// message that names the call and its PC, instead of hanging: only the
-/// program sends signals here. A wait with a timeout runs out instead.
+/// program and its interval timers send signals here. A wait with a
+/// timeout runs out instead.
 #[test]
 fn waiting_for_a_signal_that_cannot_come_is_named() {
     let dir = tempfile::tempdir().unwrap();
@@ -789,4 +790,18 @@ int main(void) {
             "rt_sigsuspend with no pending signal",
         ))
         .stderr(predicate::str::contains("pc 0x"));
+    let pause = compile(
+        dir.path(),
+        "pause_forever",
+        "#include <unistd.h>\nint main(void) { pause(); return 0; }",
+        false,
+    );
+    coprof()
+        .args(["run", "--"])
+        .arg(&pause)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "ppoll of no descriptor without a timeout (pause)",
+        ));
 }
