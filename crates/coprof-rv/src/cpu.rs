@@ -21,6 +21,7 @@ use crate::op::{Emit, Kind, Op, ZERO_SINK};
 use coprof_core::{flags, Class, Event};
 
 /// Architectural state of the hart.
+#[derive(Clone)]
 pub struct Cpu {
     /// Integer registers; index 32 is the write-only scratch slot that
     /// stands for x0 as a destination. Sized 64 so that masking an index

@@ -6,7 +6,9 @@
 //! simulators. This crate is that simulator for RISC-V: it loads a
 //! statically linked RV64 Linux ELF (ET_EXEC or static-pie), starts it as
 //! Linux would, executes RV64IMAFDC with Zicsr and Zifencei (RISC-V
-//! Unprivileged ISA 20191213), answers its Linux system calls, and pushes
+//! Unprivileged ISA 20191213) with its threads taking turns on one hart
+//! ([`threads`]), answers its Linux system calls, runs its signal
+//! handlers ([`signal`]), and pushes
 //! one [`Event`] per retired instruction of the classes the attached
 //! [`Sink`] asked for.
 //!
@@ -49,6 +51,7 @@ pub mod signal;
 pub mod sim;
 pub mod syscall;
 pub mod sysno;
+pub mod threads;
 
 pub use error::SimError;
 pub use sim::{Config, Exit, Simulator};

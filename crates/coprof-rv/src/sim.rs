@@ -15,7 +15,8 @@ use crate::mem::{Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
 use crate::signal::{self, code, Action, SigInfo};
-use crate::syscall::{Kernel, Outcome};
+use crate::syscall::{clone_flags, CloneArgs, Kernel, Outcome};
+use crate::threads::{Parked, Threads, Wait, QUANTUM};
 use coprof_core::{Sink, Source};
 use std::path::{Path, PathBuf};
 
@@ -73,6 +74,7 @@ pub struct Simulator {
     kernel: Kernel,
     limit: u64,
     exit: Option<Exit>,
+    threads: Threads,
     delivered: u64,
     delivered_in_runs: u64,
 }
@@ -85,6 +87,15 @@ enum Caught {
     Default,
     /// To a handler whose frame could not be written: killed by SIGSEGV.
     Killed(Exit),
+}
+
+/// The error of a process whose every thread waits on a futex that none
+/// of them can wake.
+fn deadlock(at: u64) -> SimError {
+    SimError::Unsupported {
+        what: "futex wait with no other thread to wake it (deadlock)".into(),
+        pc: at,
+    }
 }
 
 /// The end of a process killed at `at` by a signal it sent itself or
@@ -186,6 +197,12 @@ impl Simulator {
             ),
             limit: config.max_instructions,
             exit: None,
+            threads: Threads {
+                // SAFETY: plain call.
+                next_tid: unsafe { libc::getpid() } as i64 + 1,
+                started: 1,
+                ..Threads::default()
+            },
             delivered: 0,
             delivered_in_runs: 0,
         })
@@ -275,6 +292,9 @@ impl Simulator {
         if self.kernel.timers.armed() {
             next = next.min(self.cpu.instret + crate::itimer::CHECK_EVERY);
         }
+        if !self.threads.parked.is_empty() {
+            next = next.min(self.threads.turn_ends);
+        }
         if self.limit != 0 {
             next.min(self.limit)
         } else {
@@ -317,7 +337,7 @@ impl Simulator {
                     let at = self.cpu.pc;
                     self.kernel.sp = x[2];
                     let outcome = self.kernel.syscall(&mut self.mem, args, at)?;
-                    if let Some(exit) = self.finish_syscall(outcome, at) {
+                    if let Some(exit) = self.finish_syscall(outcome, at)? {
                         return Ok(exit);
                     }
                     // The call may have armed a timer, which wants looks.
@@ -344,6 +364,9 @@ impl Simulator {
                     return Ok(Exit::Limit);
                 }
                 progress(self.cpu.instret);
+                if self.cpu.instret >= self.threads.turn_ends && self.threads.any_ready() {
+                    self.switch(Wait::Ready);
+                }
                 if self.kernel.timers.armed() {
                     // Between two instructions, as an interrupt would.
                     self.kernel.fire_timers();
@@ -359,7 +382,7 @@ impl Simulator {
     /// What a system call's outcome does to the hart: its result in a0
     /// and the next instruction, a handler started, the state restored
     /// from a signal frame; or the end of the process.
-    fn finish_syscall(&mut self, outcome: Outcome, at: u64) -> Option<Exit> {
+    fn finish_syscall(&mut self, outcome: Outcome, at: u64) -> Result<Option<Exit>, SimError> {
         match outcome {
             Outcome::Ret(v) => {
                 self.cpu.x[10] = v as u64;
@@ -370,21 +393,167 @@ impl Simulator {
                 self.cpu.pc = at + 4;
                 self.code.flush();
             }
-            Outcome::Exit(code) => return Some(Exit::Code(code)),
+            Outcome::Exit(code) => return Ok(Some(Exit::Code(code))),
             Outcome::Sigreturn => {
                 let signals = &mut self.kernel.signals;
                 if let Err(f) = signal::sigreturn(signals, &mut self.cpu, &self.mem) {
-                    return Some(Exit::Signal {
+                    return Ok(Some(Exit::Signal {
                         signal: 11,
                         message: format!(
                             "rt_sigreturn at pc {at:#x} could not read the signal frame at {:#x}: SIGSEGV",
                             f.addr
                         ),
-                    });
+                    }));
+                }
+            }
+            Outcome::Clone(args) => {
+                let tid = self.start_thread(&args, at);
+                self.cpu.x[10] = tid as u64;
+                self.cpu.pc = at + 4;
+            }
+            Outcome::ThreadExit(code) => {
+                self.cpu.pc = at;
+                if let Some(exit) = self.end_thread(code, at)? {
+                    return Ok(Some(exit));
+                }
+            }
+            Outcome::FutexWait {
+                addr,
+                bitset,
+                timed,
+            } => {
+                self.cpu.x[10] = 0;
+                self.cpu.pc = at + 4;
+                let wait = Wait::Futex {
+                    addr,
+                    bitset,
+                    timed,
+                };
+                if !self.switch(wait) {
+                    // No thread can run: the wait's own timeout runs out
+                    // (at once: nothing could end it sooner), or it never
+                    // ends.
+                    if !timed {
+                        return Err(deadlock(at));
+                    }
+                    self.cpu.x[10] = -(libc::ETIMEDOUT as i64) as u64;
+                }
+            }
+            Outcome::FutexWake {
+                addr,
+                count,
+                bitset,
+            } => {
+                self.cpu.x[10] = self.threads.wake(addr, bitset, count) as u64;
+                self.cpu.pc = at + 4;
+            }
+            Outcome::Yield => {
+                self.cpu.x[10] = 0;
+                self.cpu.pc = at + 4;
+                if self.threads.any_ready() {
+                    self.switch(Wait::Ready);
                 }
             }
         }
-        self.deliver_pending(at)
+        Ok(self.deliver_pending(at))
+    }
+
+    /// Starts a thread as `clone` asked (CLONE_VM | CLONE_THREAD): the
+    /// caller's registers, with its own stack, thread pointer and a0 = 0,
+    /// after the `ecall` at `at`; it runs when its turn comes. Returns its
+    /// id.
+    fn start_thread(&mut self, args: &CloneArgs, at: u64) -> i64 {
+        let tid = self.threads.next_tid;
+        self.threads.next_tid += 1;
+        self.threads.started += 1;
+        let mut cpu = self.cpu.clone();
+        if args.stack != 0 {
+            cpu.x[2] = args.stack;
+        }
+        if args.flags & clone_flags::SETTLS != 0 {
+            cpu.x[4] = args.tls;
+        }
+        cpu.x[10] = 0;
+        cpu.pc = at + 4;
+        cpu.reservation = None;
+        // Failed writes of the ids are the program's own fault, as on
+        // Linux (which drops them too).
+        if args.flags & clone_flags::PARENT_SETTID != 0 {
+            let _ = self.mem.store::<4>(args.parent_tid, tid as u64);
+        }
+        if args.flags & clone_flags::CHILD_SETTID != 0 {
+            let _ = self.mem.store::<4>(args.child_tid, tid as u64);
+        }
+        let clear_tid = if args.flags & clone_flags::CHILD_CLEARTID != 0 {
+            args.child_tid
+        } else {
+            0
+        };
+        self.kernel.tids.push(tid);
+        if self.threads.parked.is_empty() {
+            self.threads.turn_ends = self.cpu.instret + QUANTUM;
+        }
+        self.threads.parked.push_back(Parked {
+            cpu,
+            tid,
+            clear_tid,
+            mask: self.kernel.signals.mask,
+            rseq: 0,
+            wait: Wait::Ready,
+        });
+        tid
+    }
+
+    /// Ends the running thread with `code`: its CLONE_CHILD_CLEARTID word
+    /// cleared and woken (what `pthread_join` waits for), and the next
+    /// thread on the hart; the last thread's end is the process's.
+    fn end_thread(&mut self, code: i32, at: u64) -> Result<Option<Exit>, SimError> {
+        let tid = self.kernel.tid;
+        if self.kernel.clear_tid != 0 && self.mem.store::<4>(self.kernel.clear_tid, 0).is_ok() {
+            self.threads.wake(self.kernel.clear_tid, u32::MAX, 1);
+        }
+        self.kernel.tids.retain(|&t| t != tid);
+        if self.threads.parked.is_empty() {
+            return Ok(Some(Exit::Code(code)));
+        }
+        let next = self.threads.take_next().ok_or_else(|| deadlock(at))?;
+        self.run_thread(next);
+        Ok(None)
+    }
+
+    /// Takes the running thread off the hart (waiting as `wait` says) and
+    /// puts the next one on: the first ready, else one whose timed wait
+    /// runs out. A ready thread with no other to hand over to keeps the
+    /// hart; `false` when the running one waits and every other thread
+    /// waits without a timeout: a deadlock.
+    fn switch(&mut self, wait: Wait) -> bool {
+        let Some(next) = self.threads.take_next() else {
+            return wait == Wait::Ready;
+        };
+        let me = Parked {
+            cpu: self.cpu.clone(),
+            tid: self.kernel.tid,
+            clear_tid: self.kernel.clear_tid,
+            mask: self.kernel.signals.mask,
+            rseq: self.kernel.rseq,
+            wait,
+        };
+        self.threads.parked.push_back(me);
+        self.run_thread(next);
+        true
+    }
+
+    /// Puts `next` on the hart for a turn.
+    fn run_thread(&mut self, next: Parked) {
+        let instret = self.cpu.instret;
+        self.cpu = next.cpu;
+        self.cpu.instret = instret;
+        self.cpu.reservation = None;
+        self.kernel.tid = next.tid;
+        self.kernel.clear_tid = next.clear_tid;
+        self.kernel.signals.set_mask(next.mask);
+        self.kernel.rseq = next.rseq;
+        self.threads.turn_ends = instret + QUANTUM;
     }
 
     /// On the way back to the program, as Linux on its way back to user

@@ -1,4 +1,4 @@
-//! Linux system calls for a single-threaded RV64 process.
+//! Linux system calls for an RV64 process and its threads.
 //!
 //! Calling convention (RISC-V psABI / Linux): number in a7, arguments in
 //! a0–a5, result in a0, errors as −errno. Semantics and errno values are
@@ -34,6 +34,67 @@ pub enum Outcome {
     Exit(i32),
     /// `rt_sigreturn`: restore the state saved in the signal frame at sp.
     Sigreturn,
+    /// `clone` or `clone3` of a thread: start one.
+    Clone(CloneArgs),
+    /// The calling thread ends (`exit`) with this status.
+    ThreadExit(i32),
+    /// `futex` wait: the thread sleeps until a wake on the word at
+    /// `addr` whose bitset meets `bitset`, or its timeout if it has one.
+    FutexWait {
+        /// The futex word.
+        addr: u64,
+        /// Which wakes it takes.
+        bitset: u32,
+        /// Whether the wait has a timeout (it expires when no other
+        /// thread can run).
+        timed: bool,
+    },
+    /// `futex` wake: up to `count` threads waiting on `addr` whose bitset
+    /// meets `bitset`; a0 gets how many.
+    FutexWake {
+        /// The futex word.
+        addr: u64,
+        /// Most threads to wake.
+        count: u32,
+        /// Which waiters it wakes.
+        bitset: u32,
+    },
+    /// `sched_yield`: let another thread run.
+    Yield,
+}
+
+/// What `clone`/`clone3` asked for a new thread.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub struct CloneArgs {
+    /// The clone flags.
+    pub flags: u64,
+    /// The new thread's stack pointer (0: the caller's).
+    pub stack: u64,
+    /// Where to write the new thread's id (CLONE_PARENT_SETTID).
+    pub parent_tid: u64,
+    /// Its thread pointer (CLONE_SETTLS).
+    pub tls: u64,
+    /// Where to write (CLONE_CHILD_SETTID) or clear and wake at its exit
+    /// (CLONE_CHILD_CLEARTID) its id.
+    pub child_tid: u64,
+}
+
+/// `clone` flags (include/uapi/linux/sched.h).
+pub mod clone_flags {
+    /// Share the address space.
+    pub const VM: u64 = 0x100;
+    /// Share signal handlers.
+    pub const SIGHAND: u64 = 0x800;
+    /// A thread of the same process.
+    pub const THREAD: u64 = 0x10000;
+    /// Set the thread pointer.
+    pub const SETTLS: u64 = 0x80000;
+    /// Write the id to the parent's word.
+    pub const PARENT_SETTID: u64 = 0x100000;
+    /// Clear the child's word and wake it at exit.
+    pub const CHILD_CLEARTID: u64 = 0x200000;
+    /// Write the id to the child's word.
+    pub const CHILD_SETTID: u64 = 0x1000000;
 }
 
 const AT_FDCWD: i64 = -100;
@@ -59,7 +120,14 @@ pub struct Kernel {
     /// The stack pointer when the current system call was made (for
     /// `sigaltstack`, which asks whether it is on the alternate stack).
     pub sp: u64,
-    rseq: u64,
+    /// The running thread's `rseq` area (0: none registered).
+    pub rseq: u64,
+    /// The running thread's id (the process id for the first thread).
+    pub tid: i64,
+    /// Ids of every live thread, the running one included.
+    pub tids: Vec<i64>,
+    /// The running thread's `set_tid_address` / CLONE_CHILD_CLEARTID word.
+    pub clear_tid: u64,
     /// Unknown calls answered with ENOSYS (number, count).
     pub enosys_calls: Vec<(u64, u64)>,
     /// Where `getrandom`'s bytes come from.
@@ -139,6 +207,10 @@ impl Kernel {
             timers: Itimers::default(),
             sp: 0,
             rseq: 0,
+            // SAFETY: plain call.
+            tid: unsafe { libc::getpid() } as i64,
+            tids: vec![unsafe { libc::getpid() } as i64],
+            clear_tid: 0,
             enosys_calls: Vec::new(),
         }
     }
@@ -568,7 +640,8 @@ impl Kernel {
             nr::MLOCK | nr::MUNLOCK | nr::MLOCK2 => {
                 if num == nr::MLOCK2 && a[2] & !1 != 0 {
                     EINVAL
-                } else if !mem.is_mapped(page_down(a[0]), page_up(a[1].saturating_add(a[0] % PAGE))) {
+                } else if !mem.is_mapped(page_down(a[0]), page_up(a[1].saturating_add(a[0] % PAGE)))
+                {
                     ENOMEM
                 } else {
                     0
@@ -615,15 +688,17 @@ impl Kernel {
                     0
                 }
             }
-            nr::EXIT | nr::EXIT_GROUP => return Ok(Outcome::Exit((a[0] & 0xff) as i32)),
+            nr::EXIT => return Ok(Outcome::ThreadExit((a[0] & 0xff) as i32)),
+            nr::EXIT_GROUP => return Ok(Outcome::Exit((a[0] & 0xff) as i32)),
             nr::SET_TID_ADDRESS => {
-                // SAFETY: plain call.
-                (unsafe { libc::getpid() }) as i64
+                self.clear_tid = a[0];
+                self.tid
             }
             nr::SET_ROBUST_LIST => 0,
             nr::RSEQ => {
-                // Registration: the kernel fills cpu_id_start and cpu_id;
-                // a single-threaded guest always runs on CPU 0.
+                // Registration (one per thread): the kernel fills
+                // cpu_id_start and cpu_id; the simulator's one hart is
+                // CPU 0.
                 if a[2] & 1 != 0 {
                     self.rseq = 0;
                     0
@@ -661,7 +736,8 @@ impl Kernel {
                     std::ptr::null_mut()
                 };
                 // SAFETY: pointers are null or 16 valid bytes.
-                let r = ret(unsafe { libc::syscall(libc::SYS_prlimit64, 0, res as u32, newp, oldp) });
+                let r =
+                    ret(unsafe { libc::syscall(libc::SYS_prlimit64, 0, res as u32, newp, oldp) });
                 if r == 0 && old != 0 {
                     tryf!(mem.slice_mut(old, 16)).copy_from_slice(&was);
                 }
@@ -753,13 +829,14 @@ impl Kernel {
                 }
             }
             // SAFETY (the four below): plain calls without arguments.
-            nr::GETPID | nr::GETTID => (unsafe { libc::getpid() }) as i64,
+            nr::GETPID => (unsafe { libc::getpid() }) as i64,
+            nr::GETTID => self.tid,
             nr::GETPPID => (unsafe { libc::getppid() }) as i64,
             nr::GETUID => (unsafe { libc::getuid() }) as i64,
             nr::GETEUID => (unsafe { libc::geteuid() }) as i64,
             nr::GETGID => (unsafe { libc::getgid() }) as i64,
             nr::GETEGID => (unsafe { libc::getegid() }) as i64,
-            nr::SCHED_YIELD => 0,
+            nr::SCHED_YIELD => return Ok(Outcome::Yield),
             nr::SCHED_GETAFFINITY if !self.is_me(a[0]) => ESRCH,
             nr::SCHED_GETAFFINITY => {
                 let buf = tryf!(mem.slice_mut(a[2], a[1]));
@@ -1047,7 +1124,14 @@ impl Kernel {
                 };
                 if sig > 64 {
                     EINVAL
-                } else if target != me && !(num == nr::KILL && (target == 0 || target == -1)) {
+                } else if !(if num == nr::KILL {
+                    target == me || target == 0 || target == -1
+                } else {
+                    // A thread of this process. (Signals are the
+                    // process's: one goes to whichever thread does not
+                    // block it when it next passes a delivery point.)
+                    self.tids.contains(&target)
+                }) {
                     // Another process: the host's kill, as under qemu-user.
                     // SAFETY: plain call.
                     ret(unsafe { libc::kill(target as i32, sig as i32) } as i64)
@@ -1067,8 +1151,8 @@ impl Kernel {
                 }
             }
             nr::FUTEX => {
-                // Single-threaded forms: a wait whose value still matches
-                // would sleep forever; a wake finds no waiter. Checked in
+                // WAIT, WAKE and their bitset forms; the simulator parks
+                // and wakes the threads (crate::threads). Checked in
                 // Linux's order: FUTEX_CLOCK_REALTIME only on a bitset
                 // wait, a non-empty bitset, an aligned word.
                 const PRIVATE: u64 = 128;
@@ -1081,33 +1165,74 @@ impl Kernel {
                 if (bitset && a[5] as u32 == 0) || !a[0].is_multiple_of(4) {
                     return Ok(Outcome::Ret(EINVAL));
                 }
+                let bitset = if bitset { a[5] as u32 } else { u32::MAX };
                 match cmd {
                     0 | 9 => {
                         let v = tryf!(mem.load::<4>(a[0]));
                         if v as u32 != a[2] as u32 {
                             -(libc::EAGAIN as i64)
-                        } else if a[3] != 0 {
-                            -(libc::ETIMEDOUT as i64)
                         } else {
-                            return Err(SimError::Unsupported {
-                                what: "futex wait with no other thread to wake it (deadlock)"
-                                    .into(),
-                                pc,
+                            // The simulator parks the thread; with no
+                            // other thread to wake it, a timed wait runs
+                            // out and an untimed one is a deadlock.
+                            return Ok(Outcome::FutexWait {
+                                addr: a[0],
+                                bitset,
+                                timed: a[3] != 0,
                             });
                         }
                     }
-                    1 | 10 => 0,
-                    _ => -(libc::ENOSYS as i64),
+                    _ => {
+                        return Ok(Outcome::FutexWake {
+                            addr: a[0],
+                            count: a[2].min(i32::MAX as u64) as u32,
+                            bitset,
+                        })
+                    }
                 }
             }
             nr::CLONE | nr::CLONE3 => {
-                return Err(SimError::Unsupported {
-                    what: format!(
-                        "{} (system call {num}): new threads or processes; coprof simulates single-threaded programs",
-                        nr::name(num)
-                    ),
-                    pc,
-                })
+                // RV64 clone(flags, stack, parent_tid, tls, child_tid);
+                // clone3(struct clone_args *, size): flags, pidfd,
+                // child_tid, parent_tid, exit_signal, stack, stack_size,
+                // tls, … (include/uapi/linux/sched.h).
+                let args = if num == nr::CLONE {
+                    CloneArgs {
+                        flags: a[0],
+                        stack: a[1],
+                        parent_tid: a[2],
+                        tls: a[3],
+                        child_tid: a[4],
+                    }
+                } else {
+                    if a[1] < 64 || a[1] > 4096 {
+                        return Ok(Outcome::Ret(EINVAL));
+                    }
+                    let raw = tryf!(mem.slice(a[0], 64, perm::R));
+                    let w = |i: usize| {
+                        u64::from_le_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap_or_default())
+                    };
+                    CloneArgs {
+                        flags: w(0),
+                        stack: if w(5) != 0 { w(5) + w(6) } else { 0 },
+                        parent_tid: w(3),
+                        tls: w(7),
+                        child_tid: w(2),
+                    }
+                };
+                use clone_flags as cf;
+                let thread = cf::VM | cf::SIGHAND | cf::THREAD;
+                if args.flags & thread != thread {
+                    return Err(SimError::Unsupported {
+                        what: format!(
+                            "{} (system call {num}) of a new process (flags {:#x}): coprof simulates one process, with its threads",
+                            nr::name(num),
+                            args.flags
+                        ),
+                        pc,
+                    });
+                }
+                return Ok(Outcome::Clone(args));
             }
             nr::EXECVE => {
                 return Err(SimError::Unsupported {
@@ -1615,17 +1740,48 @@ mod tests {
     fn futex_refuses_what_linux_refuses() {
         let (mut k, mut mem) = setup();
         mem.store::<4>(DATA, 5).unwrap();
-        let mut futex = |op: u64, addr: u64, val: u64, val3: u64| {
-            call(&mut k, &mut mem, nr::FUTEX, [addr, op, val, 0, 0, val3])
+        let mut outcome = |op: u64, addr: u64, val: u64, val3: u64| {
+            k.syscall(&mut mem, [addr, op, val, 0, 0, val3, 0, nr::FUTEX], 0x1000)
+                .unwrap()
         };
-        assert_eq!(futex(1, DATA, 1, 0), 0, "FUTEX_WAKE: no waiter");
+        assert_eq!(
+            outcome(1, DATA, 1, 0),
+            Outcome::FutexWake {
+                addr: DATA,
+                count: 1,
+                bitset: u32::MAX
+            },
+            "FUTEX_WAKE: the simulator wakes the threads"
+        );
+        assert_eq!(
+            outcome(10, DATA, 3, 6),
+            Outcome::FutexWake {
+                addr: DATA,
+                count: 3,
+                bitset: 6
+            },
+            "WAKE_BITSET"
+        );
+        assert_eq!(
+            outcome(128, DATA, 5, 0),
+            Outcome::FutexWait {
+                addr: DATA,
+                bitset: u32::MAX,
+                timed: false
+            },
+            "WAIT_PRIVATE on the value the word holds"
+        );
+        let mut futex = |op: u64, addr: u64, val: u64, val3: u64| match outcome(op, addr, val, val3)
+        {
+            Outcome::Ret(v) => v,
+            other => panic!("futex {op}: {other:?}"),
+        };
         assert_eq!(
             futex(128, DATA, 6, 0),
             -(libc::EAGAIN as i64),
             "WAIT_PRIVATE, value moved on"
         );
         assert_eq!(futex(9, DATA, 6, !0), -(libc::EAGAIN as i64), "WAIT_BITSET");
-        assert_eq!(futex(10, DATA, 1, 1), 0, "WAKE_BITSET");
         assert_eq!(futex(9, DATA, 6, 0), EINVAL, "WAIT_BITSET, empty bitset");
         assert_eq!(futex(10, DATA, 1, 0), EINVAL, "WAKE_BITSET, empty bitset");
         assert_eq!(futex(0, DATA + 2, 0, 0), EINVAL, "WAIT, misaligned word");

@@ -2,8 +2,8 @@
 //! through, traces, statistics, `--root` and `--max-instructions`, and
 //! every kind of bad input (issue 3): not ELF, another architecture,
 //! dynamically linked, illegal instruction, memory fault, unknown or
-//! unimplemented system call (by number, name and PC), refused thread
-//! creation. Test programs are compiled here with the RISC-V cross
+//! unimplemented system call (by number, name and PC), refused process
+//! creation, deadlocks. Test programs are compiled here with the RISC-V cross
 //! compiler (scripts/install-deps.sh installs it).
 
 mod common;
@@ -522,27 +522,27 @@ int main(void) {
 }
 
 #[test]
-fn thread_creation_is_refused_by_name_number_and_pc() {
+fn process_creation_is_refused_by_name_number_and_pc() {
     let dir = tempfile::tempdir().unwrap();
     let prog = compile(
         dir.path(),
-        "thread",
+        "fork",
         r#"
-#include <pthread.h>
 #include <stdio.h>
-static void *run(void *arg) { return arg; }
+#include <unistd.h>
 int main(void) {
-    pthread_t t;
-    int r = pthread_create(&t, NULL, run, NULL);
-    printf("pthread_create %d\n", r);
+    pid_t p = fork();
+    printf("fork %d\n", (int)p);
     return 0;
 }
 "#,
         false,
     );
-    // glibc tries clone3 (435) first; either way the refusal names the call,
-    // its number and the PC, and --enosys does not turn it into an error
-    // return: a program that asked for a thread cannot go on without one.
+    // fork is a clone without CLONE_VM | CLONE_THREAD: a second process,
+    // which coprof does not simulate (threads it does). The refusal names
+    // the call, its number, its flags and the PC, and --enosys does not
+    // turn it into an error return: a program that asked for a process
+    // cannot go on without one.
     for extra in [&[][..], &["--enosys"][..]] {
         let out = coprof()
             .arg("run")
@@ -556,21 +556,64 @@ int main(void) {
             .clone();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.contains("clone3 (system call 435)")
-                || stderr.contains("clone (system call 220)"),
+            stderr.contains("clone3 (system call 435) of a new process")
+                || stderr.contains("clone (system call 220) of a new process"),
             "{stderr}"
         );
-        assert!(stderr.contains("single-threaded"), "{stderr}");
+        assert!(stderr.contains("with its threads"), "{stderr}");
         let pc = pc_in(&stderr);
         let wrappers = [
+            find_symbol(&prog, "_Fork"),
             find_symbol(&prog, "__clone3"),
             find_symbol(&prog, "__clone"),
+            find_symbol(&prog, "__libc_fork"),
         ];
         assert!(
             wrappers.iter().flatten().any(|r| r.contains(&pc)),
-            "pc {pc:#x} in neither of __clone3, __clone: {wrappers:x?}"
+            "pc {pc:#x} in none of the fork wrappers: {wrappers:x?}"
         );
     }
+}
+
+/// Every thread waiting on a futex that no thread will wake stops the run
+/// with a message naming the call and PC, instead of hanging.
+#[test]
+fn threads_that_all_wait_are_a_named_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(
+        dir.path(),
+        "deadlock",
+        r#"
+#include <pthread.h>
+static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t both;
+static void *other(void *arg) {
+    pthread_mutex_lock(&b);
+    pthread_barrier_wait(&both);
+    pthread_mutex_lock(&a);
+    return arg;
+}
+int main(void) {
+    pthread_barrier_init(&both, 0, 2);
+    pthread_t t;
+    pthread_create(&t, 0, other, 0);
+    pthread_mutex_lock(&a);
+    pthread_barrier_wait(&both);
+    pthread_mutex_lock(&b);
+    return 0;
+}
+"#,
+        false,
+    );
+    coprof()
+        .args(["run", "--"])
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "futex wait with no other thread to wake it (deadlock)",
+        ))
+        .stderr(predicate::str::contains("pc 0x"));
 }
 
 /// Prints the 16 bytes at AT_RANDOM and 16 bytes from getrandom.
@@ -804,4 +847,65 @@ int main(void) {
         .stderr(predicate::str::contains(
             "ppoll of no descriptor without a timeout (pause)",
         ));
+}
+
+/// Threads take turns on the simulator's one hart in a fixed order, so a
+/// contended multithreaded program runs the same number of instructions,
+/// and prints the same, every time (what comparing two profiles of it
+/// needs); its result is the one any interleaving must give.
+#[test]
+fn threads_interleave_the_same_way_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(
+        dir.path(),
+        "contended",
+        r#"
+#include <pthread.h>
+#include <stdio.h>
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn = PTHREAD_COND_INITIALIZER;
+static long shared, order[64];
+static int n;
+static void *work(void *arg) {
+    long id = (long)arg;
+    for (int i = 0; i < 50000; i++) {
+        pthread_mutex_lock(&lock);
+        shared += id;
+        if (i % 5000 == 0 && n < 64) order[n++] = id;
+        pthread_cond_broadcast(&turn);
+        pthread_mutex_unlock(&lock);
+    }
+    return 0;
+}
+int main(void) {
+    pthread_t t[3];
+    for (long i = 0; i < 3; i++) pthread_create(&t[i], 0, work, (void *)(i + 1));
+    for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+    printf("shared %ld\n", shared);
+    return 0;
+}
+"#,
+        false,
+    );
+    let run = || {
+        let out = coprof()
+            .args(["run", "--stats", "--"])
+            .arg(&prog)
+            .assert()
+            .success()
+            .stdout("shared 300000\n")
+            .get_output()
+            .clone();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let count = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("coprof: "))
+            .and_then(|l| l.split(" instructions").next())
+            .unwrap_or_else(|| panic!("no instruction count in {stderr:?}"))
+            .replace(',', "");
+        count.parse::<u64>().unwrap()
+    };
+    let first = run();
+    assert!(first > 3 * 50_000 * 10, "{first} instructions");
+    assert_eq!(run(), first, "the same instructions in the second run");
 }
