@@ -366,6 +366,10 @@ impl Simulator {
                 progress(self.cpu.instret);
                 if self.cpu.instret >= self.threads.turn_ends && self.threads.any_ready() {
                     self.switch(Wait::Ready);
+                    // A signal the last thread blocked may be this one's.
+                    if let Some(exit) = self.deliver_pending(self.cpu.pc) {
+                        return Ok(exit);
+                    }
                 }
                 if self.kernel.timers.armed() {
                     // Between two instructions, as an interrupt would.
