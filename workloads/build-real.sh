@@ -7,6 +7,8 @@
 #   minigzip zlib (libz-sys) with the driver workloads/real/minigzip.c
 #   luarun   Lua 5.4 (lua-src) with the driver workloads/real/luarun.c
 #   sqlrun   SQLite (libsqlite3-sys's amalgamation) with workloads/real/sqlrun.c
+#   zstdrun  Zstandard (zstd-sys) with workloads/real/zstdrun.c: compression
+#            on worker threads (pthreads), the threaded workload
 #
 # Steps: (1) scripts/install-deps.sh installs the cross compiler if missing;
 # (2) `cargo fetch` downloads the packages pinned by
@@ -16,7 +18,7 @@
 # binary is missing or older than its driver, this script or the lock file;
 # a failed compile leaves no binary behind.
 #
-# With --native the same four programs are built from the same sources and
+# With --native the same programs are built from the same sources and
 # with the same flags for the host instead, with the host's gcc (`gcc
 # -static -O2 -g`, x86-64), into workloads/build/real-x86_64/: a native
 # build for tools that run x86-64 programs (scripts/bench-whole.sh runs
@@ -24,7 +26,7 @@
 # neither side pays for a dynamic loader.
 #
 # Usage: workloads/build-real.sh [--native] [--only NAME[,NAME...]] [OUTPUT_DIR]
-#   (default: all four programs, into workloads/build/real, or
+#   (default: all five programs, into workloads/build/real, or
 #   workloads/build/real-x86_64 with --native)
 # Environment: RISCV_CC (default riscv64-linux-gnu-gcc), HOST_CC (default
 # gcc, for --native).
@@ -34,7 +36,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cc="${RISCV_CC:-riscv64-linux-gnu-gcc}"
-all="bzip2 minigzip luarun sqlrun"
+all="bzip2 minigzip luarun sqlrun zstdrun"
 only="$all"
 out=""
 native=0
@@ -50,7 +52,7 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     -h | --help)
-      sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     -*)
@@ -92,7 +94,7 @@ dirs="$(cargo metadata --format-version 1 --locked --manifest-path "$manifest" |
 import json, os, sys
 m = json.load(sys.stdin)
 for p in m["packages"]:
-    if p["name"] in ("bzip2-sys", "libz-sys", "lua-src", "libsqlite3-sys"):
+    if p["name"] in ("bzip2-sys", "libz-sys", "lua-src", "libsqlite3-sys", "zstd-sys"):
         print(p["name"], os.path.dirname(p["manifest_path"]))
 ')"
 pkg_dir() { awk -v n="$1" '$1 == n { print $2 }' <<<"$dirs"; }
@@ -100,7 +102,8 @@ bz="$(pkg_dir bzip2-sys)/bzip2-1.0.8"
 zl="$(pkg_dir libz-sys)/src/zlib"
 lu="$(pkg_dir lua-src)/lua-5.4.7"
 sq="$(pkg_dir libsqlite3-sys)/sqlite3"
-for d in "$bz/bzip2.c" "$zl/deflate.c" "$lu/lvm.c" "$sq/sqlite3.c"; do
+zs="$(pkg_dir zstd-sys)/zstd/lib"
+for d in "$bz/bzip2.c" "$zl/deflate.c" "$lu/lvm.c" "$sq/sqlite3.c" "$zs/compress/zstdmt_compress.c"; do
   [ -f "$d" ] || { echo "build-real: expected source $d is missing from the fetched package" >&2; exit 1; }
 done
 
@@ -167,6 +170,14 @@ for p in $only; do
       # dlopen); otherwise SQLite's default configuration.
       compile sqlrun "$here/real/sqlrun.c" -- -Wall -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION \
         -I"$sq" "$here/real/sqlrun.c" "$sq/sqlite3.c" -lm
+      ;;
+    zstdrun)
+      # The library with multithreaded compression (ZSTD_MULTITHREAD, on
+      # pthreads) and without its x86-64 assembly, which the RV64 build
+      # could not use and the native one then matches.
+      compile zstdrun "$here/real/zstdrun.c" -- -Wall -DZSTD_MULTITHREAD -DZSTD_DISABLE_ASM \
+        -I"$zs" -I"$zs/common" "$here/real/zstdrun.c" \
+        "$zs"/common/*.c "$zs"/compress/*.c "$zs"/decompress/*.c -pthread
       ;;
   esac
 done

@@ -75,6 +75,12 @@ pub struct Simulator {
     limit: u64,
     exit: Option<Exit>,
     threads: Threads,
+    /// Where the program was about to go on when the hart was taken
+    /// elsewhere between two blocks (a signal handler started, another
+    /// thread's turn): the runs of blocks then get an empty run there, so
+    /// that a sink reading where a branch went from where the next run
+    /// starts (the loop detector) sees the truth.
+    redirected: Option<u64>,
     delivered: u64,
     delivered_in_runs: u64,
 }
@@ -197,6 +203,7 @@ impl Simulator {
             ),
             limit: config.max_instructions,
             exit: None,
+            redirected: None,
             threads: Threads {
                 // SAFETY: plain call.
                 next_tid: unsafe { libc::getpid() } as i64 + 1,
@@ -340,6 +347,7 @@ impl Simulator {
                     if let Some(exit) = self.finish_syscall(outcome, at)? {
                         return Ok(exit);
                     }
+                    self.mark_redirect::<RUNS>(events);
                     // The call may have armed a timer, which wants looks.
                     check = check.min(self.next_check(every));
                 }
@@ -349,7 +357,7 @@ impl Simulator {
                 | Stop::Misaligned { .. } => {
                     let (info, pc) = self.fault_signal(stop, bi);
                     match self.catch(&info, pc) {
-                        Caught::Handler => {}
+                        Caught::Handler => self.mark_redirect::<RUNS>(events),
                         Caught::Killed(exit) => return Ok(exit),
                         Caught::Default => return Ok(self.death(stop, bi)),
                     }
@@ -378,8 +386,22 @@ impl Simulator {
                         return Ok(exit);
                     }
                 }
+                self.mark_redirect::<RUNS>(events);
                 check = self.next_check(every);
             }
+        }
+    }
+
+    /// After the hart was taken elsewhere between blocks: an empty run of
+    /// the block the program was about to run, where runs are delivered.
+    #[inline]
+    fn mark_redirect<const RUNS: bool>(&mut self, events: &mut Events) {
+        let Some(pc) = self.redirected.take() else {
+            return;
+        };
+        if RUNS {
+            let bi = self.code.lookup(pc, &self.mem);
+            events.push_run(&mut self.code.blocks[bi], 0);
         }
     }
 
@@ -550,6 +572,7 @@ impl Simulator {
     /// Puts `next` on the hart for a turn.
     fn run_thread(&mut self, next: Parked) {
         let instret = self.cpu.instret;
+        self.redirected.get_or_insert(self.cpu.pc);
         self.cpu = next.cpu;
         self.cpu.instret = instret;
         self.cpu.reservation = None;
@@ -686,6 +709,7 @@ impl Simulator {
     /// cannot be written, the exit by SIGSEGV that Linux gives.
     fn enter_handler(&mut self, info: &SigInfo) -> Result<(), Exit> {
         let sp = self.cpu.x[2];
+        self.redirected.get_or_insert(self.cpu.pc);
         signal::enter_handler(&mut self.kernel.signals, &mut self.cpu, &mut self.mem, info).map_err(
             |f| Exit::Signal {
                 signal: 11,
