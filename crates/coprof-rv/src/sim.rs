@@ -396,6 +396,13 @@ impl Simulator {
     /// the block the program was about to run, where runs are delivered.
     #[inline]
     fn mark_redirect<const RUNS: bool>(&mut self, events: &mut Events) {
+        if self.redirected.is_some() {
+            self.push_redirect::<RUNS>(events);
+        }
+    }
+
+    #[inline(never)]
+    fn push_redirect<const RUNS: bool>(&mut self, events: &mut Events) {
         let Some(pc) = self.redirected.take() else {
             return;
         };
@@ -408,6 +415,7 @@ impl Simulator {
     /// What a system call's outcome does to the hart: its result in a0
     /// and the next instruction, a handler started, the state restored
     /// from a signal frame; or the end of the process.
+    #[inline(never)]
     fn finish_syscall(&mut self, outcome: Outcome, at: u64) -> Result<Option<Exit>, SimError> {
         match outcome {
             Outcome::Ret(v) => {
@@ -488,6 +496,7 @@ impl Simulator {
     /// caller's registers, with its own stack, thread pointer and a0 = 0,
     /// after the `ecall` at `at`; it runs when its turn comes. Returns its
     /// id.
+    #[inline(never)]
     fn start_thread(&mut self, args: &CloneArgs, at: u64) -> i64 {
         let tid = self.threads.next_tid;
         self.threads.next_tid += 1;
@@ -533,6 +542,7 @@ impl Simulator {
     /// Ends the running thread with `code`: its CLONE_CHILD_CLEARTID word
     /// cleared and woken (what `pthread_join` waits for), and the next
     /// thread on the hart; the last thread's end is the process's.
+    #[inline(never)]
     fn end_thread(&mut self, code: i32, at: u64) -> Result<Option<Exit>, SimError> {
         let tid = self.kernel.tid;
         if self.kernel.clear_tid != 0 && self.mem.store::<4>(self.kernel.clear_tid, 0).is_ok() {
@@ -552,6 +562,7 @@ impl Simulator {
     /// runs out. A ready thread with no other to hand over to keeps the
     /// hart; `false` when the running one waits and every other thread
     /// waits without a timeout: a deadlock.
+    #[inline(never)]
     fn switch(&mut self, wait: Wait) -> bool {
         let Some(next) = self.threads.take_next() else {
             return wait == Wait::Ready;
@@ -587,6 +598,7 @@ impl Simulator {
     /// mode: every pending signal that is not blocked, lowest first, runs
     /// its handler (each on the frame of the one before, so the last runs
     /// first), is dropped, or kills the process.
+    #[inline(never)]
     fn deliver_pending(&mut self, at: u64) -> Option<Exit> {
         while let Some(info) = self.kernel.signals.take_ready() {
             match self.kernel.signals.action(info.signo) {
@@ -608,6 +620,7 @@ impl Simulator {
     }
 
     /// The signal a trap stops the hart with, and the PC it happened at.
+    #[inline(never)]
     fn fault_signal(&self, stop: Stop, bi: usize) -> (SigInfo, u64) {
         let op_pc = |at: usize| self.code.blocks[bi].ops[at].pc;
         match stop {
@@ -633,6 +646,7 @@ impl Simulator {
     /// program installed one and has not blocked the signal. A handler
     /// that returns resumes at `pc`, the instruction that trapped, as
     /// under Linux.
+    #[inline(never)]
     fn catch(&mut self, info: &SigInfo, pc: u64) -> Caught {
         if !self.kernel.signals.catches_fault(info.signo) {
             return Caught::Default;
@@ -647,6 +661,8 @@ impl Simulator {
     /// The end of a process that a trap's signal kills, with a message
     /// naming the PC, the address and the instruction as a kernel log or
     /// debugger would.
+    #[cold]
+    #[inline(never)]
     fn death(&self, stop: Stop, bi: usize) -> Exit {
         match stop {
             Stop::Illegal { at } => {
