@@ -36,6 +36,8 @@ workloads=(
   "lua-interp|luarun|$real/lua/interp.lua 30000"
   "sql-orders|sqlrun|$real/sql/orders.sql 100000"
   "sql-text|sqlrun|$real/sql/text.sql 100000"
+  "zstd-text|zstdrun|-3 -T 2 -J 512 text.txt"
+  "zstd-csv|zstdrun|-6 -T 4 -J 512 data.csv"
 )
 
 only=""
