@@ -133,9 +133,11 @@ pub struct Signals {
     pub(crate) actions: [[u64; 3]; 65],
     /// Blocked signals (bit n − 1 for signal n).
     pub(crate) mask: u64,
-    /// Signals sent but not yet delivered, and what each was sent with.
-    pub(crate) pending: u64,
-    pending_info: [SigInfo; 65],
+    /// Signals sent to the process (`kill`, timers) not yet delivered.
+    shared: Pending,
+    /// Signals sent to the running thread (`tgkill`, `raise`) not yet
+    /// delivered; each thread off the hart keeps its own.
+    pub(crate) own: Pending,
     /// The alternate stack: base, SS_AUTODISARM if set, size (0: none).
     pub(crate) altstack: [u64; 3],
     /// The mask `rt_sigsuspend` replaced, which the first handler's frame
@@ -149,11 +151,50 @@ impl Default for Signals {
         Signals {
             actions: [[0; 3]; 65],
             mask: 0,
-            pending: 0,
-            pending_info: [SigInfo::timer(0); 65],
+            shared: Pending::default(),
+            own: Pending::default(),
             altstack: [0; 3],
             saved_mask: None,
         }
+    }
+}
+
+/// Signals sent and not yet delivered, with what each was sent with. A
+/// second one of a kind before delivery is merged into the first, as
+/// standard signals are.
+#[derive(Clone, Debug)]
+pub(crate) struct Pending {
+    set: u64,
+    info: [SigInfo; 65],
+}
+
+impl Default for Pending {
+    fn default() -> Pending {
+        Pending {
+            set: 0,
+            info: [SigInfo::timer(0); 65],
+        }
+    }
+}
+
+impl Pending {
+    /// Keeps `info` until it is taken.
+    pub(crate) fn hold(&mut self, info: SigInfo) {
+        if self.set & bit(info.signo) == 0 {
+            self.info[info.signo as usize] = info;
+        }
+        self.set |= bit(info.signo);
+    }
+
+    /// Takes the lowest signal held that `allowed` lets through.
+    fn take(&mut self, allowed: u64) -> Option<SigInfo> {
+        let ready = self.set & allowed;
+        if ready == 0 {
+            return None;
+        }
+        let sig = ready.trailing_zeros() as i32 + 1;
+        self.set &= !bit(sig);
+        Some(self.info[sig as usize])
     }
 }
 
@@ -187,45 +228,42 @@ impl Signals {
         self.mask & bit(sig) != 0
     }
 
-    /// Keeps a signal sent until it is delivered (at once on the way back
-    /// to the program unless blocked). A second one of a kind before then
-    /// is merged into the first, as standard signals are.
+    /// Keeps a signal sent to the process until it is delivered (at once
+    /// on the way back to the program unless blocked).
     pub(crate) fn hold(&mut self, info: SigInfo) {
-        if self.pending & bit(info.signo) == 0 {
-            self.pending_info[info.signo as usize] = info;
-        }
-        self.pending |= bit(info.signo);
+        self.shared.hold(info);
+    }
+
+    /// Keeps a signal sent to the running thread until it is delivered.
+    pub(crate) fn hold_own(&mut self, info: SigInfo) {
+        self.own.hold(info);
+    }
+
+    /// Signals pending for the running thread: its own and the process's.
+    pub(crate) fn pending(&self) -> u64 {
+        self.own.set | self.shared.set
     }
 
     /// The lowest pending signal that is no longer blocked, taken off the
-    /// pending set.
+    /// pending set: the thread's own first, then the process's, as Linux
+    /// dequeues them.
     pub(crate) fn take_ready(&mut self) -> Option<SigInfo> {
-        let ready = self.pending & !self.mask;
-        if ready == 0 {
-            return None;
-        }
-        let sig = ready.trailing_zeros() as i32 + 1;
-        self.pending &= !bit(sig);
-        Some(self.pending_info[sig as usize])
+        let allowed = !self.mask;
+        self.own.take(allowed).or_else(|| self.shared.take(allowed))
     }
 
     /// The lowest pending signal of `set`, taken off the pending set,
     /// blocked or not (`rt_sigtimedwait`).
     pub(crate) fn take_pending_in(&mut self, set: u64) -> Option<SigInfo> {
-        let wanted = self.pending & set & !UNBLOCKABLE;
-        if wanted == 0 {
-            return None;
-        }
-        let sig = wanted.trailing_zeros() as i32 + 1;
-        self.pending &= !bit(sig);
-        Some(self.pending_info[sig as usize])
+        let allowed = set & !UNBLOCKABLE;
+        self.own.take(allowed).or_else(|| self.shared.take(allowed))
     }
 
     /// Whether a signal is pending that the mask lets through and that
     /// does something: runs a handler or kills. Only such a signal ends
     /// `rt_sigsuspend`; ignored ones are dropped and the wait goes on.
     pub(crate) fn wakes(&self) -> bool {
-        let ready = self.pending & !self.mask;
+        let ready = self.pending() & !self.mask;
         (1..=64).any(|sig| ready & bit(sig) != 0 && self.action(sig) != Action::Ignore)
     }
 

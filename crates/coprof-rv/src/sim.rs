@@ -14,6 +14,7 @@ use crate::events::Events;
 use crate::mem::{Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
+use crate::signal::Pending;
 use crate::signal::{self, code, Action, SigInfo};
 use crate::syscall::{clone_flags, CloneArgs, Kernel, Outcome};
 use crate::threads::{Parked, Threads, Wait, QUANTUM};
@@ -533,6 +534,7 @@ impl Simulator {
             tid,
             clear_tid,
             mask: self.kernel.signals.mask,
+            pending: Pending::default(),
             rseq: 0,
             wait: Wait::Ready,
         });
@@ -572,6 +574,7 @@ impl Simulator {
             tid: self.kernel.tid,
             clear_tid: self.kernel.clear_tid,
             mask: self.kernel.signals.mask,
+            pending: std::mem::take(&mut self.kernel.signals.own),
             rseq: self.kernel.rseq,
             wait,
         };
@@ -590,6 +593,7 @@ impl Simulator {
         self.kernel.tid = next.tid;
         self.kernel.clear_tid = next.clear_tid;
         self.kernel.signals.set_mask(next.mask);
+        self.kernel.signals.own = next.pending;
         self.kernel.rseq = next.rseq;
         self.threads.turn_ends = instret + QUANTUM;
     }
@@ -600,6 +604,12 @@ impl Simulator {
     /// first), is dropped, or kills the process.
     #[inline(never)]
     fn deliver_pending(&mut self, at: u64) -> Option<Exit> {
+        // Signals sent to threads off the hart wait in theirs.
+        for (tid, info) in std::mem::take(&mut self.kernel.directed) {
+            if let Some(p) = self.threads.parked.iter_mut().find(|p| p.tid == tid) {
+                p.pending.hold(info);
+            }
+        }
         while let Some(info) = self.kernel.signals.take_ready() {
             match self.kernel.signals.action(info.signo) {
                 Action::Run => {

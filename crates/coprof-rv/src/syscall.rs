@@ -128,6 +128,9 @@ pub struct Kernel {
     pub tids: Vec<i64>,
     /// The running thread's `set_tid_address` / CLONE_CHILD_CLEARTID word.
     pub clear_tid: u64,
+    /// Signals sent by `tgkill` to threads off the hart, for the
+    /// simulator to hand to them.
+    pub directed: Vec<(i64, SigInfo)>,
     /// Unknown calls answered with ENOSYS (number, count).
     pub enosys_calls: Vec<(u64, u64)>,
     /// Where `getrandom`'s bytes come from.
@@ -211,6 +214,7 @@ impl Kernel {
             tid: unsafe { libc::getpid() } as i64,
             tids: vec![unsafe { libc::getpid() } as i64],
             clear_tid: 0,
+            directed: Vec::new(),
             enosys_calls: Vec::new(),
         }
     }
@@ -930,7 +934,7 @@ impl Kernel {
                 if a[1] > SIGSET_BYTES {
                     return Ok(Outcome::Ret(EINVAL));
                 }
-                let set = self.signals.pending.to_le_bytes();
+                let set = self.signals.pending().to_le_bytes();
                 tryf!(mem.slice_mut(a[0], a[1])).copy_from_slice(&set[..a[1] as usize]);
                 0
             }
@@ -1127,9 +1131,7 @@ impl Kernel {
                 } else if !(if num == nr::KILL {
                     target == me || target == 0 || target == -1
                 } else {
-                    // A thread of this process. (Signals are the
-                    // process's: one goes to whichever thread does not
-                    // block it when it next passes a delivery point.)
+                    // A thread of this process.
                     self.tids.contains(&target)
                 }) {
                     // Another process: the host's kill, as under qemu-user.
@@ -1145,8 +1147,16 @@ impl Kernel {
                     };
                     // Pending until the way back to the program, which
                     // delivers it unless it is blocked
-                    // (Simulator::deliver_pending).
-                    self.signals.hold(SigInfo::sent(sig as i32, code));
+                    // (Simulator::deliver_pending): the process's for
+                    // kill, the thread's own for tkill and tgkill.
+                    let info = SigInfo::sent(sig as i32, code);
+                    if num == nr::KILL {
+                        self.signals.hold(info);
+                    } else if target == self.tid {
+                        self.signals.hold_own(info);
+                    } else {
+                        self.directed.push((target, info));
+                    }
                     0
                 }
             }

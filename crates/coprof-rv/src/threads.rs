@@ -12,6 +12,7 @@
 //! which two profiles of a multithreaded program need to compare.
 
 use crate::cpu::Cpu;
+use crate::signal::Pending;
 use std::collections::VecDeque;
 
 /// Instructions a thread runs before the next ready thread gets the hart
@@ -34,6 +35,8 @@ pub(crate) struct Parked {
     pub tid: i64,
     pub clear_tid: u64,
     pub mask: u64,
+    /// Signals sent to this thread and not yet delivered.
+    pub pending: Pending,
     pub rseq: u64,
     pub wait: Wait,
 }
@@ -105,6 +108,7 @@ mod tests {
             tid,
             clear_tid: 0,
             mask: 0,
+            pending: Pending::default(),
             rseq: 0,
             wait,
         }

@@ -1,8 +1,8 @@
 /* threads.c: POSIX threads. pthread_create and pthread_join with return
  * values, a mutex-protected counter, a condition variable hand-off
  * between a producer and consumers, a barrier, thread-local storage,
- * atomics from several threads, thread ids, a detached thread, and a
- * signal raised in one thread. What is printed does not depend on how the
+ * atomics from several threads, thread ids, a detached thread, a signal
+ * raised in one thread, and one sent to a chosen thread (pthread_kill). What is printed does not depend on how the
  * threads interleave. */
 #define _GNU_SOURCE
 #include "corpus.h"
@@ -75,6 +75,21 @@ static void *raiser(void *arg) {
     return (void *)(long)usr1;
 }
 
+static pthread_t target_self;
+static volatile int target_ready, in_target = -1;
+static void on_usr2(int sig) {
+    (void)sig;
+    in_target = pthread_equal(pthread_self(), target_self);
+}
+static void *wait_for_usr2(void *arg) {
+    (void)arg;
+    target_self = pthread_self();
+    __atomic_store_n(&target_ready, 1, __ATOMIC_SEQ_CST);
+    while (in_target < 0)
+        sched_yield();
+    return NULL;
+}
+
 static int detached_ran;
 static void *detached(void *arg) {
     (void)arg;
@@ -138,6 +153,16 @@ int main(void) {
     void *r;
     pthread_join(s, &r);
     printf("handler ran in the thread: %ld\n", (long)r);
+
+    printf("== a signal to a chosen thread ==\n");
+    signal(SIGUSR2, on_usr2);
+    pthread_t w;
+    pthread_create(&w, NULL, wait_for_usr2, NULL);
+    while (!__atomic_load_n(&target_ready, __ATOMIC_SEQ_CST))
+        sched_yield();
+    printf("pthread_kill rc %d\n", pthread_kill(w, SIGUSR2));
+    pthread_join(w, NULL);
+    printf("handled in the thread it was sent to: %d\n", in_target);
 
     printf("== detached ==\n");
     pthread_attr_t a;
