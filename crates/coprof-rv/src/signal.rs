@@ -267,6 +267,14 @@ impl Signals {
         (1..=64).any(|sig| ready & bit(sig) != 0 && self.action(sig) != Action::Ignore)
     }
 
+    /// Whether a thread off the hart with its own pending signals `own`
+    /// and mask `mask` has a signal to take that does something (runs a
+    /// handler or kills): its own, or one of the process's.
+    pub(crate) fn would_interrupt(&self, own: &Pending, mask: u64) -> bool {
+        let ready = (own.set | self.shared.set) & !(mask | UNBLOCKABLE);
+        (1..=64).any(|sig| ready & bit(sig) != 0 && self.action(sig) != Action::Ignore)
+    }
+
     /// The installed handler of `sig`, if it has one (not SIG_DFL or
     /// SIG_IGN; SIGKILL and SIGSTOP never do).
     pub(crate) fn handler(&self, sig: i32) -> Option<u64> {
@@ -514,6 +522,21 @@ mod tests {
             s.take_pending_in(bit(9) | bit(28)).map(|i| i.signo),
             Some(28)
         );
+    }
+
+    #[test]
+    fn a_sleeping_thread_is_woken_by_a_signal_it_would_take() {
+        let mut s = Signals::default();
+        let mut own = Pending::default();
+        assert!(!s.would_interrupt(&own, 0));
+        own.hold(SigInfo::sent(28, code::SI_TKILL)); // SIGWINCH: ignored
+        assert!(!s.would_interrupt(&own, 0));
+        s.actions[10][0] = 0x1000;
+        own.hold(SigInfo::sent(10, code::SI_TKILL));
+        assert!(s.would_interrupt(&own, 0));
+        assert!(!s.would_interrupt(&own, bit(10)), "its mask blocks it");
+        s.hold(SigInfo::timer(14)); // SIGALRM to the process: kills
+        assert!(s.would_interrupt(&Pending::default(), bit(10)));
     }
 
     #[test]

@@ -626,6 +626,18 @@ impl Simulator {
         if let Some(mask) = self.kernel.signals.saved_mask.take() {
             self.kernel.signals.set_mask(mask);
         }
+        // A signal for a thread asleep on a futex (its own, or the
+        // process's that the running thread blocks) ends the wait with
+        // EINTR, as Linux's signal_wake_up does: the thread then takes it
+        // on its way back.
+        for p in self.threads.parked.iter_mut() {
+            if matches!(p.wait, Wait::Futex { .. })
+                && self.kernel.signals.would_interrupt(&p.pending, p.mask)
+            {
+                p.wait = Wait::Ready;
+                p.cpu.x[10] = -(libc::EINTR as i64) as u64;
+            }
+        }
         None
     }
 

@@ -90,6 +90,26 @@ static void *wait_for_usr2(void *arg) {
     return NULL;
 }
 
+/* A signal to a thread asleep in pthread_cond_wait: its handler runs
+ * there (the futex wait ends with EINTR and glibc waits again). */
+static pthread_mutex_t wm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wcv = PTHREAD_COND_INITIALIZER;
+static int go, sleeper_in;
+static volatile int handled_asleep;
+static void on_hup(int sig) {
+    (void)sig;
+    handled_asleep = 1;
+}
+static void *sleeper(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&wm);
+    sleeper_in = 1;
+    while (!go)
+        pthread_cond_wait(&wcv, &wm);
+    pthread_mutex_unlock(&wm);
+    return NULL;
+}
+
 static int detached_ran;
 static void *detached(void *arg) {
     (void)arg;
@@ -163,6 +183,31 @@ int main(void) {
     printf("pthread_kill rc %d\n", pthread_kill(w, SIGUSR2));
     pthread_join(w, NULL);
     printf("handled in the thread it was sent to: %d\n", in_target);
+
+    printf("== a signal to a thread asleep on a condition variable ==\n");
+    signal(SIGHUP, on_hup);
+    pthread_t z;
+    pthread_create(&z, NULL, sleeper, NULL);
+    for (;;) {
+        pthread_mutex_lock(&wm);
+        int in = sleeper_in;
+        pthread_mutex_unlock(&wm);
+        if (in)
+            break;
+        sched_yield();
+    }
+    /* It holds the mutex until pthread_cond_wait releases it. */
+    pthread_mutex_lock(&wm);
+    pthread_mutex_unlock(&wm);
+    pthread_kill(z, SIGHUP);
+    while (!handled_asleep)
+        sched_yield();
+    pthread_mutex_lock(&wm);
+    go = 1;
+    pthread_cond_broadcast(&wcv);
+    pthread_mutex_unlock(&wm);
+    pthread_join(z, NULL);
+    printf("handled while it waited: %d\n", handled_asleep);
 
     printf("== detached ==\n");
     pthread_attr_t a;
