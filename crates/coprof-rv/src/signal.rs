@@ -263,8 +263,7 @@ impl Signals {
     /// does something: runs a handler or kills. Only such a signal ends
     /// `rt_sigsuspend`; ignored ones are dropped and the wait goes on.
     pub(crate) fn wakes(&self) -> bool {
-        let ready = self.pending() & !self.mask;
-        (1..=64).any(|sig| ready & bit(sig) != 0 && self.action(sig) != Action::Ignore)
+        self.would_interrupt(&self.own, self.mask)
     }
 
     /// Whether a thread off the hart with its own pending signals `own`

@@ -14,8 +14,7 @@ use crate::events::Events;
 use crate::mem::{Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
-use crate::signal::Pending;
-use crate::signal::{self, code, Action, SigInfo};
+use crate::signal::{self, code, Action, Pending, SigInfo};
 use crate::syscall::{clone_flags, CloneArgs, Kernel, Outcome};
 use crate::threads::{Parked, Threads, Wait, QUANTUM};
 use coprof_core::{Sink, Source};
@@ -208,7 +207,6 @@ impl Simulator {
             threads: Threads {
                 // SAFETY: plain call.
                 next_tid: unsafe { libc::getpid() } as i64 + 1,
-                started: 1,
                 ..Threads::default()
             },
             delivered: 0,
@@ -373,16 +371,18 @@ impl Simulator {
                     return Ok(Exit::Limit);
                 }
                 progress(self.cpu.instret);
-                if self.cpu.instret >= self.threads.turn_ends && self.threads.any_ready() {
+                // Between two instructions, as an interrupt would: the
+                // next thread's turn (a signal the last one blocked may be
+                // this one's) and the timers' signals.
+                let turn = self.cpu.instret >= self.threads.turn_ends && self.threads.any_ready();
+                if turn {
                     self.switch(Wait::Ready);
-                    // A signal the last thread blocked may be this one's.
-                    if let Some(exit) = self.deliver_pending(self.cpu.pc) {
-                        return Ok(exit);
-                    }
                 }
-                if self.kernel.timers.armed() {
-                    // Between two instructions, as an interrupt would.
+                let timers = self.kernel.timers.armed();
+                if timers {
                     self.kernel.fire_timers();
+                }
+                if turn || timers {
                     if let Some(exit) = self.deliver_pending(self.cpu.pc) {
                         return Ok(exit);
                     }
@@ -501,7 +501,6 @@ impl Simulator {
     fn start_thread(&mut self, args: &CloneArgs, at: u64) -> i64 {
         let tid = self.threads.next_tid;
         self.threads.next_tid += 1;
-        self.threads.started += 1;
         let mut cpu = self.cpu.clone();
         if args.stack != 0 {
             cpu.x[2] = args.stack;

@@ -156,6 +156,19 @@ const EBADF: i64 = -(libc::EBADF as i64);
 const EINVAL: i64 = -(libc::EINVAL as i64);
 const ENOMEM: i64 = -(libc::ENOMEM as i64);
 const ESRCH: i64 = -(libc::ESRCH as i64);
+/// The `struct timespec` at `at` as a duration: EFAULT when it cannot be
+/// read, EINVAL when negative or its nanoseconds are out of range
+/// (`timespec64_valid`).
+fn read_timespec(mem: &Memory, at: u64) -> Result<std::time::Duration, i64> {
+    let t = mem.slice(at, 16, perm::R).map_err(|_| EFAULT)?;
+    let sec = i64::from_le_bytes(t[..8].try_into().unwrap_or_default());
+    let nsec = i64::from_le_bytes(t[8..].try_into().unwrap_or_default());
+    if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
+        return Err(EINVAL);
+    }
+    Ok(std::time::Duration::new(sec as u64, nsec as u32))
+}
+
 /// Bytes of the kernel's signal set on RV64 (64 signals): the size every
 /// rt_sig* call must be given.
 const SIGSET_BYTES: u64 = 8;
@@ -912,8 +925,7 @@ impl Kernel {
                 }
                 let old = self.signals.mask;
                 if a[1] != 0 {
-                    let raw = tryf!(mem.slice(a[1], 8, perm::R));
-                    let set = u64::from_le_bytes(raw.try_into().unwrap_or_default());
+                    let set = tryf!(mem.load::<8>(a[1]));
                     let mask = match a[0] {
                         0 => old | set,
                         1 => old & !set,
@@ -969,8 +981,7 @@ impl Kernel {
                 if a[1] != SIGSET_BYTES {
                     return Ok(Outcome::Ret(EINVAL));
                 }
-                let raw = tryf!(mem.slice(a[0], 8, perm::R));
-                let set = u64::from_le_bytes(raw.try_into().unwrap_or_default());
+                let set = tryf!(mem.load::<8>(a[0]));
                 let old = self.signals.mask;
                 self.signals.set_mask(set);
                 // Only ITIMER_REAL can send a signal while the program
@@ -1003,23 +1014,12 @@ impl Kernel {
                 }
                 let timeout = match a[2] {
                     0 => None,
-                    at => {
-                        let t = tryf!(mem.slice(at, 16, perm::R));
-                        let sec = i64::from_le_bytes(t[..8].try_into().unwrap_or_default());
-                        let nsec = i64::from_le_bytes(t[8..].try_into().unwrap_or_default());
-                        if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
-                            return Ok(Outcome::Ret(EINVAL));
-                        }
-                        Some(std::time::Duration::new(sec as u64, nsec as u32))
-                    }
+                    at => Some(errno!(read_timespec(mem, at))),
                 };
                 let mask = match a[3] {
                     0 => None,
                     _ if a[4] != SIGSET_BYTES => return Ok(Outcome::Ret(EINVAL)),
-                    at => {
-                        let raw = tryf!(mem.slice(at, 8, perm::R));
-                        Some(u64::from_le_bytes(raw.try_into().unwrap_or_default()))
-                    }
+                    at => Some(tryf!(mem.load::<8>(at))),
                 };
                 self.ppoll(mem, a[0], a[1] as usize, timeout, mask, pc)?
             }
@@ -1081,19 +1081,10 @@ impl Kernel {
                 if a[3] != SIGSET_BYTES {
                     return Ok(Outcome::Ret(EINVAL));
                 }
-                let raw = tryf!(mem.slice(a[0], 8, perm::R));
-                let set = u64::from_le_bytes(raw.try_into().unwrap_or_default());
+                let set = tryf!(mem.load::<8>(a[0]));
                 let timeout = match a[2] {
                     0 => None,
-                    at => {
-                        let t = tryf!(mem.slice(at, 16, perm::R));
-                        let sec = i64::from_le_bytes(t[..8].try_into().unwrap_or_default());
-                        let nsec = i64::from_le_bytes(t[8..].try_into().unwrap_or_default());
-                        if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
-                            return Ok(Outcome::Ret(EINVAL));
-                        }
-                        Some(std::time::Duration::new(sec as u64, nsec as u32))
-                    }
+                    at => Some(errno!(read_timespec(mem, at))),
                 };
                 match (self.signals.take_pending_in(set), timeout) {
                     (Some(info), _) => {
@@ -1140,22 +1131,18 @@ impl Kernel {
                 } else if sig == 0 {
                     0
                 } else {
-                    let code = if num == nr::KILL {
-                        code::SI_USER
-                    } else {
-                        code::SI_TKILL
-                    };
                     // Pending until the way back to the program, which
                     // delivers it unless it is blocked
                     // (Simulator::deliver_pending): the process's for
                     // kill, the thread's own for tkill and tgkill.
-                    let info = SigInfo::sent(sig as i32, code);
+                    let sig = sig as i32;
                     if num == nr::KILL {
-                        self.signals.hold(info);
+                        self.signals.hold(SigInfo::sent(sig, code::SI_USER));
                     } else if target == self.tid {
-                        self.signals.hold_own(info);
+                        self.signals.hold_own(SigInfo::sent(sig, code::SI_TKILL));
                     } else {
-                        self.directed.push((target, info));
+                        self.directed
+                            .push((target, SigInfo::sent(sig, code::SI_TKILL)));
                     }
                     0
                 }
@@ -1274,15 +1261,10 @@ impl Kernel {
     /// blocked, not ignored): then EINTR, with the time left written to
     /// `rem` if given.
     fn sleep_until_signal(&mut self, mem: &mut Memory, req: u64, rem: u64) -> i64 {
-        let Ok(t) = mem.slice(req, 16, perm::R) else {
-            return EFAULT;
+        let mut left = match read_timespec(mem, req) {
+            Ok(d) => d,
+            Err(e) => return e,
         };
-        let sec = i64::from_le_bytes(t[..8].try_into().unwrap_or_default());
-        let nsec = i64::from_le_bytes(t[8..].try_into().unwrap_or_default());
-        if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
-            return EINVAL;
-        }
-        let mut left = std::time::Duration::new(sec as u64, nsec as u32);
         loop {
             match self.timers.until_real() {
                 Some(wait) if wait < left => {
@@ -1329,21 +1311,27 @@ impl Kernel {
         let Ok(guest) = mem.slice_mut(fds_at, nfds as u64 * 8) else {
             return Ok(EFAULT);
         };
+        // Guest descriptors that are not open answer POLLNVAL at once, as
+        // on Linux; the host polls them as ignored (-1).
+        let mut closed = Vec::with_capacity(nfds);
         let mut host: Vec<libc::pollfd> = guest
             .chunks(8)
             .map(|p| {
                 let fd = i32::from_le_bytes(p[..4].try_into().unwrap_or_default());
+                let h = if fd < 0 {
+                    None
+                } else {
+                    Some(self.fds.host(fd as i64))
+                };
+                closed.push(h == Some(None));
                 libc::pollfd {
-                    fd: if fd < 0 {
-                        -1
-                    } else {
-                        self.fds.host(fd as i64).unwrap_or(-2)
-                    },
+                    fd: h.flatten().unwrap_or(-1),
                     events: i16::from_le_bytes(p[4..6].try_into().unwrap_or_default()),
                     revents: 0,
                 }
             })
             .collect();
+        let invalid = closed.iter().filter(|&&c| c).count() as i64;
         let old = self.signals.mask;
         if let Some(m) = mask {
             self.signals.set_mask(m);
@@ -1360,15 +1348,6 @@ impl Kernel {
         }
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         let ready = loop {
-            // Descriptors that are not open answer at once, as on Linux.
-            let invalid = host.iter().filter(|p| p.fd == -2).count() as i64;
-            let mut probe: Vec<libc::pollfd> = host
-                .iter()
-                .map(|p| libc::pollfd {
-                    fd: if p.fd == -2 { -1 } else { p.fd },
-                    ..*p
-                })
-                .collect();
             let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
             let slice = match (left, self.timers.until_real()) {
                 (Some(l), Some(r)) => Some(l.min(r)),
@@ -1396,11 +1375,11 @@ impl Kernel {
             let tsp = ts
                 .as_ref()
                 .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-            // SAFETY: `probe` holds `nfds` pollfds; `tsp` is null or a
+            // SAFETY: `host` holds `nfds` pollfds; `tsp` is null or a
             // valid timespec.
             let n = unsafe {
                 libc::ppoll(
-                    probe.as_mut_ptr(),
+                    host.as_mut_ptr(),
                     nfds as libc::nfds_t,
                     tsp,
                     std::ptr::null(),
@@ -1410,12 +1389,10 @@ impl Kernel {
                 self.signals.set_mask(old);
                 return Ok(errno());
             }
-            for (h, p) in host.iter_mut().zip(&probe) {
-                h.revents = if h.fd == -2 {
-                    libc::POLLNVAL
-                } else {
-                    p.revents
-                };
+            for (h, &c) in host.iter_mut().zip(&closed) {
+                if c {
+                    h.revents = libc::POLLNVAL;
+                }
             }
             if n > 0 || invalid > 0 {
                 break n as i64 + invalid;

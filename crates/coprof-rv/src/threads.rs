@@ -47,8 +47,6 @@ pub(crate) struct Threads {
     pub parked: VecDeque<Parked>,
     /// The id the next thread gets.
     pub next_tid: i64,
-    /// Threads started so far (the first included).
-    pub started: u64,
     /// The instruction count at which the running thread's turn ends.
     pub turn_ends: u64,
 }
