@@ -32,6 +32,23 @@ thread_local! {
 
 type Edits = Vec<(prop::sample::Index, prop::sample::Index, u8)>;
 
+/// Damage to a file: 1 to 31 bytes overwritten (which parser region,
+/// where in it, the new byte), perhaps a cut, and 16 PCs to look up.
+fn damage() -> impl Strategy<Value = (Edits, Option<prop::sample::Index>, Vec<u64>)> {
+    (
+        prop::collection::vec(
+            (
+                any::<prop::sample::Index>(),
+                any::<prop::sample::Index>(),
+                any::<u8>(),
+            ),
+            1..32,
+        ),
+        prop::option::of(any::<prop::sample::Index>()),
+        prop::collection::vec(pc(), 16),
+    )
+}
+
 /// `bytes` with `edits` written into its parser regions and perhaps cut
 /// short must open with an error naming the file, or give a symbolizer
 /// whose look-ups never panic, in its code and at `pcs`.
@@ -168,12 +185,7 @@ proptest! {
     /// sometimes the file cut short.
     #[test]
     fn damaged_elf_never_panics(
-        edits in prop::collection::vec(
-            (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>()),
-            1..32,
-        ),
-        cut in prop::option::of(any::<prop::sample::Index>()),
-        pcs in prop::collection::vec(pc(), 16),
+        (edits, cut, pcs) in damage(),
     ) {
         check_damaged(RV_BYTES.with(|b| b.clone()), edits, cut, pcs)?;
     }
@@ -182,12 +194,7 @@ proptest! {
     /// chains of DIEs and the scopes around them.
     #[test]
     fn damaged_cpp_never_panics(
-        edits in prop::collection::vec(
-            (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>()),
-            1..32,
-        ),
-        cut in prop::option::of(any::<prop::sample::Index>()),
-        pcs in prop::collection::vec(pc(), 16),
+        (edits, cut, pcs) in damage(),
     ) {
         check_damaged(CPP_BYTES.with(|b| b.clone()), edits, cut, pcs)?;
     }

@@ -44,6 +44,9 @@
 //! are moved by the distance between the pages where each began to run
 //! such code.
 
+mod common;
+
+use common::{repo_root, run_script};
 use object::{Object, ObjectSegment};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -59,37 +62,14 @@ const SLACK: u64 = 16;
 /// The loop detector's default distance limit of a short backward branch.
 const SBB_DISTANCE: u64 = 4096;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
-
 /// Runs one of the project's build scripts, failing the test with its
 /// output if it fails (it installs the cross compiler when missing).
-fn build(script: &str, args: &[&str]) {
-    let path = repo_root().join(script);
-    let out = Command::new("bash")
-        .arg(&path)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", path.display()));
-    assert!(
-        out.status.success(),
-        "{script} {args:?} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The directory of the corpus's binaries, built once per test run.
 fn corpus() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = repo_root().join("target/rv-programs");
-        build("scripts/build-test-programs.sh", &[dir.to_str().unwrap()]);
+        run_script("scripts/build-test-programs.sh", &[dir.to_str().unwrap()]);
         dir
     })
 }
@@ -98,7 +78,7 @@ fn corpus() -> &'static Path {
 fn kernels() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        build("workloads/build-kernels.sh", &[]);
+        run_script("workloads/build-kernels.sh", &[]);
         repo_root().join("workloads/build")
     })
 }
@@ -107,7 +87,7 @@ fn kernels() -> &'static Path {
 fn real() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        build(
+        run_script(
             "workloads/build-real.sh",
             &["--only", "bzip2,minigzip,luarun,sqlrun"],
         );

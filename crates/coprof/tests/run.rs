@@ -896,14 +896,7 @@ int main(void) {
             .stdout("shared 300000\n")
             .get_output()
             .clone();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        let count = stderr
-            .lines()
-            .find_map(|l| l.strip_prefix("coprof: "))
-            .and_then(|l| l.split(" instructions").next())
-            .unwrap_or_else(|| panic!("no instruction count in {stderr:?}"))
-            .replace(',', "");
-        count.parse::<u64>().unwrap()
+        common::retired(&out.stderr)
     };
     let first = run();
     assert!(first > 3 * 50_000 * 10, "{first} instructions");

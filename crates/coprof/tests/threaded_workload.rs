@@ -8,34 +8,19 @@
 //! coprof, whose threads take turns in a fixed order, must retire the same
 //! number of instructions.
 
+mod common;
+
+use common::{repo_root, retired, run_script};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
 
 fn coprof() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_coprof"))
 }
 
 fn zstdrun() -> PathBuf {
-    let root = repo_root();
-    let out = Command::new("bash")
-        .arg(root.join("workloads/build-real.sh"))
-        .args(["--only", "zstdrun"])
-        .output()
-        .expect("workloads/build-real.sh runs");
-    assert!(
-        out.status.success(),
-        "workloads/build-real.sh --only zstdrun failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    root.join("workloads/build/real/zstdrun")
+    run_script("workloads/build-real.sh", &["--only", "zstdrun"]);
+    repo_root().join("workloads/build/real/zstdrun")
 }
 
 /// About 3 MB of text from the repository's own C and Rust sources, so
@@ -80,18 +65,6 @@ fn run(cmd: &mut Command) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
-}
-
-/// The instruction count `coprof run --stats` reports.
-fn retired(stderr: &[u8]) -> u64 {
-    let text = String::from_utf8_lossy(stderr);
-    text.lines()
-        .find_map(|l| l.strip_prefix("coprof: "))
-        .and_then(|l| l.split(" instructions").next())
-        .unwrap_or_else(|| panic!("no instruction count in {text:?}"))
-        .replace(',', "")
-        .parse()
-        .unwrap()
 }
 
 #[test]

@@ -24,8 +24,42 @@ pub fn gen_trace(dir: &Path, workload: &str, events: u64, seed: u64) -> PathBuf 
     out
 }
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// Runs one of the project's build scripts (`script` relative to the
+/// root) with `args`, and fails the test with its output when it fails.
+pub fn run_script(script: &str, args: &[&str]) {
+    let path = repo_root().join(script);
+    let out = std::process::Command::new("bash")
+        .arg(&path)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", path.display()));
+    assert!(
+        out.status.success(),
+        "{script} {args:?} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The instruction count that `coprof run --stats` reports on `stderr`.
+pub fn retired(stderr: &[u8]) -> u64 {
+    let text = String::from_utf8_lossy(stderr);
+    text.lines()
+        .find_map(|l| l.strip_prefix("coprof: "))
+        .and_then(|l| l.split(" instructions").next())
+        .unwrap_or_else(|| panic!("no instruction count in {text:?}"))
+        .replace(',', "")
+        .parse()
+        .unwrap()
 }
 
 /// Compiles a C program with the RISC-V cross compiler (installed by
