@@ -42,6 +42,7 @@ const FCSR: u64 = FPREGS + 256;
 
 /// `sa_flags` bits (include/uapi/asm-generic/signal.h).
 const SA_ONSTACK: u64 = 0x0800_0000;
+const SA_RESTART: u64 = 0x1000_0000;
 const SA_NODEFER: u64 = 0x4000_0000;
 const SA_RESETHAND: u64 = 0x8000_0000;
 /// sigaltstack's flags (include/uapi/linux/signal.h).
@@ -272,6 +273,29 @@ impl Signals {
     pub(crate) fn would_interrupt(&self, own: &Pending, mask: u64) -> bool {
         let ready = (own.set | self.shared.set) & !(mask | UNBLOCKABLE);
         (1..=64).any(|sig| ready & bit(sig) != 0 && self.action(sig) != Action::Ignore)
+    }
+
+    /// Whether a thread with its own pending signals `own` has one of
+    /// `set` pending, its own or the process's (what `rt_sigtimedwait`
+    /// waits for).
+    pub(crate) fn takes_in(&self, own: &Pending, set: u64) -> bool {
+        (own.set | self.shared.set) & set & !UNBLOCKABLE != 0
+    }
+
+    /// Whether the call the running thread was in when a signal came is
+    /// made again after the handler instead of failing with EINTR: the
+    /// first signal it will take that does something runs a handler
+    /// installed with SA_RESTART (Linux's `handle_signal` on
+    /// -ERESTARTSYS).
+    pub(crate) fn restarts(&self) -> bool {
+        let allowed = !(self.mask | UNBLOCKABLE);
+        [self.own.set & allowed, self.shared.set & allowed]
+            .into_iter()
+            .flat_map(|set| (1..=64).filter(move |&sig| set & bit(sig) != 0))
+            .find(|&sig| self.action(sig) != Action::Ignore)
+            .is_some_and(|sig| {
+                self.action(sig) == Action::Run && self.actions[sig as usize][1] & SA_RESTART != 0
+            })
     }
 
     /// The installed handler of `sig`, if it has one (not SIG_DFL or

@@ -15,7 +15,7 @@ use crate::mem::{Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
 use crate::signal::{self, code, Action, Pending, SigInfo};
-use crate::syscall::{clone_flags, CloneArgs, Kernel, Outcome};
+use crate::syscall::{clone_flags, Blocked, CloneArgs, Kernel, Outcome};
 use crate::threads::{Parked, Threads, Wait, QUANTUM};
 use coprof_core::{Sink, Source};
 use std::path::{Path, PathBuf};
@@ -36,6 +36,9 @@ pub struct Config {
     /// Seed for the bytes at AT_RANDOM and from `getrandom`; `None` takes
     /// them from the host. With a seed, runs repeat (see [`GuestRandom`]).
     pub seed: Option<u64>,
+    /// Instructions in a thread's turn on the hart ([`QUANTUM`] when
+    /// `None`): the interleaving of a multithreaded program's threads.
+    pub quantum: Option<u64>,
 }
 
 /// How the process ended.
@@ -81,11 +84,30 @@ pub struct Simulator {
     /// that a sink reading where a branch went from where the next run
     /// starts (the loop detector) sees the truth.
     redirected: Option<u64>,
+    /// The thread just put on the hart was blocked in a system call and
+    /// makes it again (a `write` having written this many bytes).
+    redo: Option<u64>,
     delivered: u64,
     delivered_in_runs: u64,
 }
 
-/// Where a trap's signal went.
+/// Whether the host says one of `fds` is ready for its events (or in
+/// error, which the call reports), without waiting.
+fn host_ready(fds: &[(i32, i16)]) -> bool {
+    if fds.is_empty() {
+        return false;
+    }
+    let mut polled: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&(fd, events)| libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `polled` holds that many pollfds; no wait.
+    unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, 0) > 0 }
+}
 enum Caught {
     /// To the handler the program installed, which now runs.
     Handler,
@@ -95,11 +117,13 @@ enum Caught {
     Killed(Exit),
 }
 
-/// The error of a process whose every thread waits on a futex that none
-/// of them can wake.
+/// The error of a process whose every thread waits (on a futex, or for a
+/// signal) for something that none of them can do.
 fn deadlock(at: u64) -> SimError {
     SimError::Unsupported {
-        what: "futex wait with no other thread to wake it (deadlock)".into(),
+        what: "futex wait with no other thread to wake it (deadlock): every thread waits \
+               on a futex or for a signal that no thread can send"
+            .into(),
         pc: at,
     }
 }
@@ -204,9 +228,11 @@ impl Simulator {
             limit: config.max_instructions,
             exit: None,
             redirected: None,
+            redo: None,
             threads: Threads {
                 // SAFETY: plain call.
                 next_tid: unsafe { libc::getpid() } as i64 + 1,
+                quantum: config.quantum.unwrap_or(QUANTUM).max(1),
                 ..Threads::default()
             },
             delivered: 0,
@@ -338,12 +364,7 @@ impl Simulator {
                 Stop::Next => {}
                 Stop::Flush => self.code.flush(),
                 Stop::Ecall => {
-                    let x = &self.cpu.x;
-                    let args = [x[10], x[11], x[12], x[13], x[14], x[15], 0, x[17]];
-                    let at = self.cpu.pc;
-                    self.kernel.sp = x[2];
-                    let outcome = self.kernel.syscall(&mut self.mem, args, at)?;
-                    if let Some(exit) = self.finish_syscall(outcome, at)? {
+                    if let Some(exit) = self.ecall()? {
                         return Ok(exit);
                     }
                     self.mark_redirect::<RUNS>(events);
@@ -374,9 +395,14 @@ impl Simulator {
                 // Between two instructions, as an interrupt would: the
                 // next thread's turn (a signal the last one blocked may be
                 // this one's) and the timers' signals.
-                let turn = self.cpu.instret >= self.threads.turn_ends && self.threads.any_ready();
+                let turn = self.cpu.instret >= self.threads.turn_ends && self.another_ready();
                 if turn {
                     self.switch(Wait::Ready);
+                    if self.redo.is_some() {
+                        if let Some(exit) = self.ecall()? {
+                            return Ok(exit);
+                        }
+                    }
                 }
                 let timers = self.kernel.timers.armed();
                 if timers {
@@ -410,6 +436,43 @@ impl Simulator {
         if RUNS {
             let bi = self.code.lookup(pc, &self.mem);
             events.push_run(&mut self.code.blocks[bi], 0);
+        }
+    }
+
+    /// The system call at the PC (made again, when the thread just put on
+    /// the hart was blocked in it), and then the calls of threads that the
+    /// hart goes to which were blocked in theirs, until one goes on.
+    #[inline(never)]
+    fn ecall(&mut self) -> Result<Option<Exit>, SimError> {
+        let mut done = self.redo.take().unwrap_or(0);
+        loop {
+            let x = &self.cpu.x;
+            let mut args = [x[10], x[11], x[12], x[13], x[14], x[15], 0, x[17]];
+            let at = self.cpu.pc;
+            self.kernel.sp = x[2];
+            // A `write` that wrote part of its bytes before it blocked goes
+            // on with the rest; the program's registers stay as they were.
+            args[1] = args[1].wrapping_add(done);
+            args[2] = args[2].wrapping_sub(done);
+            let mut outcome = self.kernel.syscall(&mut self.mem, args, at)?;
+            if done > 0 {
+                outcome = match outcome {
+                    Outcome::Ret(v) if v >= 0 => Outcome::Ret(v + done as i64),
+                    Outcome::Ret(_) | Outcome::Interrupted => Outcome::Ret(done as i64),
+                    Outcome::Block(b) => Outcome::Block(Blocked {
+                        done: b.done + done,
+                        ..b
+                    }),
+                    other => other,
+                };
+            }
+            if let Some(exit) = self.finish_syscall(outcome, at)? {
+                return Ok(Some(exit));
+            }
+            match self.redo.take() {
+                Some(d) => done = d,
+                None => return Ok(None),
+            }
         }
     }
 
@@ -485,10 +548,32 @@ impl Simulator {
             Outcome::Yield => {
                 self.cpu.x[10] = 0;
                 self.cpu.pc = at + 4;
-                if self.threads.any_ready() {
+                if self.another_ready() {
                     self.switch(Wait::Ready);
                 }
             }
+            Outcome::Block(blocked) => {
+                // Still in the call, which is made again when the wait
+                // is over; a0 keeps its argument.
+                self.cpu.pc = at;
+                if !self.switch(Wait::Call(blocked)) {
+                    return Err(deadlock(at));
+                }
+            }
+            Outcome::Interrupted => {
+                if self.kernel.signals.restarts() {
+                    // The handler's frame returns to the `ecall`.
+                    self.cpu.pc = at;
+                } else {
+                    self.cpu.x[10] = -(libc::EINTR as i64) as u64;
+                    self.cpu.pc = at + 4;
+                }
+            }
+        }
+        if self.redo.is_some() {
+            // The thread now on the hart first makes its call again
+            // ([`Self::ecall`]); its signals come after that.
+            return Ok(None);
         }
         Ok(self.deliver_pending(at))
     }
@@ -526,7 +611,7 @@ impl Simulator {
         };
         self.kernel.tids.push(tid);
         if self.threads.parked.is_empty() {
-            self.threads.turn_ends = self.cpu.instret + QUANTUM;
+            self.threads.turn_ends = self.cpu.instret + self.threads.quantum;
         }
         self.threads.parked.push_back(Parked {
             cpu,
@@ -535,6 +620,9 @@ impl Simulator {
             mask: self.kernel.signals.mask,
             pending: Pending::default(),
             rseq: 0,
+            // A thread starts without an alternate stack (Linux's
+            // copy_process with CLONE_VM).
+            altstack: [0; 3],
             wait: Wait::Ready,
         });
         tid
@@ -553,32 +641,180 @@ impl Simulator {
         if self.threads.parked.is_empty() {
             return Ok(Some(Exit::Code(code)));
         }
-        let next = self.threads.take_next().ok_or_else(|| deadlock(at))?;
+        let next = self.next_thread().ok_or_else(|| deadlock(at))?;
         self.run_thread(next);
         Ok(None)
     }
 
     /// Takes the running thread off the hart (waiting as `wait` says) and
     /// puts the next one on: the first ready, else one whose timed wait
-    /// runs out. A ready thread with no other to hand over to keeps the
-    /// hart; `false` when the running one waits and every other thread
-    /// waits without a timeout: a deadlock.
+    /// runs out, else the first whose descriptor the host says is ready. A
+    /// ready thread with no other to hand over to keeps the hart; `false`
+    /// when the running one waits and so does every other, for something
+    /// no thread can do: a deadlock.
     #[inline(never)]
     fn switch(&mut self, wait: Wait) -> bool {
-        let Some(next) = self.threads.take_next() else {
-            return wait == Wait::Ready;
+        let next = if wait == Wait::Ready {
+            self.threads.take_next()
+        } else {
+            self.next_thread_after(&wait)
         };
-        let me = Parked {
+        let Some(next) = next else {
+            // Keeps the hart: ready, or its own wait ended first.
+            return wait == Wait::Ready || self.redo.is_some();
+        };
+        let me = self.parked_me(wait);
+        self.threads.parked.push_back(me);
+        self.run_thread(next);
+        true
+    }
+
+    /// Whether another thread can take the hart, after looking whether the
+    /// waits of those blocked in a call are over.
+    fn another_ready(&mut self) -> bool {
+        self.wake_blocked(true);
+        self.threads.any_ready()
+    }
+
+    /// The next thread for the hart when the running one cannot go on:
+    /// one ready or whose timed futex wait runs out; else, if threads wait
+    /// on host descriptors or the interval timer is armed, the first ready
+    /// after the host says so (the whole process waits there, as it would
+    /// on Linux). `None` when nothing can end every thread's wait.
+    fn next_thread(&mut self) -> Option<Parked> {
+        loop {
+            self.wake_blocked(true);
+            if let Some(next) = self.threads.take_next() {
+                return Some(next);
+            }
+            if !self.wait_on_host(&[]) {
+                return None;
+            }
+        }
+    }
+
+    /// [`Self::next_thread`] when the running thread is about to wait as
+    /// `wait` says: its own descriptors count for the host's wait, and
+    /// when its wait is the one that ends, it keeps the hart to make its
+    /// call again (`None`, with [`Self::redo`] set).
+    fn next_thread_after(&mut self, wait: &Wait) -> Option<Parked> {
+        let mine: &[(i32, i16)] = match wait {
+            Wait::Call(b) => &b.fds,
+            _ => &[],
+        };
+        loop {
+            self.wake_blocked(true);
+            if let Some(next) = self.threads.take_next() {
+                return Some(next);
+            }
+            if !self.wait_on_host(mine) {
+                return None;
+            }
+            if let Wait::Call(b) = wait {
+                if self.call_wait_over(&self.kernel.signals.own, b) {
+                    self.redo = Some(b.done);
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// The running thread as it would be parked, waiting as `wait` says.
+    fn parked_me(&mut self, wait: Wait) -> Parked {
+        Parked {
             cpu: self.cpu.clone(),
             tid: self.kernel.tid,
             clear_tid: self.kernel.clear_tid,
             mask: self.kernel.signals.mask,
             pending: std::mem::take(&mut self.kernel.signals.own),
             rseq: self.kernel.rseq,
+            altstack: self.kernel.signals.altstack,
             wait,
+        }
+    }
+
+    /// Whether the wait of a call blocked as `b` is over for a thread
+    /// whose own pending signals are `own`: a descriptor ready (polled on
+    /// the host when `poll`), a signal of its set pending, or a signal
+    /// that its mask lets through and that does something.
+    fn call_wait_over(&self, own: &Pending, b: &Blocked) -> bool {
+        let signals = &self.kernel.signals;
+        signals.takes_in(own, b.set) || signals.would_interrupt(own, b.mask) || host_ready(&b.fds)
+    }
+
+    /// Makes threads whose wait is over ready: those blocked in a call
+    /// ([`Self::call_wait_over`]; descriptors are polled only when
+    /// `poll`), and those asleep on a futex with a signal to take, whose
+    /// wait ends with EINTR as Linux's signal_wake_up ends it (the
+    /// thread then takes the signal on its way back).
+    fn wake_blocked(&mut self, poll: bool) {
+        let mut parked = std::mem::take(&mut self.threads.parked);
+        for p in parked.iter_mut() {
+            match &p.wait {
+                Wait::Call(b) => {
+                    let over = if poll {
+                        self.call_wait_over(&p.pending, b)
+                    } else {
+                        let signals = &self.kernel.signals;
+                        signals.takes_in(&p.pending, b.set)
+                            || signals.would_interrupt(&p.pending, b.mask)
+                    };
+                    if over {
+                        p.wait = Wait::Redo(b.done);
+                    }
+                }
+                Wait::Futex { .. } if self.kernel.signals.would_interrupt(&p.pending, p.mask) => {
+                    p.wait = Wait::Ready;
+                    p.cpu.x[10] = -(libc::EINTR as i64) as u64;
+                }
+                _ => {}
+            }
+        }
+        self.threads.parked = parked;
+    }
+
+    /// Waits on the host, when no thread can run, for a descriptor that a
+    /// blocked thread (or `mine`) waits on, or for the interval timer's
+    /// signal, whichever comes first; `false` when there is neither.
+    fn wait_on_host(&mut self, mine: &[(i32, i16)]) -> bool {
+        let mut fds: Vec<libc::pollfd> = self
+            .threads
+            .parked
+            .iter()
+            .filter_map(|p| match &p.wait {
+                Wait::Call(b) => Some(b.fds.iter()),
+                _ => None,
+            })
+            .flatten()
+            .chain(mine)
+            .map(|&(fd, events)| libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            })
+            .collect();
+        let timeout = self.kernel.timers.until_real();
+        if fds.is_empty() && timeout.is_none() {
+            return false;
+        }
+        let ts = timeout.map(|w| libc::timespec {
+            tv_sec: w.as_secs() as i64,
+            tv_nsec: w.subsec_nanos() as i64,
+        });
+        let tsp = ts
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `fds` holds that many pollfds; `tsp` is null or valid.
+        // An error (EINTR from a host signal) just looks again.
+        unsafe {
+            libc::ppoll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                tsp,
+                std::ptr::null(),
+            )
         };
-        self.threads.parked.push_back(me);
-        self.run_thread(next);
+        self.kernel.fire_timers();
         true
     }
 
@@ -594,7 +830,11 @@ impl Simulator {
         self.kernel.signals.set_mask(next.mask);
         self.kernel.signals.own = next.pending;
         self.kernel.rseq = next.rseq;
-        self.threads.turn_ends = instret + QUANTUM;
+        self.kernel.signals.altstack = next.altstack;
+        self.threads.turn_ends = instret + self.threads.quantum;
+        if let Wait::Redo(done) = next.wait {
+            self.redo = Some(done);
+        }
     }
 
     /// On the way back to the program, as Linux on its way back to user
@@ -625,18 +865,10 @@ impl Simulator {
         if let Some(mask) = self.kernel.signals.saved_mask.take() {
             self.kernel.signals.set_mask(mask);
         }
-        // A signal for a thread asleep on a futex (its own, or the
-        // process's that the running thread blocks) ends the wait with
-        // EINTR, as Linux's signal_wake_up does: the thread then takes it
-        // on its way back.
-        for p in self.threads.parked.iter_mut() {
-            if matches!(p.wait, Wait::Futex { .. })
-                && self.kernel.signals.would_interrupt(&p.pending, p.mask)
-            {
-                p.wait = Wait::Ready;
-                p.cpu.x[10] = -(libc::EINTR as i64) as u64;
-            }
-        }
+        // A signal for a thread off the hart (its own, or the process's
+        // that the running thread blocks) ends its wait, as Linux's
+        // signal_wake_up does.
+        self.wake_blocked(false);
         None
     }
 

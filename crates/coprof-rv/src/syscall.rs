@@ -61,6 +61,32 @@ pub enum Outcome {
     },
     /// `sched_yield`: let another thread run.
     Yield,
+    /// The call cannot finish before another thread (or the interval
+    /// timer) does something: the thread leaves the hart, still in the
+    /// call, which is made again when the wait is over.
+    Block(Blocked),
+    /// The call would wait, but a signal is there to take first: EINTR,
+    /// or the call made again after the handler if its action has
+    /// SA_RESTART (Linux's ERESTARTSYS).
+    Interrupted,
+}
+
+/// What ends the wait of a call that blocked a thread ([`Outcome::Block`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Blocked {
+    /// Host descriptors with the poll events they wait for: one ready ends
+    /// the wait.
+    pub fds: Vec<(i32, i16)>,
+    /// Signals whose arrival ends the wait without a handler
+    /// (`rt_sigtimedwait`'s set).
+    pub set: u64,
+    /// The mask while the call waits (`rt_sigsuspend`'s and `ppoll`'s
+    /// own): a signal it lets through that runs a handler or kills
+    /// interrupts the wait.
+    pub mask: u64,
+    /// Bytes a `write` already wrote before it had to wait: the call
+    /// goes on with the rest and returns the sum.
+    pub done: u64,
 }
 
 /// What `clone`/`clone3` asked for a new thread.
@@ -269,12 +295,18 @@ impl Kernel {
             nr::READ => {
                 let h = fd!(self, a[0]);
                 let buf = tryf!(mem.slice_mut(a[1], a[2]));
+                if let Some(wait) = self.must_wait(h, libc::POLLIN) {
+                    return Ok(wait);
+                }
                 // SAFETY: buf is a valid writable guest range of that length.
                 ret(unsafe { libc::read(h, buf.as_mut_ptr() as *mut _, buf.len()) } as i64)
             }
             nr::WRITE => {
                 let h = fd!(self, a[0]);
                 let buf = tryf!(mem.slice(a[1], a[2], perm::R));
+                if self.tids.len() > 1 {
+                    return Ok(self.write_beside_threads(h, buf));
+                }
                 // SAFETY: buf is a valid readable guest range.
                 ret(unsafe { libc::write(h, buf.as_ptr() as *const _, buf.len()) } as i64)
             }
@@ -323,6 +355,14 @@ impl Kernel {
                             Err(_) if iov.iter().any(|v| v.iov_len > 0) => break,
                             Err(_) => return Ok(Outcome::Ret(EFAULT)),
                         }
+                    }
+                    let events = if num == nr::READV {
+                        libc::POLLIN
+                    } else {
+                        libc::POLLOUT
+                    };
+                    if let Some(wait) = self.must_wait(h, events) {
+                        return Ok(wait);
                     }
                     // SAFETY: every iovec points into a validated guest range.
                     ret(unsafe {
@@ -984,6 +1024,15 @@ impl Kernel {
                 let set = tryf!(mem.load::<8>(a[0]));
                 let old = self.signals.mask;
                 self.signals.set_mask(set);
+                if !self.signals.wakes() && self.tids.len() > 1 {
+                    // Another thread may send one: wait off the hart.
+                    let mask = self.signals.mask;
+                    self.signals.set_mask(old);
+                    return Ok(Outcome::Block(Blocked {
+                        mask,
+                        ..Blocked::default()
+                    }));
+                }
                 // Only ITIMER_REAL can send a signal while the program
                 // waits: sleep until it does.
                 while !self.signals.wakes() {
@@ -1021,7 +1070,7 @@ impl Kernel {
                     _ if a[4] != SIGSET_BYTES => return Ok(Outcome::Ret(EINVAL)),
                     at => Some(tryf!(mem.load::<8>(at))),
                 };
-                self.ppoll(mem, a[0], a[1] as usize, timeout, mask, pc)?
+                return self.ppoll(mem, a[0], a[1] as usize, timeout, mask, pc);
             }
             nr::GETITIMER | nr::SETITIMER => {
                 // kernel/time/itimer.c: the new value read and checked,
@@ -1097,6 +1146,19 @@ impl Kernel {
                         // Nothing else can send one: the wait runs out.
                         std::thread::sleep(wait);
                         -(libc::EAGAIN as i64)
+                    }
+                    (None, None) if self.tids.len() > 1 => {
+                        // Another thread may send one: wait off the hart,
+                        // or take a handler's signal first (EINTR).
+                        if self.signals.wakes() {
+                            -(libc::EINTR as i64)
+                        } else {
+                            return Ok(Outcome::Block(Blocked {
+                                set,
+                                mask: self.signals.mask,
+                                ..Blocked::default()
+                            }));
+                        }
                     }
                     (None, None) => {
                         return Err(SimError::Unsupported {
@@ -1306,10 +1368,10 @@ impl Kernel {
         timeout: Option<std::time::Duration>,
         mask: Option<u64>,
         pc: u64,
-    ) -> Result<i64, SimError> {
+    ) -> Result<Outcome, SimError> {
         // struct pollfd: int fd, short events, short revents.
         let Ok(guest) = mem.slice_mut(fds_at, nfds as u64 * 8) else {
-            return Ok(EFAULT);
+            return Ok(Outcome::Ret(EFAULT));
         };
         // Guest descriptors that are not open answer POLLNVAL at once, as
         // on Linux; the host polls them as ignored (-1).
@@ -1341,7 +1403,7 @@ impl Kernel {
             if mask.is_some() {
                 signals.saved_mask = Some(old);
             }
-            Ok(-(libc::EINTR as i64))
+            Ok(Outcome::Ret(-(libc::EINTR as i64)))
         };
         if self.signals.wakes() {
             return interrupted(&mut self.signals);
@@ -1353,7 +1415,10 @@ impl Kernel {
                 (Some(l), Some(r)) => Some(l.min(r)),
                 (l, r) => l.or(r),
             };
-            let wait = if invalid > 0 {
+            // Beside other threads, which may make a descriptor ready or
+            // send a signal, a wait without a timeout leaves the hart.
+            let off_hart = timeout.is_none() && self.tids.len() > 1;
+            let wait = if invalid > 0 || off_hart {
                 Some(std::time::Duration::ZERO)
             } else {
                 slice
@@ -1387,7 +1452,7 @@ impl Kernel {
             };
             if n < 0 {
                 self.signals.set_mask(old);
-                return Ok(errno());
+                return Ok(Outcome::Ret(errno()));
             }
             for (h, &c) in host.iter_mut().zip(&closed) {
                 if c {
@@ -1396,6 +1461,15 @@ impl Kernel {
             }
             if n > 0 || invalid > 0 {
                 break n as i64 + invalid;
+            }
+            if off_hart {
+                let mask = self.signals.mask;
+                self.signals.set_mask(old);
+                return Ok(Outcome::Block(Blocked {
+                    fds: host.iter().map(|h| (h.fd, h.events)).collect(),
+                    mask,
+                    ..Blocked::default()
+                }));
             }
             self.fire_timers();
             if self.signals.wakes() {
@@ -1407,12 +1481,12 @@ impl Kernel {
         };
         self.signals.set_mask(old);
         let Ok(guest) = mem.slice_mut(fds_at, nfds as u64 * 8) else {
-            return Ok(EFAULT);
+            return Ok(Outcome::Ret(EFAULT));
         };
         for (p, h) in guest.chunks_mut(8).zip(&host) {
             p[6..8].copy_from_slice(&h.revents.to_le_bytes());
         }
-        Ok(ready)
+        Ok(Outcome::Ret(ready))
     }
 
     /// Marks the signals of the interval timers whose time has come as
@@ -1425,6 +1499,81 @@ impl Kernel {
 
     /// Whether `pid` (a system call's argument) names the simulated
     /// process: 0 or its own pid. It is the only process there is.
+    /// Whether a call on host descriptor `h` that waits for `events` must
+    /// leave the hart first: only beside other threads (one may make the
+    /// descriptor ready), when it is not ready now and blocks (no
+    /// O_NONBLOCK). Then the call waits off the hart, or is interrupted
+    /// if a signal is there to take.
+    fn must_wait(&self, h: i32, events: i16) -> Option<Outcome> {
+        if self.tids.len() < 2 {
+            return None;
+        }
+        let mut p = libc::pollfd {
+            fd: h,
+            events,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; no wait.
+        if unsafe { libc::poll(&mut p, 1, 0) } != 0 {
+            // Ready, or an error the call itself reports.
+            return None;
+        }
+        // SAFETY: plain call on a host descriptor.
+        let flags = unsafe { libc::fcntl(h, libc::F_GETFL) };
+        if flags < 0 || flags & libc::O_NONBLOCK != 0 {
+            return None;
+        }
+        Some(self.wait_for(h, events, 0))
+    }
+
+    /// A call on `h` that waits for `events`, having moved `done` bytes:
+    /// interrupted if a signal is there to take (after a partial write,
+    /// the bytes written), else off the hart until `h` is ready.
+    fn wait_for(&self, h: i32, events: i16, done: u64) -> Outcome {
+        if self.signals.wakes() {
+            return if done > 0 {
+                Outcome::Ret(done as i64)
+            } else {
+                Outcome::Interrupted
+            };
+        }
+        Outcome::Block(Blocked {
+            fds: vec![(h, events)],
+            mask: self.signals.mask,
+            done,
+            ..Blocked::default()
+        })
+    }
+
+    /// `write` beside other threads. A blocking descriptor (a pipe another
+    /// thread reads) may take only part of the bytes before it blocks,
+    /// which would stop every thread with the one hart: so as many as fit
+    /// are written without blocking, and the call waits off the hart for
+    /// room for the rest, as Linux's blocking `write` does, returning
+    /// when all are written.
+    fn write_beside_threads(&self, h: i32, buf: &[u8]) -> Outcome {
+        // SAFETY: plain calls on a host descriptor; `buf` is a readable
+        // guest range.
+        unsafe {
+            let flags = libc::fcntl(h, libc::F_GETFL);
+            if flags < 0 || flags & libc::O_NONBLOCK != 0 || buf.is_empty() {
+                return Outcome::Ret(ret(
+                    libc::write(h, buf.as_ptr() as *const _, buf.len()) as i64
+                ));
+            }
+            libc::fcntl(h, libc::F_SETFL, flags | libc::O_NONBLOCK);
+            let n = libc::write(h, buf.as_ptr() as *const _, buf.len()) as i64;
+            let err = errno();
+            libc::fcntl(h, libc::F_SETFL, flags);
+            match n {
+                n if n as usize == buf.len() => Outcome::Ret(n),
+                n if n >= 0 => self.wait_for(h, libc::POLLOUT, n as u64),
+                _ if err == -(libc::EAGAIN as i64) => self.wait_for(h, libc::POLLOUT, 0),
+                _ => Outcome::Ret(err),
+            }
+        }
+    }
+
     fn is_me(&self, pid: u64) -> bool {
         let pid = pid as i32;
         // SAFETY: plain call.

@@ -13,6 +13,7 @@
 
 use crate::cpu::Cpu;
 use crate::signal::Pending;
+use crate::syscall::Blocked;
 use std::collections::VecDeque;
 
 /// Instructions a thread runs before the next ready thread gets the hart
@@ -20,13 +21,26 @@ use std::collections::VecDeque;
 pub const QUANTUM: u64 = 100_000;
 
 /// Why a thread is off the hart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Wait {
     /// Ready to run.
     Ready,
     /// Asleep on the futex word at `addr` until a wake whose bitset meets
     /// `bitset`; `timed` waits run out when nothing else can run.
     Futex { addr: u64, bitset: u32, timed: bool },
+    /// In a system call (its `ecall` at the thread's PC) that waits for a
+    /// descriptor or a signal, as `blocked` says.
+    Call(Blocked),
+    /// Out of such a wait: ready to make the call again, a `write` having
+    /// written this many bytes already.
+    Redo(u64),
+}
+
+impl Wait {
+    /// Whether the thread can take the hart.
+    fn runs(&self) -> bool {
+        matches!(self, Wait::Ready | Wait::Redo(_))
+    }
 }
 
 /// A thread off the hart, with everything that is its own.
@@ -38,6 +52,8 @@ pub(crate) struct Parked {
     /// Signals sent to this thread and not yet delivered.
     pub pending: Pending,
     pub rseq: u64,
+    /// Its alternate signal stack (`sigaltstack` is per thread).
+    pub altstack: [u64; 3],
     pub wait: Wait,
 }
 
@@ -49,6 +65,8 @@ pub(crate) struct Threads {
     pub next_tid: i64,
     /// The instruction count at which the running thread's turn ends.
     pub turn_ends: u64,
+    /// Instructions in a turn ([`QUANTUM`] unless configured).
+    pub quantum: u64,
 }
 
 impl Threads {
@@ -73,11 +91,12 @@ impl Threads {
         woken
     }
 
-    /// Takes the next thread to run: the first ready one; else, when
+    /// Takes the next thread to run: the first ready one (or ready to
+    /// make its call again); else, when
     /// every thread sleeps, the first whose wait has a timeout, which runs
     /// out (`ETIMEDOUT` in a0). `None` when every thread sleeps untimed.
     pub fn take_next(&mut self) -> Option<Parked> {
-        if let Some(i) = self.parked.iter().position(|p| p.wait == Wait::Ready) {
+        if let Some(i) = self.parked.iter().position(|p| p.wait.runs()) {
             return self.parked.remove(i);
         }
         let i = self
@@ -92,7 +111,7 @@ impl Threads {
 
     /// Whether another thread is ready to run.
     pub fn any_ready(&self) -> bool {
-        self.parked.iter().any(|p| p.wait == Wait::Ready)
+        self.parked.iter().any(|p| p.wait.runs())
     }
 }
 
@@ -108,6 +127,7 @@ mod tests {
             mask: 0,
             pending: Pending::default(),
             rseq: 0,
+            altstack: [0; 3],
             wait,
         }
     }

@@ -14,7 +14,7 @@ use anyhow::Context;
 use coprof_core::threads::{feed_on_threads, SendSink};
 use coprof_core::trace::{TraceMeta, TraceReader};
 use coprof_core::{Sink, Source};
-use coprof_rv::{Config, Exit, Simulator};
+use coprof_rv::{Exit, Simulator};
 use std::path::PathBuf;
 
 /// The input of a report command: a trace file or a program after `--`.
@@ -40,6 +40,11 @@ pub struct InputArgs {
     /// host, so that runs repeat exactly: same canaries, same load values.
     #[arg(long, value_name = "N", requires = "program")]
     pub random_seed: Option<u64>,
+    /// With a program: instructions in each thread's turn on the
+    /// simulator's one hart, for a multithreaded program (default 100000):
+    /// the interleaving of its threads, the same on every run.
+    #[arg(long, value_name = "N", requires = "program", value_parser = clap::value_parser!(u64).range(1..))]
+    pub quantum: Option<u64>,
     /// The program's ELF file, for function names and source lines when
     /// reading a trace (default: the program the trace's header names, if
     /// that file exists; a live run uses the program it runs).
@@ -200,24 +205,14 @@ impl InputArgs {
         let prog = self.program_path().ok_or_else(|| {
             bad_input("give a trace file, or a program after `--` (e.g. `-- ./prog args`)")
         })?;
-        if let Some(root) = &self.root {
-            if !root.is_dir() {
-                return Err(bad_input(format!(
-                    "--root {}: not a directory",
-                    root.display()
-                )));
-            }
-        }
-        let config = Config {
-            args: self.program.clone(),
-            env: std::env::vars_os()
-                .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
-                .collect(),
-            root: self.root.clone(),
-            enosys: self.enosys,
-            max_instructions: 0,
-            seed: self.random_seed,
-        };
+        let config = crate::cmd::run::sim_config(
+            &self.program,
+            &self.root,
+            self.enosys,
+            self.random_seed,
+            self.quantum,
+            0,
+        )?;
         let mut sim = Simulator::load(&prog, &config).map_err(crate::cmd::run::sim_error)?;
         let progress = LiveProgress::new(&self.name());
         let exit = {

@@ -44,6 +44,11 @@ pub struct Args {
     /// that runs repeat exactly.
     #[arg(long, value_name = "N")]
     random_seed: Option<u64>,
+    /// Instructions in each thread's turn on the simulator's one hart, for
+    /// a multithreaded program (default 100000): the interleaving of its
+    /// threads, which is the same on every run.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    quantum: Option<u64>,
     /// Stop once this many instructions have retired (at the end of the
     /// basic block that reaches the count; the exact number is printed).
     #[arg(long, value_name = "N")]
@@ -68,9 +73,18 @@ impl Sink for Nothing {
     fn observe(&mut self, _batch: &[coprof_core::Event]) {}
 }
 
-pub fn run(a: Args) -> anyhow::Result<()> {
-    let prog = PathBuf::from(&a.command[0]);
-    if let Some(root) = &a.root {
+/// The simulator's configuration for `command` (argv) with the host's
+/// environment and the options every command that runs a program takes;
+/// a `--root` that is not a directory is an error.
+pub(crate) fn sim_config(
+    command: &[String],
+    root: &Option<PathBuf>,
+    enosys: bool,
+    seed: Option<u64>,
+    quantum: Option<u64>,
+    max_instructions: u64,
+) -> anyhow::Result<Config> {
+    if let Some(root) = root {
         if !root.is_dir() {
             return Err(bad_input(format!(
                 "--root {}: not a directory",
@@ -78,16 +92,29 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             )));
         }
     }
-    let config = Config {
-        args: a.command.clone(),
+    Ok(Config {
+        args: command.to_vec(),
         env: std::env::vars_os()
             .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
             .collect(),
-        root: a.root.clone(),
-        enosys: a.enosys,
-        max_instructions: a.max_instructions.unwrap_or(0),
-        seed: a.random_seed,
-    };
+        root: root.clone(),
+        enosys,
+        max_instructions,
+        seed,
+        quantum,
+    })
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let prog = PathBuf::from(&a.command[0]);
+    let config = sim_config(
+        &a.command,
+        &a.root,
+        a.enosys,
+        a.random_seed,
+        a.quantum,
+        a.max_instructions.unwrap_or(0),
+    )?;
     let mut sim = Simulator::load(&prog, &config).map_err(sim_error)?;
     let started = Instant::now();
     let (exit, trace_note) = match &a.trace {
