@@ -118,12 +118,15 @@ enum Caught {
 }
 
 /// The error of a process whose every thread waits (on a futex, or for a
-/// signal) for something that none of them can do.
-fn deadlock(at: u64) -> SimError {
+/// signal or a descriptor no thread can make ready) after the running one
+/// makes the system call `num` at `at`.
+fn deadlock(num: u64, at: u64) -> SimError {
     SimError::Unsupported {
-        what: "futex wait with no other thread to wake it (deadlock): every thread waits \
-               on a futex or for a signal that no thread can send"
-            .into(),
+        what: format!(
+            "{} (system call {num}) leaves every thread waiting, on a futex or for a signal, \
+             with none able to wake another (deadlock)",
+            crate::sysno::name(num)
+        ),
         pc: at,
     }
 }
@@ -532,7 +535,7 @@ impl Simulator {
                     // (at once: nothing could end it sooner), or it never
                     // ends.
                     if !timed {
-                        return Err(deadlock(at));
+                        return Err(deadlock(self.cpu.x[17], at));
                     }
                     self.cpu.x[10] = -(libc::ETIMEDOUT as i64) as u64;
                 }
@@ -557,7 +560,7 @@ impl Simulator {
                 // is over; a0 keeps its argument.
                 self.cpu.pc = at;
                 if !self.switch(Wait::Call(blocked)) {
-                    return Err(deadlock(at));
+                    return Err(deadlock(self.cpu.x[17], at));
                 }
             }
             Outcome::Interrupted => {
@@ -641,7 +644,9 @@ impl Simulator {
         if self.threads.parked.is_empty() {
             return Ok(Some(Exit::Code(code)));
         }
-        let next = self.next_thread().ok_or_else(|| deadlock(at))?;
+        let next = self
+            .next_thread()
+            .ok_or_else(|| deadlock(self.cpu.x[17], at))?;
         self.run_thread(next);
         Ok(None)
     }

@@ -611,9 +611,87 @@ int main(void) {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "futex wait with no other thread to wake it (deadlock)",
+            "futex (system call 98) leaves every thread waiting",
+        ))
+        .stderr(predicate::str::contains("(deadlock)"))
+        .stderr(predicate::str::contains("pc 0x"));
+    // A thread that waits for a signal no other thread sends, beside one
+    // that joins it: the wait that completes the deadlock is named.
+    let sigwait = compile(
+        dir.path(),
+        "sigwait_deadlock",
+        r#"
+#include <pthread.h>
+#include <signal.h>
+static void *wait_usr1(void *arg) {
+    sigset_t set;
+    int sig;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    sigwait(&set, &sig);
+    return arg;
+}
+int main(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, 0);
+    pthread_t t;
+    pthread_create(&t, 0, wait_usr1, 0);
+    pthread_join(t, 0);
+    return 0;
+}
+"#,
+        false,
+    );
+    coprof()
+        .args(["run", "--"])
+        .arg(&sigwait)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "rt_sigtimedwait (system call 137) leaves every thread waiting",
         ))
         .stderr(predicate::str::contains("pc 0x"));
+}
+
+/// `--quantum` sets how many instructions a thread runs before the next
+/// gets the hart: another interleaving of the same program, with the
+/// same answer, and the same instructions again when repeated.
+#[test]
+fn the_quantum_sets_the_interleaving() {
+    common::run_script("scripts/build-test-programs.sh", &[]);
+    let prog = repo_root().join("target/rv-programs/thread_waits-O2");
+    let run = |quantum: &str| {
+        let out = coprof()
+            .args(["run", "--stats", "--quantum", quantum, "--"])
+            .arg(&prog)
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            common::retired(&out.stderr),
+        )
+    };
+    let (usual, _) = run("100000");
+    assert!(
+        usual.contains("sums match") && usual.contains("then 'y'"),
+        "{usual}"
+    );
+    let (short, retired) = run("97");
+    assert_eq!(
+        short, usual,
+        "the same output with turns of 97 instructions"
+    );
+    assert_eq!(run("97").1, retired, "the same instructions when repeated");
+    coprof()
+        .args(["run", "--quantum", "0", "--"])
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--quantum"));
 }
 
 /// Prints the 16 bytes at AT_RANDOM and 16 bytes from getrandom.

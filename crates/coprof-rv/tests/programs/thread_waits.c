@@ -3,7 +3,8 @@
  * of more than a pipe holds, taken by a reader thread; a ping-pong over
  * two pipes; poll without a timeout; sigwait, sigsuspend and pause woken
  * by a signal from another thread; a blocked read that a signal
- * interrupts (EINTR) and one that SA_RESTART makes again. What is printed
+ * interrupts (EINTR) and one that SA_RESTART makes again; the alternate
+ * signal stack of a new thread. What is printed
  * does not depend on how the threads interleave. */
 #define _GNU_SOURCE
 #include "corpus.h"
@@ -159,6 +160,16 @@ static void signal_blocked_reader(int restart, const char *name) {
     close(intr_pipe[1]);
 }
 
+/* 6. The alternate signal stack is each thread's own: a new thread has
+ * none, whatever the thread that made it has. */
+static int altstack_flags = -1;
+static void *altstack_of_new_thread(void *arg) {
+    stack_t now;
+    if (sigaltstack(NULL, &now) == 0)
+        altstack_flags = now.ss_flags;
+    return arg;
+}
+
 int main(void) {
     /* Every thread starts with SIGUSR1 and SIGUSR2 blocked; those that
      * take them unblock them. */
@@ -236,5 +247,16 @@ int main(void) {
     /* 5 */
     signal_blocked_reader(0, "read without SA_RESTART");
     signal_blocked_reader(1, "read with SA_RESTART");
+
+    /* 6 */
+    stack_t alt = {malloc(1 << 16), 0, 1 << 16};
+    check(sigaltstack(&alt, NULL) == 0, "sigaltstack");
+    check(pthread_create(&t, NULL, altstack_of_new_thread, NULL) == 0, "create");
+    pthread_join(t, NULL);
+    stack_t mine;
+    check(sigaltstack(NULL, &mine) == 0, "sigaltstack");
+    printf("alternate stack: new thread's %s, this thread's %s\n",
+           altstack_flags == SS_DISABLE ? "disabled" : "set",
+           mine.ss_flags == SS_DISABLE ? "disabled" : "set");
     return 0;
 }
