@@ -10,6 +10,7 @@
 #include "corpus.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -199,6 +200,16 @@ int main(void) {
     /* 2 */
     check(pipe(ping) == 0 && pipe(pong) == 0, "pipes");
     check(pthread_create(&t, NULL, ponger, NULL) == 0, "create");
+    /* Beside that thread, a descriptor opened O_NONBLOCK still does not
+     * wait. */
+    int empty[2];
+    char c;
+    check(pipe2(empty, O_NONBLOCK) == 0, "pipe2");
+    long r = read(empty[0], &c, 1);
+    printf("read of an empty O_NONBLOCK pipe beside a thread: %ld (%s)\n", r,
+           errno == EAGAIN ? "EAGAIN" : "?");
+    close(empty[0]);
+    close(empty[1]);
     int v = 1;
     unsigned long trail = 0;
     for (int i = 0; i < ROUNDS; i++) {
