@@ -272,7 +272,8 @@ impl Signals {
     /// handler or kills): its own, or one of the process's.
     pub(crate) fn would_interrupt(&self, own: &Pending, mask: u64) -> bool {
         let ready = (own.set | self.shared.set) & !(mask | UNBLOCKABLE);
-        (1..=64).any(|sig| ready & bit(sig) != 0 && self.action(sig) != Action::Ignore)
+        ready != 0
+            && (1..=64).any(|sig| ready & bit(sig) != 0 && self.action(sig) != Action::Ignore)
     }
 
     /// Whether a thread with its own pending signals `own` has one of

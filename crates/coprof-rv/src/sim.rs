@@ -398,7 +398,12 @@ impl Simulator {
                 // Between two instructions, as an interrupt would: the
                 // next thread's turn (a signal the last one blocked may be
                 // this one's) and the timers' signals.
-                let turn = self.cpu.instret >= self.threads.turn_ends && self.another_ready();
+                let turn_over = self.cpu.instret >= self.threads.turn_ends;
+                let turn = turn_over && self.another_ready();
+                if turn_over && !turn {
+                    // No other thread wants the hart: a new turn.
+                    self.threads.turn_ends = self.cpu.instret + self.threads.quantum;
+                }
                 if turn {
                     self.switch(Wait::Ready);
                     if self.redo.is_some() {
@@ -753,6 +758,9 @@ impl Simulator {
     /// wait ends with EINTR as Linux's signal_wake_up ends it (the
     /// thread then takes the signal on its way back).
     fn wake_blocked(&mut self, poll: bool) {
+        if self.threads.parked.is_empty() {
+            return;
+        }
         let mut parked = std::mem::take(&mut self.threads.parked);
         for p in parked.iter_mut() {
             match &p.wait {
