@@ -2,8 +2,8 @@
 # Regenerates docs/RESULTS.md: coprof's engines on every workload beside
 # the published results of their papers.
 #
-# Each workload (the nine kernels of workloads/kernels/ and the eleven real
-# programs of workloads/run-real.sh, sized to 75-150 million RV64
+# Each workload (the nine kernels of workloads/kernels/ and the thirteen
+# real programs of workloads/run-real.sh, sized to 75-150 million RV64
 # instructions) runs ONCE under `coprof profile --exact --random-seed 1`
 # (the same random bytes from the kernel on every run, so that a rerun
 # repeats), which computes every report below in the same simulated pass:
@@ -78,6 +78,8 @@ workloads=(
   "lua-interp|real|$rv/luarun|$real/lua/interp.lua 150"
   "sql-orders|real|$rv/sqlrun|$real/sql/orders.sql 2200"
   "sql-text|real|$rv/sqlrun|$real/sql/text.sql 7000"
+  "zstd-text|real|$rv/zstdrun|-3 -T 2 -J 512 text-768k.txt"
+  "zstd-csv|real|$rv/zstdrun|-5 -T 2 -J 512 data-640k.csv"
 )
 
 # The reports every workload's profile holds (see the header).
@@ -157,6 +159,8 @@ head -c $((224 * 1024)) "$inputs/text.txt" >"$in/text-224k.txt"
 head -c $((28 * 1024)) "$inputs/text.txt" >"$in/text-28k.txt"
 head -c $((80 * 1024)) "$inputs/random.bin" >"$in/random-80k.bin"
 head -c $((160 * 1024)) "$inputs/data.csv" >"$in/data-160k.csv"
+head -c $((768 * 1024)) "$inputs/text.txt" >"$in/text-768k.txt"
+head -c $((640 * 1024)) "$inputs/data.csv" >"$in/data-640k.csv"
 head -c $((512 * 1024)) "$inputs/text.txt" | qemu-riscv64 "$rv/bzip2" -9 -c >"$in/text-512k.txt.bz2"
 gzip -6 -n -c "$inputs/data.csv" >"$in/data.csv.gz"
 

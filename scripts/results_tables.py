@@ -128,6 +128,18 @@ def label(config):
     return s + ("+coal" if config.get("coalesce") else "")
 
 
+def counted(n, noun):
+    """'nine kernels', 'thirteen real programs': small counts in words."""
+    words = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen".split()
+    return f"{words[n] if n < len(words) else n} {noun}"
+
+
+def suites(ws):
+    """The kernels and the real programs among the workloads, counted."""
+    kernels = sum(1 for w in ws if w.group == "kernel")
+    return counted(kernels, "kernels"), counted(len(ws) - kernels, "real programs")
+
+
 def names(ws):
     return ", ".join(w.name for w in ws) if ws else "none"
 
@@ -311,8 +323,8 @@ def summary(ws):
     out = [
         "## Summary",
         "",
-        "Means over the workloads of each suite (the nine kernels stand for "
-        "the embedded suites the papers used, the eleven real programs for "
+        f"Means over the workloads of each suite (the {suites(ws)[0]} stand for "
+        f"the embedded suites the papers used, the {suites(ws)[1]} for "
         "their larger ones); a workload whose report has no number (see the "
         "footnotes of its table) is left out of the mean.",
         "",
@@ -340,14 +352,17 @@ def workloads_section(ws, a):
     out = [
         "## Workloads",
         "",
-        "The nine kernels of `workloads/kernels/` (built by "
+        f"The {suites(ws)[0]} of `workloads/kernels/` (built by "
         "`workloads/build-kernels.sh`; the argument is the repetition "
-        "count) and the eleven real programs of `workloads/run-real.sh` "
+        f"count) and the {suites(ws)[1]} of `workloads/run-real.sh` "
         "(built by `workloads/build-real.sh`), on prefixes of the inputs "
         "of `workloads/gen-inputs.sh` (`text-192k.txt` is the first 192 KiB "
         "of `text.txt`; `text-512k.txt.bz2` is the first 512 KiB of it "
         "compressed by the bzip2 built here; `data.csv.gz` is `data.csv` "
-        "compressed by gzip -6), sized to about 75 to 150 million "
+        "compressed by gzip -6). `zstdrun` compresses on two worker threads, "
+        "which take turns on the simulator's one hart, so its profiles hold "
+        "the instructions of three threads interleaved as one core would run "
+        "them. The runs are sized to about 75 to 150 million "
         "instructions so that the whole script runs in 20 to 30 minutes. "
         "`strsearch` runs its smallest size, one repetition. The seconds "
         f"are the wall time of the one `coprof profile` pass that computed "
