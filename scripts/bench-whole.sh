@@ -89,6 +89,8 @@ workloads=(
   "lua-interp|luarun|$real/lua/interp.lua 400"
   "sql-orders|sqlrun|$real/sql/orders.sql 10000"
   "sql-text|sqlrun|$real/sql/text.sql 25000"
+  "zstd-text|zstdrun|-3 -T 2 -J 512 text.txt"
+  "zstd-csv|zstdrun|-5 -T 2 -J 512 data-1536k.csv"
 )
 
 runs=3
@@ -141,6 +143,8 @@ head -c $((768 * 1024)) "$inputs/text.txt" >"$scratch/text-768k.txt"
 head -c $((128 * 1024)) "$inputs/text.txt" >"$scratch/text-128k.txt"
 head -c $((256 * 1024)) "$inputs/random.bin" >"$scratch/random-256k.bin"
 head -c $((512 * 1024)) "$inputs/data.csv" >"$scratch/data-512k.csv"
+head -c $((1536 * 1024)) "$inputs/data.csv" >"$scratch/data-1536k.csv"
+ln -s "$inputs/text.txt" "$scratch/text.txt"
 # Compressed inputs for the decompressors: bzip2's from the bzip2 built
 # here (under qemu), gzip's from the host's gzip, as in run-real.sh.
 qemu-riscv64 "$rv/bzip2" -9 -c "$inputs/text.txt" >"$scratch/text.txt.bz2"

@@ -363,7 +363,7 @@ def workloads_section(ws, a):
         "which take turns on the simulator's one hart, so its profiles hold "
         "the instructions of three threads interleaved as one core would run "
         "them. The runs are sized to about 75 to 150 million "
-        "instructions so that the whole script runs in 20 to 30 minutes. "
+        "instructions so that the whole script runs in minutes. "
         "`strsearch` runs its smallest size, one repetition. The seconds "
         f"are the wall time of the one `coprof profile` pass that computed "
         f"all {len(ws[0].reports)} reports and their exact counterparts.",

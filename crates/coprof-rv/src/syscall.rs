@@ -1072,6 +1072,7 @@ impl Kernel {
                 };
                 return self.ppoll(mem, a[0], a[1] as usize, timeout, mask, pc);
             }
+            nr::PSELECT6 => return self.pselect6(mem, a, pc),
             nr::GETITIMER | nr::SETITIMER => {
                 // kernel/time/itimer.c: the new value read and checked,
                 // then the timer, then the old value written back.
@@ -1353,13 +1354,8 @@ impl Kernel {
     }
 
     /// `ppoll` after its arguments are read: the descriptors polled on the
-    /// host (a guest descriptor that is not open reads POLLNVAL), the
-    /// mask in place while it waits. Only the program's interval timer
-    /// can send a signal meanwhile, so a wait is cut into slices that end
-    /// when ITIMER_REAL does; a signal it sends that will be delivered
-    /// ends the wait with EINTR, and the handler's frame saves the mask
-    /// from before. With no descriptor and no timeout (glibc's `pause`)
-    /// and no timer, nothing can end the wait: the run stops.
+    /// host (a guest descriptor that is not open reads POLLNVAL) as
+    /// [`Self::poll_host`] waits for them, their `revents` written back.
     fn ppoll(
         &mut self,
         mem: &mut Memory,
@@ -1393,6 +1389,149 @@ impl Kernel {
                 }
             })
             .collect();
+        let ready = match self.poll_host(&mut host, &closed, timeout, mask, "ppoll", pc)? {
+            Ok(n) => n,
+            Err(outcome) => return Ok(outcome),
+        };
+        let Ok(guest) = mem.slice_mut(fds_at, nfds as u64 * 8) else {
+            return Ok(Outcome::Ret(EFAULT));
+        };
+        for (p, h) in guest.chunks_mut(8).zip(&host) {
+            p[6..8].copy_from_slice(&h.revents.to_le_bytes());
+        }
+        Ok(Outcome::Ret(ready))
+    }
+
+    /// `pselect6` (glibc's `select` and `pselect`): Linux's order of
+    /// checks (`nfds`, the timeout, the signal mask's size, the sets, a
+    /// descriptor in a set that is not open: EBADF), then the wait of
+    /// [`Self::poll_host`] on the descriptors of the three sets (POLLIN
+    /// for reading, POLLOUT for writing, POLLPRI for exceptions), and
+    /// the sets written back with only the ready descriptors, as
+    /// `core_sys_select` does; the time left goes back into the timeout.
+    fn pselect6(&mut self, mem: &mut Memory, a: [u64; 8], pc: u64) -> Result<Outcome, SimError> {
+        let n = a[0] as i32;
+        if n < 0 {
+            return Ok(Outcome::Ret(EINVAL));
+        }
+        let n = (n as usize).min(MAX_FDS);
+        let timeout = match a[4] {
+            0 => None,
+            at => Some(errno!(read_timespec(mem, at))),
+        };
+        // The sixth argument: { const sigset_t *ss; size_t ss_len }.
+        let mask = match a[5] {
+            0 => None,
+            at => {
+                let [ss, len] = [tryf!(mem.load::<8>(at)), tryf!(mem.load::<8>(at + 8))];
+                match ss {
+                    0 => None,
+                    _ if len != SIGSET_BYTES => return Ok(Outcome::Ret(EINVAL)),
+                    ss => Some(tryf!(mem.load::<8>(ss))),
+                }
+            }
+        };
+        // fd_set: an array of 64-bit words, bit fd % 64 of word fd / 64.
+        let words = n.div_ceil(64);
+        let mut sets = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
+        for (set, &at) in sets.iter_mut().zip(&a[1..4]) {
+            if at == 0 {
+                continue;
+            }
+            let bytes = tryf!(mem.slice(at, words as u64 * 8, perm::R));
+            for (w, b) in set.iter_mut().zip(bytes.chunks_exact(8)) {
+                *w = u64::from_le_bytes(b.try_into().unwrap_or_default());
+            }
+            if let Some(last) = set.last_mut() {
+                if n % 64 != 0 {
+                    *last &= (1u64 << (n % 64)) - 1;
+                }
+            }
+        }
+        const EVENTS: [i16; 3] = [libc::POLLIN, libc::POLLOUT, libc::POLLPRI];
+        let mut guest_fds = Vec::new();
+        let mut host = Vec::new();
+        for fd in 0..n {
+            let bit = |set: &Vec<u64>| set[fd / 64] >> (fd % 64) & 1 != 0;
+            let events = sets
+                .iter()
+                .zip(EVENTS)
+                .filter(|(set, _)| bit(set))
+                .fold(0, |e, (_, ev)| e | ev);
+            if events == 0 {
+                continue;
+            }
+            let h = fd!(self, fd);
+            guest_fds.push(fd);
+            host.push(libc::pollfd {
+                fd: h,
+                events,
+                revents: 0,
+            });
+        }
+        let started = std::time::Instant::now();
+        let closed = vec![false; host.len()];
+        if let Err(outcome) = self.poll_host(&mut host, &closed, timeout, mask, "pselect6", pc)? {
+            return Ok(outcome);
+        }
+        // POLLIN_SET, POLLOUT_SET and POLLEX_SET of fs/select.c.
+        const READY: [i16; 3] = [
+            libc::POLLIN | libc::POLLRDNORM | libc::POLLRDBAND | libc::POLLHUP | libc::POLLERR,
+            libc::POLLOUT | libc::POLLWRNORM | libc::POLLWRBAND | libc::POLLERR,
+            libc::POLLPRI,
+        ];
+        let mut ready = 0;
+        let mut out = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
+        for (&fd, h) in guest_fds.iter().zip(&host) {
+            for k in 0..3 {
+                if h.events & EVENTS[k] != 0 && h.revents & READY[k] != 0 {
+                    out[k][fd / 64] |= 1 << (fd % 64);
+                    ready += 1;
+                }
+            }
+        }
+        for (set, &at) in out.iter().zip(&a[1..4]) {
+            if at == 0 {
+                continue;
+            }
+            let bytes = tryf!(mem.slice_mut(at, words as u64 * 8));
+            for (b, w) in bytes.chunks_exact_mut(8).zip(set) {
+                b.copy_from_slice(&w.to_le_bytes());
+            }
+        }
+        if let Some(t) = timeout {
+            // The time left, as Linux writes it back (a timeout in memory
+            // that cannot be written is left as it was).
+            let left = t.saturating_sub(started.elapsed());
+            if let Ok(buf) = mem.slice_mut(a[4], 16) {
+                buf[..8].copy_from_slice(&left.as_secs().to_le_bytes());
+                buf[8..].copy_from_slice(&(left.subsec_nanos() as u64).to_le_bytes());
+            }
+        }
+        Ok(Outcome::Ret(ready))
+    }
+
+    /// The wait of `ppoll` and `pselect6` (`call`) for the host
+    /// descriptors `host` (those marked `closed` answer POLLNVAL at
+    /// once), with `mask` in place while it waits: the number of ready
+    /// descriptors, or what the call does instead (EINTR, an error, or a
+    /// wait off the hart). Only the program's interval timer can send a
+    /// signal meanwhile, so a wait is cut into slices that end when
+    /// ITIMER_REAL does; a signal it sends that will be delivered ends
+    /// the wait with EINTR, and the handler's frame saves the mask from
+    /// before. Beside other threads, a wait without a timeout leaves the
+    /// hart instead. With no descriptor and no timeout (glibc's `pause`),
+    /// no timer and no other thread, nothing can end the wait: the run
+    /// stops.
+    fn poll_host(
+        &mut self,
+        host: &mut [libc::pollfd],
+        closed: &[bool],
+        timeout: Option<std::time::Duration>,
+        mask: Option<u64>,
+        call: &str,
+        pc: u64,
+    ) -> Result<Result<i64, Outcome>, SimError> {
         let invalid = closed.iter().filter(|&&c| c).count() as i64;
         let old = self.signals.mask;
         if let Some(m) = mask {
@@ -1403,7 +1542,7 @@ impl Kernel {
             if mask.is_some() {
                 signals.saved_mask = Some(old);
             }
-            Ok(Outcome::Ret(-(libc::EINTR as i64)))
+            Ok(Err(Outcome::Ret(-(libc::EINTR as i64))))
         };
         if self.signals.wakes() {
             return interrupted(&mut self.signals);
@@ -1423,13 +1562,14 @@ impl Kernel {
             } else {
                 slice
             };
-            if nfds == 0 && wait.is_none() {
+            if host.is_empty() && wait.is_none() {
                 self.signals.set_mask(old);
                 return Err(SimError::Unsupported {
-                    what: "ppoll of no descriptor without a timeout (pause) and no timer armed: \
-                           only the program itself sends signals here, so none will come \
-                           (deadlock)"
-                        .into(),
+                    what: format!(
+                        "{call} of no descriptor without a timeout (pause) and no timer armed: \
+                         only the program itself sends signals here, so none will come \
+                         (deadlock)"
+                    ),
                     pc,
                 });
             }
@@ -1440,21 +1580,21 @@ impl Kernel {
             let tsp = ts
                 .as_ref()
                 .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-            // SAFETY: `host` holds `nfds` pollfds; `tsp` is null or a
+            // SAFETY: `host` holds that many pollfds; `tsp` is null or a
             // valid timespec.
             let n = unsafe {
                 libc::ppoll(
                     host.as_mut_ptr(),
-                    nfds as libc::nfds_t,
+                    host.len() as libc::nfds_t,
                     tsp,
                     std::ptr::null(),
                 )
             };
             if n < 0 {
                 self.signals.set_mask(old);
-                return Ok(Outcome::Ret(errno()));
+                return Ok(Err(Outcome::Ret(errno())));
             }
-            for (h, &c) in host.iter_mut().zip(&closed) {
+            for (h, &c) in host.iter_mut().zip(closed) {
                 if c {
                     h.revents = libc::POLLNVAL;
                 }
@@ -1465,11 +1605,11 @@ impl Kernel {
             if off_hart {
                 let mask = self.signals.mask;
                 self.signals.set_mask(old);
-                return Ok(Outcome::Block(Blocked {
+                return Ok(Err(Outcome::Block(Blocked {
                     fds: host.iter().map(|h| (h.fd, h.events)).collect(),
                     mask,
                     ..Blocked::default()
-                }));
+                })));
             }
             self.fire_timers();
             if self.signals.wakes() {
@@ -1480,13 +1620,7 @@ impl Kernel {
             }
         };
         self.signals.set_mask(old);
-        let Ok(guest) = mem.slice_mut(fds_at, nfds as u64 * 8) else {
-            return Ok(Outcome::Ret(EFAULT));
-        };
-        for (p, h) in guest.chunks_mut(8).zip(&host) {
-            p[6..8].copy_from_slice(&h.revents.to_le_bytes());
-        }
-        Ok(Outcome::Ret(ready))
+        Ok(Ok(ready))
     }
 
     /// Marks the signals of the interval timers whose time has come as
