@@ -1443,7 +1443,7 @@ impl Kernel {
                 *w = u64::from_le_bytes(b.try_into().unwrap_or_default());
             }
             if let Some(last) = set.last_mut() {
-                if n % 64 != 0 {
+                if !n.is_multiple_of(64) {
                     *last &= (1u64 << (n % 64)) - 1;
                 }
             }
