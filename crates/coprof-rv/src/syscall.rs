@@ -1679,7 +1679,7 @@ impl Kernel {
         })
     }
 
-    /// `write` beside other threads. A blocking descriptor (a pipe another
+    /// `write` beside other threads. A blocking pipe or socket (one another
     /// thread reads) may take only part of the bytes before it blocks,
     /// which would stop every thread with the one hart: so as many as fit
     /// are written without blocking, and the call waits off the hart for
@@ -1689,8 +1689,21 @@ impl Kernel {
         // SAFETY: plain calls on a host descriptor; `buf` is a readable
         // guest range.
         unsafe {
+            // Only a pipe or a socket can take part of a write and wait for
+            // the reader; the flag is not touched on anything else (a
+            // terminal shared with other processes, a file).
+            let mut st: libc::stat = std::mem::zeroed();
+            let kind = if libc::fstat(h, &mut st) == 0 {
+                st.st_mode & libc::S_IFMT
+            } else {
+                0
+            };
             let flags = libc::fcntl(h, libc::F_GETFL);
-            if flags < 0 || flags & libc::O_NONBLOCK != 0 || buf.is_empty() {
+            if flags < 0
+                || flags & libc::O_NONBLOCK != 0
+                || buf.is_empty()
+                || (kind != libc::S_IFIFO && kind != libc::S_IFSOCK)
+            {
                 return Outcome::Ret(ret(
                     libc::write(h, buf.as_ptr() as *const _, buf.len()) as i64
                 ));
