@@ -7,6 +7,8 @@
 //! every [`CHECK_EVERY`] instructions while one is armed, so a signal
 //! arrives within a fraction of a millisecond of its time.
 
+use crate::posix_timer::PosixTimers;
+use crate::signal::SigInfo;
 use std::time::{Duration, Instant};
 
 /// Instructions between two looks at the armed timers.
@@ -25,11 +27,13 @@ struct Timer {
     interval: Duration,
 }
 
-/// The process's interval timers.
+/// The process's interval timers, and its POSIX timers beside them.
 #[derive(Debug)]
 pub struct Itimers {
     timers: [Timer; 3],
     started: Instant,
+    /// `timer_create`'s timers, looked at with these.
+    pub posix: PosixTimers,
 }
 
 impl Default for Itimers {
@@ -37,8 +41,21 @@ impl Default for Itimers {
         Itimers {
             timers: [Timer::default(); 3],
             started: Instant::now(),
+            posix: PosixTimers::default(),
         }
     }
+}
+
+/// The CPU time of the simulator's thread: the simulated program's CPU
+/// time, as near as the simulator can tell.
+pub(crate) fn cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills ts.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 /// A timer's state as `struct itimerval` gives it: time left until it
@@ -57,13 +74,7 @@ impl Itimers {
         if which == REAL {
             return self.started.elapsed();
         }
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime fills ts.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+        cpu_time()
     }
 
     /// Timer `which` (0, 1 or 2) now. An armed timer whose time has come
@@ -93,15 +104,28 @@ impl Itimers {
         old
     }
 
-    /// Whether any timer is armed.
+    /// Whether any timer is armed, interval or POSIX.
     pub fn armed(&self) -> bool {
-        self.timers.iter().any(|t| t.at.is_some())
+        self.timers.iter().any(|t| t.at.is_some()) || self.posix.armed()
     }
 
-    /// The signals of the timers whose time has come, each timer re-armed
-    /// by its interval (periods missed meanwhile are not made up: a
-    /// standard signal does not queue) or disarmed.
-    pub fn expire(&mut self) -> Vec<i32> {
+    /// The signals of the timers whose time has come, with the thread
+    /// each goes to (`None`: the process): the interval timers' and the
+    /// POSIX timers' ([`PosixTimers::expire`]).
+    pub fn expire(&mut self) -> Vec<(SigInfo, Option<i64>)> {
+        let mut due: Vec<(SigInfo, Option<i64>)> = self
+            .expire_interval()
+            .into_iter()
+            .map(|sig| (SigInfo::timer(sig), None))
+            .collect();
+        due.extend(self.posix.expire());
+        due
+    }
+
+    /// The signals of the interval timers whose time has come, each timer
+    /// re-armed by its interval (periods missed meanwhile are not made
+    /// up: a standard signal does not queue) or disarmed.
+    fn expire_interval(&mut self) -> Vec<i32> {
         let mut due = Vec::new();
         for (which, &signal) in SIGNALS.iter().enumerate() {
             let Some(at) = self.timers[which].at else {
@@ -121,11 +145,17 @@ impl Itimers {
         due
     }
 
-    /// Wall-clock time until ITIMER_REAL expires, if it is armed: what a
-    /// wait that nothing else can end sleeps for.
+    /// Wall-clock time until ITIMER_REAL or a wall-clock POSIX timer
+    /// expires, if one is armed: what a wait that nothing else can end
+    /// sleeps for.
     pub fn until_real(&self) -> Option<Duration> {
-        let at = self.timers[REAL].at?;
-        Some(at.saturating_sub(self.now(REAL)))
+        let real = self.timers[REAL]
+            .at
+            .map(|at| at.saturating_sub(self.now(REAL)));
+        match (real, self.posix.until_wall()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -151,7 +181,7 @@ mod tests {
         assert!(left > ms(0) && left <= ms(5), "{left:?}");
         assert!(t.expire().is_empty());
         std::thread::sleep(t.until_real().unwrap());
-        assert_eq!(t.expire(), vec![14]);
+        assert_eq!(t.expire(), vec![(SigInfo::timer(14), None)]);
         assert!(!t.armed());
         assert_eq!(t.get(0).value, Duration::ZERO);
     }
@@ -168,7 +198,11 @@ mod tests {
             },
         );
         std::thread::sleep(ms(10));
-        assert_eq!(t.expire(), vec![14], "one signal for the missed periods");
+        assert_eq!(
+            t.expire(),
+            vec![(SigInfo::timer(14), None)],
+            "one signal for the missed periods"
+        );
         assert!(t.armed());
         let left = t.get(0).value;
         assert!(left <= ms(2), "{left:?}");

@@ -44,6 +44,7 @@ pub mod fp;
 pub mod itimer;
 pub mod mem;
 pub mod op;
+pub mod posix_timer;
 pub mod process;
 pub mod random;
 pub mod rvc;

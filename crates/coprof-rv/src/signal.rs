@@ -82,8 +82,11 @@ pub struct SigInfo {
     /// Why it was sent ([`code`]).
     pub code: i32,
     /// The union's first word: the sender's pid and uid (low and high
-    /// halves) for a sent signal, the address for a fault.
+    /// halves) for a sent signal, the address for a fault, the timer's id
+    /// and overrun for a POSIX timer's signal.
     pub word: u64,
+    /// The union's second word: `si_value` of a POSIX timer's signal.
+    pub value: u64,
 }
 
 impl SigInfo {
@@ -95,16 +98,18 @@ impl SigInfo {
             signo,
             code,
             word: pid as u64 | (uid as u64) << 32,
+            value: 0,
         }
     }
 
     /// `siginfo_t` as the program reads it: 128 bytes, the union's first
-    /// word at offset 16.
+    /// word at offset 16, its second at 24.
     pub fn bytes(&self) -> [u8; 128] {
         let mut b = [0u8; 128];
         b[..4].copy_from_slice(&self.signo.to_le_bytes());
         b[8..12].copy_from_slice(&self.code.to_le_bytes());
         b[16..24].copy_from_slice(&self.word.to_le_bytes());
+        b[24..32].copy_from_slice(&self.value.to_le_bytes());
         b
     }
 
@@ -114,6 +119,7 @@ impl SigInfo {
             signo,
             code: code::SI_KERNEL,
             word: 0,
+            value: 0,
         }
     }
 
@@ -123,6 +129,7 @@ impl SigInfo {
             signo,
             code,
             word: addr,
+            value: 0,
         }
     }
 }

@@ -828,6 +828,7 @@ impl Simulator {
             )
         };
         self.kernel.fire_timers();
+        self.hand_directed();
         true
     }
 
@@ -856,12 +857,7 @@ impl Simulator {
     /// first), is dropped, or kills the process.
     #[inline(never)]
     fn deliver_pending(&mut self, at: u64) -> Option<Exit> {
-        // Signals sent to threads off the hart wait in theirs.
-        for (tid, info) in std::mem::take(&mut self.kernel.directed) {
-            if let Some(p) = self.threads.parked.iter_mut().find(|p| p.tid == tid) {
-                p.pending.hold(info);
-            }
-        }
+        self.hand_directed();
         while let Some(info) = self.kernel.signals.take_ready() {
             match self.kernel.signals.action(info.signo) {
                 Action::Run => {
@@ -883,6 +879,17 @@ impl Simulator {
         // signal_wake_up does.
         self.wake_blocked(false);
         None
+    }
+
+    /// Signals sent to threads off the hart (by `tgkill`, or a POSIX
+    /// timer's SIGEV_THREAD_ID) wait in theirs; those for a thread that
+    /// has ended are dropped.
+    fn hand_directed(&mut self) {
+        for (tid, info) in std::mem::take(&mut self.kernel.directed) {
+            if let Some(p) = self.threads.parked.iter_mut().find(|p| p.tid == tid) {
+                p.pending.hold(info);
+            }
+        }
     }
 
     /// The signal a trap stops the hart with, and the PC it happened at.

@@ -16,6 +16,7 @@ use crate::error::SimError;
 use crate::fdtable::{FdTable, MAX_FDS};
 use crate::itimer::{Itimers, Setting};
 use crate::mem::{page_down, page_up, perm, Memory, PAGE};
+use crate::posix_timer::{Clock, Notify, Spec};
 use crate::process::MMAP_TOP;
 use crate::random::GuestRandom;
 use crate::signal::{code, SigInfo, Signals};
@@ -194,6 +195,33 @@ fn read_timespec(mem: &Memory, at: u64) -> Result<std::time::Duration, i64> {
     }
     Ok(std::time::Duration::new(sec as u64, nsec as u32))
 }
+
+/// `struct itimerspec` at `at` (an interval, then a value, each a
+/// timespec): EFAULT when it cannot be read, EINVAL when a time is
+/// negative or its nanoseconds out of range.
+fn read_itimerspec(mem: &Memory, at: u64) -> Result<Spec, i64> {
+    Ok(Spec {
+        interval: read_timespec(mem, at)?,
+        value: read_timespec(mem, at + 16)?,
+    })
+}
+
+/// Writes `spec` as a `struct itimerspec` at `at`.
+fn write_itimerspec(mem: &mut Memory, at: u64, spec: Spec) -> Result<(), i64> {
+    let buf = mem.slice_mut(at, 32).map_err(|_| EFAULT)?;
+    for (i, d) in [spec.interval, spec.value].iter().enumerate() {
+        buf[i * 16..i * 16 + 8].copy_from_slice(&d.as_secs().to_le_bytes());
+        buf[i * 16 + 8..i * 16 + 16].copy_from_slice(&(d.subsec_nanos() as u64).to_le_bytes());
+    }
+    Ok(())
+}
+
+/// `sigev_notify` values (include/uapi/asm-generic/siginfo.h).
+const SIGEV_SIGNAL: i32 = 0;
+const SIGEV_NONE: i32 = 1;
+const SIGEV_THREAD_ID: i32 = 4;
+/// `timer_settime`'s flag for an absolute time.
+const TIMER_ABSTIME: u64 = 1;
 
 /// Bytes of the kernel's signal set on RV64 (64 signals): the size every
 /// rt_sig* call must be given.
@@ -1073,6 +1101,11 @@ impl Kernel {
                 return self.ppoll(mem, a[0], a[1] as usize, timeout, mask, pc);
             }
             nr::PSELECT6 => return self.pselect6(mem, a, pc),
+            nr::TIMER_CREATE
+            | nr::TIMER_SETTIME
+            | nr::TIMER_GETTIME
+            | nr::TIMER_GETOVERRUN
+            | nr::TIMER_DELETE => self.posix_timer(mem, num, a),
             nr::GETITIMER | nr::SETITIMER => {
                 // kernel/time/itimer.c: the new value read and checked,
                 // then the timer, then the old value written back.
@@ -1136,40 +1169,52 @@ impl Kernel {
                     0 => None,
                     at => Some(errno!(read_timespec(mem, at))),
                 };
-                match (self.signals.take_pending_in(set), timeout) {
-                    (Some(info), _) => {
+                let deadline = timeout.map(|t| std::time::Instant::now() + t);
+                loop {
+                    if let Some(info) = self.signals.take_pending_in(set) {
                         if a[1] != 0 {
                             tryf!(mem.slice_mut(a[1], 128)).copy_from_slice(&info.bytes());
                         }
-                        info.signo as i64
+                        break info.signo as i64;
                     }
-                    (None, Some(wait)) => {
-                        // Nothing else can send one: the wait runs out.
-                        std::thread::sleep(wait);
-                        -(libc::EAGAIN as i64)
+                    // A signal outside the set with a handler to run (or
+                    // that kills) ends the wait.
+                    if self.signals.wakes() {
+                        break -(libc::EINTR as i64);
                     }
-                    (None, None) if self.tids.len() > 1 => {
-                        // Another thread may send one: wait off the hart,
-                        // or take a handler's signal first (EINTR).
-                        if self.signals.wakes() {
-                            -(libc::EINTR as i64)
-                        } else {
-                            return Ok(Outcome::Block(Blocked {
-                                set,
-                                mask: self.signals.mask,
-                                ..Blocked::default()
-                            }));
-                        }
+                    if timeout.is_none() && self.tids.len() > 1 {
+                        // Another thread may send one: wait off the hart.
+                        return Ok(Outcome::Block(Blocked {
+                            set,
+                            mask: self.signals.mask,
+                            ..Blocked::default()
+                        }));
                     }
-                    (None, None) => {
-                        return Err(SimError::Unsupported {
-                            what: "rt_sigtimedwait without a timeout for signals none of which \
-                                   is pending (only the program itself sends signals here: \
-                                   deadlock)"
-                                .into(),
-                            pc,
-                        })
+                    // Otherwise only a timer can send one: sleep until the
+                    // next wall-clock timer or the timeout, whichever is
+                    // first.
+                    let left =
+                        deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+                    if left.is_some_and(|l| l.is_zero()) {
+                        break -(libc::EAGAIN as i64);
                     }
+                    let slice = match (left, self.timers.until_real()) {
+                        (Some(l), Some(r)) => l.min(r),
+                        (l, r) => match l.or(r) {
+                            Some(w) => w,
+                            None => {
+                                return Err(SimError::Unsupported {
+                                    what: "rt_sigtimedwait without a timeout for signals none \
+                                           of which is pending, and no timer armed (only the \
+                                           program itself sends signals here: deadlock)"
+                                        .into(),
+                                    pc,
+                                })
+                            }
+                        },
+                    };
+                    std::thread::sleep(slice);
+                    self.fire_timers();
                 }
             }
             nr::KILL | nr::TGKILL | nr::TKILL => {
@@ -1626,13 +1671,90 @@ impl Kernel {
     /// Marks the signals of the interval timers whose time has come as
     /// pending, to be delivered on the way back to the program.
     pub fn fire_timers(&mut self) {
-        for sig in self.timers.expire() {
-            self.signals.hold(SigInfo::timer(sig));
+        for (info, tid) in self.timers.expire() {
+            match tid {
+                None => self.signals.hold(info),
+                Some(t) if t == self.tid => self.signals.hold_own(info),
+                Some(t) => self.directed.push((t, info)),
+            }
         }
     }
 
-    /// Whether `pid` (a system call's argument) names the simulated
-    /// process: 0 or its own pid. It is the only process there is.
+    /// `timer_create`, `timer_settime`, `timer_gettime`,
+    /// `timer_getoverrun` and `timer_delete` ([`crate::posix_timer`]), with
+    /// Linux's checks: EINVAL for a clock a timer cannot count, a
+    /// `sigevent` that names no signal or a thread not of this process
+    /// (or SIGEV_THREAD, which the C library turns into SIGEV_THREAD_ID),
+    /// a bad `itimerspec` or an unknown timer; EFAULT for memory that
+    /// cannot be read or written.
+    fn posix_timer(&mut self, mem: &mut Memory, num: u64, a: [u64; 8]) -> i64 {
+        let result = match num {
+            nr::TIMER_CREATE => (|| {
+                let clock = Clock::of(a[0] as i32 as i64, |id| {
+                    self.is_me(id as u64) || self.tids.contains(&id)
+                })
+                .ok_or(EINVAL)?;
+                // struct sigevent: sigev_value, sigev_signo, sigev_notify,
+                // then the thread id of SIGEV_THREAD_ID.
+                let notify = match a[1] {
+                    0 => None,
+                    at => {
+                        let b = mem.slice(at, 20, perm::R).map_err(|_| EFAULT)?;
+                        let int = |o: usize| {
+                            i32::from_le_bytes(b[o..o + 4].try_into().unwrap_or_default())
+                        };
+                        let value = u64::from_le_bytes(b[..8].try_into().unwrap_or_default());
+                        let (signo, how, tid) = (int(8), int(12), int(16));
+                        let signal_ok = (1..=64).contains(&signo);
+                        Some(match how {
+                            SIGEV_NONE => Notify {
+                                signo: 0,
+                                value,
+                                tid: None,
+                            },
+                            SIGEV_SIGNAL if signal_ok => Notify {
+                                signo,
+                                value,
+                                tid: None,
+                            },
+                            SIGEV_THREAD_ID if signal_ok && self.tids.contains(&(tid as i64)) => {
+                                Notify {
+                                    signo,
+                                    value,
+                                    tid: Some(tid as i64),
+                                }
+                            }
+                            _ => return Err(EINVAL),
+                        })
+                    }
+                };
+                mem.slice(a[2], 4, perm::W).map_err(|_| EFAULT)?;
+                let id = self.timers.posix.create(clock, notify)?;
+                mem.store::<4>(a[2], id as u64).map_err(|_| EFAULT)?;
+                Ok(0)
+            })(),
+            nr::TIMER_SETTIME => (|| {
+                let new = read_itimerspec(mem, a[2])?;
+                let old =
+                    self.timers
+                        .posix
+                        .set(a[0] as i32 as i64, new, a[1] & TIMER_ABSTIME != 0)?;
+                if a[3] != 0 {
+                    write_itimerspec(mem, a[3], old)?;
+                }
+                Ok(0)
+            })(),
+            nr::TIMER_GETTIME => (|| {
+                let now = self.timers.posix.get(a[0] as i32 as i64)?;
+                write_itimerspec(mem, a[1], now)?;
+                Ok(0)
+            })(),
+            nr::TIMER_GETOVERRUN => self.timers.posix.overrun(a[0] as i32 as i64),
+            _ => self.timers.posix.delete(a[0] as i32 as i64).map(|()| 0),
+        };
+        result.unwrap_or_else(|e| e)
+    }
+
     /// Whether a call on host descriptor `h` that waits for `events` must
     /// leave the hart first: only beside other threads (one may make the
     /// descriptor ready), when it is not ready now and blocks (no
@@ -1721,6 +1843,8 @@ impl Kernel {
         }
     }
 
+    /// Whether `pid` (a system call's argument) names the simulated
+    /// process: 0 or its own pid. It is the only process there is.
     fn is_me(&self, pid: u64) -> bool {
         let pid = pid as i32;
         // SAFETY: plain call.

@@ -52,10 +52,10 @@ const LONG: [&str; 5] = [
 ];
 
 /// The corpus programs whose path depends on the host: `syscalls` reads
-/// the clocks and the cycle counters, and `itimers` computes until its
-/// timers' signals come, after wall-clock and CPU time, so two runs of
-/// them need not retire the same instructions.
-const HOST_DEPENDENT: [&str; 2] = ["syscalls", "itimers"];
+/// the clocks and the cycle counters, and `itimers` and `posix_timers`
+/// compute until their timers' signals come, after wall-clock and CPU
+/// time, so two runs of them need not retire the same instructions.
+const HOST_DEPENDENT: [&str; 3] = ["syscalls", "itimers", "posix_timers"];
 
 /// The whole corpus built at -O2 by scripts/build-test-programs.sh.
 fn whole_corpus() -> Vec<PathBuf> {
