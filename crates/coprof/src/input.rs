@@ -106,9 +106,32 @@ impl InputArgs {
         }
     }
 
+    /// An error naming the first option that only a program's run takes,
+    /// when the input is a trace file: the trace was recorded already,
+    /// and the option would be ignored.
+    fn check_trace_options(&self) -> anyhow::Result<()> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let given = [
+            ("--root", self.root.is_some()),
+            ("--enosys", self.enosys),
+            ("--random-seed", self.random_seed.is_some()),
+            ("--quantum", self.quantum.is_some()),
+        ];
+        match given.iter().find(|(_, set)| *set) {
+            Some((option, _)) => Err(bad_input(format!(
+                "{option} applies to a program run after `--`, not to the trace file {}",
+                file.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The metadata of the input before it runs: a trace's header, or the
     /// program and arguments of a live run.
     pub fn describe(&self) -> anyhow::Result<TraceMeta> {
+        self.check_trace_options()?;
         match &self.file {
             Some(file) => Ok(TraceReader::open(file)?.meta().clone()),
             None => Ok(TraceMeta {
@@ -162,6 +185,7 @@ impl InputArgs {
     /// Pushes every event of the input into `sink`, with a progress bar on
     /// a terminal.
     pub fn run(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
+        self.check_trace_options()?;
         if let Some(b) = &self.binary {
             if !b.is_file() {
                 return Err(bad_input(format!("--binary {}: no such file", b.display())));

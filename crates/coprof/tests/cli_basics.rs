@@ -195,6 +195,30 @@ fn bad_options_exit_2() {
     assert!(!o.exists(), "a failed gen left a file behind");
 }
 
+/// The options of a program's run mean nothing to a trace recorded
+/// already: each is refused by name instead of being ignored.
+#[test]
+fn program_options_are_refused_with_a_trace_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = common::gen_trace(dir.path(), "loops", 2000, 1);
+    for (command, option) in [
+        (vec!["loops", "--quantum", "10"], "--quantum"),
+        (vec!["ranges", "--random-seed", "3"], "--random-seed"),
+        (vec!["values", "--enosys"], "--enosys"),
+        (vec!["profile", "--root", "/tmp"], "--root"),
+    ] {
+        coprof()
+            .args(&command)
+            .arg(&trace)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "{option} applies to a program run after `--`, not to the trace file"
+            )));
+    }
+    coprof().args(["loops"]).arg(&trace).assert().success();
+}
+
 #[test]
 fn unwritable_output_is_an_error_not_a_panic() {
     coprof()
