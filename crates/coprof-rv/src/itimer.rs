@@ -46,16 +46,29 @@ impl Default for Itimers {
     }
 }
 
-/// The CPU time of the simulator's thread: the simulated program's CPU
-/// time, as near as the simulator can tell.
-pub(crate) fn cpu_time() -> Duration {
+/// The host's clock `id` now.
+pub(crate) fn host_clock(id: libc::clockid_t) -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: clock_gettime fills ts.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    unsafe { libc::clock_gettime(id, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// The CPU time of the simulator's thread: the simulated program's CPU
+/// time, as near as the simulator can tell.
+pub(crate) fn cpu_time() -> Duration {
+    host_clock(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// The sooner of two optional times (`None`: never).
+pub(crate) fn earlier(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// A timer's state as `struct itimerval` gives it: time left until it
@@ -152,10 +165,7 @@ impl Itimers {
         let real = self.timers[REAL]
             .at
             .map(|at| at.saturating_sub(self.now(REAL)));
-        match (real, self.posix.until_wall()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        earlier(real, self.posix.until_wall())
     }
 }
 

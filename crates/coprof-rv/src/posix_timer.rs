@@ -9,7 +9,7 @@
 //! with a helper thread), or nothing (SIGEV_NONE). The simulator looks at
 //! them with the interval timers ([`crate::itimer`]).
 
-use crate::itimer::cpu_time;
+use crate::itimer::{cpu_time, host_clock};
 use crate::signal::SigInfo;
 use std::time::{Duration, Instant};
 
@@ -259,18 +259,11 @@ impl PosixTimers {
 /// boot for the other wall clocks, the CPU time for CPU clocks; what an
 /// absolute time (TIMER_ABSTIME) is measured on.
 fn clock_now(clock: Clock) -> Duration {
-    let id = match clock {
-        Clock::Wall { realtime: true } => libc::CLOCK_REALTIME,
-        Clock::Wall { realtime: false } => libc::CLOCK_MONOTONIC,
-        Clock::Cpu => return cpu_time(),
-    };
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime fills ts.
-    unsafe { libc::clock_gettime(id, &mut ts) };
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    match clock {
+        Clock::Wall { realtime: true } => host_clock(libc::CLOCK_REALTIME),
+        Clock::Wall { realtime: false } => host_clock(libc::CLOCK_MONOTONIC),
+        Clock::Cpu => cpu_time(),
+    }
 }
 
 #[cfg(test)]

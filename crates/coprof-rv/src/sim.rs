@@ -15,7 +15,7 @@ use crate::mem::{Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
 use crate::signal::{self, code, Action, Pending, SigInfo};
-use crate::syscall::{clone_flags, Blocked, CloneArgs, Kernel, Outcome};
+use crate::syscall::{clone_flags, host_poll, host_ready, Blocked, CloneArgs, Kernel, Outcome};
 use crate::threads::{Parked, Threads, Wait, QUANTUM};
 use coprof_core::{Sink, Source};
 use std::path::{Path, PathBuf};
@@ -91,23 +91,7 @@ pub struct Simulator {
     delivered_in_runs: u64,
 }
 
-/// Whether the host says one of `fds` is ready for its events (or in
-/// error, which the call reports), without waiting.
-fn host_ready(fds: &[(i32, i16)]) -> bool {
-    if fds.is_empty() {
-        return false;
-    }
-    let mut polled: Vec<libc::pollfd> = fds
-        .iter()
-        .map(|&(fd, events)| libc::pollfd {
-            fd,
-            events,
-            revents: 0,
-        })
-        .collect();
-    // SAFETY: `polled` holds that many pollfds; no wait.
-    unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, 0) > 0 }
-}
+/// Where a trap's signal went.
 enum Caught {
     /// To the handler the program installed, which now runs.
     Handler,
@@ -650,7 +634,7 @@ impl Simulator {
             return Ok(Some(Exit::Code(code)));
         }
         let next = self
-            .next_thread()
+            .next_thread(None)
             .ok_or_else(|| deadlock(self.cpu.x[17], at))?;
         self.run_thread(next);
         Ok(None)
@@ -664,10 +648,10 @@ impl Simulator {
     /// no thread can do: a deadlock.
     #[inline(never)]
     fn switch(&mut self, wait: Wait) -> bool {
-        let next = if wait == Wait::Ready {
-            self.threads.take_next()
-        } else {
-            self.next_thread_after(&wait)
+        let next = match &wait {
+            Wait::Ready => self.threads.take_next(),
+            Wait::Call(blocked) => self.next_thread(Some(blocked)),
+            _ => self.next_thread(None),
         };
         let Some(next) = next else {
             // Keeps the hart: ready, or its own wait ended first.
@@ -690,38 +674,23 @@ impl Simulator {
     /// one ready or whose timed futex wait runs out; else, if threads wait
     /// on host descriptors or the interval timer is armed, the first ready
     /// after the host says so (the whole process waits there, as it would
-    /// on Linux). `None` when nothing can end every thread's wait.
-    fn next_thread(&mut self) -> Option<Parked> {
+    /// on Linux). `None` when nothing can end every thread's wait. When
+    /// the running thread is about to block in a call as `mine` says, its
+    /// own descriptors count for the host's wait too, and if its wait is
+    /// the one that ends, it keeps the hart to make its call again
+    /// (`None`, with [`Self::redo`] set).
+    fn next_thread(&mut self, mine: Option<&Blocked>) -> Option<Parked> {
+        let my_fds = mine.map_or(&[][..], |b| &b.fds);
         loop {
             self.wake_blocked(true);
             if let Some(next) = self.threads.take_next() {
                 return Some(next);
             }
-            if !self.wait_on_host(&[]) {
+            if !self.wait_on_host(my_fds) {
                 return None;
             }
-        }
-    }
-
-    /// [`Self::next_thread`] when the running thread is about to wait as
-    /// `wait` says: its own descriptors count for the host's wait, and
-    /// when its wait is the one that ends, it keeps the hart to make its
-    /// call again (`None`, with [`Self::redo`] set).
-    fn next_thread_after(&mut self, wait: &Wait) -> Option<Parked> {
-        let mine: &[(i32, i16)] = match wait {
-            Wait::Call(b) => &b.fds,
-            _ => &[],
-        };
-        loop {
-            self.wake_blocked(true);
-            if let Some(next) = self.threads.take_next() {
-                return Some(next);
-            }
-            if !self.wait_on_host(mine) {
-                return None;
-            }
-            if let Wait::Call(b) = wait {
-                if self.call_wait_over(&self.kernel.signals.own, b) {
+            if let Some(b) = mine {
+                if self.call_wait_over(&self.kernel.signals.own, b, true) {
                     self.redo = Some(b.done);
                     return None;
                 }
@@ -747,9 +716,11 @@ impl Simulator {
     /// whose own pending signals are `own`: a descriptor ready (polled on
     /// the host when `poll`), a signal of its set pending, or a signal
     /// that its mask lets through and that does something.
-    fn call_wait_over(&self, own: &Pending, b: &Blocked) -> bool {
+    fn call_wait_over(&self, own: &Pending, b: &Blocked, poll: bool) -> bool {
         let signals = &self.kernel.signals;
-        signals.takes_in(own, b.set) || signals.would_interrupt(own, b.mask) || host_ready(&b.fds)
+        signals.takes_in(own, b.set)
+            || signals.would_interrupt(own, b.mask)
+            || (poll && host_ready(&b.fds))
     }
 
     /// Makes threads whose wait is over ready: those blocked in a call
@@ -764,17 +735,8 @@ impl Simulator {
         let mut parked = std::mem::take(&mut self.threads.parked);
         for p in parked.iter_mut() {
             match &p.wait {
-                Wait::Call(b) => {
-                    let over = if poll {
-                        self.call_wait_over(&p.pending, b)
-                    } else {
-                        let signals = &self.kernel.signals;
-                        signals.takes_in(&p.pending, b.set)
-                            || signals.would_interrupt(&p.pending, b.mask)
-                    };
-                    if over {
-                        p.wait = Wait::Redo(b.done);
-                    }
+                Wait::Call(b) if self.call_wait_over(&p.pending, b, poll) => {
+                    p.wait = Wait::Redo(b.done);
                 }
                 Wait::Futex { .. } if self.kernel.signals.would_interrupt(&p.pending, p.mask) => {
                     p.wait = Wait::Ready;
@@ -810,23 +772,8 @@ impl Simulator {
         if fds.is_empty() && timeout.is_none() {
             return false;
         }
-        let ts = timeout.map(|w| libc::timespec {
-            tv_sec: w.as_secs() as i64,
-            tv_nsec: w.subsec_nanos() as i64,
-        });
-        let tsp = ts
-            .as_ref()
-            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-        // SAFETY: `fds` holds that many pollfds; `tsp` is null or valid.
         // An error (EINTR from a host signal) just looks again.
-        unsafe {
-            libc::ppoll(
-                fds.as_mut_ptr(),
-                fds.len() as libc::nfds_t,
-                tsp,
-                std::ptr::null(),
-            )
-        };
+        host_poll(&mut fds, timeout);
         self.kernel.fire_timers();
         self.hand_directed();
         true

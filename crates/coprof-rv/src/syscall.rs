@@ -14,7 +14,7 @@
 
 use crate::error::SimError;
 use crate::fdtable::{FdTable, MAX_FDS};
-use crate::itimer::{Itimers, Setting};
+use crate::itimer::{earlier, Itimers, Setting};
 use crate::mem::{page_down, page_up, perm, Memory, PAGE};
 use crate::posix_timer::{Clock, Notify, Spec};
 use crate::process::MMAP_TOP;
@@ -178,6 +178,45 @@ fn ret(r: i64) -> i64 {
     }
 }
 
+/// `ppoll` of the host's descriptors `fds`, waiting at most `wait` (for
+/// ever when `None`): how many are ready, or −1 on an error.
+pub(crate) fn host_poll(fds: &mut [libc::pollfd], wait: Option<std::time::Duration>) -> i32 {
+    let ts = wait.map(|w| libc::timespec {
+        tv_sec: w.as_secs() as i64,
+        tv_nsec: w.subsec_nanos() as i64,
+    });
+    let tsp = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `fds` holds that many pollfds; `tsp` is null or a valid
+    // timespec.
+    unsafe {
+        libc::ppoll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            tsp,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// Whether the host says one of `fds` (descriptor, poll events) is ready
+/// for its events (or in error, which the call reports), without waiting.
+pub(crate) fn host_ready(fds: &[(i32, i16)]) -> bool {
+    if fds.is_empty() {
+        return false;
+    }
+    let mut polled: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&(fd, events)| libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        })
+        .collect();
+    host_poll(&mut polled, Some(std::time::Duration::ZERO)) > 0
+}
+
 const EFAULT: i64 = -(libc::EFAULT as i64);
 const EBADF: i64 = -(libc::EBADF as i64);
 const EINVAL: i64 = -(libc::EINVAL as i64);
@@ -208,11 +247,16 @@ fn read_itimerspec(mem: &Memory, at: u64) -> Result<Spec, i64> {
 
 /// Writes `spec` as a `struct itimerspec` at `at`.
 fn write_itimerspec(mem: &mut Memory, at: u64, spec: Spec) -> Result<(), i64> {
-    let buf = mem.slice_mut(at, 32).map_err(|_| EFAULT)?;
-    for (i, d) in [spec.interval, spec.value].iter().enumerate() {
-        buf[i * 16..i * 16 + 8].copy_from_slice(&d.as_secs().to_le_bytes());
-        buf[i * 16 + 8..i * 16 + 16].copy_from_slice(&(d.subsec_nanos() as u64).to_le_bytes());
-    }
+    mem.slice_mut(at, 32).map_err(|_| EFAULT)?;
+    write_timespec(mem, at, spec.interval)?;
+    write_timespec(mem, at + 16, spec.value)
+}
+
+/// Writes `d` as a `struct timespec` at `at` (EFAULT when it cannot).
+fn write_timespec(mem: &mut Memory, at: u64, d: std::time::Duration) -> Result<(), i64> {
+    let buf = mem.slice_mut(at, 16).map_err(|_| EFAULT)?;
+    buf[..8].copy_from_slice(&d.as_secs().to_le_bytes());
+    buf[8..].copy_from_slice(&(d.subsec_nanos() as u64).to_le_bytes());
     Ok(())
 }
 
@@ -1198,20 +1242,14 @@ impl Kernel {
                     if left.is_some_and(|l| l.is_zero()) {
                         break -(libc::EAGAIN as i64);
                     }
-                    let slice = match (left, self.timers.until_real()) {
-                        (Some(l), Some(r)) => l.min(r),
-                        (l, r) => match l.or(r) {
-                            Some(w) => w,
-                            None => {
-                                return Err(SimError::Unsupported {
-                                    what: "rt_sigtimedwait without a timeout for signals none \
-                                           of which is pending, and no timer armed (only the \
-                                           program itself sends signals here: deadlock)"
-                                        .into(),
-                                    pc,
-                                })
-                            }
-                        },
+                    let Some(slice) = earlier(left, self.timers.until_real()) else {
+                        return Err(SimError::Unsupported {
+                            what: "rt_sigtimedwait without a timeout for signals none of \
+                                   which is pending, and no timer armed (only the program \
+                                   itself sends signals here: deadlock)"
+                                .into(),
+                            pc,
+                        });
                     };
                     std::thread::sleep(slice);
                     self.fire_timers();
@@ -1381,11 +1419,9 @@ impl Kernel {
                     self.fire_timers();
                     if self.signals.wakes() {
                         if rem != 0 {
-                            let Ok(buf) = mem.slice_mut(rem, 16) else {
-                                return EFAULT;
-                            };
-                            buf[..8].copy_from_slice(&left.as_secs().to_le_bytes());
-                            buf[8..].copy_from_slice(&(left.subsec_nanos() as u64).to_le_bytes());
+                            if let Err(e) = write_timespec(mem, rem, left) {
+                                return e;
+                            }
                         }
                         return -(libc::EINTR as i64);
                     }
@@ -1547,11 +1583,7 @@ impl Kernel {
         if let Some(t) = timeout {
             // The time left, as Linux writes it back (a timeout in memory
             // that cannot be written is left as it was).
-            let left = t.saturating_sub(started.elapsed());
-            if let Ok(buf) = mem.slice_mut(a[4], 16) {
-                buf[..8].copy_from_slice(&left.as_secs().to_le_bytes());
-                buf[8..].copy_from_slice(&(left.subsec_nanos() as u64).to_le_bytes());
-            }
+            let _ = write_timespec(mem, a[4], t.saturating_sub(started.elapsed()));
         }
         Ok(Outcome::Ret(ready))
     }
@@ -1595,10 +1627,7 @@ impl Kernel {
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         let ready = loop {
             let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
-            let slice = match (left, self.timers.until_real()) {
-                (Some(l), Some(r)) => Some(l.min(r)),
-                (l, r) => l.or(r),
-            };
+            let slice = earlier(left, self.timers.until_real());
             // Beside other threads, which may make a descriptor ready or
             // send a signal, a wait without a timeout leaves the hart.
             let off_hart = timeout.is_none() && self.tids.len() > 1;
@@ -1618,23 +1647,7 @@ impl Kernel {
                     pc,
                 });
             }
-            let ts = wait.map(|w| libc::timespec {
-                tv_sec: w.as_secs() as i64,
-                tv_nsec: w.subsec_nanos() as i64,
-            });
-            let tsp = ts
-                .as_ref()
-                .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-            // SAFETY: `host` holds that many pollfds; `tsp` is null or a
-            // valid timespec.
-            let n = unsafe {
-                libc::ppoll(
-                    host.as_mut_ptr(),
-                    host.len() as libc::nfds_t,
-                    tsp,
-                    std::ptr::null(),
-                )
-            };
+            let n = host_poll(host, wait);
             if n < 0 {
                 self.signals.set_mask(old);
                 return Ok(Err(Outcome::Ret(errno())));
@@ -1764,13 +1777,12 @@ impl Kernel {
         if self.tids.len() < 2 {
             return None;
         }
-        let mut p = libc::pollfd {
+        let mut p = [libc::pollfd {
             fd: h,
             events,
             revents: 0,
-        };
-        // SAFETY: one valid pollfd; no wait.
-        if unsafe { libc::poll(&mut p, 1, 0) } != 0 {
+        }];
+        if host_poll(&mut p, Some(std::time::Duration::ZERO)) != 0 {
             // Ready, or an error the call itself reports.
             return None;
         }
