@@ -20,11 +20,33 @@ impl Default for FdTable {
 /// Most descriptors a guest may hold (RLIMIT_NOFILE's usual soft limit).
 pub const MAX_FDS: usize = 1024;
 
+/// The host descriptors from 3 up that are open now. Called before the
+/// host process opens any file of its own (first thing in `main`), these
+/// are the ones it inherited, for [`Config::inherited_fds`](crate::Config).
+pub fn inherited_fds() -> Vec<i32> {
+    (3..MAX_FDS as i32)
+        // SAFETY: plain call; an fd that is not open answers EBADF.
+        .filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0)
+        .collect()
+}
+
 impl FdTable {
     /// Standard input, output and error, shared with the host.
     pub fn new() -> FdTable {
         FdTable {
             map: vec![Some(0), Some(1), Some(2)],
+        }
+    }
+
+    /// Adds the host descriptors `fds` under their own numbers: those the
+    /// process inherited beyond the first three (a shell's `3<file`, a
+    /// parent's pipe), which the program may use as a process started by
+    /// Linux would.
+    pub fn adopt(&mut self, fds: &[i32]) {
+        for &fd in fds {
+            if (3..MAX_FDS as i32).contains(&fd) {
+                self.insert_at(fd as usize, fd);
+            }
         }
     }
 
@@ -86,5 +108,17 @@ mod tests {
         assert_eq!(t.host(10), Some(13));
         assert_eq!(t.host(-1), None);
         assert_eq!(t.insert_at(4, 20), Some(11));
+    }
+
+    #[test]
+    fn inherited_descriptors_keep_their_numbers() {
+        let mut t = FdTable::new();
+        t.adopt(&[0, 5, 7, -1, MAX_FDS as i32]);
+        assert_eq!(t.host(0), Some(0));
+        assert_eq!(t.host(5), Some(5));
+        assert_eq!(t.host(7), Some(7));
+        assert_eq!(t.host(6), None);
+        assert_eq!(t.insert(9, 0), Some(3));
+        assert_eq!(t.insert(10, 5), Some(6));
     }
 }

@@ -226,6 +226,13 @@ fn bit(sig: i32) -> u64 {
 }
 
 impl Signals {
+    /// Drops every pending signal, as a forked child starts (Linux's
+    /// copy_process clears the child's pending sets).
+    pub(crate) fn forget_pending(&mut self) {
+        self.shared = Pending::default();
+        self.own = Pending::default();
+    }
+
     /// Sets the mask; SIGKILL and SIGSTOP stay unblocked.
     pub(crate) fn set_mask(&mut self, mask: u64) {
         self.mask = mask & !UNBLOCKABLE;

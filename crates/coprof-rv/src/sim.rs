@@ -20,6 +20,8 @@ use crate::threads::{Parked, Threads, Wait, QUANTUM};
 use coprof_core::{Sink, Source};
 use std::path::{Path, PathBuf};
 
+mod fork;
+
 /// How to start a program.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
@@ -39,6 +41,15 @@ pub struct Config {
     /// Instructions in a thread's turn on the hart ([`QUANTUM`] when
     /// `None`): the interleaving of a multithreaded program's threads.
     pub quantum: Option<u64>,
+    /// Host descriptors beyond 0, 1 and 2 the program inherits under their
+    /// own numbers: those open when the host process started (see
+    /// [`inherited_fds`](crate::fdtable::inherited_fds)).
+    pub inherited_fds: Vec<i32>,
+    /// The command that runs a RISC-V program in this simulator with this
+    /// run's options (`coprof run --root DIR …`), to which `--argv0=NAME --
+    /// PROGRAM ARGS…` is added, for a forked child's `execve` of one.
+    /// `None`: such an `execve` stops the child with a message.
+    pub runner: Option<Vec<std::ffi::OsString>>,
 }
 
 /// How the process ended.
@@ -201,17 +212,20 @@ impl Simulator {
         let mut cpu = Cpu::new(loaded.entry);
         cpu.x[2] = loaded.sp;
         let exe = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut kernel = Kernel::new(
+            loaded.brk,
+            exe,
+            config.root.clone(),
+            config.enosys,
+            guest_random,
+        );
+        kernel.fds.adopt(&config.inherited_fds);
+        kernel.runner = config.runner.clone();
         Ok(Simulator {
             cpu,
             mem,
             code: CodeCache::new(),
-            kernel: Kernel::new(
-                loaded.brk,
-                exe,
-                config.root.clone(),
-                config.enosys,
-                guest_random,
-            ),
+            kernel,
             limit: config.max_instructions,
             exit: None,
             redirected: None,
@@ -501,6 +515,7 @@ impl Simulator {
                 self.cpu.x[10] = tid as u64;
                 self.cpu.pc = at + 4;
             }
+            Outcome::Fork(args) => self.fork(&args, at),
             Outcome::ThreadExit(code) => {
                 self.cpu.pc = at;
                 if let Some(exit) = self.end_thread(code, at)? {

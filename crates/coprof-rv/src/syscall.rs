@@ -37,6 +37,9 @@ pub enum Outcome {
     Sigreturn,
     /// `clone` or `clone3` of a thread: start one.
     Clone(CloneArgs),
+    /// `clone` or `clone3` of a process (`fork`, `vfork`, `posix_spawn`):
+    /// a host process of its own ([`crate::sim`]'s `fork`).
+    Fork(CloneArgs),
     /// The calling thread ends (`exit`) with this status.
     ThreadExit(i32),
     /// `futex` wait: the thread sleeps until a wake on the word at
@@ -104,6 +107,9 @@ pub struct CloneArgs {
     /// Where to write (CLONE_CHILD_SETTID) or clear and wake at its exit
     /// (CLONE_CHILD_CLEARTID) its id.
     pub child_tid: u64,
+    /// The signal a new process's parent gets when it ends (`clone`'s
+    /// low byte, `clone3`'s `exit_signal`).
+    pub exit_signal: u64,
 }
 
 /// `clone` flags (include/uapi/linux/sched.h).
@@ -112,6 +118,10 @@ pub mod clone_flags {
     pub const VM: u64 = 0x100;
     /// Share signal handlers.
     pub const SIGHAND: u64 = 0x800;
+    /// The parent sleeps until the child execs or exits (`vfork`).
+    pub const VFORK: u64 = 0x4000;
+    /// The exit signal (`clone` only; `clone3` has a field for it).
+    pub const CSIGNAL: u64 = 0xff;
     /// A thread of the same process.
     pub const THREAD: u64 = 0x10000;
     /// Set the thread pointer.
@@ -162,6 +172,12 @@ pub struct Kernel {
     pub enosys_calls: Vec<(u64, u64)>,
     /// Where `getrandom`'s bytes come from.
     random: GuestRandom,
+    /// The command that runs a RISC-V program in this simulator, for an
+    /// `execve` of one ([`crate::Config::runner`]).
+    pub runner: Option<Vec<std::ffi::OsString>>,
+    /// This process is a child the program forked, which nothing
+    /// observes: it may replace itself with `execve`.
+    pub child: bool,
 }
 
 fn errno() -> i64 {
@@ -260,6 +276,16 @@ fn write_timespec(mem: &mut Memory, at: u64, d: std::time::Duration) -> Result<(
     Ok(())
 }
 
+/// Copies `v`, a host structure whose layout RV64 shares (`struct
+/// rusage`, `siginfo_t`), to the guest at `at`.
+fn put_struct<T: Copy>(mem: &mut Memory, at: u64, v: &T) -> Result<(), i64> {
+    let n = std::mem::size_of::<T>();
+    let buf = mem.slice_mut(at, n as u64).map_err(|_| EFAULT)?;
+    // SAFETY: `v` is a plain C structure of `n` bytes.
+    buf.copy_from_slice(unsafe { std::slice::from_raw_parts(v as *const T as *const u8, n) });
+    Ok(())
+}
+
 /// `sigev_notify` values (include/uapi/asm-generic/siginfo.h).
 const SIGEV_SIGNAL: i32 = 0;
 const SIGEV_NONE: i32 = 1;
@@ -300,6 +326,8 @@ macro_rules! fd {
     };
 }
 
+mod exec;
+
 impl Kernel {
     /// State for a new process whose break starts at `brk`.
     pub fn new(
@@ -327,12 +355,22 @@ impl Kernel {
             clear_tid: 0,
             directed: Vec::new(),
             enosys_calls: Vec::new(),
+            runner: None,
+            child: false,
         }
     }
 
     /// A guest path as a host path: absolute paths move under `--root`.
     fn path(&self, mem: &Memory, addr: u64) -> Result<CString, i64> {
-        let bytes = mem.read_cstr(addr, 4096).map_err(|_| EFAULT)?;
+        self.host_path(mem.read_cstr(addr, 4096).map_err(|_| EFAULT)?)
+    }
+
+    /// The guest path `bytes` as a host path (see [`path`](Self::path)).
+    /// `/proc/self/exe` is the program's file, not coprof's.
+    fn host_path(&self, bytes: Vec<u8>) -> Result<CString, i64> {
+        if bytes == b"/proc/self/exe" {
+            return CString::new(self.exe.as_os_str().as_encoded_bytes()).map_err(|_| EINVAL);
+        }
         let mapped = match (&self.root, bytes.first()) {
             (Some(root), Some(b'/')) => {
                 let mut p = root.as_os_str().as_encoded_bytes().to_vec();
@@ -490,8 +528,15 @@ impl Kernel {
                 } else if !(0..MAX_FDS as i64).contains(&new) {
                     EBADF
                 } else {
+                    // The host descriptor carries the guest's FD_CLOEXEC,
+                    // for an exec (crate::syscall's `exec`).
+                    let cmd = if a[2] & libc::O_CLOEXEC as u64 != 0 {
+                        libc::F_DUPFD_CLOEXEC
+                    } else {
+                        libc::F_DUPFD
+                    };
                     // SAFETY: plain descriptor call.
-                    let n = unsafe { libc::fcntl(h, libc::F_DUPFD_CLOEXEC, 3) };
+                    let n = unsafe { libc::fcntl(h, cmd, 3) };
                     if n < 0 {
                         errno()
                     } else {
@@ -511,8 +556,9 @@ impl Kernel {
                 match cmd {
                     libc::F_DUPFD | libc::F_DUPFD_CLOEXEC if a[2] >= MAX_FDS as u64 => EINVAL,
                     libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => {
-                        // SAFETY: plain descriptor call.
-                        let n = unsafe { libc::fcntl(h, libc::F_DUPFD_CLOEXEC, 3) };
+                        // SAFETY: plain descriptor call (host numbers from 3
+                        // up: 0, 1 and 2 are the host's own).
+                        let n = unsafe { libc::fcntl(h, cmd, 3) };
                         self.install(n, a[2] as usize)
                     }
                     libc::F_GETFD | libc::F_GETFL => {
@@ -1346,6 +1392,7 @@ impl Kernel {
                         parent_tid: a[2],
                         tls: a[3],
                         child_tid: a[4],
+                        exit_signal: a[0] & clone_flags::CSIGNAL,
                     }
                 } else {
                     if a[1] < 64 || a[1] > 4096 {
@@ -1361,27 +1408,59 @@ impl Kernel {
                         parent_tid: w(3),
                         tls: w(7),
                         child_tid: w(2),
+                        exit_signal: w(4),
                     }
                 };
-                use clone_flags as cf;
-                let thread = cf::VM | cf::SIGHAND | cf::THREAD;
-                if args.flags & thread != thread {
-                    return Err(SimError::Unsupported {
-                        what: format!(
-                            "{} (system call {num}) of a new process (flags {:#x}): coprof simulates one process, with its threads",
-                            nr::name(num),
-                            args.flags
-                        ),
-                        pc,
-                    });
-                }
-                return Ok(Outcome::Clone(args));
+                return self.clone_outcome(args, num, pc);
             }
-            nr::EXECVE => {
-                return Err(SimError::Unsupported {
-                    what: format!("execve (system call {num}): replacing the simulated program"),
-                    pc,
-                })
+            nr::EXECVE => return self.execve(mem, a, pc),
+            nr::WAIT4 => {
+                // wait4(pid, wstatus, options, rusage): the host's, since a
+                // child is a host process; the status and `struct rusage`
+                // have the same layout on RV64 and x86-64.
+                let mut status = 0i32;
+                // SAFETY: an all-zero rusage is valid.
+                let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+                // SAFETY: both pointers are to locals.
+                let r = unsafe {
+                    libc::wait4(a[0] as i32, &mut status, a[2] as i32, &mut usage)
+                };
+                if r > 0 {
+                    if a[1] != 0 {
+                        tryf!(mem.store::<4>(a[1], status as u32 as u64));
+                    }
+                    if a[3] != 0 {
+                        errno!(put_struct(mem, a[3], &usage));
+                    }
+                }
+                ret(r as i64)
+            }
+            nr::WAITID => {
+                // waitid(idtype, id, infop, options, rusage): the host's,
+                // its siginfo and rusage copied as they are (same layout).
+                // SAFETY: all-zero siginfo and rusage are valid.
+                let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+                let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+                // SAFETY: the raw call, with pointers to locals.
+                let r = unsafe {
+                    libc::syscall(
+                        libc::SYS_waitid,
+                        a[0] as i32,
+                        a[1] as i32,
+                        &mut info as *mut libc::siginfo_t,
+                        a[3] as i32,
+                        &mut usage as *mut libc::rusage,
+                    )
+                };
+                if r == 0 {
+                    if a[2] != 0 {
+                        errno!(put_struct(mem, a[2], &info));
+                    }
+                    if a[4] != 0 {
+                        errno!(put_struct(mem, a[4], &usage));
+                    }
+                }
+                ret(r)
             }
             _ => {
                 if self.enosys {
@@ -1853,6 +1932,45 @@ impl Kernel {
                 _ => Outcome::Ret(err),
             }
         }
+    }
+
+    /// What a `clone` or `clone3` with `args` makes: a thread (CLONE_VM |
+    /// CLONE_SIGHAND | CLONE_THREAD, as `pthread_create` asks), or a
+    /// process with a copy of the address space (`fork`: no CLONE_VM) or
+    /// whose parent waits for its exec or exit (`posix_spawn`'s CLONE_VM |
+    /// CLONE_VFORK, which a copy serves as well, see [`crate::sim`]'s
+    /// `fork`). Anything that would share more between two processes
+    /// (memory without CLONE_VFORK, descriptors, namespaces) stops the run,
+    /// naming the flags.
+    fn clone_outcome(&self, args: CloneArgs, num: u64, pc: u64) -> Result<Outcome, SimError> {
+        use clone_flags as cf;
+        let thread = cf::VM | cf::SIGHAND | cf::THREAD;
+        if args.flags & thread == thread {
+            return Ok(Outcome::Clone(args));
+        }
+        let process = cf::CSIGNAL
+            | cf::VM
+            | cf::VFORK
+            | cf::SETTLS
+            | cf::PARENT_SETTID
+            | cf::CHILD_SETTID
+            | cf::CHILD_CLEARTID;
+        let shares_memory = args.flags & cf::VM != 0 && args.flags & cf::VFORK == 0;
+        let signal_ok = matches!(args.exit_signal, 0 | 17);
+        if args.flags & !process == 0 && !shares_memory && signal_ok {
+            return Ok(Outcome::Fork(args));
+        }
+        Err(SimError::Unsupported {
+            what: format!(
+                "{} (system call {num}) with flags {:#x} and exit signal {}: coprof makes threads \
+                 (CLONE_VM | CLONE_SIGHAND | CLONE_THREAD) and processes that share nothing \
+                 but what fork and vfork share",
+                nr::name(num),
+                args.flags,
+                args.exit_signal
+            ),
+            pc,
+        })
     }
 
     /// Whether `pid` (a system call's argument) names the simulated

@@ -99,6 +99,7 @@ pub const MINCORE: u64 = 232;
 pub const MADVISE: u64 = 233;
 pub const MLOCK2: u64 = 284;
 pub const WAIT4: u64 = 260;
+pub const WAITID: u64 = 95;
 pub const PRLIMIT64: u64 = 261;
 pub const RENAMEAT2: u64 = 276;
 pub const GETRANDOM: u64 = 278;

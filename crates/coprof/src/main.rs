@@ -42,6 +42,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Before anything is opened: the descriptors coprof inherited are the
+    // program's too.
+    cmd::run::record_inherited_fds();
     // Die quietly of SIGPIPE when the reader of standard output goes away
     // (`coprof loops run.cpt | head`), as other command-line tools do,
     // instead of failing to print.

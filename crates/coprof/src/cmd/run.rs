@@ -7,6 +7,7 @@ use crate::output::thousands;
 use coprof_core::trace::{TraceMeta, TraceWriter};
 use coprof_core::{ClassSet, Sink};
 use coprof_rv::{Config, Exit, SimError, Simulator};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -53,6 +54,11 @@ pub struct Args {
     /// basic block that reaches the count; the exact number is printed).
     #[arg(long, value_name = "N")]
     max_instructions: Option<u64>,
+    /// The program's `argv[0]` (by default PROG as given): the name a
+    /// program that looks at it (a multi-call binary, a login shell's
+    /// `-sh`) sees. Write `--argv0=-sh` for a name starting with `-`.
+    #[arg(long, value_name = "NAME")]
+    argv0: Option<String>,
     /// The program and its arguments (after `--`).
     #[arg(
         required = true,
@@ -93,6 +99,8 @@ pub(crate) fn sim_config(
         }
     }
     Ok(Config {
+        inherited_fds: INHERITED_FDS.get().cloned().unwrap_or_default(),
+        runner: runner(root, enosys, seed, quantum),
         args: command.to_vec(),
         env: std::env::vars_os()
             .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
@@ -105,9 +113,45 @@ pub(crate) fn sim_config(
     })
 }
 
+/// The host descriptors from 3 up that coprof inherited, recorded by
+/// [`record_inherited_fds`] before it opens anything: the program gets
+/// them under the same numbers.
+static INHERITED_FDS: std::sync::OnceLock<Vec<i32>> = std::sync::OnceLock::new();
+
+/// Records the descriptors coprof inherited; `main` calls it first.
+pub(crate) fn record_inherited_fds() {
+    let _ = INHERITED_FDS.set(coprof_rv::fdtable::inherited_fds());
+}
+
+/// `coprof run` with the options that shape a run (`--root`, `--enosys`,
+/// `--random-seed`, `--quantum`): the command a forked child of the
+/// program runs a RISC-V program it `execve`s with, in a simulator of its
+/// own and unobserved, as the child itself was.
+fn runner(
+    root: &Option<PathBuf>,
+    enosys: bool,
+    seed: Option<u64>,
+    quantum: Option<u64>,
+) -> Option<Vec<OsString>> {
+    let mut cmd: Vec<OsString> = vec![std::env::current_exe().ok()?.into(), "run".into()];
+    if let Some(root) = root {
+        cmd.extend(["--root".into(), std::path::absolute(root).ok()?.into()]);
+    }
+    if enosys {
+        cmd.push("--enosys".into());
+    }
+    if let Some(seed) = seed {
+        cmd.extend(["--random-seed".into(), seed.to_string().into()]);
+    }
+    if let Some(q) = quantum {
+        cmd.extend(["--quantum".into(), q.to_string().into()]);
+    }
+    Some(cmd)
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
     let prog = PathBuf::from(&a.command[0]);
-    let config = sim_config(
+    let mut config = sim_config(
         &a.command,
         &a.root,
         a.enosys,
@@ -115,6 +159,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         a.quantum,
         a.max_instructions.unwrap_or(0),
     )?;
+    if let Some(name) = &a.argv0 {
+        config.args[0] = name.clone();
+    }
     let mut sim = Simulator::load(&prog, &config).map_err(sim_error)?;
     let started = Instant::now();
     let (exit, trace_note) = match &a.trace {

@@ -1,0 +1,302 @@
+//! `execve`: a forked child replacing itself with another program.
+//!
+//! A RISC-V executable, or a script whose interpreter is one, runs in a
+//! new simulator: the host process executes [`Kernel::runner`] (`coprof
+//! run` with the options of this run) on it, as a host with binfmt_misc
+//! hands such a file to qemu-user. Anything else (a host shell,
+//! `/bin/echo`) is the host's to run, as under qemu-user without
+//! binfmt_misc. Either way the guest's open descriptors are handed down
+//! under their guest numbers: the new program, or the new simulator, which
+//! adopts the descriptors it inherits, knows only those.
+//!
+//! Only a forked child may replace itself: the profiled process's events
+//! feed reports about its own program.
+
+use super::{Kernel, Outcome, EFAULT};
+use crate::error::SimError;
+use crate::mem::Memory;
+use crate::sysno as nr;
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::OsStringExt;
+
+/// Most bytes of a `#!` line Linux reads (BINPRM_BUF_SIZE).
+const BINPRM_BUF: usize = 256;
+/// `e_machine` of a RISC-V ELF file.
+const EM_RISCV: u16 = 243;
+/// Most bytes of arguments and environment together (Linux allows a
+/// quarter of the stack limit, 2 MiB under the usual 8 MiB).
+const ARG_MAX: usize = 2 << 20;
+/// `close_range`'s flag that marks the range close-on-exec instead.
+const CLOSE_RANGE_CLOEXEC: u32 = 4;
+
+/// Who runs a file given to `execve`.
+#[derive(Debug, PartialEq, Eq)]
+enum Runs {
+    /// A new simulator, on this RISC-V program with this argv.
+    Simulator { program: CString, argv: Vec<Vec<u8>> },
+    /// The host kernel.
+    Host,
+}
+
+impl Kernel {
+    /// `execve(pathname, argv, envp)`, made by the guest at `pc`. Returns
+    /// only when the host's `execve` fails (its errno) or the file cannot
+    /// be run (ENOENT, EACCES, E2BIG, as Linux answers).
+    pub(super) fn execve(
+        &mut self,
+        mem: &Memory,
+        a: [u64; 8],
+        pc: u64,
+    ) -> Result<Outcome, SimError> {
+        if !self.child {
+            return Err(SimError::Unsupported {
+                what: format!(
+                    "execve (system call {}) in the process coprof watches: it would replace \
+                     the program its reports are about (a child the program forks may)",
+                    nr::EXECVE
+                ),
+                pc,
+            });
+        }
+        let guest_path = match mem.read_cstr(a[0], 4096) {
+            Ok(p) => p,
+            Err(_) => return Ok(Outcome::Ret(EFAULT)),
+        };
+        let path = errno!(self.host_path(guest_path.clone()));
+        let argv = errno!(read_strings(mem, a[1]));
+        let envp = errno!(read_strings(mem, a[2]));
+        let bytes: usize = argv.iter().chain(&envp).map(|s| s.len() + 1).sum();
+        if bytes > ARG_MAX {
+            return Ok(Outcome::Ret(-(libc::E2BIG as i64)));
+        }
+        let (file, argv) = match errno!(self.who_runs(&path, &guest_path, &argv, true)) {
+            Runs::Host => (path, argv),
+            Runs::Simulator { program, argv } => {
+                let Some(runner) = &self.runner else {
+                    return Err(SimError::Unsupported {
+                        what: format!(
+                            "execve (system call {}) of the RISC-V program {}: this simulator \
+                             has no command to run another in (Config::runner)",
+                            nr::EXECVE,
+                            program.to_string_lossy()
+                        ),
+                        pc,
+                    });
+                };
+                let mut cmd: Vec<Vec<u8>> =
+                    runner.iter().cloned().map(OsString::into_vec).collect();
+                // One word, so that a name starting with `-` (a login
+                // shell's) stays a value.
+                let mut argv0 = b"--argv0=".to_vec();
+                argv0.extend(argv.first().cloned().unwrap_or_default());
+                cmd.push(argv0);
+                cmd.push(b"--".to_vec());
+                cmd.push(program.into_bytes());
+                cmd.extend(argv.into_iter().skip(1));
+                let file = errno!(CString::new(cmd[0].clone()).map_err(|_| super::EINVAL));
+                (file, cmd)
+            }
+        };
+        self.hand_down_fds();
+        let argv = c_strings(argv);
+        let envp = c_strings(envp);
+        let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|s| s.as_ptr()).collect();
+        argv_ptrs.push(std::ptr::null());
+        let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|s| s.as_ptr()).collect();
+        envp_ptrs.push(std::ptr::null());
+        // SAFETY: NUL-terminated strings and null-terminated arrays of them,
+        // alive across the call, which returns only on failure.
+        unsafe { libc::execve(file.as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr()) };
+        Ok(Outcome::Ret(super::errno()))
+    }
+
+    /// Who runs the host file `path` (the guest's `guest_path`) with
+    /// `argv`: a RISC-V ELF file, or a `#!` script whose interpreter is
+    /// one (Linux's binfmt_script: argv becomes the interpreter as written,
+    /// its one optional argument, the script's path, then `argv[1..]`),
+    /// runs in a simulator; anything else on the host. Errors are Linux's:
+    /// EACCES for a file that is not a regular executable one, ENOEXEC for
+    /// a `#!` line without an interpreter.
+    fn who_runs(
+        &self,
+        path: &CString,
+        guest_path: &[u8],
+        argv: &[Vec<u8>],
+        script: bool,
+    ) -> Result<Runs, i64> {
+        let head = read_head(path)?;
+        if head.starts_with(b"\x7fELF")
+            && head.len() >= 20
+            && u16::from_le_bytes([head[18], head[19]]) == EM_RISCV
+        {
+            return Ok(Runs::Simulator {
+                program: path.clone(),
+                argv: argv.to_vec(),
+            });
+        }
+        if !(script && head.starts_with(b"#!")) {
+            return Ok(Runs::Host);
+        }
+        let (interp, arg) = shebang(&head[2..]).ok_or(-(libc::ENOEXEC as i64))?;
+        let interp_host = self.host_path(interp.clone())?;
+        let mut with = vec![interp.clone()];
+        with.extend(arg);
+        with.push(guest_path.to_vec());
+        with.extend(argv.iter().skip(1).cloned());
+        self.who_runs(&interp_host, &interp, &with, false)
+    }
+
+    /// Puts every guest descriptor that outlives an exec (no FD_CLOEXEC)
+    /// at its guest number on the host, and marks every other host
+    /// descriptor close-on-exec (coprof's own among them), so that the new
+    /// program sees the guest's table. The table follows the moves, so the
+    /// guest goes on with the same files if the exec then fails.
+    fn hand_down_fds(&mut self) {
+        let mut open: Vec<(usize, i32, bool)> = Vec::new();
+        for g in 0..super::MAX_FDS {
+            if let Some(h) = self.fds.host(g as i64) {
+                // SAFETY: plain call.
+                let flags = unsafe { libc::fcntl(h, libc::F_GETFD) };
+                open.push((g, h, flags >= 0 && flags & libc::FD_CLOEXEC == 0));
+            }
+        }
+        let above = open.iter().map(|o| o.0).max().unwrap_or(2) as i32 + 1;
+        // First every guest file above every guest number, so that putting
+        // one in place cannot close the file of another.
+        for &(g, h, _) in &open {
+            // SAFETY: plain calls on descriptors the table holds.
+            let copy = unsafe { libc::fcntl(h, libc::F_DUPFD_CLOEXEC, above) };
+            if copy >= 0 {
+                unsafe { libc::close(h) };
+                self.fds.insert_at(g, copy);
+            }
+        }
+        let mut kept = Vec::new();
+        for &(g, _, survives) in &open {
+            let Some(h) = self.fds.host(g as i64) else {
+                continue;
+            };
+            // SAFETY: plain calls; dup2 leaves the new descriptor without
+            // FD_CLOEXEC.
+            if survives && h != g as i32 && unsafe { libc::dup2(h, g as i32) } == g as i32 {
+                unsafe { libc::close(h) };
+                self.fds.insert_at(g, g as i32);
+            }
+            if survives {
+                kept.push(g as u32);
+            }
+        }
+        let mut from = 0u32;
+        for k in kept.into_iter().chain([u32::MAX]) {
+            if k > from {
+                // SAFETY: plain call; marks [from, k − 1] close-on-exec.
+                unsafe {
+                    libc::syscall(libc::SYS_close_range, from, k - 1, CLOSE_RANGE_CLOEXEC)
+                };
+            }
+            from = k.saturating_add(1);
+        }
+    }
+}
+
+/// The first bytes of the host file `path` (up to a `#!` line's length),
+/// after Linux's checks: EACCES unless it is a regular file the caller may
+/// execute.
+fn read_head(path: &CString) -> Result<Vec<u8>, i64> {
+    // SAFETY: a zeroed stat is valid; plain calls with a C string.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::stat(path.as_ptr(), &mut st) } < 0 {
+        return Err(super::errno());
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(-(libc::EACCES as i64));
+    }
+    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } < 0 {
+        return Err(super::errno());
+    }
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(super::errno());
+    }
+    let mut head = vec![0u8; BINPRM_BUF];
+    // SAFETY: `head` is writable for its length.
+    let n = unsafe { libc::read(fd, head.as_mut_ptr() as *mut _, head.len()) };
+    unsafe { libc::close(fd) };
+    head.truncate(n.max(0) as usize);
+    Ok(head)
+}
+
+/// The interpreter and its optional argument from the rest of a `#!`
+/// line, as Linux splits it: blanks before the interpreter, one argument
+/// holding everything after the blanks that follow it, trailing blanks
+/// dropped. `None` when there is no interpreter.
+fn shebang(rest: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    let line = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let line = trim(line, blank);
+    if line.is_empty() {
+        return None;
+    }
+    let end = line.iter().position(blank).unwrap_or(line.len());
+    let arg = trim(&line[end..], blank);
+    Some((
+        line[..end].to_vec(),
+        (!arg.is_empty()).then(|| arg.to_vec()),
+    ))
+}
+
+fn trim(s: &[u8], blank: impl Fn(&u8) -> bool) -> &[u8] {
+    let start = s.iter().position(|b| !blank(b)).unwrap_or(s.len());
+    let end = s.iter().rposition(|b| !blank(b)).map_or(start, |e| e + 1);
+    &s[start..end.max(start)]
+}
+
+/// The NULL-terminated array of C strings at `addr` (none when `addr` is
+/// 0, as Linux allows); EFAULT for a bad pointer, E2BIG past ARG_MAX.
+fn read_strings(mem: &Memory, addr: u64) -> Result<Vec<Vec<u8>>, i64> {
+    let mut out = Vec::new();
+    if addr == 0 {
+        return Ok(out);
+    }
+    let mut total = 0;
+    for i in 0.. {
+        let p = mem.load::<8>(addr + 8 * i).map_err(|_| EFAULT)?;
+        if p == 0 {
+            break;
+        }
+        let s = mem.read_cstr(p, ARG_MAX).map_err(|_| EFAULT)?;
+        total += s.len() + 1;
+        if total > ARG_MAX {
+            return Err(-(libc::E2BIG as i64));
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+fn c_strings(v: Vec<Vec<u8>>) -> Vec<CString> {
+    // Read as C strings, they hold no NUL.
+    v.into_iter()
+        .map(|s| CString::new(s).unwrap_or_default())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shebang_lines_split_as_linux_splits_them() {
+        assert_eq!(shebang(b"/bin/sh\n"), Some((b"/bin/sh".to_vec(), None)));
+        assert_eq!(
+            shebang(b" /usr/bin/env  python3 -u \nprint()"),
+            Some((b"/usr/bin/env".to_vec(), Some(b"python3 -u".to_vec())))
+        );
+        assert_eq!(
+            shebang(b"\t/bin/awk\t-f"),
+            Some((b"/bin/awk".to_vec(), Some(b"-f".to_vec())))
+        );
+        assert_eq!(shebang(b"   \n/bin/sh"), None);
+        assert_eq!(shebang(b""), None);
+    }
+}
