@@ -1422,9 +1422,7 @@ impl Kernel {
                 // SAFETY: an all-zero rusage is valid.
                 let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
                 // SAFETY: both pointers are to locals.
-                let r = unsafe {
-                    libc::wait4(a[0] as i32, &mut status, a[2] as i32, &mut usage)
-                };
+                let r = unsafe { libc::wait4(a[0] as i32, &mut status, a[2] as i32, &mut usage) };
                 if r > 0 {
                     if a[1] != 0 {
                         tryf!(mem.store::<4>(a[1], status as u32 as u64));

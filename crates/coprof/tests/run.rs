@@ -2,8 +2,8 @@
 //! through, traces, statistics, `--root` and `--max-instructions`, and
 //! every kind of bad input (issue 3): not ELF, another architecture,
 //! dynamically linked, illegal instruction, memory fault, unknown or
-//! unimplemented system call (by number, name and PC), refused process
-//! creation, deadlocks. Test programs are compiled here with the RISC-V cross
+//! unimplemented system call (by number, name and PC), child processes
+//! and the process creation that is refused, deadlocks. Test programs are compiled here with the RISC-V cross
 //! compiler (scripts/install-deps.sh installs it).
 
 mod common;
@@ -521,58 +521,172 @@ int main(void) {
         ));
 }
 
+/// A program that runs itself as a child: with `posix_spawn` of
+/// `/proc/self/exe`, and through a `#!` script whose interpreter it is.
+const SPAWNER: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "child") == 0) {
+        const char *mark = getenv("SPAWN_MARK");
+        printf("child argv0=%s argc=%d last=%s fd9=%s mark=%s\n", argv[0], argc,
+               argv[argc - 1], fcntl(9, F_GETFD) >= 0 ? "open" : "closed",
+               mark ? mark : "unset");
+        return 9;
+    }
+    if (argc > 1 && strcmp(argv[1], "exec-self") == 0) {
+        execl("/proc/self/exe", "again", "child", (char *)NULL);
+        return 1;
+    }
+    dup2(1, 9);
+    char *args[] = {"renamed", "child", "via-spawn", NULL};
+    char *env[] = {"SPAWN_MARK=spawned", NULL};
+    pid_t pid;
+    int st;
+    fflush(stdout);
+    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, env);
+    waitpid(pid, &st, 0);
+    printf("spawn rc %d status %d\n", rc, WEXITSTATUS(st));
+    if (argc > 1) {
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+            execl(argv[1], "script-name", "extra", (char *)NULL);
+            _exit(127);
+        }
+        waitpid(pid, &st, 0);
+        printf("script status %d\n", WEXITSTATUS(st));
+    }
+    return 0;
+}
+"#;
+
 #[test]
-fn process_creation_is_refused_by_name_number_and_pc() {
+fn a_child_runs_risc_v_programs_it_execs_in_a_simulator_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "spawner", SPAWNER, false);
+    // A script whose interpreter is the program, with one argument.
+    let script = dir.path().join("script");
+    std::fs::write(
+        &script,
+        format!("#!{} child\necho not run\n", prog.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = coprof()
+        .args(["run", "--"])
+        .arg(&prog)
+        .arg(&script)
+        .env("SPAWN_MARK", "inherited")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    // posix_spawn's argv[0], arguments, environment and the descriptor 9
+    // without FD_CLOEXEC reach the new program; Linux's binfmt_script
+    // order for the script: interpreter, its argument, script, the rest.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "child argv0=renamed argc=3 last=via-spawn fd9=open mark=spawned\n\
+             spawn rc 0 status 9\n\
+             child argv0={} argc=4 last=extra fd9=open mark=inherited\n\
+             script status 9\n",
+            prog.display()
+        )
+    );
+    // --argv0 is what the child's runner uses; a user may too.
+    coprof()
+        .args(["run", "--argv0=-login", "--"])
+        .arg(&prog)
+        .args(["child", "x"])
+        .assert()
+        .code(9)
+        .stdout("child argv0=-login argc=3 last=x fd9=closed mark=unset\n");
+    // The profile is of the parent; its children run unobserved. (The
+    // program's output goes to stderr beside a report.)
+    let json = dir.path().join("p.json");
+    coprof()
+        .args(["profile", "-o"])
+        .arg(&json)
+        .arg("--")
+        .arg(&prog)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("spawn rc 0 status 9"))
+        .stdout(predicate::str::contains("exit status 0"));
+}
+
+#[test]
+fn process_creation_that_shares_too_much_is_refused_by_name_flags_and_pc() {
     let dir = tempfile::tempdir().unwrap();
     let prog = compile(
         dir.path(),
-        "fork",
+        "vmclone",
         r#"
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+static char stack[65536];
 int main(void) {
-    pid_t p = fork();
-    printf("fork %d\n", (int)p);
+    /* Two processes sharing memory without vfork's wait: not simulated. */
+    long p = syscall(SYS_clone, CLONE_VM | SIGCHLD, stack + sizeof stack, 0, 0, 0);
+    printf("clone %ld\n", p);
     return 0;
 }
 "#,
         false,
     );
-    // fork is a clone without CLONE_VM | CLONE_THREAD: a second process,
-    // which coprof does not simulate (threads it does). The refusal names
-    // the call, its number, its flags and the PC, and --enosys does not
-    // turn it into an error return: a program that asked for a process
-    // cannot go on without one.
-    for extra in [&[][..], &["--enosys"][..]] {
-        let out = coprof()
-            .arg("run")
-            .args(extra)
-            .arg("--")
-            .arg(&prog)
-            .assert()
-            .code(2)
-            .stdout("")
-            .get_output()
-            .clone();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains("clone3 (system call 435) of a new process")
-                || stderr.contains("clone (system call 220) of a new process"),
-            "{stderr}"
-        );
-        assert!(stderr.contains("with its threads"), "{stderr}");
-        let pc = pc_in(&stderr);
-        let wrappers = [
-            find_symbol(&prog, "_Fork"),
-            find_symbol(&prog, "__clone3"),
-            find_symbol(&prog, "__clone"),
-            find_symbol(&prog, "__libc_fork"),
-        ];
-        assert!(
-            wrappers.iter().flatten().any(|r| r.contains(&pc)),
-            "pc {pc:#x} in none of the fork wrappers: {wrappers:x?}"
-        );
-    }
+    let out = coprof()
+        .args(["run", "--"])
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stdout("")
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("clone (system call 220) with flags 0x111 and exit signal 17"),
+        "{stderr}"
+    );
+    let pc = pc_in(&stderr);
+    let syscall = find_symbol(&prog, "syscall").expect("syscall()");
+    assert!(
+        syscall.contains(&pc),
+        "pc {pc:#x} not in syscall() {syscall:x?}"
+    );
+
+    // The process coprof watches may not replace itself: its reports are
+    // about its program. The refusal names the call and the PC.
+    let spawner = compile(dir.path(), "spawner", SPAWNER, false);
+    let out = coprof()
+        .args(["run", "--"])
+        .arg(&spawner)
+        .arg("exec-self")
+        .assert()
+        .code(2)
+        .stdout("")
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("execve (system call 221) in the process coprof watches"),
+        "{stderr}"
+    );
+    let execve = find_symbol(&spawner, "execve")
+        .or_else(|| find_symbol(&spawner, "__execve"))
+        .expect("execve()");
+    assert!(execve.contains(&pc_in(&stderr)), "{stderr}");
 }
 
 /// Every thread waiting on a futex that no thread will wake stops the run

@@ -33,7 +33,10 @@ const CLOSE_RANGE_CLOEXEC: u32 = 4;
 #[derive(Debug, PartialEq, Eq)]
 enum Runs {
     /// A new simulator, on this RISC-V program with this argv.
-    Simulator { program: CString, argv: Vec<Vec<u8>> },
+    Simulator {
+        program: CString,
+        argv: Vec<Vec<u8>>,
+    },
     /// The host kernel.
     Host,
 }
@@ -190,9 +193,7 @@ impl Kernel {
         for k in kept.into_iter().chain([u32::MAX]) {
             if k > from {
                 // SAFETY: plain call; marks [from, k − 1] close-on-exec.
-                unsafe {
-                    libc::syscall(libc::SYS_close_range, from, k - 1, CLOSE_RANGE_CLOEXEC)
-                };
+                unsafe { libc::syscall(libc::SYS_close_range, from, k - 1, CLOSE_RANGE_CLOEXEC) };
             }
             from = k.saturating_add(1);
         }
