@@ -4,13 +4,16 @@
  * waitpid with WNOHANG, wait4 with a struct rusage, waitid's siginfo;
  * execve of a host program (as qemu-user without binfmt_misc runs one)
  * with the descriptors it inherits and without the close-on-exec ones;
- * a failed execve; posix_spawn with file actions, system and popen.
+ * a failed execve; posix_spawn with file actions, system and popen; a
+ * grandchild; fork beside a thread blocked in read, whose child has only
+ * the thread that forked.
  * Programs are named by absolute path: the environment has no PATH.
  * Nothing printed depends on a pid or on timing. */
 #define _GNU_SOURCE
 #include "corpus.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -38,6 +41,13 @@ static size_t drain(int fd, char *buf, size_t cap) {
     while (got < cap && (n = read(fd, buf + got, cap - got)) > 0)
         got += (size_t)n;
     return got;
+}
+
+static int blocked_pipe[2];
+static void *blocked_reader(void *arg) {
+    char c = 0;
+    read(blocked_pipe[0], &c, 1);
+    return (void *)(long)c;
 }
 
 int main(void) {
@@ -228,5 +238,36 @@ int main(void) {
         printf("popen read: %s", line);
     status = pclose(f);
     show_status("pclose:", status);
+
+    /* A grandchild: the child waits for its own child. */
+    fflush(stdout);
+    child = fork();
+    if (child == 0) {
+        pid_t grandchild = fork();
+        if (grandchild == 0)
+            _exit(21);
+        waitpid(grandchild, &status, 0);
+        _exit(WIFEXITED(status) ? WEXITSTATUS(status) + 1 : 1);
+    }
+    waitpid(child, &status, 0);
+    show_status("child of a grandchild's 21:", status);
+
+    /* Fork beside a thread blocked in read: the child has one thread. */
+    pthread_t t;
+    if (pipe(blocked_pipe) || pthread_create(&t, NULL, blocked_reader, NULL))
+        return 1;
+    fflush(stdout);
+    child = fork();
+    if (child == 0) {
+        printf("child of a threaded process runs\n");
+        fflush(stdout);
+        _exit(0);
+    }
+    waitpid(child, &status, 0);
+    show_status("fork beside a thread:", status);
+    write(blocked_pipe[1], "z", 1);
+    void *got_c;
+    pthread_join(t, &got_c);
+    printf("the thread read %c\n", (char)(long)got_c);
     return 0;
 }
