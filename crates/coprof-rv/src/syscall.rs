@@ -178,6 +178,8 @@ pub struct Kernel {
     /// This process is a child the program forked, which nothing
     /// observes: it may replace itself with `execve`.
     pub child: bool,
+    /// Names threads gave themselves (`prctl(PR_SET_NAME)`), by id.
+    names: Vec<(i64, [u8; 16])>,
 }
 
 fn errno() -> i64 {
@@ -326,7 +328,10 @@ macro_rules! fd {
     };
 }
 
+mod epoll;
 mod exec;
+mod host_calls;
+mod sockets;
 
 impl Kernel {
     /// State for a new process whose break starts at `brk`.
@@ -357,6 +362,7 @@ impl Kernel {
             enosys_calls: Vec::new(),
             runner: None,
             child: false,
+            names: Vec::new(),
         }
     }
 
@@ -1460,6 +1466,9 @@ impl Kernel {
                 }
                 ret(r)
             }
+            n if host_calls::CALLS.contains(&n) => return self.host_call(mem, a),
+            n if epoll::CALLS.contains(&n) => return self.epoll_call(mem, a, pc),
+            n if sockets::CALLS.contains(&n) => return self.socket_call(mem, a),
             _ => {
                 if self.enosys {
                     match self.enosys_calls.iter_mut().find(|(n, _)| *n == num) {
