@@ -8,7 +8,8 @@
 //! Linux would, executes RV64IMAFDC with Zicsr and Zifencei (RISC-V
 //! Unprivileged ISA 20191213) with its threads taking turns on one hart
 //! ([`threads`]), answers its Linux system calls, runs its signal
-//! handlers ([`signal`]), and pushes
+//! handlers ([`signal`]), forks the host process for the program's child
+//! processes, which run unobserved (the `sim` module's `fork`), and pushes
 //! one [`Event`] per retired instruction of the classes the attached
 //! [`Sink`] asked for.
 //!
