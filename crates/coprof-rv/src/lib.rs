@@ -32,6 +32,7 @@
 
 #![warn(missing_docs)]
 
+pub mod children;
 pub mod code;
 pub mod cpu;
 pub mod decode;

@@ -322,7 +322,7 @@ impl Simulator {
     /// limit and report progress.
     fn next_check(&self, every: u64) -> u64 {
         let mut next = self.cpu.instret.saturating_add(every);
-        if self.kernel.timers.armed() {
+        if self.kernel.looks_wanted() {
             next = next.min(self.cpu.instret + crate::itimer::CHECK_EVERY);
         }
         if !self.threads.parked.is_empty() {
@@ -410,7 +410,7 @@ impl Simulator {
                         }
                     }
                 }
-                let timers = self.kernel.timers.armed();
+                let timers = self.kernel.looks_wanted();
                 if timers {
                     self.kernel.fire_timers();
                 }
@@ -764,8 +764,9 @@ impl Simulator {
     }
 
     /// Waits on the host, when no thread can run, for a descriptor that a
-    /// blocked thread (or `mine`) waits on, or for the interval timer's
-    /// signal, whichever comes first; `false` when there is neither.
+    /// blocked thread (or `mine`) waits on, the interval timer's signal or
+    /// a child's end, whichever comes first; `false` when there is none
+    /// of them.
     fn wait_on_host(&mut self, mine: &[(i32, i16)]) -> bool {
         let mut fds: Vec<libc::pollfd> = self
             .threads
@@ -784,8 +785,16 @@ impl Simulator {
             })
             .collect();
         let timeout = self.kernel.timers.until_real();
-        if fds.is_empty() && timeout.is_none() {
+        if fds.is_empty() && timeout.is_none() && !self.kernel.children_may_signal() {
             return false;
+        }
+        // A child's end wakes the wait too (its SIGCHLD).
+        if let Some(fd) = self.kernel.children_fd() {
+            fds.push(libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            });
         }
         // An error (EINTR from a host signal) just looks again.
         host_poll(&mut fds, timeout);

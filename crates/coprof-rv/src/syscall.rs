@@ -12,6 +12,7 @@
 //! `struct sigaction`) are converted. An unknown call stops the run with
 //! its number, name and PC, or returns ENOSYS when asked to.
 
+use crate::children::{self, Children};
 use crate::error::SimError;
 use crate::fdtable::{FdTable, MAX_FDS};
 use crate::itimer::{earlier, Itimers, Setting};
@@ -180,6 +181,9 @@ pub struct Kernel {
     pub child: bool,
     /// Names threads gave themselves (`prctl(PR_SET_NAME)`), by id.
     names: Vec<(i64, [u8; 16])>,
+    /// The program's child processes, once it has forked one: their ends
+    /// send it SIGCHLD ([`crate::children`]).
+    pub children: Option<Children>,
 }
 
 fn errno() -> i64 {
@@ -363,6 +367,7 @@ impl Kernel {
             runner: None,
             child: false,
             names: Vec::new(),
+            children: None,
         }
     }
 
@@ -982,10 +987,10 @@ impl Kernel {
                 } else {
                     (a[2], a[3])
                 };
-                // A relative sleep that ITIMER_REAL's signal would end
-                // early, as it would under Linux.
+                // A relative sleep that ITIMER_REAL's signal or a child's
+                // SIGCHLD would end early, as it would under Linux.
                 let relative = num == nr::NANOSLEEP || (a[0] <= 1 && a[1] == 0);
-                if relative && self.timers.until_real().is_some() {
+                if relative && (self.timers.until_real().is_some() || self.children.is_some()) {
                     return Ok(Outcome::Ret(self.sleep_until_signal(mem, req, rem)));
                 }
                 let reqp = tryf!(mem.slice(req, 16, perm::R)).as_ptr();
@@ -998,15 +1003,25 @@ impl Kernel {
                 if num == nr::NANOSLEEP {
                     ret(unsafe { libc::syscall(libc::SYS_nanosleep, reqp, remp) })
                 } else {
-                    let r = unsafe {
-                        libc::clock_nanosleep(
-                            a[0] as i32,
-                            a[1] as i32,
-                            reqp as *const _,
-                            remp as *mut _,
-                        )
-                    };
-                    -(r as i64)
+                    loop {
+                        let r = unsafe {
+                            libc::clock_nanosleep(
+                                a[0] as i32,
+                                a[1] as i32,
+                                reqp as *const _,
+                                remp as *mut _,
+                            )
+                        };
+                        // The host's SIGCHLD ends an absolute sleep too:
+                        // only a SIGCHLD the program takes ends the guest's.
+                        if r == libc::EINTR && self.children.is_some() {
+                            self.fire_timers();
+                            if !self.signals.wakes() {
+                                continue;
+                            }
+                        }
+                        break -(r as i64);
+                    }
                 }
             }
             // SAFETY (the four below): plain calls without arguments.
@@ -1074,6 +1089,9 @@ impl Kernel {
                 let old = self.signals.actions[sig];
                 if let Some(new) = new {
                     self.signals.actions[sig] = new;
+                    if sig == libc::SIGCHLD as usize {
+                        children::follow(new);
+                    }
                 }
                 if a[2] != 0 {
                     let buf = tryf!(mem.slice_mut(a[2], 24));
@@ -1157,21 +1175,22 @@ impl Kernel {
                         ..Blocked::default()
                     }));
                 }
-                // Only ITIMER_REAL can send a signal while the program
-                // waits: sleep until it does.
+                // Only ITIMER_REAL and the ends of child processes can
+                // send a signal while the program waits: sleep until one
+                // does.
                 while !self.signals.wakes() {
-                    let Some(wait) = self.timers.until_real() else {
+                    let wait = self.timers.until_real();
+                    if wait.is_none() && !self.children_may_signal() {
                         break;
-                    };
-                    std::thread::sleep(wait);
-                    self.fire_timers();
+                    }
+                    self.nap(wait);
                 }
                 if !self.signals.wakes() {
                     self.signals.set_mask(old);
                     return Err(SimError::Unsupported {
-                        what: "rt_sigsuspend with no pending signal that its mask lets through \
-                               (only the program itself sends signals here, so none will come: \
-                               deadlock)"
+                        what: "rt_sigsuspend with no pending signal that its mask lets through, \
+                               no timer armed and no child process to end (only the program \
+                               itself sends signals here, so none will come: deadlock)"
                             .into(),
                         pc,
                     });
@@ -1294,17 +1313,18 @@ impl Kernel {
                     if left.is_some_and(|l| l.is_zero()) {
                         break -(libc::EAGAIN as i64);
                     }
-                    let Some(slice) = earlier(left, self.timers.until_real()) else {
+                    let slice = earlier(left, self.timers.until_real());
+                    if slice.is_none() && !self.children_may_signal() {
                         return Err(SimError::Unsupported {
                             what: "rt_sigtimedwait without a timeout for signals none of \
-                                   which is pending, and no timer armed (only the program \
-                                   itself sends signals here: deadlock)"
+                                   which is pending, no timer armed and no child process \
+                                   running (only the program itself sends signals here: \
+                                   deadlock)"
                                 .into(),
                             pc,
                         });
-                    };
-                    std::thread::sleep(slice);
-                    self.fire_timers();
+                    }
+                    self.nap(slice);
                 }
             }
             nr::KILL | nr::TGKILL | nr::TKILL => {
@@ -1430,6 +1450,7 @@ impl Kernel {
                 // SAFETY: both pointers are to locals.
                 let r = unsafe { libc::wait4(a[0] as i32, &mut status, a[2] as i32, &mut usage) };
                 if r > 0 {
+                    self.note_reaped(r, status);
                     if a[1] != 0 {
                         tryf!(mem.store::<4>(a[1], status as u32 as u64));
                     }
@@ -1456,6 +1477,19 @@ impl Kernel {
                         &mut usage as *mut libc::rusage,
                     )
                 };
+                // SAFETY: si_pid and si_status of a siginfo waitid filled.
+                let (pid, code, value) = unsafe { (info.si_pid(), info.si_code, info.si_status()) };
+                if r == 0 && pid != 0 && a[3] as i32 & libc::WNOWAIT == 0 {
+                    let status = match code {
+                        1 => (value & 0xff) << 8,
+                        2 => value & 0x7f,
+                        3 => (value & 0x7f) | 0x80,
+                        _ => -1,
+                    };
+                    if status >= 0 {
+                        self.note_reaped(pid, status);
+                    }
+                }
                 if r == 0 {
                     if a[2] != 0 {
                         errno!(put_struct(mem, a[2], &info));
@@ -1489,33 +1523,29 @@ impl Kernel {
     }
 
     /// Sleeps for the timespec at `req` (EFAULT, EINVAL as Linux checks
-    /// them) or until ITIMER_REAL sends a signal that is delivered (not
-    /// blocked, not ignored): then EINTR, with the time left written to
-    /// `rem` if given.
+    /// them) or until ITIMER_REAL or a child's end sends a signal that is
+    /// delivered (not blocked, not ignored): then EINTR, with the time
+    /// left written to `rem` if given.
     fn sleep_until_signal(&mut self, mem: &mut Memory, req: u64, rem: u64) -> i64 {
-        let mut left = match read_timespec(mem, req) {
+        let left = match read_timespec(mem, req) {
             Ok(d) => d,
             Err(e) => return e,
         };
+        let end = std::time::Instant::now() + left;
         loop {
-            match self.timers.until_real() {
-                Some(wait) if wait < left => {
-                    std::thread::sleep(wait);
-                    left -= wait;
-                    self.fire_timers();
-                    if self.signals.wakes() {
-                        if rem != 0 {
-                            if let Err(e) = write_timespec(mem, rem, left) {
-                                return e;
-                            }
-                        }
-                        return -(libc::EINTR as i64);
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return 0;
+            }
+            self.nap(earlier(Some(left), self.timers.until_real()));
+            if self.signals.wakes() {
+                if rem != 0 {
+                    let left = end.saturating_duration_since(std::time::Instant::now());
+                    if let Err(e) = write_timespec(mem, rem, left) {
+                        return e;
                     }
                 }
-                _ => {
-                    std::thread::sleep(left);
-                    return 0;
-                }
+                return -(libc::EINTR as i64);
             }
         }
     }
@@ -1722,18 +1752,19 @@ impl Kernel {
             } else {
                 slice
             };
-            if host.is_empty() && wait.is_none() {
+            if host.is_empty() && wait.is_none() && !self.children_may_signal() {
                 self.signals.set_mask(old);
                 return Err(SimError::Unsupported {
                     what: format!(
-                        "{call} of no descriptor without a timeout (pause) and no timer armed: \
+                        "{call} of no descriptor without a timeout (pause), no timer armed and no \
+                         child process to end: \
                          only the program itself sends signals here, so none will come \
                          (deadlock)"
                     ),
                     pc,
                 });
             }
-            let n = host_poll(host, wait);
+            let n = self.poll_with_children(host, wait);
             if n < 0 {
                 self.signals.set_mask(old);
                 return Ok(Err(Outcome::Ret(errno())));
@@ -1767,8 +1798,9 @@ impl Kernel {
         Ok(Ok(ready))
     }
 
-    /// Marks the signals of the interval timers whose time has come as
-    /// pending, to be delivered on the way back to the program.
+    /// Marks the signals of the interval timers whose time has come, and
+    /// the SIGCHLD of a child process that ended, as pending, to be
+    /// delivered on the way back to the program.
     pub fn fire_timers(&mut self) {
         for (info, tid) in self.timers.expire() {
             match tid {
@@ -1777,6 +1809,82 @@ impl Kernel {
                 Some(t) => self.directed.push((t, info)),
             }
         }
+        if let Some(info) = self.children.as_mut().and_then(Children::ended) {
+            self.signals.hold(info);
+        }
+    }
+
+    /// The program reaped its child `pid`, which ended with the wait
+    /// status `status`: the SIGCHLD of its end, if not sent yet.
+    fn note_reaped(&mut self, pid: i32, status: i32) {
+        if let Some(info) = self.children.as_mut().and_then(|c| c.reaped(pid, status)) {
+            self.signals.hold(info);
+        }
+    }
+
+    /// Whether the simulator should look at the timers and children
+    /// between blocks ([`fire_timers`](Self::fire_timers)).
+    pub fn looks_wanted(&self) -> bool {
+        self.timers.armed() || self.children.is_some()
+    }
+
+    /// Whether a child process of the program may still send it SIGCHLD.
+    pub(crate) fn children_may_signal(&mut self) -> bool {
+        self.children.as_mut().is_some_and(Children::may_signal)
+    }
+
+    /// The read end of the children's pipe, to wait on beside descriptors.
+    pub(crate) fn children_fd(&self) -> Option<i32> {
+        self.children.as_ref().map(Children::fd)
+    }
+
+    /// Waits `wait` (for ever when `None`), or less if a child process
+    /// ends, then looks at the timers and the children.
+    fn nap(&mut self, wait: Option<std::time::Duration>) {
+        match self.children_fd() {
+            Some(fd) => {
+                let mut p = [libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                }];
+                host_poll(&mut p, wait);
+            }
+            None => {
+                if let Some(w) = wait {
+                    std::thread::sleep(w);
+                }
+            }
+        }
+        self.fire_timers();
+    }
+
+    /// `host_poll` of `fds` and the children's pipe: how many of `fds`
+    /// are ready (0 when only a child ended, or the host's SIGCHLD
+    /// interrupted the wait: the caller looks at its signals), or −1 on
+    /// an error.
+    fn poll_with_children(
+        &mut self,
+        fds: &mut [libc::pollfd],
+        wait: Option<std::time::Duration>,
+    ) -> i32 {
+        let Some(fd) = self.children_fd() else {
+            return host_poll(fds, wait);
+        };
+        let mut all: Vec<libc::pollfd> = fds.to_vec();
+        all.push(libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        let n = host_poll(&mut all, wait);
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return n;
+        }
+        for (f, a) in fds.iter_mut().zip(&all) {
+            f.revents = a.revents;
+        }
+        fds.iter().filter(|f| f.revents != 0).count() as i32
     }
 
     /// `timer_create`, `timer_settime`, `timer_gettime`,

@@ -3,8 +3,9 @@
 //! every kind of bad input (issue 3): not ELF, another architecture,
 //! dynamically linked, illegal instruction, memory fault, unknown or
 //! unimplemented system call (by number, name and PC), child processes
-//! and the process creation that is refused, deadlocks. Test programs are compiled here with the RISC-V cross
-//! compiler (scripts/install-deps.sh installs it).
+//! and the process creation that is refused, deadlocks. Test programs are
+//! compiled here with the RISC-V cross compiler (scripts/install-deps.sh
+//! installs it).
 
 mod common;
 

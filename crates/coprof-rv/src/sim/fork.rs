@@ -17,11 +17,12 @@
 //! child does (set up descriptors and signals, then exec), except report
 //! a failed exec through that memory: `posix_spawn` then returns 0 and the
 //! child exits with status 127, as `system` reports a missing shell. The
-//! other differences: memory mapped MAP_SHARED | MAP_ANONYMOUS is not shared
-//! with the child, and SIGCHLD does not run the parent's handler (`wait4`
-//! and `waitid` are the host's and see the child's end).
+//! other difference: memory mapped MAP_SHARED | MAP_ANONYMOUS is not shared
+//! with the child. The child's end sends the parent SIGCHLD
+//! ([`crate::children`]); `wait4` and `waitid` are the host's.
 
 use super::{Exit, Simulator};
+use crate::children::Children;
 use crate::itimer::Itimers;
 use crate::syscall::{clone_flags, CloneArgs};
 use crate::SimError;
@@ -57,6 +58,13 @@ impl Simulator {
                 .raw_os_error()
                 .unwrap_or(libc::EAGAIN) as i64)
         } else {
+            let kernel = &mut self.kernel;
+            if kernel.children.is_none() {
+                kernel.children = Children::watch(kernel.signals.actions[libc::SIGCHLD as usize]);
+            }
+            if let Some(children) = &mut kernel.children {
+                children.add(pid);
+            }
             if args.flags & clone_flags::PARENT_SETTID != 0 {
                 // A failed write is the program's own fault, as on Linux.
                 let _ = self.mem.store::<4>(args.parent_tid, pid as u64);
@@ -85,6 +93,9 @@ impl Simulator {
         };
         kernel.signals.forget_pending();
         kernel.timers = Itimers::default();
+        if let Some(children) = kernel.children.take() {
+            children.forget_in_child();
+        }
         kernel.child = true;
         if args.flags & clone_flags::CHILD_SETTID != 0 {
             let _ = self.mem.store::<4>(args.child_tid, pid as u64);

@@ -6,14 +6,18 @@
  * with the descriptors it inherits and without the close-on-exec ones;
  * a failed execve; posix_spawn with file actions, system and popen; a
  * grandchild; fork beside a thread blocked in read, whose child has only
- * the thread that forked.
+ * the thread that forked; SIGCHLD: its handler's siginfo, ending pause,
+ * nanosleep and poll with EINTR, and SIG_IGN letting children reap
+ * themselves.
  * Programs are named by absolute path: the environment has no PATH.
  * Nothing printed depends on a pid or on timing. */
 #define _GNU_SOURCE
 #include "corpus.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <time.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -41,6 +45,25 @@ static size_t drain(int fd, char *buf, size_t cap) {
     while (got < cap && (n = read(fd, buf + got, cap - got)) > 0)
         got += (size_t)n;
     return got;
+}
+
+static volatile sig_atomic_t chld_seen, chld_code, chld_status;
+static volatile pid_t chld_pid;
+static void on_chld(int sig, siginfo_t *info, void *ctx) {
+    (void)ctx;
+    chld_seen += sig == SIGCHLD;
+    chld_code = info->si_code;
+    chld_pid = info->si_pid;
+    chld_status = info->si_status;
+}
+
+/* Forks a child that exits with `code` at once. */
+static pid_t quick_child(int code) {
+    fflush(stdout);
+    pid_t c = fork();
+    if (c == 0)
+        _exit(code);
+    return c;
 }
 
 static int blocked_pipe[2];
@@ -269,5 +292,50 @@ int main(void) {
     void *got_c;
     pthread_join(t, &got_c);
     printf("the thread read %c\n", (char)(long)got_c);
+
+    /* SIGCHLD with a handler: pause until it comes, its siginfo. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_chld;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, NULL);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    child = quick_child(6);
+    while (!chld_seen)
+        sigsuspend(&old);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    printf("SIGCHLD: code %s, pid matches %s, status %d\n",
+           chld_code == CLD_EXITED ? "CLD_EXITED" : "other", chld_pid == child ? "yes" : "no",
+           (int)chld_status);
+    waitpid(child, &status, 0);
+    show_status("its status:", status);
+
+    /* SIGCHLD ends a long sleep and a poll with EINTR. */
+    chld_seen = 0;
+    child = quick_child(0);
+    struct timespec ten = {10, 0};
+    errno = 0;
+    rc = nanosleep(&ten, NULL);
+    show_rc(28, "nanosleep(10 s):", rc);
+    waitpid(child, &status, 0);
+    chld_seen = 0;
+    child = quick_child(0);
+    errno = 0;
+    rc = poll(NULL, 0, 10000);
+    show_rc(28, "poll(10 s):", rc);
+    waitpid(child, &status, 0);
+
+    /* SIGCHLD ignored: children reap themselves, wait finds none. */
+    signal(SIGCHLD, SIG_IGN);
+    quick_child(1);
+    quick_child(2);
+    errno = 0;
+    rc = wait(&status);
+    show_rc(28, "wait, SIGCHLD ignored:", rc);
+    signal(SIGCHLD, SIG_DFL);
     return 0;
 }
