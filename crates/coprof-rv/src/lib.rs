@@ -8,7 +8,8 @@
 //! Linux would, executes RV64IMAFDC with Zicsr and Zifencei (RISC-V
 //! Unprivileged ISA 20191213) with its threads taking turns on one hart
 //! ([`threads`]), answers its Linux system calls, runs its signal
-//! handlers ([`signal`]), forks the host process for the program's child
+//! handlers ([`signal`]) for its own signals and those from outside
+//! ([`host_signals`]), forks the host process for the program's child
 //! processes, which run unobserved (the `sim` module's `fork`), and pushes
 //! one [`Event`] per retired instruction of the classes the attached
 //! [`Sink`] asked for.
@@ -32,7 +33,6 @@
 
 #![warn(missing_docs)]
 
-pub mod children;
 pub mod code;
 pub mod cpu;
 pub mod decode;
@@ -43,6 +43,7 @@ pub mod error;
 pub mod events;
 pub mod fdtable;
 pub mod fp;
+pub mod host_signals;
 pub mod itimer;
 pub mod mem;
 pub mod op;

@@ -11,6 +11,7 @@ use crate::disasm::disassemble;
 use crate::elf;
 use crate::error::SimError;
 use crate::events::Events;
+use crate::host_signals::HostSignals;
 use crate::mem::{Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
@@ -126,14 +127,23 @@ fn deadlock(num: u64, at: u64) -> SimError {
     }
 }
 
-/// The end of a process killed at `at` by a signal it sent itself or
-/// that its interval timer sent.
+/// The end of a process killed at `at` by a signal: one it sent itself,
+/// its timers', or one from outside (another process, the terminal).
 fn killed_by(info: &SigInfo, at: u64) -> Exit {
     let sig = info.signo;
-    let from = if info.code == code::SI_KERNEL {
-        "from its interval timer"
+    // SAFETY: plain call.
+    let me = unsafe { libc::getpid() } as u32;
+    let sender = info.word as u32;
+    let from = if info.code == code::SI_KERNEL && matches!(sig, 14 | 26 | 27) {
+        "from its interval timer".to_string()
+    } else if info.code == code::SI_KERNEL {
+        "from outside (the terminal or the kernel)".to_string()
+    } else if info.code == -2 {
+        "from its POSIX timer".to_string()
+    } else if matches!(info.code, 0 | -1 | -6) && sender != me {
+        format!("sent by process {sender}")
     } else {
-        "sent by the program itself"
+        "sent by the program itself".to_string()
     };
     Exit::Signal {
         signal: sig,
@@ -302,6 +312,12 @@ impl Simulator {
         for b in &mut self.code.blocks {
             b.run_id = crate::code::NO_RUN_ID;
         }
+        // Signals from outside follow the program's actions while it runs
+        // (a forked child's run installs its own).
+        let installed = self.kernel.outside.is_none();
+        if installed {
+            self.kernel.outside = HostSignals::install(&self.kernel.signals.actions);
+        }
         let mut events = Events::new(sink);
         let every = every.max(1);
         let result = match (events.wants.is_empty(), events.runs_wanted) {
@@ -310,6 +326,9 @@ impl Simulator {
             (true, true) => self.run_loop::<false, true>(&mut events, every, progress),
             (false, true) => self.run_loop::<true, true>(&mut events, every, progress),
         };
+        if installed {
+            self.kernel.outside = None;
+        }
         events.finish();
         self.delivered = events.delivered();
         self.delivered_in_runs = events.run_instructions();
@@ -451,6 +470,16 @@ impl Simulator {
     #[inline(never)]
     fn ecall(&mut self) -> Result<Option<Exit>, SimError> {
         let mut done = self.redo.take().unwrap_or(0);
+        if done == 0 && self.kernel.outside.as_ref().is_some_and(HostSignals::news) {
+            // A signal from outside came while the program ran up to the
+            // call: as if just before the `ecall`, its handler runs first
+            // (and returns to make the call), instead of the call perhaps
+            // blocking with the signal unseen.
+            self.kernel.fire_timers();
+            if self.kernel.signals.wakes() {
+                return Ok(self.deliver_pending(self.cpu.pc));
+            }
+        }
         loop {
             let x = &self.cpu.x;
             let mut args = [x[10], x[11], x[12], x[13], x[14], x[15], 0, x[17]];
@@ -695,13 +724,12 @@ impl Simulator {
     /// the one that ends, it keeps the hart to make its call again
     /// (`None`, with [`Self::redo`] set).
     fn next_thread(&mut self, mine: Option<&Blocked>) -> Option<Parked> {
-        let my_fds = mine.map_or(&[][..], |b| &b.fds);
         loop {
             self.wake_blocked(true);
             if let Some(next) = self.threads.take_next() {
                 return Some(next);
             }
-            if !self.wait_on_host(my_fds) {
+            if !self.wait_on_host(mine) {
                 return None;
             }
             if let Some(b) = mine {
@@ -764,10 +792,12 @@ impl Simulator {
     }
 
     /// Waits on the host, when no thread can run, for a descriptor that a
-    /// blocked thread (or `mine`) waits on, the interval timer's signal or
-    /// a child's end, whichever comes first; `false` when there is none
-    /// of them.
-    fn wait_on_host(&mut self, mine: &[(i32, i16)]) -> bool {
+    /// blocked thread (or the running one, about to block as `mine` says)
+    /// waits on, the interval timer's signal or, if a thread waits for a
+    /// signal, one from outside, whichever comes first; `false` when there
+    /// is none of them (every thread waits on a futex: a deadlock).
+    fn wait_on_host(&mut self, mine: Option<&Blocked>) -> bool {
+        let my_fds = mine.map_or(&[][..], |b| &b.fds);
         let mut fds: Vec<libc::pollfd> = self
             .threads
             .parked
@@ -777,7 +807,7 @@ impl Simulator {
                 _ => None,
             })
             .flatten()
-            .chain(mine)
+            .chain(my_fds)
             .map(|&(fd, events)| libc::pollfd {
                 fd,
                 events,
@@ -785,11 +815,20 @@ impl Simulator {
             })
             .collect();
         let timeout = self.kernel.timers.until_real();
-        if fds.is_empty() && timeout.is_none() && !self.kernel.children_may_signal() {
+        // A thread waiting for a signal (`sigwait`, `sigsuspend`, `pause`)
+        // may get one from outside; threads that all wait on futexes for
+        // each other, none.
+        let for_a_signal = self
+            .threads
+            .parked
+            .iter()
+            .any(|p| matches!(&p.wait, Wait::Call(b) if b.fds.is_empty()))
+            || mine.is_some_and(|b| b.fds.is_empty());
+        let outside = self.kernel.outside_fd().filter(|_| for_a_signal);
+        if fds.is_empty() && timeout.is_none() && outside.is_none() {
             return false;
         }
-        // A child's end wakes the wait too (its SIGCHLD).
-        if let Some(fd) = self.kernel.children_fd() {
+        if let Some(fd) = outside {
             fds.push(libc::pollfd {
                 fd,
                 events: libc::POLLIN,

@@ -12,9 +12,9 @@
 //! `struct sigaction`) are converted. An unknown call stops the run with
 //! its number, name and PC, or returns ENOSYS when asked to.
 
-use crate::children::{self, Children};
 use crate::error::SimError;
 use crate::fdtable::{FdTable, MAX_FDS};
+use crate::host_signals::{self, HostSignals};
 use crate::itimer::{earlier, Itimers, Setting};
 use crate::mem::{page_down, page_up, perm, Memory, PAGE};
 use crate::posix_timer::{Clock, Notify, Spec};
@@ -181,9 +181,9 @@ pub struct Kernel {
     pub child: bool,
     /// Names threads gave themselves (`prctl(PR_SET_NAME)`), by id.
     names: Vec<(i64, [u8; 16])>,
-    /// The program's child processes, once it has forked one: their ends
-    /// send it SIGCHLD ([`crate::children`]).
-    pub children: Option<Children>,
+    /// The catching of signals from outside while the program runs
+    /// ([`crate::host_signals`]).
+    pub outside: Option<HostSignals>,
 }
 
 fn errno() -> i64 {
@@ -367,7 +367,7 @@ impl Kernel {
             runner: None,
             child: false,
             names: Vec::new(),
-            children: None,
+            outside: None,
         }
     }
 
@@ -409,8 +409,44 @@ impl Kernel {
         self.fds.host(fd).ok_or(EBADF)
     }
 
-    /// Executes system call `a[7]` with arguments `a[0..6]`.
+    /// Executes system call `a[7]` with arguments `a[0..6]`. A host call
+    /// that a signal from outside interrupted (EINTR) ends with EINTR, or
+    /// is restarted after the handler as SA_RESTART says, if the program
+    /// takes that signal; otherwise it is made again, as Linux goes on with
+    /// a call that an ignored or blocked signal does not concern. The
+    /// waits that take signals themselves are left as they answer.
     pub fn syscall(&mut self, mem: &mut Memory, a: [u64; 8], pc: u64) -> Result<Outcome, SimError> {
+        const OWN_WAITS: [u64; 8] = [
+            nr::RT_SIGSUSPEND,
+            nr::RT_SIGTIMEDWAIT,
+            nr::PPOLL,
+            nr::PSELECT6,
+            nr::EPOLL_PWAIT,
+            nr::EPOLL_PWAIT2,
+            nr::NANOSLEEP,
+            nr::CLOCK_NANOSLEEP,
+        ];
+        loop {
+            let outcome = self.syscall_once(mem, a, pc)?;
+            let interrupted = outcome == Outcome::Ret(-(libc::EINTR as i64))
+                && self.outside.as_ref().is_some_and(HostSignals::news)
+                && !OWN_WAITS.contains(&a[7]);
+            if !interrupted {
+                return Ok(outcome);
+            }
+            self.fire_timers();
+            if self.signals.wakes() {
+                return Ok(Outcome::Interrupted);
+            }
+        }
+    }
+
+    fn syscall_once(
+        &mut self,
+        mem: &mut Memory,
+        a: [u64; 8],
+        pc: u64,
+    ) -> Result<Outcome, SimError> {
         let num = a[7];
         let r: i64 = match num {
             nr::READ => {
@@ -990,7 +1026,7 @@ impl Kernel {
                 // A relative sleep that ITIMER_REAL's signal or a child's
                 // SIGCHLD would end early, as it would under Linux.
                 let relative = num == nr::NANOSLEEP || (a[0] <= 1 && a[1] == 0);
-                if relative && (self.timers.until_real().is_some() || self.children.is_some()) {
+                if relative && (self.timers.until_real().is_some() || self.outside.is_some()) {
                     return Ok(Outcome::Ret(self.sleep_until_signal(mem, req, rem)));
                 }
                 let reqp = tryf!(mem.slice(req, 16, perm::R)).as_ptr();
@@ -1012,9 +1048,9 @@ impl Kernel {
                                 remp as *mut _,
                             )
                         };
-                        // The host's SIGCHLD ends an absolute sleep too:
-                        // only a SIGCHLD the program takes ends the guest's.
-                        if r == libc::EINTR && self.children.is_some() {
+                        // A signal from outside ends the host's sleep: only
+                        // one the program takes ends the program's.
+                        if r == libc::EINTR && self.outside.is_some() {
                             self.fire_timers();
                             if !self.signals.wakes() {
                                 continue;
@@ -1089,9 +1125,7 @@ impl Kernel {
                 let old = self.signals.actions[sig];
                 if let Some(new) = new {
                     self.signals.actions[sig] = new;
-                    if sig == libc::SIGCHLD as usize {
-                        children::follow(new);
-                    }
+                    host_signals::follow(sig as i32, new);
                 }
                 if a[2] != 0 {
                     let buf = tryf!(mem.slice_mut(a[2], 24));
@@ -1180,7 +1214,7 @@ impl Kernel {
                 // does.
                 while !self.signals.wakes() {
                     let wait = self.timers.until_real();
-                    if wait.is_none() && !self.children_may_signal() {
+                    if wait.is_none() && self.outside.is_none() {
                         break;
                     }
                     self.nap(wait);
@@ -1314,7 +1348,7 @@ impl Kernel {
                         break -(libc::EAGAIN as i64);
                     }
                     let slice = earlier(left, self.timers.until_real());
-                    if slice.is_none() && !self.children_may_signal() {
+                    if slice.is_none() && self.outside.is_none() {
                         return Err(SimError::Unsupported {
                             what: "rt_sigtimedwait without a timeout for signals none of \
                                    which is pending, no timer armed and no child process \
@@ -1450,7 +1484,6 @@ impl Kernel {
                 // SAFETY: both pointers are to locals.
                 let r = unsafe { libc::wait4(a[0] as i32, &mut status, a[2] as i32, &mut usage) };
                 if r > 0 {
-                    self.note_reaped(r, status);
                     if a[1] != 0 {
                         tryf!(mem.store::<4>(a[1], status as u32 as u64));
                     }
@@ -1477,19 +1510,6 @@ impl Kernel {
                         &mut usage as *mut libc::rusage,
                     )
                 };
-                // SAFETY: si_pid and si_status of a siginfo waitid filled.
-                let (pid, code, value) = unsafe { (info.si_pid(), info.si_code, info.si_status()) };
-                if r == 0 && pid != 0 && a[3] as i32 & libc::WNOWAIT == 0 {
-                    let status = match code {
-                        1 => (value & 0xff) << 8,
-                        2 => value & 0x7f,
-                        3 => (value & 0x7f) | 0x80,
-                        _ => -1,
-                    };
-                    if status >= 0 {
-                        self.note_reaped(pid, status);
-                    }
-                }
                 if r == 0 {
                     if a[2] != 0 {
                         errno!(put_struct(mem, a[2], &info));
@@ -1752,7 +1772,7 @@ impl Kernel {
             } else {
                 slice
             };
-            if host.is_empty() && wait.is_none() && !self.children_may_signal() {
+            if host.is_empty() && wait.is_none() && self.outside.is_none() {
                 self.signals.set_mask(old);
                 return Err(SimError::Unsupported {
                     what: format!(
@@ -1764,7 +1784,7 @@ impl Kernel {
                     pc,
                 });
             }
-            let n = self.poll_with_children(host, wait);
+            let n = self.poll_with_outside(host, wait);
             if n < 0 {
                 self.signals.set_mask(old);
                 return Ok(Err(Outcome::Ret(errno())));
@@ -1799,8 +1819,8 @@ impl Kernel {
     }
 
     /// Marks the signals of the interval timers whose time has come, and
-    /// the SIGCHLD of a child process that ended, as pending, to be
-    /// delivered on the way back to the program.
+    /// those caught from outside (a child's SIGCHLD, a Ctrl-C), as pending,
+    /// to be delivered on the way back to the program.
     pub fn fire_timers(&mut self) {
         for (info, tid) in self.timers.expire() {
             match tid {
@@ -1809,39 +1829,29 @@ impl Kernel {
                 Some(t) => self.directed.push((t, info)),
             }
         }
-        if let Some(info) = self.children.as_mut().and_then(Children::ended) {
-            self.signals.hold(info);
+        if let Some(outside) = self.outside.as_ref().filter(|o| o.news()) {
+            for info in outside.take() {
+                self.signals.hold(info);
+            }
         }
     }
 
-    /// The program reaped its child `pid`, which ended with the wait
-    /// status `status`: the SIGCHLD of its end, if not sent yet.
-    fn note_reaped(&mut self, pid: i32, status: i32) {
-        if let Some(info) = self.children.as_mut().and_then(|c| c.reaped(pid, status)) {
-            self.signals.hold(info);
-        }
-    }
-
-    /// Whether the simulator should look at the timers and children
-    /// between blocks ([`fire_timers`](Self::fire_timers)).
+    /// Whether the simulator should look at the timers and the signals
+    /// from outside between blocks ([`fire_timers`](Self::fire_timers)).
     pub fn looks_wanted(&self) -> bool {
-        self.timers.armed() || self.children.is_some()
+        self.timers.armed() || self.outside.is_some()
     }
 
-    /// Whether a child process of the program may still send it SIGCHLD.
-    pub(crate) fn children_may_signal(&mut self) -> bool {
-        self.children.as_mut().is_some_and(Children::may_signal)
+    /// The descriptor that is readable once a signal came from outside,
+    /// to wait on beside the program's descriptors.
+    pub(crate) fn outside_fd(&self) -> Option<i32> {
+        self.outside.as_ref().map(HostSignals::fd)
     }
 
-    /// The read end of the children's pipe, to wait on beside descriptors.
-    pub(crate) fn children_fd(&self) -> Option<i32> {
-        self.children.as_ref().map(Children::fd)
-    }
-
-    /// Waits `wait` (for ever when `None`), or less if a child process
-    /// ends, then looks at the timers and the children.
+    /// Waits `wait` (for ever when `None`), or less if a signal comes from
+    /// outside, then looks at the timers and those signals.
     fn nap(&mut self, wait: Option<std::time::Duration>) {
-        match self.children_fd() {
+        match self.outside_fd() {
             Some(fd) => {
                 let mut p = [libc::pollfd {
                     fd,
@@ -1859,16 +1869,15 @@ impl Kernel {
         self.fire_timers();
     }
 
-    /// `host_poll` of `fds` and the children's pipe: how many of `fds`
-    /// are ready (0 when only a child ended, or the host's SIGCHLD
-    /// interrupted the wait: the caller looks at its signals), or −1 on
-    /// an error.
-    fn poll_with_children(
+    /// `host_poll` of `fds` and the pipe of signals from outside: how many
+    /// of `fds` are ready (0 when only a signal came, or it interrupted the
+    /// wait: the caller looks at its signals), or −1 on an error.
+    fn poll_with_outside(
         &mut self,
         fds: &mut [libc::pollfd],
         wait: Option<std::time::Duration>,
     ) -> i32 {
-        let Some(fd) = self.children_fd() else {
+        let Some(fd) = self.outside_fd() else {
             return host_poll(fds, wait);
         };
         let mut all: Vec<libc::pollfd> = fds.to_vec();

@@ -730,44 +730,6 @@ int main(void) {
         ))
         .stderr(predicate::str::contains("(deadlock)"))
         .stderr(predicate::str::contains("pc 0x"));
-    // A thread that waits for a signal no other thread sends, beside one
-    // that joins it: the wait that completes the deadlock is named.
-    let sigwait = compile(
-        dir.path(),
-        "sigwait_deadlock",
-        r#"
-#include <pthread.h>
-#include <signal.h>
-static void *wait_usr1(void *arg) {
-    sigset_t set;
-    int sig;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
-    sigwait(&set, &sig);
-    return arg;
-}
-int main(void) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
-    pthread_sigmask(SIG_BLOCK, &set, 0);
-    pthread_t t;
-    pthread_create(&t, 0, wait_usr1, 0);
-    pthread_join(t, 0);
-    return 0;
-}
-"#,
-        false,
-    );
-    coprof()
-        .args(["run", "--"])
-        .arg(&sigwait)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "rt_sigtimedwait (system call 137) leaves every thread waiting",
-        ))
-        .stderr(predicate::str::contains("pc 0x"));
 }
 
 /// `--quantum` sets how many instructions a thread runs before the next
@@ -982,64 +944,119 @@ int main(void) {
         ));
 }
 
-/// Waiting for a signal that nothing will send stops the run with a
-/// message that names the call and its PC, instead of hanging: only the
-/// program and its interval timers send signals here. A wait with a
-/// timeout runs out instead.
-#[test]
-fn waiting_for_a_signal_that_cannot_come_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let prog = compile(
-        dir.path(),
-        "wait_forever",
-        r#"
+/// A program that waits for signals from outside: `pause`, a `read` that
+/// a signal interrupts, a thread in `sigwait` (a daemon's pattern), then
+/// a loop that only a signal ends.
+const OUTSIDE: &str = r#"
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <errno.h>
-#include <time.h>
-static void h(int sig) { (void)sig; }
-int main(void) {
-    signal(SIGUSR1, h);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
-    struct timespec t = {0, 20000000};
-    int r = sigtimedwait(&set, NULL, &t);
-    printf("timed out: rc %d errno %s\n", r, strerror(errno));
+#include <unistd.h>
+static volatile sig_atomic_t got;
+static volatile pid_t sender;
+static void h(int sig, siginfo_t *info, void *c) { (void)c; got = sig; sender = info->si_pid; }
+static void *waiter(void *a) {
+    sigset_t s;
+    int sig;
+    sigemptyset(&s);
+    sigaddset(&s, SIGUSR2);
+    sigwait(&s, &sig);
+    printf("thread sigwait got %d\n", sig);
     fflush(stdout);
-    sigset_t none;
-    sigemptyset(&none);
-    sigsuspend(&none);
-    return 0;
+    return a;
 }
-"#,
-        false,
-    );
-    coprof()
+int main(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = h;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGUSR1, &sa, 0);
+    printf("ready\n");
+    fflush(stdout);
+    pause();
+    printf("pause ended by %d from the parent: %s\n", got, sender == getppid() ? "yes" : "no");
+    fflush(stdout);
+    char buf[16];
+    errno = 0;
+    long n = read(0, buf, sizeof buf);
+    printf("read rc %ld errno %s\n", n, strerror(errno));
+    fflush(stdout);
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &s, 0);
+    pthread_t t;
+    pthread_create(&t, 0, waiter, 0);
+    pthread_join(t, 0);
+    printf("joined\n");
+    fflush(stdout);
+    for (;;)
+        ;
+}
+"#;
+
+/// Signals from another process reach the program as under Linux: its
+/// handler runs (with the sender's pid), a `pause` and a blocked `read`
+/// end, a `sigwait` takes one, and a signal whose default kills ends the
+/// run as a death by it, naming the sender.
+#[test]
+fn signals_from_outside_reach_the_program() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "outside", OUTSIDE, false);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coprof"))
         .args(["run", "--"])
         .arg(&prog)
-        .assert()
-        .code(2)
-        .stdout("timed out: rc -1 errno Resource temporarily unavailable\n")
-        .stderr(predicate::str::contains(
-            "rt_sigsuspend with no pending signal",
-        ))
-        .stderr(predicate::str::contains("pc 0x"));
-    let pause = compile(
-        dir.path(),
-        "pause_forever",
-        "#include <unistd.h>\nint main(void) { pause(); return 0; }",
-        false,
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    let next = || rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+    // Sends `sig` until the program prints its next line: a signal sent
+    // before the program waits for it is taken before the wait.
+    let send_until_line = |sig: i32| loop {
+        // SAFETY: plain call.
+        unsafe { libc::kill(pid, sig) };
+        if let Ok(line) = rx.recv_timeout(std::time::Duration::from_millis(300)) {
+            return line;
+        }
+    };
+    assert_eq!(next(), "ready");
+    assert_eq!(
+        send_until_line(libc::SIGUSR1),
+        "pause ended by 10 from the parent: yes"
     );
-    coprof()
-        .args(["run", "--"])
-        .arg(&pause)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "ppoll of no descriptor without a timeout (pause)",
-        ));
+    assert_eq!(
+        send_until_line(libc::SIGUSR1),
+        "read rc -1 errno Interrupted system call"
+    );
+    // SAFETY: plain call. SIGUSR2 is blocked: it waits for the sigwait.
+    unsafe { libc::kill(pid, libc::SIGUSR2) };
+    assert_eq!(next(), "thread sigwait got 12");
+    assert_eq!(next(), "joined");
+    // SAFETY: plain call.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let end = child.wait_with_output().unwrap();
+    assert_eq!(end.status.code(), Some(128 + 15));
+    let stderr = String::from_utf8_lossy(&end.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "killed by SIGTERM (signal 15) sent by process {}",
+            std::process::id()
+        )),
+        "{stderr}"
+    );
 }
 
 /// Threads take turns on the simulator's one hart in a fixed order, so a

@@ -18,11 +18,12 @@
 //! a failed exec through that memory: `posix_spawn` then returns 0 and the
 //! child exits with status 127, as `system` reports a missing shell. The
 //! other difference: memory mapped MAP_SHARED | MAP_ANONYMOUS is not shared
-//! with the child. The child's end sends the parent SIGCHLD
-//! ([`crate::children`]); `wait4` and `waitid` are the host's.
+//! with the child. The child's end sends the parent SIGCHLD, caught from
+//! the host like any signal from outside ([`crate::host_signals`]);
+//! `wait4` and `waitid` are the host's.
 
 use super::{Exit, Simulator};
-use crate::children::Children;
+use crate::host_signals::{self, HostSignals};
 use crate::itimer::Itimers;
 use crate::syscall::{clone_flags, CloneArgs};
 use crate::SimError;
@@ -47,24 +48,23 @@ impl Simulator {
         // SAFETY: fork. The child has only this thread; it goes on
         // simulating, which touches nothing the host's other threads (the
         // engines', a progress display's) may hold, and leaves with _exit.
+        let mask = host_signals::block();
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             self.become_child(args, at);
+            // The child's own catching of signals from outside, in place
+            // before a signal sent to it (held by the host meanwhile) comes.
+            self.kernel.outside = HostSignals::install(&self.kernel.signals.actions);
+            host_signals::unblock(&mask);
             let end = self.run_to_exit(&mut Unobserved);
             end_child(end, self.kernel.fds.host(2));
         }
+        host_signals::unblock(&mask);
         let r = if pid < 0 {
             -(std::io::Error::last_os_error()
                 .raw_os_error()
                 .unwrap_or(libc::EAGAIN) as i64)
         } else {
-            let kernel = &mut self.kernel;
-            if kernel.children.is_none() {
-                kernel.children = Children::watch(kernel.signals.actions[libc::SIGCHLD as usize]);
-            }
-            if let Some(children) = &mut kernel.children {
-                children.add(pid);
-            }
             if args.flags & clone_flags::PARENT_SETTID != 0 {
                 // A failed write is the program's own fault, as on Linux.
                 let _ = self.mem.store::<4>(args.parent_tid, pid as u64);
@@ -93,8 +93,9 @@ impl Simulator {
         };
         kernel.signals.forget_pending();
         kernel.timers = Itimers::default();
-        if let Some(children) = kernel.children.take() {
-            children.forget_in_child();
+        // The child catches signals from outside for itself.
+        if let Some(outside) = kernel.outside.take() {
+            outside.forget_in_child();
         }
         kernel.child = true;
         if args.flags & clone_flags::CHILD_SETTID != 0 {
@@ -117,9 +118,9 @@ impl Simulator {
 
 /// Ends a forked child's host process as the program's child ended:
 /// with its exit status, or killed by its signal (without a core file:
-/// it would be the simulator's). A child the simulator could not go on
-/// with says why on its standard error (the host descriptor `stderr`, if
-/// open) and exits with status 2.
+/// it would be the simulator's; a fault's message first). A child the
+/// simulator could not go on with says why on its standard error (the
+/// host descriptor `stderr`, if open) and exits with status 2.
 fn end_child(end: Result<Exit, SimError>, stderr: Option<i32>) -> ! {
     // SAFETY: plain call.
     let pid = unsafe { libc::getpid() };
@@ -127,7 +128,11 @@ fn end_child(end: Result<Exit, SimError>, stderr: Option<i32>) -> ! {
         Ok(Exit::Code(code)) => exit_now(code),
         Ok(Exit::Limit) => exit_now(0),
         Ok(Exit::Signal { signal, message }) => {
-            say(stderr, &format!("coprof: child process {pid}: {message}\n"));
+            // A fault is worth its message (the PC, the instruction); any
+            // other death by a signal is as silent as under Linux.
+            if matches!(signal, 4 | 5 | 7 | 8 | 11) {
+                say(stderr, &format!("coprof: child process {pid}: {message}\n"));
+            }
             let no_core = libc::rlimit {
                 rlim_cur: 0,
                 rlim_max: 0,

@@ -66,6 +66,18 @@ static pid_t quick_child(int code) {
     return c;
 }
 
+/* Forks a child that exits after 200 ms: time for the parent to be
+ * waiting when its SIGCHLD comes. */
+static pid_t slow_child(void) {
+    fflush(stdout);
+    pid_t c = fork();
+    if (c == 0) {
+        usleep(200000);
+        _exit(0);
+    }
+    return c;
+}
+
 static int blocked_pipe[2];
 static void *blocked_reader(void *arg) {
     char c = 0;
@@ -316,14 +328,14 @@ int main(void) {
 
     /* SIGCHLD ends a long sleep and a poll with EINTR. */
     chld_seen = 0;
-    child = quick_child(0);
+    child = slow_child();
     struct timespec ten = {10, 0};
     errno = 0;
     rc = nanosleep(&ten, NULL);
     show_rc(28, "nanosleep(10 s):", rc);
     waitpid(child, &status, 0);
     chld_seen = 0;
-    child = quick_child(0);
+    child = slow_child();
     errno = 0;
     rc = poll(NULL, 0, 10000);
     show_rc(28, "poll(10 s):", rc);

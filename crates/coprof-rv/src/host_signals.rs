@@ -1,0 +1,310 @@
+//! Signals from outside: those another process, the terminal or the host
+//! kernel sends the host process, which is the simulated one.
+//!
+//! While a program runs, the host's disposition of every signal that can
+//! come from outside follows the program's own action for it:
+//!
+//! - a handler the program installed: coprof catches the signal, and the
+//!   program's handler runs, with the sender's pid, uid, code and value
+//!   in its siginfo;
+//! - SIG_IGN: the host ignores it too;
+//! - the default action: for the signals that kill (SIGINT at a Ctrl-C,
+//!   SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, …) coprof catches the signal and
+//!   the program dies of it as a simulated death, so that the run ends
+//!   with its reports, as `perf record` keeps its profile at a Ctrl-C; the
+//!   signals whose default is to stop, continue or be ignored keep the
+//!   host's default (a Ctrl-Z stops coprof with the program).
+//!
+//! A caught signal is noted in atomics and a byte is written to a pipe;
+//! the simulator takes it between blocks, as it takes its timers' signals,
+//! and every wait of the program watches the pipe, so a signal ends a
+//! `pause`, `sigsuspend`, `sigwait`, `poll` or `nanosleep` as under Linux.
+//! The catcher is installed without SA_RESTART, so a host call the
+//! simulator makes for the program (a `read` of the terminal) ends with
+//! EINTR; if the program takes the signal, its call then ends with EINTR
+//! or is restarted after the handler as its SA_RESTART says, and
+//! otherwise the call is made again. A signal that a host thread other
+//! than the simulator's (an engine's) catches is sent on to the
+//! simulator's thread, to end its host call too.
+//!
+//! Left to the host: the signals of faults (SIGSEGV, SIGBUS, SIGILL,
+//! SIGFPE, SIGTRAP, SIGSYS), which would be coprof's own; SIGPIPE, which
+//! a write to a closed pipe raises; SIGKILL and SIGSTOP; and the two
+//! real-time signals the host's C library keeps for itself (32, 33).
+//! Real-time signals from outside do not queue: like standard ones, a
+//! second one before delivery merges into the first. SIGCHLD is the
+//! children's ([`crate::children`]).
+
+use crate::signal::{SigInfo, SIG_DFL, SIG_IGN};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, Ordering};
+
+/// The signals that follow the program's action.
+pub const MANAGED: [i32; 53] = {
+    let mut out = [0i32; 53];
+    let base = [
+        1, 2, 3, 6, 10, 12, 14, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+    ];
+    let mut i = 0;
+    while i < base.len() {
+        out[i] = base[i];
+        i += 1;
+    }
+    let mut sig = 34;
+    while sig <= 64 {
+        out[i] = sig;
+        i += 1;
+        sig += 1;
+    }
+    out
+};
+
+/// The pipe's write end (−1: not installed).
+static WRITE_END: AtomicI32 = AtomicI32::new(-1);
+/// The host thread that runs the simulator (0: none).
+static SIM_TID: AtomicI64 = AtomicI64::new(0);
+/// Bit n − 1: signal n was caught and not yet taken.
+static CAUGHT: AtomicU64 = AtomicU64::new(0);
+/// Per signal: the sender's pid and uid (low and high halves).
+static SENDER: [AtomicU64; 65] = [const { AtomicU64::new(0) }; 65];
+/// Per signal: its `si_code`.
+static CODE: [AtomicI32; 65] = [const { AtomicI32::new(0) }; 65];
+/// Per signal: its `si_value` (a `sigqueue`'s).
+static VALUE: [AtomicU64; 65] = [const { AtomicU64::new(0) }; 65];
+
+/// `si_code` of a signal one thread of this process sent another.
+const SI_TKILL: i32 = -6;
+
+/// The host's handler. Async-signal-safe: atomics, `write`, `gettid`,
+/// `tgkill`; errno is kept for the code it interrupted.
+extern "C" fn caught(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: errno is thread-local; the kernel passes a valid siginfo;
+    // the calls are async-signal-safe.
+    unsafe {
+        let saved = *libc::__errno_location();
+        let me = libc::syscall(libc::SYS_gettid);
+        let pid = libc::getpid();
+        let forwarded = (*info).si_code == SI_TKILL && (*info).si_pid() == pid;
+        if !forwarded && (1..=64).contains(&sig) {
+            let i = sig as usize;
+            SENDER[i].store(
+                (*info).si_pid() as u32 as u64 | ((*info).si_uid() as u64) << 32,
+                Ordering::Relaxed,
+            );
+            CODE[i].store((*info).si_code, Ordering::Relaxed);
+            VALUE[i].store((*info).si_value().sival_ptr as u64, Ordering::Relaxed);
+            CAUGHT.fetch_or(1 << (sig - 1), Ordering::SeqCst);
+            let fd = WRITE_END.load(Ordering::Relaxed);
+            if fd >= 0 {
+                libc::write(fd, [sig as u8].as_ptr() as *const _, 1);
+            }
+            let sim = SIM_TID.load(Ordering::Relaxed);
+            if sim > 0 && sim != me {
+                // End the simulator thread's host call too.
+                libc::syscall(libc::SYS_tgkill, pid, sim, sig);
+            }
+        }
+        *libc::__errno_location() = saved;
+    }
+}
+
+/// The catching of signals from outside, for one run: the pipe's read
+/// end and the host's dispositions from before, restored on drop.
+#[derive(Debug)]
+pub struct HostSignals {
+    read: i32,
+    saved: Vec<(i32, libc::sigaction)>,
+}
+
+impl HostSignals {
+    /// Installs the catching for a program whose actions are `actions`
+    /// (handler, flags, mask per signal, as `rt_sigaction` set them), run
+    /// by the calling thread. `None` if the host gives no pipe (signals
+    /// from outside then keep the host's dispositions).
+    pub fn install(actions: &[[u64; 3]; 65]) -> Option<HostSignals> {
+        let mut p = [0i32; 2];
+        // SAFETY: `p` has room for two descriptors.
+        if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } < 0 {
+            return None;
+        }
+        let old = WRITE_END.swap(p[1], Ordering::SeqCst);
+        if old >= 0 {
+            // SAFETY: a write end no reader is left for.
+            unsafe { libc::close(old) };
+        }
+        // SAFETY: plain call.
+        SIM_TID.store(unsafe { libc::syscall(libc::SYS_gettid) }, Ordering::SeqCst);
+        let mut saved = Vec::with_capacity(MANAGED.len());
+        for sig in MANAGED {
+            // SAFETY: a zeroed sigaction is valid; sigaction fills it.
+            let mut before: libc::sigaction = unsafe { std::mem::zeroed() };
+            unsafe { libc::sigaction(sig, std::ptr::null(), &mut before) };
+            saved.push((sig, before));
+            follow(sig, actions[sig as usize]);
+        }
+        Some(HostSignals { read: p[0], saved })
+    }
+
+    /// The descriptor that is readable once a signal was caught.
+    pub fn fd(&self) -> i32 {
+        self.read
+    }
+
+    /// Whether a signal was caught and not yet taken.
+    pub fn news(&self) -> bool {
+        CAUGHT.load(Ordering::SeqCst) != 0
+    }
+
+    /// The signals caught since the last look, lowest first, with what
+    /// their senders sent; the pipe drained.
+    pub fn take(&self) -> Vec<SigInfo> {
+        let mut buf = [0u8; 64];
+        // SAFETY: reads into a local buffer from a non-blocking pipe.
+        while unsafe { libc::read(self.read, buf.as_mut_ptr() as *mut _, buf.len()) } > 0 {}
+        let caught = CAUGHT.swap(0, Ordering::SeqCst);
+        (1..=64)
+            .filter(|sig| caught & (1 << (sig - 1)) != 0)
+            .map(|sig| SigInfo {
+                signo: sig,
+                code: CODE[sig as usize].load(Ordering::Relaxed),
+                word: SENDER[sig as usize].load(Ordering::Relaxed),
+                value: VALUE[sig as usize].load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+
+    /// Ends the catching in a forked child, whose signals are blocked
+    /// ([`block`]): the parent's pipe is closed and what it caught but had
+    /// not taken forgotten (the child installs its own catching before it
+    /// unblocks them), and its dispositions stay.
+    pub fn forget_in_child(mut self) {
+        self.saved.clear();
+        CAUGHT.store(0, Ordering::SeqCst);
+        let old = WRITE_END.swap(-1, Ordering::SeqCst);
+        if old >= 0 {
+            // SAFETY: this process's copy of the parent's write end.
+            unsafe { libc::close(old) };
+        }
+    }
+}
+
+impl Drop for HostSignals {
+    fn drop(&mut self) {
+        for (sig, before) in &self.saved {
+            // SAFETY: restoring a disposition read at install.
+            unsafe { libc::sigaction(*sig, before, std::ptr::null_mut()) };
+        }
+        if !self.saved.is_empty() {
+            let old = WRITE_END.swap(-1, Ordering::SeqCst);
+            if old >= 0 {
+                // SAFETY: the write end this value's install made.
+                unsafe { libc::close(old) };
+            }
+            SIM_TID.store(0, Ordering::SeqCst);
+            CAUGHT.store(0, Ordering::SeqCst);
+        }
+        // SAFETY: the read end this value owns.
+        unsafe { libc::close(self.read) };
+    }
+}
+
+/// Blocks every signal that can come from outside in the calling thread,
+/// returning the mask to restore: around a fork, so that a signal sent to
+/// the child before it catches signals for itself waits in the host
+/// kernel instead of being lost.
+pub fn block() -> libc::sigset_t {
+    // SAFETY: sigset_t values filled by sigemptyset and sigprocmask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in MANAGED {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        old
+    }
+}
+
+/// Restores the calling thread's mask from before [`block`].
+pub fn unblock(old: &libc::sigset_t) {
+    // SAFETY: a mask pthread_sigmask gave.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };
+}
+
+/// What the host does with `sig` for a program whose action is `action`.
+#[derive(Debug, PartialEq, Eq)]
+enum Disposition {
+    Catch,
+    Ignore,
+    Default,
+}
+
+fn disposition(sig: i32, action: [u64; 3]) -> Disposition {
+    match action[0] {
+        SIG_IGN => Disposition::Ignore,
+        SIG_DFL => match sig {
+            // Ignored, continued or stopped by default: the host's default
+            // does the same to the whole process.
+            17 | 18 | 20..=23 | 28 => Disposition::Default,
+            _ => Disposition::Catch,
+        },
+        _ => Disposition::Catch,
+    }
+}
+
+/// Sets the host's disposition of `sig` after the program's `action`
+/// (nothing while no run catches signals, or for a signal left to the
+/// host). For SIGCHLD, SA_NOCLDWAIT is followed too, and a child that
+/// stops sends nothing.
+pub fn follow(sig: i32, action: [u64; 3]) {
+    if WRITE_END.load(Ordering::SeqCst) < 0 || !MANAGED.contains(&sig) {
+        return;
+    }
+    const SA_NOCLDWAIT: u64 = 2;
+    // SAFETY: a zeroed sigaction is valid; the handler is
+    // async-signal-safe.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = match disposition(sig, action) {
+            Disposition::Ignore => libc::SIG_IGN,
+            Disposition::Default => libc::SIG_DFL,
+            Disposition::Catch => {
+                sa.sa_flags = libc::SA_SIGINFO;
+                caught as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                    as usize
+            }
+        };
+        if sig == libc::SIGCHLD {
+            sa.sa_flags |= libc::SA_NOCLDSTOP;
+            if action[1] & SA_NOCLDWAIT != 0 {
+                sa.sa_flags |= libc::SA_NOCLDWAIT;
+            }
+        }
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_follows_the_programs_action() {
+        let handler = [0x1234, 0, 0];
+        assert_eq!(disposition(2, [SIG_DFL, 0, 0]), Disposition::Catch);
+        assert_eq!(disposition(2, [SIG_IGN, 0, 0]), Disposition::Ignore);
+        assert_eq!(disposition(2, handler), Disposition::Catch);
+        // Stop, continue and ignore by default stay the host's.
+        for sig in [17, 18, 20, 21, 22, 23, 28] {
+            assert_eq!(disposition(sig, [SIG_DFL, 0, 0]), Disposition::Default);
+            assert_eq!(disposition(sig, handler), Disposition::Catch);
+        }
+        // Faults, SIGPIPE, SIGKILL, SIGSTOP and the C library's own
+        // real-time signals are never the program's to take from outside.
+        for sig in [4, 5, 7, 8, 9, 11, 13, 19, 31, 32, 33] {
+            assert!(!MANAGED.contains(&sig), "{sig}");
+        }
+        assert!(MANAGED.contains(&64) && MANAGED.contains(&34) && MANAGED.contains(&2));
+    }
+}
