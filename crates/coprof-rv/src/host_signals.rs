@@ -36,7 +36,7 @@
 //! children's ([`crate::children`]).
 
 use crate::signal::{SigInfo, SIG_DFL, SIG_IGN};
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
 
 /// The signals that follow the program's action.
 pub const MANAGED: [i32; 53] = {
@@ -60,6 +60,8 @@ pub const MANAGED: [i32; 53] = {
 
 /// The pipe's write end (−1: not installed).
 static WRITE_END: AtomicI32 = AtomicI32::new(-1);
+/// Whether a run of this process catches signals from outside now.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// The host thread that runs the simulator (0: none).
 static SIM_TID: AtomicI64 = AtomicI64::new(0);
 /// Bit n − 1: signal n was caught and not yet taken.
@@ -118,12 +120,19 @@ pub struct HostSignals {
 impl HostSignals {
     /// Installs the catching for a program whose actions are `actions`
     /// (handler, flags, mask per signal, as `rt_sigaction` set them), run
-    /// by the calling thread. `None` if the host gives no pipe (signals
-    /// from outside then keep the host's dispositions).
+    /// by the calling thread. `None` if another run of this process
+    /// catches them already (a process has one set of dispositions: a
+    /// library running several simulators at once leaves signals from
+    /// outside to the host for all but the first), or if the host gives no
+    /// pipe; signals from outside then keep the host's dispositions.
     pub fn install(actions: &[[u64; 3]; 65]) -> Option<HostSignals> {
+        if ACTIVE.swap(true, Ordering::SeqCst) {
+            return None;
+        }
         let mut p = [0i32; 2];
         // SAFETY: `p` has room for two descriptors.
         if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } < 0 {
+            ACTIVE.store(false, Ordering::SeqCst);
             return None;
         }
         let old = WRITE_END.swap(p[1], Ordering::SeqCst);
@@ -179,6 +188,7 @@ impl HostSignals {
     pub fn forget_in_child(mut self) {
         self.saved.clear();
         CAUGHT.store(0, Ordering::SeqCst);
+        ACTIVE.store(false, Ordering::SeqCst);
         let old = WRITE_END.swap(-1, Ordering::SeqCst);
         if old >= 0 {
             // SAFETY: this process's copy of the parent's write end.
@@ -201,6 +211,7 @@ impl Drop for HostSignals {
             }
             SIM_TID.store(0, Ordering::SeqCst);
             CAUGHT.store(0, Ordering::SeqCst);
+            ACTIVE.store(false, Ordering::SeqCst);
         }
         // SAFETY: the read end this value owns.
         unsafe { libc::close(self.read) };
@@ -254,7 +265,7 @@ fn disposition(sig: i32, action: [u64; 3]) -> Disposition {
 
 /// Sets the host's disposition of `sig` after the program's `action`
 /// (nothing while no run catches signals, or for a signal left to the
-/// host). For SIGCHLD, SA_NOCLDWAIT is followed too, and a child that
+/// host). Only the run that holds the [`HostSignals`] may call it. For SIGCHLD, SA_NOCLDWAIT is followed too, and a child that
 /// stops sends nothing.
 pub fn follow(sig: i32, action: [u64; 3]) {
     if WRITE_END.load(Ordering::SeqCst) < 0 || !MANAGED.contains(&sig) {
@@ -306,5 +317,56 @@ mod tests {
             assert!(!MANAGED.contains(&sig), "{sig}");
         }
         assert!(MANAGED.contains(&64) && MANAGED.contains(&34) && MANAGED.contains(&2));
+    }
+
+    #[test]
+    fn a_signal_from_outside_is_caught_once_per_process_and_the_host_restored() {
+        let mut actions = [[SIG_DFL, 0, 0]; 65];
+        actions[libc::SIGUSR2 as usize] = [0x1000, 0, 0];
+        actions[libc::SIGWINCH as usize] = [SIG_IGN, 0, 0];
+        let caught = HostSignals::install(&actions).expect("installs");
+        // One run of a process catches at a time.
+        assert!(HostSignals::install(&actions).is_none());
+        assert!(!caught.news());
+        // SAFETY: plain calls; SIGUSR2 is caught now, not fatal.
+        let me = unsafe {
+            libc::kill(libc::getpid(), libc::SIGUSR2);
+            libc::getpid()
+        };
+        let start = std::time::Instant::now();
+        while !caught.news() && start.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::yield_now();
+        }
+        let mut p = [libc::pollfd {
+            fd: caught.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        assert_eq!(
+            crate::syscall::host_poll(&mut p, Some(std::time::Duration::ZERO)),
+            1
+        );
+        let infos = caught.take();
+        assert_eq!(infos.len(), 1);
+        assert_eq!(infos[0].signo, libc::SIGUSR2);
+        assert_eq!(infos[0].code, 0, "SI_USER");
+        assert_eq!(infos[0].word as u32, me as u32, "the sender's pid");
+        assert!(!caught.news() && caught.take().is_empty());
+        let disposition = |sig| {
+            // SAFETY: a zeroed sigaction, filled by the call.
+            let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+            unsafe { libc::sigaction(sig, std::ptr::null(), &mut sa) };
+            sa.sa_sigaction
+        };
+        assert_eq!(disposition(libc::SIGWINCH), libc::SIG_IGN);
+        assert_ne!(
+            disposition(libc::SIGINT),
+            libc::SIG_DFL,
+            "caught: its default kills"
+        );
+        drop(caught);
+        assert_eq!(disposition(libc::SIGWINCH), libc::SIG_DFL);
+        assert_eq!(disposition(libc::SIGINT), libc::SIG_DFL);
+        assert!(HostSignals::install(&actions).is_some(), "free again");
     }
 }

@@ -1125,7 +1125,9 @@ impl Kernel {
                 let old = self.signals.actions[sig];
                 if let Some(new) = new {
                     self.signals.actions[sig] = new;
-                    host_signals::follow(sig as i32, new);
+                    if self.outside.is_some() {
+                        host_signals::follow(sig as i32, new);
+                    }
                 }
                 if a[2] != 0 {
                     let buf = tryf!(mem.slice_mut(a[2], 24));
