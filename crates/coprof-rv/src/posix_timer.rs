@@ -180,6 +180,17 @@ impl PosixTimers {
         Ok(old)
     }
 
+    /// The program took `info`: if it is a timer's signal, the timer's
+    /// overrun becomes the signal's (`timer_getoverrun` answers the
+    /// overrun of the last signal delivered or accepted).
+    pub fn delivered(&mut self, info: &SigInfo) {
+        if info.code == SI_TIMER {
+            if let Some(t) = self.timer(info.word as u32 as i64) {
+                t.overrun = (info.word >> 32) as u32;
+            }
+        }
+    }
+
     /// Periods timer `id` missed before its last signal.
     pub fn overrun(&mut self, id: i64) -> Result<i64, i64> {
         Ok(self.timer(id).ok_or(-(libc::EINVAL as i64))?.overrun as i64)

@@ -58,6 +58,10 @@ const UNBLOCKABLE: u64 = (1 << 8) | (1 << 18);
 pub mod code {
     /// Sent by `kill`.
     pub const SI_USER: i32 = 0;
+    /// Sent by `sigqueue` (`rt_sigqueueinfo`).
+    pub const SI_QUEUE: i32 = -1;
+    /// A POSIX timer's signal.
+    pub const SI_TIMER: i32 = -2;
     /// Sent by `tkill` or `tgkill` (`raise`).
     pub const SI_TKILL: i32 = -6;
     /// Sent by the kernel: an interval timer's signal.
@@ -167,13 +171,26 @@ impl Default for Signals {
     }
 }
 
+/// The first real-time signal (Linux's SIGRTMIN; the C library keeps 32
+/// and 33 for itself and calls 34 its SIGRTMIN).
+pub const SIGRTMIN: i32 = 32;
+
+/// Most real-time signals queued behind the pending ones of one set
+/// (Linux's limit is RLIMIT_SIGPENDING, per user; a send past it is
+/// EAGAIN).
+pub const MAX_QUEUED: usize = 4096;
+
 /// Signals sent and not yet delivered, with what each was sent with. A
-/// second one of a kind before delivery is merged into the first, as
-/// standard signals are.
+/// second standard signal of a kind before delivery is merged into the
+/// first; real-time signals queue, each instance with its own siginfo,
+/// delivered in the order sent (kernel/signal.c, `legacy_queue`).
 #[derive(Clone, Debug)]
 pub(crate) struct Pending {
     set: u64,
     info: [SigInfo; 65],
+    /// Real-time signals sent while one of their kind was pending, oldest
+    /// first.
+    queued: std::collections::VecDeque<SigInfo>,
 }
 
 impl Default for Pending {
@@ -181,28 +198,70 @@ impl Default for Pending {
         Pending {
             set: 0,
             info: [SigInfo::timer(0); 65],
+            queued: std::collections::VecDeque::new(),
         }
     }
 }
 
 impl Pending {
-    /// Keeps `info` until it is taken.
-    pub(crate) fn hold(&mut self, info: SigInfo) {
+    /// Keeps `info` until it is taken: merged into a pending standard
+    /// signal of its kind, queued behind a pending real-time one. `false`
+    /// when the queue is full (the send is EAGAIN).
+    pub(crate) fn hold(&mut self, info: SigInfo) -> bool {
         if self.set & bit(info.signo) == 0 {
             self.info[info.signo as usize] = info;
+            self.set |= bit(info.signo);
+        } else if info.signo >= SIGRTMIN {
+            if self.queued.len() >= MAX_QUEUED {
+                return false;
+            }
+            self.queued.push_back(info);
         }
-        self.set |= bit(info.signo);
+        true
     }
 
-    /// Takes the lowest signal held that `allowed` lets through.
+    /// Counts a POSIX timer's expiry `info` as an overrun of its signal if
+    /// one is pending here, as Linux does instead of sending it again
+    /// (kernel/time/posix-timers.c): its `si_overrun` grows by one and by
+    /// the periods `info` says were missed. `false` if none is pending.
+    pub(crate) fn overrun_timer(&mut self, info: &SigInfo) -> bool {
+        let timer = info.word as u32;
+        let missed = info.word >> 32;
+        let same = |p: &SigInfo| {
+            p.signo == info.signo && p.code == code::SI_TIMER && p.word as u32 == timer
+        };
+        let sig = info.signo as usize;
+        let pending = if self.set & bit(info.signo) != 0 && same(&self.info[sig]) {
+            Some(&mut self.info[sig])
+        } else {
+            self.queued.iter_mut().find(|p| same(p))
+        };
+        match pending {
+            Some(p) => {
+                let overrun = ((p.word >> 32) + 1 + missed).min(i32::MAX as u64);
+                p.word = p.word as u32 as u64 | overrun << 32;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Takes the lowest signal held that `allowed` lets through (of a
+    /// real-time kind, the oldest instance).
     fn take(&mut self, allowed: u64) -> Option<SigInfo> {
         let ready = self.set & allowed;
         if ready == 0 {
             return None;
         }
         let sig = ready.trailing_zeros() as i32 + 1;
-        self.set &= !bit(sig);
-        Some(self.info[sig as usize])
+        let out = self.info[sig as usize];
+        match self.queued.iter().position(|q| q.signo == sig) {
+            Some(next) => {
+                self.info[sig as usize] = self.queued.remove(next).unwrap_or(out);
+            }
+            None => self.set &= !bit(sig),
+        }
+        Some(out)
     }
 }
 
@@ -245,13 +304,23 @@ impl Signals {
 
     /// Keeps a signal sent to the process until it is delivered (at once
     /// on the way back to the program unless blocked).
-    pub(crate) fn hold(&mut self, info: SigInfo) {
-        self.shared.hold(info);
+    pub(crate) fn hold(&mut self, info: SigInfo) -> bool {
+        self.shared.hold(info)
     }
 
     /// Keeps a signal sent to the running thread until it is delivered.
-    pub(crate) fn hold_own(&mut self, info: SigInfo) {
-        self.own.hold(info);
+    pub(crate) fn hold_own(&mut self, info: SigInfo) -> bool {
+        self.own.hold(info)
+    }
+
+    /// A POSIX timer's expiry `info` for the process (`own`: for the
+    /// running thread) counted as an overrun of its pending signal, if
+    /// there is one ([`Pending::overrun_timer`]); else held.
+    pub(crate) fn hold_timer(&mut self, info: SigInfo, own: bool) {
+        let set = if own { &mut self.own } else { &mut self.shared };
+        if !set.overrun_timer(&info) {
+            set.hold(info);
+        }
     }
 
     /// Signals pending for the running thread: its own and the process's.
@@ -575,6 +644,55 @@ mod tests {
         assert!(!s.would_interrupt(&own, bit(10)), "its mask blocks it");
         s.hold(SigInfo::timer(14)); // SIGALRM to the process: kills
         assert!(s.would_interrupt(&Pending::default(), bit(10)));
+    }
+
+    #[test]
+    fn real_time_signals_queue_standard_ones_merge_and_timers_overrun() {
+        let mut p = Pending::default();
+        let queued = |value| SigInfo {
+            signo: 34,
+            code: code::SI_QUEUE,
+            word: 0,
+            value,
+        };
+        for v in 1..=3 {
+            assert!(p.hold(queued(v)));
+        }
+        assert!(p.hold(SigInfo::sent(10, code::SI_USER)));
+        assert!(p.hold(SigInfo::sent(10, code::SI_USER)));
+        let all = u64::MAX;
+        // Lowest first; a real-time kind in the order sent.
+        assert_eq!(p.take(all).map(|i| i.signo), Some(10));
+        assert_eq!(p.take(all).map(|i| i.value), Some(1));
+        assert_eq!(p.take(all).map(|i| i.value), Some(2));
+        assert_eq!(p.take(all).map(|i| i.value), Some(3));
+        assert_eq!(p.take(all), None);
+        // The queue has a bound, past which a send is refused.
+        for _ in 0..=MAX_QUEUED {
+            assert!(p.hold(queued(0)));
+        }
+        assert!(!p.hold(queued(0)));
+        // A timer's expiry while its signal is pending adds to its overrun
+        // (one, and the periods it says were missed) instead of queueing.
+        let mut p = Pending::default();
+        let expiry = |missed: u64| SigInfo {
+            signo: 35,
+            code: code::SI_TIMER,
+            word: 7 | missed << 32,
+            value: 0,
+        };
+        assert!(!p.overrun_timer(&expiry(0)));
+        assert!(p.hold(expiry(0)));
+        assert!(p.overrun_timer(&expiry(2)));
+        assert!(p.overrun_timer(&expiry(0)));
+        let other_timer = SigInfo {
+            word: 8,
+            ..expiry(0)
+        };
+        assert!(!p.overrun_timer(&other_timer));
+        let taken = p.take(all).unwrap();
+        assert_eq!((taken.word as u32, taken.word >> 32), (7, 4));
+        assert_eq!(p.take(all), None);
     }
 
     #[test]

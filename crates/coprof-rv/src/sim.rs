@@ -869,6 +869,7 @@ impl Simulator {
     fn deliver_pending(&mut self, at: u64) -> Option<Exit> {
         self.hand_directed();
         while let Some(info) = self.kernel.signals.take_ready() {
+            self.kernel.timers.posix.delivered(&info);
             match self.kernel.signals.action(info.signo) {
                 Action::Run => {
                     if let Err(exit) = self.enter_handler(&info) {
@@ -897,7 +898,9 @@ impl Simulator {
     fn hand_directed(&mut self) {
         for (tid, info) in std::mem::take(&mut self.kernel.directed) {
             if let Some(p) = self.threads.parked.iter_mut().find(|p| p.tid == tid) {
-                p.pending.hold(info);
+                if !p.pending.overrun_timer(&info) {
+                    p.pending.hold(info);
+                }
             }
         }
     }

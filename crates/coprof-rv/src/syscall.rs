@@ -1323,6 +1323,7 @@ impl Kernel {
                 let deadline = timeout.map(|t| std::time::Instant::now() + t);
                 loop {
                     if let Some(info) = self.signals.take_pending_in(set) {
+                        self.timers.posix.delivered(&info);
                         if a[1] != 0 {
                             tryf!(mem.slice_mut(a[1], 128)).copy_from_slice(&info.bytes());
                         }
@@ -1390,15 +1391,70 @@ impl Kernel {
                     // (Simulator::deliver_pending): the process's for
                     // kill, the thread's own for tkill and tgkill.
                     let sig = sig as i32;
-                    if num == nr::KILL {
-                        self.signals.hold(SigInfo::sent(sig, code::SI_USER));
-                    } else if target == self.tid {
-                        self.signals.hold_own(SigInfo::sent(sig, code::SI_TKILL));
+                    let code = if num == nr::KILL {
+                        code::SI_USER
                     } else {
-                        self.directed
-                            .push((target, SigInfo::sent(sig, code::SI_TKILL)));
+                        code::SI_TKILL
+                    };
+                    let to = (num != nr::KILL).then_some(target);
+                    self.send_own(SigInfo::sent(sig, code), to)
+                }
+            }
+            nr::RT_SIGQUEUEINFO | nr::RT_TGSIGQUEUEINFO => {
+                // rt_sigqueueinfo(tgid, sig, info), rt_tgsigqueueinfo(tgid,
+                // tid, sig, info): `sigqueue` and `pthread_sigqueue`. The
+                // siginfo is the sender's, but for its signal number; to
+                // another process only a code below zero (not SI_TKILL)
+                // may be sent (kernel/signal.c, do_rt_sigqueueinfo).
+                let tg = num == nr::RT_TGSIGQUEUEINFO;
+                let (pid, tid, sig, at) = if tg {
+                    (a[0] as i32, Some(a[1] as i32 as i64), a[2], a[3])
+                } else {
+                    (a[0] as i32, None, a[1], a[2])
+                };
+                let mut raw = [0u8; 128];
+                raw.copy_from_slice(tryf!(mem.slice(at, 128, perm::R)));
+                raw[..4].copy_from_slice(&(sig as i32).to_le_bytes());
+                let info = SigInfo {
+                    signo: sig as i32,
+                    code: i32::from_le_bytes(raw[8..12].try_into().unwrap_or_default()),
+                    word: u64::from_le_bytes(raw[16..24].try_into().unwrap_or_default()),
+                    value: u64::from_le_bytes(raw[24..32].try_into().unwrap_or_default()),
+                };
+                // SAFETY: plain call.
+                let me = unsafe { libc::getpid() };
+                if sig > 64 || (tg && (pid <= 0 || tid.is_some_and(|t| t <= 0))) {
+                    EINVAL
+                } else if pid != me {
+                    if info.code >= 0 || info.code == code::SI_TKILL {
+                        -(libc::EPERM as i64)
+                    } else {
+                        // Another process: the host's, with the same siginfo.
+                        // SAFETY: a 128-byte siginfo the call reads.
+                        ret(unsafe {
+                            match tid {
+                                Some(t) => libc::syscall(
+                                    libc::SYS_rt_tgsigqueueinfo,
+                                    pid,
+                                    t as i32,
+                                    sig as i32,
+                                    raw.as_ptr(),
+                                ),
+                                None => libc::syscall(
+                                    libc::SYS_rt_sigqueueinfo,
+                                    pid,
+                                    sig as i32,
+                                    raw.as_ptr(),
+                                ),
+                            }
+                        })
                     }
+                } else if tid.is_some_and(|t| !self.tids.contains(&t)) {
+                    ESRCH
+                } else if sig == 0 {
                     0
+                } else {
+                    self.send_own(info, tid)
                 }
             }
             nr::FUTEX => {
@@ -1820,14 +1876,34 @@ impl Kernel {
         Ok(Ok(ready))
     }
 
+    /// Sends the process (`to` `None`) or one of its threads a signal:
+    /// pending until the way back to the program, which delivers it unless
+    /// it is blocked (the simulator's `deliver_pending`). 0, or EAGAIN
+    /// when a real-time signal's queue is full.
+    fn send_own(&mut self, info: SigInfo, to: Option<i64>) -> i64 {
+        let held = match to {
+            None => self.signals.hold(info),
+            Some(t) if t == self.tid => self.signals.hold_own(info),
+            Some(t) => {
+                self.directed.push((t, info));
+                true
+            }
+        };
+        if held {
+            0
+        } else {
+            -(libc::EAGAIN as i64)
+        }
+    }
+
     /// Marks the signals of the interval timers whose time has come, and
     /// those caught from outside (a child's SIGCHLD, a Ctrl-C), as pending,
     /// to be delivered on the way back to the program.
     pub fn fire_timers(&mut self) {
         for (info, tid) in self.timers.expire() {
             match tid {
-                None => self.signals.hold(info),
-                Some(t) if t == self.tid => self.signals.hold_own(info),
+                None => self.signals.hold_timer(info, false),
+                Some(t) if t == self.tid => self.signals.hold_timer(info, true),
                 Some(t) => self.directed.push((t, info)),
             }
         }
