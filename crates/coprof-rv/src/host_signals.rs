@@ -32,8 +32,9 @@
 //! a write to a closed pipe raises; SIGKILL and SIGSTOP; and the two
 //! real-time signals the host's C library keeps for itself (32, 33).
 //! Real-time signals from outside do not queue: like standard ones, a
-//! second one before delivery merges into the first. SIGCHLD is the
-//! children's ([`crate::children`]).
+//! second one before delivery merges into the first. A child process's
+//! end comes this way too, as the host's SIGCHLD (the `sim` module's
+//! `fork`).
 
 use crate::signal::{SigInfo, SIG_DFL, SIG_IGN};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
