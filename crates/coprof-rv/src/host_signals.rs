@@ -343,8 +343,9 @@ mod tests {
             events: libc::POLLIN,
             revents: 0,
         }];
+        // The byte follows the note (a waiter woken by it finds the note).
         assert_eq!(
-            crate::syscall::host_poll(&mut p, Some(std::time::Duration::ZERO)),
+            crate::syscall::host_poll(&mut p, Some(std::time::Duration::from_secs(10))),
             1
         );
         let infos = caught.take();
