@@ -277,6 +277,13 @@ impl Simulator {
         self.code.pc_counts()
     }
 
+    /// Child processes the program started (`fork`, `vfork`,
+    /// `posix_spawn`): they ran in the simulator unobserved, or on the host
+    /// once they exec'd a host program.
+    pub fn children_started(&self) -> u64 {
+        self.kernel.children_started
+    }
+
     /// Unknown system calls answered with ENOSYS: (number, name, times).
     pub fn enosys_calls(&self) -> Vec<(u64, &'static str, u64)> {
         self.kernel

@@ -184,6 +184,8 @@ pub struct Kernel {
     /// The catching of signals from outside while the program runs
     /// ([`crate::host_signals`]).
     pub outside: Option<HostSignals>,
+    /// Child processes the program started (`fork`, `posix_spawn`).
+    pub children_started: u64,
 }
 
 fn errno() -> i64 {
@@ -368,6 +370,7 @@ impl Kernel {
             child: false,
             names: Vec::new(),
             outside: None,
+            children_started: 0,
         }
     }
 

@@ -255,6 +255,9 @@ impl InputArgs {
                 exit.status()
             );
         }
+        if let Some(note) = children_note(sim.children_started()) {
+            eprintln!("coprof: note: {} {note}", prog.display());
+        }
         Ok(InputInfo {
             events: sim.events_delivered(),
             meta: TraceMeta {
@@ -307,5 +310,17 @@ impl Drop for StdoutToStderr {
             libc::dup2(self.saved, 1);
             libc::close(self.saved);
         }
+    }
+}
+
+/// What to tell about the child processes a program started: they are
+/// not in its reports.
+pub(crate) fn children_note(started: u64) -> Option<String> {
+    match started {
+        0 => None,
+        1 => Some("started 1 child process, which ran unobserved: the reports are of the program alone".into()),
+        n => Some(format!(
+            "started {n} child processes, which ran unobserved: the reports are of the program alone"
+        )),
     }
 }

@@ -621,7 +621,18 @@ fn a_child_runs_risc_v_programs_it_execs_in_a_simulator_of_its_own() {
         .assert()
         .success()
         .stderr(predicate::str::contains("spawn rc 0 status 9"))
+        .stderr(predicate::str::contains(
+            "started 1 child process, which ran unobserved",
+        ))
         .stdout(predicate::str::contains("exit status 0"));
+    coprof()
+        .args(["run", "--stats", "--"])
+        .arg(&prog)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "started 1 child process, which ran unobserved",
+        ));
 }
 
 #[test]

@@ -65,6 +65,7 @@ impl Simulator {
                 .raw_os_error()
                 .unwrap_or(libc::EAGAIN) as i64)
         } else {
+            self.kernel.children_started += 1;
             if args.flags & clone_flags::PARENT_SETTID != 0 {
                 // A failed write is the program's own fault, as on Linux.
                 let _ = self.mem.store::<4>(args.parent_tid, pid as u64);
@@ -92,6 +93,7 @@ impl Simulator {
             0
         };
         kernel.signals.forget_pending();
+        kernel.children_started = 0;
         kernel.timers = Itimers::default();
         // The child catches signals from outside for itself.
         if let Some(outside) = kernel.outside.take() {

@@ -203,6 +203,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         for (num, name, times) in sim.enosys_calls() {
             eprintln!("coprof: system call {num} ({name}) answered ENOSYS {times} times");
         }
+        if let Some(note) = crate::input::children_note(sim.children_started()) {
+            eprintln!("coprof: {} {note}", prog.display());
+        }
     }
     if exit == Exit::Limit {
         eprintln!(
