@@ -1,9 +1,10 @@
 //! System calls the host answers for the guest once its descriptors and
 //! pointers are translated: file advice, space, locks, owners and times,
 //! file-system statistics, copies between descriptors, process groups and
-//! sessions, priorities, ids, scheduling queries, `prctl`'s thread name,
-//! `membarrier`, and the descriptors of `memfd_create`, `eventfd2` and
-//! `timerfd_*`. Every structure here has the same layout on RV64 and
+//! sessions, priorities, ids and credentials, scheduling queries,
+//! `prctl`'s thread name, `membarrier`, `getcpu`, `personality`'s query,
+//! `close_range` over the guest's table, `mknodat` (FIFOs), and the
+//! descriptors of `memfd_create`, `eventfd2`, `timerfd_*` and inotify. Every structure here has the same layout on RV64 and
 //! x86-64 (`struct statfs`, `struct timespec`, `struct itimerspec`,
 //! `struct sched_param`), so it goes through in place; only addresses move.
 
@@ -47,7 +48,26 @@ pub(super) const CALLS: &[u64] = &[
     nr::TIMERFD_CREATE,
     nr::TIMERFD_SETTIME,
     nr::TIMERFD_GETTIME,
+    nr::CLOSE_RANGE,
+    nr::MKNODAT,
+    nr::GETCPU,
+    nr::PERSONALITY,
+    nr::INOTIFY_INIT1,
+    nr::INOTIFY_ADD_WATCH,
+    nr::INOTIFY_RM_WATCH,
+    nr::SETUID,
+    nr::SETGID,
+    nr::SETREUID,
+    nr::SETREGID,
+    nr::SETRESUID,
+    nr::SETRESGID,
+    nr::SETGROUPS,
+    nr::CAPGET,
 ];
+
+/// `close_range` flags (include/uapi/linux/close_range.h).
+const CLOSE_RANGE_UNSHARE: u64 = 2;
+const CLOSE_RANGE_CLOEXEC: u64 = 4;
 
 /// `prctl` options (include/uapi/linux/prctl.h).
 const PR_SET_PDEATHSIG: u64 = 1;
@@ -295,6 +315,95 @@ impl Kernel {
                 } else {
                     ret(unsafe { libc::syscall(libc::SYS_timerfd_gettime, h, cur) })
                 }
+            }
+            nr::CLOSE_RANGE => {
+                // Over the guest's own numbers: coprof's descriptors are
+                // not the program's to close.
+                let (first, last, flags) = (a[0] as u32, a[1] as u32, a[2]);
+                if flags & !(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC) != 0 || first > last {
+                    EINVAL
+                } else {
+                    let last = last.min(super::MAX_FDS as u32 - 1);
+                    for fd in first..=last {
+                        if flags & CLOSE_RANGE_CLOEXEC != 0 {
+                            if let Some(h) = self.fds.host(fd as i64) {
+                                unsafe { libc::fcntl(h, libc::F_SETFD, libc::FD_CLOEXEC) };
+                            }
+                        } else if let Some(h) = self.fds.remove(fd as i64) {
+                            // As `close`: never the host's own standard
+                            // streams.
+                            if h > 2 {
+                                unsafe { libc::close(h) };
+                            }
+                        }
+                    }
+                    0
+                }
+            }
+            nr::MKNODAT => {
+                let (dir, path) = errno!(self.at_path(mem, a[0], a[1]));
+                ret(unsafe { libc::mknodat(dir, path.as_ptr(), a[2] as u32, a[3]) } as i64)
+            }
+            nr::GETCPU => {
+                // One hart: CPU 0, node 0 (as `rseq` reports cpu_id 0).
+                for at in [a[0], a[1]] {
+                    if at != 0 {
+                        tryf!(mem.store::<4>(at, 0));
+                    }
+                }
+                0
+            }
+            nr::PERSONALITY => {
+                // The query (0xffffffff) answers PER_LINUX; a program may
+                // set PER_LINUX again; other personalities are EINVAL.
+                match a[0] as u32 {
+                    0xffff_ffff | 0 => 0,
+                    _ => EINVAL,
+                }
+            }
+            nr::INOTIFY_INIT1 => {
+                let h = unsafe { libc::inotify_init1(a[0] as i32) };
+                self.install(h, 0)
+            }
+            nr::INOTIFY_ADD_WATCH => {
+                let h = fd!(self, a[0]);
+                let path = errno!(self.path(mem, a[1]));
+                ret(unsafe { libc::inotify_add_watch(h, path.as_ptr(), a[2] as u32) } as i64)
+            }
+            nr::INOTIFY_RM_WATCH => {
+                let h = fd!(self, a[0]);
+                ret(unsafe { libc::inotify_rm_watch(h, a[1] as i32) } as i64)
+            }
+            nr::SETUID
+            | nr::SETGID
+            | nr::SETREUID
+            | nr::SETREGID
+            | nr::SETRESUID
+            | nr::SETRESGID => {
+                // The host process's credentials are the program's: the
+                // raw calls, which set them for this thread only, as
+                // Linux's do (the C library makes them process-wide by
+                // calling them in every thread).
+                let n = match num {
+                    nr::SETUID => libc::SYS_setuid,
+                    nr::SETGID => libc::SYS_setgid,
+                    nr::SETREUID => libc::SYS_setreuid,
+                    nr::SETREGID => libc::SYS_setregid,
+                    nr::SETRESUID => libc::SYS_setresuid,
+                    _ => libc::SYS_setresgid,
+                };
+                ret(unsafe { libc::syscall(n, a[0] as u32, a[1] as u32, a[2] as u32) })
+            }
+            nr::SETGROUPS => {
+                let list = errno!(in_ptr(mem, a[1], a[0].min(1 << 16) * 4));
+                ret(unsafe { libc::syscall(libc::SYS_setgroups, a[0], list) })
+            }
+            nr::CAPGET => {
+                // struct __user_cap_header_struct (version, pid) and up to
+                // two __user_cap_data_struct (12 bytes each).
+                let header = errno!(out_ptr(mem, a[0], 8));
+                let data = errno!(out_ptr(mem, a[1], 24));
+                ret(unsafe { libc::syscall(libc::SYS_capget, header, data) })
             }
             _ => unreachable!("host_call of a call not in CALLS"),
         };

@@ -8,7 +8,8 @@
  * a wait without one ended by a thread's write; memfd_create; fstatfs,
  * fadvise, fallocate, flock, fchown, utimensat, sendfile and
  * copy_file_range; process groups and sessions, priorities, ids, groups;
- * prctl's thread name; the scheduling queries and membarrier. What is
+ * prctl's thread name; the scheduling queries and membarrier; close_range,
+ * a FIFO made by mknod, getcpu, personality's query and inotify. What is
  * printed does not depend on timing, ids or the host's files. */
 #define _GNU_SOURCE
 #include "corpus.h"
@@ -21,6 +22,8 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/personality.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -290,5 +293,56 @@ int main(void) {
     show_rc(30, "sched_setaffinity empty", sched_setaffinity(0, sizeof set, &set));
     long q = syscall(SYS_membarrier, 0, 0, 0);
     printf("membarrier query has GLOBAL: %s\n", q > 0 && (q & 1) ? "yes" : "no");
+
+    /* close_range over a few descriptors. */
+    int lo = dup2(0, 20), hi = dup2(0, 23);
+    show_rc(30, "close_range 20..22", syscall(SYS_close_range, 20, 22, 0));
+    printf("fd 20 %s, fd 23 %s\n", fcntl(lo, F_GETFD) < 0 ? "closed" : "open",
+           fcntl(hi, F_GETFD) < 0 ? "closed" : "open");
+    show_rc(30, "close_range CLOEXEC 23..", syscall(SYS_close_range, 23, ~0u, 4));
+    printf("fd 23 cloexec %d\n", fcntl(hi, F_GETFD) & FD_CLOEXEC);
+    close(hi);
+    errno = 0;
+    show_rc(30, "close_range first > last", syscall(SYS_close_range, 5, 4, 0));
+
+    /* A FIFO made with mknod, written and read. */
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "sockets_events-%s.fifo", LEVEL);
+    unlink(fifo);
+    show_rc(30, "mkfifo", mkfifo(fifo, 0600));
+    stat(fifo, &st);
+    printf("is a FIFO: %s\n", S_ISFIFO(st.st_mode) ? "yes" : "no");
+    int fr = open(fifo, O_RDONLY | O_NONBLOCK), fw = open(fifo, O_WRONLY);
+    write(fw, "fifo", 4);
+    n = read(fr, buf, sizeof buf);
+    printf("through the FIFO: %.*s\n", (int)n, buf);
+    close(fr);
+    close(fw);
+    unlink(fifo);
+
+    unsigned cpu = 99, node = 99;
+    show_rc(30, "getcpu", syscall(SYS_getcpu, &cpu, &node, NULL));
+    printf("  on a CPU below 4096: %s\n", cpu < 4096 && node < 4096 ? "yes" : "no");
+    printf("personality query: %#x\n", personality(0xffffffff) & 0xff);
+
+    /* inotify: a file created in a watched directory. */
+    char dirname[64];
+    snprintf(dirname, sizeof dirname, "sockets_events-%s.dir", LEVEL);
+    mkdir(dirname, 0700);
+    int in = inotify_init1(IN_CLOEXEC);
+    int wd = inotify_add_watch(in, dirname, IN_CREATE);
+    printf("inotify watch %s\n", wd >= 0 ? "added" : strerror(errno));
+    char inner[128];
+    snprintf(inner, sizeof inner, "%s/new-file", dirname);
+    close(open(inner, O_WRONLY | O_CREAT, 0600));
+    char ev_buf[256] __attribute__((aligned(8)));
+    n = read(in, ev_buf, sizeof ev_buf);
+    struct inotify_event *iev = (struct inotify_event *)ev_buf;
+    printf("inotify event: %s, name %s\n", n > 0 && (iev->mask & IN_CREATE) ? "IN_CREATE" : "none",
+           n > 0 && iev->len ? iev->name : "-");
+    show_rc(30, "inotify_rm_watch", inotify_rm_watch(in, wd));
+    close(in);
+    unlink(inner);
+    rmdir(dirname);
     return 0;
 }
