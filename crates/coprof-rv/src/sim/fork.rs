@@ -50,6 +50,7 @@ impl Simulator {
         // engines', a progress display's) may hold, and leaves with _exit.
         let mask = host_signals::block();
         let pid = unsafe { libc::fork() };
+        let error = std::io::Error::last_os_error();
         if pid == 0 {
             self.become_child(args, at);
             // The child's own catching of signals from outside, in place
@@ -61,9 +62,7 @@ impl Simulator {
         }
         host_signals::unblock(&mask);
         let r = if pid < 0 {
-            -(std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EAGAIN) as i64)
+            -(error.raw_os_error().unwrap_or(libc::EAGAIN) as i64)
         } else {
             self.kernel.children_started += 1;
             if args.flags & clone_flags::PARENT_SETTID != 0 {
