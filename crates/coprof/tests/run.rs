@@ -1081,6 +1081,11 @@ int main(void) {
     sa.sa_sigaction = h;
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGUSR1, &sa, 0);
+    /* Blocked from the start: a SIGUSR2 sent early waits for the sigwait. */
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &s, 0);
     printf("ready\n");
     fflush(stdout);
     pause();
@@ -1091,10 +1096,6 @@ int main(void) {
     long n = read(0, buf, sizeof buf);
     printf("read rc %ld errno %s\n", n, strerror(errno));
     fflush(stdout);
-    sigset_t s;
-    sigemptyset(&s);
-    sigaddset(&s, SIGUSR2);
-    pthread_sigmask(SIG_BLOCK, &s, 0);
     pthread_t t;
     pthread_create(&t, 0, waiter, 0);
     pthread_join(t, 0);
