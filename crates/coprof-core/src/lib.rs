@@ -24,4 +24,6 @@ pub use event::{flags, Class, ClassSet, Event};
 pub use exact::ExactCounts;
 pub use key_counts::KeyCounts;
 pub use runs::{BlockCounts, Blocks, Run, Transfers};
-pub use stream::{all_with_runs, any_with_runs, Collect, Fanout, Sink, SliceSource, Source};
+pub use stream::{
+    all_with_runs, any_with_runs, Collect, Discard, Fanout, Sink, SliceSource, Source,
+};

@@ -214,6 +214,19 @@ impl Sink for Fanout<'_> {
     }
 }
 
+/// A sink that wants nothing: a source that can tell (the simulator)
+/// then builds no events, for a run wanted only for what the program
+/// itself does.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Discard;
+
+impl Sink for Discard {
+    fn wants(&self) -> ClassSet {
+        ClassSet::NONE
+    }
+    fn observe(&mut self, _batch: &[Event]) {}
+}
+
 /// A sink that keeps every event it receives, for tests and small streams.
 #[derive(Clone, Debug, Default)]
 pub struct Collect {

@@ -246,6 +246,15 @@ impl Pending {
         }
     }
 
+    /// Keeps `info` as [`hold`](Self::hold) does, unless it is a POSIX
+    /// timer's expiry whose signal is pending here, which counts as that
+    /// signal's overrun instead ([`overrun_timer`](Self::overrun_timer)).
+    pub(crate) fn hold_or_overrun(&mut self, info: SigInfo) {
+        if !self.overrun_timer(&info) {
+            self.hold(info);
+        }
+    }
+
     /// Takes the lowest signal held that `allowed` lets through (of a
     /// real-time kind, the oldest instance).
     fn take(&mut self, allowed: u64) -> Option<SigInfo> {
@@ -318,9 +327,7 @@ impl Signals {
     /// there is one ([`Pending::overrun_timer`]); else held.
     pub(crate) fn hold_timer(&mut self, info: SigInfo, own: bool) {
         let set = if own { &mut self.own } else { &mut self.shared };
-        if !set.overrun_timer(&info) {
-            set.hold(info);
-        }
+        set.hold_or_overrun(info);
     }
 
     /// Signals pending for the running thread: its own and the process's.

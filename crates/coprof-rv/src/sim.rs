@@ -16,7 +16,7 @@ use crate::mem::{Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
 use crate::signal::{self, code, Action, Pending, SigInfo};
-use crate::syscall::{clone_flags, host_poll, host_ready, Blocked, CloneArgs, Kernel, Outcome};
+use crate::syscall::{clone_flags, host_ready, Blocked, CloneArgs, Kernel, Outcome};
 use crate::threads::{Parked, Threads, Wait, QUANTUM};
 use coprof_core::{Sink, Source};
 use std::path::{Path, PathBuf};
@@ -138,9 +138,9 @@ fn killed_by(info: &SigInfo, at: u64) -> Exit {
         "from its interval timer".to_string()
     } else if info.code == code::SI_KERNEL {
         "from outside (the terminal or the kernel)".to_string()
-    } else if info.code == -2 {
+    } else if info.code == code::SI_TIMER {
         "from its POSIX timer".to_string()
-    } else if matches!(info.code, 0 | -1 | -6) && sender != me {
+    } else if matches!(info.code, code::SI_USER | code::SI_QUEUE | code::SI_TKILL) && sender != me {
         format!("sent by process {sender}")
     } else {
         "sent by the program itself".to_string()
@@ -831,19 +831,13 @@ impl Simulator {
             .iter()
             .any(|p| matches!(&p.wait, Wait::Call(b) if b.fds.is_empty()))
             || mine.is_some_and(|b| b.fds.is_empty());
-        let outside = self.kernel.outside_fd().filter(|_| for_a_signal);
-        if fds.is_empty() && timeout.is_none() && outside.is_none() {
+        let signal_may_come = for_a_signal && self.kernel.outside_fd().is_some();
+        if fds.is_empty() && timeout.is_none() && !signal_may_come {
             return false;
         }
-        if let Some(fd) = outside {
-            fds.push(libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            });
-        }
-        // An error (EINTR from a host signal) just looks again.
-        host_poll(&mut fds, timeout);
+        // A signal from outside ends the wait too; an error (EINTR from a
+        // host signal) just looks again.
+        self.kernel.poll_with_outside(&mut fds, timeout);
         self.kernel.fire_timers();
         self.hand_directed();
         true
@@ -905,9 +899,7 @@ impl Simulator {
     fn hand_directed(&mut self) {
         for (tid, info) in std::mem::take(&mut self.kernel.directed) {
             if let Some(p) = self.threads.parked.iter_mut().find(|p| p.tid == tid) {
-                if !p.pending.overrun_timer(&info) {
-                    p.pending.hold(info);
-                }
+                p.pending.hold_or_overrun(info);
             }
         }
     }

@@ -284,6 +284,55 @@ fn write_timespec(mem: &mut Memory, at: u64, d: std::time::Duration) -> Result<(
     Ok(())
 }
 
+/// The guest range of `len` bytes at `at` as a host pointer, checked for
+/// writing (`write`) or reading; null for address 0 (an optional
+/// argument); EFAULT when the guest may not touch it so.
+fn guest_ptr(mem: &mut Memory, at: u64, len: u64, write: bool) -> Result<*mut u8, i64> {
+    if at == 0 {
+        return Ok(std::ptr::null_mut());
+    }
+    if write {
+        mem.slice_mut(at, len).map(|s| s.as_mut_ptr())
+    } else {
+        mem.slice(at, len, perm::R).map(|s| s.as_ptr() as *mut u8)
+    }
+    .map_err(|_| EFAULT)
+}
+
+/// The guest's array of `count` iovecs at `at` as host iovecs, each
+/// segment checked for writing (`write`) or reading, up to the first that
+/// cannot be: those segments, and whether that was all of them. EFAULT
+/// when the array itself cannot be read.
+fn host_iovecs(
+    mem: &mut Memory,
+    at: u64,
+    count: u64,
+    write: bool,
+) -> Result<(Vec<libc::iovec>, bool), i64> {
+    let raw = mem
+        .slice(at, count * 16, perm::R)
+        .map_err(|_| EFAULT)?
+        .to_vec();
+    let mut iov = Vec::with_capacity(count as usize);
+    for c in raw.chunks_exact(16) {
+        let base = u64::from_le_bytes(c[..8].try_into().unwrap_or_default());
+        let len = u64::from_le_bytes(c[8..].try_into().unwrap_or_default());
+        let p = if write {
+            mem.slice_mut(base, len).map(|s| s.as_mut_ptr())
+        } else {
+            mem.slice(base, len, perm::R).map(|s| s.as_ptr() as *mut u8)
+        };
+        match p {
+            Ok(p) => iov.push(libc::iovec {
+                iov_base: p as *mut _,
+                iov_len: len as usize,
+            }),
+            Err(_) => return Ok((iov, false)),
+        }
+    }
+    Ok((iov, true))
+}
+
 /// Copies `v`, a host structure whose layout RV64 shares (`struct
 /// rusage`, `siginfo_t`), to the guest at `at`.
 fn put_struct<T: Copy>(mem: &mut Memory, at: u64, v: &T) -> Result<(), i64> {
@@ -300,6 +349,12 @@ const SIGEV_NONE: i32 = 1;
 const SIGEV_THREAD_ID: i32 = 4;
 /// `timer_settime`'s flag for an absolute time.
 const TIMER_ABSTIME: u64 = 1;
+
+/// Why a wait for a signal that nothing can send is a deadlock: the words
+/// after the call's own in its message. Only a run that catches no
+/// signals from outside ([`crate::host_signals`]) gets there.
+const NO_SIGNAL_CAN_COME: &str = "no timer armed and signals from outside not caught in this run \
+     (only the program itself sends signals here, so none will come: deadlock)";
 
 /// Bytes of the kernel's signal set on RV64 (64 signals): the size every
 /// rt_sig* call must be given.
@@ -493,28 +548,13 @@ impl Kernel {
                 if n > 1024 {
                     EINVAL
                 } else {
-                    let raw = tryf!(mem.slice(a[1], n * 16, perm::R)).to_vec();
-                    let mut iov = Vec::with_capacity(n as usize);
-                    for c in raw.chunks_exact(16) {
-                        let base = u64::from_le_bytes(c[..8].try_into().unwrap_or_default());
-                        let len = u64::from_le_bytes(c[8..].try_into().unwrap_or_default());
-                        let p = if num == nr::READV {
-                            mem.slice_mut(base, len).map(|s| s.as_mut_ptr())
-                        } else {
-                            mem.slice(base, len, perm::R).map(|s| s.as_ptr() as *mut u8)
-                        };
-                        match p {
-                            Ok(p) => iov.push(libc::iovec {
-                                iov_base: p as *mut _,
-                                iov_len: len as usize,
-                            }),
-                            // Linux copies segment by segment and stops at
-                            // the first bad one: a short transfer of the
-                            // good ones before it, EFAULT if there are none
-                            // (as qemu-user and regular files do).
-                            Err(_) if iov.iter().any(|v| v.iov_len > 0) => break,
-                            Err(_) => return Ok(Outcome::Ret(EFAULT)),
-                        }
+                    let (iov, whole) = errno!(host_iovecs(mem, a[1], n, num == nr::READV));
+                    // Linux copies segment by segment and stops at the
+                    // first bad one: a short transfer of the good ones
+                    // before it, EFAULT if there are none (as qemu-user and
+                    // regular files do).
+                    if !whole && !iov.iter().any(|v| v.iov_len > 0) {
+                        return Ok(Outcome::Ret(EFAULT));
                     }
                     let events = if num == nr::READV {
                         libc::POLLIN
@@ -1026,8 +1066,8 @@ impl Kernel {
                 } else {
                     (a[2], a[3])
                 };
-                // A relative sleep that ITIMER_REAL's signal or a child's
-                // SIGCHLD would end early, as it would under Linux.
+                // A relative sleep that ITIMER_REAL's signal or one from
+                // outside would end early, as it would under Linux.
                 let relative = num == nr::NANOSLEEP || (a[0] <= 1 && a[1] == 0);
                 if relative && (self.timers.until_real().is_some() || self.outside.is_some()) {
                     return Ok(Outcome::Ret(self.sleep_until_signal(mem, req, rem)));
@@ -1214,9 +1254,8 @@ impl Kernel {
                         ..Blocked::default()
                     }));
                 }
-                // Only ITIMER_REAL and the ends of child processes can
-                // send a signal while the program waits: sleep until one
-                // does.
+                // Only ITIMER_REAL and signals from outside can come while
+                // the program waits: sleep until one does.
                 while !self.signals.wakes() {
                     let wait = self.timers.until_real();
                     if wait.is_none() && self.outside.is_none() {
@@ -1227,10 +1266,10 @@ impl Kernel {
                 if !self.signals.wakes() {
                     self.signals.set_mask(old);
                     return Err(SimError::Unsupported {
-                        what: "rt_sigsuspend with no pending signal that its mask lets through, \
-                               no timer armed and no child process to end (only the program \
-                               itself sends signals here, so none will come: deadlock)"
-                            .into(),
+                        what: format!(
+                            "rt_sigsuspend with no pending signal that its mask lets through, \
+                             {NO_SIGNAL_CAN_COME}"
+                        ),
                         pc,
                     });
                 }
@@ -1345,9 +1384,9 @@ impl Kernel {
                             ..Blocked::default()
                         }));
                     }
-                    // Otherwise only a timer can send one: sleep until the
-                    // next wall-clock timer or the timeout, whichever is
-                    // first.
+                    // Otherwise only a timer or a signal from outside can
+                    // come: sleep until the next wall-clock timer, a signal
+                    // or the timeout, whichever is first.
                     let left =
                         deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
                     if left.is_some_and(|l| l.is_zero()) {
@@ -1356,11 +1395,10 @@ impl Kernel {
                     let slice = earlier(left, self.timers.until_real());
                     if slice.is_none() && self.outside.is_none() {
                         return Err(SimError::Unsupported {
-                            what: "rt_sigtimedwait without a timeout for signals none of \
-                                   which is pending, no timer armed and no child process \
-                                   running (only the program itself sends signals here: \
-                                   deadlock)"
-                                .into(),
+                            what: format!(
+                                "rt_sigtimedwait without a timeout for signals none of which \
+                                 is pending, {NO_SIGNAL_CAN_COME}"
+                            ),
                             pc,
                         });
                     }
@@ -1604,8 +1642,8 @@ impl Kernel {
     }
 
     /// Sleeps for the timespec at `req` (EFAULT, EINVAL as Linux checks
-    /// them) or until ITIMER_REAL or a child's end sends a signal that is
-    /// delivered (not blocked, not ignored): then EINTR, with the time
+    /// them) or until ITIMER_REAL's signal or one from outside comes that
+    /// is delivered (not blocked, not ignored): then EINTR, with the time
     /// left written to `rem` if given.
     fn sleep_until_signal(&mut self, mem: &mut Memory, req: u64, rem: u64) -> i64 {
         let left = match read_timespec(mem, req) {
@@ -1837,10 +1875,7 @@ impl Kernel {
                 self.signals.set_mask(old);
                 return Err(SimError::Unsupported {
                     what: format!(
-                        "{call} of no descriptor without a timeout (pause), no timer armed and no \
-                         child process to end: \
-                         only the program itself sends signals here, so none will come \
-                         (deadlock)"
+                        "{call} of no descriptor without a timeout (pause), {NO_SIGNAL_CAN_COME}"
                     ),
                     pc,
                 });
@@ -1931,29 +1966,16 @@ impl Kernel {
 
     /// Waits `wait` (for ever when `None`), or less if a signal comes from
     /// outside, then looks at the timers and those signals.
+    /// The caller makes sure that one of the two can end the wait.
     fn nap(&mut self, wait: Option<std::time::Duration>) {
-        match self.outside_fd() {
-            Some(fd) => {
-                let mut p = [libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                }];
-                host_poll(&mut p, wait);
-            }
-            None => {
-                if let Some(w) = wait {
-                    std::thread::sleep(w);
-                }
-            }
-        }
+        self.poll_with_outside(&mut [], wait);
         self.fire_timers();
     }
 
     /// `host_poll` of `fds` and the pipe of signals from outside: how many
     /// of `fds` are ready (0 when only a signal came, or it interrupted the
     /// wait: the caller looks at its signals), or −1 on an error.
-    fn poll_with_outside(
+    pub(crate) fn poll_with_outside(
         &mut self,
         fds: &mut [libc::pollfd],
         wait: Option<std::time::Duration>,

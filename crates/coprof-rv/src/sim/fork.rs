@@ -27,18 +27,7 @@ use crate::host_signals::{self, HostSignals};
 use crate::itimer::Itimers;
 use crate::syscall::{clone_flags, CloneArgs};
 use crate::SimError;
-use coprof_core::{ClassSet, Event, Sink};
-
-/// What a forked child runs with: a sink that wants nothing, so that the
-/// simulator builds no events.
-struct Unobserved;
-
-impl Sink for Unobserved {
-    fn wants(&self) -> ClassSet {
-        ClassSet::NONE
-    }
-    fn observe(&mut self, _batch: &[Event]) {}
-}
+use coprof_core::Discard;
 
 impl Simulator {
     /// `clone` of a process by the `ecall` at `at`: in the parent, the
@@ -57,7 +46,8 @@ impl Simulator {
             // before a signal sent to it (held by the host meanwhile) comes.
             self.kernel.outside = HostSignals::install(&self.kernel.signals.actions);
             host_signals::unblock(&mask);
-            let end = self.run_to_exit(&mut Unobserved);
+            // Unobserved: a sink that wants nothing, so no events are built.
+            let end = self.run_to_exit(&mut Discard);
             end_child(end, self.kernel.fds.host(2));
         }
         host_signals::unblock(&mask);

@@ -7,7 +7,7 @@
 //! interval timers and the program's other threads end it as they end a
 //! `ppoll`; the events are then collected without waiting.
 
-use super::{errno, ret, Kernel, Outcome, EBADF, EFAULT, EINVAL};
+use super::{errno, read_timespec, ret, Kernel, Outcome, EBADF, EFAULT, EINVAL, SIGSET_BYTES};
 use crate::error::SimError;
 use crate::mem::{perm, Memory};
 use crate::sysno as nr;
@@ -84,17 +84,11 @@ impl Kernel {
         } else if a[3] == 0 {
             None
         } else {
-            let raw = tryf!(mem.slice(a[3], 16, perm::R));
-            let secs = i64::from_le_bytes(raw[..8].try_into().unwrap_or_default());
-            let nanos = i64::from_le_bytes(raw[8..].try_into().unwrap_or_default());
-            if secs < 0 || !(0..1_000_000_000).contains(&nanos) {
-                return Ok(Outcome::Ret(EINVAL));
-            }
-            Some(Duration::new(secs as u64, nanos as u32))
+            Some(errno!(read_timespec(mem, a[3])))
         };
         let mask = if a[4] == 0 {
             None
-        } else if a[5] != 8 {
+        } else if a[5] != SIGSET_BYTES {
             return Ok(Outcome::Ret(EINVAL));
         } else {
             Some(tryf!(mem.load::<8>(a[4])))

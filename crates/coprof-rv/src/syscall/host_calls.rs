@@ -8,9 +8,9 @@
 //! x86-64 (`struct statfs`, `struct timespec`, `struct itimerspec`,
 //! `struct sched_param`), so it goes through in place; only addresses move.
 
-use super::{errno, put_struct, ret, Kernel, Outcome, EBADF, EFAULT, EINVAL, ESRCH};
+use super::{errno, guest_ptr, put_struct, ret, Kernel, Outcome, EBADF, EFAULT, EINVAL, ESRCH};
 use crate::error::SimError;
-use crate::mem::{perm, Memory};
+use crate::mem::Memory;
 use crate::sysno as nr;
 
 /// The calls this module answers.
@@ -88,28 +88,6 @@ const MEMBARRIER_REGISTER_PRIVATE_EXPEDITED: u64 = 16;
 const MEMBARRIERS: u64 =
     MEMBARRIER_GLOBAL | MEMBARRIER_PRIVATE_EXPEDITED | MEMBARRIER_REGISTER_PRIVATE_EXPEDITED;
 
-/// A guest pointer as a host pointer to `len` bytes the guest may write
-/// (null for 0), or EFAULT.
-fn out_ptr(mem: &mut Memory, at: u64, len: u64) -> Result<*mut u8, i64> {
-    if at == 0 {
-        return Ok(std::ptr::null_mut());
-    }
-    mem.slice_mut(at, len)
-        .map(|s| s.as_mut_ptr())
-        .map_err(|_| EFAULT)
-}
-
-/// A guest pointer as a host pointer to `len` bytes the guest may read
-/// (null for 0), or EFAULT.
-fn in_ptr(mem: &Memory, at: u64, len: u64) -> Result<*const u8, i64> {
-    if at == 0 {
-        return Ok(std::ptr::null());
-    }
-    mem.slice(at, len, perm::R)
-        .map(|s| s.as_ptr())
-        .map_err(|_| EFAULT)
-}
-
 impl Kernel {
     /// One of [`CALLS`], number `a[7]`.
     pub(super) fn host_call(&mut self, mem: &mut Memory, a: [u64; 8]) -> Result<Outcome, SimError> {
@@ -147,7 +125,7 @@ impl Kernel {
                 } else {
                     Some(errno!(self.path(mem, a[1])))
                 };
-                let times = errno!(in_ptr(mem, a[2], 32));
+                let times = errno!(guest_ptr(mem, a[2], 32, false));
                 let p = path.as_ref().map_or(std::ptr::null(), |p| p.as_ptr());
                 ret(unsafe { libc::syscall(libc::SYS_utimensat, dir, p, times, a[3] as i32) })
             }
@@ -173,13 +151,13 @@ impl Kernel {
             }
             nr::SENDFILE => {
                 let (out, input) = (fd!(self, a[0]), fd!(self, a[1]));
-                let off = errno!(out_ptr(mem, a[2], 8));
+                let off = errno!(guest_ptr(mem, a[2], 8, true));
                 ret(unsafe { libc::syscall(libc::SYS_sendfile, out, input, off, a[3]) })
             }
             nr::COPY_FILE_RANGE => {
                 let (input, out) = (fd!(self, a[0]), fd!(self, a[2]));
-                let off_in = errno!(out_ptr(mem, a[1], 8));
-                let off_out = errno!(out_ptr(mem, a[3], 8));
+                let off_in = errno!(guest_ptr(mem, a[1], 8, true));
+                let off_out = errno!(guest_ptr(mem, a[3], 8, true));
                 ret(unsafe {
                     libc::syscall(
                         libc::SYS_copy_file_range,
@@ -227,7 +205,7 @@ impl Kernel {
                 if size < 0 {
                     EINVAL
                 } else {
-                    let list = errno!(out_ptr(mem, a[1], size as u64 * 4));
+                    let list = errno!(guest_ptr(mem, a[1], size as u64 * 4, true));
                     let list = if size == 0 {
                         std::ptr::null_mut()
                     } else {
@@ -262,7 +240,7 @@ impl Kernel {
                 // The simulated threads share one hart, whichever CPUs they
                 // ask for: the mask is checked, as Linux checks it (it must
                 // hold a CPU the host has), and kept by nobody.
-                let mask = errno!(in_ptr(mem, a[2], a[1]));
+                let mask = errno!(guest_ptr(mem, a[2], a[1], false));
                 let mut host: libc::cpu_set_t = unsafe { std::mem::zeroed() };
                 let got = unsafe {
                     libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut host)
@@ -303,13 +281,13 @@ impl Kernel {
             }
             nr::TIMERFD_SETTIME => {
                 let h = fd!(self, a[0]);
-                let new = errno!(in_ptr(mem, a[2], 32));
-                let old = errno!(out_ptr(mem, a[3], 32));
+                let new = errno!(guest_ptr(mem, a[2], 32, false));
+                let old = errno!(guest_ptr(mem, a[3], 32, true));
                 ret(unsafe { libc::syscall(libc::SYS_timerfd_settime, h, a[1] as i32, new, old) })
             }
             nr::TIMERFD_GETTIME => {
                 let h = fd!(self, a[0]);
-                let cur = errno!(out_ptr(mem, a[1], 32));
+                let cur = errno!(guest_ptr(mem, a[1], 32, true));
                 if cur.is_null() {
                     EFAULT
                 } else {
@@ -395,14 +373,14 @@ impl Kernel {
                 ret(unsafe { libc::syscall(n, a[0] as u32, a[1] as u32, a[2] as u32) })
             }
             nr::SETGROUPS => {
-                let list = errno!(in_ptr(mem, a[1], a[0].min(1 << 16) * 4));
+                let list = errno!(guest_ptr(mem, a[1], a[0].min(1 << 16) * 4, false));
                 ret(unsafe { libc::syscall(libc::SYS_setgroups, a[0], list) })
             }
             nr::CAPGET => {
                 // struct __user_cap_header_struct (version, pid) and up to
                 // two __user_cap_data_struct (12 bytes each).
-                let header = errno!(out_ptr(mem, a[0], 8));
-                let data = errno!(out_ptr(mem, a[1], 24));
+                let header = errno!(guest_ptr(mem, a[0], 8, true));
+                let data = errno!(guest_ptr(mem, a[1], 24, true));
                 ret(unsafe { libc::syscall(libc::SYS_capget, header, data) })
             }
             _ => unreachable!("host_call of a call not in CALLS"),

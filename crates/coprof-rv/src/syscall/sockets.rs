@@ -5,7 +5,7 @@
 //! blocking `accept`, receive or send that would wait leaves the hart as
 //! `read` and `write` do.
 
-use super::{errno, ret, Kernel, Outcome, EBADF, EFAULT};
+use super::{errno, guest_ptr, host_iovecs, ret, Kernel, Outcome, EBADF, EFAULT};
 use crate::error::SimError;
 use crate::mem::{perm, Memory};
 use crate::sysno as nr;
@@ -36,19 +36,6 @@ const MSG_DONTWAIT: u64 = 0x40;
 const MAX_IOV: u64 = 1024;
 /// Bytes of `struct cmsghdr`'s header (a 64-bit length, level, type).
 const CMSG_HEADER: usize = 16;
-
-/// A guest range as a host pointer (null for address 0).
-fn host_ptr(mem: &mut Memory, at: u64, len: u64, write: bool) -> Result<*mut u8, i64> {
-    if at == 0 {
-        return Ok(std::ptr::null_mut());
-    }
-    if write {
-        mem.slice_mut(at, len).map(|s| s.as_mut_ptr())
-    } else {
-        mem.slice(at, len, perm::R).map(|s| s.as_ptr() as *mut u8)
-    }
-    .map_err(|_| EFAULT)
-}
 
 /// A `socklen_t` the guest passes by address (0: none).
 fn read_len(mem: &Memory, at: u64) -> Result<u32, i64> {
@@ -94,7 +81,7 @@ impl Kernel {
             }
             nr::BIND | nr::CONNECT => {
                 let h = fd!(self, a[0]);
-                let addr = errno!(host_ptr(mem, a[1], a[2], false));
+                let addr = errno!(guest_ptr(mem, a[1], a[2], false));
                 let len = a[2] as u32;
                 ret(if num == nr::BIND {
                     unsafe { libc::bind(h, addr as *const libc::sockaddr, len) }
@@ -117,7 +104,7 @@ impl Kernel {
                     return Ok(wait);
                 }
                 let mut len = errno!(read_len(mem, a[2]));
-                let addr = errno!(host_ptr(mem, a[1], len as u64, true));
+                let addr = errno!(guest_ptr(mem, a[1], len as u64, true));
                 let lenp = if a[2] == 0 {
                     std::ptr::null_mut()
                 } else {
@@ -135,7 +122,7 @@ impl Kernel {
                 if a[2] == 0 {
                     return Ok(Outcome::Ret(EFAULT));
                 }
-                let addr = errno!(host_ptr(mem, a[1], len as u64, true)) as *mut libc::sockaddr;
+                let addr = errno!(guest_ptr(mem, a[1], len as u64, true)) as *mut libc::sockaddr;
                 let r = if num == nr::GETSOCKNAME {
                     unsafe { libc::getsockname(h, addr, &mut len) }
                 } else {
@@ -148,13 +135,11 @@ impl Kernel {
             }
             nr::SENDTO => {
                 let h = fd!(self, a[0]);
-                if a[3] & MSG_DONTWAIT == 0 {
-                    if let Some(wait) = self.must_wait(h, libc::POLLOUT) {
-                        return Ok(wait);
-                    }
+                if let Some(wait) = self.must_wait_unless_dontwait(h, a[3], libc::POLLOUT) {
+                    return Ok(wait);
                 }
-                let buf = errno!(host_ptr(mem, a[1], a[2], false));
-                let addr = errno!(host_ptr(mem, a[4], a[5], false));
+                let buf = errno!(guest_ptr(mem, a[1], a[2], false));
+                let addr = errno!(guest_ptr(mem, a[4], a[5], false));
                 ret(unsafe {
                     libc::sendto(
                         h,
@@ -168,14 +153,12 @@ impl Kernel {
             }
             nr::RECVFROM => {
                 let h = fd!(self, a[0]);
-                if a[3] & MSG_DONTWAIT == 0 {
-                    if let Some(wait) = self.must_wait(h, libc::POLLIN) {
-                        return Ok(wait);
-                    }
+                if let Some(wait) = self.must_wait_unless_dontwait(h, a[3], libc::POLLIN) {
+                    return Ok(wait);
                 }
-                let buf = errno!(host_ptr(mem, a[1], a[2], true));
+                let buf = errno!(guest_ptr(mem, a[1], a[2], true));
                 let mut len = errno!(read_len(mem, a[5]));
-                let addr = errno!(host_ptr(mem, a[4], len as u64, true));
+                let addr = errno!(guest_ptr(mem, a[4], len as u64, true));
                 let lenp = if a[5] == 0 {
                     std::ptr::null_mut()
                 } else {
@@ -198,7 +181,7 @@ impl Kernel {
             }
             nr::SETSOCKOPT => {
                 let h = fd!(self, a[0]);
-                let val = errno!(host_ptr(mem, a[3], a[4], false));
+                let val = errno!(guest_ptr(mem, a[3], a[4], false));
                 ret(unsafe {
                     libc::setsockopt(h, a[1] as i32, a[2] as i32, val as *const _, a[4] as u32)
                 } as i64)
@@ -209,7 +192,7 @@ impl Kernel {
                     return Ok(Outcome::Ret(EFAULT));
                 }
                 let mut len = errno!(read_len(mem, a[4]));
-                let val = errno!(host_ptr(mem, a[3], len as u64, true));
+                let val = errno!(guest_ptr(mem, a[3], len as u64, true));
                 let r = unsafe {
                     libc::getsockopt(h, a[1] as i32, a[2] as i32, val as *mut _, &mut len)
                 };
@@ -220,20 +203,27 @@ impl Kernel {
             }
             _ => {
                 let h = fd!(self, a[0]);
-                if a[2] & MSG_DONTWAIT == 0 {
-                    let want = if num == nr::SENDMSG {
-                        libc::POLLOUT
-                    } else {
-                        libc::POLLIN
-                    };
-                    if let Some(wait) = self.must_wait(h, want) {
-                        return Ok(wait);
-                    }
+                let want = if num == nr::SENDMSG {
+                    libc::POLLOUT
+                } else {
+                    libc::POLLIN
+                };
+                if let Some(wait) = self.must_wait_unless_dontwait(h, a[2], want) {
+                    return Ok(wait);
                 }
                 errno!(self.message(mem, a, h))
             }
         };
         Ok(Outcome::Ret(r))
+    }
+
+    /// [`Kernel::must_wait`] for a send or receive on `h` with `flags`,
+    /// unless MSG_DONTWAIT makes this one call non-blocking.
+    fn must_wait_unless_dontwait(&self, h: i32, flags: u64, events: i16) -> Option<Outcome> {
+        if flags & MSG_DONTWAIT != 0 {
+            return None;
+        }
+        self.must_wait(h, events)
     }
 
     /// `sendmsg(fd, msg, flags)` and `recvmsg`: the guest's `struct
@@ -251,18 +241,9 @@ impl Kernel {
         if iov_len > MAX_IOV {
             return Err(-(libc::EMSGSIZE as i64));
         }
-        let mut iov = Vec::with_capacity(iov_len as usize);
-        let list = mem
-            .slice(iov_at, iov_len * 16, perm::R)
-            .map_err(|_| EFAULT)?
-            .to_vec();
-        for c in list.chunks_exact(16) {
-            let base = u64::from_le_bytes(c[..8].try_into().unwrap_or_default());
-            let len = u64::from_le_bytes(c[8..].try_into().unwrap_or_default());
-            iov.push(libc::iovec {
-                iov_base: host_ptr(mem, base, len, !send)? as *mut _,
-                iov_len: len as usize,
-            });
+        let (mut iov, whole) = host_iovecs(mem, iov_at, iov_len, !send)?;
+        if !whole {
+            return Err(EFAULT);
         }
         let mut control = if control_at == 0 {
             Vec::new()
@@ -276,7 +257,7 @@ impl Kernel {
         }
         // SAFETY: an all-zero msghdr is valid.
         let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_name = host_ptr(mem, name, name_len as u64, !send)? as *mut _;
+        msg.msg_name = guest_ptr(mem, name, name_len as u64, !send)? as *mut _;
         msg.msg_namelen = name_len;
         msg.msg_iov = iov.as_mut_ptr();
         msg.msg_iovlen = iov.len();

@@ -5,7 +5,7 @@
 use crate::error::bad_input;
 use crate::output::thousands;
 use coprof_core::trace::{TraceMeta, TraceWriter};
-use coprof_core::{ClassSet, Sink};
+use coprof_core::{ClassSet, Discard};
 use coprof_rv::{Config, Exit, SimError, Simulator};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -67,16 +67,6 @@ pub struct Args {
         value_name = "PROG ARGS"
     )]
     command: Vec<String>,
-}
-
-/// A sink that wants nothing: the simulator then builds no events.
-struct Nothing;
-
-impl Sink for Nothing {
-    fn wants(&self) -> ClassSet {
-        ClassSet::NONE
-    }
-    fn observe(&mut self, _batch: &[coprof_core::Event]) {}
 }
 
 /// The simulator's configuration for `command` (argv) with the host's
@@ -185,7 +175,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             (exit, note)
         }
         None => (
-            sim.run_to_exit(&mut Nothing).map_err(sim_error)?,
+            sim.run_to_exit(&mut Discard).map_err(sim_error)?,
             String::new(),
         ),
     };
