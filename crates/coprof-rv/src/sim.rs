@@ -12,12 +12,13 @@ use crate::elf;
 use crate::error::SimError;
 use crate::events::Events;
 use crate::host_signals::HostSignals;
+use crate::itimer::earlier;
 use crate::mem::{Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
 use crate::signal::{self, code, Action, Pending, SigInfo};
 use crate::syscall::{clone_flags, host_ready, Blocked, CloneArgs, Kernel, Outcome};
-use crate::threads::{Parked, Threads, Wait, QUANTUM};
+use crate::threads::{Parked, Redo, Threads, Wait, QUANTUM};
 use coprof_core::{Sink, Source};
 use std::path::{Path, PathBuf};
 
@@ -97,8 +98,8 @@ pub struct Simulator {
     /// starts (the loop detector) sees the truth.
     redirected: Option<u64>,
     /// The thread just put on the hart was blocked in a system call and
-    /// makes it again (a `write` having written this many bytes).
-    redo: Option<u64>,
+    /// makes it again.
+    redo: Option<Redo>,
     delivered: u64,
     delivered_in_runs: u64,
 }
@@ -476,8 +477,8 @@ impl Simulator {
     /// hart goes to which were blocked in theirs, until one goes on.
     #[inline(never)]
     fn ecall(&mut self) -> Result<Option<Exit>, SimError> {
-        let mut done = self.redo.take().unwrap_or(0);
-        if done == 0 && self.kernel.outside.as_ref().is_some_and(HostSignals::news) {
+        let mut redo = self.redo.take().unwrap_or_default();
+        if redo.done == 0 && self.kernel.outside.as_ref().is_some_and(HostSignals::news) {
             // A signal from outside came while the program ran up to the
             // call: as if just before the `ecall`, its handler runs first
             // (and returns to make the call), instead of the call perhaps
@@ -494,9 +495,13 @@ impl Simulator {
             self.kernel.sp = x[2];
             // A `write` that wrote part of its bytes before it blocked goes
             // on with the rest; the program's registers stay as they were.
+            let done = redo.done;
             args[1] = args[1].wrapping_add(done);
             args[2] = args[2].wrapping_sub(done);
-            let mut outcome = self.kernel.syscall(&mut self.mem, args, at)?;
+            self.kernel.resumed_until = redo.until;
+            let outcome = self.kernel.syscall(&mut self.mem, args, at);
+            self.kernel.resumed_until = None;
+            let mut outcome = outcome?;
             if done > 0 {
                 outcome = match outcome {
                     Outcome::Ret(v) if v >= 0 => Outcome::Ret(v + done as i64),
@@ -512,7 +517,7 @@ impl Simulator {
                 return Ok(Some(exit));
             }
             match self.redo.take() {
-                Some(d) => done = d,
+                Some(r) => redo = r,
                 None => return Ok(None),
             }
         }
@@ -561,20 +566,19 @@ impl Simulator {
             Outcome::FutexWait {
                 addr,
                 bitset,
-                timed,
+                until,
             } => {
                 self.cpu.x[10] = 0;
                 self.cpu.pc = at + 4;
                 let wait = Wait::Futex {
                     addr,
                     bitset,
-                    timed,
+                    until,
                 };
                 if !self.switch(wait) {
-                    // No thread can run: the wait's own timeout runs out
-                    // (at once: nothing could end it sooner), or it never
-                    // ends.
-                    if !timed {
+                    // No other thread could run before the wait's own
+                    // timeout ran out, or none ever can.
+                    if until.is_none() {
                         return Err(deadlock(self.cpu.x[17], at));
                     }
                     self.cpu.x[10] = -(libc::ETIMEDOUT as i64) as u64;
@@ -685,7 +689,7 @@ impl Simulator {
             return Ok(Some(Exit::Code(code)));
         }
         let next = self
-            .next_thread(None)
+            .next_thread(None, None)
             .ok_or_else(|| deadlock(self.cpu.x[17], at))?;
         self.run_thread(next);
         Ok(None)
@@ -701,8 +705,9 @@ impl Simulator {
     fn switch(&mut self, wait: Wait) -> bool {
         let next = match &wait {
             Wait::Ready => self.threads.take_next(),
-            Wait::Call(blocked) => self.next_thread(Some(blocked)),
-            _ => self.next_thread(None),
+            Wait::Call(blocked) => self.next_thread(Some(blocked), blocked.until),
+            Wait::Futex { until, .. } => self.next_thread(None, *until),
+            Wait::Redo(_) => self.next_thread(None, None),
         };
         let Some(next) = next else {
             // Keeps the hart: ready, or its own wait ended first.
@@ -722,26 +727,35 @@ impl Simulator {
     }
 
     /// The next thread for the hart when the running one cannot go on:
-    /// one ready or whose timed futex wait runs out; else, if threads wait
-    /// on host descriptors or the interval timer is armed, the first ready
-    /// after the host says so (the whole process waits there, as it would
-    /// on Linux). `None` when nothing can end every thread's wait. When
-    /// the running thread is about to block in a call as `mine` says, its
-    /// own descriptors count for the host's wait too, and if its wait is
-    /// the one that ends, it keeps the hart to make its call again
-    /// (`None`, with [`Self::redo`] set).
-    fn next_thread(&mut self, mine: Option<&Blocked>) -> Option<Parked> {
+    /// one ready, or whose wait's end has come; else, if threads wait on
+    /// host descriptors or with a timeout, or the interval timer is
+    /// armed, the first ready after the host says so (the whole process
+    /// waits there, as it would on Linux). `None` when nothing can end
+    /// every thread's wait, or when the running thread's own timeout
+    /// (`my_until`) comes first. When the running thread is about to
+    /// block in a call as `mine` says, its own descriptors count for the
+    /// host's wait too, and if its wait is the one that ends, it keeps
+    /// the hart to make its call again (`None`, with [`Self::redo`] set).
+    fn next_thread(
+        &mut self,
+        mine: Option<&Blocked>,
+        my_until: Option<std::time::Instant>,
+    ) -> Option<Parked> {
         loop {
             self.wake_blocked(true);
             if let Some(next) = self.threads.take_next() {
                 return Some(next);
             }
-            if !self.wait_on_host(mine) {
+            if my_until.is_some_and(|u| std::time::Instant::now() >= u) {
+                self.redo = mine.map(Blocked::redo);
+                return None;
+            }
+            if !self.wait_on_host(mine, my_until) {
                 return None;
             }
             if let Some(b) = mine {
                 if self.call_wait_over(&self.kernel.signals.own, b, true) {
-                    self.redo = Some(b.done);
+                    self.redo = Some(b.redo());
                     return None;
                 }
             }
@@ -775,18 +789,22 @@ impl Simulator {
 
     /// Makes threads whose wait is over ready: those blocked in a call
     /// ([`Self::call_wait_over`]; descriptors are polled only when
-    /// `poll`), and those asleep on a futex with a signal to take, whose
+    /// `poll`), those asleep on a futex with a signal to take, whose
     /// wait ends with EINTR as Linux's signal_wake_up ends it (the
-    /// thread then takes the signal on its way back).
+    /// thread then takes the signal on its way back), and, when `poll`,
+    /// those whose timeout's end has come.
     fn wake_blocked(&mut self, poll: bool) {
         if self.threads.parked.is_empty() {
             return;
+        }
+        if poll {
+            self.threads.time_out(std::time::Instant::now());
         }
         let mut parked = std::mem::take(&mut self.threads.parked);
         for p in parked.iter_mut() {
             match &p.wait {
                 Wait::Call(b) if self.call_wait_over(&p.pending, b, poll) => {
-                    p.wait = Wait::Redo(b.done);
+                    p.wait = Wait::Redo(b.redo());
                 }
                 Wait::Futex { .. } if self.kernel.signals.would_interrupt(&p.pending, p.mask) => {
                     p.wait = Wait::Ready;
@@ -800,10 +818,16 @@ impl Simulator {
 
     /// Waits on the host, when no thread can run, for a descriptor that a
     /// blocked thread (or the running one, about to block as `mine` says)
-    /// waits on, the interval timer's signal or, if a thread waits for a
-    /// signal, one from outside, whichever comes first; `false` when there
-    /// is none of them (every thread waits on a futex: a deadlock).
-    fn wait_on_host(&mut self, mine: Option<&Blocked>) -> bool {
+    /// waits on, the end of a thread's timeout (the running one's is
+    /// `my_until`), the interval timer's signal or, if a thread waits for
+    /// a signal, one from outside, whichever comes first; `false` when
+    /// there is none of them (every thread waits on a futex without a
+    /// timeout: a deadlock).
+    fn wait_on_host(
+        &mut self,
+        mine: Option<&Blocked>,
+        my_until: Option<std::time::Instant>,
+    ) -> bool {
         let my_fds = mine.map_or(&[][..], |b| &b.fds);
         let mut fds: Vec<libc::pollfd> = self
             .threads
@@ -821,7 +845,12 @@ impl Simulator {
                 revents: 0,
             })
             .collect();
-        let timeout = self.kernel.timers.until_real();
+        let until = match (self.threads.next_timeout(), my_until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let left = until.map(|u| u.saturating_duration_since(std::time::Instant::now()));
+        let timeout = earlier(left, self.kernel.timers.until_real());
         // A thread waiting for a signal (`sigwait`, `sigsuspend`, `pause`)
         // may get one from outside; threads that all wait on futexes for
         // each other, none.
@@ -857,8 +886,8 @@ impl Simulator {
         self.kernel.rseq = next.rseq;
         self.kernel.signals.altstack = next.altstack;
         self.threads.turn_ends = instret + self.threads.quantum;
-        if let Wait::Redo(done) = next.wait {
-            self.redo = Some(done);
+        if let Wait::Redo(redo) = next.wait {
+            self.redo = Some(redo);
         }
     }
 

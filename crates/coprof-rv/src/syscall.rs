@@ -22,6 +22,7 @@ use crate::process::MMAP_TOP;
 use crate::random::GuestRandom;
 use crate::signal::{code, SigInfo, Signals};
 use crate::sysno as nr;
+use crate::threads::Redo;
 use std::ffi::CString;
 use std::path::PathBuf;
 
@@ -50,9 +51,8 @@ pub enum Outcome {
         addr: u64,
         /// Which wakes it takes.
         bitset: u32,
-        /// Whether the wait has a timeout (it expires when no other
-        /// thread can run).
-        timed: bool,
+        /// The end of its timeout on the host's clock, if it has one.
+        until: Option<std::time::Instant>,
     },
     /// `futex` wake: up to `count` threads waiting on `addr` whose bitset
     /// meets `bitset`; a0 gets how many.
@@ -92,6 +92,20 @@ pub struct Blocked {
     /// Bytes a `write` already wrote before it had to wait: the call
     /// goes on with the rest and returns the sum.
     pub done: u64,
+    /// The end of the call's timeout on the host's clock, if it has one:
+    /// then the call is made again, finds no time left and returns as
+    /// its timeout says.
+    pub until: Option<std::time::Instant>,
+}
+
+impl Blocked {
+    /// How the call is made again once its wait is over.
+    pub(crate) fn redo(&self) -> Redo {
+        Redo {
+            done: self.done,
+            until: self.until,
+        }
+    }
 }
 
 /// What `clone`/`clone3` asked for a new thread.
@@ -186,6 +200,9 @@ pub struct Kernel {
     pub outside: Option<HostSignals>,
     /// Child processes the program started (`fork`, `posix_spawn`).
     pub children_started: u64,
+    /// Set by the simulator while a call that waited off the hart is made
+    /// again: the end its timeout had ([`Redo::until`]).
+    pub(crate) resumed_until: Option<std::time::Instant>,
 }
 
 fn errno() -> i64 {
@@ -277,6 +294,19 @@ fn write_itimerspec(mem: &mut Memory, at: u64, spec: Spec) -> Result<(), i64> {
 }
 
 /// Writes `d` as a `struct timespec` at `at` (EFAULT when it cannot).
+/// The moment on the host's monotonic clock at which `clock` reads `at`
+/// (now, if it has passed): the end of an absolute timeout.
+fn instant_at(clock: libc::clockid_t, at: std::time::Duration) -> std::time::Instant {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to fill; a clock the caller checked.
+    unsafe { libc::clock_gettime(clock, &mut now) };
+    let now = std::time::Duration::new(now.tv_sec.max(0) as u64, now.tv_nsec as u32);
+    std::time::Instant::now() + at.saturating_sub(now)
+}
+
 fn write_timespec(mem: &mut Memory, at: u64, d: std::time::Duration) -> Result<(), i64> {
     let buf = mem.slice_mut(at, 16).map_err(|_| EFAULT)?;
     buf[..8].copy_from_slice(&d.as_secs().to_le_bytes());
@@ -392,6 +422,7 @@ macro_rules! fd {
 mod epoll;
 mod exec;
 mod host_calls;
+mod hwprobe;
 mod sockets;
 
 impl Kernel {
@@ -426,6 +457,7 @@ impl Kernel {
             names: Vec::new(),
             outside: None,
             children_started: 0,
+            resumed_until: None,
         }
     }
 
@@ -1066,6 +1098,17 @@ impl Kernel {
                 } else {
                     (a[2], a[3])
                 };
+                let (clock, absolute) = if num == nr::NANOSLEEP {
+                    (libc::CLOCK_MONOTONIC, false)
+                } else {
+                    (a[0] as i32, a[1] & libc::TIMER_ABSTIME as u64 != 0)
+                };
+                // Beside other threads, which go on meanwhile.
+                if self.tids.len() > 1 {
+                    if let Some(outcome) = self.sleep_off_hart(mem, clock, absolute, req, rem) {
+                        return Ok(outcome);
+                    }
+                }
                 // A relative sleep that ITIMER_REAL's signal or one from
                 // outside would end early, as it would under Linux.
                 let relative = num == nr::NANOSLEEP || (a[0] <= 1 && a[1] == 0);
@@ -1362,7 +1405,7 @@ impl Kernel {
                     0 => None,
                     at => Some(errno!(read_timespec(mem, at))),
                 };
-                let deadline = timeout.map(|t| std::time::Instant::now() + t);
+                let deadline = self.deadline(timeout);
                 loop {
                     if let Some(info) = self.signals.take_pending_in(set) {
                         self.timers.posix.delivered(&info);
@@ -1376,22 +1419,24 @@ impl Kernel {
                     if self.signals.wakes() {
                         break -(libc::EINTR as i64);
                     }
-                    if timeout.is_none() && self.tids.len() > 1 {
-                        // Another thread may send one: wait off the hart.
+                    let left =
+                        deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+                    if left.is_some_and(|l| l.is_zero()) {
+                        break -(libc::EAGAIN as i64);
+                    }
+                    if self.tids.len() > 1 {
+                        // Another thread may send one: wait off the hart,
+                        // until the timeout if there is one.
                         return Ok(Outcome::Block(Blocked {
                             set,
                             mask: self.signals.mask,
+                            until: deadline,
                             ..Blocked::default()
                         }));
                     }
                     // Otherwise only a timer or a signal from outside can
                     // come: sleep until the next wall-clock timer, a signal
                     // or the timeout, whichever is first.
-                    let left =
-                        deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
-                    if left.is_some_and(|l| l.is_zero()) {
-                        break -(libc::EAGAIN as i64);
-                    }
                     let slice = earlier(left, self.timers.until_real());
                     if slice.is_none() && self.outside.is_none() {
                         return Err(SimError::Unsupported {
@@ -1516,17 +1561,35 @@ impl Kernel {
                 let bitset = if bitset { a[5] as u32 } else { u32::MAX };
                 match cmd {
                     0 | 9 => {
+                        // The timeout is read before the word, as Linux's
+                        // futex_init_timeout does: FUTEX_WAIT's is
+                        // relative, FUTEX_WAIT_BITSET's an absolute time
+                        // of CLOCK_MONOTONIC or, with the flag, of
+                        // CLOCK_REALTIME.
+                        let until = match a[3] {
+                            0 => None,
+                            at => {
+                                let t = errno!(read_timespec(mem, at));
+                                Some(match cmd {
+                                    0 => std::time::Instant::now() + t,
+                                    _ if a[1] & CLOCK_REALTIME != 0 => {
+                                        instant_at(libc::CLOCK_REALTIME, t)
+                                    }
+                                    _ => instant_at(libc::CLOCK_MONOTONIC, t),
+                                })
+                            }
+                        };
                         let v = tryf!(mem.load::<4>(a[0]));
                         if v as u32 != a[2] as u32 {
                             -(libc::EAGAIN as i64)
                         } else {
-                            // The simulator parks the thread; with no
-                            // other thread to wake it, a timed wait runs
-                            // out and an untimed one is a deadlock.
+                            // The simulator parks the thread until a wake
+                            // or the timeout; an untimed wait that no
+                            // other thread can end is a deadlock.
                             return Ok(Outcome::FutexWait {
                                 addr: a[0],
                                 bitset,
-                                timed: a[3] != 0,
+                                until,
                             });
                         }
                     }
@@ -1619,6 +1682,7 @@ impl Kernel {
                 }
                 ret(r)
             }
+            nr::RISCV_HWPROBE => return Ok(hwprobe::riscv_hwprobe(mem, a)),
             n if host_calls::CALLS.contains(&n) => return self.host_call(mem, a),
             n if epoll::CALLS.contains(&n) => return self.epoll_call(mem, a, pc),
             n if sockets::CALLS.contains(&n) => return self.socket_call(mem, a),
@@ -1639,6 +1703,64 @@ impl Kernel {
             }
         };
         Ok(Outcome::Ret(r))
+    }
+
+    /// When a wait of `timeout` that starts now ends; for a call made
+    /// again after it waited off the hart, the end it had then.
+    pub(crate) fn deadline(
+        &self,
+        timeout: Option<std::time::Duration>,
+    ) -> Option<std::time::Instant> {
+        self.resumed_until
+            .or_else(|| timeout.map(|t| std::time::Instant::now() + t))
+    }
+
+    /// `nanosleep` or `clock_nanosleep` on `clock` beside other threads:
+    /// off the hart until the sleep's end, which a signal that runs a
+    /// handler or kills cuts short with EINTR (and, for a relative sleep,
+    /// the time left in `rem`), as Linux's hrtimer_nanosleep. `None` for
+    /// a clock whose time the host's monotonic clock cannot follow (a
+    /// CPU-time clock): the caller sleeps on the host.
+    fn sleep_off_hart(
+        &mut self,
+        mem: &mut Memory,
+        clock: libc::clockid_t,
+        absolute: bool,
+        req: u64,
+        rem: u64,
+    ) -> Option<Outcome> {
+        let follows = matches!(
+            clock,
+            libc::CLOCK_REALTIME | libc::CLOCK_MONOTONIC | libc::CLOCK_BOOTTIME | libc::CLOCK_TAI
+        );
+        if !follows {
+            return None;
+        }
+        let until = match self.resumed_until {
+            Some(u) => u,
+            None => match read_timespec(mem, req) {
+                Ok(t) if absolute => instant_at(clock, t),
+                Ok(t) => std::time::Instant::now() + t,
+                Err(e) => return Some(Outcome::Ret(e)),
+            },
+        };
+        if self.signals.wakes() {
+            if !absolute && rem != 0 {
+                let left = until.saturating_duration_since(std::time::Instant::now());
+                if let Err(e) = write_timespec(mem, rem, left) {
+                    return Some(Outcome::Ret(e));
+                }
+            }
+            return Some(Outcome::Ret(-(libc::EINTR as i64)));
+        }
+        if std::time::Instant::now() >= until {
+            return Some(Outcome::Ret(0));
+        }
+        Some(Outcome::Block(Blocked {
+            mask: self.signals.mask,
+            until: Some(until),
+            ..Blocked::default()
+        }))
     }
 
     /// Sleeps for the timespec at `req` (EFAULT, EINVAL as Linux checks
@@ -1705,7 +1827,8 @@ impl Kernel {
                 }
             })
             .collect();
-        let ready = match self.poll_host(&mut host, &closed, timeout, mask, "ppoll", pc)? {
+        let deadline = self.deadline(timeout);
+        let ready = match self.poll_host(&mut host, &closed, deadline, mask, "ppoll", pc)? {
             Ok(n) => n,
             Err(outcome) => return Ok(outcome),
         };
@@ -1785,9 +1908,9 @@ impl Kernel {
                 revents: 0,
             });
         }
-        let started = std::time::Instant::now();
+        let deadline = self.deadline(timeout);
         let closed = vec![false; host.len()];
-        if let Err(outcome) = self.poll_host(&mut host, &closed, timeout, mask, "pselect6", pc)? {
+        if let Err(outcome) = self.poll_host(&mut host, &closed, deadline, mask, "pselect6", pc)? {
             return Ok(outcome);
         }
         // POLLIN_SET, POLLOUT_SET and POLLEX_SET of fs/select.c.
@@ -1815,10 +1938,11 @@ impl Kernel {
                 b.copy_from_slice(&w.to_le_bytes());
             }
         }
-        if let Some(t) = timeout {
+        if let Some(d) = deadline {
             // The time left, as Linux writes it back (a timeout in memory
             // that cannot be written is left as it was).
-            let _ = write_timespec(mem, a[4], t.saturating_sub(started.elapsed()));
+            let left = d.saturating_duration_since(std::time::Instant::now());
+            let _ = write_timespec(mem, a[4], left);
         }
         Ok(Outcome::Ret(ready))
     }
@@ -1831,15 +1955,16 @@ impl Kernel {
     /// signal meanwhile, so a wait is cut into slices that end when
     /// ITIMER_REAL does; a signal it sends that will be delivered ends
     /// the wait with EINTR, and the handler's frame saves the mask from
-    /// before. Beside other threads, a wait without a timeout leaves the
-    /// hart instead. With no descriptor and no timeout (glibc's `pause`),
-    /// no timer and no other thread, nothing can end the wait: the run
-    /// stops.
-    fn poll_host(
+    /// before. The wait ends at `deadline` ([`Self::deadline`] of the
+    /// call's timeout; never when `None`). Beside other threads it leaves
+    /// the hart instead, until then. With no descriptor and no timeout
+    /// (glibc's `pause`), no timer and no other thread, nothing can end
+    /// the wait: the run stops.
+    pub(crate) fn poll_host(
         &mut self,
         host: &mut [libc::pollfd],
         closed: &[bool],
-        timeout: Option<std::time::Duration>,
+        deadline: Option<std::time::Instant>,
         mask: Option<u64>,
         call: &str,
         pc: u64,
@@ -1859,13 +1984,12 @@ impl Kernel {
         if self.signals.wakes() {
             return interrupted(&mut self.signals);
         }
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
         let ready = loop {
             let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
             let slice = earlier(left, self.timers.until_real());
             // Beside other threads, which may make a descriptor ready or
-            // send a signal, a wait without a timeout leaves the hart.
-            let off_hart = timeout.is_none() && self.tids.len() > 1;
+            // send a signal, the wait leaves the hart.
+            let off_hart = self.tids.len() > 1;
             let wait = if invalid > 0 || off_hart {
                 Some(std::time::Duration::ZERO)
             } else {
@@ -1893,12 +2017,14 @@ impl Kernel {
             if n > 0 || invalid > 0 {
                 break n as i64 + invalid;
             }
-            if off_hart {
+            let over = deadline.is_some_and(|d| std::time::Instant::now() >= d);
+            if off_hart && !over {
                 let mask = self.signals.mask;
                 self.signals.set_mask(old);
                 return Ok(Err(Outcome::Block(Blocked {
                     fds: host.iter().map(|h| (h.fd, h.events)).collect(),
                     mask,
+                    until: deadline,
                     ..Blocked::default()
                 })));
             }
@@ -1906,7 +2032,7 @@ impl Kernel {
             if self.signals.wakes() {
                 return interrupted(&mut self.signals);
             }
-            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            if over || deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                 break 0;
             }
         };
@@ -2531,7 +2657,7 @@ mod tests {
             Outcome::FutexWait {
                 addr: DATA,
                 bitset: u32::MAX,
-                timed: false
+                until: None
             },
             "WAIT_PRIVATE on the value the word holds"
         );

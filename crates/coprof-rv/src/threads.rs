@@ -7,14 +7,24 @@
 //! `pthread_join` waits on). They run one at a time on the simulator's one
 //! hart, in turns of [`QUANTUM`] instructions, round-robin, and a thread
 //! that waits on a futex (a mutex, a condition variable, a join) leaves the
-//! hart until a wake on its word. The interleaving is deterministic: the
-//! same program and input give the same instructions in the same order,
-//! which two profiles of a multithreaded program need to compare.
+//! hart until a wake on its word. A wait with a timeout (a timed futex
+//! wait, `nanosleep`, `poll`, `select`, `epoll_wait`, `sigtimedwait`)
+//! leaves it too, until its end on the host's clock, which is looked at
+//! when a turn ends and whenever no thread is ready.
+//!
+//! The interleaving is deterministic when no thread waits with a timeout
+//! beside others: the same program and input give the same instructions
+//! in the same order, which two profiles of a multithreaded program need
+//! to compare. Where one does, when its wait ends depends on the host's
+//! clock, as it does under Linux; a thread that sleeps never holds up the
+//! others (the Go runtime's monitor thread sleeps 20 µs to 10 ms at a
+//! time, for the life of every Go program).
 
 use crate::cpu::Cpu;
 use crate::signal::Pending;
 use crate::syscall::Blocked;
 use std::collections::VecDeque;
+use std::time::Instant;
 
 /// Instructions a thread runs before the next ready thread gets the hart
 /// (checked between blocks, so a turn ends up to a block later).
@@ -26,14 +36,28 @@ pub(crate) enum Wait {
     /// Ready to run.
     Ready,
     /// Asleep on the futex word at `addr` until a wake whose bitset meets
-    /// `bitset`; `timed` waits run out when nothing else can run.
-    Futex { addr: u64, bitset: u32, timed: bool },
+    /// `bitset`, or until `until` on the host's clock (ETIMEDOUT).
+    Futex {
+        addr: u64,
+        bitset: u32,
+        until: Option<Instant>,
+    },
     /// In a system call (its `ecall` at the thread's PC) that waits for a
-    /// descriptor or a signal, as `blocked` says.
+    /// descriptor, a signal or the end of its timeout, as `blocked` says.
     Call(Blocked),
-    /// Out of such a wait: ready to make the call again, a `write` having
-    /// written this many bytes already.
-    Redo(u64),
+    /// Out of such a wait: ready to make the call again.
+    Redo(Redo),
+}
+
+/// A system call made again by a thread back on the hart after it waited
+/// off it ([`Wait::Call`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Redo {
+    /// Bytes a `write` wrote before it waited: it goes on with the rest.
+    pub done: u64,
+    /// The end of the call's timeout, if it has one: made again, the call
+    /// waits until then rather than for its whole timeout once more.
+    pub until: Option<Instant>,
 }
 
 impl Wait {
@@ -92,21 +116,40 @@ impl Threads {
     }
 
     /// Takes the next thread to run: the first ready one (or ready to
-    /// make its call again); else, when
-    /// every thread sleeps, the first whose wait has a timeout, which runs
-    /// out (`ETIMEDOUT` in a0). `None` when every thread sleeps untimed.
+    /// make its call again). `None` when every thread waits.
     pub fn take_next(&mut self) -> Option<Parked> {
-        if let Some(i) = self.parked.iter().position(|p| p.wait.runs()) {
-            return self.parked.remove(i);
+        let i = self.parked.iter().position(|p| p.wait.runs())?;
+        self.parked.remove(i)
+    }
+
+    /// Makes the threads whose wait's end has come by `now` ready: a
+    /// futex wait with ETIMEDOUT in a0, a call to be made again (it finds
+    /// no time left and returns as its timeout says).
+    pub fn time_out(&mut self, now: Instant) {
+        for p in self.parked.iter_mut() {
+            match &p.wait {
+                Wait::Futex { until: Some(u), .. } if *u <= now => {
+                    p.wait = Wait::Ready;
+                    p.cpu.x[10] = -(libc::ETIMEDOUT as i64) as u64;
+                }
+                Wait::Call(b) if b.until.is_some_and(|u| u <= now) => {
+                    p.wait = Wait::Redo(b.redo());
+                }
+                _ => {}
+            }
         }
-        let i = self
-            .parked
+    }
+
+    /// The earliest end of a timed wait among the threads off the hart.
+    pub fn next_timeout(&self) -> Option<Instant> {
+        self.parked
             .iter()
-            .position(|p| matches!(p.wait, Wait::Futex { timed: true, .. }))?;
-        let mut p = self.parked.remove(i)?;
-        p.cpu.x[10] = -(libc::ETIMEDOUT as i64) as u64;
-        p.wait = Wait::Ready;
-        Some(p)
+            .filter_map(|p| match &p.wait {
+                Wait::Futex { until, .. } => *until,
+                Wait::Call(b) => b.until,
+                _ => None,
+            })
+            .min()
     }
 
     /// Whether another thread is ready to run.
@@ -138,7 +181,7 @@ mod tests {
         let on = |addr, bitset| Wait::Futex {
             addr,
             bitset,
-            timed: false,
+            until: None,
         };
         t.parked.push_back(parked(1, on(0x100, 1)));
         t.parked.push_back(parked(2, on(0x100, 2)));
@@ -153,26 +196,59 @@ mod tests {
     }
 
     #[test]
-    fn when_all_sleep_a_timed_wait_runs_out_and_an_untimed_one_cannot() {
+    fn timed_waits_end_at_their_time_and_untimed_ones_never() {
         let mut t = Threads::default();
+        let start = Instant::now();
+        let later = start + std::time::Duration::from_secs(5);
         t.parked.push_back(parked(
             1,
             Wait::Futex {
                 addr: 8,
                 bitset: !0,
-                timed: false,
+                until: None,
             },
         ));
-        assert!(t.take_next().is_none(), "a deadlock");
         t.parked.push_back(parked(
             2,
             Wait::Futex {
                 addr: 8,
                 bitset: !0,
-                timed: true,
+                until: Some(later),
             },
         ));
+        t.parked.push_back(parked(
+            3,
+            Wait::Call(Blocked {
+                done: 7,
+                until: Some(start),
+                ..Blocked::default()
+            }),
+        ));
+        assert_eq!(t.next_timeout(), Some(start));
+        assert!(
+            t.take_next().is_none(),
+            "nothing ready before a look at the clock"
+        );
+        t.time_out(start);
+        let p = t.take_next().unwrap();
+        assert_eq!(p.tid, 3, "the call whose end came");
+        assert_eq!(
+            p.wait,
+            Wait::Redo(Redo {
+                done: 7,
+                until: Some(start)
+            })
+        );
+        assert!(t.take_next().is_none(), "the futex wait's end is 5 s away");
+        assert_eq!(t.next_timeout(), Some(later));
+        t.time_out(later);
         let p = t.take_next().unwrap();
         assert_eq!((p.tid, p.cpu.x[10] as i64), (2, -(libc::ETIMEDOUT as i64)));
+        t.time_out(later + std::time::Duration::from_secs(3600));
+        assert!(
+            t.take_next().is_none(),
+            "an untimed wait never ends by itself"
+        );
+        assert_eq!(t.next_timeout(), None);
     }
 }

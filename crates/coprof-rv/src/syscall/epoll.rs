@@ -94,7 +94,7 @@ impl Kernel {
             Some(tryf!(mem.load::<8>(a[4])))
         };
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; (max as usize).min(BATCH)];
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let deadline = self.deadline(timeout);
         loop {
             // SAFETY: `events` has room for that many.
             let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, 0) };
@@ -121,7 +121,7 @@ impl Kernel {
                 events: libc::POLLIN,
                 revents: 0,
             }];
-            match self.poll_host(&mut watch, &[false], left, mask, "epoll_pwait", pc)? {
+            match self.poll_host(&mut watch, &[false], deadline, mask, "epoll_pwait", pc)? {
                 Err(outcome) => return Ok(outcome),
                 Ok(0) => return Ok(Outcome::Ret(0)),
                 Ok(_) => {}
