@@ -355,3 +355,186 @@ fn excerpt_names_the_first_differing_line_and_truncation() {
     // A difference inside the last line without a newline still counts.
     assert!(diff_excerpt("stdout", b"x\ny", b"x\nz").is_some());
 }
+
+/// Fetches the Debian programs with the project's script and returns
+/// their directory. Panics with the script's own output when it fails.
+fn fetch_debian_programs() -> PathBuf {
+    let root = repo_root();
+    let out = root.join("target/debian-rv");
+    let script = root.join("scripts/fetch-debian-rv.sh");
+    let result = Command::new("bash")
+        .arg(&script)
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        result.status.success(),
+        "the Debian RV64 programs could not be fetched: {} exited with {}.\n\
+         It downloads from deb.debian.org (or $DEBIAN_MIRROR).\n--- stdout\n{}\n--- stderr\n{}",
+        script.display(),
+        describe(result.status),
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    out
+}
+
+/// Command lines of the Debian programs, each run under qemu and coprof:
+/// shells that fork, pipe and trap signals, text tools, checksums and
+/// compression over the repository's own files, and a Go program.
+fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
+    let root = repo_root();
+    let file = |p: &str| root.join(p).to_string_lossy().into_owned();
+    let readme = file("README.md");
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let with = |v: &[&str], f: &str| {
+        let mut v = s(v);
+        v.push(f.to_string());
+        v
+    };
+    vec![
+        ("busybox", s(&["echo", "hello", "world"])),
+        (
+            "busybox",
+            s(&["sh", "-c", "for i in 1 2 3; do echo $i; done | sort -r"]),
+        ),
+        (
+            "busybox",
+            s(&[
+                "sh",
+                "-c",
+                "i=0; s=0; while [ $i -lt 3000 ]; do s=$((s + i * i % 7)); i=$((i + 1)); done; echo $s",
+            ]),
+        ),
+        (
+            "busybox",
+            s(&[
+                "awk",
+                "BEGIN { for (i = 0; i < 30000; i++) s += sin(i) * (i % 13); printf \"%.6f\\n\", s }",
+            ]),
+        ),
+        ("busybox", with(&["sha256sum"], &readme)),
+        ("busybox", with(&["md5sum"], &readme)),
+        ("busybox", with(&["gzip", "-9", "-c"], &readme)),
+        ("busybox", with(&["sort"], &readme)),
+        ("busybox", with(&["wc"], &readme)),
+        ("busybox", with(&["sed", "-e", "s/[aeiou]/_/g"], &readme)),
+        ("busybox", with(&["od", "-A", "x", "-t", "x1z", "-N", "96"], &readme)),
+        ("busybox", s(&["tr", "a-z", "A-Z"])),
+        ("busybox", s(&["printf", "%05.2f %x %s\\n", "3.14159", "255", "ok"])),
+        ("busybox", s(&["date", "-u", "-d", "@86400"])),
+        ("busybox", s(&["expr", "6", "*", "7"])),
+        ("busybox", with(&["find"], &file("scripts"))),
+        (
+            "busybox",
+            s(&[
+                "sh",
+                "-c",
+                "echo $(( $(seq 100 | tr '\\n' + | sed 's/+$//') )); exit 7",
+            ]),
+        ),
+        ("busybox", s(&["ls", "/nonexistent"])),
+        (
+            "bash",
+            s(&[
+                "-c",
+                "declare -A m; for w in one two three two one one; do m[$w]=$(( ${m[$w]:-0} + 1 )); done; \
+                 for k in one two three; do echo $k ${m[$k]}; done",
+            ]),
+        ),
+        (
+            "bash",
+            s(&[
+                "-c",
+                "fib() { if (( $1 < 2 )); then echo $1; else echo $(( $(fib $(( $1 - 1 ))) + $(fib $(( $1 - 2 ))) )); fi; }; fib 9",
+            ]),
+        ),
+        (
+            "bash",
+            s(&[
+                "-c",
+                "x=(a b c d); echo ${#x[@]} ${x[@]:1:2}; v=hello; echo ${v^^} ${v:1:3}; printf '%s-%d\\n' a 1 b 2",
+            ]),
+        ),
+        ("bash", s(&["-c", "while read -r l; do echo \"[$l]\"; done"])),
+        (
+            "bash",
+            s(&["-c", "trap 'echo trapped' USR1; kill -USR1 $$; echo after"]),
+        ),
+        ("shfmt", with(&[], &file("scripts/test.sh"))),
+        ("shfmt", with(&["-i", "2", "-ci"], &file("scripts/fetch-debian-rv.sh"))),
+        ("shfmt", with(&["-d"], &file("scripts/install-deps.sh"))),
+        ("shfmt", s(&["--version"])),
+    ]
+}
+
+/// Real programs of a Linux distribution, built by others with a newer
+/// glibc than the corpus (Debian 13's 2.41, which asks `riscv_hwprobe` at
+/// startup): busybox, bash and the Go program shfmt print and exit under
+/// `coprof run` exactly as under qemu.
+#[test]
+fn debian_programs_match_qemu() {
+    let dir = fetch_debian_programs();
+    let mut mismatches = Vec::new();
+    let commands = debian_commands();
+    for (prog, args) in &commands {
+        let bin = dir.join(prog);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let label = format!("{prog} {}", args.join(" "));
+        let reference = run(qemu_command(&bin, &args)).unwrap_or_else(|e| {
+            panic!("the reference run failed, so nothing can be compared: {e}")
+        });
+        match run(coprof_command(&bin, &args)) {
+            Ok(candidate) => mismatches.extend(compare(&label, &reference, &candidate)),
+            Err(e) => mismatches.push(format!("--- {label}\n  {e}\n")),
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} runs differ between qemu-riscv64 and `coprof run` (q = qemu, c = coprof):\n{}",
+        mismatches.len(),
+        commands.len(),
+        mismatches.join("")
+    );
+}
+
+/// `coprof profile` of a Go program and of a shell pipeline: every
+/// report, the program's own output and status as it would be, and
+/// stripped code shown by address with a note.
+#[test]
+fn debian_programs_profile() {
+    let dir = fetch_debian_programs();
+    let script = repo_root().join("scripts/test.sh");
+    for (prog, args) in [
+        ("shfmt", vec![script.to_string_lossy().into_owned()]),
+        (
+            "busybox",
+            vec![
+                "sh".into(),
+                "-c".into(),
+                "seq 2000 | sort -r | md5sum".into(),
+            ],
+        ),
+    ] {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
+        cmd.arg("profile").arg("--").arg(dir.join(prog)).args(&args);
+        let out = run(cmd).expect("coprof profile runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status, "exit 0", "{prog}: {err}");
+        assert!(text.contains("exit status 0"), "{prog}: {text}");
+        for report in [
+            "== loops",
+            "== ranges-pc",
+            "== ranges-load-value",
+            "== values",
+            "== sample",
+        ] {
+            assert!(text.contains(report), "{prog}: no {report} in\n{text}");
+        }
+        assert!(
+            err.contains("no debug info and no symbol"),
+            "{prog}: the note on stripped code is missing: {err}"
+        );
+    }
+}
