@@ -19,7 +19,7 @@ use crate::mem::{perm, Memory, LIMIT};
 
 /// `flags`: reduce the CPU set to the CPUs that match the pairs.
 const WHICH_CPUS: u64 = 1;
-/// The highest key this answers, as Linux 6.17 (`RISCV_HWPROBE_MAX_KEY`).
+/// The highest key this answers: Linux's RISCV_HWPROBE_KEY_ZICBOP_BLOCK_SIZE.
 const MAX_KEY: i64 = 15;
 /// Bytes of a CPU set Linux reads at most (a 1,024-CPU `cpu_set_t`).
 const CPU_SET_BYTES: u64 = 128;
