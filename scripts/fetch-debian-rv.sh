@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches real, unmodified static RV64 programs that Debian 13 ("trixie")
 # ships, for the simulator's tests against qemu-riscv64: busybox (a shell
-# and some 300 commands in one binary), bash and shfmt (a Go program, whose
+# and some 300 commands in one binary), bash, dar (a C++ archiver that
+# reads extended attributes and file flags) and shfmt (a Go program, whose
 # runtime runs several threads and sleeps in one of them all the time).
 # They are built by Debian with a newer glibc (2.41) than the cross
 # compiler here, so they also try what the corpus cannot.
@@ -22,6 +23,7 @@ index_url="$mirror/dists/trixie/main/binary-riscv64/Packages.xz"
 pins=(
   "busybox-static pool/main/b/busybox/busybox-static_1.37.0-6+b9_riscv64.deb 4add476d2b185c5b487c285b38d790f0881a7e4a8e2ddde835f917e770eb8633 usr/bin/busybox busybox"
   "bash-static pool/main/b/bash/bash-static_5.2.37-2+b10_riscv64.deb ff8de6539fb71827fb004de8b0907906ba9862bb66f2c8e11d599326489bf0ac usr/bin/bash-static bash"
+  "dar-static pool/main/d/dar/dar-static_2.7.17-1+b19_riscv64.deb fb7f4e848785236a86cc24d57555ef3c17aa8eaa26671c5768be4f91e22a31a3 usr/bin/dar_static dar"
   "shfmt pool/main/g/golang-mvdan-sh/shfmt_3.8.0-1+b8_riscv64.deb 76dfbb541f6ef16c93810a729c7440fd05ea817cdc636a684fe53cd5b2e6f984 usr/bin/shfmt shfmt"
 )
 

@@ -702,12 +702,21 @@ impl Kernel {
             }
             nr::IOCTL => {
                 let h = fd!(self, a[0]);
-                match a[1] {
-                    // TCGETS/TCSETS*/TIOCGWINSZ/TIOCSWINSZ: the kernel's
-                    // struct termios (36 bytes) and winsize are the same on
-                    // both sides; non-terminals give ENOTTY.
-                    0x5401..=0x5404 | 0x5413 | 0x5414 => {
-                        let len = if a[1] >= 0x5413 { 8 } else { 36 };
+                // Requests whose argument points to a structure of the
+                // same layout on both sides, of this many bytes: TCGETS
+                // and TCSETS* (the kernel's struct termios), TIOCGWINSZ
+                // and TIOCSWINSZ (struct winsize), and an int for
+                // TIOCGPGRP, TIOCSPGRP, FIONREAD, FIONBIO,
+                // FS_IOC_GETFLAGS and FS_IOC_SETFLAGS (whose `long` in
+                // the request's size the kernel reads as an int).
+                let len = match a[1] {
+                    0x5401..=0x5404 => Some(36),
+                    0x5413 | 0x5414 => Some(8),
+                    0x540f | 0x5410 | 0x541b | 0x5421 | 0x8008_6601 | 0x4008_6602 => Some(4),
+                    _ => None,
+                };
+                match len {
+                    Some(len) => {
                         let mut tmp = [0u8; 64];
                         let guest = tryf!(mem.slice_mut(a[2], len));
                         tmp[..len as usize].copy_from_slice(guest);
@@ -718,7 +727,8 @@ impl Kernel {
                         }
                         ret(r as i64)
                     }
-                    _ => -(libc::ENOTTY as i64),
+                    // Others: as a descriptor that knows none of them.
+                    None => -(libc::ENOTTY as i64),
                 }
             }
             nr::PIPE2 => {

@@ -4,6 +4,18 @@
 
 #![allow(missing_docs)]
 
+pub const SETXATTR: u64 = 5;
+pub const LSETXATTR: u64 = 6;
+pub const FSETXATTR: u64 = 7;
+pub const GETXATTR: u64 = 8;
+pub const LGETXATTR: u64 = 9;
+pub const FGETXATTR: u64 = 10;
+pub const LISTXATTR: u64 = 11;
+pub const LLISTXATTR: u64 = 12;
+pub const FLISTXATTR: u64 = 13;
+pub const REMOVEXATTR: u64 = 14;
+pub const LREMOVEXATTR: u64 = 15;
+pub const FREMOVEXATTR: u64 = 16;
 pub const GETCWD: u64 = 17;
 pub const DUP: u64 = 23;
 pub const DUP3: u64 = 24;

@@ -381,11 +381,14 @@ fn fetch_debian_programs() -> PathBuf {
 
 /// Command lines of the Debian programs, each run under qemu and coprof:
 /// shells that fork, pipe and trap signals, text tools, checksums and
-/// compression over the repository's own files, and a Go program.
+/// compression over the repository's own files, an archiver (C++, with
+/// extended attributes and file flags), and a Go program.
 fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
     let root = repo_root();
     let file = |p: &str| root.join(p).to_string_lossy().into_owned();
     let readme = file("README.md");
+    // dar writes its archive here; both runs of a command write the same.
+    let archive = file("target/debian-rv/scripts-archive");
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let with = |v: &[&str], f: &str| {
         let mut v = s(v);
@@ -461,6 +464,12 @@ fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
             "bash",
             s(&["-c", "trap 'echo trapped' USR1; kill -USR1 $$; echo after"]),
         ),
+        (
+            "dar",
+            s(&["-c", &archive, "-R", &file("scripts"), "-Q", "-w"]),
+        ),
+        ("dar", s(&["-l", &archive, "-Q"])),
+        ("dar", s(&["-t", &archive, "-Q"])),
         ("shfmt", with(&[], &file("scripts/test.sh"))),
         ("shfmt", with(&["-i", "2", "-ci"], &file("scripts/fetch-debian-rv.sh"))),
         ("shfmt", with(&["-d"], &file("scripts/install-deps.sh"))),
@@ -470,8 +479,8 @@ fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
 
 /// Real programs of a Linux distribution, built by others with a newer
 /// glibc than the corpus (Debian 13's 2.41, which asks `riscv_hwprobe` at
-/// startup): busybox, bash and the Go program shfmt print and exit under
-/// `coprof run` exactly as under qemu.
+/// startup): busybox, bash, dar and the Go program shfmt print and exit
+/// under `coprof run` exactly as under qemu.
 #[test]
 fn debian_programs_match_qemu() {
     let dir = fetch_debian_programs();

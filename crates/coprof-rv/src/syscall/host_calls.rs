@@ -3,7 +3,8 @@
 //! file-system statistics, copies between descriptors, process groups and
 //! sessions, priorities, ids and credentials, scheduling queries,
 //! `prctl`'s thread name, `membarrier`, `getcpu`, `personality`'s query,
-//! `close_range` over the guest's table, `mknodat` (FIFOs), and the
+//! `close_range` over the guest's table, `mknodat` (FIFOs), extended
+//! attributes (`*xattr`, by path, by link and by descriptor), and the
 //! descriptors of `memfd_create`, `eventfd2`, `timerfd_*` and inotify. Every structure here has the same layout on RV64 and
 //! x86-64 (`struct statfs`, `struct timespec`, `struct itimerspec`,
 //! `struct sched_param`), so it goes through in place; only addresses move.
@@ -12,6 +13,7 @@ use super::{errno, guest_ptr, put_struct, ret, Kernel, Outcome, EBADF, EFAULT, E
 use crate::error::SimError;
 use crate::mem::Memory;
 use crate::sysno as nr;
+use std::ffi::CString;
 
 /// The calls this module answers.
 pub(super) const CALLS: &[u64] = &[
@@ -63,6 +65,18 @@ pub(super) const CALLS: &[u64] = &[
     nr::SETRESGID,
     nr::SETGROUPS,
     nr::CAPGET,
+    nr::SETXATTR,
+    nr::LSETXATTR,
+    nr::FSETXATTR,
+    nr::GETXATTR,
+    nr::LGETXATTR,
+    nr::FGETXATTR,
+    nr::LISTXATTR,
+    nr::LLISTXATTR,
+    nr::FLISTXATTR,
+    nr::REMOVEXATTR,
+    nr::LREMOVEXATTR,
+    nr::FREMOVEXATTR,
 ];
 
 /// `close_range` flags (include/uapi/linux/close_range.h).
@@ -266,7 +280,7 @@ impl Kernel {
             },
             nr::MEMFD_CREATE => {
                 let name = tryf!(mem.read_cstr(a[0], 250));
-                let name = errno!(std::ffi::CString::new(name).map_err(|_| EINVAL));
+                let name = errno!(CString::new(name).map_err(|_| EINVAL));
                 let h =
                     unsafe { libc::syscall(libc::SYS_memfd_create, name.as_ptr(), a[1] as u32) };
                 self.install(h as i32, 0)
@@ -339,6 +353,7 @@ impl Kernel {
                     _ => EINVAL,
                 }
             }
+            nr::SETXATTR..=nr::FREMOVEXATTR => return self.xattr(mem, a),
             nr::INOTIFY_INIT1 => {
                 let h = unsafe { libc::inotify_init1(a[0] as i32) };
                 self.install(h, 0)
@@ -450,5 +465,70 @@ impl Kernel {
         let n = file.len().min(15);
         name[..n].copy_from_slice(&file[..n]);
         name
+    }
+}
+impl Kernel {
+    /// The extended-attribute calls: `set`, `get`, `list` and `remove`,
+    /// each on a path (following a last symbolic link), on the link
+    /// itself (`l`) or on a descriptor (`f`). Names and values go through
+    /// as they are: the host checks them as Linux would.
+    fn xattr(&mut self, mem: &mut Memory, a: [u64; 8]) -> Result<Outcome, SimError> {
+        let num = a[7];
+        // What the call acts on: 0 for a path, 1 for a link, 2 for a
+        // descriptor, the calls coming in threes in that order.
+        let on = (num - nr::SETXATTR) % 3;
+        let (path, fd) = if on == 2 {
+            (None, fd!(self, a[0]))
+        } else {
+            (Some(errno!(self.path(mem, a[0]))), -1)
+        };
+        let p = path.as_ref().map_or(std::ptr::null(), |p| p.as_ptr());
+        let name = || -> Result<CString, i64> {
+            CString::new(mem.read_cstr(a[1], 4096).map_err(|_| EFAULT)?).map_err(|_| EINVAL)
+        };
+        // SAFETY: the path and name are C strings, the buffers null or
+        // checked for their length in guest memory, the descriptor the
+        // host's for the guest's.
+        let r = match num {
+            nr::SETXATTR..=nr::FSETXATTR => {
+                let name = errno!(name());
+                let value = errno!(guest_ptr(mem, a[2], a[3], false)) as *const libc::c_void;
+                let (n, size, flags) = (name.as_ptr(), a[3] as usize, a[4] as i32);
+                (match on {
+                    0 => unsafe { libc::setxattr(p, n, value, size, flags) },
+                    1 => unsafe { libc::lsetxattr(p, n, value, size, flags) },
+                    _ => unsafe { libc::fsetxattr(fd, n, value, size, flags) },
+                }) as isize
+            }
+            nr::GETXATTR..=nr::FGETXATTR => {
+                let name = errno!(name());
+                let value = errno!(guest_ptr(mem, a[2], a[3], true)) as *mut libc::c_void;
+                let (n, size) = (name.as_ptr(), a[3] as usize);
+                match on {
+                    0 => unsafe { libc::getxattr(p, n, value, size) },
+                    1 => unsafe { libc::lgetxattr(p, n, value, size) },
+                    _ => unsafe { libc::fgetxattr(fd, n, value, size) },
+                }
+            }
+            nr::LISTXATTR..=nr::FLISTXATTR => {
+                let list = errno!(guest_ptr(mem, a[1], a[2], true)) as *mut libc::c_char;
+                let size = a[2] as usize;
+                match on {
+                    0 => unsafe { libc::listxattr(p, list, size) },
+                    1 => unsafe { libc::llistxattr(p, list, size) },
+                    _ => unsafe { libc::flistxattr(fd, list, size) },
+                }
+            }
+            _ => {
+                let name = errno!(name());
+                let n = name.as_ptr();
+                (match on {
+                    0 => unsafe { libc::removexattr(p, n) },
+                    1 => unsafe { libc::lremovexattr(p, n) },
+                    _ => unsafe { libc::fremovexattr(fd, n) },
+                }) as isize
+            }
+        };
+        Ok(Outcome::Ret(ret(r as i64)))
     }
 }

@@ -9,7 +9,8 @@
  * fadvise, fallocate, flock, fchown, utimensat, sendfile and
  * copy_file_range; process groups and sessions, priorities, ids, groups;
  * prctl's thread name; the scheduling queries and membarrier; close_range,
- * a FIFO made by mknod, getcpu, personality's query and inotify. What is
+ * a FIFO made by mknod, getcpu, personality's query and inotify; extended
+ * attributes; the FIONREAD, FIONBIO and FS_IOC_GETFLAGS ioctls. What is
  * printed does not depend on timing, ids or the host's files. */
 #define _GNU_SOURCE
 #include "corpus.h"
@@ -23,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -34,6 +36,8 @@
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
+#include <linux/fs.h>
 #include <unistd.h>
 
 static char sock_path[108];
@@ -344,5 +348,53 @@ int main(void) {
     close(in);
     unlink(inner);
     rmdir(dirname);
+
+    /* Extended attributes, by path, link and descriptor. */
+    char xfile[64];
+    snprintf(xfile, sizeof xfile, "sockets_events-%s.xattr", LEVEL);
+    int xf = open(xfile, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    long xr = fsetxattr(xf, "user.coprof", "value-1", 7, 0);
+    if (xr < 0 && (errno == ENOTSUP || errno == EPERM)) {
+        printf("user extended attributes: not on this file system\n");
+    } else {
+        show_rc(30, "fsetxattr", xr);
+        show_rc(30, "setxattr XATTR_CREATE again",
+                setxattr(xfile, "user.coprof", "x", 1, XATTR_CREATE));
+        char v[32];
+        long len = getxattr(xfile, "user.coprof", v, sizeof v);
+        printf("getxattr: %ld '%.*s'\n", len, (int)(len > 0 ? len : 0), v);
+        show_rc(30, "lgetxattr, size 0", lgetxattr(xfile, "user.coprof", NULL, 0));
+        show_rc(30, "fgetxattr, too small", fgetxattr(xf, "user.coprof", v, 2));
+        char list[512];
+        long ll = llistxattr(xfile, list, sizeof list);
+        int listed = 0;
+        for (long i = 0; i < ll; i += (long)strlen(list + i) + 1)
+            listed |= strcmp(list + i, "user.coprof") == 0;
+        printf("llistxattr names user.coprof: %s\n", listed ? "yes" : "no");
+        printf("flistxattr, size 0, as long: %s\n",
+               flistxattr(xf, NULL, 0) == listxattr(xfile, NULL, 0) ? "yes" : "no");
+        show_rc(30, "removexattr", removexattr(xfile, "user.coprof"));
+        show_rc(30, "fremovexattr, gone", fremovexattr(xf, "user.coprof"));
+        show_rc(30, "lremovexattr, gone", lremovexattr(xfile, "user.coprof"));
+    }
+    show_rc(30, "getxattr, no such file", getxattr("/nonexistent/x", "user.a", NULL, 0));
+
+    /* ioctls whose argument is an int. */
+    int fl = -1;
+    long fr3 = ioctl(xf, FS_IOC_GETFLAGS, &fl);
+    printf("FS_IOC_GETFLAGS: %s\n", fr3 == 0 ? "read" : strerror(errno));
+    close(xf);
+    unlink(xfile);
+    int fp[2];
+    pipe(fp);
+    write(fp[1], "12345", 5);
+    int avail = -1;
+    show_rc(30, "FIONREAD", ioctl(fp[0], FIONREAD, &avail));
+    printf("  bytes to read: %d\n", avail);
+    int on = 1;
+    show_rc(30, "FIONBIO", ioctl(fp[0], FIONBIO, &on));
+    printf("  O_NONBLOCK now: %s\n", fcntl(fp[0], F_GETFL) & O_NONBLOCK ? "yes" : "no");
+    close(fp[0]);
+    close(fp[1]);
     return 0;
 }
