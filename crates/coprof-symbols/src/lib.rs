@@ -10,8 +10,9 @@
 //!
 //! - [`Symbolizer::lookup`]: function, file, line and the chain of inlined
 //!   frames for one PC, from the ELF's DWARF (via `addr2line`, `gimli` and
-//!   `object`), falling back to the ELF symbol table (function + offset) and
-//!   then to the raw address; [`Location::source`] says which, and
+//!   `object`), falling back to the Go runtime's table for Go code
+//!   ([`gopclntab`]: function, file and line), to the ELF symbol table
+//!   (function + offset) and then to the raw address; [`Location::source`] says which, and
 //!   [`Quality::note`] gives the sentence a report prints. Functions are
 //!   named by their demangled linkage names ([`demangle`]: C++ by the GNU
 //!   demangler, Rust by `rustc-demangle`), or, for C++ functions without
@@ -44,6 +45,7 @@ pub mod demangle;
 pub mod disasm;
 pub mod dwarf;
 pub mod error;
+pub mod gopclntab;
 pub mod listing;
 pub mod location;
 mod names;

@@ -12,6 +12,10 @@ use std::fmt;
 pub enum Quality {
     /// Function, file and line (and inlined frames) from DWARF debug info.
     Dwarf,
+    /// No DWARF covers the PC, but it is Go code: function, file and line
+    /// from the Go runtime's own table (`.gopclntab`, which stripped Go
+    /// binaries keep), without inlined frames.
+    GoTable,
     /// No debug info covers the PC: the function and offset come from the
     /// ELF symbol table.
     Symbols,
@@ -25,6 +29,10 @@ impl Quality {
     pub fn note(self) -> Option<&'static str> {
         match self {
             Quality::Dwarf => None,
+            Quality::GoTable => Some(
+                "no DWARF for this code: function, file and line from the Go runtime's \
+                 table (.gopclntab), without inlined frames",
+            ),
             Quality::Symbols => Some(
                 "no debug info for this code: function names and offsets from the ELF \
                  symbol table (build with -g for file and line)",
@@ -35,10 +43,11 @@ impl Quality {
         }
     }
 
-    /// `dwarf`, `symbols` or `address`.
+    /// `dwarf`, `go_table`, `symbols` or `address`.
     pub fn name(self) -> &'static str {
         match self {
             Quality::Dwarf => "dwarf",
+            Quality::GoTable => "go_table",
             Quality::Symbols => "symbols",
             Quality::Address => "address",
         }
@@ -163,7 +172,7 @@ impl fmt::Display for Frame {
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.source {
-            Quality::Dwarf => {
+            Quality::Dwarf | Quality::GoTable => {
                 write_frame(f, self.function.as_deref(), self.file.as_deref(), self.line)
             }
             Quality::Symbols => write!(

@@ -86,7 +86,7 @@ pub fn group_by_file<'a>(rows: impl IntoIterator<Item = (&'a str, u32)>) -> Vec<
 impl fmt::Display for SourceSpan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.source, &self.function, self.offsets) {
-            (Quality::Dwarf, _, _) if !self.files.is_empty() => {
+            (Quality::Dwarf | Quality::GoTable, _, _) if !self.files.is_empty() => {
                 for (i, fl) in self.files.iter().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;

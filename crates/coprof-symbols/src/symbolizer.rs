@@ -9,6 +9,7 @@ use crate::demangle::demangle_or_keep;
 use crate::disasm::{self, Code, Disassembly};
 use crate::dwarf::{self, Dwarf};
 use crate::error::SymbolError;
+use crate::gopclntab::GoTable;
 use crate::listing::{Listing, ListingRow, MAX_LISTING_ROWS};
 use crate::location::{Frame, Location, Quality};
 use crate::names::FunctionNames;
@@ -31,6 +32,9 @@ pub struct DebugInfo {
     pub dwarf_error: Option<String>,
     /// Number of function symbols in its symbol table.
     pub function_symbols: usize,
+    /// Number of functions in its Go runtime table (`.gopclntab`), 0 when
+    /// it has none.
+    pub go_functions: usize,
 }
 
 impl DebugInfo {
@@ -38,6 +42,8 @@ impl DebugInfo {
     pub fn best(&self) -> Quality {
         if self.dwarf {
             Quality::Dwarf
+        } else if self.go_functions > 0 {
+            Quality::GoTable
         } else if self.function_symbols > 0 {
             Quality::Symbols
         } else {
@@ -65,6 +71,7 @@ pub struct Symbolizer {
     dwarf: Option<Dwarf>,
     info: DebugInfo,
     symbols: SymbolTable,
+    go: Option<GoTable>,
     code: Code,
     names: FunctionNames,
     cache: RefCell<FxHashMap<u64, Location>>,
@@ -95,6 +102,7 @@ impl Symbolizer {
         })?;
         let arch = Arch::from_object(file.architecture());
         let symbols = SymbolTable::from_object(&file);
+        let go = GoTable::from_object(&file);
         let code = Code::from_object(&file);
         let (dwarf, dwarf_error) = match dwarf::load(&file) {
             Ok(d) => (d, None),
@@ -104,6 +112,7 @@ impl Symbolizer {
             dwarf: dwarf.is_some(),
             dwarf_error,
             function_symbols: symbols.len(),
+            go_functions: go.as_ref().map_or(0, GoTable::len),
         };
         Ok(Symbolizer {
             path: path.to_path_buf(),
@@ -111,6 +120,7 @@ impl Symbolizer {
             dwarf,
             info,
             symbols,
+            go,
             code,
             names: FunctionNames::default(),
             cache: RefCell::new(FxHashMap::default()),
@@ -182,6 +192,18 @@ impl Symbolizer {
                 source: Quality::Dwarf,
             };
         }
+        if let Some(g) = self.go.as_ref().and_then(|g| g.find(pc)) {
+            return Location {
+                pc,
+                function: Some(g.function),
+                offset: Some(g.offset),
+                file: g.file,
+                line: g.line,
+                column: None,
+                inlined: Vec::new(),
+                source: Quality::GoTable,
+            };
+        }
         match sym_name {
             Some(name) => Location {
                 function: Some(name),
@@ -247,9 +269,16 @@ impl Symbolizer {
         let offsets = match (self.symbols.find(lo), self.symbols.find(hi)) {
             (Some((a, off)), Some((b, _))) if a.addr == b.addr => Some((off, hi - a.addr)),
             (Some((a, off)), _) => Some((off, hi - a.addr)),
-            _ => None,
+            _ => start.offset.map(|off| (off, off + (hi - lo))),
         };
         let mut files = self.dwarf_lines(lo, hi);
+        let mut lines_from = Quality::Dwarf;
+        if files.is_empty() {
+            if let Some(g) = &self.go {
+                files = g.lines(lo, hi);
+                lines_from = Quality::GoTable;
+            }
+        }
         // The loop's own file first: the file of the function the code
         // physically lives in, even when the range starts in inlined code.
         let home = match start.inlined.last() {
@@ -261,7 +290,7 @@ impl Symbolizer {
             files.insert(0, main);
         }
         let source = if !files.is_empty() {
-            Quality::Dwarf
+            lines_from
         } else if function.is_some() && offsets.is_some() {
             Quality::Symbols
         } else {

@@ -126,6 +126,10 @@ fn check_any_pc(sym: &Symbolizer, pc: u64, other: u64) {
     // The answer's quality matches what it carries.
     match l.source {
         Quality::Dwarf => assert!(l.function.is_some() || l.line.is_some(), "{l:?}"),
+        Quality::GoTable => assert!(
+            l.function.is_some() && l.offset.is_some() && l.inlined.is_empty(),
+            "{l:?}"
+        ),
         Quality::Symbols => assert!(l.function.is_some() && l.offset.is_some(), "{l:?}"),
         Quality::Address => assert!(l.function.is_none() && l.file.is_none(), "{l:?}"),
     }
