@@ -52,6 +52,12 @@ pub struct Config {
     /// PROGRAM ARGS…` is added, for a forked child's `execve` of one.
     /// `None`: such an `execve` stops the child with a message.
     pub runner: Option<Vec<std::ffi::OsString>>,
+    /// Nothing observes the program but its own output (no events are
+    /// wanted, no count, no limit): an `execve` replaces the process as it
+    /// does a forked child's (with [`Config::runner`] for a RISC-V
+    /// program), as under Linux. Otherwise it stops the run with a
+    /// message, since reports are about the program they started with.
+    pub exec_in_place: bool,
 }
 
 /// How the process ended.
@@ -232,6 +238,7 @@ impl Simulator {
         );
         kernel.fds.adopt(&config.inherited_fds);
         kernel.runner = config.runner.clone();
+        kernel.unobserved = config.exec_in_place;
         Ok(Simulator {
             cpu,
             mem,

@@ -190,9 +190,10 @@ pub struct Kernel {
     /// The command that runs a RISC-V program in this simulator, for an
     /// `execve` of one ([`crate::Config::runner`]).
     pub runner: Option<Vec<std::ffi::OsString>>,
-    /// This process is a child the program forked, which nothing
-    /// observes: it may replace itself with `execve`.
-    pub child: bool,
+    /// Nothing observes this process (a child the program forked, or a
+    /// run with [`crate::Config::exec_in_place`]): it may replace itself
+    /// with `execve`.
+    pub unobserved: bool,
     /// Names threads gave themselves (`prctl(PR_SET_NAME)`), by id.
     names: Vec<(i64, [u8; 16])>,
     /// The catching of signals from outside while the program runs
@@ -453,7 +454,7 @@ impl Kernel {
             directed: Vec::new(),
             enosys_calls: Vec::new(),
             runner: None,
-            child: false,
+            unobserved: false,
             names: Vec::new(),
             outside: None,
             children_started: 0,

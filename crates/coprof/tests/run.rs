@@ -678,11 +678,12 @@ int main(void) {
         "pc {pc:#x} not in syscall() {syscall:x?}"
     );
 
-    // The process coprof watches may not replace itself: its reports are
-    // about its program. The refusal names the call and the PC.
+    // The process coprof watches may not replace itself when something
+    // reports on it (here the count of --stats): the reports are about its
+    // program. The refusal names the call and the PC.
     let spawner = compile(dir.path(), "spawner", SPAWNER, false);
     let out = coprof()
-        .args(["run", "--"])
+        .args(["run", "--stats", "--"])
         .arg(&spawner)
         .arg("exec-self")
         .assert()
@@ -699,6 +700,15 @@ int main(void) {
         .or_else(|| find_symbol(&spawner, "__execve"))
         .expect("execve()");
     assert!(execve.contains(&pc_in(&stderr)), "{stderr}");
+    // With nothing reported, it replaces itself as under Linux: the new
+    // program has the argv it was given and ends with its own status.
+    coprof()
+        .args(["run", "--"])
+        .arg(&spawner)
+        .arg("exec-self")
+        .assert()
+        .code(9)
+        .stdout("child argv0=again argc=2 last=child fd9=closed mark=unset\n");
 }
 
 /// Every thread waiting on a futex that no thread will wake stops the run

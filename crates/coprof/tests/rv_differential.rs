@@ -560,3 +560,57 @@ fn debian_programs_profile() {
         }
     }
 }
+
+/// A program that replaces itself (`env`, `exec` in a shell) under `coprof
+/// run`, which has nothing to report about it: a RISC-V program goes on in
+/// a new simulator, a host one on the host, with the environment and the
+/// descriptors it was given. With `--stats` the run says why it cannot.
+#[test]
+fn debian_programs_exec_in_place() {
+    let dir = fetch_debian_programs();
+    let busybox = dir.join("busybox").to_string_lossy().into_owned();
+    let readme = repo_root().join("README.md").to_string_lossy().into_owned();
+    let first_line = std::fs::read_to_string(&readme)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let coprof = |args: &[&str]| {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
+        c.args(args);
+        run(c).expect("coprof runs")
+    };
+    let out = coprof(&["run", "--", &busybox, "env", "-i", "A=1", &busybox, "env"]);
+    assert_eq!(
+        (out.status.as_str(), out.stdout.as_slice()),
+        ("exit 0", &b"A=1\n"[..]),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = format!("exec 3<{readme}; exec {busybox} head -n 1 /dev/fd/3");
+    let out = coprof(&["run", "--", &busybox, "sh", "-c", &script]);
+    assert_eq!(
+        out.status,
+        "exit 0",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), first_line);
+    let out = coprof(&[
+        "run",
+        "--",
+        &busybox,
+        "sh",
+        "-c",
+        "exec /bin/echo on the host",
+    ]);
+    assert_eq!(out.stdout, b"on the host\n");
+    let out = coprof(&["run", "--stats", "--", &busybox, "env", "true"]);
+    assert_eq!(out.status, "exit 2");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("execve") && err.contains("without --trace, --stats"),
+        "{err}"
+    );
+}

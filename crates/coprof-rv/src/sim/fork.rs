@@ -88,7 +88,7 @@ impl Simulator {
         if let Some(outside) = kernel.outside.take() {
             outside.forget_in_child();
         }
-        kernel.child = true;
+        kernel.unobserved = true;
         if args.flags & clone_flags::CHILD_SETTID != 0 {
             let _ = self.mem.store::<4>(args.child_tid, pid as u64);
         }

@@ -1,4 +1,5 @@
-//! `execve`: a forked child replacing itself with another program.
+//! `execve`: a process nothing observes replacing itself with another
+//! program.
 //!
 //! A RISC-V executable, or a script whose interpreter is one, runs in a
 //! new simulator: the host process executes [`Kernel::runner`] (`coprof
@@ -9,8 +10,9 @@
 //! under their guest numbers: the new program, or the new simulator, which
 //! adopts the descriptors it inherits, knows only those.
 //!
-//! Only a forked child may replace itself: the profiled process's events
-//! feed reports about its own program.
+//! Only a process nothing observes may replace itself (a forked child, or
+//! a run with [`crate::Config::exec_in_place`]): the profiled process's
+//! events feed reports about its own program.
 
 use super::{Kernel, Outcome, EFAULT};
 use crate::error::SimError;
@@ -51,11 +53,13 @@ impl Kernel {
         a: [u64; 8],
         pc: u64,
     ) -> Result<Outcome, SimError> {
-        if !self.child {
+        if !self.unobserved {
             return Err(SimError::Unsupported {
                 what: format!(
                     "execve (system call {}) in the process coprof watches: it would replace \
-                     the program its reports are about (a child the program forks may)",
+                     the program its reports are about (a child the program forks may, and \
+                     `coprof run` without --trace, --stats and --max-instructions lets the \
+                     program itself)",
                     nr::EXECVE
                 ),
                 pc,

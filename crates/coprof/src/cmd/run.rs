@@ -47,7 +47,8 @@ pub struct Args {
     random_seed: Option<u64>,
     /// Instructions in each thread's turn on the simulator's one hart, for
     /// a multithreaded program (default 100000): the interleaving of its
-    /// threads, which is the same on every run.
+    /// threads, which is the same on every run unless a thread waits with
+    /// a timeout beside others.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     quantum: Option<u64>,
     /// Stop once this many instructions have retired (at the end of the
@@ -100,6 +101,7 @@ pub(crate) fn sim_config(
         max_instructions,
         seed,
         quantum,
+        exec_in_place: false,
     })
 }
 
@@ -152,6 +154,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(name) = &a.argv0 {
         config.args[0] = name.clone();
     }
+    // With nothing to report about the program, it may replace itself
+    // (`exec` in a shell, `env`, `nice`, `timeout`), as under Linux.
+    config.exec_in_place = a.trace.is_none() && !a.stats && a.max_instructions.is_none();
     let mut sim = Simulator::load(&prog, &config).map_err(sim_error)?;
     let started = Instant::now();
     let (exit, trace_note) = match &a.trace {
