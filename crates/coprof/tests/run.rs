@@ -477,14 +477,14 @@ fn a_known_but_unimplemented_system_call_is_named_with_its_number_and_pc() {
     let dir = tempfile::tempdir().unwrap();
     let prog = compile(
         dir.path(),
-        "xattr",
+        "msgget",
         r#"
 #include <errno.h>
 #include <stdio.h>
-#include <sys/xattr.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
 int main(void) {
-    char buf[16];
-    long r = getxattr("/", "user.coprof", buf, sizeof buf);
+    long r = msgget(IPC_PRIVATE, 0600);
     printf("r=%ld errno=%d\n", r, errno);
     return 0;
 }
@@ -498,17 +498,17 @@ int main(void) {
         .code(2)
         .stdout("")
         .stderr(predicate::str::contains(
-            "unknown system call 8 (getxattr) at pc 0x",
+            "unknown system call 186 (msgget) at pc 0x",
         ))
         .stderr(predicate::str::contains("--enosys"))
         .get_output()
         .clone();
-    // The PC is the ecall inside glibc's getxattr wrapper.
+    // The PC is the ecall inside glibc's msgget wrapper.
     let pc = pc_in(&String::from_utf8_lossy(&out.stderr));
-    let wrapper = symbol_range(&prog, "getxattr");
+    let wrapper = symbol_range(&prog, "msgget");
     assert!(
         wrapper.contains(&pc),
-        "pc {pc:#x} not in getxattr {wrapper:x?}"
+        "pc {pc:#x} not in msgget {wrapper:x?}"
     );
     // --enosys: the call returns -1 with errno ENOSYS (38) and the run goes on.
     coprof()
@@ -518,7 +518,7 @@ int main(void) {
         .success()
         .stdout("r=-1 errno=38\n")
         .stderr(predicate::str::contains(
-            "system call 8 (getxattr) answered ENOSYS 1 times",
+            "system call 186 (msgget) answered ENOSYS 1 times",
         ));
 }
 
