@@ -21,14 +21,17 @@ pub struct Dwarf {
     pub bytes: usize,
 }
 
+/// Whether `file` has DWARF (a non-empty `.debug_info`).
+pub fn has_info(file: &object::File<'_>) -> bool {
+    file.section_by_name(SectionId::DebugInfo.name())
+        .is_some_and(|s| s.size() > 0)
+}
+
 /// Reads the DWARF of `file`. `Ok(None)` when it has no `.debug_info`
 /// (built without `-g`, or stripped with `strip --strip-debug`); `Err` with
 /// the parser's message when the sections are there but malformed.
 pub fn load(file: &object::File<'_>) -> Result<Option<Dwarf>, String> {
-    let has_info = file
-        .section_by_name(SectionId::DebugInfo.name())
-        .is_some_and(|s| s.size() > 0);
-    if !has_info {
+    if !has_info(file) {
         return Ok(None);
     }
     let endian = if file.is_little_endian() {

@@ -10,7 +10,8 @@
 //!
 //! - [`Symbolizer::lookup`]: function, file, line and the chain of inlined
 //!   frames for one PC, from the ELF's DWARF (via `addr2line`, `gimli` and
-//!   `object`), falling back to the Go runtime's table for Go code
+//!   `object`; a stripped binary's separate debug file is found by build
+//!   ID or debug link, [`debug_file`]), falling back to the Go runtime's table for Go code
 //!   ([`gopclntab`]: function, file and line), to the ELF symbol table
 //!   (function + offset) and then to the raw address; [`Location::source`] says which, and
 //!   [`Quality::note`] gives the sentence a report prints. Functions are
@@ -41,6 +42,7 @@
 #![warn(missing_docs)]
 
 pub mod arch;
+pub mod debug_file;
 pub mod demangle;
 pub mod disasm;
 pub mod dwarf;

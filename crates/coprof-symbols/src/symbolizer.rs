@@ -5,6 +5,7 @@
 //! symbol table, then the raw address) and says which it used.
 
 use crate::arch::Arch;
+use crate::debug_file;
 use crate::demangle::demangle_or_keep;
 use crate::disasm::{self, Code, Disassembly};
 use crate::dwarf::{self, Dwarf};
@@ -35,6 +36,9 @@ pub struct DebugInfo {
     /// Number of functions in its Go runtime table (`.gopclntab`), 0 when
     /// it has none.
     pub go_functions: usize,
+    /// The separate debug file its DWARF and symbols came from, when the
+    /// binary itself has none ([`crate::debug_file`]).
+    pub debug_file: Option<PathBuf>,
 }
 
 impl DebugInfo {
@@ -79,17 +83,41 @@ pub struct Symbolizer {
 }
 
 impl Symbolizer {
-    /// Opens the ELF file at `path`.
+    /// Opens the ELF file at `path`; when it has no DWARF, with its
+    /// separate debug file if one is found under `/usr/lib/debug` or
+    /// beside it ([`crate::debug_file`]).
     pub fn open(path: &Path) -> Result<Symbolizer, SymbolError> {
+        Symbolizer::open_with_debug_dirs(path, &[PathBuf::from(debug_file::DEFAULT_DEBUG_DIR)])
+    }
+
+    /// [`Symbolizer::open`], looking for separate debug files under
+    /// `debug_dirs` (in that order) instead of `/usr/lib/debug`.
+    pub fn open_with_debug_dirs(
+        path: &Path,
+        debug_dirs: &[PathBuf],
+    ) -> Result<Symbolizer, SymbolError> {
         let data = std::fs::read(path).map_err(|source| SymbolError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        Symbolizer::from_bytes(path, &data)
+        let separate = match object::File::parse(&*data) {
+            Ok(f) if !dwarf::has_info(&f) => debug_file::find(path, &f, debug_dirs),
+            _ => None,
+        };
+        Symbolizer::parse(path, &data, separate)
     }
 
     /// Parses an ELF file already in memory; `path` names it in errors.
+    /// No separate debug file is looked for.
     pub fn from_bytes(path: &Path, data: &[u8]) -> Result<Symbolizer, SymbolError> {
+        Symbolizer::parse(path, data, None)
+    }
+
+    fn parse(
+        path: &Path,
+        data: &[u8],
+        separate: Option<debug_file::DebugFile>,
+    ) -> Result<Symbolizer, SymbolError> {
         if !data.starts_with(b"\x7fELF") {
             return Err(SymbolError::NotElf {
                 path: path.to_path_buf(),
@@ -101,18 +129,36 @@ impl Symbolizer {
             detail: e.to_string(),
         })?;
         let arch = Arch::from_object(file.architecture());
-        let symbols = SymbolTable::from_object(&file);
+        let mut symbols = SymbolTable::from_object(&file);
         let go = GoTable::from_object(&file);
         let code = Code::from_object(&file);
-        let (dwarf, dwarf_error) = match dwarf::load(&file) {
+        let (mut dwarf, mut dwarf_error) = match dwarf::load(&file) {
             Ok(d) => (d, None),
             Err(e) => (None, Some(e)),
         };
+        // The stripped binary's own debug file: its DWARF, and its symbols
+        // when the binary has none (the code stays the binary's).
+        let mut debug_file = None;
+        if let Some(sep) = separate.as_ref() {
+            if let Ok(dbg) = object::File::parse(&*sep.data) {
+                if dwarf.is_none() {
+                    match dwarf::load(&dbg) {
+                        Ok(d) => dwarf = d,
+                        Err(e) => dwarf_error = Some(format!("{}: {e}", sep.path.display())),
+                    }
+                }
+                if symbols.is_empty() {
+                    symbols = SymbolTable::from_object(&dbg);
+                }
+                debug_file = Some(sep.path.clone());
+            }
+        }
         let info = DebugInfo {
             dwarf: dwarf.is_some(),
             dwarf_error,
             function_symbols: symbols.len(),
             go_functions: go.as_ref().map_or(0, GoTable::len),
+            debug_file,
         };
         Ok(Symbolizer {
             path: path.to_path_buf(),

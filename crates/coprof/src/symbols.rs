@@ -2,9 +2,10 @@
 //! disassembly, from the profiled program's ELF file (coprof-symbols).
 //!
 //! A live run symbolizes with the program it ran; a trace with `--binary`,
-//! or else the program its header names when that file exists. A binary
-//! without debug info falls back to symbol names and then to addresses,
-//! with a note on standard error.
+//! or else the program its header names when that file exists. A stripped
+//! binary's separate debug file is used when one is found (a note names
+//! it). A binary without debug info falls back to symbol names and then
+//! to addresses, with a note on standard error.
 
 use coprof_symbols::{Quality, Symbolizer};
 use std::fmt;
@@ -29,6 +30,9 @@ impl Symbols {
             Ok(s) => {
                 if let (Some(note), false) = (s.debug_info().note(), quiet) {
                     eprintln!("coprof: note: {note}");
+                }
+                if let (Some(file), false) = (&s.debug_info().debug_file, quiet) {
+                    eprintln!("coprof: note: debug info from {}", file.display());
                 }
                 Some(Symbols(Rc::new(s)))
             }
