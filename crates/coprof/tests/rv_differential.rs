@@ -135,26 +135,37 @@ fn run(mut cmd: Command) -> Result<Outcome, String> {
 /// compiler and qemu-user when they are missing) and returns the directory
 /// of binaries. Panics with the script's own output when it fails.
 fn build_corpus() -> PathBuf {
+    prepared(
+        "scripts/build-test-programs.sh",
+        "target/rv-programs",
+        "the RV64 test corpus could not be built",
+        "It needs riscv64-linux-gnu-gcc (Debian packages gcc-riscv64-linux-gnu, \
+         libc6-dev-riscv64-cross) and qemu-riscv64 (package qemu-user); \
+         scripts/install-deps.sh installs them as root.",
+    )
+}
+
+/// Runs the project's `script` with the directory `out` (both relative to
+/// the repository's root) and returns that directory; when the script
+/// fails, panics with `failure`, the script and its status, `hint`, and
+/// the script's own output.
+fn prepared(script: &str, out: &str, failure: &str, hint: &str) -> PathBuf {
     let root = repo_root();
-    let out = root.join("target/rv-programs");
-    let script = root.join("scripts/build-test-programs.sh");
+    let out = root.join(out);
+    let script = root.join(script);
     let result = Command::new("bash")
         .arg(&script)
         .arg(&out)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    if !result.status.success() {
-        panic!(
-            "the RV64 test corpus could not be built: {} exited with {}.\n\
-             It needs riscv64-linux-gnu-gcc (Debian packages gcc-riscv64-linux-gnu, \
-             libc6-dev-riscv64-cross) and qemu-riscv64 (package qemu-user); \
-             scripts/install-deps.sh installs them as root.\n--- stdout\n{}\n--- stderr\n{}",
-            script.display(),
-            describe(result.status),
-            String::from_utf8_lossy(&result.stdout),
-            String::from_utf8_lossy(&result.stderr)
-        );
-    }
+    assert!(
+        result.status.success(),
+        "{failure}: {} exited with {}.\n{hint}\n--- stdout\n{}\n--- stderr\n{}",
+        script.display(),
+        describe(result.status),
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
     out
 }
 
@@ -359,24 +370,12 @@ fn excerpt_names_the_first_differing_line_and_truncation() {
 /// Fetches the Debian programs with the project's script and returns
 /// their directory. Panics with the script's own output when it fails.
 fn fetch_debian_programs() -> PathBuf {
-    let root = repo_root();
-    let out = root.join("target/debian-rv");
-    let script = root.join("scripts/fetch-debian-rv.sh");
-    let result = Command::new("bash")
-        .arg(&script)
-        .arg(&out)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        result.status.success(),
-        "the Debian RV64 programs could not be fetched: {} exited with {}.\n\
-         It downloads from deb.debian.org (or $DEBIAN_MIRROR).\n--- stdout\n{}\n--- stderr\n{}",
-        script.display(),
-        describe(result.status),
-        String::from_utf8_lossy(&result.stdout),
-        String::from_utf8_lossy(&result.stderr)
-    );
-    out
+    prepared(
+        "scripts/fetch-debian-rv.sh",
+        "target/debian-rv",
+        "the Debian RV64 programs could not be fetched",
+        "It downloads from deb.debian.org (or $DEBIAN_MIRROR).",
+    )
 }
 
 /// Command lines of the Debian programs, each run under qemu and coprof:

@@ -112,6 +112,18 @@ fn read_set(mem: &Memory, at: u64, size: u64) -> Result<Vec<u8>, i64> {
     Ok(set)
 }
 
+/// The address of pair `i` of the array at `pairs` (`struct riscv_hwprobe`
+/// is a 64-bit key and a 64-bit value).
+fn pair_at(pairs: u64, i: u64) -> u64 {
+    pairs.wrapping_add(i.wrapping_mul(16))
+}
+
+/// Writes the pair at `at`.
+fn store_pair(mem: &mut Memory, at: u64, key: i64, value: u64) -> Result<(), i64> {
+    mem.store::<8>(at, key as u64).map_err(|_| EFAULT)?;
+    mem.store::<8>(at + 8, value).map_err(|_| EFAULT)
+}
+
 /// `riscv_hwprobe(pairs, pair_count, cpusetsize, cpus, flags)`.
 pub(super) fn riscv_hwprobe(mem: &mut Memory, a: [u64; 8]) -> Outcome {
     let (pairs, count, size, cpus, flags) = (a[0], a[1], a[2], a[3], a[4] as u32 as u64);
@@ -144,14 +156,12 @@ fn values(
         }
     }
     for i in 0..count {
-        let at = pairs.wrapping_add(i.wrapping_mul(16));
+        let at = pair_at(pairs, i);
         let key = mem.load::<8>(at).map_err(|_| EFAULT)? as i64;
-        let (key, value) = match value(key) {
-            Some(v) => (key, v),
-            None => (-1, 0),
-        };
-        mem.store::<8>(at, key as u64).map_err(|_| EFAULT)?;
-        mem.store::<8>(at + 8, value).map_err(|_| EFAULT)?;
+        match value(key) {
+            Some(v) => store_pair(mem, at, key, v)?,
+            None => store_pair(mem, at, -1, 0)?,
+        }
     }
     Ok(())
 }
@@ -176,15 +186,13 @@ fn which_cpus(
     }
     let mut clear = false;
     for i in 0..count {
-        let at = pairs.wrapping_add(i.wrapping_mul(16));
+        let at = pair_at(pairs, i);
         let key = mem.load::<8>(at).map_err(|_| EFAULT)? as i64;
         let want = mem.load::<8>(at + 8).map_err(|_| EFAULT)?;
-        let known = (0..=MAX_KEY).contains(&key).then(|| value(key)).flatten();
-        match known {
+        match value(key) {
             None => {
                 clear = true;
-                mem.store::<8>(at, -1i64 as u64).map_err(|_| EFAULT)?;
-                mem.store::<8>(at + 8, 0).map_err(|_| EFAULT)?;
+                store_pair(mem, at, -1, 0)?;
             }
             // The harts are alike: one that does not match means none.
             Some(has) if !clear && !matches(key, has, want) => set.fill(0),

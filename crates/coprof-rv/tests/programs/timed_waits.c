@@ -34,6 +34,18 @@ static double now_ms(clockid_t clock) {
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+/* The time `ms` milliseconds from now on `clock`: an absolute timeout. */
+static struct timespec ms_from_now(clockid_t clock, long ms) {
+    struct timespec t;
+    clock_gettime(clock, &t);
+    t.tv_nsec += ms * 1000 * 1000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
+    return t;
+}
+
 /* 1. A worker computes while another thread sleeps in 1 ms steps. */
 #define STEPS 100
 static int worker_done, sleeps_when_done = -1;
@@ -107,13 +119,7 @@ int main(void) {
     pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
     pthread_cond_t c = PTHREAD_COND_INITIALIZER;
     double t0 = now_ms(CLOCK_REALTIME);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 50 * 1000 * 1000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
+    struct timespec until = ms_from_now(CLOCK_REALTIME, 50);
     pthread_mutex_lock(&m);
     int rc = pthread_cond_timedwait(&c, &m, &until);
     pthread_mutex_unlock(&m);
@@ -121,13 +127,7 @@ int main(void) {
            rc == ETIMEDOUT ? "ETIMEDOUT" : "?", now_ms(CLOCK_REALTIME) - t0 >= 49.9 ? "yes" : "no");
 
     /* 3. An absolute clock_nanosleep on CLOCK_MONOTONIC. */
-    struct timespec wake;
-    clock_gettime(CLOCK_MONOTONIC, &wake);
-    wake.tv_nsec += 30 * 1000 * 1000;
-    if (wake.tv_nsec >= 1000000000) {
-        wake.tv_sec++;
-        wake.tv_nsec -= 1000000000;
-    }
+    struct timespec wake = ms_from_now(CLOCK_MONOTONIC, 30);
     rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, NULL);
     struct timespec after;
     clock_gettime(CLOCK_MONOTONIC, &after);
@@ -184,12 +184,7 @@ int main(void) {
     /* 7. sem_timedwait and sigtimedwait run out. */
     sem_t sem;
     sem_init(&sem, 0, 0);
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 20 * 1000 * 1000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
+    until = ms_from_now(CLOCK_REALTIME, 20);
     rc = sem_timedwait(&sem, &until);
     printf("sem_timedwait 20 ms: rc %d (%s)\n", rc, errno == ETIMEDOUT ? "ETIMEDOUT" : "?");
     sigset_t usr2;
