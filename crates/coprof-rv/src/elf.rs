@@ -23,9 +23,22 @@ pub enum ElfError {
     /// Not an executable (a relocatable object or a core file).
     #[error("ELF file is not an executable (e_type {0}: {1})")]
     NotExecutable(u16, &'static str),
-    /// An executable that needs the dynamic linker.
-    #[error("dynamically linked executable (it asks for the interpreter {0}); coprof runs static executables: link it with -static")]
-    Dynamic(String),
+    /// A dynamically linked executable whose dynamic loader was not found.
+    #[error("dynamically linked executable: its dynamic loader {interp} is not in {looked}; give the directory that holds the RISC-V libraries with --sysroot DIR (for Debian's cross compiler, /usr/riscv64-linux-gnu), or link the program with -static")]
+    NoInterpreter {
+        /// The loader the executable asks for (its PT_INTERP).
+        interp: String,
+        /// Where it was looked for.
+        looked: String,
+    },
+    /// The dynamic loader an executable asks for cannot be run.
+    #[error("its dynamic loader {interp} cannot be loaded: {why}")]
+    BadInterpreter {
+        /// The loader's host path.
+        interp: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// RV32E/RV64E code.
     #[error("ELF file uses the RVE (16-register) ABI, which coprof does not run")]
     Rve,
@@ -82,6 +95,9 @@ pub struct Elf {
     pub phnum: u16,
     /// The program headers.
     pub segments: Vec<Segment>,
+    /// The dynamic loader a dynamically linked executable asks for (its
+    /// PT_INTERP), as written in the file.
+    pub interp: Option<String>,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -191,28 +207,25 @@ pub fn parse(file: &[u8]) -> Result<Elf, ElfError> {
         ));
     }
     let mut segments = Vec::with_capacity(phnum as usize);
+    let mut interp = None;
     for i in 0..phnum as usize {
         let at = phoff as usize + i * phentsize as usize;
-        let seg = Segment {
-            kind: u32_at(file, at),
-            flags: u32_at(file, at + 4),
-            offset: u64_at(file, at + 8),
-            vaddr: u64_at(file, at + 16),
-            filesz: u64_at(file, at + 32),
-            memsz: u64_at(file, at + 40),
-            align: u64_at(file, at + 48),
-        };
+        let seg = segment_at(file, at);
         if seg.kind == PT_INTERP {
-            let interp = seg
+            let path = seg
                 .offset
                 .checked_add(seg.filesz)
                 .filter(|end| *end <= file.len() as u64)
-                .map(|end| {
-                    let s = &file[seg.offset as usize..end as usize];
-                    String::from_utf8_lossy(s.split(|b| *b == 0).next().unwrap_or(&[])).into_owned()
-                })
-                .unwrap_or_else(|| "(unreadable)".to_string());
-            return Err(ElfError::Dynamic(interp));
+                .map(|end| &file[seg.offset as usize..end as usize])
+                .and_then(|s| s.split(|b| *b == 0).next())
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| {
+                    bad(
+                        format!("segment {i}: the dynamic loader's path (PT_INTERP) lies outside the file or is empty"),
+                        at as u64 + 8,
+                    )
+                })?;
+            interp = Some(String::from_utf8_lossy(path).into_owned());
         }
         if seg.kind == PT_LOAD {
             if seg.filesz > seg.memsz {
@@ -265,6 +278,7 @@ pub fn parse(file: &[u8]) -> Result<Elf, ElfError> {
         return Err(bad("no loadable segment", phoff));
     }
     if pie
+        && interp.is_none()
         && segments.iter().any(|s| s.kind == PT_DYNAMIC)
         && !has_static_pie_entry(&segments, entry)
     {
@@ -278,7 +292,47 @@ pub fn parse(file: &[u8]) -> Result<Elf, ElfError> {
         phentsize,
         phnum,
         segments,
+        interp,
     })
+}
+
+/// The program header at byte `at` of `bytes` (56 bytes there).
+fn segment_at(bytes: &[u8], at: usize) -> Segment {
+    Segment {
+        kind: u32_at(bytes, at),
+        flags: u32_at(bytes, at + 4),
+        offset: u64_at(bytes, at + 8),
+        vaddr: u64_at(bytes, at + 16),
+        filesz: u64_at(bytes, at + 32),
+        memsz: u64_at(bytes, at + 40),
+        align: u64_at(bytes, at + 48),
+    }
+}
+
+/// The program headers of the RV64 ELF file open on the host descriptor
+/// `fd`, read in place: what a shared library that the dynamic loader maps
+/// needs to say where its code lies. `None` for anything else.
+pub fn read_segments(fd: i32) -> Option<Vec<Segment>> {
+    let read = |len: usize, at: u64| -> Option<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        // SAFETY: reading into our own buffer of `len` bytes.
+        let n = unsafe { libc::pread(fd, buf.as_mut_ptr() as *mut _, len, at as i64) };
+        (n == len as isize).then_some(buf)
+    };
+    let head = read(64, 0)?;
+    if &head[..4] != b"\x7fELF" || head[4] != 2 || head[5] != 1 || u16_at(&head, 18) != 243 {
+        return None;
+    }
+    let (phoff, phentsize, phnum) = (u64_at(&head, 32), u16_at(&head, 54), u16_at(&head, 56));
+    if phentsize < 56 || phnum == 0 {
+        return None;
+    }
+    let table = read(phentsize as usize * phnum as usize, phoff)?;
+    Some(
+        (0..phnum as usize)
+            .map(|i| segment_at(&table, i * phentsize as usize))
+            .collect(),
+    )
 }
 
 /// Whether an ET_DYN file with a PT_DYNAMIC can start as a program: glibc's
@@ -363,7 +417,7 @@ mod tests {
     }
 
     #[test]
-    fn refuses_dynamic_executables() {
+    fn reads_the_dynamic_loader_of_dynamic_executables() {
         let mut h = header(243, 2);
         h[56..58].copy_from_slice(&2u16.to_le_bytes());
         let mut interp = vec![0u8; 56];
@@ -372,8 +426,11 @@ mod tests {
         interp[32..40].copy_from_slice(&4u64.to_le_bytes());
         h.extend_from_slice(&interp);
         h.extend_from_slice(b"/ld\0");
-        let e = parse(&h).unwrap_err();
-        assert_eq!(e, ElfError::Dynamic("/ld".into()));
-        assert!(e.to_string().contains("-static"));
+        assert_eq!(parse(&h).unwrap().interp.as_deref(), Some("/ld"));
+        // A path past the end of the file is named, with the field.
+        let len = h.len() as u64;
+        h[64 + 56 + 32..64 + 56 + 40].copy_from_slice(&len.to_le_bytes());
+        let e = parse(&h).unwrap_err().to_string();
+        assert!(e.contains("PT_INTERP") && e.contains("offset 0x80"), "{e}");
     }
 }

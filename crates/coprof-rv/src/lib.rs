@@ -55,6 +55,7 @@ pub mod signal;
 pub mod sim;
 pub mod syscall;
 pub mod sysno;
+pub mod sysroot;
 pub mod threads;
 
 pub use error::SimError;

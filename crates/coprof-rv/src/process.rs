@@ -5,7 +5,7 @@
 //! supplement "Process Initialization"). glibc does the rest itself (TLS
 //! via the `tp` register, relocation of static-pie, the program break).
 
-use crate::elf::{Elf, PT_LOAD, PT_PHDR};
+use crate::elf::{Elf, Segment, PT_LOAD, PT_PHDR};
 use crate::mem::{page_down, page_up, perm, Memory, LIMIT, PAGE};
 use std::io;
 
@@ -60,6 +60,8 @@ pub struct Loaded {
     pub brk: u64,
     /// Load bias (0 for ET_EXEC).
     pub bias: u64,
+    /// The dynamic loader's bias, when there is one.
+    pub loader_bias: Option<u64>,
 }
 
 fn prot_of(flags: u32) -> u8 {
@@ -76,20 +78,44 @@ fn prot_of(flags: u32) -> u8 {
     p
 }
 
-/// Maps the PT_LOAD segments of `elf` (contents from `file`).
-pub fn load_segments(mem: &mut Memory, elf: &Elf, file: &[u8]) -> io::Result<(u64, u64)> {
-    let align = elf
-        .segments
-        .iter()
-        .filter(|s| s.kind == PT_LOAD)
+/// Where a file's segments go.
+#[derive(Clone, Copy)]
+enum Place {
+    /// The program: at its addresses, or at [`PIE_BASE`] when
+    /// position-independent (Linux's ELF_ET_DYN_BASE).
+    Program,
+    /// A dynamic loader: at the top of the free space below [`MMAP_TOP`],
+    /// where Linux maps it (with the first `mmap`), aligned as its segments ask.
+    Loader,
+}
+
+/// The page-aligned span of `elf`'s PT_LOAD segments before the bias, and
+/// the largest alignment they ask for.
+fn span_of(segments: &[Segment]) -> (u64, u64, u64) {
+    let loads = || segments.iter().filter(|s| s.kind == PT_LOAD && s.memsz > 0);
+    let lo = loads().map(|s| page_down(s.vaddr)).min().unwrap_or(0);
+    let hi = loads().map(|s| page_up(s.vaddr + s.memsz)).max().unwrap_or(0);
+    let align = loads()
         .map(|s| s.align.max(PAGE))
+        .filter(|a| a.is_power_of_two())
         .max()
         .unwrap_or(PAGE);
-    let bias = if elf.pie {
-        let a = if align.is_power_of_two() { align } else { PAGE };
-        (PIE_BASE + a - 1) & !(a - 1)
-    } else {
-        0
+    (lo, hi, align)
+}
+
+/// Maps the PT_LOAD segments of `elf` (contents from `file`) where
+/// `place` says; returns the bias and the page after the highest segment.
+fn load_segments(mem: &mut Memory, elf: &Elf, file: &[u8], place: Place) -> io::Result<(u64, u64)> {
+    let (lo, hi, align) = span_of(&elf.segments);
+    let bias = match place {
+        Place::Program if elf.pie => (PIE_BASE + align - 1) & !(align - 1),
+        Place::Program => 0,
+        Place::Loader => {
+            let at = mem
+                .find_free(hi - lo + align - PAGE, PAGE, MMAP_TOP)
+                .ok_or_else(|| io::Error::other("no room for the dynamic loader"))?;
+            ((at + align - 1) & !(align - 1)).wrapping_sub(lo)
+        }
     };
     // Page ranges with the union of the permissions of the segments that
     // share them.
@@ -99,14 +125,14 @@ pub fn load_segments(mem: &mut Memory, elf: &Elf, file: &[u8]) -> io::Result<(u6
         .iter()
         .filter(|s| s.kind == PT_LOAD && s.memsz > 0)
     {
-        let start = page_down(bias + s.vaddr);
-        let end = page_up(bias + s.vaddr + s.memsz);
+        let start = page_down(bias.wrapping_add(s.vaddr));
+        let end = page_up(bias.wrapping_add(s.vaddr) + s.memsz);
         if end > LIMIT || start < PAGE {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!(
                     "segment at {:#x} lies outside the user address space",
-                    bias + s.vaddr
+                    bias.wrapping_add(s.vaddr)
                 ),
             ));
         }
@@ -132,11 +158,60 @@ pub fn load_segments(mem: &mut Memory, elf: &Elf, file: &[u8]) -> io::Result<(u6
         .filter(|s| s.kind == PT_LOAD && s.filesz > 0)
     {
         let bytes = &file[s.offset as usize..(s.offset + s.filesz) as usize];
-        mem.poke(bias + s.vaddr, bytes)
+        mem.poke(bias.wrapping_add(s.vaddr), bytes)
             .map_err(|f| io::Error::other(format!("cannot fill segment at {:#x}", f.addr)))?;
     }
     let brk = merged.iter().map(|r| r.1).max().unwrap_or(PAGE);
     Ok((bias, brk))
+}
+
+/// Where a loaded file's code lies, to name the PCs in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Module {
+    /// First address of its segments.
+    pub start: u64,
+    /// The address after its last segment.
+    pub end: u64,
+    /// What was added to the file's addresses (0 for a program linked at
+    /// fixed addresses).
+    pub bias: u64,
+    /// The host file.
+    pub path: std::path::PathBuf,
+}
+
+impl Module {
+    /// The module of `elf` loaded with `bias` from `path`.
+    pub fn of(elf: &Elf, bias: u64, path: &std::path::Path) -> Module {
+        Module::spanning(&elf.segments, bias, path)
+    }
+
+    fn spanning(segments: &[Segment], bias: u64, path: &std::path::Path) -> Module {
+        let (lo, hi, _) = span_of(segments);
+        Module {
+            start: bias.wrapping_add(lo),
+            end: bias.wrapping_add(hi),
+            bias,
+            path: path.to_path_buf(),
+        }
+    }
+
+    /// The module of an executable mapping at `at` of the host file `fd`
+    /// from byte `offset`, as the dynamic loader maps a library: the
+    /// file's PT_LOAD segment that starts at that page of the file is the
+    /// one mapped there, which gives the bias. `None` for a file that is
+    /// not an RV64 ELF file or has no segment there.
+    pub fn mapped(fd: i32, at: u64, offset: u64) -> Option<Module> {
+        let segments = crate::elf::read_segments(fd)?;
+        let loads = || segments.iter().filter(|s| s.kind == PT_LOAD);
+        let seg = loads()
+            .find(|s| page_down(s.offset) == offset)
+            .or_else(|| loads().find(|s| page_down(s.offset) <= offset && offset < s.offset + s.filesz))?;
+        let bias = at
+            .wrapping_sub(page_down(seg.vaddr))
+            .wrapping_sub(offset - page_down(seg.offset));
+        let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+        Some(Module::spanning(&segments, bias, &path))
+    }
 }
 
 /// Address of the program headers in memory, for `AT_PHDR`.
@@ -150,18 +225,35 @@ fn phdr_addr(elf: &Elf, bias: u64) -> u64 {
         .map_or(0, |s| bias + s.vaddr + (elf.phoff - s.offset))
 }
 
-/// Loads `elf` and builds the initial stack with `args` (`argv[0]` first),
-/// `env` (`NAME=value` strings) and `execfn` (the path as given).
+/// A dynamic loader to start a dynamically linked program with: its
+/// parsed headers and its bytes.
+pub struct Loader<'a> {
+    /// The loader's headers.
+    pub elf: &'a Elf,
+    /// The loader's file.
+    pub file: &'a [u8],
+}
+
+/// Loads `elf` (and, for a dynamically linked program, its dynamic
+/// `loader`, where the program starts, as Linux's `load_elf_binary` does)
+/// and builds the initial stack with `args` (`argv[0]` first), `env`
+/// (`NAME=value` strings) and `execfn` (the path as given).
+#[allow(clippy::too_many_arguments)]
 pub fn start(
     mem: &mut Memory,
     elf: &Elf,
     file: &[u8],
+    loader: Option<Loader<'_>>,
     args: &[Vec<u8>],
     env: &[Vec<u8>],
     execfn: &[u8],
     random: [u8; 16],
 ) -> io::Result<Loaded> {
-    let (bias, brk) = load_segments(mem, elf, file)?;
+    let (bias, brk) = load_segments(mem, elf, file, Place::Program)?;
+    let loader_bias = match &loader {
+        Some(l) => Some(load_segments(mem, l.elf, l.file, Place::Loader)?.0),
+        None => None,
+    };
     mem.map(STACK_TOP - STACK_SIZE, STACK_SIZE, perm::R | perm::W)?;
     // Where signal handlers return to (Linux maps its vDSO, which holds
     // the same two instructions).
@@ -216,7 +308,7 @@ pub fn start(
         (at::PHENT, elf.phentsize as u64),
         (at::PHNUM, elf.phnum as u64),
         (at::PAGESZ, PAGE),
-        (at::BASE, 0),
+        (at::BASE, loader_bias.unwrap_or(0)),
         (at::FLAGS, 0),
         (at::ENTRY, bias + elf.entry),
         (at::UID, uid as u64),
@@ -248,7 +340,11 @@ pub fn start(
     mem.poke(sp, &block).map_err(fault)?;
     mem.code_written = false;
     Ok(Loaded {
-        entry: bias + elf.entry,
+        entry: match (&loader, loader_bias) {
+            (Some(l), Some(lb)) => lb.wrapping_add(l.elf.entry),
+            _ => bias + elf.entry,
+        },
+        loader_bias,
         sp,
         brk,
         bias,

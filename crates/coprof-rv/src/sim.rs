@@ -33,6 +33,11 @@ pub struct Config {
     pub env: Vec<String>,
     /// Look absolute guest paths up under this directory.
     pub root: Option<PathBuf>,
+    /// Look absolute guest paths up under this directory first, and on the
+    /// host when it has no such file: where a dynamically linked program's
+    /// loader and libraries are ([`crate::sysroot`]; `None` tries
+    /// [`crate::sysroot::DEFAULT_SYSROOTS`] for such a program).
+    pub sysroot: Option<PathBuf>,
     /// Unknown system calls return ENOSYS instead of stopping the run.
     pub enosys: bool,
     /// Stop after this many retired instructions (0 = no limit).
@@ -210,8 +215,44 @@ impl Simulator {
         let mut random = [0u8; 16];
         guest_random.fill(&mut random, 0);
         let execfn = path.as_os_str().as_encoded_bytes();
-        let loaded =
-            process::start(&mut mem, &image, file, &args, &env, execfn, random).map_err(|e| {
+        let elf_error = |source| SimError::Elf {
+            path: path.to_path_buf(),
+            source,
+        };
+        let (sysroot, loader) = match &image.interp {
+            Some(interp) => {
+                let (sysroot, at) = crate::sysroot::choose(
+                    interp,
+                    config.sysroot.as_deref(),
+                    config.root.as_deref(),
+                )
+                .map_err(elf_error)?;
+                let bad = |why: String| {
+                    elf_error(elf::ElfError::BadInterpreter {
+                        interp: at.display().to_string(),
+                        why,
+                    })
+                };
+                let bytes = std::fs::read(&at).map_err(|e| bad(e.to_string()))?;
+                let elf = elf::parse(&bytes).map_err(|e| bad(e.to_string()))?;
+                if elf.interp.is_some() {
+                    return Err(bad("it asks for a dynamic loader itself".into()));
+                }
+                (sysroot, Some((at, bytes, elf)))
+            }
+            None => (config.sysroot.clone(), None),
+        };
+        let loaded = process::start(
+            &mut mem,
+            &image,
+            file,
+            loader.as_ref().map(|(_, file, elf)| process::Loader { elf, file }),
+            &args,
+            &env,
+            execfn,
+            random,
+        )
+        .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::InvalidData
                     || e.kind() == std::io::ErrorKind::InvalidInput
                 {
@@ -231,11 +272,16 @@ impl Simulator {
         let exe = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let mut kernel = Kernel::new(
             loaded.brk,
-            exe,
+            exe.clone(),
             config.root.clone(),
             config.enosys,
             guest_random,
         );
+        kernel.sysroot = sysroot;
+        kernel.modules.push(process::Module::of(&image, loaded.bias, &exe));
+        if let (Some((at, _, elf)), Some(bias)) = (&loader, loaded.loader_bias) {
+            kernel.modules.push(process::Module::of(elf, bias, at));
+        }
         kernel.fds.adopt(&config.inherited_fds);
         kernel.runner = config.runner.clone();
         kernel.unobserved = config.exec_in_place;
@@ -283,6 +329,13 @@ impl Simulator {
     /// Exact executions per PC (sorted by PC): the ground truth.
     pub fn pc_counts(&self) -> Vec<(u64, u64)> {
         self.code.pc_counts()
+    }
+
+    /// The files whose code the program ran: the program itself first,
+    /// then its dynamic loader and the libraries it mapped, with where
+    /// each lies, to name PCs.
+    pub fn modules(&self) -> &[process::Module] {
+        &self.kernel.modules
     }
 
     /// Child processes the program started (`fork`, `vfork`,

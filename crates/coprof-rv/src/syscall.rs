@@ -163,6 +163,12 @@ pub struct Kernel {
     pub exe: PathBuf,
     /// Absolute guest paths are looked up under this directory.
     pub root: Option<PathBuf>,
+    /// Absolute guest paths are looked up under this directory first, and
+    /// on the host when it has no such file ([`crate::sysroot`]).
+    pub sysroot: Option<PathBuf>,
+    /// The files whose code is mapped: the program, its dynamic loader and
+    /// the libraries mapped executable, in the order they were mapped.
+    pub modules: Vec<crate::process::Module>,
     /// Return ENOSYS for unknown calls instead of stopping.
     pub enosys: bool,
     /// Dispositions, mask, pending signals and the alternate stack.
@@ -442,6 +448,8 @@ impl Kernel {
             brk,
             exe,
             root,
+            sysroot: None,
+            modules: Vec::new(),
             enosys,
             signals: Signals::default(),
             timers: Itimers::default(),
@@ -474,6 +482,12 @@ impl Kernel {
             return CString::new(self.exe.as_os_str().as_encoded_bytes()).map_err(|_| EINVAL);
         }
         let mapped = match (&self.root, bytes.first()) {
+            (None, Some(b'/')) if self.sysroot.is_some() => {
+                match self.sysroot.as_deref().and_then(|s| crate::sysroot::under(s, &bytes)) {
+                    Some(p) => p.into_os_string().into_encoded_bytes(),
+                    None => bytes,
+                }
+            }
             (Some(root), Some(b'/')) => {
                 let mut p = root.as_os_str().as_encoded_bytes().to_vec();
                 p.extend_from_slice(&bytes);
@@ -2516,11 +2530,25 @@ impl Kernel {
             if mem.poke(at, &buf[..done]).is_err() {
                 return Ok(Outcome::Ret(ENOMEM));
             }
+            if prot & perm::X != 0 {
+                self.note_module(host, at, off);
+            }
         }
         if replaces_code {
             Ok(Outcome::RetFlush(at as i64))
         } else {
             Ok(Outcome::Ret(at as i64))
+        }
+    }
+
+    /// Records the code of a file mapped executable at `at` from byte
+    /// `offset` of the host descriptor `host` (a library the dynamic loader
+    /// maps), unless the same file is already known there.
+    fn note_module(&mut self, host: i32, at: u64, offset: u64) {
+        if let Some(m) = crate::process::Module::mapped(host, at, offset) {
+            if !self.modules.contains(&m) {
+                self.modules.push(m);
+            }
         }
     }
 

@@ -32,6 +32,11 @@ pub struct InputArgs {
     /// With a program: look absolute paths it opens up under this directory.
     #[arg(long, value_name = "DIR", requires = "program")]
     pub root: Option<PathBuf>,
+    /// With a program: where a dynamically linked program's loader and
+    /// libraries are, looked up there first and on the host when missing
+    /// (default for such a program: /usr/riscv64-linux-gnu).
+    #[arg(long, value_name = "DIR", requires = "program")]
+    pub sysroot: Option<PathBuf>,
     /// With a program: answer unknown system calls with ENOSYS instead of stopping.
     #[arg(long, requires = "program")]
     pub enosys: bool,
@@ -115,6 +120,7 @@ impl InputArgs {
         };
         let given = [
             ("--root", self.root.is_some()),
+            ("--sysroot", self.sysroot.is_some()),
             ("--enosys", self.enosys),
             ("--random-seed", self.random_seed.is_some()),
             ("--quantum", self.quantum.is_some()),
@@ -229,14 +235,14 @@ impl InputArgs {
         let prog = self.program_path().ok_or_else(|| {
             bad_input("give a trace file, or a program after `--` (e.g. `-- ./prog args`)")
         })?;
-        let config = crate::cmd::run::sim_config(
-            &self.program,
-            &self.root,
-            self.enosys,
-            self.random_seed,
-            self.quantum,
-            0,
-        )?;
+        let shape = crate::cmd::run::Shape {
+            root: &self.root,
+            sysroot: &self.sysroot,
+            enosys: self.enosys,
+            seed: self.random_seed,
+            quantum: self.quantum,
+        };
+        let config = crate::cmd::run::sim_config(&self.program, &shape, 0)?;
         let mut sim = Simulator::load(&prog, &config).map_err(crate::cmd::run::sim_error)?;
         let progress = LiveProgress::new(&self.name());
         let exit = {

@@ -37,6 +37,13 @@ pub struct Args {
     /// Look absolute paths the program opens up under this directory.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Where a dynamically linked program's loader and libraries are: its
+    /// absolute paths are looked up under DIR first and on the host when
+    /// DIR has no such file, as qemu-user's -L does (default for such a
+    /// program: /usr/riscv64-linux-gnu, where the cross compiler's
+    /// libraries are).
+    #[arg(long, value_name = "DIR")]
+    sysroot: Option<PathBuf>,
     /// Answer unknown system calls with ENOSYS instead of stopping.
     #[arg(long)]
     enosys: bool,
@@ -70,37 +77,50 @@ pub struct Args {
     command: Vec<String>,
 }
 
+/// The options that shape a program's run, which every command that runs
+/// one takes.
+pub(crate) struct Shape<'a> {
+    /// `--root`.
+    pub root: &'a Option<PathBuf>,
+    /// `--sysroot`.
+    pub sysroot: &'a Option<PathBuf>,
+    /// `--enosys`.
+    pub enosys: bool,
+    /// `--random-seed`.
+    pub seed: Option<u64>,
+    /// `--quantum`.
+    pub quantum: Option<u64>,
+}
+
 /// The simulator's configuration for `command` (argv) with the host's
-/// environment and the options every command that runs a program takes;
-/// a `--root` that is not a directory is an error.
+/// environment and the options of `shape`; a `--root` or `--sysroot` that
+/// is not a directory is an error.
 pub(crate) fn sim_config(
     command: &[String],
-    root: &Option<PathBuf>,
-    enosys: bool,
-    seed: Option<u64>,
-    quantum: Option<u64>,
+    shape: &Shape<'_>,
     max_instructions: u64,
 ) -> anyhow::Result<Config> {
-    if let Some(root) = root {
-        if !root.is_dir() {
+    for (option, dir) in [("--root", shape.root), ("--sysroot", shape.sysroot)] {
+        if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
             return Err(bad_input(format!(
-                "--root {}: not a directory",
-                root.display()
+                "{option} {}: not a directory",
+                dir.display()
             )));
         }
     }
     Ok(Config {
         inherited_fds: INHERITED_FDS.get().cloned().unwrap_or_default(),
-        runner: runner(root, enosys, seed, quantum),
+        runner: runner(shape),
         args: command.to_vec(),
         env: std::env::vars_os()
             .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
             .collect(),
-        root: root.clone(),
-        enosys,
+        root: shape.root.clone(),
+        sysroot: shape.sysroot.clone(),
+        enosys: shape.enosys,
         max_instructions,
-        seed,
-        quantum,
+        seed: shape.seed,
+        quantum: shape.quantum,
         exec_in_place: false,
     })
 }
@@ -115,27 +135,24 @@ pub(crate) fn record_inherited_fds() {
     let _ = INHERITED_FDS.set(coprof_rv::fdtable::inherited_fds());
 }
 
-/// `coprof run` with the options that shape a run (`--root`, `--enosys`,
-/// `--random-seed`, `--quantum`): the command a forked child of the
-/// program runs a RISC-V program it `execve`s with, in a simulator of its
-/// own and unobserved, as the child itself was.
-fn runner(
-    root: &Option<PathBuf>,
-    enosys: bool,
-    seed: Option<u64>,
-    quantum: Option<u64>,
-) -> Option<Vec<OsString>> {
+/// `coprof run` with the options that shape a run (`--root`,
+/// `--sysroot`, `--enosys`, `--random-seed`, `--quantum`): the command a
+/// forked child of the program runs a RISC-V program it `execve`s with, in
+/// a simulator of its own and unobserved, as the child itself was.
+fn runner(shape: &Shape<'_>) -> Option<Vec<OsString>> {
     let mut cmd: Vec<OsString> = vec![std::env::current_exe().ok()?.into(), "run".into()];
-    if let Some(root) = root {
-        cmd.extend(["--root".into(), std::path::absolute(root).ok()?.into()]);
+    for (option, dir) in [("--root", shape.root), ("--sysroot", shape.sysroot)] {
+        if let Some(dir) = dir {
+            cmd.extend([option.into(), std::path::absolute(dir).ok()?.into()]);
+        }
     }
-    if enosys {
+    if shape.enosys {
         cmd.push("--enosys".into());
     }
-    if let Some(seed) = seed {
+    if let Some(seed) = shape.seed {
         cmd.extend(["--random-seed".into(), seed.to_string().into()]);
     }
-    if let Some(q) = quantum {
+    if let Some(q) = shape.quantum {
         cmd.extend(["--quantum".into(), q.to_string().into()]);
     }
     Some(cmd)
@@ -143,14 +160,14 @@ fn runner(
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let prog = PathBuf::from(&a.command[0]);
-    let mut config = sim_config(
-        &a.command,
-        &a.root,
-        a.enosys,
-        a.random_seed,
-        a.quantum,
-        a.max_instructions.unwrap_or(0),
-    )?;
+    let shape = Shape {
+        root: &a.root,
+        sysroot: &a.sysroot,
+        enosys: a.enosys,
+        seed: a.random_seed,
+        quantum: a.quantum,
+    };
+    let mut config = sim_config(&a.command, &shape, a.max_instructions.unwrap_or(0))?;
     if let Some(name) = &a.argv0 {
         config.args[0] = name.clone();
     }

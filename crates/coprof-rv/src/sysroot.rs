@@ -1,0 +1,119 @@
+//! Where a dynamically linked program's loader and libraries come from.
+//!
+//! A dynamically linked RISC-V program names its dynamic loader by an
+//! absolute path (`/lib/ld-linux-riscv64-lp64d.so.1`), and the loader opens
+//! the libraries by absolute paths too. On a host of another architecture
+//! those paths hold the host's own files, or nothing. As qemu-user's `-L`
+//! does, absolute paths are first looked up under a *sysroot*, the
+//! directory that holds the RISC-V libraries, and fall back to the host's
+//! own path when the sysroot has no such file: the program still reads the
+//! host's `/etc`, `/tmp` and home directories.
+//!
+//! With no sysroot given, a dynamically linked program whose loader is not
+//! a RISC-V file on the host gets the first of [`DEFAULT_SYSROOTS`] that
+//! holds it: the directory the Debian and Ubuntu cross compilers
+//! (`gcc-riscv64-linux-gnu`) install their libraries in, so that a program
+//! the cross compiler built with its defaults runs as it is.
+
+use crate::elf::ElfError;
+use std::path::{Path, PathBuf};
+
+/// Sysroots tried, in order, for a dynamically linked program when none
+/// is given.
+pub const DEFAULT_SYSROOTS: &[&str] = &["/usr/riscv64-linux-gnu"];
+
+/// The host file for the absolute guest path `guest` under `sysroot`, when
+/// the sysroot has one (a file, a directory or a link). The guest's `/`
+/// itself is never moved, so that `chdir("/")` and `ls /` see the host's.
+pub fn under(sysroot: &Path, guest: &[u8]) -> Option<PathBuf> {
+    if guest.first() != Some(&b'/') || guest.iter().all(|b| *b == b'/') {
+        return None;
+    }
+    let mut p = sysroot.as_os_str().as_encoded_bytes().to_vec();
+    p.extend_from_slice(guest);
+    // SAFETY: the bytes are a sysroot path's followed by a path's bytes.
+    let p = PathBuf::from(unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(p) });
+    std::fs::symlink_metadata(&p).is_ok().then_some(p)
+}
+
+/// Whether the host file `path` is a RISC-V ELF file.
+fn is_riscv_elf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && head.starts_with(b"\x7fELF")
+        && u16::from_le_bytes([head[18], head[19]]) == 243
+}
+
+/// The sysroot a program that asks for the loader `interp` runs with, and
+/// the loader's host file. `given` is `--sysroot`; `root` is `--root`,
+/// under which every absolute path already lies (so no sysroot is used).
+/// Without either, the host's own `interp` when it is a RISC-V file (a
+/// RISC-V host), else the first default sysroot that holds it.
+pub fn choose(
+    interp: &str,
+    given: Option<&Path>,
+    root: Option<&Path>,
+) -> Result<(Option<PathBuf>, PathBuf), ElfError> {
+    let guest = interp.as_bytes();
+    let not_found = |looked: String| ElfError::NoInterpreter {
+        interp: interp.to_string(),
+        looked,
+    };
+    if let Some(root) = root {
+        let mut p = root.as_os_str().to_os_string();
+        p.push(interp);
+        let p = PathBuf::from(p);
+        return match p.exists() {
+            true => Ok((None, p)),
+            false => Err(not_found(format!("--root {}", root.display()))),
+        };
+    }
+    if let Some(sysroot) = given {
+        return match under(sysroot, guest) {
+            Some(p) => Ok((Some(sysroot.to_path_buf()), p)),
+            None => Err(not_found(format!("--sysroot {}", sysroot.display()))),
+        };
+    }
+    if is_riscv_elf(Path::new(interp)) {
+        return Ok((None, PathBuf::from(interp)));
+    }
+    for dir in DEFAULT_SYSROOTS {
+        if let Some(p) = under(Path::new(dir), guest).filter(|p| is_riscv_elf(p)) {
+            return Ok((Some(PathBuf::from(dir)), p));
+        }
+    }
+    Err(not_found(format!(
+        "the host's / (not a RISC-V file there) or {}",
+        DEFAULT_SYSROOTS.join(", ")
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn looks_under_the_sysroot_then_falls_back() {
+        let dir = std::env::temp_dir().join(format!("coprof-sysroot-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("lib")).unwrap();
+        std::fs::write(dir.join("lib/ld.so"), b"\x7fELF").unwrap();
+        assert_eq!(under(&dir, b"/lib/ld.so"), Some(dir.join("lib/ld.so")));
+        assert_eq!(under(&dir, b"/lib"), Some(dir.join("lib")));
+        // Missing there: the host's path; the root and relative paths stay.
+        assert_eq!(under(&dir, b"/etc/passwd"), None);
+        assert_eq!(under(&dir, b"/"), None);
+        assert_eq!(under(&dir, b"//"), None);
+        assert_eq!(under(&dir, b"lib/ld.so"), None);
+        // A loader that is not there is named with where it was looked for.
+        let e = choose("/lib/none.so", Some(&dir), None).unwrap_err().to_string();
+        assert!(e.contains("/lib/none.so") && e.contains("--sysroot"), "{e}");
+        let (sysroot, file) = choose("/lib/ld.so", Some(&dir), None).unwrap();
+        assert_eq!((sysroot, file), (Some(dir.clone()), dir.join("lib/ld.so")));
+        let (sysroot, file) = choose("/lib/ld.so", None, Some(&dir)).unwrap();
+        assert_eq!((sysroot, file), (None, dir.join("lib/ld.so")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
