@@ -2,7 +2,8 @@
 # Builds the RV64 simulator's differential test corpus
 # (crates/coprof-rv/tests/programs/*.c, and *.cpp with the C++ cross
 # compiler) with the Debian RISC-V cross compilers, statically linked, at
-# -O0, -O2 and -Os, into
+# -O0, -O2 and -Os, and dynamically linked at -O2 (level "dyn", run with
+# the cross compiler's libraries in /usr/riscv64-linux-gnu), into
 # target/rv-programs/NAME-LEVEL. Installs the cross compiler and qemu-user
 # first when they are missing (scripts/install-deps.sh).
 #
@@ -19,7 +20,7 @@ src="$root/crates/coprof-rv/tests/programs"
 out="${1:-$root/target/rv-programs}"
 cc="${RISCV_CC:-riscv64-linux-gnu-gcc}"
 cxx="${RISCV_CXX:-riscv64-linux-gnu-g++}"
-levels=(O0 O2 Os)
+levels=(O0 O2 Os dyn)
 
 "$root/scripts/install-deps.sh" >/dev/null
 
@@ -43,7 +44,9 @@ for c in "$src"/*.c "$src"/*.cpp; do
       continue
     fi
     tmp="$bin.tmp.$$"
-    if ! "$compiler" -static -"$level" -g -Wall -o "$tmp" "$c" -lm -latomic; then
+    link=(-static -"$level")
+    [ "$level" = dyn ] && link=(-O2)
+    if ! "$compiler" "${link[@]}" -g -Wall -o "$tmp" "$c" -lm -latomic; then
       rm -f "$tmp"
       echo "build-test-programs: failed to compile $c at -$level" >&2
       exit 1

@@ -1,11 +1,13 @@
 //! coprof-rv: an RV64GC Linux user-mode simulator that runs real,
-//! unmodified static executables and emits coprof [`Event`]s.
+//! unmodified executables, static or dynamically linked, and emits coprof
+//! [`Event`]s.
 //!
 //! The profiling mechanisms coprof implements come from papers whose
 //! authors watched the full retire stream of programs in their own
 //! simulators. This crate is that simulator for RISC-V: it loads a
-//! statically linked RV64 Linux ELF (ET_EXEC or static-pie), starts it as
-//! Linux would, executes RV64IMAFDC with Zicsr and Zifencei (RISC-V
+//! statically linked RV64 Linux ELF (ET_EXEC or static-pie), or a
+//! dynamically linked one with its dynamic loader from a sysroot
+//! ([`sysroot`]), starts it as Linux would, executes RV64IMAFDC with Zicsr and Zifencei (RISC-V
 //! Unprivileged ISA 20191213) with its threads taking turns on one hart
 //! ([`threads`]), answers its Linux system calls, runs its signal
 //! handlers ([`signal`]) for its own signals and those from outside

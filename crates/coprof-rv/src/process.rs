@@ -7,6 +7,7 @@
 
 use crate::elf::{Elf, Segment, PT_LOAD, PT_PHDR};
 use crate::mem::{page_down, page_up, perm, Memory, LIMIT, PAGE};
+pub use coprof_core::trace::Module;
 use std::io;
 
 /// Top of the initial stack (just below the end of the Sv39 user range).
@@ -94,7 +95,10 @@ enum Place {
 fn span_of(segments: &[Segment]) -> (u64, u64, u64) {
     let loads = || segments.iter().filter(|s| s.kind == PT_LOAD && s.memsz > 0);
     let lo = loads().map(|s| page_down(s.vaddr)).min().unwrap_or(0);
-    let hi = loads().map(|s| page_up(s.vaddr + s.memsz)).max().unwrap_or(0);
+    let hi = loads()
+        .map(|s| page_up(s.vaddr + s.memsz))
+        .max()
+        .unwrap_or(0);
     let align = loads()
         .map(|s| s.align.max(PAGE))
         .filter(|a| a.is_power_of_two())
@@ -165,53 +169,39 @@ fn load_segments(mem: &mut Memory, elf: &Elf, file: &[u8], place: Place) -> io::
     Ok((bias, brk))
 }
 
-/// Where a loaded file's code lies, to name the PCs in it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Module {
-    /// First address of its segments.
-    pub start: u64,
-    /// The address after its last segment.
-    pub end: u64,
-    /// What was added to the file's addresses (0 for a program linked at
-    /// fixed addresses).
-    pub bias: u64,
-    /// The host file.
-    pub path: std::path::PathBuf,
+/// The module of `elf` loaded with `bias` from `path`.
+pub fn module_of(elf: &Elf, bias: u64, path: &std::path::Path) -> Module {
+    spanning(&elf.segments, bias, path)
 }
 
-impl Module {
-    /// The module of `elf` loaded with `bias` from `path`.
-    pub fn of(elf: &Elf, bias: u64, path: &std::path::Path) -> Module {
-        Module::spanning(&elf.segments, bias, path)
+fn spanning(segments: &[Segment], bias: u64, path: &std::path::Path) -> Module {
+    let (lo, hi, _) = span_of(segments);
+    Module {
+        start: bias.wrapping_add(lo),
+        end: bias.wrapping_add(hi),
+        bias,
+        path: path.to_path_buf(),
     }
+}
 
-    fn spanning(segments: &[Segment], bias: u64, path: &std::path::Path) -> Module {
-        let (lo, hi, _) = span_of(segments);
-        Module {
-            start: bias.wrapping_add(lo),
-            end: bias.wrapping_add(hi),
-            bias,
-            path: path.to_path_buf(),
-        }
-    }
-
-    /// The module of an executable mapping at `at` of the host file `fd`
-    /// from byte `offset`, as the dynamic loader maps a library: the
-    /// file's PT_LOAD segment that starts at that page of the file is the
-    /// one mapped there, which gives the bias. `None` for a file that is
-    /// not an RV64 ELF file or has no segment there.
-    pub fn mapped(fd: i32, at: u64, offset: u64) -> Option<Module> {
-        let segments = crate::elf::read_segments(fd)?;
-        let loads = || segments.iter().filter(|s| s.kind == PT_LOAD);
-        let seg = loads()
-            .find(|s| page_down(s.offset) == offset)
-            .or_else(|| loads().find(|s| page_down(s.offset) <= offset && offset < s.offset + s.filesz))?;
-        let bias = at
-            .wrapping_sub(page_down(seg.vaddr))
-            .wrapping_sub(offset - page_down(seg.offset));
-        let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
-        Some(Module::spanning(&segments, bias, &path))
-    }
+/// The module of an executable mapping at `at` of the host file `fd`
+/// from byte `offset`, as the dynamic loader maps a library: the
+/// file's PT_LOAD segment that starts at that page of the file is the
+/// one mapped there, which gives the bias. `None` for a file that is
+/// not an RV64 ELF file or has no segment there.
+pub fn mapped_module(fd: i32, at: u64, offset: u64) -> Option<Module> {
+    let segments = crate::elf::read_segments(fd)?;
+    let loads = || segments.iter().filter(|s| s.kind == PT_LOAD);
+    let seg = loads()
+        .find(|s| page_down(s.offset) == offset)
+        .or_else(|| {
+            loads().find(|s| page_down(s.offset) <= offset && offset < s.offset + s.filesz)
+        })?;
+    let bias = at
+        .wrapping_sub(page_down(seg.vaddr))
+        .wrapping_sub(offset - page_down(seg.offset));
+    let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    Some(spanning(&segments, bias, &path))
 }
 
 /// Address of the program headers in memory, for `AT_PHDR`.

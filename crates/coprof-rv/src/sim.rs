@@ -246,27 +246,29 @@ impl Simulator {
             &mut mem,
             &image,
             file,
-            loader.as_ref().map(|(_, file, elf)| process::Loader { elf, file }),
+            loader
+                .as_ref()
+                .map(|(_, file, elf)| process::Loader { elf, file }),
             &args,
             &env,
             execfn,
             random,
         )
         .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::InvalidData
-                    || e.kind() == std::io::ErrorKind::InvalidInput
-                {
-                    SimError::Elf {
-                        path: path.to_path_buf(),
-                        source: elf::ElfError::Malformed {
-                            what: e.to_string(),
-                            offset: 0,
-                        },
-                    }
-                } else {
-                    SimError::Setup(e)
+            if e.kind() == std::io::ErrorKind::InvalidData
+                || e.kind() == std::io::ErrorKind::InvalidInput
+            {
+                SimError::Elf {
+                    path: path.to_path_buf(),
+                    source: elf::ElfError::Malformed {
+                        what: e.to_string(),
+                        offset: 0,
+                    },
                 }
-            })?;
+            } else {
+                SimError::Setup(e)
+            }
+        })?;
         let mut cpu = Cpu::new(loaded.entry);
         cpu.x[2] = loaded.sp;
         let exe = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -278,9 +280,11 @@ impl Simulator {
             guest_random,
         );
         kernel.sysroot = sysroot;
-        kernel.modules.push(process::Module::of(&image, loaded.bias, &exe));
+        kernel
+            .modules
+            .push(process::module_of(&image, loaded.bias, &exe));
         if let (Some((at, _, elf)), Some(bias)) = (&loader, loaded.loader_bias) {
-            kernel.modules.push(process::Module::of(elf, bias, at));
+            kernel.modules.push(process::module_of(elf, bias, at));
         }
         kernel.fds.adopt(&config.inherited_fds);
         kernel.runner = config.runner.clone();

@@ -483,7 +483,11 @@ impl Kernel {
         }
         let mapped = match (&self.root, bytes.first()) {
             (None, Some(b'/')) if self.sysroot.is_some() => {
-                match self.sysroot.as_deref().and_then(|s| crate::sysroot::under(s, &bytes)) {
+                match self
+                    .sysroot
+                    .as_deref()
+                    .and_then(|s| crate::sysroot::under(s, &bytes))
+                {
                     Some(p) => p.into_os_string().into_encoded_bytes(),
                     None => bytes,
                 }
@@ -2545,7 +2549,7 @@ impl Kernel {
     /// `offset` of the host descriptor `host` (a library the dynamic loader
     /// maps), unless the same file is already known there.
     fn note_module(&mut self, host: i32, at: u64, offset: u64) {
-        if let Some(m) = crate::process::Module::mapped(host, at, offset) {
+        if let Some(m) = crate::process::mapped_module(host, at, offset) {
             if !self.modules.contains(&m) {
                 self.modules.push(m);
             }

@@ -108,7 +108,9 @@ mod tests {
         assert_eq!(under(&dir, b"//"), None);
         assert_eq!(under(&dir, b"lib/ld.so"), None);
         // A loader that is not there is named with where it was looked for.
-        let e = choose("/lib/none.so", Some(&dir), None).unwrap_err().to_string();
+        let e = choose("/lib/none.so", Some(&dir), None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("/lib/none.so") && e.contains("--sysroot"), "{e}");
         let (sysroot, file) = choose("/lib/ld.so", Some(&dir), None).unwrap();
         assert_eq!((sysroot, file), (Some(dir.clone()), dir.join("lib/ld.so")));

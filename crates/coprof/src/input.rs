@@ -23,7 +23,8 @@ pub struct InputArgs {
     /// Trace file (.cpt) to read: make one with `coprof gen` or `coprof run --trace`.
     #[arg(value_name = "FILE", required_unless_present = "program")]
     pub file: Option<PathBuf>,
-    /// A static RV64 Linux program and its arguments, after `--`, to run in
+    /// An RV64 Linux program (static, or dynamically linked with its
+    /// libraries from --sysroot) and its arguments, after `--`, to run in
     /// the simulator and profile in one pass (no trace file). Its standard
     /// output goes to standard error, so that standard output carries only
     /// the report.
@@ -224,6 +225,11 @@ impl InputArgs {
         if self.no_symbols {
             return None;
         }
+        if !meta.modules.is_empty() {
+            let main_exists = self.binary.is_some() || meta.modules[0].path.is_file();
+            return main_exists
+                .then(|| Symbols::of_modules(&meta.modules, self.binary.as_deref(), false))?;
+        }
         if let Some(b) = &self.binary {
             return Symbols::open(b, false);
         }
@@ -278,7 +284,7 @@ impl InputArgs {
             symbols: if self.no_symbols {
                 None
             } else {
-                Symbols::open(&prog, false)
+                Symbols::of_modules(sim.modules(), None, false)
             },
         })
     }

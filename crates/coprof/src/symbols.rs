@@ -1,65 +1,161 @@
 //! Names for the PCs in reports: function, source line, loop spans and
 //! disassembly, from the profiled program's ELF file (coprof-symbols).
 //!
-//! A live run symbolizes with the program it ran; a trace with `--binary`,
-//! or else the program its header names when that file exists. A stripped
+//! A live run symbolizes with the files whose code it ran: the program,
+//! and for a dynamically linked one its loader and libraries, each where
+//! it was loaded. A trace does the same with the modules its header
+//! lists (the program replaced by `--binary` when given), or else with
+//! `--binary` or the program its header names when that file exists. A stripped
 //! binary's separate debug file is used when one is found (a note names
 //! it). A binary without debug info falls back to symbol names and then
 //! to addresses, with a note on standard error.
 
+use coprof_core::trace::Module;
 use coprof_symbols::{Quality, Symbolizer};
 use std::fmt;
 use std::path::Path;
 use std::rc::Rc;
 
-/// A symbolizer for one program, shared by every report of a pass.
+/// The symbols of one file whose code the program ran.
+struct Loaded {
+    /// Its addresses in the run: `[start, end)`.
+    start: u64,
+    end: u64,
+    /// What was added to the file's own addresses.
+    bias: u64,
+    /// Its file name, for PCs outside the program itself (libraries and
+    /// the dynamic loader); `None` for the program.
+    name: Option<String>,
+    sym: Symbolizer,
+}
+
+/// Symbolizers for a program and the libraries it ran, shared by every
+/// report of a pass.
 #[derive(Clone)]
-pub struct Symbols(Rc<Symbolizer>);
+pub struct Symbols(Rc<Vec<Loaded>>);
 
 impl fmt::Debug for Symbols {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Symbols({})", self.0.path().display())
+        let paths: Vec<String> = self
+            .0
+            .iter()
+            .map(|m| m.sym.path().display().to_string())
+            .collect();
+        write!(f, "Symbols({})", paths.join(", "))
+    }
+}
+
+/// Opens `path`; with `notes`, says on standard error what its debug
+/// information lacks or where it came from, and why it cannot be read.
+fn open_file(path: &Path, notes: bool) -> Option<Symbolizer> {
+    match Symbolizer::open(path) {
+        Ok(s) => {
+            if let (Some(note), true) = (s.debug_info().note(), notes) {
+                eprintln!("coprof: note: {note}");
+            }
+            if let (Some(file), true) = (&s.debug_info().debug_file, notes) {
+                eprintln!("coprof: note: debug info from {}", file.display());
+            }
+            Some(s)
+        }
+        Err(e) => {
+            if notes {
+                eprintln!("coprof: note: no symbols ({e}); reports show addresses");
+            }
+            None
+        }
     }
 }
 
 impl Symbols {
-    /// Opens `binary`; a failure is a note, not an error: the report is
-    /// still right with raw addresses.
+    /// Opens `binary`, whose addresses are the PCs' own; a failure is a
+    /// note, not an error: the report is still right with raw addresses.
     pub fn open(binary: &Path, quiet: bool) -> Option<Symbols> {
-        match Symbolizer::open(binary) {
-            Ok(s) => {
-                if let (Some(note), false) = (s.debug_info().note(), quiet) {
-                    eprintln!("coprof: note: {note}");
-                }
-                if let (Some(file), false) = (&s.debug_info().debug_file, quiet) {
-                    eprintln!("coprof: note: debug info from {}", file.display());
-                }
-                Some(Symbols(Rc::new(s)))
+        let sym = open_file(binary, !quiet)?;
+        Some(Symbols(Rc::new(vec![Loaded {
+            start: 0,
+            end: u64::MAX,
+            bias: 0,
+            name: None,
+            sym,
+        }])))
+    }
+
+    /// Opens the files of `modules`, the program first (with `binary`
+    /// instead of its file when given): notes about the program as
+    /// [`open`](Self::open) gives them, none about the libraries, whose
+    /// PCs fall back to `libc.so.6+0x1234` when they cannot be named.
+    pub fn of_modules(modules: &[Module], binary: Option<&Path>, quiet: bool) -> Option<Symbols> {
+        let (main, libraries) = modules.split_first()?;
+        let mut loaded = Vec::with_capacity(modules.len());
+        if let Some(sym) = open_file(binary.unwrap_or(&main.path), !quiet) {
+            loaded.push(Loaded {
+                start: main.start,
+                end: main.end,
+                bias: main.bias,
+                name: None,
+                sym,
+            });
+        }
+        for m in libraries {
+            if let Some(sym) = open_file(&m.path, false) {
+                let name = m.path.file_name().map(|n| n.to_string_lossy().into_owned());
+                loaded.push(Loaded {
+                    start: m.start,
+                    end: m.end,
+                    bias: m.bias,
+                    name: Some(name.unwrap_or_else(|| m.path.display().to_string())),
+                    sym,
+                });
             }
-            Err(e) => {
-                if !quiet {
-                    eprintln!("coprof: note: no symbols ({e}); reports show addresses");
-                }
-                None
-            }
+        }
+        (!loaded.is_empty()).then(|| Symbols(Rc::new(loaded)))
+    }
+
+    /// The file `pc` lies in (the one mapped last, where mappings overlap)
+    /// and `pc` as that file's own address.
+    fn at(&self, pc: u64) -> Option<(&Loaded, u64)> {
+        let m = self.0.iter().rev().find(|m| m.start <= pc && pc < m.end)?;
+        Some((m, pc.wrapping_sub(m.bias)))
+    }
+
+    /// Both ends of a range in one file, as that file's addresses.
+    fn range(&self, lo: u64, hi: u64) -> Option<(&Loaded, u64, u64)> {
+        let (m, a) = self.at(lo)?;
+        (m.start <= hi && hi < m.end).then(|| (m, a, hi.wrapping_sub(m.bias)))
+    }
+
+    /// `function (file:line)`, `function+0x1a`, with ` in libc.so.6` for
+    /// a library's PC, or `libc.so.6+0x1234` in a library without a name
+    /// for it; `None` for the program's own unnamed addresses.
+    pub fn place(&self, pc: u64) -> Option<String> {
+        let (m, a) = self.at(pc)?;
+        let l = m.sym.lookup(a);
+        match (&m.name, l.source != Quality::Address) {
+            (None, named) => named.then(|| l.to_string()),
+            (Some(lib), true) => Some(format!("{l} in {lib}")),
+            (Some(lib), false) => Some(format!("{lib}+{a:#x}")),
         }
     }
 
-    /// `function (file:line)`, `function+0x1a` or the address.
-    pub fn place(&self, pc: u64) -> Option<String> {
-        let l = self.0.lookup(pc);
-        (l.source != Quality::Address).then(|| l.to_string())
-    }
-
-    /// The function a PC lies in (the outermost when inlined).
+    /// The function a PC lies in (the outermost when inlined), with ` in
+    /// libc.so.6` for a library's, or `libc.so.6+0x1234` in a library
+    /// without a name for it.
     pub fn function(&self, pc: u64) -> Option<String> {
-        self.0.lookup(pc).outer_function().map(str::to_string)
+        let (m, a) = self.at(pc)?;
+        let f = m.sym.lookup(a).outer_function().map(str::to_string);
+        match (&m.name, f) {
+            (None, f) => f,
+            (Some(lib), Some(f)) => Some(format!("{f} in {lib}")),
+            (Some(lib), None) => Some(format!("{lib}+{a:#x}")),
+        }
     }
 
     /// A code range as source lines (`crc32.c:20-24`), or as offsets in a
     /// function without debug info.
     pub fn span(&self, lo: u64, hi: u64) -> Option<String> {
-        let s = self.0.span(lo, hi);
+        let (m, lo, hi) = self.range(lo, hi)?;
+        let s = m.sym.span(lo, hi);
         (s.source != Quality::Address).then(|| s.to_string())
     }
 
@@ -93,18 +189,21 @@ impl Symbols {
     /// The instructions in the code range `[lo, hi]`, both instruction
     /// starts (see [`Symbolizer::instructions_in`]).
     pub fn instructions_in(&self, lo: u64, hi: u64) -> Option<u64> {
-        self.0.instructions_in(lo, hi)
+        let (m, lo, hi) = self.range(lo, hi)?;
+        m.sym.instructions_in(lo, hi)
     }
 
     /// The instruction at `pc` as assembly text.
     pub fn disassemble(&self, pc: u64) -> Option<String> {
-        self.0.disassemble(pc).map(|d| d.text)
+        let (m, a) = self.at(pc)?;
+        m.sym.disassemble(a).map(|d| d.text)
     }
 
     /// The source line of `pc`, trimmed, for annotated listings.
     pub fn source_text(&self, pc: u64) -> Option<String> {
-        let l = self.0.lookup(pc);
-        let text = self.0.source_line_text(l.file.as_deref()?, l.line?)?;
+        let (m, a) = self.at(pc)?;
+        let l = m.sym.lookup(a);
+        let text = m.sym.source_line_text(l.file.as_deref()?, l.line?)?;
         Some(text.trim().to_string())
     }
 }

@@ -1,7 +1,7 @@
 //! Differential test of the RV64 simulator (issue 3, "Correctness"): every
 //! program of the corpus in `crates/coprof-rv/tests/programs/`, compiled
 //! with `riscv64-linux-gnu-gcc -static` (C++ with `riscv64-linux-gnu-g++`)
-//! at -O0, -O2 and -Os by
+//! at -O0, -O2 and -Os, and dynamically linked at -O2, by
 //! `scripts/build-test-programs.sh`, runs under `qemu-riscv64` (an
 //! independent RV64 implementation) and under `coprof run --`, with the
 //! same arguments, environment, working directory and standard input. Their
@@ -22,7 +22,12 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// The optimisation levels the build script produces, as binary suffixes.
-const LEVELS: [&str; 3] = ["O0", "O2", "Os"];
+const LEVELS: [&str; 4] = ["O0", "O2", "Os", "dyn"];
+
+/// Where the dynamically linked builds (level `dyn`) find their loader and
+/// libraries: the cross compiler's, which qemu is told with `-L` and
+/// coprof finds by default.
+const SYSROOT: &str = "/usr/riscv64-linux-gnu";
 
 /// Arguments given to every program unless [`args_for`] says otherwise:
 /// plain words, a space, an empty argument and a control character, so that
@@ -270,6 +275,9 @@ fn compare(label: &str, reference: &Outcome, candidate: &Outcome) -> Option<Stri
 
 fn qemu_command(bin: &Path, args: &[&str]) -> Command {
     let mut c = Command::new("qemu-riscv64");
+    if bin.to_string_lossy().ends_with("-dyn") {
+        c.args(["-L", SYSROOT]);
+    }
     c.arg(bin).args(args);
     c
 }

@@ -26,7 +26,29 @@ pub struct TraceMeta {
     /// Events per class name. Written when the trace is complete.
     #[serde(default)]
     pub class_counts: BTreeMap<String, u64>,
+    /// Where the code of each file the program ran lies: the program
+    /// first, then its dynamic loader and libraries, for naming PCs. Empty
+    /// when the source does not say (PCs are then the program's own
+    /// addresses). Written when the trace is complete, as far as the
+    /// room reserved for it at the start allows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<Module>,
     /// Any other keys.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// A file whose code was loaded: the range of addresses its segments
+/// took and the bias added to the file's own addresses there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Module {
+    /// First address of its segments.
+    pub start: u64,
+    /// The address after its last segment.
+    pub end: u64,
+    /// What was added to the file's addresses (0 for a program linked at
+    /// fixed addresses).
+    pub bias: u64,
+    /// The file, as the host names it.
+    pub path: std::path::PathBuf,
 }

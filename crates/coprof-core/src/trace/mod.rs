@@ -16,6 +16,6 @@ mod writer;
 
 pub use error::{TraceError, TraceErrorKind};
 pub use format::{CHUNK_EVENTS, MAGIC, VERSION};
-pub use meta::TraceMeta;
+pub use meta::{Module, TraceMeta};
 pub use reader::{TraceReader, TraceStats};
 pub use writer::{TraceWriter, WriteSummary};

@@ -29,6 +29,10 @@ pub struct WriteSummary {
     pub chunks: u64,
 }
 
+/// Bytes of metadata reserved for modules found after the trace starts,
+/// when it starts with some: about a hundred paths.
+const MODULE_ROOM: usize = 16 << 10;
+
 /// Writes a `.cpt` trace. Also a [`Sink`], so a source can write straight
 /// into it; as a sink it keeps the first error and returns it from
 /// [`commit`](TraceWriter::commit).
@@ -86,9 +90,17 @@ impl TraceWriter {
             .iter()
             .map(|c| (c.name().to_string(), u64::MAX))
             .collect();
+        // A source that names modules at the start may find more as the
+        // program runs (the libraries its dynamic loader maps).
+        let module_room = if meta.modules.is_empty() {
+            0
+        } else {
+            MODULE_ROOM
+        };
         let meta_reserve = serde_json::to_vec(&widest)
             .expect("metadata serialises")
-            .len();
+            .len()
+            + module_room;
         let mut w = TraceWriter {
             path: path.to_path_buf(),
             file: BufWriter::with_capacity(1 << 20, tmp),
@@ -113,6 +125,14 @@ impl TraceWriter {
         Ok(w)
     }
 
+    /// Sets the modules the final metadata names (see
+    /// [`TraceMeta::modules`]): those the source found while the trace was
+    /// written. Modules that do not fit the room reserved when the trace
+    /// was created with some are left out, the last first.
+    pub fn set_modules(&mut self, modules: Vec<super::Module>) {
+        self.meta.modules = modules;
+    }
+
     /// Sets the zstd compression level (1 to 19; default 3).
     pub fn level(mut self, level: i32) -> TraceWriter {
         self.level = level.clamp(1, 19);
@@ -132,6 +152,11 @@ impl TraceWriter {
             .map(|c| (c.name().to_string(), self.counts[*c as usize]))
             .collect();
         let mut bytes = serde_json::to_vec(&m).expect("metadata serialises");
+        // Modules beyond the room reserved are left out, the last first.
+        while bytes.len() > self.meta_reserve && m.modules.len() > 1 {
+            m.modules.pop();
+            bytes = serde_json::to_vec(&m).expect("metadata serialises");
+        }
         debug_assert!(bytes.len() <= self.meta_reserve);
         bytes.resize(self.meta_reserve, b' ');
         bytes

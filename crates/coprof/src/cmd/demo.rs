@@ -76,7 +76,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             prog.display()
         );
         println!(
-            "Next: `coprof profile -o p.json -- PROG ARGS` profiles your own static RV64 \
+            "Next: `coprof profile -o p.json -- PROG ARGS` profiles your own RV64 \
              program; `coprof loops|ranges|values|sample --help` shows each engine's options."
         );
     }

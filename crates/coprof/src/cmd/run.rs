@@ -1,4 +1,4 @@
-//! `coprof run`: run a static RV64 Linux program in the simulator, with its
+//! `coprof run`: run an RV64 Linux program in the simulator, with its
 //! standard streams and exit status passed through, optionally writing the
 //! retired-instruction stream to a trace.
 
@@ -11,13 +11,15 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Run a statically linked RV64 Linux program in coprof's simulator.
+/// Run an RV64 Linux program in coprof's simulator.
 ///
 /// The program's stdin, stdout and stderr are coprof's; its exit status
 /// becomes coprof's (128 + the signal number when it dies of a signal, as
 /// a shell reports). With --trace, every retired instruction of the chosen
 /// classes is written to a .cpt trace that every report command reads.
-/// Build programs with `riscv64-linux-gnu-gcc -static`.
+/// Build programs with `riscv64-linux-gnu-gcc`: statically linked, or
+/// dynamically, when the loader and libraries are in /usr/riscv64-linux-gnu
+/// (the cross compiler's) or under --sysroot DIR.
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  coprof run -- ./hello\n  coprof run --stats -- ./crc32 1000\n  coprof run --trace crc.cpt --classes load,cond-branch -- ./crc32\n  coprof run --root /srv/rv-sysroot -- ./prog /etc/config\n\nExit status: the program's own, 128 + signal if it died of one, 2 if the\nfile cannot be run or the program needs something the simulator lacks."
@@ -183,10 +185,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 isa: "rv64gc".into(),
                 program: a.command[0].clone(),
                 args: a.command[1..].to_vec(),
+                modules: sim.modules().to_vec(),
                 ..TraceMeta::default()
             };
             let mut w = TraceWriter::create(out, meta, a.classes)?;
             let exit = sim.run_to_exit(&mut w).map_err(sim_error)?;
+            w.set_modules(sim.modules().to_vec());
             let s = w.commit()?;
             let note = format!(
                 "; wrote {} events to {} ({} bytes)",

@@ -1,0 +1,181 @@
+//! Dynamically linked RISC-V programs: they run with the cross compiler's
+//! loader and libraries (`/usr/riscv64-linux-gnu`, found by default or
+//! given with `--sysroot`), still read the host's own files, and their
+//! reports name the program's PCs by source line and the libraries' by
+//! function and file, live and from a trace.
+
+mod common;
+
+use common::{coprof, gen_trace, json_of};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The cross compiler's sysroot, where the default lookup finds the loader.
+const SYSROOT: &str = "/usr/riscv64-linux-gnu";
+
+/// A program whose time goes to a loop of its own and to libc's `strlen`,
+/// and that reads the file its first argument names by an absolute path.
+const PROGRAM: &str = r#"
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+
+static char text[4096];
+
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "r");
+    if (!f) { perror(argv[1]); return 1; }
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    unsigned long sum = 0;
+    for (int round = 0; round < 400; round++) {
+        sum += strlen(text);
+        for (size_t i = 0; i < got; i++)
+            sum += (unsigned char)text[i] * (unsigned long)(round + 1);
+    }
+    printf("read %zu bytes, sum %lu\n", got, sum);
+    return 0;
+}
+"#;
+
+/// Builds [`PROGRAM`] dynamically linked (the cross compiler's default)
+/// into `dir`, with a data file beside it of 3,000 bytes.
+fn build(dir: &Path) -> (PathBuf, PathBuf) {
+    common::run_script("scripts/install-deps.sh", &[]);
+    let c = dir.join("dyn.c");
+    std::fs::write(&c, PROGRAM).unwrap();
+    let bin = dir.join("dyn");
+    let st = std::process::Command::new("riscv64-linux-gnu-gcc")
+        .args(["-O1", "-g", "-o"])
+        .arg(&bin)
+        .arg(&c)
+        .status()
+        .expect("cross compiler runs");
+    assert!(st.success(), "compiling dyn.c failed");
+    let data = dir.join("data.txt");
+    std::fs::write(&data, "abcdefghij".repeat(300)).unwrap();
+    (bin, data)
+}
+
+/// The `function` and `source` of every loop of a loops report.
+fn places(v: &Value) -> Vec<(String, String)> {
+    v["loops"]
+        .as_array()
+        .expect("loops")
+        .iter()
+        .map(|l| {
+            let s = |k: &str| l[k].as_str().unwrap_or("").to_string();
+            (s("function"), s("source"))
+        })
+        .collect()
+}
+
+#[test]
+fn runs_with_the_cross_compilers_libraries_and_reads_host_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, data) = build(dir.path());
+    let expected = "read 3000 bytes, sum 24422100000\n";
+    for sysroot in [None, Some(SYSROOT)] {
+        let mut cmd = coprof();
+        cmd.arg("run");
+        if let Some(s) = sysroot {
+            cmd.args(["--sysroot", s]);
+        }
+        let out = cmd.arg("--").arg(&bin).arg(&data).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+    }
+}
+
+#[test]
+fn reports_name_the_program_and_its_libraries_live_and_from_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, data) = build(dir.path());
+    let live = json_of(
+        coprof()
+            .args(["loops", "--json", "--"])
+            .arg(&bin)
+            .arg(&data),
+    );
+    let live_places = places(&live);
+    assert!(
+        live_places
+            .iter()
+            .any(|(f, s)| f == "main" && s.starts_with("dyn.c:")),
+        "no loop of main with its lines: {live_places:?}"
+    );
+    assert!(
+        live_places.iter().any(|(f, _)| f == "strlen in libc.so.6"),
+        "no loop in libc's strlen: {live_places:?}"
+    );
+    // The trace keeps where each file was loaded, so it reads the same.
+    let trace = dir.path().join("dyn.cpt");
+    let out = coprof()
+        .args(["run", "--trace"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&bin)
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let traced = json_of(coprof().arg("loops").arg(&trace).arg("--json"));
+    assert_eq!(places(&traced), live_places);
+}
+
+#[test]
+fn a_missing_loader_is_named_with_where_it_was_looked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, data) = build(dir.path());
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = coprof()
+        .arg("run")
+        .arg("--sysroot")
+        .arg(&empty)
+        .arg("--")
+        .arg(&bin)
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("dynamic loader /lib/ld-linux-riscv64-lp64d.so.1")
+            && err.contains(&format!("--sysroot {}", empty.display()))
+            && err.contains("-static"),
+        "{err}"
+    );
+    let out = coprof()
+        .args(["run", "--sysroot", "/no/such/dir", "--"])
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--sysroot /no/such/dir: not a directory"),
+        "{err}"
+    );
+    // A trace was recorded already: --sysroot has nothing to apply to.
+    let trace = gen_trace(dir.path(), "loops", 1000, 1);
+    let out = coprof()
+        .args(["loops", "--sysroot", SYSROOT])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--sysroot"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
