@@ -125,9 +125,12 @@ fn refuses_files_it_cannot_run() {
         .code(2)
         .stderr(predicate::str::contains("x86-64"))
         .stderr(predicate::str::contains("not RISC-V"));
+    // Dynamically linked, with a sysroot that lacks its loader.
     let dynamic = compile(dir.path(), "dyn", HELLO, true);
     coprof()
-        .args(["run", "--"])
+        .args(["run", "--sysroot"])
+        .arg(dir.path())
+        .arg("--")
         .arg(&dynamic)
         .assert()
         .code(2)
