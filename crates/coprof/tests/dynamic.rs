@@ -129,6 +129,16 @@ fn reports_name_the_program_and_its_libraries_live_and_from_a_trace() {
     );
     let traced = json_of(coprof().arg("loops").arg(&trace).arg("--json"));
     assert_eq!(places(&traced), live_places);
+    // `coprof info` lists where each file's code was.
+    let info = common::stdout_of(coprof().arg("info").arg(&trace));
+    for file in ["dyn", "ld-linux-riscv64-lp64d.so.1", "libc.so.6"] {
+        assert!(
+            info.lines()
+                .any(|l| l.starts_with("code") || l.starts_with("  "))
+                && info.contains(&format!("/{file}\n")),
+            "{file} missing from:\n{info}"
+        );
+    }
 }
 
 #[test]

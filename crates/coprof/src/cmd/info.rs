@@ -78,6 +78,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if !m.program.is_empty() {
         println!("program    {} {}", m.program, m.args.join(" "));
     }
+    for (i, module) in m.modules.iter().enumerate() {
+        println!(
+            "{:<10} {:#x}..{:#x} {}",
+            if i == 0 { "code" } else { "" },
+            module.start,
+            module.end,
+            module.path.display()
+        );
+    }
     println!(
         "recorded   {}",
         if m.classes.is_empty() {
