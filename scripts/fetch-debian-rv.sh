@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Fetches real, unmodified static RV64 programs that Debian 13 ("trixie")
-# ships, for the simulator's tests against qemu-riscv64: busybox (a shell
-# and some 300 commands in one binary), bash, dar (a C++ archiver that
-# reads extended attributes and file flags) and shfmt (a Go program, whose
-# runtime runs several threads and sleeps in one of them all the time).
-# They are built by Debian with a newer glibc (2.41) than the cross
+# Fetches real, unmodified RV64 programs that Debian 13 ("trixie") ships,
+# for the simulator's tests against qemu-riscv64.
+#
+# Static programs, into OUT_DIR: busybox (a shell and some 300 commands
+# in one binary), bash, dar (a C++ archiver that reads extended attributes
+# and file flags) and shfmt (a Go program, whose runtime runs several
+# threads and sleeps in one of them all the time).
+#
+# Dynamically linked programs with the libraries they need, unpacked
+# together into OUT_DIR/sysroot (a Debian root, usr-merged, with its
+# /lib and /bin links): gzip, diffutils (cmp, diff), xz-utils (xz, on
+# liblzma), lua5.4 and sqlite3 (on libsqlite3, zlib, readline), over
+# Debian's glibc 2.41 and libgcc. They run with `--sysroot OUT_DIR/sysroot`
+# (qemu-riscv64 with `-L`).
+#
+# All of them are built by Debian with a newer glibc (2.41) than the cross
 # compiler here, so they also try what the corpus cannot.
 #
 # Usage: scripts/fetch-debian-rv.sh [OUT_DIR]   (default: target/debian-rv)
@@ -20,12 +30,26 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 index_url="$mirror/dists/trixie/main/binary-riscv64/Packages.xz"
 
 # package, pinned pool path, its SHA-256, the binary in it, the name here
+# (member "sysroot": the whole package is unpacked into OUT_DIR/sysroot)
 pins=(
   "busybox-static pool/main/b/busybox/busybox-static_1.37.0-6+b9_riscv64.deb 4add476d2b185c5b487c285b38d790f0881a7e4a8e2ddde835f917e770eb8633 usr/bin/busybox busybox"
   "bash-static pool/main/b/bash/bash-static_5.2.37-2+b10_riscv64.deb ff8de6539fb71827fb004de8b0907906ba9862bb66f2c8e11d599326489bf0ac usr/bin/bash-static bash"
   "dar-static pool/main/d/dar/dar-static_2.7.17-1+b19_riscv64.deb fb7f4e848785236a86cc24d57555ef3c17aa8eaa26671c5768be4f91e22a31a3 usr/bin/dar_static dar"
   "shfmt pool/main/g/golang-mvdan-sh/shfmt_3.8.0-1+b8_riscv64.deb 76dfbb541f6ef16c93810a729c7440fd05ea817cdc636a684fe53cd5b2e6f984 usr/bin/shfmt shfmt"
+  "libc6 pool/main/g/glibc/libc6_2.41-12+deb13u4_riscv64.deb 77f0da760da3eab6318917857669ec23556b4e1ee489218cb966884a11b0d967 sysroot libc6"
+  "libgcc-s1 pool/main/g/gcc-14/libgcc-s1_14.2.0-19_riscv64.deb 16d3f9f534028615413d23f649e5d246baef48fe7db739ad564ef8b9a6e5587c sysroot libgcc-s1"
+  "gzip pool/main/g/gzip/gzip_1.13-1+deb13u1_riscv64.deb e7aa17e8cbb6a05d46e71ff1c849e0c672bc4f6041d936298a3a4903c5e0230a sysroot gzip"
+  "diffutils pool/main/d/diffutils/diffutils_3.10-4_riscv64.deb 28e347a21aeffc2ec5de83bd2ac9424ae9f500cfae3fb1883336f5d44c1dfce6 sysroot diffutils"
+  "xz-utils pool/main/x/xz-utils/xz-utils_5.8.1-1+deb13u1_riscv64.deb 7318c5d4a0fbf83cd707e032de5af696d81c689eaf67ced879201cac232c633d sysroot xz-utils"
+  "liblzma5 pool/main/x/xz-utils/liblzma5_5.8.1-1+deb13u1_riscv64.deb d6b628145f0e58ff4e406cc1f6b656830a95b6ba98da538dbfac26fab672475c sysroot liblzma5"
+  "lua5.4 pool/main/l/lua5.4/lua5.4_5.4.7-1+b2_riscv64.deb f412d172218750ad99edee1e022a178c544f6d4d4b5ffddb37a942cc45888341 sysroot lua5.4"
+  "libreadline8t64 pool/main/r/readline/libreadline8t64_8.2-6_riscv64.deb a9a66fa49aed31e4d5ce6ab2fd4999ccc28bb185b58d645539ff6955c279eb47 sysroot libreadline8t64"
+  "libtinfo6 pool/main/n/ncurses/libtinfo6_6.5+20250216-2_riscv64.deb 9b902c0d5a1561c2e721fb90128281c9957ae6e37817acba2547aba91ff104ea sysroot libtinfo6"
+  "sqlite3 pool/main/s/sqlite3/sqlite3_3.46.1-7+deb13u2_riscv64.deb dcba7a055829c587e85e61dbd84b0fc7e6486576e1dbe164127cdb41f955822a sysroot sqlite3"
+  "libsqlite3-0 pool/main/s/sqlite3/libsqlite3-0_3.46.1-7+deb13u2_riscv64.deb a878475db5df8361879060e65bfc7bc7ac7fa0e44635ac2107cf5bd7e497e330 sysroot libsqlite3-0"
+  "zlib1g pool/main/z/zlib/zlib1g_1.3.dfsg+really1.3.1-1+b1_riscv64.deb 38c52eef58e5fc9b13d93f8a7d0a0549c32b4f00402a778d39a135254f554314 sysroot zlib1g"
 )
+sysroot="$out/sysroot"
 
 mkdir -p "$out"
 work=$(mktemp -d)
@@ -55,7 +79,9 @@ current() { # package
 fetched=0
 for pin in "${pins[@]}"; do
   read -r pkg path sum member name <<<"$pin"
-  if [ -x "$out/$name" ] && [ -f "$out/$name.from" ]; then
+  from="$out/$name.from"
+  [ "$member" = sysroot ] && from="$sysroot/.from-$name"
+  if [ -f "$from" ] && { [ "$member" = sysroot ] || [ -x "$out/$name" ]; }; then
     continue
   fi
   deb="$work/$pkg.deb"
@@ -76,9 +102,19 @@ for pin in "${pins[@]}"; do
     echo "fetch-debian-rv: $mirror/$path has SHA-256 $got, expected $sum" >&2
     exit 1
   fi
-  dpkg-deb -x "$deb" "$work/$pkg"
-  install -m 755 "$work/$pkg/$member" "$out/$name"
-  echo "$path $sum" >"$out/$name.from"
+  if [ "$member" = sysroot ]; then
+    mkdir -p "$sysroot"
+    dpkg-deb -x "$deb" "$sysroot"
+  else
+    dpkg-deb -x "$deb" "$work/$pkg"
+    install -m 755 "$work/$pkg/$member" "$out/$name"
+  fi
+  echo "$path $sum" >"$from"
   fetched=$((fetched + 1))
+done
+# The links of a usr-merged root, relative so that they stay inside it:
+# programs ask for /lib/ld-linux-riscv64-lp64d.so.1.
+for d in lib bin sbin; do
+  [ -e "$sysroot/$d" ] || ln -s "usr/$d" "$sysroot/$d"
 done
 echo "fetch-debian-rv: $fetched fetched, $((${#pins[@]} - fetched)) already there, in $out"

@@ -1021,6 +1021,14 @@ impl Kernel {
                 self.tid
             }
             nr::SET_ROBUST_LIST => 0,
+            // Landlock sandboxes (xz, since 5.6, restricts itself) are
+            // answered as by a kernel built without Landlock, which every
+            // caller must expect: a sandbox would hold coprof's own
+            // process, whose files (a trace, a profile) the program never
+            // named.
+            nr::LANDLOCK_CREATE_RULESET | nr::LANDLOCK_ADD_RULE | nr::LANDLOCK_RESTRICT_SELF => {
+                -(libc::ENOSYS as i64)
+            }
             nr::RSEQ => {
                 // Registration (one per thread): the kernel fills
                 // cpu_id_start and cpu_id; the simulator's one hart is

@@ -187,6 +187,9 @@ pub const SHUTDOWN: u64 = 210;
 pub const SENDMSG: u64 = 211;
 pub const RECVMSG: u64 = 212;
 pub const ACCEPT4: u64 = 242;
+pub const LANDLOCK_CREATE_RULESET: u64 = 444;
+pub const LANDLOCK_ADD_RULE: u64 = 445;
+pub const LANDLOCK_RESTRICT_SELF: u64 = 446;
 
 /// The name of system call `n`, if it is one of the asm-generic calls.
 pub fn name(n: u64) -> &'static str {
@@ -464,8 +467,31 @@ pub fn name(n: u64) -> &'static str {
         435 => "clone3",
         436 => "close_range",
         437 => "openat2",
+        438 => "pidfd_getfd",
         439 => "faccessat2",
+        440 => "process_madvise",
         441 => "epoll_pwait2",
+        442 => "mount_setattr",
+        443 => "quotactl_fd",
+        444 => "landlock_create_ruleset",
+        445 => "landlock_add_rule",
+        446 => "landlock_restrict_self",
+        447 => "memfd_secret",
+        448 => "process_mrelease",
+        449 => "futex_waitv",
+        450 => "set_mempolicy_home_node",
+        451 => "cachestat",
+        452 => "fchmodat2",
+        453 => "map_shadow_stack",
+        454 => "futex_wake",
+        455 => "futex_wait",
+        456 => "futex_requeue",
+        457 => "statmount",
+        458 => "listmount",
+        459 => "lsm_get_self_attr",
+        460 => "lsm_set_self_attr",
+        461 => "lsm_list_modules",
+        462 => "mseal",
         _ => "not a Linux RV64 system call",
     }
 }

@@ -104,6 +104,28 @@ impl InputArgs {
         self.program.first().map(PathBuf::from)
     }
 
+    /// The options given that shape a program's run (`--root DIR`,
+    /// `--sysroot DIR`, `--enosys`, `--random-seed N`, `--quantum N`), as
+    /// they would be typed again, to run it the same way.
+    pub fn run_options(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for (option, dir) in [("--root", &self.root), ("--sysroot", &self.sysroot)] {
+            if let Some(dir) = dir {
+                v.extend([option.to_string(), dir.display().to_string()]);
+            }
+        }
+        if self.enosys {
+            v.push("--enosys".into());
+        }
+        if let Some(seed) = self.random_seed {
+            v.extend(["--random-seed".into(), seed.to_string()]);
+        }
+        if let Some(q) = self.quantum {
+            v.extend(["--quantum".into(), q.to_string()]);
+        }
+        v
+    }
+
     /// A name for the input in messages: the trace file or the program.
     pub fn name(&self) -> String {
         match &self.file {

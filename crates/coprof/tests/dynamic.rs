@@ -189,3 +189,42 @@ fn a_missing_loader_is_named_with_where_it_was_looked_for() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_profile_says_how_to_run_each_report_again_with_the_same_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, data) = build(dir.path());
+    let file = dir.path().join("p.json");
+    let out = coprof()
+        .args(["profile", "--sysroot", SYSROOT, "--random-seed", "7", "-o"])
+        .arg(&file)
+        .arg("--")
+        .arg(&bin)
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let profile: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let reports = profile["reports"].as_array().expect("reports");
+    assert!(!reports.is_empty());
+    for r in reports {
+        let command = r["command"].as_str().unwrap();
+        assert!(
+            command.contains(&format!(
+                "--sysroot {SYSROOT} --random-seed 7 -- {}",
+                bin.display()
+            )),
+            "{command}"
+        );
+    }
+    // The loops report's line, run alone, gives the same report.
+    let loops = reports.iter().find(|r| r["name"] == "loops").unwrap();
+    let words: Vec<&str> = loops["command"].as_str().unwrap().split(' ').collect();
+    assert_eq!(words[..2], ["coprof", "loops"]);
+    let alone = json_of(coprof().args(&words[1..2]).arg("--json").args(&words[2..]));
+    assert_eq!(places(&alone), places(&loops["json"]));
+}

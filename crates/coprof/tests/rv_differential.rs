@@ -273,10 +273,22 @@ fn compare(label: &str, reference: &Outcome, candidate: &Outcome) -> Option<Stri
     (!report.is_empty()).then(|| format!("--- {label}\n{report}"))
 }
 
+/// The sysroot a dynamically linked program of the tests runs with: the
+/// cross compiler's for the corpus's `dyn` builds (which coprof finds by
+/// default), the Debian root a Debian program was unpacked in (which it
+/// is told).
+fn sysroot_of(bin: &Path) -> Option<(PathBuf, bool)> {
+    if bin.to_string_lossy().ends_with("-dyn") {
+        return Some((PathBuf::from(SYSROOT), false));
+    }
+    let root = bin.ancestors().find(|a| a.ends_with("sysroot"))?;
+    Some((root.to_path_buf(), true))
+}
+
 fn qemu_command(bin: &Path, args: &[&str]) -> Command {
     let mut c = Command::new("qemu-riscv64");
-    if bin.to_string_lossy().ends_with("-dyn") {
-        c.args(["-L", SYSROOT]);
+    if let Some((sysroot, _)) = sysroot_of(bin) {
+        c.arg("-L").arg(sysroot);
     }
     c.arg(bin).args(args);
     c
@@ -284,7 +296,11 @@ fn qemu_command(bin: &Path, args: &[&str]) -> Command {
 
 fn coprof_command(bin: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
-    c.arg("run").arg("--").arg(bin).args(args);
+    c.arg("run");
+    if let Some((sysroot, true)) = sysroot_of(bin) {
+        c.arg("--sysroot").arg(sysroot);
+    }
+    c.arg("--").arg(bin).args(args);
     c
 }
 
@@ -389,7 +405,11 @@ fn fetch_debian_programs() -> PathBuf {
 /// Command lines of the Debian programs, each run under qemu and coprof:
 /// shells that fork, pipe and trap signals, text tools, checksums and
 /// compression over the repository's own files, an archiver (C++, with
-/// extended attributes and file flags), and a Go program.
+/// extended attributes and file flags), and a Go program; then the
+/// dynamically linked ones (`sysroot/usr/bin/…`, over Debian's glibc and
+/// their libraries): gzip, xz (which asks for a Landlock sandbox), diff
+/// and cmp, Lua running the project's own Lua workloads and SQLite's
+/// shell running its SQL workload.
 fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
     let root = repo_root();
     let file = |p: &str| root.join(p).to_string_lossy().into_owned();
@@ -481,16 +501,64 @@ fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
         ("shfmt", with(&["-i", "2", "-ci"], &file("scripts/fetch-debian-rv.sh"))),
         ("shfmt", with(&["-d"], &file("scripts/install-deps.sh"))),
         ("shfmt", s(&["--version"])),
+        ("sysroot/usr/bin/gzip", with(&["-9", "-c"], &readme)),
+        ("sysroot/usr/bin/xz", with(&["-6", "-c"], &readme)),
+        ("sysroot/usr/bin/xz", with(&["-l"], &file("target/debian-rv/readme.xz"))),
+        (
+            "sysroot/usr/bin/diff",
+            s(&["-u", &file("scripts/test.sh"), &file("scripts/install-deps.sh")]),
+        ),
+        ("sysroot/usr/bin/diff", s(&["-r", "-q", &file("docs"), &file("scripts")])),
+        ("sysroot/usr/bin/cmp", s(&[&readme, &file("docs/profile.md")])),
+        (
+            "sysroot/usr/bin/lua5.4",
+            s(&[&file("workloads/real/lua/interp.lua"), "300"]),
+        ),
+        (
+            "sysroot/usr/bin/lua5.4",
+            s(&[&file("workloads/real/lua/tables.lua"), "2000"]),
+        ),
+        (
+            "sysroot/usr/bin/sqlite3",
+            s(&[
+                "-cmd",
+                "CREATE TABLE config(rows INTEGER); INSERT INTO config VALUES(2000);",
+                ":memory:",
+                &format!(".read {}", file("workloads/real/sql/orders.sql")),
+            ]),
+        ),
+        (
+            "sysroot/usr/bin/sqlite3",
+            s(&[
+                "-json",
+                ":memory:",
+                "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 5000) \
+                 SELECT i % 7 AS k, count(*) AS n, sum(i * i) AS s, printf('%.3f', avg(i)) AS a \
+                 FROM c GROUP BY k ORDER BY s DESC",
+            ]),
+        ),
     ]
 }
 
 /// Real programs of a Linux distribution, built by others with a newer
 /// glibc than the corpus (Debian 13's 2.41, which asks `riscv_hwprobe` at
-/// startup): busybox, bash, dar and the Go program shfmt print and exit
-/// under `coprof run` exactly as under qemu.
+/// startup): busybox, bash, dar and the Go program shfmt, and the
+/// dynamically linked gzip, xz, diff, cmp, lua5.4 and sqlite3 with
+/// Debian's own libraries, print and exit under `coprof run` exactly as
+/// under qemu.
 #[test]
 fn debian_programs_match_qemu() {
     let dir = fetch_debian_programs();
+    // What `xz -l` lists, made by the host's xz (the fetch script's own
+    // tool).
+    let readme = std::fs::File::open(repo_root().join("README.md")).unwrap();
+    let xz = Command::new("xz")
+        .args(["-6", "-c"])
+        .stdin(readme)
+        .output()
+        .expect("xz runs");
+    assert!(xz.status.success(), "xz -c README.md failed");
+    std::fs::write(dir.join("readme.xz"), xz.stdout).unwrap();
     let mut mismatches = Vec::new();
     let commands = debian_commands();
     for (prog, args) in &commands {
@@ -514,16 +582,22 @@ fn debian_programs_match_qemu() {
     );
 }
 
-/// `coprof profile` of a Go program and of a shell pipeline: every
-/// report, the program's own output and status as it would be, stripped
-/// C code shown by address with a note, and stripped Go code by function,
-/// file and line from the Go runtime's own table.
+/// `coprof profile` of a Go program, of a dynamically linked Lua and of a
+/// shell pipeline: every report, the program's own output and status as
+/// it would be, stripped C code shown by address with a note, stripped Go
+/// code by function, file and line from the Go runtime's own table, and
+/// a library's code by the library's name.
 #[test]
 fn debian_programs_profile() {
     let dir = fetch_debian_programs();
     let script = repo_root().join("scripts/test.sh");
+    let lua = repo_root().join("workloads/real/lua/tables.lua");
     for (prog, args) in [
         ("shfmt", vec![script.to_string_lossy().into_owned()]),
+        (
+            "sysroot/usr/bin/lua5.4",
+            vec![lua.to_string_lossy().into_owned(), "2000".into()],
+        ),
         (
             "busybox",
             vec![
@@ -534,7 +608,12 @@ fn debian_programs_profile() {
         ),
     ] {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
-        cmd.arg("profile").arg("--").arg(dir.join(prog)).args(&args);
+        cmd.arg("profile")
+            .arg("--sysroot")
+            .arg(dir.join("sysroot"))
+            .arg("--")
+            .arg(dir.join(prog))
+            .args(&args);
         let out = run(cmd).expect("coprof profile runs");
         let text = String::from_utf8_lossy(&out.stdout);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -558,6 +637,13 @@ fn debian_programs_profile() {
             assert!(
                 text.contains("runtime.") && text.contains(".go:"),
                 "{prog}: no Go function with its file and line in\n{text}"
+            );
+        } else if prog.ends_with("lua5.4") {
+            // Dynamically linked: the libraries' code is named with the
+            // library it lies in, by its dynamic symbols or by address.
+            assert!(
+                text.contains(" in libc.so.6") || text.contains("libc.so.6+0x"),
+                "{prog}: no code of libc.so.6 named in\n{text}"
             );
         } else {
             assert!(

@@ -231,7 +231,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // Each report's options, followed by the input, as typed after its command.
     let input: Vec<String> = match &a.input.file {
         Some(f) => vec![f.display().to_string()],
-        None => std::iter::once("--".to_string())
+        None => a
+            .input
+            .run_options()
+            .into_iter()
+            .chain(std::iter::once("--".to_string()))
             .chain(a.input.program.iter().cloned())
             .collect(),
     };
