@@ -52,6 +52,11 @@ pins=(
 sysroot="$out/sysroot"
 
 mkdir -p "$out"
+# One fetch at a time (tests that need the programs run side by side).
+exec 9>"$out/.fetch.lock"
+if command -v flock >/dev/null 2>&1; then
+  flock 9
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -115,6 +120,8 @@ done
 # The links of a usr-merged root, relative so that they stay inside it:
 # programs ask for /lib/ld-linux-riscv64-lp64d.so.1.
 for d in lib bin sbin; do
-  [ -e "$sysroot/$d" ] || ln -s "usr/$d" "$sysroot/$d"
+  if [ -d "$sysroot/usr/$d" ] && [ ! -e "$sysroot/$d" ] && [ ! -L "$sysroot/$d" ]; then
+    ln -s "usr/$d" "$sysroot/$d"
+  fi
 done
 echo "fetch-debian-rv: $fetched fetched, $((${#pins[@]} - fetched)) already there, in $out"
