@@ -11,7 +11,8 @@
 # together into OUT_DIR/sysroot (a Debian root, usr-merged, with its
 # /lib and /bin links): gzip, diffutils (cmp, diff), xz-utils (xz, on
 # liblzma), lua5.4 and sqlite3 (on libsqlite3, zlib, readline), over
-# Debian's glibc 2.41 and libgcc. They run with `--sysroot OUT_DIR/sysroot`
+# Debian's glibc 2.41 (with its separate debug files, libc6-dbg) and
+# libgcc. They run with `--sysroot OUT_DIR/sysroot`
 # (qemu-riscv64 with `-L`).
 #
 # All of them are built by Debian with a newer glibc (2.41) than the cross
@@ -37,6 +38,7 @@ pins=(
   "dar-static pool/main/d/dar/dar-static_2.7.17-1+b19_riscv64.deb fb7f4e848785236a86cc24d57555ef3c17aa8eaa26671c5768be4f91e22a31a3 usr/bin/dar_static dar"
   "shfmt pool/main/g/golang-mvdan-sh/shfmt_3.8.0-1+b8_riscv64.deb 76dfbb541f6ef16c93810a729c7440fd05ea817cdc636a684fe53cd5b2e6f984 usr/bin/shfmt shfmt"
   "libc6 pool/main/g/glibc/libc6_2.41-12+deb13u4_riscv64.deb 77f0da760da3eab6318917857669ec23556b4e1ee489218cb966884a11b0d967 sysroot libc6"
+  "libc6-dbg pool/main/g/glibc/libc6-dbg_2.41-12+deb13u4_riscv64.deb 16981b4899bc07281168b167fe7743978700bc2e99713af6c7ec5456707b0b3f sysroot libc6-dbg"
   "libgcc-s1 pool/main/g/gcc-14/libgcc-s1_14.2.0-19_riscv64.deb 16d3f9f534028615413d23f649e5d246baef48fe7db739ad564ef8b9a6e5587c sysroot libgcc-s1"
   "gzip pool/main/g/gzip/gzip_1.13-1+deb13u1_riscv64.deb e7aa17e8cbb6a05d46e71ff1c849e0c672bc4f6041d936298a3a4903c5e0230a sysroot gzip"
   "diffutils pool/main/d/diffutils/diffutils_3.10-4_riscv64.deb 28e347a21aeffc2ec5de83bd2ac9424ae9f500cfae3fb1883336f5d44c1dfce6 sysroot diffutils"

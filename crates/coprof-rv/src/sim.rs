@@ -342,6 +342,15 @@ impl Simulator {
         &self.kernel.modules
     }
 
+    /// The directory the program's absolute paths are looked up in first:
+    /// `--root`, or the sysroot of a dynamically linked program.
+    pub fn sysroot(&self) -> Option<&Path> {
+        self.kernel
+            .root
+            .as_deref()
+            .or(self.kernel.sysroot.as_deref())
+    }
+
     /// Child processes the program started (`fork`, `vfork`,
     /// `posix_spawn`): they ran in the simulator unobserved, or on the host
     /// once they exec'd a host program.

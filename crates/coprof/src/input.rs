@@ -249,8 +249,14 @@ impl InputArgs {
         }
         if !meta.modules.is_empty() {
             let main_exists = self.binary.is_some() || meta.modules[0].path.is_file();
-            return main_exists
-                .then(|| Symbols::of_modules(&meta.modules, self.binary.as_deref(), false))?;
+            return main_exists.then(|| {
+                Symbols::of_modules(
+                    &meta.modules,
+                    self.binary.as_deref(),
+                    meta.sysroot.as_deref(),
+                    false,
+                )
+            })?;
         }
         if let Some(b) = &self.binary {
             return Symbols::open(b, false);
@@ -306,7 +312,7 @@ impl InputArgs {
             symbols: if self.no_symbols {
                 None
             } else {
-                Symbols::of_modules(sim.modules(), None, false)
+                Symbols::of_modules(sim.modules(), None, sim.sysroot(), false)
             },
         })
     }

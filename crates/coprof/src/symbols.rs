@@ -13,7 +13,7 @@
 use coprof_core::trace::Module;
 use coprof_symbols::{Quality, Symbolizer};
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// The symbols of one file whose code the program ran.
@@ -45,10 +45,19 @@ impl fmt::Debug for Symbols {
     }
 }
 
+/// Where separate debug files are looked for: under the program's
+/// sysroot first (its `usr/lib/debug`, where a distribution's `-dbg`
+/// packages unpacked there put them), then the host's `/usr/lib/debug`.
+fn debug_dirs(sysroot: Option<&Path>) -> Vec<PathBuf> {
+    let host = PathBuf::from(coprof_symbols::debug_file::DEFAULT_DEBUG_DIR);
+    let under = sysroot.map(|s| s.join("usr/lib/debug"));
+    under.into_iter().chain(std::iter::once(host)).collect()
+}
+
 /// Opens `path`; with `notes`, says on standard error what its debug
 /// information lacks or where it came from, and why it cannot be read.
-fn open_file(path: &Path, notes: bool) -> Option<Symbolizer> {
-    match Symbolizer::open(path) {
+fn open_file(path: &Path, debug_dirs: &[PathBuf], notes: bool) -> Option<Symbolizer> {
+    match Symbolizer::open_with_debug_dirs(path, debug_dirs) {
         Ok(s) => {
             if let (Some(note), true) = (s.debug_info().note(), notes) {
                 eprintln!("coprof: note: {note}");
@@ -71,7 +80,7 @@ impl Symbols {
     /// Opens `binary`, whose addresses are the PCs' own; a failure is a
     /// note, not an error: the report is still right with raw addresses.
     pub fn open(binary: &Path, quiet: bool) -> Option<Symbols> {
-        let sym = open_file(binary, !quiet)?;
+        let sym = open_file(binary, &debug_dirs(None), !quiet)?;
         Some(Symbols(Rc::new(vec![Loaded {
             start: 0,
             end: u64::MAX,
@@ -82,13 +91,23 @@ impl Symbols {
     }
 
     /// Opens the files of `modules`, the program first (with `binary`
-    /// instead of its file when given): notes about the program as
-    /// [`open`](Self::open) gives them, none about the libraries, whose
-    /// PCs fall back to `libc.so.6+0x1234` when they cannot be named.
-    pub fn of_modules(modules: &[Module], binary: Option<&Path>, quiet: bool) -> Option<Symbols> {
+    /// instead of its file when given), with separate debug files from
+    /// `sysroot` (see [`TraceMeta::sysroot`]) or the host: notes about
+    /// the program as [`open`](Self::open) gives them, none about the
+    /// libraries, whose PCs fall back to `libc.so.6+0x1234` when they
+    /// cannot be named.
+    ///
+    /// [`TraceMeta::sysroot`]: coprof_core::trace::TraceMeta::sysroot
+    pub fn of_modules(
+        modules: &[Module],
+        binary: Option<&Path>,
+        sysroot: Option<&Path>,
+        quiet: bool,
+    ) -> Option<Symbols> {
         let (main, libraries) = modules.split_first()?;
+        let dirs = debug_dirs(sysroot);
         let mut loaded = Vec::with_capacity(modules.len());
-        if let Some(sym) = open_file(binary.unwrap_or(&main.path), !quiet) {
+        if let Some(sym) = open_file(binary.unwrap_or(&main.path), &dirs, !quiet) {
             loaded.push(Loaded {
                 start: main.start,
                 end: main.end,
@@ -98,7 +117,7 @@ impl Symbols {
             });
         }
         for m in libraries {
-            if let Some(sym) = open_file(&m.path, false) {
+            if let Some(sym) = open_file(&m.path, &dirs, false) {
                 let name = m.path.file_name().map(|n| n.to_string_lossy().into_owned());
                 loaded.push(Loaded {
                     start: m.start,

@@ -586,7 +586,8 @@ fn debian_programs_match_qemu() {
 /// shell pipeline: every report, the program's own output and status as
 /// it would be, stripped C code shown by address with a note, stripped Go
 /// code by function, file and line from the Go runtime's own table, and
-/// a library's code by the library's name.
+/// a library's code by the library's name, with its lines when its debug
+/// files are in the sysroot.
 #[test]
 fn debian_programs_profile() {
     let dir = fetch_debian_programs();
@@ -644,6 +645,12 @@ fn debian_programs_profile() {
             assert!(
                 text.contains(" in libc.so.6") || text.contains("libc.so.6+0x"),
                 "{prog}: no code of libc.so.6 named in\n{text}"
+            );
+            // libc6-dbg, unpacked in the sysroot, gives libc's lines.
+            assert!(
+                text.lines()
+                    .any(|l| l.contains(".c:") && l.contains(") in libc.so.6")),
+                "{prog}: no line of libc's sources (from libc6-dbg) in\n{text}"
             );
         } else {
             assert!(

@@ -33,6 +33,11 @@ pub struct TraceMeta {
     /// room reserved for it at the start allows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modules: Vec<Module>,
+    /// The directory the program's absolute paths were looked up in first
+    /// (`--root`, or the sysroot of a dynamically linked program): its
+    /// `usr/lib/debug` holds the separate debug files of its libraries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sysroot: Option<std::path::PathBuf>,
     /// Any other keys.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,

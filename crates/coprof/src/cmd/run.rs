@@ -186,6 +186,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 program: a.command[0].clone(),
                 args: a.command[1..].to_vec(),
                 modules: sim.modules().to_vec(),
+                sysroot: sim.sysroot().map(std::path::Path::to_path_buf),
                 ..TraceMeta::default()
             };
             let mut w = TraceWriter::create(out, meta, a.classes)?;
