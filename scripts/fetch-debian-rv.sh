@@ -10,7 +10,8 @@
 # Dynamically linked programs with the libraries they need, unpacked
 # together into OUT_DIR/sysroot (a Debian root, usr-merged, with its
 # /lib and /bin links): gzip, diffutils (cmp, diff), xz-utils (xz, on
-# liblzma), lua5.4 and sqlite3 (on libsqlite3, zlib, readline), over
+# liblzma), lua5.4, sqlite3 (on libsqlite3, zlib, readline) and Python
+# 3.13 (python3.13-minimal with its minimal standard library), over
 # Debian's glibc 2.41 (with its separate debug files, libc6-dbg) and
 # libgcc. They run with `--sysroot OUT_DIR/sysroot`
 # (qemu-riscv64 with `-L`).
@@ -49,6 +50,9 @@ pins=(
   "libtinfo6 pool/main/n/ncurses/libtinfo6_6.5+20250216-2_riscv64.deb 9b902c0d5a1561c2e721fb90128281c9957ae6e37817acba2547aba91ff104ea sysroot libtinfo6"
   "sqlite3 pool/main/s/sqlite3/sqlite3_3.46.1-7+deb13u2_riscv64.deb dcba7a055829c587e85e61dbd84b0fc7e6486576e1dbe164127cdb41f955822a sysroot sqlite3"
   "libsqlite3-0 pool/main/s/sqlite3/libsqlite3-0_3.46.1-7+deb13u2_riscv64.deb a878475db5df8361879060e65bfc7bc7ac7fa0e44635ac2107cf5bd7e497e330 sysroot libsqlite3-0"
+  "python3.13-minimal pool/main/p/python3.13/python3.13-minimal_3.13.5-2+deb13u5_riscv64.deb 2d21f0475e95c00468421f914ecb3d7f89cd199617e5a6dc7c693e975c225156 sysroot python3.13-minimal"
+  "libpython3.13-minimal pool/main/p/python3.13/libpython3.13-minimal_3.13.5-2+deb13u5_riscv64.deb 5d170a02c4127b58cffe299d579803a32653e488e02eaa00548d54a7af589ca9 sysroot libpython3.13-minimal"
+  "libexpat1 pool/main/e/expat/libexpat1_2.8.3-1~deb13u1_riscv64.deb 114156a4bccea157194bc6dc9ac4e2b44f7e8416245a34b168e40a3baaa68fa3 sysroot libexpat1"
   "zlib1g pool/main/z/zlib/zlib1g_1.3.dfsg+really1.3.1-1+b1_riscv64.deb 38c52eef58e5fc9b13d93f8a7d0a0549c32b4f00402a778d39a135254f554314 sysroot zlib1g"
 )
 sysroot="$out/sysroot"

@@ -408,8 +408,9 @@ fn fetch_debian_programs() -> PathBuf {
 /// extended attributes and file flags), and a Go program; then the
 /// dynamically linked ones (`sysroot/usr/bin/…`, over Debian's glibc and
 /// their libraries): gzip, xz (which asks for a Landlock sandbox), diff
-/// and cmp, Lua running the project's own Lua workloads and SQLite's
-/// shell running its SQL workload.
+/// and cmp, Lua running the project's own Lua workloads, SQLite's shell
+/// running its SQL workload, and Python 3.13 (regular expressions, JSON,
+/// hashing, zlib, its Mersenne Twister, big integers).
 fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
     let root = repo_root();
     let file = |p: &str| root.join(p).to_string_lossy().into_owned();
@@ -537,8 +538,27 @@ fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
                  FROM c GROUP BY k ORDER BY s DESC",
             ]),
         ),
+        ("sysroot/usr/bin/python3.13", s(&["-B", "-c", PYTHON, &readme])),
     ]
 }
+
+/// A Python program over a text file (its first argument), for the Debian
+/// Python under qemu and coprof. `-B` keeps it from writing bytecode into
+/// the sysroot.
+const PYTHON: &str = r#"
+import re, json, collections, functools, itertools, struct, hashlib, zlib, random, math, sys
+words = re.findall(r"[a-z]+", open(sys.argv[1]).read().lower())
+print(json.dumps(collections.Counter(words).most_common(5)))
+print(hashlib.sha256(" ".join(words).encode()).hexdigest())
+print(len(zlib.compress(" ".join(words).encode(), 9)))
+random.seed(7)
+xs = sorted(random.random() for _ in range(20000))
+print("%.12f %.12f" % (xs[0], math.fsum(xs)))
+print(struct.pack("<dI", math.pi, 7).hex())
+@functools.lru_cache(None)
+def fib(n): return n if n < 2 else fib(n - 1) + fib(n - 2)
+print(fib(300), sorted(itertools.permutations("abcd"))[7])
+"#;
 
 /// Real programs of a Linux distribution, built by others with a newer
 /// glibc than the corpus (Debian 13's 2.41, which asks `riscv_hwprobe` at
@@ -568,6 +588,18 @@ fn debian_programs_match_qemu() {
         let reference = run(qemu_command(&bin, &args)).unwrap_or_else(|e| {
             panic!("the reference run failed, so nothing can be compared: {e}")
         });
+        // A dynamically linked program that cannot start (a library or
+        // Python's standard library missing from the sysroot) fails alike
+        // under both: each of these prints its result and exits 0 or 1.
+        if prog.starts_with("sysroot/") {
+            assert!(
+                !reference.stdout.is_empty()
+                    && matches!(reference.status.as_str(), "exit 0" | "exit 1"),
+                "{label}: qemu's run printed nothing or failed ({}): {}",
+                reference.status,
+                String::from_utf8_lossy(&reference.stderr)
+            );
+        }
         match run(coprof_command(&bin, &args)) {
             Ok(candidate) => mismatches.extend(compare(&label, &reference, &candidate)),
             Err(e) => mismatches.push(format!("--- {label}\n  {e}\n")),
@@ -582,8 +614,8 @@ fn debian_programs_match_qemu() {
     );
 }
 
-/// `coprof profile` of a Go program, of a dynamically linked Lua and of a
-/// shell pipeline: every report, the program's own output and status as
+/// `coprof profile` of a Go program, of a dynamically linked Lua and
+/// Python and of a shell pipeline: every report, the program's own output and status as
 /// it would be, stripped C code shown by address with a note, stripped Go
 /// code by function, file and line from the Go runtime's own table, and
 /// a library's code by the library's name, with its lines when its debug
@@ -598,6 +630,14 @@ fn debian_programs_profile() {
         (
             "sysroot/usr/bin/lua5.4",
             vec![lua.to_string_lossy().into_owned(), "2000".into()],
+        ),
+        (
+            "sysroot/usr/bin/python3.13",
+            vec![
+                "-B".into(),
+                "-c".into(),
+                "print(sum(i * i for i in range(10**5)))".into(),
+            ],
         ),
         (
             "busybox",
@@ -638,6 +678,13 @@ fn debian_programs_profile() {
             assert!(
                 text.contains("runtime.") && text.contains(".go:"),
                 "{prog}: no Go function with its file and line in\n{text}"
+            );
+        } else if prog.ends_with("python3.13") {
+            // Stripped, but the interpreter exports its functions: the
+            // bytecode loop is named.
+            assert!(
+                text.contains("_PyEval_EvalFrameDefault+0x"),
+                "{prog}: no loop of the bytecode interpreter named in\n{text}"
             );
         } else if prog.ends_with("lua5.4") {
             // Dynamically linked: the libraries' code is named with the
