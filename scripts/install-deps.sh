@@ -2,9 +2,11 @@
 # Installs what coprof's tests need on a fresh Debian machine: the RISC-V
 # cross compilers for C and C++ and the C library (to build the simulator's
 # test programs) and qemu-user (the independent RV64 implementation the
-# simulator is checked against), and curl, with which
-# scripts/fetch-debian-rv.sh downloads Debian's own RV64 programs. Safe to
-# run again: it installs only what is missing.
+# simulator is checked against), curl, with which
+# scripts/fetch-debian-rv.sh downloads Debian's own RV64 programs, and the
+# Go toolchain, which builds the Go program whose DWARF checks the
+# symbolizer's reading of Go's own tables. Safe to run again: it installs
+# only what is missing.
 set -euo pipefail
 need=()
 command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
@@ -12,6 +14,7 @@ command -v riscv64-linux-gnu-g++ >/dev/null 2>&1 || need+=(g++-riscv64-linux-gnu
 command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 command -v curl >/dev/null 2>&1 || need+=(curl ca-certificates)
 command -v xz >/dev/null 2>&1 || need+=(xz-utils)
+command -v go >/dev/null 2>&1 || need+=(golang-go)
 if [ ${#need[@]} -gt 0 ]; then
   sudo_=""
   [ "$(id -u)" -eq 0 ] || sudo_="sudo"

@@ -21,11 +21,19 @@
 //! - the file of a PC is an index into its compilation unit's list of
 //!   file offsets, each the offset of a name in the file table.
 //!
-//! Inlined frames (the FUNCDATA_InlTree tables) are not read: a PC of
-//! inlined code is named by the function it was inlined into, with the
-//! inlined code's own file and line, as `go tool addr2line` prints.
+//! A PC of inlined code is named by the function inlined there, with the
+//! callers it was inlined into as frames, from the runtime's inlining
+//! trees ([`crate::go_inline`]), when the binary's `moduledata` can be
+//! found; otherwise by the function it was inlined into, with the inlined
+//! code's own file and line, as `go tool addr2line` prints.
 
+use crate::go_inline::{GoFuncData, Layout, FUNCDATA_INL_TREE, PCDATA_INL_TREE_INDEX};
+use crate::location::Frame;
 use object::{Object, ObjectSection};
+
+/// The most inlined frames followed up from one PC: a damaged tree whose
+/// nodes lead round in a circle stops there.
+const MAX_INLINE_DEPTH: usize = 64;
 
 /// One function of the table: its entry PC and where its record is.
 #[derive(Clone, Copy, Debug)]
@@ -39,14 +47,19 @@ struct Func {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GoLine {
     /// The function's name, as the runtime prints it (`main.main`,
-    /// `runtime.mallocgc`).
+    /// `runtime.mallocgc`): the innermost function inlined at the PC, or
+    /// the function whose code it is.
     pub function: String,
-    /// The PC's offset from the function's entry.
+    /// The PC's offset from the entry of the function whose code it is.
     pub offset: u64,
     /// The source file, as the compiler recorded it.
     pub file: Option<String>,
     /// The source line.
     pub line: Option<u32>,
+    /// The callers `function` was inlined into, innermost first, each with
+    /// the file and line of its call site; the last is the function whose
+    /// code it is. Empty for a function's own code.
+    pub inlined: Vec<Frame>,
 }
 
 /// A parsed `.gopclntab` section.
@@ -61,6 +74,10 @@ pub struct GoTable {
     cutab: usize,
     filetab: usize,
     pctab: usize,
+    /// Where this Go release puts its records' fields.
+    layout: Layout,
+    /// `go:func.*`, for the inlining trees, when it was found.
+    gofunc: Option<GoFuncData>,
 }
 
 fn u32_at(d: &[u8], at: usize) -> Option<u32> {
@@ -101,7 +118,26 @@ impl GoTable {
     /// this reads (Go 1.18 or later, 64-bit, little-endian).
     pub fn from_object(file: &object::File<'_>) -> Option<GoTable> {
         let section = file.section_by_name(".gopclntab")?;
-        GoTable::parse(section.data().ok()?.to_vec())
+        let mut table = GoTable::parse(section.data().ok()?.to_vec())?;
+        table.gofunc = GoFuncData::find(
+            file,
+            section.address(),
+            table.funcnames as u64,
+            table.layout,
+        );
+        Some(table)
+    }
+
+    /// The table with `go:func.*`'s bytes, for tests.
+    #[cfg(test)]
+    fn with_gofunc(mut self, data: Vec<u8>) -> GoTable {
+        self.gofunc = Some(GoFuncData::from_bytes(data, self.layout));
+        self
+    }
+
+    /// Whether inlined frames can be read (the function data was found).
+    pub fn has_inlining(&self) -> bool {
+        self.gofunc.is_some()
     }
 
     /// Parses the section's bytes.
@@ -133,7 +169,14 @@ impl GoTable {
         if funcs.windows(2).any(|w| w[0].entry > w[1].entry) {
             return None;
         }
+        let layout = if magic == 0xffff_fff0 {
+            Layout::GO_1_18
+        } else {
+            Layout::GO_1_20
+        };
         Some(GoTable {
+            layout,
+            gofunc: None,
             data,
             quantum,
             funcs,
@@ -166,11 +209,30 @@ impl GoTable {
             .checked_sub(1)?;
         let f = self.funcs[i];
         let r = f.record;
-        let name_off = u32_at(&self.data, r + 4)? as i32;
-        let function = cstr_at(
-            &self.data,
-            self.funcnames.checked_add_signed(name_off as isize)?,
-        )?;
+        let outer = self.name(u32_at(&self.data, r + 4)? as i32)?;
+        let (file, line) = self.position(f, pc)?;
+        let mut line = GoLine {
+            function: outer.clone(),
+            offset: pc - f.entry,
+            file,
+            line,
+            inlined: Vec::new(),
+        };
+        if let Some((index_table, tree)) = self.inline_tables(r) {
+            self.inline_frames(f, index_table, tree, pc, outer, &mut line);
+        }
+        Some(line)
+    }
+
+    /// The function name at offset `off` of the name table.
+    fn name(&self, off: i32) -> Option<String> {
+        cstr_at(&self.data, self.funcnames.checked_add_signed(off as isize)?)
+    }
+
+    /// The file and line of `pc` in function `f` (the innermost inlined
+    /// code's); `None` when the record is unreadable.
+    fn position(&self, f: Func, pc: u64) -> Option<(Option<String>, Option<u32>)> {
+        let r = f.record;
         let line = self
             .pc_value(u32_at(&self.data, r + 24)?, f.entry, pc)
             .and_then(|l| u32::try_from(l).ok())
@@ -178,12 +240,75 @@ impl GoTable {
         let file = self
             .pc_value(u32_at(&self.data, r + 20)?, f.entry, pc)
             .and_then(|n| self.file_name(u32_at(&self.data, r + 32)?, n));
-        Some(GoLine {
-            function,
-            offset: pc - f.entry,
-            file,
-            line,
-        })
+        Some((file, line))
+    }
+
+    /// The offsets of the inlining-tree index table (among the PC-value
+    /// tables) and of the tree (in `go:func.*`) of the function whose
+    /// record is at `r`, when it has both and the function data was found.
+    fn inline_tables(&self, r: usize) -> Option<(u32, u32)> {
+        self.gofunc.as_ref()?;
+        let at = r.checked_add(self.layout.pcdata_at)?;
+        let npcdata = u32_at(&self.data, r + 28)? as usize;
+        let nfuncdata = *self.data.get(at - 1)? as usize;
+        if npcdata <= PCDATA_INL_TREE_INDEX || nfuncdata <= FUNCDATA_INL_TREE {
+            return None;
+        }
+        let index_table = u32_at(&self.data, at + 4 * PCDATA_INL_TREE_INDEX)?;
+        let funcdata = at.checked_add(npcdata.checked_mul(4)?)?;
+        let tree = u32_at(&self.data, funcdata.checked_add(4 * FUNCDATA_INL_TREE)?)?;
+        (index_table != 0 && tree != u32::MAX).then_some((index_table, tree))
+    }
+
+    /// Fills in `line`'s innermost function and the callers it was
+    /// inlined into, going up the inlining tree from `pc` as the runtime's
+    /// `inlineUnwinder` does. A node that cannot be read ends the chain
+    /// with what was read so far, named by the function `outer`.
+    fn inline_frames(
+        &self,
+        f: Func,
+        index_table: u32,
+        tree: u32,
+        pc: u64,
+        outer: String,
+        line: &mut GoLine,
+    ) {
+        let Some(gofunc) = &self.gofunc else {
+            return;
+        };
+        let mut index = self.pc_value(index_table, f.entry, pc).unwrap_or(-1);
+        // Names from the innermost out; the first is `line.function`.
+        let mut names = Vec::new();
+        let mut sites = Vec::new();
+        while index >= 0 && names.len() < MAX_INLINE_DEPTH {
+            let Some(call) = gofunc.call(tree, index) else {
+                break;
+            };
+            let Some(name) = self.name(call.name_off) else {
+                break;
+            };
+            let site = f.entry + u64::from(call.parent_pc);
+            let Some(position) = self.position(f, site) else {
+                break;
+            };
+            names.push(name);
+            sites.push(position);
+            index = self.pc_value(index_table, f.entry, site).unwrap_or(-1);
+        }
+        if names.is_empty() {
+            return;
+        }
+        line.function = names[0].clone();
+        let callers = names.into_iter().skip(1).chain(std::iter::once(outer));
+        line.inlined = callers
+            .zip(sites)
+            .map(|(function, (file, at))| Frame {
+                function: Some(function),
+                file,
+                line: at,
+                column: None,
+            })
+            .collect();
     }
 
     /// The source lines of the code in `[lo, hi]`, one group per file (at
@@ -278,7 +403,7 @@ mod tests {
         // for 6 quanta; end.
         d[0xa4..0xa9].copy_from_slice(&[22, 2, 4, 6, 0]);
         // Function table at pcln: (entry offset, record offset) and the end.
-        for (i, (e, r)) in [(0u32, 0x40u32), (0x20, 0x80)].into_iter().enumerate() {
+        for (i, (e, r)) in [(0u32, 0x40u32), (0x20, 0xa0)].into_iter().enumerate() {
             put32(&mut d, 0xc0 + 8 * i, e);
             put32(&mut d, 0xc0 + 8 * i + 4, r);
         }
@@ -289,10 +414,82 @@ mod tests {
         put32(&mut d, f + 20, 1); // pcfile
         put32(&mut d, f + 24, 4); // pcln
         put32(&mut d, f + 32, 0); // cu
-        let g = 0xc0 + 0x80;
-        d.resize(g + 40, 0);
+        let g = 0xc0 + 0xa0;
+        d.resize(g + 44, 0);
         put32(&mut d, g + 4, 7);
         d
+    }
+
+    /// [`table`] with an inlining tree for `main.f` (Go 1.20's layout):
+    /// `main.m` inlined at +0x4 (line 10) covers +0x10..+0x20, and
+    /// `main.h`, inlined into it at +0x10 (line 12), covers +0x8..+0x10.
+    /// Returns the table's bytes and `go:func.*`'s.
+    fn table_with_inlining() -> (Vec<u8>, Vec<u8>) {
+        let mut d = table();
+        let put32 =
+            |d: &mut Vec<u8>, at: usize, v: u32| d[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        d[0x6e..0x75].copy_from_slice(b"main.m\0");
+        d[0x75..0x7c].copy_from_slice(b"main.h\0");
+        // pctab + 9: the tree index: -1 for 2 quanta, node 1 for 2, node
+        // 0 for 4 (value deltas 0, +2, -1, zigzagged).
+        d[0xa9..0xb0].copy_from_slice(&[0, 2, 4, 2, 1, 4, 0]);
+        let f = 0xc0 + 0x40;
+        put32(&mut d, f + 28, 3); // npcdata
+        d[f + 43] = 4; // nfuncdata
+        put32(&mut d, f + 44 + 8, 9); // PCDATA_InlTreeIndex
+        for i in 0..3 {
+            put32(&mut d, f + 56 + 4 * i, u32::MAX);
+        }
+        put32(&mut d, f + 56 + 12, 0); // FUNCDATA_InlTree at go:func.* + 0
+        let mut gofunc = vec![0u8; 32];
+        for (i, (name, parent_pc)) in [(0x0eu32, 0x4u32), (0x15, 0x10)].into_iter().enumerate() {
+            put32(&mut gofunc, 16 * i + 4, name);
+            put32(&mut gofunc, 16 * i + 8, parent_pc);
+        }
+        (d, gofunc)
+    }
+
+    #[test]
+    fn reads_inlined_frames_from_the_inlining_tree() {
+        let (d, gofunc) = table_with_inlining();
+        let t = GoTable::parse(d).expect("a table").with_gofunc(gofunc);
+        let frame = |function: &str, line| Frame {
+            function: Some(function.into()),
+            file: Some("/src/f.go".into()),
+            line: Some(line),
+            column: None,
+        };
+        let at = |pc| {
+            t.find(pc)
+                .map(|l| (l.function, l.offset, l.line, l.inlined))
+        };
+        assert_eq!(at(0x1004), Some(("main.f".into(), 4, Some(10), vec![])));
+        assert_eq!(
+            at(0x1008),
+            Some((
+                "main.h".into(),
+                8,
+                Some(12),
+                vec![frame("main.m", 12), frame("main.f", 10)]
+            ))
+        );
+        assert_eq!(
+            at(0x101c),
+            Some(("main.m".into(), 0x1c, Some(12), vec![frame("main.f", 10)]))
+        );
+        // Without go:func.* the same PC is the outer function's.
+        let (d, _) = table_with_inlining();
+        let bare = GoTable::parse(d).expect("a table");
+        assert_eq!(
+            bare.find(0x1008).map(|l| (l.function, l.inlined)),
+            Some(("main.f".into(), vec![]))
+        );
+        // A node pointing at itself ends after MAX_INLINE_DEPTH frames.
+        let (d, mut gofunc) = table_with_inlining();
+        gofunc[24..28].copy_from_slice(&0x8u32.to_le_bytes());
+        let looping = GoTable::parse(d).expect("a table").with_gofunc(gofunc);
+        let l = looping.find(0x1008).expect("an answer");
+        assert_eq!(l.inlined.len(), MAX_INLINE_DEPTH);
     }
 
     #[test]
@@ -315,16 +512,18 @@ mod tests {
         /// answer or decline, never panic.
         #[test]
         fn damaged_tables_never_panic(
-            flips in proptest::collection::vec((0usize..0x1f0, proptest::prelude::any::<u8>()), 1..8),
+            flips in proptest::collection::vec((0usize..0x220, proptest::prelude::any::<u8>()), 1..8),
             pcs in proptest::collection::vec(0xf00u64..0x1100, 1..16),
         ) {
-            let mut d = table();
+            let (mut d, mut gofunc) = table_with_inlining();
             for (at, b) in flips {
-                if at != 0 && at != 7 && at < d.len() {
+                if at >= 0x200 {
+                    gofunc[(at - 0x200) % 32] = b;
+                } else if at != 0 && at != 7 && at < d.len() {
                     d[at] = b;
                 }
             }
-            if let Some(t) = GoTable::parse(d) {
+            if let Some(t) = GoTable::parse(d).map(|t| t.with_gofunc(gofunc)) {
                 for pc in pcs {
                     let _ = t.find(pc);
                 }

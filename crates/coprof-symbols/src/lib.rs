@@ -47,6 +47,7 @@ pub mod demangle;
 pub mod disasm;
 pub mod dwarf;
 pub mod error;
+mod go_inline;
 pub mod gopclntab;
 pub mod listing;
 pub mod location;

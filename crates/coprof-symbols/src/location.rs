@@ -14,7 +14,10 @@ pub enum Quality {
     Dwarf,
     /// No DWARF covers the PC, but it is Go code: function, file and line
     /// from the Go runtime's own table (`.gopclntab`, which stripped Go
-    /// binaries keep), without inlined frames.
+    /// binaries keep), and inlined frames from its inlining trees when
+    /// they can be found ([`DebugInfo::go_inlining`]).
+    ///
+    /// [`DebugInfo::go_inlining`]: crate::symbolizer::DebugInfo::go_inlining
     GoTable,
     /// No debug info covers the PC: the function and offset come from the
     /// ELF symbol table.
@@ -31,7 +34,7 @@ impl Quality {
             Quality::Dwarf => None,
             Quality::GoTable => Some(
                 "no DWARF for this code: function, file and line from the Go runtime's \
-                 table (.gopclntab), without inlined frames",
+                 table (.gopclntab)",
             ),
             Quality::Symbols => Some(
                 "no debug info for this code: function names and offsets from the ELF \

@@ -36,6 +36,9 @@ pub struct DebugInfo {
     /// Number of functions in its Go runtime table (`.gopclntab`), 0 when
     /// it has none.
     pub go_functions: usize,
+    /// Whether its Go code gets inlined frames: the runtime's inlining
+    /// trees were found ([`crate::gopclntab`]).
+    pub go_inlining: bool,
     /// The separate debug file its DWARF and symbols came from, when the
     /// binary itself has none ([`crate::debug_file`]).
     pub debug_file: Option<PathBuf>,
@@ -57,7 +60,13 @@ impl DebugInfo {
 
     /// One sentence for a report when the binary lacks debug info.
     pub fn note(&self) -> Option<String> {
-        let base = self.best().note()?;
+        let mut base = self.best().note()?.to_string();
+        if self.best() == Quality::GoTable {
+            base.push_str(match self.go_inlining {
+                true => ", with inlined frames from its inlining trees",
+                false => ", without inlined frames (the runtime's module data was not found)",
+            });
+        }
         Some(match &self.dwarf_error {
             Some(e) => format!("{base}; its DWARF is unreadable: {e}"),
             None => base.to_string(),
@@ -158,6 +167,7 @@ impl Symbolizer {
             dwarf_error,
             function_symbols: symbols.len(),
             go_functions: go.as_ref().map_or(0, GoTable::len),
+            go_inlining: go.as_ref().is_some_and(GoTable::has_inlining),
             debug_file,
         };
         Ok(Symbolizer {
@@ -246,7 +256,7 @@ impl Symbolizer {
                 file: g.file,
                 line: g.line,
                 column: None,
-                inlined: Vec::new(),
+                inlined: g.inlined,
                 source: Quality::GoTable,
             };
         }

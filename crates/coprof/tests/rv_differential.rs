@@ -675,6 +675,11 @@ fn debian_programs_profile() {
                 err.contains("from the Go runtime's table (.gopclntab)"),
                 "{prog}: the note on Go's table is missing: {err}"
             );
+            // Go 1.24's module data found: inlined code is named.
+            assert!(
+                err.contains("with inlined frames from its inlining trees"),
+                "{prog}: Go's inlining trees were not found: {err}"
+            );
             assert!(
                 text.contains("runtime.") && text.contains(".go:"),
                 "{prog}: no Go function with its file and line in\n{text}"
