@@ -23,7 +23,7 @@
 //!
 //! A PC of inlined code is named by the function inlined there, with the
 //! callers it was inlined into as frames, from the runtime's inlining
-//! trees ([`crate::go_inline`]), when the binary's `moduledata` can be
+//! trees (`go_inline.rs`), when the binary's `moduledata` can be
 //! found; otherwise by the function it was inlined into, with the inlined
 //! code's own file and line, as `go tool addr2line` prints.
 
