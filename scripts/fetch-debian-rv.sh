@@ -10,8 +10,10 @@
 # Dynamically linked programs with the libraries they need, unpacked
 # together into OUT_DIR/sysroot (a Debian root, usr-merged, with its
 # /lib and /bin links): gzip, diffutils (cmp, diff), xz-utils (xz, on
-# liblzma), lua5.4, sqlite3 (on libsqlite3, zlib, readline) and Python
-# 3.13 (python3.13-minimal with its minimal standard library), over
+# liblzma), lua5.4, sqlite3 (on libsqlite3, zlib, readline), Python 3.13
+# (python3.13-minimal with its minimal standard library), perl (perl-base),
+# grep (on PCRE2, whose JIT compiler writes code at run time), sed, gawk
+# (on GMP and MPFR), jq (on oniguruma) and bc, over
 # Debian's glibc 2.41 (with its separate debug files, libc6-dbg) and
 # libgcc. They run with `--sysroot OUT_DIR/sysroot`
 # (qemu-riscv64 with `-L`).
@@ -53,6 +55,21 @@ pins=(
   "python3.13-minimal pool/main/p/python3.13/python3.13-minimal_3.13.5-2+deb13u5_riscv64.deb 2d21f0475e95c00468421f914ecb3d7f89cd199617e5a6dc7c693e975c225156 sysroot python3.13-minimal"
   "libpython3.13-minimal pool/main/p/python3.13/libpython3.13-minimal_3.13.5-2+deb13u5_riscv64.deb 5d170a02c4127b58cffe299d579803a32653e488e02eaa00548d54a7af589ca9 sysroot libpython3.13-minimal"
   "libexpat1 pool/main/e/expat/libexpat1_2.8.3-1~deb13u1_riscv64.deb 114156a4bccea157194bc6dc9ac4e2b44f7e8416245a34b168e40a3baaa68fa3 sysroot libexpat1"
+  "perl-base pool/main/p/perl/perl-base_5.40.1-6+deb13u1_riscv64.deb bffbdfe9454265e4880d67b69e97777a82855ae8fa50e0347802ea077b027bca sysroot perl-base"
+  "libcrypt1 pool/main/libx/libxcrypt/libcrypt1_4.4.38-1_riscv64.deb 85ae0d868b2a27043249ca332dac782a1a67e3171139b0f57d63414eaf4ec887 sysroot libcrypt1"
+  "grep pool/main/g/grep/grep_3.11-4_riscv64.deb 550c630b32108a65b3bea8fba6194ce60d9e5f30df8931f39ce776f8718287fc sysroot grep"
+  "libpcre2-8-0 pool/main/p/pcre2/libpcre2-8-0_10.46-1~deb13u2_riscv64.deb 4c88d7f0b71ca696779681536e55b13761f3860e9add9b274c6f1329b2e28f10 sysroot libpcre2-8-0"
+  "sed pool/main/s/sed/sed_4.9-2+deb13u1_riscv64.deb 5609b085577382bda3158826cc07060690f94eeb3fd1ea21f4f931196c167694 sysroot sed"
+  "libacl1 pool/main/a/acl/libacl1_2.3.2-2+b1_riscv64.deb 9929497fdd0f08bb76b49d059005c327619447cefd46bea167a8e2944979a93f sysroot libacl1"
+  "libselinux1 pool/main/libs/libselinux/libselinux1_3.8.1-1_riscv64.deb 2d52c10ffed1597ec5a3dee58167f1f482fcb1b36aa9f9a79a1b0fe23a4bf470 sysroot libselinux1"
+  "gawk pool/main/g/gawk/gawk_5.2.1-2+b2_riscv64.deb b148cd5868a6b1ce864d7f19ca2aa58d5ccab1e284f9e0ffb45f61cd9209e029 sysroot gawk"
+  "libgmp10 pool/main/g/gmp/libgmp10_6.3.0+dfsg-3_riscv64.deb f09a7beea39293dc5047af3750d8359c9fe4fd9f35195e7bba5048e5a66b58d8 sysroot libgmp10"
+  "libmpfr6 pool/main/m/mpfr4/libmpfr6_4.2.2-1_riscv64.deb ccab43d7e92472ef15aa54a35947993563eb19c9f2e94755e6fcb40cc125c9c2 sysroot libmpfr6"
+  "libsigsegv2 pool/main/libs/libsigsegv/libsigsegv2_2.14-1+b2_riscv64.deb dce80097d0b7a82c391bda13a6b2f1626b66fb948ae7f4c1b22c3b82c50ed15f sysroot libsigsegv2"
+  "jq pool/main/j/jq/jq_1.7.1-6+deb13u3_riscv64.deb 141906dbf8ceb7db14dd753d3ede08d273b95e96ed9701b39f0b1e402150d3a7 sysroot jq"
+  "libjq1 pool/main/j/jq/libjq1_1.7.1-6+deb13u3_riscv64.deb 99e47f4a2841dbd522c5eee82fe6d99afc2d5ac5d5bad599e486990b21c674ea sysroot libjq1"
+  "libonig5 pool/main/libo/libonig/libonig5_6.9.9-1+b1_riscv64.deb 5426e51e8cf0b9dc3a8c423d5b1c20db89b556b7869c4e8b6a54054b68c2be56 sysroot libonig5"
+  "bc pool/main/b/bc/bc_1.07.1-4_riscv64.deb ae4c615b3af30a555a9adb9ba1e24f3638356707639eb547af0889b08a337569 sysroot bc"
   "zlib1g pool/main/z/zlib/zlib1g_1.3.dfsg+really1.3.1-1+b1_riscv64.deb 38c52eef58e5fc9b13d93f8a7d0a0549c32b4f00402a778d39a135254f554314 sysroot zlib1g"
 )
 sysroot="$out/sysroot"

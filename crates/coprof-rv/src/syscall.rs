@@ -1021,6 +1021,18 @@ impl Kernel {
                 self.tid
             }
             nr::SET_ROBUST_LIST => 0,
+            // What `fence.i` does for one hart, for every hart of the
+            // process, as JIT compilers (PCRE2's, behind `grep -P`) ask
+            // after writing code. Linux refuses flag bits other than
+            // SYS_RISCV_FLUSH_ICACHE_LOCAL (1) and does not check the
+            // range; the simulator forgets every decoded block.
+            nr::RISCV_FLUSH_ICACHE => {
+                if a[2] & !1 != 0 {
+                    EINVAL
+                } else {
+                    return Ok(Outcome::RetFlush(0));
+                }
+            }
             // Landlock sandboxes (xz, since 5.6, restricts itself) are
             // answered as by a kernel built without Landlock, which every
             // caller must expect: a sandbox would hold coprof's own
@@ -2672,6 +2684,36 @@ mod tests {
         match k.syscall(mem, [a0, a1, a2, a3, a4, a5, 0, num], 0x1000) {
             Ok(Outcome::Ret(v)) => v,
             other => panic!("system call {num}: {other:?}"),
+        }
+    }
+
+    /// `riscv_flush_icache` forgets the decoded code (a JIT compiler has
+    /// written new code) and refuses unknown flags, as Linux does;
+    /// Landlock is absent, as from a kernel built without it.
+    #[test]
+    fn icache_flushes_and_landlock() {
+        let (mut k, mut mem) = setup();
+        for flags in [0, 1] {
+            let out = k.syscall(
+                &mut mem,
+                [0, u64::MAX, flags, 0, 0, 0, 0, nr::RISCV_FLUSH_ICACHE],
+                0x1000,
+            );
+            assert!(
+                matches!(out, Ok(Outcome::RetFlush(0))),
+                "flags {flags}: {out:?}"
+            );
+        }
+        assert_eq!(
+            call(&mut k, &mut mem, nr::RISCV_FLUSH_ICACHE, [0, 0, 2, 0, 0, 0]),
+            EINVAL
+        );
+        for num in [
+            nr::LANDLOCK_CREATE_RULESET,
+            nr::LANDLOCK_ADD_RULE,
+            nr::LANDLOCK_RESTRICT_SELF,
+        ] {
+            assert_eq!(call(&mut k, &mut mem, num, [0; 6]), -(libc::ENOSYS as i64));
         }
     }
 

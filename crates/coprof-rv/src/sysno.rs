@@ -187,6 +187,7 @@ pub const SHUTDOWN: u64 = 210;
 pub const SENDMSG: u64 = 211;
 pub const RECVMSG: u64 = 212;
 pub const ACCEPT4: u64 = 242;
+pub const RISCV_FLUSH_ICACHE: u64 = 259;
 pub const LANDLOCK_CREATE_RULESET: u64 = 444;
 pub const LANDLOCK_ADD_RULE: u64 = 445;
 pub const LANDLOCK_RESTRICT_SELF: u64 = 446;

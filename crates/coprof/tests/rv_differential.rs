@@ -409,8 +409,9 @@ fn fetch_debian_programs() -> PathBuf {
 /// dynamically linked ones (`sysroot/usr/bin/…`, over Debian's glibc and
 /// their libraries): gzip, xz (which asks for a Landlock sandbox), diff
 /// and cmp, Lua running the project's own Lua workloads, SQLite's shell
-/// running its SQL workload, and Python 3.13 (regular expressions, JSON,
-/// hashing, zlib, its Mersenne Twister, big integers).
+/// running its SQL workload, Python 3.13 (regular expressions, JSON,
+/// hashing, zlib, its Mersenne Twister, big integers), Perl, grep with
+/// PCRE2's JIT compiler, sed, gawk with arbitrary precision, and jq.
 fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
     let root = repo_root();
     let file = |p: &str| root.join(p).to_string_lossy().into_owned();
@@ -539,8 +540,38 @@ fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
             ]),
         ),
         ("sysroot/usr/bin/python3.13", s(&["-B", "-c", PYTHON, &readme])),
+        ("sysroot/usr/bin/perl", s(&["-e", PERL, &readme])),
+        // -P compiles each pattern to RISC-V code with PCRE2's JIT, which
+        // then asks riscv_flush_icache before running it.
+        ("sysroot/usr/bin/grep", with(&["-n", "-P", r"(?i)\bco(prof|proc)\w*\s+\w+"], &readme)),
+        ("sysroot/usr/bin/grep", with(&["-c", "-E", "^(#|-) .*(RAP|loop)"], &readme)),
+        ("sysroot/usr/bin/sed", with(&["-n", "-E", "s/(co)(prof)/\\2\\1/gp"], &readme)),
+        (
+            "sysroot/usr/bin/gawk",
+            with(
+                &["{ n += NF; w[tolower($1)]++ } END { print n, length(w); printf \"%.9f\\n\", sin(1) + exp(1) }"],
+                &readme,
+            ),
+        ),
+        // Arbitrary precision, on GMP and MPFR.
+        ("sysroot/usr/bin/gawk", s(&["-M", "BEGIN { print 3^150; print 2^0.5 }"])),
+        (
+            "sysroot/usr/bin/jq",
+            s(&["-n", "[range(0; 2000)] | map(select(. % 7 == 3)) | {n: length, sum: add, last: .[-1]}"]),
+        ),
     ]
 }
+
+/// A Perl program over a text file: hashes, sorting, regular expressions
+/// and formatted numbers.
+const PERL: &str = r#"
+my %w; my $lines = 0;
+while (<>) { $lines++; $w{lc $1}++ while /([A-Za-z]{3,})/g }
+my @top = (sort { $w{$b} <=> $w{$a} || $a cmp $b } keys %w)[0..4];
+print "$lines lines, ", scalar(keys %w), " words: @top\n";
+my @a = sort { $a <=> $b } map { ($_ * 7919) % 10007 } 1..20000;
+printf "%d %d %.10f\n", $a[0], $a[-1], atan2(1, 1) * 4;
+"#;
 
 /// A Python program over a text file (its first argument), for the Debian
 /// Python under qemu and coprof. `-B` keeps it from writing bytecode into
