@@ -24,8 +24,10 @@
 //! stripped binary, `moduledata` is found as the runtime finds its first
 //! module: the data word that points at `.gopclntab` (its `pcHeader`),
 //! checked by the next word, which must point at the table's function
-//! names. A position-independent binary, whose pointers the loader fills
-//! in, has zeros there: its PCs get no inlined frames.
+//! names. A position-independent binary holds the same values there,
+//! which its loader then relocates (Go's linker and the GNU linker write
+//! them in; a linker that left the words zero for the loader to fill
+//! would leave its PCs without inlined frames, with the note saying so).
 
 use object::{Object, ObjectSection, SectionKind};
 

@@ -29,7 +29,7 @@
 
 use crate::go_inline::{GoFuncData, Layout, FUNCDATA_INL_TREE, PCDATA_INL_TREE_INDEX};
 use crate::location::Frame;
-use object::{Object, ObjectSection};
+use object::{Object, ObjectSection, SectionKind};
 
 /// The most inlined frames followed up from one PC: a damaged tree whose
 /// nodes lead round in a circle stops there.
@@ -114,18 +114,45 @@ fn uvarint(d: &[u8], at: &mut usize) -> Option<u64> {
 }
 
 impl GoTable {
-    /// The table of `file`, if it has a `.gopclntab` section in a layout
-    /// this reads (Go 1.18 or later, 64-bit, little-endian).
+    /// The table of `file`, if it has one in a layout this reads (Go 1.18
+    /// or later, 64-bit, little-endian): its `.gopclntab` section; in a
+    /// position-independent binary Go's linker made, its
+    /// `.data.rel.ro.gopclntab` (among the data the loader relocates,
+    /// though nothing in it needs relocating); in one the system linker
+    /// made (`-linkmode=external`), where the table has no section of its
+    /// own, the first 8-byte aligned place in the data that starts with a
+    /// table's header and parses as one.
     pub fn from_object(file: &object::File<'_>) -> Option<GoTable> {
-        let section = file.section_by_name(".gopclntab")?;
-        let mut table = GoTable::parse(section.data().ok()?.to_vec())?;
-        table.gofunc = GoFuncData::find(
-            file,
-            section.address(),
-            table.funcnames as u64,
-            table.layout,
-        );
+        let (address, mut table) = [".gopclntab", ".data.rel.ro.gopclntab"]
+            .iter()
+            .find_map(|name| {
+                let s = file.section_by_name(name)?;
+                Some((s.address(), GoTable::parse(s.data().ok()?.to_vec())?))
+            })
+            .or_else(|| GoTable::search(file))?;
+        table.gofunc = GoFuncData::find(file, address, table.funcnames as u64, table.layout);
         Some(table)
+    }
+
+    /// A table found by its header in the data sections of `file`, and
+    /// its address.
+    fn search(file: &object::File<'_>) -> Option<(u64, GoTable)> {
+        file.sections()
+            .filter(|s| matches!(s.kind(), SectionKind::Data | SectionKind::ReadOnlyData))
+            .find_map(|s| {
+                let d = s.data().ok()?;
+                (0..d.len().saturating_sub(64)).step_by(8).find_map(|at| {
+                    let head = &d[at..at + 8];
+                    let header = matches!(head[..4], [0xf0 | 0xf1, 0xff, 0xff, 0xff])
+                        && head[4..6] == [0, 0]
+                        && matches!(head[6], 1 | 2 | 4)
+                        && head[7] == 8;
+                    header
+                        .then(|| GoTable::parse(d[at..].to_vec()))
+                        .flatten()
+                        .map(|t| (s.address() + at as u64, t))
+                })
+            })
     }
 
     /// The table with `go:func.*`'s bytes, for tests.

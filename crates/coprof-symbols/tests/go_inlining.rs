@@ -2,8 +2,12 @@
 //! for RISC-V and for x86-64, answers every PC of its code from
 //! `.gopclntab` and the runtime's inlining trees as its DWARF answers
 //! them: the innermost function, its file and line, and each caller it
-//! was inlined into with the line of the call site. The Go toolchain is
-//! Debian's (`golang-go`, which scripts/install-deps.sh installs).
+//! was inlined into with the line of the call site; and so do
+//! position-independent x86-64 builds, whose table sits among the data
+//! the loader relocates: linked by Go's linker, with a section of its own,
+//! and by the system's (`-linkmode=external`), without one.
+//! The Go toolchain is Debian's (`golang-go`, which scripts/install-deps.sh
+//! installs).
 
 use coprof_symbols::gopclntab::GoTable;
 use coprof_symbols::{Location, Quality, Symbolizer};
@@ -57,8 +61,17 @@ func main() {
 }
 "#;
 
-/// Builds [`PROGRAM`] for `goarch` with its DWARF.
-fn build(goarch: &str) -> (tempfile::TempDir, PathBuf) {
+/// How to build: Go's linker, or position-independent, by Go's linker or
+/// the system's.
+#[derive(Clone, Copy, Debug)]
+enum Link {
+    Plain,
+    Pie,
+    ExternalPie,
+}
+
+/// Builds [`PROGRAM`] for `goarch` with its DWARF, linked as `link` says.
+fn build(goarch: &str, link: Link) -> (tempfile::TempDir, PathBuf) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let st = Command::new("bash")
         .arg(root.join("scripts/install-deps.sh"))
@@ -70,14 +83,28 @@ fn build(goarch: &str) -> (tempfile::TempDir, PathBuf) {
     std::fs::write(dir.path().join("main.go"), PROGRAM).unwrap();
     std::fs::write(dir.path().join("go.mod"), "module goinl\n\ngo 1.19\n").unwrap();
     let bin = dir.path().join(format!("goinl-{goarch}"));
+    let flags: &[&str] = match link {
+        Link::Plain => &[],
+        Link::Pie => &["-buildmode=pie"],
+        Link::ExternalPie => &["-buildmode=pie", "-ldflags=-linkmode=external"],
+    };
     let out = Command::new("go")
-        .args(["build", "-o"])
+        .arg("build")
+        .args(flags)
+        .arg("-o")
         .arg(&bin)
         .arg(".")
         .current_dir(dir.path())
         .env("GOOS", "linux")
         .env("GOARCH", goarch)
-        .env("CGO_ENABLED", "0")
+        .env(
+            "CGO_ENABLED",
+            if matches!(link, Link::ExternalPie) {
+                "1"
+            } else {
+                "0"
+            },
+        )
         .env("GOCACHE", root.join("target/go-cache"))
         .env("GOFLAGS", "-mod=mod")
         .env("GO111MODULE", "on")
@@ -114,8 +141,8 @@ fn frames(l: &Location) -> Vec<(String, String, u32)> {
     .collect()
 }
 
-fn matches_dwarf(goarch: &str) {
-    let (_dir, bin) = build(goarch);
+fn matches_dwarf(goarch: &str, link: Link) {
+    let (_dir, bin) = build(goarch, link);
     let data = std::fs::read(&bin).unwrap();
     let file = object::File::parse(&*data).unwrap();
     let table = GoTable::from_object(&file).expect("a .gopclntab");
@@ -169,17 +196,27 @@ fn matches_dwarf(goarch: &str) {
     assert!(inlined > 20, "only {inlined} PCs of inlined code");
     assert!(
         differ.is_empty(),
-        "{goarch}: of {compared} PCs:\n{}",
+        "{goarch} {link:?}: of {compared} PCs:\n{}",
         differ.join("\n")
     );
 }
 
 #[test]
 fn riscv64_inlined_frames_match_dwarf() {
-    matches_dwarf("riscv64");
+    matches_dwarf("riscv64", Link::Plain);
 }
 
 #[test]
 fn x86_64_inlined_frames_match_dwarf() {
-    matches_dwarf("amd64");
+    matches_dwarf("amd64", Link::Plain);
+}
+
+#[test]
+fn x86_64_position_independent_inlined_frames_match_dwarf() {
+    matches_dwarf("amd64", Link::Pie);
+}
+
+#[test]
+fn x86_64_externally_linked_inlined_frames_match_dwarf() {
+    matches_dwarf("amd64", Link::ExternalPie);
 }
