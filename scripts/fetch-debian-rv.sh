@@ -13,7 +13,9 @@
 # liblzma), lua5.4, sqlite3 (on libsqlite3, zlib, readline), Python 3.13
 # (python3.13-minimal with its minimal standard library), perl (perl-base),
 # grep (on PCRE2, whose JIT compiler writes code at run time), sed, gawk
-# (on GMP and MPFR), jq (on oniguruma) and bc, over
+# (on GMP and MPFR), jq (on oniguruma), bc, ripgrep and fd (Rust programs
+# that search on several threads), openssl, zstd (multithreaded), tar,
+# file (libmagic) and bzip2, over
 # Debian's glibc 2.41 (with its separate debug files, libc6-dbg) and
 # libgcc. They run with `--sysroot OUT_DIR/sysroot`
 # (qemu-riscv64 with `-L`).
@@ -70,6 +72,22 @@ pins=(
   "libjq1 pool/main/j/jq/libjq1_1.7.1-6+deb13u3_riscv64.deb 99e47f4a2841dbd522c5eee82fe6d99afc2d5ac5d5bad599e486990b21c674ea sysroot libjq1"
   "libonig5 pool/main/libo/libonig/libonig5_6.9.9-1+b1_riscv64.deb 5426e51e8cf0b9dc3a8c423d5b1c20db89b556b7869c4e8b6a54054b68c2be56 sysroot libonig5"
   "bc pool/main/b/bc/bc_1.07.1-4_riscv64.deb ae4c615b3af30a555a9adb9ba1e24f3638356707639eb547af0889b08a337569 sysroot bc"
+  "ripgrep pool/main/r/rust-ripgrep/ripgrep_14.1.1-1+b4_riscv64.deb 9124edee937c7685b9d9473ed09656ed92e33f0caff50723af8e8f44cf86ea58 sysroot ripgrep"
+  "fd-find pool/main/r/rust-fd-find/fd-find_10.2.0-1+b5_riscv64.deb 360cb75c00e8d3431fb89a65406b721b42fe2fe22eb0a05f8ba4253dd77ab26b sysroot fd-find"
+  "openssl pool/main/o/openssl/openssl_3.5.7-1~deb13u2_riscv64.deb 9e2e1bcfcc33584c73438a1d37575d1a34ca82648d7a78bd118b51ca4999078e sysroot openssl"
+  "libssl3t64 pool/main/o/openssl/libssl3t64_3.5.7-1~deb13u2_riscv64.deb af87d01b79d4ff71e7d46a53341cbb480a4a72b58679d50bc8dff392ceaef154 sysroot libssl3t64"
+  "openssl-provider-legacy pool/main/o/openssl/openssl-provider-legacy_3.5.7-1~deb13u2_riscv64.deb 66420982a650137a3793a47be4b7ddf9a9f2bf6482c2ea7a194fd80511f62139 sysroot openssl-provider-legacy"
+  "zstd pool/main/libz/libzstd/zstd_1.5.7+dfsg-1_riscv64.deb ac2e9b8a4091c5cd2e4639dbbe75eaf18bf6a16748ad4c05b22989f7a0cfa6ed sysroot zstd"
+  "libzstd1 pool/main/libz/libzstd/libzstd1_1.5.7+dfsg-1_riscv64.deb 5967f5f97bfb6e7a8036d4e615c0ecd6861a9bb686bd60ee0c81422581faf0ad sysroot libzstd1"
+  "liblz4-1 pool/main/l/lz4/liblz4-1_1.10.0-4_riscv64.deb 1fb545ac175a4fe0de75ece8056d8e98e3058b1e4f9b8098da26f27144e32d1e sysroot liblz4-1"
+  "libxxhash0 pool/main/x/xxhash/libxxhash0_0.8.3-2_riscv64.deb 8faf3b18e8a3fcc064f4c56d8cd2a03ca1b24d8029f38294746b9e5f26203054 sysroot libxxhash0"
+  "libstdc++6 pool/main/g/gcc-14/libstdc++6_14.2.0-19_riscv64.deb f285313f34e0d8f65463c669fac8eb29760a3f3fd6459005dd3110cdd2b10fd7 sysroot libstdc++6"
+  "tar pool/main/t/tar/tar_1.35+dfsg-3.1_riscv64.deb cd396c8e84444895fa33cac0ff36da286adfa3fd13706f9944f32a17982317b7 sysroot tar"
+  "file pool/main/f/file/file_5.46-5_riscv64.deb 4c25c2e37355a67b18297296ca0c22a1a05b078fac00ab2de9e82f5941b9da32 sysroot file"
+  "libmagic1t64 pool/main/f/file/libmagic1t64_5.46-5_riscv64.deb d2d890c59715f7a84df0c4e64fc5631b81c4e846392690ef3f8ceef17ecd7810 sysroot libmagic1t64"
+  "libmagic-mgc pool/main/f/file/libmagic-mgc_5.46-5_riscv64.deb a1ebca3306f09b5a4fb6cf941f07b28a36682370acf60b2464fb09c51899748e sysroot libmagic-mgc"
+  "bzip2 pool/main/b/bzip2/bzip2_1.0.8-6_riscv64.deb 59e71785a80a7e27f44260a1804ed2825ddd2c173d37ebcee45c4b8546ec12e9 sysroot bzip2"
+  "libbz2-1.0 pool/main/b/bzip2/libbz2-1.0_1.0.8-6_riscv64.deb 27c7937eb4d2e314e1f0a57a99a20c141c55f720e5ee93d2244de432fd247a55 sysroot libbz2-1.0"
   "zlib1g pool/main/z/zlib/zlib1g_1.3.dfsg+really1.3.1-1+b1_riscv64.deb 38c52eef58e5fc9b13d93f8a7d0a0549c32b4f00402a778d39a135254f554314 sysroot zlib1g"
 )
 sysroot="$out/sysroot"

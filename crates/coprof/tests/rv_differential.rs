@@ -411,7 +411,9 @@ fn fetch_debian_programs() -> PathBuf {
 /// and cmp, Lua running the project's own Lua workloads, SQLite's shell
 /// running its SQL workload, Python 3.13 (regular expressions, JSON,
 /// hashing, zlib, its Mersenne Twister, big integers), Perl, grep with
-/// PCRE2's JIT compiler, sed, gawk with arbitrary precision, and jq.
+/// PCRE2's JIT compiler, sed, gawk with arbitrary precision, jq, the Rust
+/// programs ripgrep and fd on two threads, openssl's digests and
+/// ciphers, zstd on two threads, bzip2, tar and file.
 fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
     let root = repo_root();
     let file = |p: &str| root.join(p).to_string_lossy().into_owned();
@@ -559,6 +561,32 @@ fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
             "sysroot/usr/bin/jq",
             s(&["-n", "[range(0; 2000)] | map(select(. % 7 == 3)) | {n: length, sum: add, last: .[-1]}"]),
         ),
+        // Rust programs that search on two threads.
+        (
+            "sysroot/usr/bin/rg",
+            s(&["-c", "--sort", "path", "-j", "2", "unsafe", &file("crates/coprof-rv/src")]),
+        ),
+        (
+            "sysroot/usr/bin/fdfind",
+            s(&["-e", "rs", "-j", "2", "--base-directory", &file("crates/coprof-rv"), "."]),
+        ),
+        ("sysroot/usr/bin/openssl", with(&["dgst", "-sha3-256"], &readme)),
+        (
+            "sysroot/usr/bin/openssl",
+            with(
+                &["enc", "-aes-256-cbc", "-pbkdf2", "-pass", "pass:x", "-S", "0011223344556677", "-iv", "00112233445566778899aabbccddeeff", "-a", "-in"],
+                &readme,
+            ),
+        ),
+        // Two compression threads.
+        ("sysroot/usr/bin/zstd", with(&["-T2", "-3", "-c"], &file("docs/PERFORMANCE.md"))),
+        ("sysroot/usr/bin/bzip2", with(&["-9", "-c"], &readme)),
+        (
+            "sysroot/usr/bin/tar",
+            s(&["-cf", "-", "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "-C", &file("."), "scripts"]),
+        ),
+        // libmagic reads its database from the sysroot.
+        ("sysroot/usr/bin/file", s(&[&readme, &file("target/debian-rv/shfmt")])),
     ]
 }
 
