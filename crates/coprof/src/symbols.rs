@@ -23,9 +23,11 @@ struct Loaded {
     end: u64,
     /// What was added to the file's own addresses.
     bias: u64,
-    /// Its file name, for PCs outside the program itself (libraries and
-    /// the dynamic loader); `None` for the program.
-    name: Option<String>,
+    /// Its file name (`libc.so.6`), for the addresses of code without a
+    /// name, and after a library's function names.
+    name: String,
+    /// Whether it is a library or the dynamic loader, not the program.
+    library: bool,
     sym: Symbolizer,
 }
 
@@ -42,6 +44,28 @@ impl fmt::Debug for Symbols {
             .map(|m| m.sym.path().display().to_string())
             .collect();
         write!(f, "Symbols({})", paths.join(", "))
+    }
+}
+
+/// The last component of `path`, or all of it.
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+impl Loaded {
+    /// `what`, the name of code at the file's address `a`: after it the
+    /// library's name; without it the file and the address, when the
+    /// address differs from the PC (a library, a position-independent
+    /// program).
+    fn named(&self, what: Option<String>, a: u64) -> Option<String> {
+        match (what, self.library) {
+            (Some(w), true) => Some(format!("{w} in {}", self.name)),
+            (Some(w), false) => Some(w),
+            (None, _) if self.library || self.bias != 0 => Some(format!("{}+{a:#x}", self.name)),
+            (None, _) => None,
+        }
     }
 }
 
@@ -85,7 +109,8 @@ impl Symbols {
             start: 0,
             end: u64::MAX,
             bias: 0,
-            name: None,
+            name: file_name(binary),
+            library: false,
             sym,
         }])))
     }
@@ -107,23 +132,25 @@ impl Symbols {
         let (main, libraries) = modules.split_first()?;
         let dirs = debug_dirs(sysroot);
         let mut loaded = Vec::with_capacity(modules.len());
-        if let Some(sym) = open_file(binary.unwrap_or(&main.path), &dirs, !quiet) {
+        let program = binary.unwrap_or(&main.path);
+        if let Some(sym) = open_file(program, &dirs, !quiet) {
             loaded.push(Loaded {
                 start: main.start,
                 end: main.end,
                 bias: main.bias,
-                name: None,
+                name: file_name(program),
+                library: false,
                 sym,
             });
         }
         for m in libraries {
             if let Some(sym) = open_file(&m.path, &dirs, false) {
-                let name = m.path.file_name().map(|n| n.to_string_lossy().into_owned());
                 loaded.push(Loaded {
                     start: m.start,
                     end: m.end,
                     bias: m.bias,
-                    name: Some(name.unwrap_or_else(|| m.path.display().to_string())),
+                    name: file_name(&m.path),
+                    library: true,
                     sym,
                 });
             }
@@ -145,29 +172,21 @@ impl Symbols {
     }
 
     /// `function (file:line)`, `function+0x1a`, with ` in libc.so.6` for
-    /// a library's PC, or `libc.so.6+0x1234` in a library without a name
-    /// for it; `None` for the program's own unnamed addresses.
+    /// a library's PC; where there is no name, the file and the address
+    /// in it (`libc.so.6+0x1234`, as `addr2line -e` takes it), but for
+    /// the program loaded at its own addresses, whose PC is that already.
     pub fn place(&self, pc: u64) -> Option<String> {
         let (m, a) = self.at(pc)?;
         let l = m.sym.lookup(a);
-        match (&m.name, l.source != Quality::Address) {
-            (None, named) => named.then(|| l.to_string()),
-            (Some(lib), true) => Some(format!("{l} in {lib}")),
-            (Some(lib), false) => Some(format!("{lib}+{a:#x}")),
-        }
+        m.named((l.source != Quality::Address).then(|| l.to_string()), a)
     }
 
-    /// The function a PC lies in (the outermost when inlined), with ` in
-    /// libc.so.6` for a library's, or `libc.so.6+0x1234` in a library
-    /// without a name for it.
+    /// The function a PC lies in (the outermost when inlined), named as
+    /// [`place`](Self::place) names it.
     pub fn function(&self, pc: u64) -> Option<String> {
         let (m, a) = self.at(pc)?;
         let f = m.sym.lookup(a).outer_function().map(str::to_string);
-        match (&m.name, f) {
-            (None, f) => f,
-            (Some(lib), Some(f)) => Some(format!("{f} in {lib}")),
-            (Some(lib), None) => Some(format!("{lib}+{a:#x}")),
-        }
+        m.named(f, a)
     }
 
     /// A code range as source lines (`crc32.c:20-24`), or as offsets in a

@@ -13,14 +13,23 @@ use std::path::{Path, PathBuf};
 /// The cross compiler's sysroot, where the default lookup finds the loader.
 const SYSROOT: &str = "/usr/riscv64-linux-gnu";
 
-/// A program whose time goes to a loop of its own and to libc's `strlen`,
-/// and that reads the file its first argument names by an absolute path.
+/// A program whose time goes to a loop of its own, to libc's `strlen` and
+/// to a function that is not exported, and that reads the file its first
+/// argument names by an absolute path.
 const PROGRAM: &str = r#"
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 
 static char text[4096];
+
+/* Not exported: a stripped build has no name for it. */
+static __attribute__((noinline)) unsigned long checksum(const char *t, size_t n) {
+    unsigned long h = 5381;
+    for (size_t i = 0; i < n; i++)
+        h = h * 33 + (unsigned char)t[i];
+    return h;
+}
 
 int main(int argc, char **argv) {
     FILE *f = fopen(argv[1], "r");
@@ -33,7 +42,7 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < got; i++)
             sum += (unsigned char)text[i] * (unsigned long)(round + 1);
     }
-    printf("read %zu bytes, sum %lu\n", got, sum);
+    printf("read %zu bytes, sum %lu, checksum %lx\n", got, sum, checksum(text, got));
     return 0;
 }
 "#;
@@ -74,7 +83,7 @@ fn places(v: &Value) -> Vec<(String, String)> {
 fn runs_with_the_cross_compilers_libraries_and_reads_host_files() {
     let dir = tempfile::tempdir().unwrap();
     let (bin, data) = build(dir.path());
-    let expected = "read 3000 bytes, sum 24422100000\n";
+    let expected = "read 3000 bytes, sum 24422100000, checksum de110654c432e79\n";
     for sysroot in [None, Some(SYSROOT)] {
         let mut cmd = coprof();
         cmd.arg("run");
@@ -227,4 +236,47 @@ fn a_profile_says_how_to_run_each_report_again_with_the_same_options() {
     assert_eq!(words[..2], ["coprof", "loops"]);
     let alone = json_of(coprof().args(&words[1..2]).arg("--json").args(&words[2..]));
     assert_eq!(places(&alone), places(&loops["json"]));
+}
+
+#[test]
+fn a_stripped_position_independent_program_is_named_by_file_and_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, data) = build(dir.path());
+    let st = std::process::Command::new("riscv64-linux-gnu-strip")
+        .arg(&bin)
+        .status()
+        .expect("strip runs");
+    assert!(st.success());
+    let v = json_of(
+        coprof()
+            .args(["loops", "--json", "--"])
+            .arg(&bin)
+            .arg(&data),
+    );
+    let p = places(&v);
+    // Its own code has no name left, and runs at a bias: the file's own
+    // address, as addr2line and objdump take it.
+    let own: Vec<u64> = p
+        .iter()
+        .filter_map(|(f, _)| f.strip_prefix("dyn+0x"))
+        .map(|a| u64::from_str_radix(a, 16).unwrap())
+        .collect();
+    assert!(
+        !own.is_empty(),
+        "no loop of the program named by address: {p:?}"
+    );
+    let loops = v["loops"].as_array().unwrap();
+    for l in loops
+        .iter()
+        .filter(|l| l["function"].as_str().unwrap_or("").starts_with("dyn+0x"))
+    {
+        let pc = l["pc"].as_u64().unwrap();
+        let a = u64::from_str_radix(&l["function"].as_str().unwrap()[6..], 16).unwrap();
+        assert_eq!(
+            pc - a,
+            0x2a_aaaa_a000,
+            "the bias of a position-independent program"
+        );
+    }
+    assert!(p.iter().any(|(f, _)| f == "strlen in libc.so.6"), "{p:?}");
 }
