@@ -185,6 +185,34 @@ impl Memory {
         unsafe { *self.perms.get_unchecked((addr / PAGE) as usize) }
     }
 
+    /// The mapped address space as runs of pages with the same
+    /// permissions: `(start, end, permissions)` in address order, for
+    /// `/proc/self/maps`. Unmapped stretches are skipped eight pages at a
+    /// time.
+    pub fn regions(&self) -> Vec<(u64, u64, u8)> {
+        let mut out: Vec<(u64, u64, u8)> = Vec::new();
+        let mut i = 0;
+        while i < self.perms.len() {
+            if i % 8 == 0 && i + 8 <= self.perms.len() {
+                let word = u64::from_ne_bytes(self.perms[i..i + 8].try_into().unwrap_or([0; 8]));
+                if word == 0 {
+                    i += 8;
+                    continue;
+                }
+            }
+            let p = self.perms[i];
+            if p != 0 {
+                let addr = i as u64 * PAGE;
+                match out.last_mut() {
+                    Some(last) if last.1 == addr && last.2 == p => last.1 += PAGE,
+                    _ => out.push((addr, addr + PAGE, p)),
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
     /// Whether every page of `[addr, addr+len)` is unmapped.
     pub fn is_free(&self, addr: u64, len: u64) -> bool {
         Self::range_ok(addr, len)

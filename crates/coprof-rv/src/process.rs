@@ -204,6 +204,22 @@ pub fn mapped_module(fd: i32, at: u64, offset: u64) -> Option<Module> {
     Some(spanning(&segments, bias, &path))
 }
 
+/// The file-backed pages of `elf` loaded with `bias`: for each PT_LOAD
+/// segment, `(address, length, file offset)` of the pages its file bytes
+/// fill, as Linux's loader maps them from the file (the rest of a
+/// segment, its `.bss`, is anonymous).
+pub fn file_pages(elf: &Elf, bias: u64) -> Vec<(u64, u64, u64)> {
+    elf.segments
+        .iter()
+        .filter(|s| s.kind == PT_LOAD && s.filesz > 0)
+        .map(|s| {
+            let start = page_down(bias.wrapping_add(s.vaddr));
+            let end = page_up(bias.wrapping_add(s.vaddr) + s.filesz);
+            (start, end - start, page_down(s.offset))
+        })
+        .collect()
+}
+
 /// Address of the program headers in memory, for `AT_PHDR`.
 fn phdr_addr(elf: &Elf, bias: u64) -> u64 {
     if let Some(p) = elf.segments.iter().find(|s| s.kind == PT_PHDR) {

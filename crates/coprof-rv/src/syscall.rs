@@ -169,6 +169,8 @@ pub struct Kernel {
     /// The files whose code is mapped: the program, its dynamic loader and
     /// the libraries mapped executable, in the order they were mapped.
     pub modules: Vec<crate::process::Module>,
+    /// The address ranges mapped from files, for `/proc/self/maps`.
+    pub file_maps: proc_maps::FileMaps,
     /// Return ENOSYS for unknown calls instead of stopping.
     pub enosys: bool,
     /// Dispositions, mask, pending signals and the alternate stack.
@@ -430,6 +432,7 @@ mod epoll;
 mod exec;
 mod host_calls;
 mod hwprobe;
+pub mod proc_maps;
 mod sockets;
 
 impl Kernel {
@@ -450,6 +453,7 @@ impl Kernel {
             root,
             sysroot: None,
             modules: Vec::new(),
+            file_maps: proc_maps::FileMaps::default(),
             enosys,
             signals: Signals::default(),
             timers: Itimers::default(),
@@ -626,6 +630,12 @@ impl Kernel {
                 }
             }
             nr::OPENAT => {
+                let guest = mem.read_cstr(a[1], 4096).unwrap_or_default();
+                let cloexec = a[2] as i32 & libc::O_CLOEXEC != 0;
+                if let Some(file) = self.proc_maps(mem, &guest, cloexec) {
+                    let h = errno!(file);
+                    return Ok(Outcome::Ret(self.install(h, 0)));
+                }
                 let (dir, path) = errno!(self.at_path(mem, a[0], a[1]));
                 // SAFETY: path is a valid C string; flags are Linux's.
                 let h =
@@ -922,6 +932,7 @@ impl Kernel {
                 } else {
                     let len = page_up(a[1]);
                     let code = mem.range_has(a[0], len, perm::X);
+                    self.file_maps.forget(a[0], len);
                     match mem.unmap(a[0], len) {
                         Ok(()) if code => return Ok(Outcome::RetFlush(0)),
                         Ok(()) => 0,
@@ -2557,6 +2568,11 @@ impl Kernel {
             if prot & perm::X != 0 {
                 self.note_module(host, at, off);
             }
+            if let Ok(path) = std::fs::read_link(format!("/proc/self/fd/{host}")) {
+                self.file_maps.record(at, len, off, &path);
+            }
+        } else {
+            self.file_maps.forget(at, len);
         }
         if replaces_code {
             Ok(Outcome::RetFlush(at as i64))
@@ -2576,7 +2592,24 @@ impl Kernel {
         }
     }
 
+    /// `mremap`, and what it does to the file mappings: the pages it
+    /// gives up are forgotten, and a moved mapping is anonymous in
+    /// `/proc/self/maps` (its file is not followed).
     fn mremap(&mut self, mem: &mut Memory, a: [u64; 8]) -> Outcome {
+        let out = self.mremap_pages(mem, a);
+        if let Outcome::Ret(v) | Outcome::RetFlush(v) = out {
+            let (old, old_len, new_len) = (a[0], page_up(a[1]), page_up(a[2]));
+            if v >= 0 && v as u64 != old {
+                self.file_maps.forget(old, old_len);
+                self.file_maps.forget(v as u64, new_len);
+            } else if v >= 0 && new_len < old_len {
+                self.file_maps.forget(old + new_len, old_len - new_len);
+            }
+        }
+        out
+    }
+
+    fn mremap_pages(&mut self, mem: &mut Memory, a: [u64; 8]) -> Outcome {
         let (old, old_len, new_len, flags) = (a[0], page_up(a[1]), page_up(a[2]), a[3]);
         let (may_move, fixed) = (flags & 1 != 0, flags & 2 != 0);
         // MREMAP_DONTUNMAP (4) is not supported: EINVAL, as for any

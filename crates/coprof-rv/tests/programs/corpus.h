@@ -10,9 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The optimisation level the program was built at, for the names of the
- * files it writes: the three builds of one program may run at once. */
-#if defined(__OPTIMIZE_SIZE__)
+/* The build (optimisation level, or "dyn" for the dynamically linked,
+ * position-independent one), for the names of the files it writes: the
+ * builds of one program may run at once. */
+#if defined(__PIE__)
+#define LEVEL "dyn"
+#elif defined(__OPTIMIZE_SIZE__)
 #define LEVEL "Os"
 #elif defined(__OPTIMIZE__)
 #define LEVEL "O2"

@@ -3,10 +3,13 @@
  * mm/mincore.c): the program break, holes punched with munmap, mprotect
  * across a hole, mremap in place, moved and to a fixed address, MAP_FIXED
  * over a mapping, file mappings and the files that cannot be mapped,
- * msync, mlock and mincore. Prints results, never addresses. */
+ * msync, mlock and mincore; and /proc/self/maps as a program reads it
+ * (the main thread's stack that glibc's pthread_getattr_np finds there,
+ * a file mapped at an offset). Prints results, never addresses. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,6 +18,7 @@
 #include "corpus.h"
 
 #define FILE_ "/tmp/coprof-corpus-mm-calls-" LEVEL ".bin"
+#define MAPPED_FILE "/tmp/coprof-corpus-mm-maps-" LEVEL ".bin"
 
 static void show(const char *what, long rc) { show_rc(44, what, rc); }
 
@@ -93,5 +97,39 @@ int main(void) {
     printf("resident %d %d untouched %d\n", vec[0] & 1, vec[1] & 1, vec[2]);
     show("mincore unaligned (EINVAL)", mincore(r + 1, pg, vec));
     show("mincore unmapped (ENOMEM)", mincore(hole, pg, vec));
+
+    printf("== /proc/self/maps ==\n");
+    pthread_attr_t attr;
+    void *stack;
+    size_t stack_size;
+    int local = 0;
+    int err = pthread_getattr_np(pthread_self(), &attr);
+    show("pthread_getattr_np of the main thread", err ? -1 : 0);
+    if (!err) {
+        pthread_attr_getstack(&attr, &stack, &stack_size);
+        char *lo = stack, *me = (char *)&local;
+        printf("the stack it gives holds a local %d\n", lo <= me && me < lo + stack_size);
+    }
+    int mf = open(MAPPED_FILE, O_CREAT | O_RDWR | O_TRUNC, 0600);
+    show("ftruncate", ftruncate(mf, 3 * pg));
+    char *at2 = mmap(NULL, pg, PROT_READ, MAP_PRIVATE, mf, 2 * pg);
+    show("mmap of its third page", failed(at2));
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[1024];
+    int lines = 0, formed = 1, stack_line = 0, file_line = 0;
+    while (maps && fgets(line, sizeof line, maps)) {
+        unsigned long from, to;
+        char perms[8];
+        lines++;
+        if (sscanf(line, "%lx-%lx %7s", &from, &to, perms) != 3 || from >= to || strlen(perms) != 4)
+            formed = 0;
+        if (strstr(line, "[stack]") && from <= (unsigned long)&local && (unsigned long)&local < to)
+            stack_line = 1;
+        if (from == (unsigned long)at2 && strstr(line, " r--p 00002000 ") && strstr(line, MAPPED_FILE))
+            file_line = 1;
+    }
+    printf("lines %d well formed %d, the [stack] line holds a local %d, the file's line %d\n",
+           lines > 4, formed, stack_line, file_line);
+    unlink(MAPPED_FILE);
     return 0;
 }

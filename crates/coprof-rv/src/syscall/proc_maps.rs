@@ -1,0 +1,284 @@
+//! The program's own `/proc/self/maps`.
+//!
+//! The host's file describes coprof's process, whose addresses mean
+//! nothing to the program. Programs read theirs: glibc's
+//! `pthread_getattr_np` looks for the line that holds the main thread's
+//! stack (Rust's standard library, Java and others ask it), conservative
+//! garbage collectors and sanitizers look for their roots, libsigsegv for
+//! the stack. Opening `/proc/self/maps`, `/proc/thread-self/maps` or
+//! `/proc/PID/maps` with the process's own PID gives a file written then,
+//! in Linux's format (fs/proc/task_mmu.c, `show_map_vma`):
+//!
+//! ```text
+//! 00010000-00012000 r-xp 00000000 08:01 1234567    /path/to/prog
+//! ```
+//!
+//! one line per run of pages with the same permissions and the same
+//! file, with the file's offset, device and inode for what a file was
+//! mapped from, `[heap]` for the program break and `[stack]` for the main
+//! thread's stack. The mappings are private copies, so every line says
+//! `p`.
+
+use super::Kernel;
+use crate::mem::{perm, Memory, PAGE};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Pages mapped from a file: `[start, end)` from byte `offset` of `path`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileMap {
+    /// First address.
+    pub start: u64,
+    /// The address after the last page.
+    pub end: u64,
+    /// The file offset of `start`.
+    pub offset: u64,
+    /// The host's file.
+    pub path: PathBuf,
+}
+
+/// The address ranges mapped from files, kept apart from each other: a
+/// mapping over part of another (the dynamic loader maps a library whole,
+/// then its data segment over it) splits the older one.
+#[derive(Clone, Debug, Default)]
+pub struct FileMaps(Vec<FileMap>);
+
+impl FileMaps {
+    /// Forgets `[start, start + len)`: its pages are unmapped, or mapped
+    /// anew.
+    pub fn forget(&mut self, start: u64, len: u64) {
+        let end = start.saturating_add(len);
+        let mut kept = Vec::with_capacity(self.0.len() + 1);
+        for m in self.0.drain(..) {
+            if m.end <= start || end <= m.start {
+                kept.push(m);
+                continue;
+            }
+            if m.start < start {
+                kept.push(FileMap {
+                    end: start,
+                    ..m.clone()
+                });
+            }
+            if end < m.end {
+                kept.push(FileMap {
+                    start: end,
+                    offset: m.offset + (end - m.start),
+                    ..m
+                });
+            }
+        }
+        self.0 = kept;
+    }
+
+    /// Records `[start, start + len)` as mapped from byte `offset` of
+    /// `path`, over whatever was there.
+    pub fn record(&mut self, start: u64, len: u64, offset: u64, path: &Path) {
+        self.forget(start, len);
+        self.0.push(FileMap {
+            start,
+            end: start.saturating_add(len),
+            offset,
+            path: path.to_path_buf(),
+        });
+        self.0.sort_by_key(|m| m.start);
+    }
+
+    /// The file mapping that holds `addr`.
+    fn at(&self, addr: u64) -> Option<&FileMap> {
+        let i = self.0.partition_point(|m| m.start <= addr).checked_sub(1)?;
+        Some(&self.0[i]).filter(|m| addr < m.end)
+    }
+
+    /// The first file mapping that starts after `addr`, where a run of
+    /// anonymous pages ends.
+    fn next_start(&self, addr: u64) -> u64 {
+        let i = self.0.partition_point(|m| m.start <= addr);
+        self.0.get(i).map_or(u64::MAX, |m| m.start)
+    }
+}
+
+/// Where the text names things: the program break and the main stack.
+pub struct Landmarks {
+    /// `[heap]`: from the start of the break to the break.
+    pub heap: (u64, u64),
+    /// `[stack]`.
+    pub stack: (u64, u64),
+}
+
+/// `/proc/self/maps` for `mem`, with the files of `files`.
+pub fn maps_text(mem: &Memory, files: &FileMaps, landmarks: &Landmarks) -> String {
+    let mut out = String::new();
+    for (start, end, p) in mem.regions() {
+        // Split each run of equal permissions where a file mapping starts
+        // or ends.
+        let mut at = start;
+        while at < end {
+            let (to, file) = match files.at(at) {
+                Some(f) => (
+                    f.end.min(end),
+                    Some((f.offset + (at - f.start), f.path.as_path())),
+                ),
+                None => (files.next_start(at).min(end), None),
+            };
+            line(&mut out, at, to, p, file, landmarks);
+            at = to;
+        }
+    }
+    out
+}
+
+fn line(out: &mut String, start: u64, end: u64, p: u8, file: Option<(u64, &Path)>, l: &Landmarks) {
+    let bit = |b, c| if p & b != 0 { c } else { '-' };
+    let perms = format!(
+        "{}{}{}p",
+        bit(perm::R, 'r'),
+        bit(perm::W, 'w'),
+        bit(perm::X, 'x')
+    );
+    let (offset, dev, inode, name) = match file {
+        Some((offset, path)) => {
+            let (dev, inode) = std::fs::metadata(path).map_or((0, 0), |m| {
+                use std::os::unix::fs::MetadataExt;
+                (m.dev(), m.ino())
+            });
+            (offset, dev, inode, path.display().to_string())
+        }
+        None if start < l.stack.1 && l.stack.0 < end => (0, 0, 0, "[stack]".to_string()),
+        None if start < l.heap.1 && l.heap.0 < end => (0, 0, 0, "[heap]".to_string()),
+        None => (0, 0, 0, String::new()),
+    };
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let head =
+        format!("{start:08x}-{end:08x} {perms} {offset:08x} {major:02x}:{minor:02x} {inode}");
+    if name.is_empty() {
+        let _ = writeln!(out, "{head} ");
+    } else {
+        let _ = writeln!(out, "{head:<72} {name}");
+    }
+}
+
+impl Kernel {
+    /// The host descriptor of a file holding `/proc/self/maps` as the
+    /// program sees it, when `path` (the guest's) names it; the file is
+    /// close-on-exec when `cloexec`.
+    pub(super) fn proc_maps(
+        &self,
+        mem: &Memory,
+        path: &[u8],
+        cloexec: bool,
+    ) -> Option<Result<i32, i64>> {
+        // SAFETY: plain call; the simulated process is the host's.
+        let me = unsafe { libc::getpid() };
+        let own = format!("/proc/{me}/maps");
+        if !matches!(path, b"/proc/self/maps" | b"/proc/thread-self/maps") && path != own.as_bytes()
+        {
+            return None;
+        }
+        let landmarks = Landmarks {
+            heap: (
+                self.brk_start,
+                self.brk.max(self.brk_start).next_multiple_of(PAGE),
+            ),
+            stack: (
+                crate::process::STACK_TOP - crate::process::STACK_SIZE,
+                crate::process::STACK_TOP,
+            ),
+        };
+        let text = maps_text(mem, &self.file_maps, &landmarks);
+        Some(generated_file(text.as_bytes(), cloexec))
+    }
+}
+
+/// A host descriptor of an unnamed file holding `bytes`, at offset 0.
+fn generated_file(bytes: &[u8], cloexec: bool) -> Result<i32, i64> {
+    let flags = if cloexec { libc::MFD_CLOEXEC } else { 0 };
+    // SAFETY: a NUL-terminated name and plain descriptor calls on the
+    // descriptor made here; the buffer is valid for its length.
+    unsafe {
+        let fd = libc::memfd_create(c"maps".as_ptr(), flags);
+        if fd < 0 {
+            return Err(super::errno());
+        }
+        let mut done = 0;
+        while done < bytes.len() {
+            let n = libc::write(fd, bytes[done..].as_ptr() as *const _, bytes.len() - done);
+            if n <= 0 {
+                let e = super::errno();
+                libc::close(fd);
+                return Err(e);
+            }
+            done += n as usize;
+        }
+        libc::lseek(fd, 0, libc::SEEK_SET);
+        Ok(fd)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mappings_over_others_split_them() {
+        let mut f = FileMaps::default();
+        let lib = Path::new("/lib/libc.so.6");
+        f.record(0x10000, 0x10000, 0, lib);
+        f.record(0x14000, 0x2000, 0x8000, Path::new("/lib/other"));
+        f.forget(0x1e000, 0x1000);
+        let spans: Vec<_> = f.0.iter().map(|m| (m.start, m.end, m.offset)).collect();
+        assert_eq!(
+            spans,
+            vec![
+                (0x10000, 0x14000, 0),
+                (0x14000, 0x16000, 0x8000),
+                (0x16000, 0x1e000, 0x6000),
+                (0x1f000, 0x20000, 0xf000)
+            ]
+        );
+        assert_eq!(f.at(0x15fff).map(|m| m.offset), Some(0x8000));
+        assert_eq!(f.at(0x1e800), None);
+        assert_eq!(f.next_start(0x1e800), 0x1f000);
+    }
+
+    #[test]
+    fn text_names_files_heap_and_stack_as_linux_does() {
+        let mut mem = Memory::new().unwrap();
+        let mut f = FileMaps::default();
+        let exe = std::env::current_exe().unwrap();
+        mem.map(0x10000, 0x2000, perm::R | perm::X).unwrap();
+        mem.map(0x12000, 0x3000, perm::R | perm::W).unwrap();
+        f.record(0x10000, 0x2000, 0, &exe);
+        f.record(0x12000, 0x1000, 0x2000, &exe);
+        let stack = (0x3f_0000_0000, 0x3f_0000_4000);
+        mem.map(stack.0, 0x4000, perm::R | perm::W).unwrap();
+        let text = maps_text(
+            &mem,
+            &f,
+            &Landmarks {
+                heap: (0x13000, 0x15000),
+                stack,
+            },
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        let name = exe.display().to_string();
+        assert!(
+            lines[0].starts_with("00010000-00012000 r-xp 00000000 ") && lines[0].ends_with(&name),
+            "{text}"
+        );
+        assert!(
+            lines[1].starts_with("00012000-00013000 rw-p 00002000 ") && lines[1].ends_with(&name),
+            "{text}"
+        );
+        assert!(
+            lines[2].starts_with("00013000-00015000 rw-p 00000000 00:00 0")
+                && lines[2].ends_with("[heap]"),
+            "{text}"
+        );
+        assert!(
+            lines[3].starts_with("3f00000000-3f00004000 rw-p ") && lines[3].ends_with("[stack]"),
+            "{text}"
+        );
+    }
+}
