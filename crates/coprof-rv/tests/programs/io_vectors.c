@@ -82,7 +82,15 @@ int main(void) {
 
     printf("== writev and readv on a file ==\n");
     char path[96];
-    snprintf(path, sizeof path, "/tmp/coprof-corpus-io_vectors-%s-%d.bin", LEVEL, (int)getpid());
+    /* The PID keeps concurrent runs apart; as eight hex digits, so that
+     * the work of writing the name is the same whatever its value (the
+     * reports of two runs are compared instruction for instruction). */
+    char tag[9];
+    unsigned pid = (unsigned)getpid();
+    for (int i = 7; i >= 0; i--, pid >>= 4)
+        tag[i] = "0123456789abcdef"[pid & 15];
+    tag[8] = 0;
+    snprintf(path, sizeof path, "/tmp/coprof-corpus-io_vectors-%s-%s.bin", LEVEL, tag);
     int fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0600);
     show("open", fd < 0 ? fd : 0);
     char head[] = "0123456789", body[200], tail[] = "END";
