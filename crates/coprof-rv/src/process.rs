@@ -63,6 +63,9 @@ pub struct Loaded {
     pub bias: u64,
     /// The dynamic loader's bias, when there is one.
     pub loader_bias: Option<u64>,
+    /// The auxiliary vector's bytes as on the stack, AT_NULL's pair last,
+    /// for `/proc/self/auxv`.
+    pub auxv: Vec<u8>,
 }
 
 fn prot_of(flags: u32) -> u8 {
@@ -344,6 +347,7 @@ pub fn start(
     w(at::NULL);
     w(0);
     mem.poke(sp, &block).map_err(fault)?;
+    let auxv = block[(1 + arg_at.len() + 1 + env_at.len() + 1) * 8..].to_vec();
     mem.code_written = false;
     Ok(Loaded {
         entry: match (&loader, loader_bias) {
@@ -351,6 +355,7 @@ pub fn start(
             _ => bias + elf.entry,
         },
         loader_bias,
+        auxv,
         sp,
         brk,
         bias,

@@ -280,6 +280,8 @@ impl Simulator {
             guest_random,
         );
         kernel.sysroot = sysroot;
+        kernel.own_files =
+            crate::syscall::proc_self::OwnFiles::new(&args, &env, loaded.auxv.clone());
         kernel
             .modules
             .push(process::module_of(&image, loaded.bias, &exe));

@@ -170,7 +170,9 @@ pub struct Kernel {
     /// the libraries mapped executable, in the order they were mapped.
     pub modules: Vec<crate::process::Module>,
     /// The address ranges mapped from files, for `/proc/self/maps`.
-    pub file_maps: proc_maps::FileMaps,
+    pub file_maps: proc_self::FileMaps,
+    /// The program's own `/proc/self/cmdline`, `environ` and `auxv`.
+    pub own_files: proc_self::OwnFiles,
     /// Return ENOSYS for unknown calls instead of stopping.
     pub enosys: bool,
     /// Dispositions, mask, pending signals and the alternate stack.
@@ -432,7 +434,7 @@ mod epoll;
 mod exec;
 mod host_calls;
 mod hwprobe;
-pub mod proc_maps;
+pub mod proc_self;
 mod sockets;
 
 impl Kernel {
@@ -453,7 +455,8 @@ impl Kernel {
             root,
             sysroot: None,
             modules: Vec::new(),
-            file_maps: proc_maps::FileMaps::default(),
+            file_maps: proc_self::FileMaps::default(),
+            own_files: proc_self::OwnFiles::default(),
             enosys,
             signals: Signals::default(),
             timers: Itimers::default(),
@@ -632,7 +635,7 @@ impl Kernel {
             nr::OPENAT => {
                 let guest = mem.read_cstr(a[1], 4096).unwrap_or_default();
                 let cloexec = a[2] as i32 & libc::O_CLOEXEC != 0;
-                if let Some(file) = self.proc_maps(mem, &guest, cloexec) {
+                if let Some(file) = self.proc_self(mem, &guest, cloexec) {
                     let h = errno!(file);
                     return Ok(Outcome::Ret(self.install(h, 0)));
                 }

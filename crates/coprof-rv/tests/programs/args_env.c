@@ -3,7 +3,9 @@
  * argument byte for byte, environment variables whose names start with
  * COPROF_TEST_ (sorted; the rest of the environment is the host's), getenv,
  * setenv/unsetenv/putenv, the auxiliary vector entries that do not depend
- * on addresses or the host, and program_invocation_short_name. */
+ * on addresses or the host, and program_invocation_short_name; and the
+ * same read back from /proc/self/cmdline, /proc/self/environ and
+ * /proc/self/auxv, which must be the program's, not its host's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +16,16 @@
 #include "corpus.h"
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The whole of `path` (at most `n` bytes) into `buf`; its length. */
+static size_t slurp(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t k = fread(buf, 1, n, f);
+    fclose(f);
+    return k;
+}
 
 int main(int argc, char **argv, char **envp) {
     printf("argc %d\n", argc);
@@ -66,5 +78,31 @@ int main(int argc, char **argv, char **envp) {
     errno = 0;
     unsigned long none = getauxval(12345);
     printf("getauxval(unknown) %lu errno %s\n", none, errno == ENOENT ? "ENOENT" : "other");
+
+    static char buf[1 << 16];
+    size_t len = slurp("/proc/self/cmdline", buf, sizeof buf);
+    int args = 0, as_argv = 1;
+    for (size_t i = 0; i < len; i += strlen(buf + i) + 1, args++)
+        if (args >= argc || strcmp(buf + i, argv[args]) != 0)
+            as_argv = 0;
+    printf("/proc/self/cmdline: %d arguments, as argv %d\n", args, as_argv && args == argc);
+    len = slurp("/proc/self/environ", buf, sizeof buf);
+    int greeting = 0, spaces = 0;
+    for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
+        greeting |= strcmp(buf + i, "COPROF_TEST_GREETING=hello") == 0;
+        spaces |= strcmp(buf + i, "COPROF_TEST_SPACES=a b  c") == 0;
+    }
+    printf("/proc/self/environ: greeting %d, spaces %d\n", greeting, spaces);
+    static unsigned long aux[512];
+    len = slurp("/proc/self/auxv", (char *)aux, sizeof aux) / sizeof aux[0];
+    int pagesz = 0, entry = 0, random = 0, end = 0;
+    for (size_t i = 0; i + 1 < len && !end; i += 2) {
+        pagesz |= aux[i] == AT_PAGESZ && aux[i + 1] == getauxval(AT_PAGESZ);
+        entry |= aux[i] == AT_ENTRY && aux[i + 1] == getauxval(AT_ENTRY);
+        random |= aux[i] == AT_RANDOM && aux[i + 1] == getauxval(AT_RANDOM);
+        end = aux[i] == AT_NULL;
+    }
+    printf("/proc/self/auxv: AT_PAGESZ %d, AT_ENTRY %d, AT_RANDOM %d, ends with AT_NULL %d\n",
+           pagesz, entry, random, end);
     return argc > 3 ? 0 : 1;
 }

@@ -1,13 +1,20 @@
-//! The program's own `/proc/self/maps`.
+//! The program's own `/proc/self` files: `maps`, `cmdline`, `environ`
+//! and `auxv`.
 //!
-//! The host's file describes coprof's process, whose addresses mean
-//! nothing to the program. Programs read theirs: glibc's
+//! The host's files describe coprof's process: its mappings, whose
+//! addresses mean nothing to the program, and coprof's own command line.
+//! Opening one of these four under `/proc/self`, `/proc/thread-self` or
+//! `/proc/PID` with the process's own PID gives a file written then with
+//! the program's: its argv and environment as it started with them,
+//! NUL-terminated, its auxiliary vector as it lay on its stack, and its
+//! mappings.
+//!
+//! Programs read their maps: glibc's
 //! `pthread_getattr_np` looks for the line that holds the main thread's
 //! stack (Rust's standard library, Java and others ask it), conservative
 //! garbage collectors and sanitizers look for their roots, libsigsegv for
-//! the stack. Opening `/proc/self/maps`, `/proc/thread-self/maps` or
-//! `/proc/PID/maps` with the process's own PID gives a file written then,
-//! in Linux's format (fs/proc/task_mmu.c, `show_map_vma`):
+//! the stack. The file is in Linux's format (fs/proc/task_mmu.c,
+//! `show_map_vma`):
 //!
 //! ```text
 //! 00010000-00012000 r-xp 00000000 08:01 1234567    /path/to/prog
@@ -158,35 +165,74 @@ fn line(out: &mut String, start: u64, end: u64, p: u8, file: Option<(u64, &Path)
     }
 }
 
+/// What the program started with, for its `/proc/self` files.
+#[derive(Clone, Debug, Default)]
+pub struct OwnFiles {
+    /// `cmdline`: each argument followed by a NUL.
+    pub cmdline: Vec<u8>,
+    /// `environ`: each `NAME=value` followed by a NUL.
+    pub environ: Vec<u8>,
+    /// `auxv`: the (key, value) pairs of 8 bytes each, AT_NULL's last.
+    pub auxv: Vec<u8>,
+}
+
+impl OwnFiles {
+    /// The files of a program started with `args` and `env` and the
+    /// auxiliary vector `auxv` (its bytes).
+    pub fn new(args: &[Vec<u8>], env: &[Vec<u8>], auxv: Vec<u8>) -> OwnFiles {
+        let joined = |v: &[Vec<u8>]| {
+            v.iter()
+                .flat_map(|a| a.iter().copied().chain([0]))
+                .collect()
+        };
+        OwnFiles {
+            cmdline: joined(args),
+            environ: joined(env),
+            auxv,
+        }
+    }
+}
+
+/// Which of the files `path` names, when it is one of the process's own.
+fn own_file(path: &[u8]) -> Option<&[u8]> {
+    let rest = path.strip_prefix(b"/proc/")?;
+    let slash = rest.iter().position(|&b| b == b'/')?;
+    let (who, name) = (&rest[..slash], &rest[slash + 1..]);
+    // SAFETY: plain call; the simulated process is the host's.
+    let me = unsafe { libc::getpid() }.to_string();
+    let mine = who == b"self" || who == b"thread-self" || who == me.as_bytes();
+    (mine && matches!(name, b"maps" | b"cmdline" | b"environ" | b"auxv")).then_some(name)
+}
+
 impl Kernel {
-    /// The host descriptor of a file holding `/proc/self/maps` as the
-    /// program sees it, when `path` (the guest's) names it; the file is
+    /// The host descriptor of a file holding one of the program's own
+    /// `/proc/self` files, when `path` (the guest's) names one; the file is
     /// close-on-exec when `cloexec`.
-    pub(super) fn proc_maps(
+    pub(super) fn proc_self(
         &self,
         mem: &Memory,
         path: &[u8],
         cloexec: bool,
     ) -> Option<Result<i32, i64>> {
-        // SAFETY: plain call; the simulated process is the host's.
-        let me = unsafe { libc::getpid() };
-        let own = format!("/proc/{me}/maps");
-        if !matches!(path, b"/proc/self/maps" | b"/proc/thread-self/maps") && path != own.as_bytes()
-        {
-            return None;
-        }
-        let landmarks = Landmarks {
-            heap: (
-                self.brk_start,
-                self.brk.max(self.brk_start).next_multiple_of(PAGE),
-            ),
-            stack: (
-                crate::process::STACK_TOP - crate::process::STACK_SIZE,
-                crate::process::STACK_TOP,
-            ),
+        let bytes = match own_file(path)? {
+            b"cmdline" => self.own_files.cmdline.clone(),
+            b"environ" => self.own_files.environ.clone(),
+            b"auxv" => self.own_files.auxv.clone(),
+            _ => {
+                let landmarks = Landmarks {
+                    heap: (
+                        self.brk_start,
+                        self.brk.max(self.brk_start).next_multiple_of(PAGE),
+                    ),
+                    stack: (
+                        crate::process::STACK_TOP - crate::process::STACK_SIZE,
+                        crate::process::STACK_TOP,
+                    ),
+                };
+                maps_text(mem, &self.file_maps, &landmarks).into_bytes()
+            }
         };
-        let text = maps_text(mem, &self.file_maps, &landmarks);
-        Some(generated_file(text.as_bytes(), cloexec))
+        Some(generated_file(&bytes, cloexec))
     }
 }
 
@@ -196,7 +242,7 @@ fn generated_file(bytes: &[u8], cloexec: bool) -> Result<i32, i64> {
     // SAFETY: a NUL-terminated name and plain descriptor calls on the
     // descriptor made here; the buffer is valid for its length.
     unsafe {
-        let fd = libc::memfd_create(c"maps".as_ptr(), flags);
+        let fd = libc::memfd_create(c"proc-self".as_ptr(), flags);
         if fd < 0 {
             return Err(super::errno());
         }
@@ -218,6 +264,33 @@ fn generated_file(bytes: &[u8], cloexec: bool) -> Result<i32, i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_the_process_own_files_only() {
+        let me = unsafe { libc::getpid() };
+        assert_eq!(own_file(b"/proc/self/maps"), Some(&b"maps"[..]));
+        assert_eq!(
+            own_file(b"/proc/thread-self/cmdline"),
+            Some(&b"cmdline"[..])
+        );
+        assert_eq!(
+            own_file(format!("/proc/{me}/auxv").as_bytes()),
+            Some(&b"auxv"[..])
+        );
+        assert_eq!(
+            own_file(format!("/proc/{}/environ", me + 1).as_bytes()),
+            None
+        );
+        assert_eq!(own_file(b"/proc/self/status"), None);
+        assert_eq!(own_file(b"/proc/self"), None);
+        let f = OwnFiles::new(
+            &[b"prog".to_vec(), b"".to_vec(), b"a b".to_vec()],
+            &[b"X=1".to_vec()],
+            vec![],
+        );
+        assert_eq!(f.cmdline, b"prog\0\0a b\0");
+        assert_eq!(f.environ, b"X=1\0");
+    }
 
     #[test]
     fn mappings_over_others_split_them() {
