@@ -31,13 +31,16 @@
 //! SIGFPE, SIGTRAP, SIGSYS), which would be coprof's own; SIGPIPE, which
 //! a write to a closed pipe raises; SIGKILL and SIGSTOP; and the two
 //! real-time signals the host's C library keeps for itself (32, 33).
-//! Real-time signals from outside do not queue: like standard ones, a
-//! second one before delivery merges into the first. A child process's
+//! Real-time signals from outside queue, as Linux queues them: each
+//! instance with its own siginfo, in the order they came (up to
+//! [`RT_RING`] waiting at once; more are lost, where Linux would refuse
+//! the sender with EAGAIN); a standard one sent again before delivery
+//! merges into the first. A child process's
 //! end comes this way too, as the host's SIGCHLD (the `sim` module's
 //! `fork`).
 
 use crate::signal::{SigInfo, SIG_DFL, SIG_IGN};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// The signals that follow the program's action.
 pub const MANAGED: [i32; 53] = {
@@ -74,6 +77,86 @@ static CODE: [AtomicI32; 65] = [const { AtomicI32::new(0) }; 65];
 /// Per signal: its `si_value` (a `sigqueue`'s).
 static VALUE: [AtomicU64; 65] = [const { AtomicU64::new(0) }; 65];
 
+/// The first real-time signal that comes from outside: those below are
+/// standard (or the host C library's own, 32 and 33).
+const FIRST_RT: i32 = 34;
+
+/// Real-time signals caught and not taken, waiting at most at once.
+pub const RT_RING: usize = 64;
+
+/// One caught real-time signal: `sig` is set last (0 while its catcher
+/// still writes it, or once it is taken).
+struct RtSlot {
+    sig: AtomicI32,
+    code: AtomicI32,
+    sender: AtomicU64,
+    value: AtomicU64,
+}
+
+/// Real-time signals in the order they were caught: catchers (on any
+/// host thread, at once) claim the slot at the tail, the simulator takes
+/// them from the head.
+static RT: [RtSlot; RT_RING] = [const {
+    RtSlot {
+        sig: AtomicI32::new(0),
+        code: AtomicI32::new(0),
+        sender: AtomicU64::new(0),
+        value: AtomicU64::new(0),
+    }
+}; RT_RING];
+static RT_HEAD: AtomicU32 = AtomicU32::new(0);
+static RT_TAIL: AtomicU32 = AtomicU32::new(0);
+
+/// Queues a caught real-time signal; `false` when [`RT_RING`] wait
+/// already. Async-signal-safe: atomics only.
+fn queue_rt(sig: i32, code: i32, sender: u64, value: u64) -> bool {
+    let mut tail = RT_TAIL.load(Ordering::SeqCst);
+    loop {
+        if tail.wrapping_sub(RT_HEAD.load(Ordering::SeqCst)) as usize >= RT_RING {
+            return false;
+        }
+        match RT_TAIL.compare_exchange(
+            tail,
+            tail.wrapping_add(1),
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        ) {
+            Ok(_) => break,
+            Err(now) => tail = now,
+        }
+    }
+    let slot = &RT[tail as usize % RT_RING];
+    slot.code.store(code, Ordering::Relaxed);
+    slot.sender.store(sender, Ordering::Relaxed);
+    slot.value.store(value, Ordering::Relaxed);
+    slot.sig.store(sig, Ordering::Release);
+    true
+}
+
+/// Takes the queued real-time signals whose catchers have finished, in
+/// order, into `out`.
+fn take_rt(out: &mut Vec<SigInfo>) {
+    let mut head = RT_HEAD.load(Ordering::SeqCst);
+    while head != RT_TAIL.load(Ordering::SeqCst) {
+        let slot = &RT[head as usize % RT_RING];
+        let sig = slot.sig.load(Ordering::Acquire);
+        if sig == 0 {
+            // Claimed, still being written: taken at the next look (its
+            // catcher writes the pipe after it).
+            break;
+        }
+        out.push(SigInfo {
+            signo: sig,
+            code: slot.code.load(Ordering::Relaxed),
+            word: slot.sender.load(Ordering::Relaxed),
+            value: slot.value.load(Ordering::Relaxed),
+        });
+        slot.sig.store(0, Ordering::Relaxed);
+        head = head.wrapping_add(1);
+        RT_HEAD.store(head, Ordering::SeqCst);
+    }
+}
+
 /// `si_code` of a signal one thread of this process sent another.
 const SI_TKILL: i32 = -6;
 
@@ -89,13 +172,16 @@ extern "C" fn caught(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc:
         let forwarded = (*info).si_code == SI_TKILL && (*info).si_pid() == pid;
         if !forwarded && (1..=64).contains(&sig) {
             let i = sig as usize;
-            SENDER[i].store(
-                (*info).si_pid() as u32 as u64 | ((*info).si_uid() as u64) << 32,
-                Ordering::Relaxed,
-            );
-            CODE[i].store((*info).si_code, Ordering::Relaxed);
-            VALUE[i].store((*info).si_value().sival_ptr as u64, Ordering::Relaxed);
-            CAUGHT.fetch_or(1 << (sig - 1), Ordering::SeqCst);
+            let sender = (*info).si_pid() as u32 as u64 | ((*info).si_uid() as u64) << 32;
+            let value = (*info).si_value().sival_ptr as u64;
+            if sig >= FIRST_RT {
+                queue_rt(sig, (*info).si_code, sender, value);
+            } else {
+                SENDER[i].store(sender, Ordering::Relaxed);
+                CODE[i].store((*info).si_code, Ordering::Relaxed);
+                VALUE[i].store(value, Ordering::Relaxed);
+                CAUGHT.fetch_or(1 << (sig - 1), Ordering::SeqCst);
+            }
             let fd = WRITE_END.load(Ordering::Relaxed);
             if fd >= 0 {
                 libc::write(fd, [sig as u8].as_ptr() as *const _, 1);
@@ -162,16 +248,18 @@ impl HostSignals {
     /// Whether a signal was caught and not yet taken.
     pub fn news(&self) -> bool {
         CAUGHT.load(Ordering::SeqCst) != 0
+            || RT_HEAD.load(Ordering::SeqCst) != RT_TAIL.load(Ordering::SeqCst)
     }
 
-    /// The signals caught since the last look, lowest first, with what
-    /// their senders sent; the pipe drained.
+    /// The signals caught since the last look, with what their senders
+    /// sent: the standard ones lowest first, then every real-time one in
+    /// the order it came; the pipe drained.
     pub fn take(&self) -> Vec<SigInfo> {
         let mut buf = [0u8; 64];
         // SAFETY: reads into a local buffer from a non-blocking pipe.
         while unsafe { libc::read(self.read, buf.as_mut_ptr() as *mut _, buf.len()) } > 0 {}
         let caught = CAUGHT.swap(0, Ordering::SeqCst);
-        (1..=64)
+        let mut out: Vec<SigInfo> = (1..=64)
             .filter(|sig| caught & (1 << (sig - 1)) != 0)
             .map(|sig| SigInfo {
                 signo: sig,
@@ -179,7 +267,9 @@ impl HostSignals {
                 word: SENDER[sig as usize].load(Ordering::Relaxed),
                 value: VALUE[sig as usize].load(Ordering::Relaxed),
             })
-            .collect()
+            .collect();
+        take_rt(&mut out);
+        out
     }
 
     /// Ends the catching in a forked child, whose signals are blocked
@@ -189,6 +279,10 @@ impl HostSignals {
     pub fn forget_in_child(mut self) {
         self.saved.clear();
         CAUGHT.store(0, Ordering::SeqCst);
+        for slot in &RT {
+            slot.sig.store(0, Ordering::SeqCst);
+        }
+        RT_HEAD.store(RT_TAIL.load(Ordering::SeqCst), Ordering::SeqCst);
         ACTIVE.store(false, Ordering::SeqCst);
         let old = WRITE_END.swap(-1, Ordering::SeqCst);
         if old >= 0 {

@@ -1181,6 +1181,72 @@ fn signals_from_outside_reach_the_program() {
     );
 }
 
+/// Real-time signals from another process queue, as under Linux: three
+/// `sigqueue`s of one blocked real-time signal are three instances, each
+/// with its own value, taken in the order sent.
+#[test]
+fn real_time_signals_from_outside_queue() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(
+        dir.path(),
+        "rtqueue",
+        r#"
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+int main(void) {
+    sigset_t rt, usr;
+    sigemptyset(&rt);
+    sigaddset(&rt, SIGRTMIN + 1);
+    sigemptyset(&usr);
+    sigaddset(&usr, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &rt, 0);
+    sigprocmask(SIG_BLOCK, &usr, 0);
+    printf("ready\n");
+    fflush(stdout);
+    siginfo_t info;
+    struct timespec long_wait = {60, 0}, second = {1, 0};
+    /* SIGUSR1 says the real-time ones were sent. */
+    sigtimedwait(&usr, &info, &long_wait);
+    char values[64] = "";
+    int n = 0;
+    while (sigtimedwait(&rt, &info, &second) == SIGRTMIN + 1) {
+        n++;
+        sprintf(values + strlen(values), " %d", info.si_value.sival_int);
+    }
+    printf("instances %d, values%s\n", n, values);
+    return 0;
+}
+"#,
+        false,
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coprof"))
+        .args(["run", "--"])
+        .arg(&prog)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    for v in 1..=3usize {
+        let value = libc::sigval {
+            sival_ptr: v as *mut libc::c_void,
+        };
+        // SAFETY: plain call.
+        assert_eq!(
+            unsafe { libc::sigqueue(pid, libc::SIGRTMIN() + 1, value) },
+            0
+        );
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: plain call.
+    unsafe { libc::kill(pid, libc::SIGUSR1) };
+    assert_eq!(lines.next().unwrap().unwrap(), "instances 3, values 1 2 3");
+    assert!(child.wait().unwrap().success());
+}
+
 /// Threads take turns on the simulator's one hart in a fixed order, so a
 /// contended multithreaded program runs the same number of instructions,
 /// and prints the same, every time (what comparing two profiles of it
