@@ -360,12 +360,14 @@ fn disposition(sig: i32, action: [u64; 3]) -> Disposition {
 
 /// Sets the host's disposition of `sig` after the program's `action`
 /// (nothing while no run catches signals, or for a signal left to the
-/// host). Only the run that holds the [`HostSignals`] may call it. For SIGCHLD, SA_NOCLDWAIT is followed too, and a child that
-/// stops sends nothing.
+/// host). Only the run that holds the [`HostSignals`] may call it. For
+/// SIGCHLD, SA_NOCLDSTOP and SA_NOCLDWAIT are followed too: a child that
+/// stops or goes on sends SIGCHLD unless the program said not to.
 pub fn follow(sig: i32, action: [u64; 3]) {
     if WRITE_END.load(Ordering::SeqCst) < 0 || !MANAGED.contains(&sig) {
         return;
     }
+    const SA_NOCLDSTOP: u64 = 1;
     const SA_NOCLDWAIT: u64 = 2;
     // SAFETY: a zeroed sigaction is valid; the handler is
     // async-signal-safe.
@@ -381,7 +383,9 @@ pub fn follow(sig: i32, action: [u64; 3]) {
             }
         };
         if sig == libc::SIGCHLD {
-            sa.sa_flags |= libc::SA_NOCLDSTOP;
+            if action[1] & SA_NOCLDSTOP != 0 {
+                sa.sa_flags |= libc::SA_NOCLDSTOP;
+            }
             if action[1] & SA_NOCLDWAIT != 0 {
                 sa.sa_flags |= libc::SA_NOCLDWAIT;
             }

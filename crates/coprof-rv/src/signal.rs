@@ -283,6 +283,19 @@ pub(crate) enum Action {
     Ignore,
     /// Kills the process (the default action of most signals).
     Kill,
+    /// Stops the process until a SIGCONT (SIGSTOP's default action, and
+    /// SIGTSTP's, SIGTTIN's and SIGTTOU's): the host process stops, so
+    /// that its parent sees it stopped, and goes on when continued.
+    Stop,
+}
+
+impl Action {
+    /// Whether taking the signal ends a wait the thread is in: a handler
+    /// runs or the process dies. A stop does not: the call goes on once
+    /// the process is continued, as Linux restarts it.
+    pub(crate) fn interrupts(self) -> bool {
+        matches!(self, Action::Run | Action::Kill)
+    }
 }
 
 /// A handler address that means the default action or "ignore".
@@ -362,8 +375,7 @@ impl Signals {
     /// handler or kills): its own, or one of the process's.
     pub(crate) fn would_interrupt(&self, own: &Pending, mask: u64) -> bool {
         let ready = (own.set | self.shared.set) & !(mask | UNBLOCKABLE);
-        ready != 0
-            && (1..=64).any(|sig| ready & bit(sig) != 0 && self.action(sig) != Action::Ignore)
+        ready != 0 && (1..=64).any(|sig| ready & bit(sig) != 0 && self.action(sig).interrupts())
     }
 
     /// Whether a thread with its own pending signals `own` has one of
@@ -383,7 +395,7 @@ impl Signals {
         [self.own.set & allowed, self.shared.set & allowed]
             .into_iter()
             .flat_map(|set| (1..=64).filter(move |&sig| set & bit(sig) != 0))
-            .find(|&sig| self.action(sig) != Action::Ignore)
+            .find(|&sig| self.action(sig).interrupts())
             .is_some_and(|sig| {
                 self.action(sig) == Action::Run && self.actions[sig as usize][1] & SA_RESTART != 0
             })
@@ -405,9 +417,9 @@ impl Signals {
             return Action::Ignore;
         }
         match sig {
-            // Default action "ignore": SIGCHLD, SIGCONT, SIGURG, SIGWINCH;
-            // stop signals are treated alike (no job control here).
-            17 | 18 | 20..=23 | 28 => Action::Ignore,
+            // Default action "ignore": SIGCHLD, SIGCONT, SIGURG, SIGWINCH.
+            17 | 18 | 23 | 28 => Action::Ignore,
+            19..=22 => Action::Stop,
             _ => Action::Kill,
         }
     }

@@ -989,6 +989,12 @@ impl Simulator {
                 }
                 Action::Ignore => {}
                 Action::Kill => return Some(killed_by(&info, at)),
+                // The host process stops with the same signal (whose host
+                // disposition is the default then) and goes on here.
+                // SAFETY: plain call.
+                Action::Stop => unsafe {
+                    libc::kill(libc::getpid(), info.signo);
+                },
             }
         }
         // No handler took the mask `rt_sigsuspend` replaced: it comes

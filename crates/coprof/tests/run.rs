@@ -1247,6 +1247,46 @@ int main(void) {
     assert!(child.wait().unwrap().success());
 }
 
+/// A child that stops itself (SIGSTOP's default action) stops as a
+/// process, its parent sees it stopped and continued, and it goes on to
+/// its own end; SIGCHLD tells the parent of each change unless its
+/// handler was installed with SA_NOCLDSTOP, as on Linux (kernel/signal.c,
+/// `do_notify_parent_cldstop`).
+#[test]
+fn a_child_that_stops_and_goes_on_is_told_as_on_linux() {
+    let dir = tempfile::tempdir().unwrap();
+    let src =
+        std::fs::read_to_string(repo_root().join("crates/coprof-rv/tests/programs/processes.c"))
+            .unwrap();
+    let body = &src[src.find("/* The si_code of each SIGCHLD").unwrap()
+        ..src.find("int main(void) {").unwrap()];
+    let loop_ = &src[src.find("    for (int nocldstop = 0;").unwrap()
+        ..src
+            .find("    signal(SIGCHLD, SIG_DFL);\n    return 0;")
+            .unwrap()];
+    let program = format!(
+        "#define _GNU_SOURCE\n#include <signal.h>\n#include <stdio.h>\n#include <string.h>\n#include <time.h>\n\
+         #include <sys/wait.h>\n#include <unistd.h>\n{body}int main(void) {{\n    int status;\n{}    return 0;\n}}\n",
+        loop_.replace("nocldstop < 1;", "nocldstop < 2;")
+    );
+    let prog = compile(dir.path(), "stops", &program, false);
+    let out = coprof().args(["run", "--"]).arg(&prog).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "SA_NOCLDSTOP 0: waitpid WUNTRACED stopped 1 by 19\n\
+         SA_NOCLDSTOP 0: waitpid WCONTINUED continued 1\n\
+         SA_NOCLDSTOP 0: SIGCHLD codes stopped continued exited, exit status 4\n\
+         SA_NOCLDSTOP 1: waitpid WUNTRACED stopped 1 by 19\n\
+         SA_NOCLDSTOP 1: waitpid WCONTINUED continued 1\n\
+         SA_NOCLDSTOP 1: SIGCHLD codes exited, exit status 4\n"
+    );
+}
+
 /// Threads take turns on the simulator's one hart in a fixed order, so a
 /// contended multithreaded program runs the same number of instructions,
 /// and prints the same, every time (what comparing two profiles of it

@@ -85,6 +85,26 @@ static void *blocked_reader(void *arg) {
     return (void *)(long)c;
 }
 
+/* The si_code of each SIGCHLD, in order. */
+static volatile sig_atomic_t stop_codes[8], stop_codes_seen;
+static void stop_handler(int sig, siginfo_t *info, void *ctx) {
+    (void)sig;
+    (void)ctx;
+    if (stop_codes_seen < 8)
+        stop_codes[stop_codes_seen++] = info->si_code;
+}
+
+/* Waits (up to 10 s) until `n` SIGCHLDs have been handled, and a little
+ * more, so that a SIGCHLD that should not come would be seen. */
+static void wait_codes(int n) {
+    for (int i = 0; i < 1000 && stop_codes_seen < n; i++) {
+        struct timespec ms = {0, 10 * 1000 * 1000};
+        nanosleep(&ms, NULL);
+    }
+    struct timespec settle = {0, 50 * 1000 * 1000};
+    nanosleep(&settle, NULL);
+}
+
 int main(void) {
     int status;
     pid_t me = getpid();
@@ -348,6 +368,48 @@ int main(void) {
     errno = 0;
     rc = wait(&status);
     show_rc(28, "wait, SIGCHLD ignored:", rc);
+    signal(SIGCHLD, SIG_DFL);
+
+    /* A child that stops and goes on: without SA_NOCLDSTOP, SIGCHLD tells
+     * each change (CLD_STOPPED, CLD_CONTINUED), then the end. One change
+     * at a time: the child ends only when told. (With SA_NOCLDSTOP, only
+     * the end: qemu-user 7.2 sends the changes then too, so that case is
+     * checked against Linux's behaviour in crates/coprof/tests/run.rs.) */
+    for (int nocldstop = 0; nocldstop < 1; nocldstop++) {
+        struct sigaction sc;
+        memset(&sc, 0, sizeof sc);
+        sc.sa_sigaction = stop_handler;
+        sc.sa_flags = SA_SIGINFO | (nocldstop ? SA_NOCLDSTOP : 0);
+        sigaction(SIGCHLD, &sc, NULL);
+        stop_codes_seen = 0;
+        int go[2];
+        pipe(go);
+        pid_t kid = fork();
+        if (kid == 0) {
+            raise(SIGSTOP);
+            char c;
+            read(go[0], &c, 1);
+            _exit(4);
+        }
+        waitpid(kid, &status, WUNTRACED);
+        printf("SA_NOCLDSTOP %d: waitpid WUNTRACED stopped %d by %d\n", nocldstop,
+               WIFSTOPPED(status), WIFSTOPPED(status) ? WSTOPSIG(status) : 0);
+        wait_codes(nocldstop ? 0 : 1);
+        kill(kid, SIGCONT);
+        waitpid(kid, &status, WCONTINUED);
+        printf("SA_NOCLDSTOP %d: waitpid WCONTINUED continued %d\n", nocldstop, WIFCONTINUED(status));
+        wait_codes(nocldstop ? 0 : 2);
+        write(go[1], "x", 1);
+        waitpid(kid, &status, 0);
+        wait_codes(nocldstop ? 1 : 3);
+        printf("SA_NOCLDSTOP %d: SIGCHLD codes", nocldstop);
+        for (int i = 0; i < stop_codes_seen; i++)
+            printf(" %s", stop_codes[i] == CLD_STOPPED ? "stopped" : stop_codes[i] == CLD_CONTINUED ? "continued"
+                          : stop_codes[i] == CLD_EXITED ? "exited" : "other");
+        printf(", exit status %d\n", WEXITSTATUS(status));
+        close(go[0]);
+        close(go[1]);
+    }
     signal(SIGCHLD, SIG_DFL);
     return 0;
 }
