@@ -188,11 +188,11 @@ fn spanning(segments: &[Segment], bias: u64, path: &std::path::Path) -> Module {
 }
 
 /// The module of an executable mapping at `at` of the host file `fd`
-/// from byte `offset`, as the dynamic loader maps a library: the
+/// (`path`) from byte `offset`, as the dynamic loader maps a library: the
 /// file's PT_LOAD segment that starts at that page of the file is the
 /// one mapped there, which gives the bias. `None` for a file that is
 /// not an RV64 ELF file or has no segment there.
-pub fn mapped_module(fd: i32, at: u64, offset: u64) -> Option<Module> {
+pub fn mapped_module(fd: i32, path: &std::path::Path, at: u64, offset: u64) -> Option<Module> {
     let segments = crate::elf::read_segments(fd)?;
     let loads = || segments.iter().filter(|s| s.kind == PT_LOAD);
     let seg = loads()
@@ -203,8 +203,7 @@ pub fn mapped_module(fd: i32, at: u64, offset: u64) -> Option<Module> {
     let bias = at
         .wrapping_sub(page_down(seg.vaddr))
         .wrapping_sub(offset - page_down(seg.offset));
-    let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
-    Some(spanning(&segments, bias, &path))
+    Some(spanning(&segments, bias, path))
 }
 
 /// The file-backed pages of `elf` loaded with `bias`: for each PT_LOAD

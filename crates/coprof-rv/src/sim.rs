@@ -282,17 +282,9 @@ impl Simulator {
         kernel.sysroot = sysroot;
         kernel.own_files =
             crate::syscall::proc_self::OwnFiles::new(&args, &env, loaded.auxv.clone());
-        kernel
-            .modules
-            .push(process::module_of(&image, loaded.bias, &exe));
-        for (start, len, offset) in process::file_pages(&image, loaded.bias) {
-            kernel.file_maps.record(start, len, offset, &exe);
-        }
+        kernel.note_loaded(&image, loaded.bias, &exe);
         if let (Some((at, _, elf)), Some(bias)) = (&loader, loaded.loader_bias) {
-            kernel.modules.push(process::module_of(elf, bias, at));
-            for (start, len, offset) in process::file_pages(elf, bias) {
-                kernel.file_maps.record(start, len, offset, at);
-            }
+            kernel.note_loaded(elf, bias, at);
         }
         kernel.fds.adopt(&config.inherited_fds);
         kernel.runner = config.runner.clone();

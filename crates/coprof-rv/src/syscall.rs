@@ -633,13 +633,16 @@ impl Kernel {
                 }
             }
             nr::OPENAT => {
-                let guest = mem.read_cstr(a[1], 4096).unwrap_or_default();
+                // The name is read once, first (a bad pointer is EFAULT
+                // even beside a bad descriptor, as in `at_path`).
+                let guest = errno!(mem.read_cstr(a[1], 4096).map_err(|_| EFAULT));
                 let cloexec = a[2] as i32 & libc::O_CLOEXEC != 0;
                 if let Some(file) = self.proc_self(mem, &guest, cloexec) {
                     let h = errno!(file);
                     return Ok(Outcome::Ret(self.install(h, 0)));
                 }
-                let (dir, path) = errno!(self.at_path(mem, a[0], a[1]));
+                let path = errno!(self.host_path(guest));
+                let dir = errno!(self.dirfd(a[0]));
                 // SAFETY: path is a valid C string; flags are Linux's.
                 let h =
                     unsafe { libc::openat(dir, path.as_ptr(), a[2] as i32, a[3] as libc::c_uint) };
@@ -2568,10 +2571,10 @@ impl Kernel {
             if mem.poke(at, &buf[..done]).is_err() {
                 return Ok(Outcome::Ret(ENOMEM));
             }
-            if prot & perm::X != 0 {
-                self.note_module(host, at, off);
-            }
             if let Ok(path) = std::fs::read_link(format!("/proc/self/fd/{host}")) {
+                if prot & perm::X != 0 {
+                    self.note_module(host, &path, at, off);
+                }
                 self.file_maps.record(at, len, off, &path);
             }
         } else {
@@ -2585,13 +2588,25 @@ impl Kernel {
     }
 
     /// Records the code of a file mapped executable at `at` from byte
-    /// `offset` of the host descriptor `host` (a library the dynamic loader
-    /// maps), unless the same file is already known there.
-    fn note_module(&mut self, host: i32, at: u64, offset: u64) {
-        if let Some(m) = crate::process::mapped_module(host, at, offset) {
+    /// `offset` of the host descriptor `host`, the file `path` (a library
+    /// the dynamic loader maps), unless the same file is already known
+    /// there.
+    fn note_module(&mut self, host: i32, path: &std::path::Path, at: u64, offset: u64) {
+        if let Some(m) = crate::process::mapped_module(host, path, at, offset) {
             if !self.modules.contains(&m) {
                 self.modules.push(m);
             }
+        }
+    }
+
+    /// Records a file the loader put in memory (the program, its dynamic
+    /// loader): its code, to name PCs, and its file-backed pages, for
+    /// `/proc/self/maps`.
+    pub(crate) fn note_loaded(&mut self, elf: &crate::elf::Elf, bias: u64, path: &std::path::Path) {
+        self.modules
+            .push(crate::process::module_of(elf, bias, path));
+        for (start, len, offset) in crate::process::file_pages(elf, bias) {
+            self.file_maps.record(start, len, offset, path);
         }
     }
 

@@ -29,6 +29,7 @@
 //! them in; a linker that left the words zero for the loader to fill
 //! would leave its PCs without inlined frames, with the note saying so).
 
+use crate::gopclntab::{u32_at, word_at};
 use object::{Object, ObjectSection, SectionKind};
 
 /// Where the records of one Go release family lie.
@@ -88,18 +89,6 @@ pub(crate) struct InlinedCall {
     pub(crate) parent_pc: u32,
 }
 
-fn word(d: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(
-        d.get(at..at.checked_add(8)?)?.try_into().ok()?,
-    ))
-}
-
-fn word32(d: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(
-        d.get(at..at.checked_add(4)?)?.try_into().ok()?,
-    ))
-}
-
 impl GoFuncData {
     /// Finds `go:func.*` in `file` through its `moduledata`: the 8-byte
     /// aligned data word equal to `pclntab` (the address of
@@ -119,8 +108,10 @@ impl GoFuncData {
                 let d = s.data().ok()?;
                 (0..d.len().saturating_sub(16))
                     .step_by(8)
-                    .find(|&at| word(d, at) == Some(pclntab) && word(d, at + 8) == Some(names))
-                    .and_then(|at| word(d, at + layout.gofunc_at))
+                    .find(|&at| {
+                        word_at(d, at) == Some(pclntab) && word_at(d, at + 8) == Some(names)
+                    })
+                    .and_then(|at| word_at(d, at + layout.gofunc_at))
             })?;
         let section = file
             .sections()
@@ -138,8 +129,8 @@ impl GoFuncData {
         let index = usize::try_from(index).ok()?;
         let at = (tree as usize).checked_add(index.checked_mul(self.layout.call_size)?)?;
         Some(InlinedCall {
-            name_off: word32(&self.data, at.checked_add(self.layout.call_name_at)?)? as i32,
-            parent_pc: word32(&self.data, at.checked_add(self.layout.call_parent_pc_at)?)?,
+            name_off: u32_at(&self.data, at.checked_add(self.layout.call_name_at)?)? as i32,
+            parent_pc: u32_at(&self.data, at.checked_add(self.layout.call_parent_pc_at)?)?,
         })
     }
 

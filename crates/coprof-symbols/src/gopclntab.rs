@@ -62,6 +62,23 @@ pub struct GoLine {
     pub inlined: Vec<Frame>,
 }
 
+impl GoLine {
+    /// The answer for `pc` as a [`Location`](crate::Location) from the Go
+    /// table.
+    pub fn location(self, pc: u64) -> crate::Location {
+        crate::Location {
+            pc,
+            function: Some(self.function),
+            offset: Some(self.offset),
+            file: self.file,
+            line: self.line,
+            column: None,
+            inlined: self.inlined,
+            source: crate::Quality::GoTable,
+        }
+    }
+}
+
 /// A parsed `.gopclntab` section.
 #[derive(Clone, Debug)]
 pub struct GoTable {
@@ -80,13 +97,15 @@ pub struct GoTable {
     gofunc: Option<GoFuncData>,
 }
 
-fn u32_at(d: &[u8], at: usize) -> Option<u32> {
+/// The little-endian `u32` at `at`, if the bytes are there.
+pub(crate) fn u32_at(d: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(
         d.get(at..at.checked_add(4)?)?.try_into().ok()?,
     ))
 }
 
-fn word_at(d: &[u8], at: usize) -> Option<u64> {
+/// The little-endian `u64` at `at`, if the bytes are there.
+pub(crate) fn word_at(d: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(
         d.get(at..at.checked_add(8)?)?.try_into().ok()?,
     ))

@@ -249,16 +249,7 @@ impl Symbolizer {
             };
         }
         if let Some(g) = self.go.as_ref().and_then(|g| g.find(pc)) {
-            return Location {
-                pc,
-                function: Some(g.function),
-                offset: Some(g.offset),
-                file: g.file,
-                line: g.line,
-                column: None,
-                inlined: g.inlined,
-                source: Quality::GoTable,
-            };
+            return g.location(pc);
         }
         match sym_name {
             Some(name) => Location {

@@ -9,10 +9,12 @@
 //! The Go toolchain is Debian's (`golang-go`, which scripts/install-deps.sh
 //! installs).
 
+mod common;
+
 use coprof_symbols::gopclntab::GoTable;
 use coprof_symbols::{Location, Quality, Symbolizer};
 use object::{Object, ObjectSymbol};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// A program whose hot loop calls small functions that the compiler
@@ -72,7 +74,7 @@ enum Link {
 
 /// Builds [`PROGRAM`] for `goarch` with its DWARF, linked as `link` says.
 fn build(goarch: &str, link: Link) -> (tempfile::TempDir, PathBuf) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = common::repo_root();
     let st = Command::new("bash")
         .arg(root.join("scripts/install-deps.sh"))
         .stdout(std::process::Stdio::null())
@@ -170,17 +172,8 @@ fn matches_dwarf(goarch: &str, link: Link) {
             }
             let g = table
                 .find(pc)
-                .expect("every PC of a function is in the table");
-            let g = Location {
-                pc,
-                function: Some(g.function),
-                offset: Some(g.offset),
-                file: g.file,
-                line: g.line,
-                column: None,
-                inlined: g.inlined,
-                source: Quality::GoTable,
-            };
+                .expect("every PC of a function is in the table")
+                .location(pc);
             compared += 1;
             inlined += usize::from(!g.inlined.is_empty());
             if frames(&d) != frames(&g) && differ.len() < 10 {

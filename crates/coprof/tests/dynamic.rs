@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{coprof, gen_trace, json_of};
+use common::{coprof, gen_trace, json_of, stdout_of};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -90,13 +90,7 @@ fn runs_with_the_cross_compilers_libraries_and_reads_host_files() {
         if let Some(s) = sysroot {
             cmd.args(["--sysroot", s]);
         }
-        let out = cmd.arg("--").arg(&bin).arg(&data).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+        assert_eq!(stdout_of(cmd.arg("--").arg(&bin).arg(&data)), expected);
     }
 }
 
@@ -123,23 +117,18 @@ fn reports_name_the_program_and_its_libraries_live_and_from_a_trace() {
     );
     // The trace keeps where each file was loaded, so it reads the same.
     let trace = dir.path().join("dyn.cpt");
-    let out = coprof()
-        .args(["run", "--trace"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&bin)
-        .arg(&data)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stdout_of(
+        coprof()
+            .args(["run", "--trace"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&bin)
+            .arg(&data),
     );
     let traced = json_of(coprof().arg("loops").arg(&trace).arg("--json"));
     assert_eq!(places(&traced), live_places);
     // `coprof info` lists where each file's code was.
-    let info = common::stdout_of(coprof().arg("info").arg(&trace));
+    let info = stdout_of(coprof().arg("info").arg(&trace));
     for file in ["dyn", "ld-linux-riscv64-lp64d.so.1", "libc.so.6"] {
         assert!(
             info.lines()
@@ -204,18 +193,13 @@ fn a_profile_says_how_to_run_each_report_again_with_the_same_options() {
     let dir = tempfile::tempdir().unwrap();
     let (bin, data) = build(dir.path());
     let file = dir.path().join("p.json");
-    let out = coprof()
-        .args(["profile", "--sysroot", SYSROOT, "--random-seed", "7", "-o"])
-        .arg(&file)
-        .arg("--")
-        .arg(&bin)
-        .arg(&data)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stdout_of(
+        coprof()
+            .args(["profile", "--sysroot", SYSROOT, "--random-seed", "7", "-o"])
+            .arg(&file)
+            .arg("--")
+            .arg(&bin)
+            .arg(&data),
     );
     let profile: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     let reports = profile["reports"].as_array().expect("reports");

@@ -53,7 +53,7 @@ pub fn branch_target(text: &str) -> Option<u64> {
     u64::from_str_radix(last.strip_prefix("0x")?, 16).ok()
 }
 
-fn repo_root() -> PathBuf {
+pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
