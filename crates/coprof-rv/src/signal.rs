@@ -314,6 +314,21 @@ impl Signals {
         self.own = Pending::default();
     }
 
+    /// Puts every signal with a handler back to its default action, and
+    /// every action's flags and mask to none; ignored signals stay
+    /// ignored. As Linux's `flush_signal_handlers(p, 0)` does for a child
+    /// made with CLONE_CLEAR_SIGHAND.
+    pub(crate) fn clear_handlers(&mut self) {
+        for action in self.actions.iter_mut() {
+            let handler = if action[0] == SIG_IGN {
+                SIG_IGN
+            } else {
+                SIG_DFL
+            };
+            *action = [handler, 0, 0];
+        }
+    }
+
     /// Sets the mask; SIGKILL and SIGSTOP stay unblocked.
     pub(crate) fn set_mask(&mut self, mask: u64) {
         self.mask = mask & !UNBLOCKABLE;

@@ -23,6 +23,7 @@ use coprof_core::{Sink, Source};
 use std::path::{Path, PathBuf};
 
 mod fork;
+pub use fork::end_child;
 
 /// How to start a program.
 #[derive(Clone, Debug, Default)]
@@ -113,7 +114,15 @@ pub struct Simulator {
     redo: Option<Redo>,
     delivered: u64,
     delivered_in_runs: u64,
+    /// How a forked child runs when the program's children are followed
+    /// ([`Simulator::follow_children`]); `None`: unobserved.
+    follow: Option<ChildRun>,
 }
+
+/// How a followed child process runs ([`Simulator::follow_children`]):
+/// given the child's copy of the simulator, it runs it to its end with
+/// sinks of its own and returns how the child ended.
+pub type ChildRun = std::rc::Rc<dyn Fn(&mut Simulator) -> Result<Exit, SimError>>;
 
 /// Where a trap's signal went.
 enum Caught {
@@ -306,6 +315,7 @@ impl Simulator {
             },
             delivered: 0,
             delivered_in_runs: 0,
+            follow: None,
         })
     }
 
@@ -352,10 +362,30 @@ impl Simulator {
     }
 
     /// Child processes the program started (`fork`, `vfork`,
-    /// `posix_spawn`): they ran in the simulator unobserved, or on the host
-    /// once they exec'd a host program.
+    /// `posix_spawn`): they ran in the simulator unobserved (or followed,
+    /// [`Simulator::follow_children`]), or on the host once they exec'd a
+    /// host program.
     pub fn children_started(&self) -> u64 {
         self.kernel.children_started
+    }
+
+    /// Follows the program's child processes instead of running them
+    /// unobserved, as `valgrind --trace-children=yes` does: each child
+    /// the program (or a followed child) forks runs to its end through
+    /// `run`, in its own host process, which attaches sinks of its own to
+    /// it. A followed child that `execve`s a RISC-V program runs it with
+    /// `runner` (which should follow in turn) instead of
+    /// [`Config::runner`]; the process that called this may still not
+    /// replace itself unless [`Config::exec_in_place`] allows it.
+    pub fn follow_children(&mut self, run: ChildRun, runner: Option<Vec<std::ffi::OsString>>) {
+        self.follow = Some(run);
+        self.kernel.follow_runner = runner;
+    }
+
+    /// Whether this simulator is a followed child's copy, started by
+    /// [`Simulator::follow_children`]'s `run`: true from the fork on.
+    pub fn is_followed_child(&self) -> bool {
+        self.kernel.followed_child
     }
 
     /// Unknown system calls answered with ENOSYS: (number, name, times).

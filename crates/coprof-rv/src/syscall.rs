@@ -147,6 +147,10 @@ pub mod clone_flags {
     pub const CHILD_CLEARTID: u64 = 0x200000;
     /// Write the id to the child's word.
     pub const CHILD_SETTID: u64 = 0x1000000;
+    /// Reset the child's signal handlers to their defaults (`clone3`
+    /// only, Linux 5.5), as Python's `subprocess` and glibc's
+    /// `posix_spawn` ask.
+    pub const CLEAR_SIGHAND: u64 = 0x1_0000_0000;
 }
 
 const AT_FDCWD: i64 = -100;
@@ -200,6 +204,13 @@ pub struct Kernel {
     /// The command that runs a RISC-V program in this simulator, for an
     /// `execve` of one ([`crate::Config::runner`]).
     pub runner: Option<Vec<std::ffi::OsString>>,
+    /// The command that runs a RISC-V program a followed child `execve`s
+    /// ([`crate::Simulator::follow_children`]); it becomes the child's
+    /// [`Kernel::runner`] at the fork.
+    pub follow_runner: Option<Vec<std::ffi::OsString>>,
+    /// This process is a child the program forked that a
+    /// [`crate::sim::ChildRun`] observes.
+    pub followed_child: bool,
     /// Nothing observes this process (a child the program forked, or a
     /// run with [`crate::Config::exec_in_place`]): it may replace itself
     /// with `execve`.
@@ -469,6 +480,8 @@ impl Kernel {
             directed: Vec::new(),
             enosys_calls: Vec::new(),
             runner: None,
+            follow_runner: None,
+            followed_child: false,
             unobserved: false,
             names: Vec::new(),
             outside: None,
@@ -2373,7 +2386,8 @@ impl Kernel {
             | cf::SETTLS
             | cf::PARENT_SETTID
             | cf::CHILD_SETTID
-            | cf::CHILD_CLEARTID;
+            | cf::CHILD_CLEARTID
+            | cf::CLEAR_SIGHAND;
         let shares_memory = args.flags & cf::VM != 0 && args.flags & cf::VFORK == 0;
         let signal_ok = matches!(args.exit_signal, 0 | 17);
         if args.flags & !process == 0 && !shares_memory && signal_ok {

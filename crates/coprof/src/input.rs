@@ -14,7 +14,9 @@ use anyhow::Context;
 use coprof_core::threads::{feed_on_threads, SendSink};
 use coprof_core::trace::{TraceMeta, TraceReader};
 use coprof_core::{Sink, Source};
+use coprof_rv::sim::ChildRun;
 use coprof_rv::{Exit, Simulator};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The input of a report command: a trace file or a program after `--`.
@@ -69,6 +71,38 @@ pub struct InputArgs {
     /// core, one thread per report beside the simulator's, else 1]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// With a program: its `argv[0]` (by default PROG as given), as
+    /// `coprof run --argv0`; for a followed child's `execve`.
+    #[arg(long, value_name = "NAME", requires = "program", hide = true)]
+    pub argv0: Option<String>,
+    /// How a live run treats the program's children, and whether it is
+    /// itself a followed child's (set by `coprof profile`, not an option).
+    #[arg(skip)]
+    pub setup: LiveSetup,
+}
+
+/// What a live run does beyond running the program: follow its child
+/// processes, and keep quiet as a followed child.
+#[derive(Clone, Default)]
+pub struct LiveSetup {
+    /// Follow the program's children ([`Simulator::follow_children`]): how
+    /// each forked child runs, and the command a followed child's
+    /// `execve` of a RISC-V program runs.
+    pub follow: Option<(ChildRun, Option<Vec<OsString>>)>,
+    /// The run is a followed child's, started by its parent's `execve`:
+    /// the program's standard output stays its own, and coprof writes
+    /// nothing on its standard error (the program's, which its parent
+    /// may be reading).
+    pub child: bool,
+}
+
+impl std::fmt::Debug for LiveSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveSetup")
+            .field("follow", &self.follow.as_ref().map(|(_, runner)| runner))
+            .field("child", &self.child)
+            .finish()
+    }
 }
 
 /// What reading the input told us.
@@ -96,6 +130,8 @@ pub struct LiveRun {
     pub in_runs: u64,
     /// The exit status a shell would report (128 + signal if it died of one).
     pub status: i32,
+    /// How the program ended.
+    pub exit: Exit,
 }
 
 impl InputArgs {
@@ -176,6 +212,12 @@ impl InputArgs {
     /// Runs the input into `sinks`, on the threads `--threads` asks for
     /// (see [`coprof_core::threads`]).
     pub fn run_sinks(&self, sinks: Vec<SendSink<'_>>) -> anyhow::Result<InputInfo> {
+        self.feed(sinks, |sink| self.run(sink))
+    }
+
+    /// Calls `body` with one sink that feeds `sinks`, on the threads
+    /// `--threads` asks for: `body` pushes the events.
+    pub fn feed<R>(&self, sinks: Vec<SendSink<'_>>, body: impl FnOnce(&mut dyn Sink) -> R) -> R {
         // One engine beside the simulator gains little and copies every
         // event once more: threads by default only for several, and then
         // one per report even with fewer cores, where the system balances
@@ -208,7 +250,7 @@ impl InputArgs {
             .into_iter()
             .map(|s| s as &mut dyn Sink)
             .collect();
-        feed_on_threads(local, groups, |sink| self.run(sink))
+        feed_on_threads(local, groups, body)
     }
 
     /// Pushes every event of the input into `sink`, with a progress bar on
@@ -276,45 +318,75 @@ impl InputArgs {
             seed: self.random_seed,
             quantum: self.quantum,
         };
-        let config = crate::cmd::run::sim_config(&self.program, &shape, 0)?;
+        let mut config = crate::cmd::run::sim_config(&self.program, &shape, 0)?;
+        if let Some(name) = &self.argv0 {
+            config.args[0] = name.clone();
+        }
         let mut sim = Simulator::load(&prog, &config).map_err(crate::cmd::run::sim_error)?;
-        let progress = LiveProgress::new(&self.name());
+        if let Some((run, runner)) = &self.setup.follow {
+            sim.follow_children(run.clone(), runner.clone());
+        }
+        let quiet = self.setup.child;
+        let progress = if quiet {
+            LiveProgress::hidden()
+        } else {
+            LiveProgress::new(&self.name())
+        };
         let exit = {
-            let _redirect = StdoutToStderr::new();
+            let _redirect = (!quiet).then(StdoutToStderr::new);
             sim.run_with_progress(sink, LiveProgress::EVERY, &mut |n| progress.update(n))
                 .map_err(crate::cmd::run::sim_error)?
         };
         progress.done();
-        if let Exit::Signal { message, .. } = &exit {
-            eprintln!("coprof: {}: {message}", prog.display());
+        if !quiet {
+            if let Exit::Signal { message, .. } = &exit {
+                eprintln!("coprof: {}: {message}", prog.display());
+            }
+            if exit.status() != 0 {
+                eprintln!(
+                    "coprof: note: {} exited with status {}; the profile covers its run up to then",
+                    prog.display(),
+                    exit.status()
+                );
+            }
+            if self.setup.follow.is_none() {
+                if let Some(note) = children_note(sim.children_started()) {
+                    eprintln!("coprof: note: {} {note}", prog.display());
+                }
+            }
         }
-        if exit.status() != 0 {
-            eprintln!(
-                "coprof: note: {} exited with status {}; the profile covers its run up to then",
-                prog.display(),
-                exit.status()
-            );
-        }
-        if let Some(note) = children_note(sim.children_started()) {
-            eprintln!("coprof: note: {} {note}", prog.display());
-        }
-        Ok(InputInfo {
+        Ok(self.live_info(&sim, exit, 0, self.describe()?))
+    }
+
+    /// What a live run of `sim` that ended with `exit` told, counting the
+    /// instructions it retired after the first `before` (those of a
+    /// followed child's parent before the fork); `meta` names the program.
+    pub fn live_info(
+        &self,
+        sim: &Simulator,
+        exit: Exit,
+        before: u64,
+        meta: TraceMeta,
+    ) -> InputInfo {
+        InputInfo {
             events: sim.events_delivered(),
             meta: TraceMeta {
                 events: sim.events_delivered(),
-                ..self.describe()?
+                ..meta
             },
             live: Some(LiveRun {
-                instructions: sim.instret(),
+                instructions: sim.instret() - before,
                 in_runs: sim.instructions_in_runs(),
                 status: exit.status(),
+                exit,
             }),
             symbols: if self.no_symbols {
                 None
             } else {
-                Symbols::of_modules(sim.modules(), None, sim.sysroot(), false)
+                // A followed child's notes would land in its program's stderr.
+                Symbols::of_modules(sim.modules(), None, sim.sysroot(), self.setup.child)
             },
-        })
+        }
     }
 }
 
@@ -358,9 +430,14 @@ impl Drop for StdoutToStderr {
 pub(crate) fn children_note(started: u64) -> Option<String> {
     match started {
         0 => None,
-        1 => Some("started 1 child process, which ran unobserved: the reports are of the program alone".into()),
+        1 => Some(
+            "started 1 child process, which ran unobserved: the reports are of the program alone \
+             (`coprof profile --follow-children` profiles children too)"
+                .into(),
+        ),
         n => Some(format!(
-            "started {n} child processes, which ran unobserved: the reports are of the program alone"
+            "started {n} child processes, which ran unobserved: the reports are of the program alone \
+             (`coprof profile --follow-children` profiles children too)"
         )),
     }
 }

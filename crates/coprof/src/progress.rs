@@ -67,6 +67,15 @@ impl LiveProgress {
         }
     }
 
+    /// No spinner: for a run that must not write on the terminal (a
+    /// followed child's, whose standard error is its program's).
+    pub fn hidden() -> LiveProgress {
+        LiveProgress {
+            bar: None,
+            start: std::time::Instant::now(),
+        }
+    }
+
     /// Shows `instructions` retired so far.
     pub fn update(&self, instructions: u64) {
         if let Some(b) = &self.bar {

@@ -772,6 +772,83 @@ fn debian_programs_profile() {
     }
 }
 
+/// `coprof profile --follow-children` on programs that start others:
+/// busybox's shell running a pipeline of its own applets (forked children,
+/// stripped code), and Python's `subprocess` running the interpreter
+/// again (`clone3` with CLONE_CLEAR_SIGHAND, then `execve` of a
+/// dynamically linked RISC-V program, under the sysroot). The programs'
+/// output is as without following, every child has a profile of its own
+/// whose parent is the program, and the children write nothing on the
+/// output they share with the program.
+#[test]
+fn debian_programs_profile_their_children() {
+    let dir = fetch_debian_programs();
+    let out_dir = tempfile::tempdir().unwrap();
+    let spawn = "import subprocess, sys\n\
+                 r = subprocess.run([sys.executable, '-B', '-c', \
+                 'import sys; print(sum(range(1000))); sys.exit(3)'], capture_output=True)\n\
+                 print('the child said', r.stdout, 'and exited', r.returncode)\n";
+    for (name, prog, args, output, children) in [
+        (
+            "sh",
+            "busybox",
+            vec!["sh", "-c", "seq 5 | sort -r; echo done"],
+            "5\n4\n3\n2\n1\ndone\n",
+            2,
+        ),
+        (
+            "python",
+            "sysroot/usr/bin/python3.13",
+            vec!["-B", "-c", spawn],
+            "the child said b'499500\\n' and exited 3\n",
+            1,
+        ),
+    ] {
+        let file = out_dir.path().join(format!("{name}.json"));
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
+        cmd.args(["profile", "--follow-children", "--sysroot"])
+            .arg(dir.join("sysroot"))
+            .arg("-o")
+            .arg(&file)
+            .arg("--")
+            .arg(dir.join(prog))
+            .args(&args);
+        let out = run(cmd).expect("coprof profile runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status, "exit 0", "{name}: {err}");
+        // The program's output (on standard error under `coprof profile`),
+        // then only the parent's own notes.
+        assert!(err.contains(output), "{name}: {err}");
+        let notes = err.lines().filter(|l| l.starts_with("coprof:")).count();
+        assert!(
+            notes <= 1,
+            "{name}: children wrote on the program's stderr: {err}"
+        );
+        let main: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let listed = main["children"].as_array().cloned().unwrap_or_default();
+        assert_eq!(listed.len(), children, "{name}: {listed:?}");
+        for c in &listed {
+            let child: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(c["file"].as_str().unwrap()).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(child["process"]["pid"], c["pid"], "{name}");
+            assert!(child["instructions"].as_u64().unwrap() > 0, "{name}: {c}");
+            assert_eq!(child["reports"].as_array().unwrap().len(), 5, "{name}");
+            if name == "python" {
+                // The interpreter run again, by its own path, to its exit.
+                assert_eq!(child["status"], 3, "{name}: {c}");
+                assert!(
+                    child["input"].as_str().unwrap().ends_with("python3.13"),
+                    "{c}"
+                );
+                assert!(child["instructions"].as_u64().unwrap() > 10_000_000, "{c}");
+            }
+        }
+    }
+}
+
 /// A program that replaces itself (`env`, `exec` in a shell) under `coprof
 /// run`, which has nothing to report about it: a RISC-V program goes on in
 /// a new simulator, a host one on the host, with the environment and the

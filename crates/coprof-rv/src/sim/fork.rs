@@ -7,7 +7,10 @@
 //! forked, as under Linux; no pending signal and no timer, as Linux's
 //! `fork` leaves them. It goes on simulating the program's child with
 //! nothing attached: reports are about the process coprof started, not
-//! its children. When the child ends, its host process ends the same way
+//! its children, unless they are followed
+//! ([`Simulator::follow_children`]): then the child runs through the
+//! follower's [`ChildRun`](super::ChildRun), which attaches sinks of its
+//! own. When the child ends, its host process ends the same way
 //! (the exit status, or death by the same signal), so that the parent's
 //! `wait4` sees what it would under Linux. The child may replace itself
 //! with `execve` (`crate::syscall`'s `exec`).
@@ -46,8 +49,11 @@ impl Simulator {
             // before a signal sent to it (held by the host meanwhile) comes.
             self.kernel.outside = HostSignals::install(&self.kernel.signals.actions);
             host_signals::unblock(&mask);
-            // Unobserved: a sink that wants nothing, so no events are built.
-            let end = self.run_to_exit(&mut Discard);
+            let end = match self.follow.clone() {
+                Some(run) => run(self),
+                // Unobserved: a sink that wants nothing, so no events are built.
+                None => self.run_to_exit(&mut Discard),
+            };
             end_child(end, self.kernel.fds.host(2));
         }
         host_signals::unblock(&mask);
@@ -82,13 +88,22 @@ impl Simulator {
             0
         };
         kernel.signals.forget_pending();
+        if args.flags & clone_flags::CLEAR_SIGHAND != 0 {
+            kernel.signals.clear_handlers();
+        }
         kernel.children_started = 0;
         kernel.timers = Itimers::default();
         // The child catches signals from outside for itself.
         if let Some(outside) = kernel.outside.take() {
             outside.forget_in_child();
         }
+        // A child may replace itself: its reports (if followed) are of
+        // the program it runs last.
         kernel.unobserved = true;
+        if self.follow.is_some() {
+            kernel.followed_child = true;
+            kernel.runner = kernel.follow_runner.clone();
+        }
         if args.flags & clone_flags::CHILD_SETTID != 0 {
             let _ = self.mem.store::<4>(args.child_tid, pid as u64);
         }
@@ -107,12 +122,14 @@ impl Simulator {
     }
 }
 
-/// Ends a forked child's host process as the program's child ended:
-/// with its exit status, or killed by its signal (without a core file:
-/// it would be the simulator's; a fault's message first). A child the
-/// simulator could not go on with says why on its standard error (the
-/// host descriptor `stderr`, if open) and exits with status 2.
-fn end_child(end: Result<Exit, SimError>, stderr: Option<i32>) -> ! {
+/// Ends the host process as the simulated one ended, so that a parent
+/// waiting for it sees what it would under Linux: with its exit status,
+/// or killed by its signal (without a core file: it would be the
+/// simulator's; a fault's message first). A process the simulator could
+/// not go on with says why on its standard error (the host descriptor
+/// `stderr`, if open) and exits with status 2. For a forked child, and
+/// for a simulator a followed child's `execve` started.
+pub fn end_child(end: Result<Exit, SimError>, stderr: Option<i32>) -> ! {
     // SAFETY: plain call.
     let pid = unsafe { libc::getpid() };
     match end {

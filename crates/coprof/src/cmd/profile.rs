@@ -1,8 +1,10 @@
 //! `coprof profile`: every engine over one pass of a program (or a trace),
 //! one profile file with every report, and `coprof report` to read it again.
 
+mod children;
+
 use crate::error::bad_input;
-use crate::input::InputArgs;
+use crate::input::{InputArgs, InputInfo};
 use crate::job::{parse_args, Job, Rendered};
 use crate::output::print_json;
 use crate::timing::{process_cpu, Timed};
@@ -56,6 +58,17 @@ pub struct Args {
     /// Print the profile as JSON instead of the text summary.
     #[arg(long)]
     json: bool,
+    /// Profile the program's child processes too (fork, posix_spawn, and
+    /// the RISC-V programs they exec), each into a profile file of its
+    /// own: -o's file with `%p` replaced by the child's PID, or with
+    /// `.PID` before its extension.
+    #[arg(long, requires = "output")]
+    follow_children: bool,
+    /// This run is a followed child's, started by its parent's `execve`
+    /// (set by `--follow-children`, not typed): write the profile to -o
+    /// with `%p` replaced, print nothing, end as the program ended.
+    #[arg(long, hide = true, requires = "follow_children")]
+    followed_child: bool,
 }
 
 /// The version of the profile file's layout.
@@ -91,6 +104,38 @@ pub struct Profile {
     pub timing: Option<Timing>,
     /// The reports, in the order they are printed.
     pub reports: Vec<Section>,
+    /// For a child process of the program (`--follow-children`): its PID
+    /// and its parent's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub process: Option<ProcessIds>,
+    /// The profiles of the program's child processes (`--follow-children`)
+    /// found when it ended, by PID.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub children: Vec<ChildProfile>,
+}
+
+/// A process's PID and its parent's.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessIds {
+    /// The process.
+    pub pid: u32,
+    /// Its parent when its profile began.
+    pub parent: u32,
+}
+
+/// A child process's profile file, as its parent's profile lists it.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct ChildProfile {
+    /// The child's PID.
+    pub pid: u32,
+    /// Its profile file.
+    pub file: PathBuf,
+    /// The program it ran last, and its arguments.
+    pub command: String,
+    /// Instructions it retired.
+    pub instructions: Option<u64>,
+    /// Its exit status.
+    pub status: Option<i32>,
 }
 
 /// The time of one pass (`--timing`): the simulation or the reading of
@@ -227,7 +272,114 @@ fn job(command: &str, argv: &[String]) -> anyhow::Result<Box<dyn Job>> {
     })
 }
 
-pub fn run(a: Args) -> anyhow::Result<()> {
+/// A report of the profile, ready to be built: its name, the command line
+/// that gives it alone, and that command's name and arguments.
+#[derive(Clone)]
+struct Line {
+    name: String,
+    line: String,
+    command: String,
+    argv: Vec<String>,
+}
+
+/// A report's job, with its name and command line.
+struct Named {
+    name: String,
+    line: String,
+    job: Box<dyn Job>,
+}
+
+/// The jobs of `lines`, fresh.
+fn jobs(lines: &[Line]) -> anyhow::Result<Vec<Named>> {
+    lines
+        .iter()
+        .map(|l| {
+            Ok(Named {
+                name: l.name.clone(),
+                line: l.line.clone(),
+                job: job(&l.command, &l.argv).with_context(|| format!("the {} report", l.name))?,
+            })
+        })
+        .collect()
+}
+
+/// Every job's report of `info`, in order, with its CPU time if
+/// measured. A report the input cannot give (a method profile of a
+/// program that makes no calls) is recorded as such, told to `note`;
+/// the others stand.
+fn sections(
+    jobs: Vec<Named>,
+    costs: Vec<Option<f64>>,
+    info: &InputInfo,
+    note: &dyn Fn(String),
+) -> anyhow::Result<Vec<Section>> {
+    let mut reports = Vec::new();
+    for (Named { name, line, job }, cpu_seconds) in jobs.into_iter().zip(costs) {
+        let Rendered { json, text } = match job.finish(info) {
+            Ok(r) => r,
+            Err(e) if crate::error::is_bad_input(&e) => {
+                note(format!("no {name} report: {e}"));
+                Rendered {
+                    json: serde_json::json!({ "error": e.to_string() }),
+                    text: format!("no report: {e}\n"),
+                }
+            }
+            Err(e) => return Err(e.context(format!("the {name} report"))),
+        };
+        reports.push(Section {
+            name,
+            command: line,
+            json,
+            text,
+            cpu_seconds,
+        });
+    }
+    Ok(reports)
+}
+
+/// The profile of `input`'s pass, from its reports.
+fn profile_of(input: &InputArgs, info: &InputInfo, exact: bool, reports: Vec<Section>) -> Profile {
+    Profile {
+        format: "coprof-profile".into(),
+        version: PROFILE_VERSION,
+        input: input.name(),
+        args: input.program.iter().skip(1).cloned().collect(),
+        events: info.events,
+        instructions: info.live.as_ref().map(|l| l.instructions),
+        instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
+        status: info.live.as_ref().map(|l| l.status),
+        exact,
+        timing: None,
+        reports,
+        process: None,
+        children: Vec::new(),
+    }
+}
+
+pub fn run(mut a: Args) -> anyhow::Result<()> {
+    // Absolute, since the program may change directory before the
+    // profile is written; `%p` is this process's PID.
+    if let (true, Some(file)) = (a.follow_children, &a.input.file) {
+        return Err(bad_input(format!(
+            "--follow-children applies to a program run after `--`, not to the trace file {}",
+            file.display()
+        )));
+    }
+    let raw_output = match a.output.take() {
+        Some(o) => Some(
+            std::path::absolute(&o).map_err(|e| bad_input(format!("-o {}: {e}", o.display())))?,
+        ),
+        None => None,
+    };
+    let pattern = match (&raw_output, a.follow_children) {
+        (Some(o), true) => Some(children::pattern(o)?),
+        _ => None,
+    };
+    if let Some(o) = &raw_output {
+        let o = children::expand(o, std::process::id());
+        writable_dir(&o)?;
+        a.output = Some(o);
+    }
     // Each report's options, followed by the input, as typed after its command.
     let input: Vec<String> = match &a.input.file {
         Some(f) => vec![f.display().to_string()],
@@ -239,19 +391,32 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .chain(a.input.program.iter().cloned())
             .collect(),
     };
-    let mut jobs = Vec::new();
+    let mut lines = Vec::new();
     for p in plan(a.exact, a.block_buffer, &a.reports)? {
         let mut argv = p.options.clone();
         argv.extend(input.iter().cloned());
-        let job = job(&p.command, &argv).with_context(|| format!("the {} report", p.name))?;
         let line = format!("coprof {} {}", p.command, shell_words(&argv));
-        jobs.push((p.name, line, job));
+        lines.push(Line {
+            name: p.name,
+            line,
+            command: p.command,
+            argv,
+        });
     }
+    let mut jobs = jobs(&lines)?;
+    let follow = match pattern {
+        Some(pattern) => {
+            let runner = children::runner(&a, &pattern);
+            let follow = children::Follow::new(pattern, lines, a.exact, a.input.clone());
+            a.input.setup.follow = Some((follow.clone().hook(), runner));
+            Some(follow)
+        }
+        _ => None,
+    };
+    a.input.setup.child = a.followed_child;
+    let started = std::time::SystemTime::now();
     let (info, timing, costs) = if a.timing {
-        let mut timed: Vec<Timed<'_>> = jobs
-            .iter_mut()
-            .map(|(_, _, j)| Timed::new(j.sink()))
-            .collect();
+        let mut timed: Vec<Timed<'_>> = jobs.iter_mut().map(|j| Timed::new(j.job.sink())).collect();
         let (wall, cpu) = (Instant::now(), process_cpu());
         let info = a.input.run_sinks(
             timed
@@ -268,45 +433,37 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     } else {
         let info = a
             .input
-            .run_sinks(jobs.iter_mut().map(|(_, _, j)| j.sink()).collect())?;
+            .run_sinks(jobs.iter_mut().map(|j| j.job.sink()).collect())?;
         (info, None, vec![None; jobs.len()])
     };
-    let mut reports = Vec::new();
-    for ((name, command, job), cpu_seconds) in jobs.into_iter().zip(costs) {
-        // A report the input cannot give (a method profile of a program
-        // that makes no calls) is recorded as such; the others stand.
-        let Rendered { json, text } = match job.finish(&info) {
-            Ok(r) => r,
-            Err(e) if crate::error::is_bad_input(&e) => {
-                eprintln!("coprof: note: no {name} report: {e}");
-                Rendered {
-                    json: serde_json::json!({ "error": e.to_string() }),
-                    text: format!("no report: {e}\n"),
-                }
-            }
-            Err(e) => return Err(e.context(format!("the {name} report"))),
-        };
-        reports.push(Section {
-            name,
-            command,
-            json,
-            text,
-            cpu_seconds,
-        });
-    }
-    let profile = Profile {
-        format: "coprof-profile".into(),
-        version: PROFILE_VERSION,
-        input: a.input.name(),
-        args: a.input.program.iter().skip(1).cloned().collect(),
-        events: info.events,
-        instructions: info.live.as_ref().map(|l| l.instructions),
-        instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
-        status: info.live.as_ref().map(|l| l.status),
-        exact: a.exact,
-        timing,
-        reports,
+    let quiet = a.followed_child;
+    let note = |text: String| {
+        if !quiet {
+            eprintln!("coprof: note: {text}");
+        }
     };
+    let reports = sections(jobs, costs, &info, &note)?;
+    let mut profile = Profile {
+        timing,
+        ..profile_of(&a.input, &info, a.exact, reports)
+    };
+    if let Some(f) = &follow {
+        if a.followed_child {
+            profile.process = Some(children::ids());
+        } else {
+            profile.children = f.found(started, a.output.as_deref());
+        }
+    }
+    if a.followed_child {
+        if let Some(path) = &a.output {
+            if let Err(e) = save(&profile, path) {
+                eprintln!("coprof: child process {}: {e:#}", std::process::id());
+            }
+        }
+        // As the program ended, for its parent's wait.
+        let exit = info.live.map_or(coprof_rv::Exit::Code(0), |l| l.exit);
+        coprof_rv::sim::end_child(Ok(exit), Some(2));
+    }
     if let Some(path) = &a.output {
         save(&profile, path)?;
     }
@@ -330,7 +487,15 @@ fn summary(p: &Profile) -> String {
     } else {
         format!("{} {}", p.input, shell_words(&p.args))
     };
-    crate::outln!(out, "coprof profile of {what}");
+    match p.process {
+        Some(ids) => crate::outln!(
+            out,
+            "coprof profile of {what} (child process {} of {})",
+            ids.pid,
+            ids.parent
+        ),
+        None => crate::outln!(out, "coprof profile of {what}"),
+    }
     match (p.instructions, p.status) {
         (Some(i), Some(s)) => crate::outln!(
             out,
@@ -351,6 +516,25 @@ fn summary(p: &Profile) -> String {
         crate::outln!(out);
         crate::outln!(out, "== {} ({})", s.name, s.command);
         out.push_str(&s.text);
+    }
+    if !p.children.is_empty() {
+        crate::outln!(out);
+        crate::outln!(
+            out,
+            "== child processes (--follow-children): {} profiled, each in a file of its own",
+            p.children.len()
+        );
+        for c in &p.children {
+            crate::outln!(
+                out,
+                "  {:>7}  {} instructions, exit status {}  {}  {}",
+                c.pid,
+                c.instructions.map_or("-".into(), crate::output::thousands),
+                c.status.map_or("-".into(), |s| s.to_string()),
+                c.file.display(),
+                c.command
+            );
+        }
     }
     if let Some(t) = &p.timing {
         crate::outln!(out);
@@ -402,6 +586,19 @@ fn print_timing(out: &mut String, t: &Timing, reports: &[Section], input: &str) 
     }
     let rest = (t.cpu_seconds - engines).max(0.0);
     crate::outln!(out, "{:<width$}  {:>8.2}  {:>7}", input, rest, share(rest));
+}
+
+/// Checks before a long pass that `path`'s directory exists, so that the
+/// profile can be written after it.
+fn writable_dir(path: &Path) -> anyhow::Result<()> {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() && !d.is_dir() => Err(bad_input(format!(
+            "-o {}: no directory {} to write the profile in",
+            path.display(),
+            d.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Writes `profile` to `path` through a temporary file in the same

@@ -1,0 +1,273 @@
+//! `coprof profile --follow-children`: a profile for every child process
+//! of the program, as `valgrind --trace-children=yes` gives a log per
+//! process.
+//!
+//! The simulator runs a child the program forks in a host process of its
+//! own ([`coprof_rv::Simulator::follow_children`]). There the child's copy
+//! of the simulator goes on with fresh engines, the same reports as the
+//! parent's, from the fork to the child's end, and writes them to the
+//! child's profile file. A child that `execve`s a RISC-V program runs it in
+//! `coprof profile --followed-child`, which profiles the new program into
+//! the same file (the instructions between the fork and the exec are not
+//! in it: a process's profile is of the program it ran last). The files
+//! are named by the parent's `-o` with `%p` replaced by the child's PID,
+//! or with `.PID` put before its extension; the parent's profile lists
+//! those it finds when it ends.
+
+use super::{jobs, profile_of, save, sections, Args, ChildProfile, Line, ProcessIds};
+use crate::error::bad_input;
+use crate::input::InputArgs;
+use coprof_core::Discard;
+use coprof_rv::sim::ChildRun;
+use coprof_rv::{Exit, SimError, Simulator};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::SystemTime;
+
+/// What stands for the PID in a profile file's name.
+const PID: &str = "%p";
+
+/// `path` with every `%p` replaced by `pid`.
+pub(super) fn expand(path: &Path, pid: u32) -> PathBuf {
+    PathBuf::from(path.to_string_lossy().replace(PID, &pid.to_string()))
+}
+
+/// The name of a child's profile file, with `%p` for its PID: `output`
+/// itself if its file name holds `%p`, else `output` with `.%p` before its
+/// extension (`prof.json` gives `prof.%p.json`). `%p` in a directory
+/// would name directories that do not exist: refused.
+pub(super) fn pattern(output: &Path) -> anyhow::Result<PathBuf> {
+    let name = output.file_name().map(|n| n.to_string_lossy().into_owned());
+    let dir = output.parent().unwrap_or(Path::new(""));
+    if dir.to_string_lossy().contains(PID) {
+        return Err(bad_input(format!(
+            "-o {}: with --follow-children, %p may stand only in the file's name, not in a directory",
+            output.display()
+        )));
+    }
+    let name = name.unwrap_or_default();
+    if name.contains(PID) {
+        return Ok(output.to_path_buf());
+    }
+    let named = match name.rfind('.') {
+        Some(dot) if dot > 0 => format!("{}.{PID}{}", &name[..dot], &name[dot..]),
+        _ => format!("{name}.{PID}"),
+    };
+    Ok(dir.join(named))
+}
+
+/// This process's PID and its parent's.
+pub(super) fn ids() -> ProcessIds {
+    ProcessIds {
+        pid: std::process::id(),
+        // SAFETY: plain call.
+        parent: unsafe { libc::getppid() } as u32,
+    }
+}
+
+/// The command a followed child runs a RISC-V program it `execve`s with
+/// (the simulator adds `--argv0=NAME -- PROGRAM ARGS…`): `coprof profile`
+/// with the parent's reports and run options, following in turn, quiet,
+/// writing to `pattern`. `None` when coprof's own path is unknown: such
+/// an `execve` then stops the child with a message.
+pub(super) fn runner(a: &Args, pattern: &Path) -> Option<Vec<OsString>> {
+    let mut cmd: Vec<OsString> = vec![std::env::current_exe().ok()?.into(), "profile".into()];
+    let input = &a.input;
+    // Absolute: the child may have changed directory.
+    for (option, dir) in [("--root", &input.root), ("--sysroot", &input.sysroot)] {
+        if let Some(dir) = dir {
+            cmd.extend([option.into(), std::path::absolute(dir).ok()?.into()]);
+        }
+    }
+    let mut words: Vec<String> = Vec::new();
+    if input.enosys {
+        words.push("--enosys".into());
+    }
+    if let Some(seed) = input.random_seed {
+        words.extend(["--random-seed".into(), seed.to_string()]);
+    }
+    if let Some(q) = input.quantum {
+        words.extend(["--quantum".into(), q.to_string()]);
+    }
+    if let Some(t) = input.threads {
+        words.extend(["--threads".into(), t.to_string()]);
+    }
+    if input.no_symbols {
+        words.push("--no-symbols".into());
+    }
+    if a.exact {
+        words.push("--exact".into());
+    }
+    for r in &a.reports {
+        words.extend(["--report".into(), r.clone()]);
+    }
+    if let Some(b) = a.block_buffer {
+        words.extend(["--block-buffer".into(), b.to_string()]);
+    }
+    words.extend(["--follow-children".into(), "--followed-child".into()]);
+    cmd.extend(words.into_iter().map(OsString::from));
+    cmd.extend(["-o".into(), pattern.as_os_str().to_owned()]);
+    Some(cmd)
+}
+
+/// How a forked child of the program is profiled.
+#[derive(Clone)]
+pub(super) struct Follow(Rc<Inner>);
+
+struct Inner {
+    /// The children's profile files, with `%p` for the PID.
+    pattern: PathBuf,
+    /// The reports, as the parent's.
+    lines: Vec<Line>,
+    exact: bool,
+    /// The parent's input: the program (a forked child runs the same),
+    /// the threads and symbol options.
+    input: InputArgs,
+}
+
+impl Follow {
+    pub(super) fn new(
+        pattern: PathBuf,
+        lines: Vec<Line>,
+        exact: bool,
+        mut input: InputArgs,
+    ) -> Follow {
+        // Quiet: a child's standard error is its program's.
+        input.setup.child = true;
+        Follow(Rc::new(Inner {
+            pattern,
+            lines,
+            exact,
+            input,
+        }))
+    }
+
+    /// The simulator's hook for a forked child.
+    pub(super) fn hook(self) -> ChildRun {
+        Rc::new(move |sim: &mut Simulator| self.0.run_forked(sim))
+    }
+
+    /// The children's profiles written since `since`, but `own` (the
+    /// parent's file, when its name has the same form), by PID.
+    pub(super) fn found(&self, since: SystemTime, own: Option<&Path>) -> Vec<ChildProfile> {
+        let inner = &self.0;
+        let name = inner
+            .pattern
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let Some((prefix, suffix)) = name.split_once(PID) else {
+            return Vec::new();
+        };
+        let dir = inner.pattern.parent().unwrap_or(Path::new("."));
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for entry in entries.flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            let Some(pid) = file
+                .strip_prefix(prefix)
+                .and_then(|rest| rest.strip_suffix(suffix))
+                .and_then(|digits| digits.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let path = entry.path();
+            let fresh = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= since);
+            if !fresh || own == Some(path.as_path()) {
+                continue;
+            }
+            // A file some other run left, or one being written, is not listed.
+            let Ok(p) = super::load(&path) else {
+                continue;
+            };
+            if p.process.map(|ids| ids.pid) != Some(pid) {
+                continue;
+            }
+            found.push(ChildProfile {
+                pid,
+                file: path,
+                command: std::iter::once(p.input)
+                    .chain(p.args)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                instructions: p.instructions,
+                status: p.status,
+            });
+        }
+        found.sort_by_key(|c| c.pid);
+        found
+    }
+}
+
+impl Inner {
+    /// Runs a forked child of the program to its end with fresh engines
+    /// and writes its profile. A profile that cannot be made or written
+    /// is said on the child's standard error; the child runs on
+    /// regardless, since its parent waits for it.
+    fn run_forked(&self, sim: &mut Simulator) -> Result<Exit, SimError> {
+        let ids = ids();
+        let path = expand(&self.pattern, ids.pid);
+        let before = sim.instret();
+        let mut jobs = match jobs(&self.lines) {
+            Ok(j) => j,
+            Err(e) => {
+                say(&format!(
+                    "coprof: child process {}: no profile: {e:#}\n",
+                    ids.pid
+                ));
+                return sim.run_to_exit(&mut Discard);
+            }
+        };
+        let sinks = jobs.iter_mut().map(|j| j.job.sink()).collect();
+        let exit = self.input.feed(sinks, |sink| sim.run_to_exit(sink))?;
+        let written = self.input.describe().and_then(|meta| {
+            let info = self.input.live_info(sim, exit.clone(), before, meta);
+            let reports = sections(jobs, vec![None; self.lines.len()], &info, &|_| {})?;
+            let mut profile = profile_of(&self.input, &info, self.exact, reports);
+            profile.process = Some(ids);
+            save(&profile, &path)
+        });
+        if let Err(e) = written {
+            say(&format!(
+                "coprof: child process {}: no profile written to {}: {e:#}\n",
+                ids.pid,
+                path.display()
+            ));
+        }
+        Ok(exit)
+    }
+}
+
+/// Writes `text` on the host's standard error without Rust's lock on it,
+/// which a thread the fork left behind may have held.
+fn say(text: &str) {
+    // SAFETY: a valid buffer of that length.
+    unsafe { libc::write(2, text.as_ptr() as *const _, text.len()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_file_is_named_by_its_pid() {
+        let p = |s: &str| pattern(Path::new(s)).unwrap();
+        assert_eq!(p("/d/prof.json"), Path::new("/d/prof.%p.json"));
+        assert_eq!(p("/d/prof.out.json"), Path::new("/d/prof.out.%p.json"));
+        assert_eq!(p("/d/prof"), Path::new("/d/prof.%p"));
+        assert_eq!(p("/d/.prof"), Path::new("/d/.prof.%p"));
+        assert_eq!(p("/d/p-%p.json"), Path::new("/d/p-%p.json"));
+        assert_eq!(
+            expand(Path::new("/d/p-%p.json"), 4321),
+            Path::new("/d/p-4321.json")
+        );
+        let e = pattern(Path::new("/d-%p/prof.json")).unwrap_err();
+        assert!(e.to_string().contains("only in the file's name"), "{e}");
+    }
+}
