@@ -29,6 +29,9 @@ pub mod perm {
     pub const X: u8 = 4;
     /// Mapped (possibly with no access, `PROT_NONE`).
     pub const MAPPED: u8 = 8;
+    /// Backed by a host `MAP_SHARED` mapping ([`Memory::map_shared`]):
+    /// writes reach the file, and a forked child shares the pages.
+    pub const SHARED: u8 = 16;
 }
 
 /// What kind of access failed.
@@ -125,6 +128,106 @@ impl Memory {
         Ok(())
     }
 
+    /// Maps `[addr, addr+len)` (page-aligned) with permissions `prot` onto
+    /// a host `MAP_SHARED` mapping: of the host descriptor `fd` from byte
+    /// `offset` (open for reading and writing), or anonymous memory when
+    /// `fd` is `None`. The host process's children (the program's, which
+    /// the simulator forks) share the pages, and a file's pages are the
+    /// file's, as under Linux. Existing contents are discarded.
+    pub fn map_shared(
+        &mut self,
+        addr: u64,
+        len: u64,
+        prot: u8,
+        fd: Option<i32>,
+        offset: u64,
+    ) -> io::Result<()> {
+        if !Self::range_ok(addr, len) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        let flags =
+            libc::MAP_SHARED | libc::MAP_FIXED | if fd.is_none() { libc::MAP_ANONYMOUS } else { 0 };
+        // SAFETY: MAP_FIXED over a part of our own reservation (checked
+        // above); the host pages stay readable and writable, as every
+        // mapped page is, and the table keeps the guest's permissions.
+        let r = unsafe {
+            libc::mmap(
+                self.base.add(addr as usize) as *mut libc::c_void,
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                fd.unwrap_or(-1),
+                offset as libc::off_t,
+            )
+        };
+        if r == libc::MAP_FAILED {
+            let e = io::Error::last_os_error();
+            // Whatever the failed call left there, inaccessible again.
+            let _ = self.unmap(addr, len);
+            return Err(e);
+        }
+        let p = (prot & (perm::R | perm::W | perm::X)) | perm::MAPPED | perm::SHARED;
+        self.perms[(addr / PAGE) as usize..((addr + len) / PAGE) as usize].fill(p);
+        Ok(())
+    }
+
+    /// Moves the host pages of `[from, from+len)` to `to` (page-aligned,
+    /// not overlapping, `to` free), keeping their permissions: a shared
+    /// mapping stays the same shared memory, as `mremap` moves it.
+    pub fn move_pages(&mut self, from: u64, len: u64, to: u64) -> io::Result<()> {
+        if !Self::range_ok(from, len) || !Self::range_ok(to, len) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges lie in our reservation; MREMAP_FIXED replaces
+        // the reservation's pages at `to`.
+        let r = unsafe {
+            libc::mremap(
+                self.base.add(from as usize) as *mut libc::c_void,
+                len as usize,
+                len as usize,
+                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                self.base.add(to as usize) as *mut libc::c_void,
+            )
+        };
+        if r == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // The old range left a hole in the reservation: reserve it again.
+        self.release(from, len)?;
+        let (f, t) = ((from / PAGE) as usize, (to / PAGE) as usize);
+        let n = (len / PAGE) as usize;
+        self.perms.copy_within(f..f + n, t);
+        self.perms[f..f + n].fill(0);
+        Ok(())
+    }
+
+    /// Flushes the shared file pages of `[addr, addr+len)` to their file
+    /// (`msync`), with the host's `flags`; private pages have nothing to
+    /// flush.
+    pub fn sync(&self, addr: u64, len: u64, flags: i32) -> io::Result<()> {
+        if !Self::range_ok(addr, len) || !self.range_has(addr, len, perm::SHARED) {
+            return Ok(());
+        }
+        // SAFETY: inside our reservation.
+        let r = unsafe {
+            libc::msync(
+                self.base.add(addr as usize) as *mut libc::c_void,
+                len as usize,
+                flags,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Replaces the host pages of a range by fresh inaccessible ones.
     fn release(&mut self, addr: u64, len: u64) -> io::Result<()> {
         // SAFETY: MAP_FIXED over a part of our own reservation.
@@ -171,7 +274,9 @@ impl Memory {
             return Err(io::Error::from_raw_os_error(libc::ENOMEM));
         }
         let p = (prot & (perm::R | perm::W | perm::X)) | perm::MAPPED;
-        self.perms[pages].fill(p);
+        for page in &mut self.perms[pages] {
+            *page = p | (*page & perm::SHARED);
+        }
         Ok(())
     }
 
@@ -422,6 +527,48 @@ impl Drop for Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Shared pages are marked, keep the mark through `protect`, move
+    /// with their contents and their mark, and lose it when mapped over
+    /// privately; a host file's shared pages are the file.
+    #[test]
+    fn shared_pages_stay_shared() {
+        let mut m = Memory::new().unwrap();
+        m.map_shared(0x20000, 2 * PAGE, perm::R | perm::W, None, 0)
+            .unwrap();
+        assert_eq!(
+            m.perm_at(0x20000),
+            perm::R | perm::W | perm::MAPPED | perm::SHARED
+        );
+        m.store::<8>(0x21000, 77).unwrap();
+        m.protect(0x20000, PAGE, perm::R).unwrap();
+        assert_eq!(m.perm_at(0x20000), perm::R | perm::MAPPED | perm::SHARED);
+        m.move_pages(0x20000, 2 * PAGE, 0x40000).unwrap();
+        assert_eq!(m.perm_at(0x20000), 0, "the old place is free");
+        assert!(m.load::<8>(0x21000).is_err());
+        assert_eq!(m.load::<8>(0x41000).unwrap(), 77);
+        assert_eq!(m.perm_at(0x40000), perm::R | perm::MAPPED | perm::SHARED);
+        m.map(0x41000, PAGE, perm::R | perm::W).unwrap();
+        assert_eq!(m.perm_at(0x41000), perm::R | perm::W | perm::MAPPED);
+        assert_eq!(m.load::<8>(0x41000).unwrap(), 0);
+
+        let mut file = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut file, &[0u8; 2 * PAGE as usize]).unwrap();
+        use std::os::unix::io::AsRawFd;
+        m.map_shared(
+            0x60000,
+            PAGE,
+            perm::R | perm::W,
+            Some(file.as_raw_fd()),
+            PAGE,
+        )
+        .unwrap();
+        m.store::<4>(0x60010, 0xdead_beef).unwrap();
+        m.sync(0x60000, PAGE, libc::MS_SYNC).unwrap();
+        let mut back = [0u8; 4];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut back, PAGE + 0x10).unwrap();
+        assert_eq!(u32::from_le_bytes(back), 0xdead_beef);
+    }
 
     #[test]
     fn map_load_store_and_faults() {

@@ -944,7 +944,7 @@ impl Kernel {
                 (unsafe { libc::umask(a[0] as libc::mode_t) }) as i64
             }
             nr::BRK => return Ok(self.brk(mem, a[0])),
-            nr::MMAP => return self.mmap(mem, a, pc),
+            nr::MMAP => return self.mmap(mem, a),
             nr::MUNMAP => {
                 if !a[0].is_multiple_of(PAGE) || a[1] == 0 {
                     EINVAL
@@ -975,7 +975,7 @@ impl Kernel {
                     }
                 }
             }
-            nr::MREMAP => return Ok(self.mremap(mem, a)),
+            nr::MREMAP => return self.mremap(mem, a, pc),
             // Nothing to write back (file mappings are private, or shared
             // read-only) and nothing to lock: these check their arguments
             // as Linux does and succeed on mapped memory.
@@ -990,7 +990,10 @@ impl Kernel {
                 } else if !mem.is_mapped(a[0], page_up(a[1])) {
                     ENOMEM
                 } else {
-                    0
+                    match mem.sync(a[0], page_up(a[1]), flags as i32) {
+                        Ok(()) => 0,
+                        Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+                    }
                 }
             }
             nr::MLOCK | nr::MUNLOCK | nr::MLOCK2 => {
@@ -1034,7 +1037,8 @@ impl Kernel {
                     let mut at = a[0];
                     while at < a[0].saturating_add(len) {
                         let p = mem.perm_at(at);
-                        if p & perm::MAPPED != 0 {
+                        // Shared pages keep their contents, as under Linux.
+                        if p & perm::MAPPED != 0 && p & perm::SHARED == 0 {
                             let _ = mem.map(at, PAGE, p);
                         }
                         at += PAGE;
@@ -2481,7 +2485,7 @@ impl Kernel {
         Outcome::Ret(want as i64)
     }
 
-    fn mmap(&mut self, mem: &mut Memory, a: [u64; 8], pc: u64) -> Result<Outcome, SimError> {
+    fn mmap(&mut self, mem: &mut Memory, a: [u64; 8]) -> Result<Outcome, SimError> {
         let (addr, len, prot, flags, fd, off) =
             (a[0], a[1], (a[2] & 7) as u8, a[3] as i32, a[4] as i32, a[5]);
         // Linux's order: the offset, the descriptor, the length, the type.
@@ -2515,6 +2519,13 @@ impl Kernel {
             if mode >= 0 && mode & libc::O_ACCMODE == libc::O_WRONLY {
                 return Ok(Outcome::Ret(-(libc::EACCES as i64)));
             }
+            // A shared mapping to write needs a descriptor open for
+            // writing too (O_APPEND does not matter: Linux refuses only
+            // files with the append-only attribute, which the host checks).
+            let shared = flags & libc::MAP_SHARED != 0;
+            if shared && prot & perm::W != 0 && mode & libc::O_ACCMODE != libc::O_RDWR {
+                return Ok(Outcome::Ret(-(libc::EACCES as i64)));
+            }
             // SAFETY: st is a valid out-parameter.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             if unsafe { libc::fstat(host, &mut st) } == 0
@@ -2528,13 +2539,6 @@ impl Kernel {
         }
         let len = page_up(len);
         let shared = flags & libc::MAP_SHARED != 0;
-        if !anon && shared && prot & perm::W != 0 {
-            return Err(SimError::Unsupported {
-                what: "mmap of a file MAP_SHARED and writable (writes would not reach the file)"
-                    .into(),
-                pc,
-            });
-        }
         let fixed = flags & libc::MAP_FIXED != 0;
         let noreplace = flags & libc::MAP_FIXED_NOREPLACE != 0;
         let at = if fixed || noreplace {
@@ -2554,45 +2558,44 @@ impl Kernel {
             }
         };
         let replaces_code = mem.range_has(at, len, perm::X);
-        if mem.map(at, len, prot).is_err() {
-            return Ok(Outcome::Ret(ENOMEM));
-        }
-        if !anon {
-            // A private file mapping: a copy of the file's bytes; the part
-            // past the end of the file reads as zeros.
-            let mut buf = vec![0u8; len as usize];
-            let mut done = 0usize;
-            while done < buf.len() {
-                // SAFETY: reading into our own buffer.
-                let n = unsafe {
-                    libc::pread(
-                        host,
-                        buf[done..].as_mut_ptr() as *mut _,
-                        buf.len() - done,
-                        (off + done as u64) as i64,
-                    )
-                };
-                if n < 0 {
-                    let e = errno();
+        let host_shared = match (shared, anon) {
+            (false, _) => None,
+            (true, true) => Some((None, len)),
+            // A file open for writing: its pages, as far as the file goes.
+            // One open only for reading is copied, as a private mapping:
+            // nothing can write to it through this mapping.
+            (true, false) => shared_file_pages(host, off, len).map(|n| (Some(host), n)),
+        };
+        if let Some((fd, n)) = host_shared {
+            if let Err(e) = mem.map_shared(at, n, prot, fd, off) {
+                return Ok(Outcome::Ret(
+                    -(e.raw_os_error().unwrap_or(libc::ENOMEM) as i64),
+                ));
+            }
+            // Past the file's end Linux sends SIGBUS; here those pages
+            // read as zeros (and reach no file).
+            if mem.map(at + n, len - n, prot).is_err() {
+                return Ok(Outcome::Ret(ENOMEM));
+            }
+        } else {
+            if mem.map(at, len, prot).is_err() {
+                return Ok(Outcome::Ret(ENOMEM));
+            }
+            if !anon {
+                if let Err(e) = copy_file(mem, host, at, len, off) {
                     let _ = mem.unmap(at, len);
                     return Ok(Outcome::Ret(e));
                 }
-                if n == 0 {
-                    break;
-                }
-                done += n as usize;
             }
-            if mem.poke(at, &buf[..done]).is_err() {
-                return Ok(Outcome::Ret(ENOMEM));
-            }
-            if let Ok(path) = std::fs::read_link(format!("/proc/self/fd/{host}")) {
+        }
+        match std::fs::read_link(format!("/proc/self/fd/{host}")) {
+            Ok(path) if !anon => {
                 if prot & perm::X != 0 {
                     self.note_module(host, &path, at, off);
                 }
                 self.file_maps.record(at, len, off, &path);
             }
-        } else {
-            self.file_maps.forget(at, len);
+            _ => self.file_maps.forget(at, len),
         }
         if replaces_code {
             Ok(Outcome::RetFlush(at as i64))
@@ -2626,8 +2629,21 @@ impl Kernel {
 
     /// `mremap`, and what it does to the file mappings: the pages it
     /// gives up are forgotten, and a moved mapping is anonymous in
-    /// `/proc/self/maps` (its file is not followed).
-    fn mremap(&mut self, mem: &mut Memory, a: [u64; 8]) -> Outcome {
+    /// `/proc/self/maps` (its file is not followed). A shared mapping
+    /// moves as the same shared pages, and may shrink, but growing one
+    /// stops the run: its new pages would have to be the same file's or
+    /// memory's, which only Linux's own mapping can extend.
+    fn mremap(&mut self, mem: &mut Memory, a: [u64; 8], pc: u64) -> Result<Outcome, SimError> {
+        let (old, old_len, new_len) = (a[0], page_up(a[1]), page_up(a[2]));
+        if mem.range_has(old, old_len, perm::SHARED) && new_len > old_len {
+            return Err(SimError::Unsupported {
+                what: format!(
+                    "mremap (system call {}) growing a MAP_SHARED mapping",
+                    nr::MREMAP
+                ),
+                pc,
+            });
+        }
         let out = self.mremap_pages(mem, a);
         if let Outcome::Ret(v) | Outcome::RetFlush(v) = out {
             let (old, old_len, new_len) = (a[0], page_up(a[1]), page_up(a[2]));
@@ -2638,7 +2654,7 @@ impl Kernel {
                 self.file_maps.forget(old + new_len, old_len - new_len);
             }
         }
-        out
+        Ok(out)
     }
 
     fn mremap_pages(&mut self, mem: &mut Memory, a: [u64; 8]) -> Outcome {
@@ -2704,20 +2720,75 @@ impl Kernel {
         p: u8,
         code: bool,
     ) -> Outcome {
-        let data = match mem.slice(old, old_len.min(new_len), perm::MAPPED) {
-            Ok(s) => s.to_vec(),
-            Err(_) => return Outcome::Ret(EFAULT),
-        };
-        if mem.map(to, new_len, p).is_err() || mem.poke(to, &data).is_err() {
-            return Outcome::Ret(ENOMEM);
+        if mem.range_has(old, old_len, perm::SHARED) {
+            // Shared pages move as themselves (never growing: see
+            // `mremap`), so that they stay shared.
+            let _ = mem.unmap(to, new_len);
+            if mem.move_pages(old, new_len, to).is_err() {
+                return Outcome::Ret(ENOMEM);
+            }
+            let _ = mem.unmap(old, old_len);
+        } else {
+            let data = match mem.slice(old, old_len.min(new_len), perm::MAPPED) {
+                Ok(s) => s.to_vec(),
+                Err(_) => return Outcome::Ret(EFAULT),
+            };
+            if mem.map(to, new_len, p).is_err() || mem.poke(to, &data).is_err() {
+                return Outcome::Ret(ENOMEM);
+            }
+            let _ = mem.unmap(old, old_len);
         }
-        let _ = mem.unmap(old, old_len);
         if code || mem.range_has(to, new_len, perm::X) {
             Outcome::RetFlush(to as i64)
         } else {
             Outcome::Ret(to as i64)
         }
     }
+}
+
+/// How many bytes from `off` of `len` a shared mapping of the host
+/// descriptor `fd` takes from the file: those up to its end, page-rounded;
+/// `None` when the descriptor is not open for reading and writing (its
+/// mapping is a copy) or is not a regular file.
+fn shared_file_pages(fd: i32, off: u64, len: u64) -> Option<u64> {
+    // SAFETY: plain descriptor calls; st is a valid out-parameter.
+    let mode = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if mode < 0
+        || mode & libc::O_ACCMODE != libc::O_RDWR
+        || unsafe { libc::fstat(fd, &mut st) } != 0
+        || st.st_mode & libc::S_IFMT != libc::S_IFREG
+    {
+        return None;
+    }
+    Some(page_up((st.st_size as u64).saturating_sub(off)).min(len))
+}
+
+/// Fills the mapped range `[at, at+len)` with the bytes of the host
+/// descriptor `fd` from `off` (a private file mapping: a copy; past the
+/// file's end it reads as zeros). Err: the errno, negated.
+fn copy_file(mem: &mut Memory, fd: i32, at: u64, len: u64, off: u64) -> Result<(), i64> {
+    let mut buf = vec![0u8; len as usize];
+    let mut done = 0usize;
+    while done < buf.len() {
+        // SAFETY: reading into our own buffer.
+        let n = unsafe {
+            libc::pread(
+                fd,
+                buf[done..].as_mut_ptr() as *mut _,
+                buf.len() - done,
+                (off + done as u64) as i64,
+            )
+        };
+        if n < 0 {
+            return Err(errno());
+        }
+        if n == 0 {
+            break;
+        }
+        done += n as usize;
+    }
+    mem.poke(at, &buf[..done]).map_err(|_| ENOMEM)
 }
 
 /// The host's number for a call passed through unchanged.

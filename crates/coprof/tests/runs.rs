@@ -56,16 +56,18 @@ const LONG: [&str; 5] = [
 /// compute until their timers' signals come, after wall-clock and CPU
 /// time, `processes` reads pipes its child processes fill at their
 /// own pace, in `timed_waits` threads sleep beside threads that
-/// compute, whose turns the host's clock ends, and `mm_calls` parses
-/// `/proc/self/maps`, whose lines hold the inode numbers of the files it
-/// makes, so two runs of them need not retire the same instructions.
-const HOST_DEPENDENT: [&str; 6] = [
+/// compute, whose turns the host's clock ends, and `mm_calls` and
+/// `shared_memory` parse `/proc/self/maps`, whose lines hold the inode
+/// numbers of the files they make, so two runs of them need not retire the
+/// same instructions.
+const HOST_DEPENDENT: [&str; 7] = [
     "syscalls",
     "itimers",
     "posix_timers",
     "processes",
     "timed_waits",
     "mm_calls",
+    "shared_memory",
 ];
 
 /// The whole corpus built at -O2 by scripts/build-test-programs.sh.

@@ -19,9 +19,10 @@
 //! until it execs; here it has a copy, which serves what `posix_spawn`'s
 //! child does (set up descriptors and signals, then exec), except report
 //! a failed exec through that memory: `posix_spawn` then returns 0 and the
-//! child exits with status 127, as `system` reports a missing shell. The
-//! other difference: memory mapped MAP_SHARED | MAP_ANONYMOUS is not shared
-//! with the child. The child's end sends the parent SIGCHLD, caught from
+//! child exits with status 127, as `system` reports a missing shell.
+//! Memory mapped MAP_SHARED is a host shared mapping
+//! ([`crate::mem::Memory::map_shared`]), which the host's fork shares
+//! with the child as Linux's does. The child's end sends the parent SIGCHLD, caught from
 //! the host like any signal from outside ([`crate::host_signals`]);
 //! `wait4` and `waitid` are the host's.
 

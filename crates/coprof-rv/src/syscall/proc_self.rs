@@ -138,10 +138,11 @@ pub fn maps_text(mem: &Memory, files: &FileMaps, landmarks: &Landmarks) -> Strin
 fn line(out: &mut String, start: u64, end: u64, p: u8, file: Option<(u64, &Path)>, l: &Landmarks) {
     let bit = |b, c| if p & b != 0 { c } else { '-' };
     let perms = format!(
-        "{}{}{}p",
+        "{}{}{}{}",
         bit(perm::R, 'r'),
         bit(perm::W, 'w'),
-        bit(perm::X, 'x')
+        bit(perm::X, 'x'),
+        if p & perm::SHARED != 0 { 's' } else { 'p' }
     );
     let (offset, dev, inode, name) = match file {
         Some((offset, path)) => {
