@@ -587,6 +587,19 @@ fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
         ),
         // libmagic reads its database from the sysroot.
         ("sysroot/usr/bin/file", s(&[&readme, &file("target/debian-rv/shfmt")])),
+        // A database on a file in write-ahead-log mode: SQLite maps its
+        // -shm index MAP_SHARED and writes through the mapping. Each run
+        // starts the table afresh, so both print the same.
+        (
+            "sysroot/usr/bin/sqlite3",
+            s(&[
+                &file("target/debian-rv/wal-test.db"),
+                "PRAGMA journal_mode=WAL; DROP TABLE IF EXISTS t; CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT); \
+                 WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 3000) \
+                 INSERT INTO t SELECT i, printf('row %05d', i) FROM c; \
+                 SELECT count(*), sum(k), max(v) FROM t; PRAGMA wal_checkpoint(TRUNCATE);",
+            ]),
+        ),
     ]
 }
 
