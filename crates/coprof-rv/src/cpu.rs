@@ -4,7 +4,8 @@
 //! computation §2.4 and §5.2, control transfer §2.5, loads and stores §2.6
 //! and §5.3 (misaligned accesses are performed, as Linux does for user
 //! code), M §7, A §8 (a single hart: LR/SC use one reservation; AMOs must
-//! be naturally aligned, §8.4), Zicsr §9 with the user CSRs `fflags`, `frm`,
+//! be naturally aligned, §8.4; in memory shared with other processes AMOs
+//! are the host's atomic operations and SC a compare-and-swap), Zicsr §9 with the user CSRs `fflags`, `frm`,
 //! `fcsr`, `cycle`, `time`, `instret` (§10.1), F §11 and D §12 via
 //! [`crate::fp`].
 //!
@@ -39,6 +40,10 @@ pub struct Cpu {
     pub instret: u64,
     /// Address reserved by the last LR, if any.
     pub reservation: Option<u64>,
+    /// The value the last LR loaded: in shared memory, which another
+    /// process may write at any time, the SC succeeds only if the word
+    /// still holds it (a host compare-and-swap).
+    pub reserved_value: u64,
     /// Host time at start, for the `time` CSR.
     pub started: std::time::Instant,
 }
@@ -54,6 +59,7 @@ impl Cpu {
             frm: 0,
             instret: 0,
             reservation: None,
+            reserved_value: 0,
             started: std::time::Instant::now(),
         }
     }
@@ -224,10 +230,8 @@ pub fn exec_block<const EV: bool>(
             if addr % $n != 0 {
                 return Stop::Misaligned { at: $i, addr };
             }
-            let old = mem_try!(mem.load::<$n>(addr), $i);
             let src = x!($op.rs2);
-            let new: u64 = $f(old, src);
-            mem_try!(mem.store::<$n>(addr, new), $i);
+            let old = mem_try!(mem.atomic_rmw::<$n>(addr, |old| $f(old, src)), $i);
             x!($op.rd) = if $n == 4 {
                 old as u32 as i32 as i64 as u64
             } else {
@@ -432,6 +436,7 @@ pub fn exec_block<const EV: bool>(
                     v
                 };
                 cpu.reservation = Some(addr);
+                cpu.reserved_value = v;
                 if EV && ev.wants.contains(Class::Load) {
                     let mut e = Event::load(op.pc, addr, n as u8, v);
                     e.flags |= ev_flags(op);
@@ -444,15 +449,17 @@ pub fn exec_block<const EV: bool>(
                 if !addr.is_multiple_of(n) {
                     return Stop::Misaligned { at: i, addr };
                 }
-                let ok = cpu.reservation == Some(addr);
+                let reserved = cpu.reservation == Some(addr);
                 cpu.reservation = None;
                 let v = x!(op.rs2);
-                if ok {
-                    if n == 4 {
-                        mem_try!(mem.store::<4>(addr, v), i)
+                let expected = cpu.reserved_value;
+                let ok = reserved
+                    && if n == 4 {
+                        mem_try!(mem.store_conditional::<4>(addr, expected, v), i)
                     } else {
-                        mem_try!(mem.store::<8>(addr, v), i)
-                    }
+                        mem_try!(mem.store_conditional::<8>(addr, expected, v), i)
+                    };
+                if ok {
                     if EV && ev.wants.contains(Class::Store) {
                         let v = if n == 4 { v & 0xffff_ffff } else { v };
                         let mut e = Event::store(op.pc, addr, n as u8, v);

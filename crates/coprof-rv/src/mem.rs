@@ -429,6 +429,96 @@ impl Memory {
         Ok(unsafe { (p as *const u16).read_unaligned() })
     }
 
+    /// An atomic read-modify-write of the naturally aligned `N`-byte word
+    /// at `addr` (4 or 8; an AMO): stores `f(old)` and returns `old`. In
+    /// shared memory, which other processes write at the same time, it is
+    /// a host compare-and-swap loop; elsewhere the hart is the only writer
+    /// and a load and a store do. A page that cannot be read faults as a
+    /// load, one that cannot be written as a store.
+    #[inline]
+    pub fn atomic_rmw<const N: usize>(
+        &mut self,
+        addr: u64,
+        f: impl Fn(u64) -> u64,
+    ) -> Result<u64, Fault> {
+        let old = self.load::<N>(addr)?;
+        if self.perm_at(addr) & perm::SHARED == 0 {
+            self.store::<N>(addr, f(old))?;
+            return Ok(old);
+        }
+        let (p, _) = self.check(addr, N as u64, perm::W, Access::Write)?;
+        // SAFETY: `check` validated N writable bytes at p, aligned by the
+        // caller (AMOs are naturally aligned); the host page is shared
+        // memory that other processes access only atomically or by
+        // aligned plain accesses.
+        Ok(unsafe { host_rmw::<N>(p, old, f) })
+    }
+
+    /// The store of an SC whose LR loaded `expected` from the naturally
+    /// aligned `N`-byte word at `addr` (4 or 8): in shared memory, done
+    /// only if the word still holds `expected` (a host compare-and-swap,
+    /// since another process may have written it); elsewhere always.
+    /// Returns whether it stored.
+    #[inline]
+    pub fn store_conditional<const N: usize>(
+        &mut self,
+        addr: u64,
+        expected: u64,
+        v: u64,
+    ) -> Result<bool, Fault> {
+        if self.perm_at(addr) & perm::SHARED == 0 {
+            self.store::<N>(addr, v)?;
+            return Ok(true);
+        }
+        let (p, _) = self.check(addr, N as u64, perm::W, Access::Write)?;
+        // SAFETY: as in `atomic_rmw`.
+        Ok(unsafe { host_cas::<N>(p, expected, v) })
+    }
+
+    /// Waits on the host, at most `timeout`, while the 4-byte word at
+    /// `addr` in shared memory holds `val`, for another process's
+    /// [`futex_wake`](Self::futex_wake) of it: the host's `FUTEX_WAIT` on
+    /// the shared page (not private, so other processes' wakes reach it).
+    /// Returns at once when `addr` is not shared memory.
+    pub fn futex_wait(&self, addr: u64, val: u32, timeout: std::time::Duration) {
+        if self.perm_at(addr) & perm::SHARED == 0 || !addr.is_multiple_of(4) {
+            return;
+        }
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: a mapped, aligned word of our reservation and a valid
+        // timespec; the call only reads the word.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.base.add(addr as usize),
+                libc::FUTEX_WAIT,
+                val,
+                &ts as *const libc::timespec,
+            );
+        }
+    }
+
+    /// Wakes up to `count` host waiters on the 4-byte word at `addr` in
+    /// shared memory (other processes' [`futex_wait`](Self::futex_wait)s);
+    /// nothing when `addr` is not shared memory.
+    pub fn futex_wake(&self, addr: u64, count: u32) {
+        if self.perm_at(addr) & perm::SHARED == 0 || !addr.is_multiple_of(4) {
+            return;
+        }
+        // SAFETY: a mapped, aligned word of our reservation.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.base.add(addr as usize),
+                libc::FUTEX_WAKE,
+                count.min(i32::MAX as u32),
+            );
+        }
+    }
+
     /// The guest bytes `[addr, addr+len)`, which must all carry `want`.
     pub fn slice(&self, addr: u64, len: u64, want: u8) -> Result<&[u8], Fault> {
         if len == 0 {
@@ -522,6 +612,54 @@ impl Drop for Memory {
             libc::munmap(self.base as *mut libc::c_void, LIMIT as usize);
         }
     }
+}
+
+/// Stores `f(old)` at the `N`-byte word `p` atomically, starting from the
+/// guess `old`; returns the value replaced.
+///
+/// # Safety
+/// `p` must point to `N` (4 or 8) writable, naturally aligned bytes.
+unsafe fn host_rmw<const N: usize>(p: *mut u8, old: u64, f: impl Fn(u64) -> u64) -> u64 {
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
+    if N == 4 {
+        // SAFETY: per the function's contract.
+        let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
+        let mut cur = old as u32;
+        loop {
+            match a.compare_exchange_weak(cur, f(cur as u64) as u32, SeqCst, SeqCst) {
+                Ok(_) => return cur as u64,
+                Err(now) => cur = now,
+            }
+        }
+    }
+    // SAFETY: per the function's contract.
+    let a = unsafe { AtomicU64::from_ptr(p as *mut u64) };
+    let mut cur = old;
+    loop {
+        match a.compare_exchange_weak(cur, f(cur), SeqCst, SeqCst) {
+            Ok(_) => return cur,
+            Err(now) => cur = now,
+        }
+    }
+}
+
+/// Stores `v` at the `N`-byte word `p` if it holds `expected`; returns
+/// whether it did.
+///
+/// # Safety
+/// As [`host_rmw`].
+unsafe fn host_cas<const N: usize>(p: *mut u8, expected: u64, v: u64) -> bool {
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
+    if N == 4 {
+        // SAFETY: per the function's contract.
+        let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
+        return a
+            .compare_exchange(expected as u32, v as u32, SeqCst, SeqCst)
+            .is_ok();
+    }
+    // SAFETY: per the function's contract.
+    let a = unsafe { AtomicU64::from_ptr(p as *mut u64) };
+    a.compare_exchange(expected, v, SeqCst, SeqCst).is_ok()
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::error::SimError;
 use crate::events::Events;
 use crate::host_signals::HostSignals;
 use crate::itimer::earlier;
-use crate::mem::{Access, Memory};
+use crate::mem::{perm, Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
 use crate::signal::{self, code, Action, Pending, SigInfo};
@@ -118,6 +118,11 @@ pub struct Simulator {
     /// ([`Simulator::follow_children`]); `None`: unobserved.
     follow: Option<ChildRun>,
 }
+
+/// How long a process whose threads all wait, one of them on a futex in
+/// shared memory, waits on the host before it looks whether another
+/// process changed the word.
+const SHARED_FUTEX_LOOK: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// How a followed child process runs ([`Simulator::follow_children`]):
 /// given the child's copy of the simulator, it runs it to its end with
@@ -668,6 +673,7 @@ impl Simulator {
             }
             Outcome::FutexWait {
                 addr,
+                val,
                 bitset,
                 until,
             } => {
@@ -675,16 +681,24 @@ impl Simulator {
                 self.cpu.pc = at + 4;
                 let wait = Wait::Futex {
                     addr,
+                    val,
                     bitset,
                     until,
                 };
                 if !self.switch(wait) {
-                    // No other thread could run before the wait's own
-                    // timeout ran out, or none ever can.
-                    if until.is_none() {
+                    // No other thread could run before the wait's own end:
+                    // another process moved the word in shared memory (a
+                    // wake, as far as the waiter can tell), a signal
+                    // interrupts it, its timeout ran out, or nothing ever
+                    // can end it.
+                    if self.shared_word_moved(addr, val) {
+                    } else if self.my_wait_interrupted() {
+                        self.cpu.x[10] = -(libc::EINTR as i64) as u64;
+                    } else if until.is_none() {
                         return Err(deadlock(self.cpu.x[17], at));
+                    } else {
+                        self.cpu.x[10] = -(libc::ETIMEDOUT as i64) as u64;
                     }
-                    self.cpu.x[10] = -(libc::ETIMEDOUT as i64) as u64;
                 }
             }
             Outcome::FutexWake {
@@ -692,6 +706,8 @@ impl Simulator {
                 count,
                 bitset,
             } => {
+                // Waiters in other processes, on shared memory, too.
+                self.mem.futex_wake(addr, count);
                 self.cpu.x[10] = self.threads.wake(addr, bitset, count) as u64;
                 self.cpu.pc = at + 4;
             }
@@ -792,7 +808,7 @@ impl Simulator {
             return Ok(Some(Exit::Code(code)));
         }
         let next = self
-            .next_thread(None, None)
+            .next_thread(None, None, None)
             .ok_or_else(|| deadlock(self.cpu.x[17], at))?;
         self.run_thread(next);
         Ok(None)
@@ -808,9 +824,14 @@ impl Simulator {
     fn switch(&mut self, wait: Wait) -> bool {
         let next = match &wait {
             Wait::Ready => self.threads.take_next(),
-            Wait::Call(blocked) => self.next_thread(Some(blocked), blocked.until),
-            Wait::Futex { until, .. } => self.next_thread(None, *until),
-            Wait::Redo(_) => self.next_thread(None, None),
+            Wait::Call(blocked) => self.next_thread(Some(blocked), blocked.until, None),
+            Wait::Futex {
+                addr, val, until, ..
+            } => {
+                let shared = self.mem.perm_at(*addr) & perm::SHARED != 0;
+                self.next_thread(None, *until, shared.then_some((*addr, *val)))
+            }
+            Wait::Redo(_) => self.next_thread(None, None, None),
         };
         let Some(next) = next else {
             // Keeps the hart: ready, or its own wait ended first.
@@ -839,10 +860,14 @@ impl Simulator {
     /// block in a call as `mine` says, its own descriptors count for the
     /// host's wait too, and if its wait is the one that ends, it keeps
     /// the hart to make its call again (`None`, with [`Self::redo`] set).
+    /// When it waits on a futex in shared memory (`my_futex`: the word
+    /// and the value it held), another process moving the word, or a
+    /// signal for it, ends its wait too (`None`).
     fn next_thread(
         &mut self,
         mine: Option<&Blocked>,
         my_until: Option<std::time::Instant>,
+        my_futex: Option<(u64, u32)>,
     ) -> Option<Parked> {
         loop {
             self.wake_blocked(true);
@@ -853,7 +878,12 @@ impl Simulator {
                 self.redo = mine.map(Blocked::redo);
                 return None;
             }
-            if !self.wait_on_host(mine, my_until) {
+            if my_futex.is_some_and(|(a, v)| self.shared_word_moved(a, v))
+                || (my_futex.is_some() && self.my_wait_interrupted())
+            {
+                return None;
+            }
+            if !self.wait_on_host(mine, my_until, my_futex) {
                 return None;
             }
             if let Some(b) = mine {
@@ -863,6 +893,25 @@ impl Simulator {
                 }
             }
         }
+    }
+
+    /// Whether the futex word at `addr`, which held `val` when a thread
+    /// began to wait on it, lies in shared memory and holds something
+    /// else now: another process changed it, as it does before it wakes
+    /// its waiters (glibc's mutexes, semaphores and condition variables
+    /// all do). Its wake reaches only its own process's threads, so the
+    /// waiter ends its wait when it sees the change, as after a spurious
+    /// wake-up, which futex callers allow for.
+    fn shared_word_moved(&self, addr: u64, val: u32) -> bool {
+        self.mem.perm_at(addr) & perm::SHARED != 0
+            && self.mem.load::<4>(addr).map_or(true, |v| v as u32 != val)
+    }
+
+    /// Whether a signal pending for the running thread would interrupt
+    /// its wait.
+    fn my_wait_interrupted(&self) -> bool {
+        let signals = &self.kernel.signals;
+        signals.would_interrupt(&signals.own, signals.mask)
     }
 
     /// The running thread as it would be parked, waiting as `wait` says.
@@ -913,6 +962,9 @@ impl Simulator {
                     p.wait = Wait::Ready;
                     p.cpu.x[10] = -(libc::EINTR as i64) as u64;
                 }
+                Wait::Futex { addr, val, .. } if self.shared_word_moved(*addr, *val) => {
+                    p.wait = Wait::Ready;
+                }
                 _ => {}
             }
         }
@@ -925,11 +977,17 @@ impl Simulator {
     /// `my_until`), the interval timer's signal or, if a thread waits for
     /// a signal, one from outside, whichever comes first; `false` when
     /// there is none of them (every thread waits on a futex without a
-    /// timeout: a deadlock).
+    /// timeout: a deadlock). A thread waiting on a futex in shared memory
+    /// (the running one on `my_shared_futex`: the word and the value it
+    /// held) may be ended by another process: then the wait lasts at most
+    /// [`SHARED_FUTEX_LOOK`], after which the caller looks at the words
+    /// again, and with no descriptor to wait for it is the host's futex
+    /// wait on the first such word, which the other process's wake ends.
     fn wait_on_host(
         &mut self,
         mine: Option<&Blocked>,
         my_until: Option<std::time::Instant>,
+        my_shared_futex: Option<(u64, u32)>,
     ) -> bool {
         let my_fds = mine.map_or(&[][..], |b| &b.fds);
         let mut fds: Vec<libc::pollfd> = self
@@ -953,7 +1011,22 @@ impl Simulator {
             (a, b) => a.or(b),
         };
         let left = until.map(|u| u.saturating_duration_since(std::time::Instant::now()));
-        let timeout = earlier(left, self.kernel.timers.until_real());
+        let mut timeout = earlier(left, self.kernel.timers.until_real());
+        // The futex words in shared memory waited on, the running
+        // thread's first.
+        let shared_words: Vec<(u64, u32)> = my_shared_futex
+            .into_iter()
+            .chain(self.threads.parked.iter().filter_map(|p| match p.wait {
+                Wait::Futex { addr, val, .. } if self.mem.perm_at(addr) & perm::SHARED != 0 => {
+                    Some((addr, val))
+                }
+                _ => None,
+            }))
+            .collect();
+        let shared_futex = !shared_words.is_empty();
+        if shared_futex {
+            timeout = earlier(timeout, Some(SHARED_FUTEX_LOOK));
+        }
         // A thread waiting for a signal (`sigwait`, `sigsuspend`, `pause`)
         // may get one from outside; threads that all wait on futexes for
         // each other, none.
@@ -962,14 +1035,24 @@ impl Simulator {
             .parked
             .iter()
             .any(|p| matches!(&p.wait, Wait::Call(b) if b.fds.is_empty()))
-            || mine.is_some_and(|b| b.fds.is_empty());
+            || mine.is_some_and(|b| b.fds.is_empty())
+            || shared_futex;
         let signal_may_come = for_a_signal && self.kernel.outside_fd().is_some();
         if fds.is_empty() && timeout.is_none() && !signal_may_come {
             return false;
         }
-        // A signal from outside ends the wait too; an error (EINTR from a
-        // host signal) just looks again.
-        self.kernel.poll_with_outside(&mut fds, timeout);
+        if let (true, Some(&(addr, val))) = (fds.is_empty(), shared_words.first()) {
+            // Only futex words to wait for: on the host's futex of the
+            // first, which another process's wake ends at once; the others
+            // are looked at after at most SHARED_FUTEX_LOOK, and so are
+            // signals from outside (whose catching interrupts the wait).
+            self.mem
+                .futex_wait(addr, val, timeout.unwrap_or(SHARED_FUTEX_LOOK));
+        } else {
+            // A signal from outside ends the wait too; an error (EINTR
+            // from a host signal) just looks again.
+            self.kernel.poll_with_outside(&mut fds, timeout);
+        }
         self.kernel.fire_timers();
         self.hand_directed();
         true

@@ -49,6 +49,8 @@ pub enum Outcome {
     FutexWait {
         /// The futex word.
         addr: u64,
+        /// The value it held, which the wait was for.
+        val: u32,
         /// Which wakes it takes.
         bitset: u32,
         /// The end of its timeout on the host's clock, if it has one.
@@ -1671,6 +1673,7 @@ impl Kernel {
                             // other thread can end is a deadlock.
                             return Ok(Outcome::FutexWait {
                                 addr: a[0],
+                                val: v as u32,
                                 bitset,
                                 until,
                             });
@@ -2885,6 +2888,7 @@ mod tests {
             outcome(128, DATA, 5, 0),
             Outcome::FutexWait {
                 addr: DATA,
+                val: 5,
                 bitset: u32::MAX,
                 until: None
             },

@@ -39,6 +39,9 @@ pub(crate) enum Wait {
     /// `bitset`, or until `until` on the host's clock (ETIMEDOUT).
     Futex {
         addr: u64,
+        /// The value the word held: in shared memory, a change of it by
+        /// another process ends the wait ([`Wait::shared_futex`]).
+        val: u32,
         bitset: u32,
         until: Option<Instant>,
     },
@@ -180,6 +183,7 @@ mod tests {
         let mut t = Threads::default();
         let on = |addr, bitset| Wait::Futex {
             addr,
+            val: 0,
             bitset,
             until: None,
         };
@@ -204,6 +208,7 @@ mod tests {
             1,
             Wait::Futex {
                 addr: 8,
+                val: 0,
                 bitset: !0,
                 until: None,
             },
@@ -212,6 +217,7 @@ mod tests {
             2,
             Wait::Futex {
                 addr: 8,
+                val: 0,
                 bitset: !0,
                 until: Some(later),
             },

@@ -3,12 +3,16 @@
  * ones), a file's mapped pages are the file (what the program writes
  * there, read and pread see, and what the file holds, the mapping shows),
  * msync, MADV_DONTNEED keeps shared contents, mremap moves a shared
- * mapping as the same memory, and /proc/self/maps marks it shared. Linux
+ * mapping as the same memory, and /proc/self/maps marks it shared; two
+ * processes take turns through process-shared semaphores and contend for
+ * a process-shared mutex (futexes in shared memory). Linux
  * refuses a writable shared mapping of a file open only for reading
  * (EACCES), not of one open for appending. */
 #define _GNU_SOURCE
 #include "corpus.h"
 #include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -46,6 +50,63 @@ static void count_up(void *arg) {
 static void write_private(void *arg) { *(long *)arg = 7; }
 
 static void write_file_page(void *arg) { memcpy((char *)arg + 200, "from the child", 15); }
+
+/* Two processes in turns: each waits on its own semaphore, then posts
+ * the other's; and both add to a counter under one mutex. */
+struct turns {
+    sem_t ping, pong;
+    pthread_mutex_t lock;
+    long rounds, total;
+};
+
+#define ROUNDS 200
+#define ADDS 20000
+
+static void pong_side(void *arg) {
+    struct turns *t = arg;
+    for (int i = 0; i < ROUNDS; i++) {
+        sem_wait(&t->ping);
+        t->rounds++;
+        sem_post(&t->pong);
+    }
+    for (int i = 0; i < ADDS; i++) {
+        pthread_mutex_lock(&t->lock);
+        t->total++;
+        pthread_mutex_unlock(&t->lock);
+    }
+}
+
+static void take_turns(long pg) {
+    struct turns *t = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    sem_init(&t->ping, 1, 0);
+    sem_init(&t->pong, 1, 0);
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(&t->lock, &a);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pong_side(t);
+        _exit(0);
+    }
+    long seen = 0;
+    for (int i = 0; i < ROUNDS; i++) {
+        sem_post(&t->ping);
+        sem_wait(&t->pong);
+        seen += t->rounds == i + 1;
+    }
+    for (int i = 0; i < ADDS; i++) {
+        pthread_mutex_lock(&t->lock);
+        t->total++;
+        pthread_mutex_unlock(&t->lock);
+    }
+    int st = -1;
+    waitpid(pid, &st, 0);
+    show("turns taken in order through semaphores", seen);
+    show("adds under the process-shared mutex", t->total);
+    show("child status", st);
+}
 
 /* Whether /proc/self/maps has a line for `addr` with permissions `perms`. */
 static int maps_has(void *addr, const char *perms) {
@@ -85,6 +146,8 @@ int main(void) {
     *private_ = 9;
     madvise(private_, pg, MADV_DONTNEED);
     show("private word after DONTNEED", *private_);
+
+    take_turns(pg);
 
     /* A file, three pages long, mapped shared from its second page. */
     int fd = open(FILE_, O_RDWR | O_CREAT | O_TRUNC, 0600);
