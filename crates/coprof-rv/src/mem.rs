@@ -29,7 +29,7 @@ pub mod perm {
     pub const X: u8 = 4;
     /// Mapped (possibly with no access, `PROT_NONE`).
     pub const MAPPED: u8 = 8;
-    /// Backed by a host `MAP_SHARED` mapping ([`Memory::map_shared`]):
+    /// Backed by a host `MAP_SHARED` mapping ([`super::Memory::map_shared`]):
     /// writes reach the file, and a forked child shares the pages.
     pub const SHARED: u8 = 16;
 }

@@ -40,7 +40,7 @@ pub(crate) enum Wait {
     Futex {
         addr: u64,
         /// The value the word held: in shared memory, a change of it by
-        /// another process ends the wait ([`Wait::shared_futex`]).
+        /// another process ends the wait.
         val: u32,
         bitset: u32,
         until: Option<Instant>,
