@@ -1194,11 +1194,20 @@ impl Kernel {
                         return Ok(outcome);
                     }
                 }
-                // A relative sleep that ITIMER_REAL's signal or one from
-                // outside would end early, as it would under Linux.
-                let relative = num == nr::NANOSLEEP || (a[0] <= 1 && a[1] == 0);
-                if relative && (self.timers.until_real().is_some() || self.outside.is_some()) {
-                    return Ok(Outcome::Ret(self.sleep_until_signal(mem, req, rem)));
+                // A sleep on the real-time or monotonic clock that
+                // ITIMER_REAL's signal or one from outside would end early,
+                // as it would under Linux: relative, or to an absolute time
+                // (TIMER_ABSTIME, as Python's `time.sleep` asks), whose
+                // `rem` Linux leaves alone.
+                let on_wall_clock = num == nr::NANOSLEEP || (a[0] <= 1 && a[1] & !1 == 0);
+                if on_wall_clock && (self.timers.until_real().is_some() || self.outside.is_some()) {
+                    let end = match read_timespec(mem, req) {
+                        Ok(t) if absolute => instant_at(clock, t),
+                        Ok(t) => std::time::Instant::now() + t,
+                        Err(e) => return Ok(Outcome::Ret(e)),
+                    };
+                    let rem = if absolute { 0 } else { rem };
+                    return Ok(Outcome::Ret(self.sleep_until_signal(mem, end, rem)));
                 }
                 let reqp = tryf!(mem.slice(req, 16, perm::R)).as_ptr();
                 let remp = if rem != 0 {
@@ -1849,16 +1858,10 @@ impl Kernel {
         }))
     }
 
-    /// Sleeps for the timespec at `req` (EFAULT, EINVAL as Linux checks
-    /// them) or until ITIMER_REAL's signal or one from outside comes that
-    /// is delivered (not blocked, not ignored): then EINTR, with the time
-    /// left written to `rem` if given.
-    fn sleep_until_signal(&mut self, mem: &mut Memory, req: u64, rem: u64) -> i64 {
-        let left = match read_timespec(mem, req) {
-            Ok(d) => d,
-            Err(e) => return e,
-        };
-        let end = std::time::Instant::now() + left;
+    /// Sleeps until `end` or until ITIMER_REAL's signal or one from
+    /// outside comes that is delivered (not blocked, not ignored): then
+    /// EINTR, with the time left written to `rem` if given.
+    fn sleep_until_signal(&mut self, mem: &mut Memory, end: std::time::Instant, rem: u64) -> i64 {
         loop {
             let left = end.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {

@@ -100,6 +100,21 @@ int main(void) {
     rc = nanosleep(&req, &rem);
     printf("nanosleep 2 s: rc %d errno %s, alarm came %d, more than 1.5 s left %d\n", rc,
            strerror(errno), got[SIGALRM] - before, rem.tv_sec >= 1 && (rem.tv_sec >= 2 || rem.tv_nsec >= 500000000));
+    /* To an absolute time (TIMER_ABSTIME, as Python's time.sleep asks):
+     * the signal ends it too; clock_nanosleep answers the error itself. */
+    struct timespec now, until;
+    for (int clock = 0; clock < 2; clock++) {
+        clock_gettime(clock, &now);
+        until = now;
+        until.tv_sec += 2;
+        before = got[SIGALRM];
+        setitimer(ITIMER_REAL, &once, NULL);
+        rc = clock_nanosleep(clock, TIMER_ABSTIME, &until, NULL);
+        clock_gettime(clock, &now);
+        printf("clock_nanosleep %s to 2 s from now: rc %s, alarm came %d, more than 1.5 s early %d\n",
+               clock ? "MONOTONIC" : "REALTIME", rc ? strerror(rc) : "0", got[SIGALRM] - before,
+               until.tv_sec - now.tv_sec >= 2 || (until.tv_sec - now.tv_sec == 1 && until.tv_nsec + 1000000000 - now.tv_nsec >= 1500000000));
+    }
     int p[2];
     pipe(p);
     struct pollfd w = {.fd = p[0], .events = POLLIN};
