@@ -12,6 +12,8 @@
 # /lib and /bin links): gzip, diffutils (cmp, diff), xz-utils (xz, on
 # liblzma), lua5.4, sqlite3 (on libsqlite3, zlib, readline), Python 3.13
 # (python3.13-minimal with its minimal standard library), perl (perl-base),
+# dash as the root's /bin/sh (so that `system`, `popen` and a shell=True
+# subprocess run a RISC-V shell in the simulator, not the host's),
 # grep (on PCRE2, whose JIT compiler writes code at run time), sed, gawk
 # (on GMP and MPFR), jq (on oniguruma), bc, ripgrep and fd (Rust programs
 # that search on several threads), openssl, zstd (multithreaded), tar,
@@ -58,6 +60,7 @@ pins=(
   "libpython3.13-minimal pool/main/p/python3.13/libpython3.13-minimal_3.13.5-2+deb13u5_riscv64.deb 5d170a02c4127b58cffe299d579803a32653e488e02eaa00548d54a7af589ca9 sysroot libpython3.13-minimal"
   "libexpat1 pool/main/e/expat/libexpat1_2.8.3-1~deb13u1_riscv64.deb 114156a4bccea157194bc6dc9ac4e2b44f7e8416245a34b168e40a3baaa68fa3 sysroot libexpat1"
   "perl-base pool/main/p/perl/perl-base_5.40.1-6+deb13u1_riscv64.deb bffbdfe9454265e4880d67b69e97777a82855ae8fa50e0347802ea077b027bca sysroot perl-base"
+  "dash pool/main/d/dash/dash_0.5.12-12_riscv64.deb 13e788e65606b38378a4bdb35542c6da71f340925bcb595681f18fe380c7ff93 sysroot dash"
   "libcrypt1 pool/main/libx/libxcrypt/libcrypt1_4.4.38-1_riscv64.deb 85ae0d868b2a27043249ca332dac782a1a67e3171139b0f57d63414eaf4ec887 sysroot libcrypt1"
   "grep pool/main/g/grep/grep_3.11-4_riscv64.deb 550c630b32108a65b3bea8fba6194ce60d9e5f30df8931f39ce776f8718287fc sysroot grep"
   "libpcre2-8-0 pool/main/p/pcre2/libpcre2-8-0_10.46-1~deb13u2_riscv64.deb 4c88d7f0b71ca696779681536e55b13761f3860e9add9b274c6f1329b2e28f10 sysroot libpcre2-8-0"

@@ -787,9 +787,10 @@ fn debian_programs_profile() {
 
 /// `coprof profile --follow-children` on programs that start others:
 /// busybox's shell running a pipeline of its own applets (forked children,
-/// stripped code), and Python's `subprocess` running the interpreter
+/// stripped code), Python's `subprocess` running the interpreter
 /// again (`clone3` with CLONE_CLEAR_SIGHAND, then `execve` of a
-/// dynamically linked RISC-V program, under the sysroot). The programs'
+/// dynamically linked RISC-V program, under the sysroot), and Python's
+/// `os.system`, whose /bin/sh is the root's dash. The programs'
 /// output is as without following, every child has a profile of its own
 /// whose parent is the program, and the children write nothing on the
 /// output they share with the program.
@@ -815,6 +816,19 @@ fn debian_programs_profile_their_children() {
             vec!["-B", "-c", spawn],
             "the child said b'499500\\n' and exited 3\n",
             1,
+        ),
+        // `system` runs the root's /bin/sh (Debian's dash, RISC-V), which
+        // forks for the pipeline and execs the root's gzip twice.
+        (
+            "system",
+            "sysroot/usr/bin/python3.13",
+            vec![
+                "-B",
+                "-c",
+                "import os; print('status', os.system('echo from dash; echo abc | gzip -c | gzip -dc'))",
+            ],
+            "from dash\nabc\nstatus 0\n",
+            4,
         ),
     ] {
         let file = out_dir.path().join(format!("{name}.json"));
@@ -849,6 +863,13 @@ fn debian_programs_profile_their_children() {
             assert_eq!(child["process"]["pid"], c["pid"], "{name}");
             assert!(child["instructions"].as_u64().unwrap() > 0, "{name}: {c}");
             assert_eq!(child["reports"].as_array().unwrap().len(), 5, "{name}");
+            if name == "system" {
+                let input = child["input"].as_str().unwrap();
+                assert!(
+                    input.ends_with("bin/sh") || input.ends_with("bin/gzip"),
+                    "{name}: a child ran {input}"
+                );
+            }
             if name == "python" {
                 // The interpreter run again, by its own path, to its exit.
                 assert_eq!(child["status"], 3, "{name}: {c}");
