@@ -119,6 +119,19 @@ pub struct Simulator {
     follow: Option<ChildRun>,
 }
 
+/// How the process coprof watches goes on as another RISC-V program
+/// ([`Simulator::follow_exec`]).
+#[derive(Clone, Debug)]
+pub struct ExecFollower {
+    /// The command that runs the new program, to which `--argv0=NAME --
+    /// PROGRAM ARGS…` is added.
+    pub runner: Vec<std::ffi::OsString>,
+    /// A host descriptor to hand to it, under a number above the
+    /// program's own, and the option that names that number in its
+    /// command, followed by it (`--report-fd=` gives `--report-fd=7`).
+    pub pass: Option<(i32, String)>,
+}
+
 /// How long a process whose threads all wait, one of them on a futex in
 /// shared memory, waits on the host before it looks whether another
 /// process changed the word.
@@ -385,6 +398,15 @@ impl Simulator {
     pub fn follow_children(&mut self, run: ChildRun, runner: Option<Vec<std::ffi::OsString>>) {
         self.follow = Some(run);
         self.kernel.follow_runner = runner;
+    }
+
+    /// Lets the process coprof watches replace itself with a RISC-V
+    /// program (`execve`), which it otherwise may not, by running the
+    /// follower's command on it, as a forked child's `execve` runs
+    /// [`Config::runner`]: a follower that profiles the new program in the
+    /// same process. An `execve` of a host program still stops the run.
+    pub fn follow_exec(&mut self, follower: ExecFollower) {
+        self.kernel.exec_follower = Some(follower);
     }
 
     /// Whether this simulator is a followed child's copy, started by

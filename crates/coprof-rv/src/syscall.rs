@@ -213,6 +213,9 @@ pub struct Kernel {
     /// This process is a child the program forked that a
     /// [`crate::sim::ChildRun`] observes.
     pub followed_child: bool,
+    /// How the process coprof watches may replace itself with a RISC-V
+    /// program ([`crate::Simulator::follow_exec`]).
+    pub exec_follower: Option<crate::sim::ExecFollower>,
     /// Nothing observes this process (a child the program forked, or a
     /// run with [`crate::Config::exec_in_place`]): it may replace itself
     /// with `execve`.
@@ -484,6 +487,7 @@ impl Kernel {
             runner: None,
             follow_runner: None,
             followed_child: false,
+            exec_follower: None,
             unobserved: false,
             names: Vec::new(),
             outside: None,

@@ -14,7 +14,7 @@ use anyhow::Context;
 use coprof_core::threads::{feed_on_threads, SendSink};
 use coprof_core::trace::{TraceMeta, TraceReader};
 use coprof_core::{Sink, Source};
-use coprof_rv::sim::ChildRun;
+use coprof_rv::sim::{ChildRun, ExecFollower};
 use coprof_rv::{Exit, Simulator};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -89,6 +89,9 @@ pub struct LiveSetup {
     /// each forked child runs, and the command a followed child's
     /// `execve` of a RISC-V program runs.
     pub follow: Option<(ChildRun, Option<Vec<OsString>>)>,
+    /// Let the program replace itself with a RISC-V program, followed so
+    /// ([`Simulator::follow_exec`]).
+    pub exec: Option<ExecFollower>,
     /// The run is a followed child's, started by its parent's `execve`:
     /// the program's standard output stays its own, and coprof writes
     /// nothing on its standard error (the program's, which its parent
@@ -100,6 +103,7 @@ impl std::fmt::Debug for LiveSetup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LiveSetup")
             .field("follow", &self.follow.as_ref().map(|(_, runner)| runner))
+            .field("exec", &self.exec)
             .field("child", &self.child)
             .finish()
     }
@@ -325,6 +329,9 @@ impl InputArgs {
         let mut sim = Simulator::load(&prog, &config).map_err(crate::cmd::run::sim_error)?;
         if let Some((run, runner)) = &self.setup.follow {
             sim.follow_children(run.clone(), runner.clone());
+        }
+        if let Some(follower) = &self.setup.exec {
+            sim.follow_exec(follower.clone());
         }
         let quiet = self.setup.child;
         let progress = if quiet {

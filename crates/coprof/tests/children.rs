@@ -347,3 +347,88 @@ fn following_children_is_refused_where_it_cannot_work() {
         .code(2)
         .stderr(predicates::str::contains("no directory"));
 }
+
+/// A program that replaces itself: the first image computes, then
+/// `execv`s the same program with an argument, whose second image runs
+/// its own loop and forks a child.
+const REPLACES_ITSELF: &str = r#"
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static __attribute__((noinline)) long first_loop(long n) {
+    volatile long s = 0;
+    for (long i = 0; i < n; i++) s += i;
+    return s;
+}
+static __attribute__((noinline)) long second_loop(long n) {
+    volatile long s = 0;
+    for (long i = 0; i < n; i++) s += i;
+    return s;
+}
+int main(int argc, char **argv) {
+    if (argc == 1) {
+        first_loop(30000);
+        printf("first image\n");
+        fflush(stdout);
+        char *again[] = {argv[0], "again", NULL};
+        execv(argv[0], again);
+        return 1;
+    }
+    second_loop(25000);
+    pid_t pid = fork();
+    if (pid == 0) {
+        second_loop(5000);
+        _exit(4);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    printf("second image, child exited %d\n", WEXITSTATUS(st));
+    return 0;
+}
+"#;
+
+#[test]
+fn a_followed_program_that_replaces_itself_is_profiled_as_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::compile(dir.path(), "again", REPLACES_ITSELF);
+    let file = dir.path().join("again.json");
+    let run = coprof()
+        .args(["profile", "--follow-children", "-o"])
+        .arg(&file)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.starts_with("first image\nsecond image, child exited 4\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the program replaced itself with"),
+        "{stderr}"
+    );
+    // The summary still on standard output, of the second image.
+    let summary = String::from_utf8(run.stdout).unwrap();
+    assert!(
+        summary.starts_with(&format!("coprof profile of {} again\n", prog.display())),
+        "{summary}"
+    );
+    assert!(summary.contains("profile saved to"), "{summary}");
+    let p = read(&file);
+    assert_eq!(p["args"], serde_json::json!(["again"]));
+    assert_eq!(top_loop(&p), ("second_loop".to_string(), 24_999));
+    let children = p["children"].as_array().expect("the child listed");
+    assert_eq!(children.len(), 1, "{children:?}");
+    assert_eq!(children[0]["status"], 4);
+
+    // Not followed, the exec stops the run and names the option.
+    coprof()
+        .args(["profile", "--"])
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--follow-children"));
+}

@@ -883,6 +883,57 @@ fn debian_programs_profile_their_children() {
     }
 }
 
+/// `coprof profile --follow-children` of Debian's dash told to `exec` a
+/// command in place of itself: the profile is of that command (Lua,
+/// dynamically linked, found in the sysroot), its summary on standard
+/// output.
+#[test]
+fn debian_shell_that_execs_its_command_is_followed() {
+    let dir = fetch_debian_programs();
+    let out_dir = tempfile::tempdir().unwrap();
+    let file = out_dir.path().join("sh.json");
+    let lua = repo_root().join("workloads/real/lua/tables.lua");
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
+    cmd.args(["profile", "--follow-children", "--sysroot"])
+        .arg(dir.join("sysroot"))
+        .arg("-o")
+        .arg(&file)
+        .arg("--")
+        .arg(dir.join("sysroot/usr/bin/sh"))
+        .arg("-c")
+        .arg(format!("exec /usr/bin/lua5.4 {} 300", lua.display()));
+    let out = run(cmd).expect("coprof profile runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status, "exit 0", "{err}");
+    assert!(
+        err.contains("the program replaced itself with ")
+            && err.contains("sysroot/usr/bin/lua5.4 (execve)"),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("coprof profile of ")
+            && text
+                .lines()
+                .next()
+                .unwrap()
+                .contains("sysroot/usr/bin/lua5.4 "),
+        "{text}"
+    );
+    assert!(
+        text.contains(" in libc.so.6") || text.contains("libc.so.6+0x"),
+        "{text}"
+    );
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(p["status"], 0);
+    assert!(
+        p["instructions"].as_u64().unwrap() > 1_000_000,
+        "{}",
+        p["instructions"]
+    );
+}
+
 /// A program that replaces itself (`env`, `exec` in a shell) under `coprof
 /// run`, which has nothing to report about it: a RISC-V program goes on in
 /// a new simulator, a host one on the host, with the environment and the

@@ -53,18 +53,24 @@ impl Kernel {
         a: [u64; 8],
         pc: u64,
     ) -> Result<Outcome, SimError> {
-        if !self.unobserved {
-            return Err(SimError::Unsupported {
-                what: format!(
-                    "execve (system call {}) in the process coprof watches: it would replace \
-                     the program its reports are about (a child the program forks may, and \
-                     `coprof run` without --trace, --stats and --max-instructions lets the \
-                     program itself)",
-                    nr::EXECVE
-                ),
-                pc,
-            });
-        }
+        let refused = |what: &str| SimError::Unsupported {
+            what: format!(
+                "execve (system call {}) {what} in the process coprof watches: it would replace \
+                 the program its reports are about (a child the program forks may; \
+                 `coprof profile --follow-children` follows the program into a RISC-V one, and \
+                 `coprof run` without --trace, --stats and --max-instructions lets the \
+                 program replace itself)",
+                nr::EXECVE
+            ),
+            pc,
+        };
+        // The watched process may go on as another RISC-V program only
+        // when that one is followed.
+        let follower = match (self.unobserved, &self.exec_follower) {
+            (true, _) => None,
+            (false, Some(f)) => Some(f.clone()),
+            (false, None) => return Err(refused("")),
+        };
         let guest_path = match mem.read_cstr(a[0], 4096) {
             Ok(p) => p,
             Err(_) => return Ok(Outcome::Ret(EFAULT)),
@@ -76,10 +82,24 @@ impl Kernel {
         if bytes > ARG_MAX {
             return Ok(Outcome::Ret(-(libc::E2BIG as i64)));
         }
-        let (file, argv) = match errno!(self.who_runs(&path, &guest_path, &argv, true)) {
+        let runs = errno!(self.who_runs(&path, &guest_path, &argv, true));
+        if follower.is_some() && runs == Runs::Host {
+            return Err(refused(&format!(
+                "of the host program {}",
+                String::from_utf8_lossy(&guest_path)
+            )));
+        }
+        let runner = match &follower {
+            Some(f) => Some(&f.runner),
+            None => self.runner.as_ref(),
+        };
+        // The descriptor to hand to the follower, and where in its command
+        // the option naming it goes.
+        let mut handed: Option<(i32, String, usize)> = None;
+        let (file, argv) = match runs {
             Runs::Host => (path, argv),
             Runs::Simulator { program, argv } => {
-                let Some(runner) = &self.runner else {
+                let Some(runner) = runner else {
                     return Err(SimError::Unsupported {
                         what: format!(
                             "execve (system call {}) of the RISC-V program {}: this simulator \
@@ -92,6 +112,11 @@ impl Kernel {
                 };
                 let mut cmd: Vec<Vec<u8>> =
                     runner.iter().cloned().map(OsString::into_vec).collect();
+                if let Some((fd, option)) = follower.as_ref().and_then(|f| f.pass.as_ref()) {
+                    // Its number is known once the descriptors are in place.
+                    handed = Some((*fd, option.clone(), cmd.len()));
+                    cmd.push(Vec::new());
+                }
                 // One word, so that a name starting with `-` (a login
                 // shell's) stays a value.
                 let mut argv0 = b"--argv0=".to_vec();
@@ -105,6 +130,21 @@ impl Kernel {
             }
         };
         self.hand_down_fds();
+        let mut argv = argv;
+        if let Some((fd, option, at)) = handed {
+            // Above every guest number, so that it is nobody's, and open
+            // across the exec (F_DUPFD leaves FD_CLOEXEC off).
+            let above = (0..super::MAX_FDS as i64)
+                .rev()
+                .find(|&g| self.fds.host(g).is_some())
+                .map_or(3, |g| g + 1) as i32;
+            // SAFETY: plain call on a descriptor the caller keeps open.
+            let n = unsafe { libc::fcntl(fd, libc::F_DUPFD, above) };
+            if n < 0 {
+                return Ok(Outcome::Ret(super::errno()));
+            }
+            argv[at] = format!("{option}{n}").into_bytes();
+        }
         let argv = c_strings(argv);
         let envp = c_strings(envp);
         let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|s| s.as_ptr()).collect();

@@ -69,6 +69,15 @@ pub struct Args {
     /// with `%p` replaced, print nothing, end as the program ended.
     #[arg(long, hide = true, requires = "follow_children")]
     followed_child: bool,
+    /// The run began this many nanoseconds after the Unix epoch, in the
+    /// process this one replaced (set when a followed program execs, not
+    /// typed): children's profiles since then are listed.
+    #[arg(long, hide = true, requires = "follow_children")]
+    since: Option<u128>,
+    /// Write the summary to this descriptor instead of standard output
+    /// (handed over when a followed program execs, not typed).
+    #[arg(long, hide = true, requires = "follow_children")]
+    report_fd: Option<i32>,
 }
 
 /// The version of the profile file's layout.
@@ -404,9 +413,29 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         });
     }
     let mut jobs = jobs(&lines)?;
+    let started = match a.since {
+        Some(ns) => std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns as u64),
+        None => std::time::SystemTime::now(),
+    };
     let follow = match pattern {
         Some(pattern) => {
-            let runner = children::runner(&a, &pattern);
+            let runner = children::runner(&a, &pattern, children::Follower::Child);
+            if !a.followed_child {
+                // The program may go on as another RISC-V program: a
+                // follower writes the same file and this summary, on
+                // coprof's standard output as it is now.
+                let since = started
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos());
+                let own = raw_output.clone().unwrap_or_default();
+                let main = children::runner(&a, &own, children::Follower::Main { since });
+                // SAFETY: plain call; the duplicate lives until coprof ends.
+                let out = a.report_fd.unwrap_or_else(|| unsafe { libc::dup(1) });
+                a.input.setup.exec = main.map(|runner| coprof_rv::sim::ExecFollower {
+                    runner,
+                    pass: (out >= 0).then(|| (out, "--report-fd=".to_string())),
+                });
+            }
             let follow = children::Follow::new(pattern, lines, a.exact, a.input.clone());
             a.input.setup.follow = Some((follow.clone().hook(), runner));
             Some(follow)
@@ -414,7 +443,6 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         _ => None,
     };
     a.input.setup.child = a.followed_child;
-    let started = std::time::SystemTime::now();
     let (info, timing, costs) = if a.timing {
         let mut timed: Vec<Timed<'_>> = jobs.iter_mut().map(|j| Timed::new(j.job.sink())).collect();
         let (wall, cpu) = (Instant::now(), process_cpu());
@@ -437,6 +465,13 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         (info, None, vec![None; jobs.len()])
     };
     let quiet = a.followed_child;
+    if a.since.is_some() && !quiet {
+        eprintln!(
+            "coprof: note: the program replaced itself with {} (execve): the profile is of that \
+             program, from its start",
+            a.input.name()
+        );
+    }
     let note = |text: String| {
         if !quiet {
             eprintln!("coprof: note: {text}");
@@ -466,6 +501,14 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
     }
     if let Some(path) = &a.output {
         save(&profile, path)?;
+    }
+    if let Some(fd) = a.report_fd {
+        // The summary goes where the replaced process's would have.
+        // SAFETY: plain calls on a descriptor handed to this process.
+        unsafe {
+            libc::dup2(fd, 1);
+            libc::close(fd);
+        }
     }
     if a.json {
         print_json(&profile)

@@ -66,12 +66,24 @@ pub(super) fn ids() -> ProcessIds {
     }
 }
 
-/// The command a followed child runs a RISC-V program it `execve`s with
+/// Which process a follower command is for.
+pub(super) enum Follower {
+    /// A followed child: quiet, writing to the children's file pattern.
+    Child,
+    /// The process coprof started, going on as another program: writing
+    /// to the same `-o` and listing the children profiled since the run
+    /// began (`since`, nanoseconds of the Unix epoch), its summary on the
+    /// descriptor the simulator hands it.
+    Main { since: u128 },
+}
+
+/// The command a followed process runs a RISC-V program it `execve`s with
 /// (the simulator adds `--argv0=NAME -- PROGRAM ARGS…`): `coprof profile`
-/// with the parent's reports and run options, following in turn, quiet,
-/// writing to `pattern`. `None` when coprof's own path is unknown: such
-/// an `execve` then stops the child with a message.
-pub(super) fn runner(a: &Args, pattern: &Path) -> Option<Vec<OsString>> {
+/// with the parent's reports and run options, following in turn, writing
+/// to `output` (the children's pattern, or the parent's own `-o`), as
+/// `who` says. `None` when coprof's own path is unknown: such an `execve`
+/// then stops with a message.
+pub(super) fn runner(a: &Args, output: &Path, who: Follower) -> Option<Vec<OsString>> {
     let mut cmd: Vec<OsString> = vec![std::env::current_exe().ok()?.into(), "profile".into()];
     let input = &a.input;
     // Absolute: the child may have changed directory.
@@ -105,9 +117,13 @@ pub(super) fn runner(a: &Args, pattern: &Path) -> Option<Vec<OsString>> {
     if let Some(b) = a.block_buffer {
         words.extend(["--block-buffer".into(), b.to_string()]);
     }
-    words.extend(["--follow-children".into(), "--followed-child".into()]);
+    words.push("--follow-children".into());
+    match who {
+        Follower::Child => words.push("--followed-child".into()),
+        Follower::Main { since } => words.push(format!("--since={since}")),
+    }
     cmd.extend(words.into_iter().map(OsString::from));
-    cmd.extend(["-o".into(), pattern.as_os_str().to_owned()]);
+    cmd.extend(["-o".into(), output.as_os_str().to_owned()]);
     Some(cmd)
 }
 
