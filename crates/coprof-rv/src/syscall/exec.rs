@@ -55,7 +55,7 @@ impl Kernel {
     ) -> Result<Outcome, SimError> {
         let refused = |what: &str| SimError::Unsupported {
             what: format!(
-                "execve (system call {}) {what} in the process coprof watches: it would replace \
+                "execve (system call {}){what} in the process coprof watches: it would replace \
                  the program its reports are about (a child the program forks may; \
                  `coprof profile --follow-children` follows the program into a RISC-V one, and \
                  `coprof run` without --trace, --stats and --max-instructions lets the \
@@ -85,7 +85,7 @@ impl Kernel {
         let runs = errno!(self.who_runs(&path, &guest_path, &argv, true));
         if follower.is_some() && runs == Runs::Host {
             return Err(refused(&format!(
-                "of the host program {}",
+                " of the host program {}",
                 String::from_utf8_lossy(&guest_path)
             )));
         }
