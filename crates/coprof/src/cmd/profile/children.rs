@@ -28,6 +28,10 @@ use std::time::SystemTime;
 /// What stands for the PID in a profile file's name.
 const PID: &str = "%p";
 
+/// How much older than the run a child's profile file may look and still
+/// be counted as the run's: file times are coarser than the clock.
+const MTIME_MARGIN: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// `path` with every `%p` replaced by `pid`.
 pub(super) fn expand(path: &Path, pid: u32) -> PathBuf {
     PathBuf::from(path.to_string_lossy().replace(PID, &pid.to_string()))
@@ -191,10 +195,12 @@ impl Follow {
                 continue;
             };
             let path = entry.path();
+            // The kernel stamps files from a clock that lags by a tick,
+            // and some file systems keep whole seconds: a margin.
             let fresh = entry
                 .metadata()
                 .and_then(|m| m.modified())
-                .is_ok_and(|t| t >= since);
+                .is_ok_and(|t| t + MTIME_MARGIN >= since);
             if !fresh || own == Some(path.as_path()) {
                 continue;
             }
