@@ -280,6 +280,13 @@ impl Memory {
         Ok(())
     }
 
+    /// Whether the page holding `addr` is shared memory
+    /// ([`Memory::map_shared`]), which other processes may write at once.
+    #[inline]
+    pub fn is_shared(&self, addr: u64) -> bool {
+        self.perm_at(addr) & perm::SHARED != 0
+    }
+
     /// Permission bits of the page holding `addr` (0 if unmapped).
     #[inline]
     pub fn perm_at(&self, addr: u64) -> u8 {
@@ -442,7 +449,7 @@ impl Memory {
         f: impl Fn(u64) -> u64,
     ) -> Result<u64, Fault> {
         let old = self.load::<N>(addr)?;
-        if self.perm_at(addr) & perm::SHARED == 0 {
+        if !self.is_shared(addr) {
             self.store::<N>(addr, f(old))?;
             return Ok(old);
         }
@@ -466,7 +473,7 @@ impl Memory {
         expected: u64,
         v: u64,
     ) -> Result<bool, Fault> {
-        if self.perm_at(addr) & perm::SHARED == 0 {
+        if !self.is_shared(addr) {
             self.store::<N>(addr, v)?;
             return Ok(true);
         }
@@ -481,7 +488,7 @@ impl Memory {
     /// the shared page (not private, so other processes' wakes reach it).
     /// Returns at once when `addr` is not shared memory.
     pub fn futex_wait(&self, addr: u64, val: u32, timeout: std::time::Duration) {
-        if self.perm_at(addr) & perm::SHARED == 0 || !addr.is_multiple_of(4) {
+        if !self.is_shared(addr) || !addr.is_multiple_of(4) {
             return;
         }
         let ts = libc::timespec {
@@ -505,7 +512,7 @@ impl Memory {
     /// shared memory (other processes' [`futex_wait`](Self::futex_wait)s);
     /// nothing when `addr` is not shared memory.
     pub fn futex_wake(&self, addr: u64, count: u32) {
-        if self.perm_at(addr) & perm::SHARED == 0 || !addr.is_multiple_of(4) {
+        if !self.is_shared(addr) || !addr.is_multiple_of(4) {
             return;
         }
         // SAFETY: a mapped, aligned word of our reservation.

@@ -13,7 +13,7 @@ use crate::error::SimError;
 use crate::events::Events;
 use crate::host_signals::HostSignals;
 use crate::itimer::earlier;
-use crate::mem::{perm, Access, Memory};
+use crate::mem::{Access, Memory};
 use crate::process;
 use crate::random::GuestRandom;
 use crate::signal::{self, code, Action, Pending, SigInfo};
@@ -850,7 +850,7 @@ impl Simulator {
             Wait::Futex {
                 addr, val, until, ..
             } => {
-                let shared = self.mem.perm_at(*addr) & perm::SHARED != 0;
+                let shared = self.mem.is_shared(*addr);
                 self.next_thread(None, *until, shared.then_some((*addr, *val)))
             }
             Wait::Redo(_) => self.next_thread(None, None, None),
@@ -925,8 +925,7 @@ impl Simulator {
     /// waiter ends its wait when it sees the change, as after a spurious
     /// wake-up, which futex callers allow for.
     fn shared_word_moved(&self, addr: u64, val: u32) -> bool {
-        self.mem.perm_at(addr) & perm::SHARED != 0
-            && self.mem.load::<4>(addr).map_or(true, |v| v as u32 != val)
+        self.mem.is_shared(addr) && self.mem.load::<4>(addr).map_or(true, |v| v as u32 != val)
     }
 
     /// Whether a signal pending for the running thread would interrupt
@@ -1034,19 +1033,16 @@ impl Simulator {
         };
         let left = until.map(|u| u.saturating_duration_since(std::time::Instant::now()));
         let mut timeout = earlier(left, self.kernel.timers.until_real());
-        // The futex words in shared memory waited on, the running
-        // thread's first.
-        let shared_words: Vec<(u64, u32)> = my_shared_futex
-            .into_iter()
-            .chain(self.threads.parked.iter().filter_map(|p| match p.wait {
-                Wait::Futex { addr, val, .. } if self.mem.perm_at(addr) & perm::SHARED != 0 => {
-                    Some((addr, val))
-                }
+        // A futex word in shared memory waited on, the running thread's
+        // first: then the wait is short, since another process may change
+        // any such word.
+        let shared_word = my_shared_futex.or_else(|| {
+            self.threads.parked.iter().find_map(|p| match p.wait {
+                Wait::Futex { addr, val, .. } if self.mem.is_shared(addr) => Some((addr, val)),
                 _ => None,
-            }))
-            .collect();
-        let shared_futex = !shared_words.is_empty();
-        if shared_futex {
+            })
+        });
+        if shared_word.is_some() {
             timeout = earlier(timeout, Some(SHARED_FUTEX_LOOK));
         }
         // A thread waiting for a signal (`sigwait`, `sigsuspend`, `pause`)
@@ -1057,13 +1053,12 @@ impl Simulator {
             .parked
             .iter()
             .any(|p| matches!(&p.wait, Wait::Call(b) if b.fds.is_empty()))
-            || mine.is_some_and(|b| b.fds.is_empty())
-            || shared_futex;
+            || mine.is_some_and(|b| b.fds.is_empty());
         let signal_may_come = for_a_signal && self.kernel.outside_fd().is_some();
         if fds.is_empty() && timeout.is_none() && !signal_may_come {
             return false;
         }
-        if let (true, Some(&(addr, val))) = (fds.is_empty(), shared_words.first()) {
+        if let (true, Some((addr, val))) = (fds.is_empty(), shared_word) {
             // Only futex words to wait for: on the host's futex of the
             // first, which another process's wake ends at once; the others
             // are looked at after at most SHARED_FUTEX_LOOK, and so are

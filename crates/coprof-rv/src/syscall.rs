@@ -2598,14 +2598,17 @@ impl Kernel {
                 }
             }
         }
-        match std::fs::read_link(format!("/proc/self/fd/{host}")) {
-            Ok(path) if !anon => {
+        let file = (!anon)
+            .then(|| std::fs::read_link(format!("/proc/self/fd/{host}")).ok())
+            .flatten();
+        match file {
+            Some(path) => {
                 if prot & perm::X != 0 {
                     self.note_module(host, &path, at, off);
                 }
                 self.file_maps.record(at, len, off, &path);
             }
-            _ => self.file_maps.forget(at, len),
+            None => self.file_maps.forget(at, len),
         }
         if replaces_code {
             Ok(Outcome::RetFlush(at as i64))

@@ -132,9 +132,8 @@ pub struct LiveRun {
     /// Instructions delivered as runs of basic blocks rather than as
     /// events (to the reports that take them).
     pub in_runs: u64,
-    /// The exit status a shell would report (128 + signal if it died of one).
-    pub status: i32,
-    /// How the program ended.
+    /// How the program ended (`Exit::status` gives the status a shell
+    /// would report: 128 + signal if it died of one).
     pub exit: Exit,
 }
 
@@ -148,22 +147,23 @@ impl InputArgs {
     /// `--sysroot DIR`, `--enosys`, `--random-seed N`, `--quantum N`), as
     /// they would be typed again, to run it the same way.
     pub fn run_options(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        for (option, dir) in [("--root", &self.root), ("--sysroot", &self.sysroot)] {
-            if let Some(dir) = dir {
-                v.extend([option.to_string(), dir.display().to_string()]);
-            }
+        self.shape()
+            .options(false)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|o| o.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// The options that shape a program's run.
+    pub fn shape(&self) -> crate::cmd::run::Shape<'_> {
+        crate::cmd::run::Shape {
+            root: &self.root,
+            sysroot: &self.sysroot,
+            enosys: self.enosys,
+            seed: self.random_seed,
+            quantum: self.quantum,
         }
-        if self.enosys {
-            v.push("--enosys".into());
-        }
-        if let Some(seed) = self.random_seed {
-            v.extend(["--random-seed".into(), seed.to_string()]);
-        }
-        if let Some(q) = self.quantum {
-            v.extend(["--quantum".into(), q.to_string()]);
-        }
-        v
     }
 
     /// A name for the input in messages: the trace file or the program.
@@ -315,14 +315,7 @@ impl InputArgs {
         let prog = self.program_path().ok_or_else(|| {
             bad_input("give a trace file, or a program after `--` (e.g. `-- ./prog args`)")
         })?;
-        let shape = crate::cmd::run::Shape {
-            root: &self.root,
-            sysroot: &self.sysroot,
-            enosys: self.enosys,
-            seed: self.random_seed,
-            quantum: self.quantum,
-        };
-        let mut config = crate::cmd::run::sim_config(&self.program, &shape, 0)?;
+        let mut config = crate::cmd::run::sim_config(&self.program, &self.shape(), 0)?;
         if let Some(name) = &self.argv0 {
             config.args[0] = name.clone();
         }
@@ -384,7 +377,6 @@ impl InputArgs {
             live: Some(LiveRun {
                 instructions: sim.instret() - before,
                 in_runs: sim.instructions_in_runs(),
-                status: exit.status(),
                 exit,
             }),
             symbols: if self.no_symbols {

@@ -132,6 +132,18 @@ fn top_loop(profile: &Value) -> (String, u64) {
     )
 }
 
+/// `coprof profile OPTIONS -o FILE -- PROG`, ready to run.
+fn profile(options: &[&str], file: &Path, prog: &Path) -> assert_cmd::Command {
+    let mut cmd = coprof();
+    cmd.arg("profile")
+        .args(options)
+        .arg("-o")
+        .arg(file)
+        .arg("--")
+        .arg(prog);
+    cmd
+}
+
 fn read(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
@@ -148,11 +160,7 @@ fn every_child_process_gets_its_own_profile() {
         let main_file = out_dir.join("family.json");
         // The program's output goes to standard error under `coprof
         // profile`, the summary to standard output.
-        let run = coprof()
-            .args(["profile", "--follow-children", "--exact", "-o"])
-            .arg(&main_file)
-            .arg("--")
-            .arg(&prog)
+        let run = profile(&["--follow-children", "--exact"], &main_file, &prog)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&run.stderr);
@@ -244,13 +252,7 @@ fn without_following_children_run_unobserved() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::compile(dir.path(), "family", PROGRAM);
     let out = dir.path().join("p.json");
-    let run = coprof()
-        .args(["profile", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .unwrap();
+    let run = profile(&[], &out, &prog).output().unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{stderr}");
     assert!(
@@ -276,13 +278,7 @@ fn a_pid_pattern_names_every_file() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::compile(dir.path(), "family", PROGRAM);
     let pattern = dir.path().join("run-%p.json");
-    let summary = stdout_of(
-        coprof()
-            .args(["profile", "--follow-children", "-o"])
-            .arg(&pattern)
-            .arg("--")
-            .arg(&prog),
-    );
+    let summary = stdout_of(&mut profile(&["--follow-children"], &pattern, &prog));
     let mut files: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -393,11 +389,7 @@ fn a_followed_program_that_replaces_itself_is_profiled_as_the_new_one() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::compile(dir.path(), "again", REPLACES_ITSELF);
     let file = dir.path().join("again.json");
-    let run = coprof()
-        .args(["profile", "--follow-children", "-o"])
-        .arg(&file)
-        .arg("--")
-        .arg(&prog)
+    let run = profile(&["--follow-children"], &file, &prog)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);

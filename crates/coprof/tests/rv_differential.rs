@@ -785,6 +785,20 @@ fn debian_programs_profile() {
     }
 }
 
+/// `coprof profile --follow-children --sysroot DIR/sysroot -o FILE --
+/// PROG ARGS` for the Debian programs fetched into `dir`.
+fn following(dir: &Path, file: &Path, prog: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
+    cmd.args(["profile", "--follow-children", "--sysroot"])
+        .arg(dir.join("sysroot"))
+        .arg("-o")
+        .arg(file)
+        .arg("--")
+        .arg(prog)
+        .args(args);
+    cmd
+}
+
 /// `coprof profile --follow-children` on programs that start others:
 /// busybox's shell running a pipeline of its own applets (forked children,
 /// stripped code), Python's `subprocess` running the interpreter
@@ -832,15 +846,7 @@ fn debian_programs_profile_their_children() {
         ),
     ] {
         let file = out_dir.path().join(format!("{name}.json"));
-        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
-        cmd.args(["profile", "--follow-children", "--sysroot"])
-            .arg(dir.join("sysroot"))
-            .arg("-o")
-            .arg(&file)
-            .arg("--")
-            .arg(dir.join(prog))
-            .args(&args);
-        let out = run(cmd).expect("coprof profile runs");
+        let out = run(following(&dir, &file, &dir.join(prog), &args)).expect("coprof profile runs");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status, "exit 0", "{name}: {err}");
         // The program's output (on standard error under `coprof profile`),
@@ -893,16 +899,9 @@ fn debian_shell_that_execs_its_command_is_followed() {
     let out_dir = tempfile::tempdir().unwrap();
     let file = out_dir.path().join("sh.json");
     let lua = repo_root().join("workloads/real/lua/tables.lua");
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
-    cmd.args(["profile", "--follow-children", "--sysroot"])
-        .arg(dir.join("sysroot"))
-        .arg("-o")
-        .arg(&file)
-        .arg("--")
-        .arg(dir.join("sysroot/usr/bin/sh"))
-        .arg("-c")
-        .arg(format!("exec /usr/bin/lua5.4 {} 300", lua.display()));
-    let out = run(cmd).expect("coprof profile runs");
+    let script = format!("exec /usr/bin/lua5.4 {} 300", lua.display());
+    let sh = dir.join("sysroot/usr/bin/sh");
+    let out = run(following(&dir, &file, &sh, &["-c", &script])).expect("coprof profile runs");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status, "exit 0", "{err}");
     assert!(

@@ -129,15 +129,11 @@ impl Kernel {
                 (file, cmd)
             }
         };
-        self.hand_down_fds();
+        let above = self.hand_down_fds();
         let mut argv = argv;
         if let Some((fd, option, at)) = handed {
             // Above every guest number, so that it is nobody's, and open
             // across the exec (F_DUPFD leaves FD_CLOEXEC off).
-            let above = (0..super::MAX_FDS as i64)
-                .rev()
-                .find(|&g| self.fds.host(g).is_some())
-                .map_or(3, |g| g + 1) as i32;
             // SAFETY: plain call on a descriptor the caller keeps open.
             let n = unsafe { libc::fcntl(fd, libc::F_DUPFD, above) };
             if n < 0 {
@@ -197,8 +193,9 @@ impl Kernel {
     /// at its guest number on the host, and marks every other host
     /// descriptor close-on-exec (coprof's own among them), so that the new
     /// program sees the guest's table. The table follows the moves, so the
-    /// guest goes on with the same files if the exec then fails.
-    fn hand_down_fds(&mut self) {
+    /// guest goes on with the same files if the exec then fails. Returns
+    /// the first number above every guest descriptor's.
+    fn hand_down_fds(&mut self) -> i32 {
         let mut open: Vec<(usize, i32, bool)> = Vec::new();
         for g in 0..super::MAX_FDS {
             if let Some(h) = self.fds.host(g as i64) {
@@ -241,6 +238,7 @@ impl Kernel {
             }
             from = k.saturating_add(1);
         }
+        above
     }
 }
 

@@ -356,7 +356,7 @@ fn profile_of(input: &InputArgs, info: &InputInfo, exact: bool, reports: Vec<Sec
         events: info.events,
         instructions: info.live.as_ref().map(|l| l.instructions),
         instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
-        status: info.live.as_ref().map(|l| l.status),
+        status: info.live.as_ref().map(|l| l.exit.status()),
         exact,
         timing: None,
         reports,
@@ -366,14 +366,14 @@ fn profile_of(input: &InputArgs, info: &InputInfo, exact: bool, reports: Vec<Sec
 }
 
 pub fn run(mut a: Args) -> anyhow::Result<()> {
-    // Absolute, since the program may change directory before the
-    // profile is written; `%p` is this process's PID.
     if let (true, Some(file)) = (a.follow_children, &a.input.file) {
         return Err(bad_input(format!(
             "--follow-children applies to a program run after `--`, not to the trace file {}",
             file.display()
         )));
     }
+    // Absolute, since the program may change directory before the
+    // profile is written; `%p` is this process's PID.
     let raw_output = match a.output.take() {
         Some(o) => Some(
             std::path::absolute(&o).map_err(|e| bad_input(format!("-o {}: {e}", o.display())))?,

@@ -137,26 +137,43 @@ pub(crate) fn record_inherited_fds() {
     let _ = INHERITED_FDS.set(coprof_rv::fdtable::inherited_fds());
 }
 
-/// `coprof run` with the options that shape a run (`--root`,
-/// `--sysroot`, `--enosys`, `--random-seed`, `--quantum`): the command a
-/// forked child of the program runs a RISC-V program it `execve`s with, in
-/// a simulator of its own and unobserved, as the child itself was.
+impl Shape<'_> {
+    /// These options as they would be typed again (`--root DIR`,
+    /// `--sysroot DIR`, `--enosys`, `--random-seed N`, `--quantum N`), to
+    /// run a program the same way; with `absolute`, the directories made
+    /// absolute, for a command that may start in another directory
+    /// (`None` when one cannot be).
+    pub fn options(&self, absolute: bool) -> Option<Vec<OsString>> {
+        let mut v: Vec<OsString> = Vec::new();
+        for (option, dir) in [("--root", self.root), ("--sysroot", self.sysroot)] {
+            if let Some(dir) = dir {
+                let dir = if absolute {
+                    std::path::absolute(dir).ok()?
+                } else {
+                    dir.clone()
+                };
+                v.extend([option.into(), dir.into()]);
+            }
+        }
+        if self.enosys {
+            v.push("--enosys".into());
+        }
+        if let Some(seed) = self.seed {
+            v.extend(["--random-seed".into(), seed.to_string().into()]);
+        }
+        if let Some(q) = self.quantum {
+            v.extend(["--quantum".into(), q.to_string().into()]);
+        }
+        Some(v)
+    }
+}
+
+/// `coprof run` with the options that shape a run: the command a forked
+/// child of the program runs a RISC-V program it `execve`s with, in a
+/// simulator of its own and unobserved, as the child itself was.
 fn runner(shape: &Shape<'_>) -> Option<Vec<OsString>> {
     let mut cmd: Vec<OsString> = vec![std::env::current_exe().ok()?.into(), "run".into()];
-    for (option, dir) in [("--root", shape.root), ("--sysroot", shape.sysroot)] {
-        if let Some(dir) = dir {
-            cmd.extend([option.into(), std::path::absolute(dir).ok()?.into()]);
-        }
-    }
-    if shape.enosys {
-        cmd.push("--enosys".into());
-    }
-    if let Some(seed) = shape.seed {
-        cmd.extend(["--random-seed".into(), seed.to_string().into()]);
-    }
-    if let Some(q) = shape.quantum {
-        cmd.extend(["--quantum".into(), q.to_string().into()]);
-    }
+    cmd.extend(shape.options(true)?);
     Some(cmd)
 }
 

@@ -90,22 +90,9 @@ pub(super) enum Follower {
 pub(super) fn runner(a: &Args, output: &Path, who: Follower) -> Option<Vec<OsString>> {
     let mut cmd: Vec<OsString> = vec![std::env::current_exe().ok()?.into(), "profile".into()];
     let input = &a.input;
-    // Absolute: the child may have changed directory.
-    for (option, dir) in [("--root", &input.root), ("--sysroot", &input.sysroot)] {
-        if let Some(dir) = dir {
-            cmd.extend([option.into(), std::path::absolute(dir).ok()?.into()]);
-        }
-    }
+    // Absolute: the process may have changed directory.
+    cmd.extend(input.shape().options(true)?);
     let mut words: Vec<String> = Vec::new();
-    if input.enosys {
-        words.push("--enosys".into());
-    }
-    if let Some(seed) = input.random_seed {
-        words.extend(["--random-seed".into(), seed.to_string()]);
-    }
-    if let Some(q) = input.quantum {
-        words.extend(["--quantum".into(), q.to_string()]);
-    }
     if let Some(t) = input.threads {
         words.extend(["--threads".into(), t.to_string()]);
     }
