@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 
 /// Most instructions in one block.
 pub const MAX_BLOCK: usize = 64;
-const FAST_SLOTS: usize = 1 << 12;
+const FAST_SLOTS: usize = 1 << 15;
 
 /// One pre-decoded block.
 pub struct Block {
