@@ -160,9 +160,13 @@ fn every_child_process_gets_its_own_profile() {
         let main_file = out_dir.join("family.json");
         // The program's output goes to standard error under `coprof
         // profile`, the summary to standard output.
-        let run = profile(&["--follow-children", "--exact"], &main_file, &prog)
-            .output()
-            .unwrap();
+        let run = profile(
+            &["--follow-children", "--exact", "--timing"],
+            &main_file,
+            &prog,
+        )
+        .output()
+        .unwrap();
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(run.status.success(), "{name}: {stderr}");
         assert_eq!(stderr, OUTPUT, "{name}: the program's output");
@@ -216,8 +220,20 @@ fn every_child_process_gets_its_own_profile() {
                     p["args"].clone(),
                 ),
             );
-            // Exact answers came along (the parent's --exact).
+            // Exact answers came along (the parent's --exact), and each
+            // child's own times (--timing): every report's engines took
+            // some CPU time, all within the child's own pass.
             assert_eq!(p["exact"], true, "{name}: {function}");
+            let pass = p["timing"]["cpu_seconds"]
+                .as_f64()
+                .expect("the child's pass timed");
+            for r in p["reports"].as_array().unwrap() {
+                let cpu = r["cpu_seconds"].as_f64().expect("each report timed");
+                assert!(
+                    cpu > 0.0 && cpu <= pass,
+                    "{name}: {function}: {cpu} of {pass}"
+                );
+            }
         }
         let child = &by_loop["child_loop"];
         let grandchild = &by_loop["grandchild_loop"];

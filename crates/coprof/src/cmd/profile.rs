@@ -9,7 +9,7 @@ use crate::job::{parse_args, Job, Rendered};
 use crate::output::print_json;
 use crate::timing::{process_cpu, Timed};
 use anyhow::Context;
-use coprof_core::Sink;
+use coprof_core::threads::SendSink;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -298,6 +298,29 @@ struct Named {
     job: Box<dyn Job>,
 }
 
+/// Runs `pass` over the sinks of `jobs`, with `timing` each timed
+/// ([`Timed`]): what `pass` returned, the pass's wall and CPU time, and
+/// each report's CPU seconds (`None`s without `timing`).
+fn timed_pass<T, E>(
+    jobs: &mut [Named],
+    timing: bool,
+    pass: impl FnOnce(Vec<SendSink<'_>>) -> Result<T, E>,
+) -> Result<(T, Option<Timing>, Vec<Option<f64>>), E> {
+    if !timing {
+        let out = pass(jobs.iter_mut().map(|j| j.job.sink()).collect())?;
+        return Ok((out, None, vec![None; jobs.len()]));
+    }
+    let mut timed: Vec<Timed<'_>> = jobs.iter_mut().map(|j| Timed::new(j.job.sink())).collect();
+    let (wall, cpu) = (Instant::now(), process_cpu());
+    let out = pass(timed.iter_mut().map(|t| t as SendSink<'_>).collect())?;
+    let timing = Timing {
+        wall_seconds: wall.elapsed().as_secs_f64(),
+        cpu_seconds: process_cpu().saturating_sub(cpu).as_secs_f64(),
+    };
+    let costs = timed.iter().map(|t| Some(t.cpu().as_secs_f64())).collect();
+    Ok((out, Some(timing), costs))
+}
+
 /// The jobs of `lines`, fresh.
 fn jobs(lines: &[Line]) -> anyhow::Result<Vec<Named>> {
     lines
@@ -436,34 +459,14 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
                     pass: (out >= 0).then(|| (out, "--report-fd=".to_string())),
                 });
             }
-            let follow = children::Follow::new(pattern, lines, a.exact, a.input.clone());
+            let follow = children::Follow::new(pattern, lines, a.exact, a.timing, a.input.clone());
             a.input.setup.follow = Some((follow.clone().hook(), runner));
             Some(follow)
         }
         _ => None,
     };
     a.input.setup.child = a.followed_child;
-    let (info, timing, costs) = if a.timing {
-        let mut timed: Vec<Timed<'_>> = jobs.iter_mut().map(|j| Timed::new(j.job.sink())).collect();
-        let (wall, cpu) = (Instant::now(), process_cpu());
-        let info = a.input.run_sinks(
-            timed
-                .iter_mut()
-                .map(|t| t as &mut (dyn Sink + Send))
-                .collect(),
-        )?;
-        let timing = Timing {
-            wall_seconds: wall.elapsed().as_secs_f64(),
-            cpu_seconds: process_cpu().saturating_sub(cpu).as_secs_f64(),
-        };
-        let costs: Vec<Option<f64>> = timed.iter().map(|t| Some(t.cpu().as_secs_f64())).collect();
-        (info, Some(timing), costs)
-    } else {
-        let info = a
-            .input
-            .run_sinks(jobs.iter_mut().map(|j| j.job.sink()).collect())?;
-        (info, None, vec![None; jobs.len()])
-    };
+    let (info, timing, costs) = timed_pass(&mut jobs, a.timing, |sinks| a.input.run_sinks(sinks))?;
     let quiet = a.followed_child;
     if a.since.is_some() && !quiet {
         eprintln!(

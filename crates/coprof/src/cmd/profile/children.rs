@@ -14,7 +14,7 @@
 //! or with `.PID` put before its extension; the parent's profile lists
 //! those it finds when it ends.
 
-use super::{jobs, profile_of, save, sections, Args, ChildProfile, Line, ProcessIds};
+use super::{jobs, profile_of, save, sections, timed_pass, Args, ChildProfile, Line, ProcessIds};
 use crate::error::bad_input;
 use crate::input::InputArgs;
 use coprof_core::Discard;
@@ -102,6 +102,9 @@ pub(super) fn runner(a: &Args, output: &Path, who: Follower) -> Option<Vec<OsStr
     if a.exact {
         words.push("--exact".into());
     }
+    if a.timing {
+        words.push("--timing".into());
+    }
     for r in &a.reports {
         words.extend(["--report".into(), r.clone()]);
     }
@@ -128,6 +131,8 @@ struct Inner {
     /// The reports, as the parent's.
     lines: Vec<Line>,
     exact: bool,
+    /// Whether to time the child's pass (`--timing`).
+    timing: bool,
     /// The parent's input: the program (a forked child runs the same),
     /// the threads and symbol options.
     input: InputArgs,
@@ -138,6 +143,7 @@ impl Follow {
         pattern: PathBuf,
         lines: Vec<Line>,
         exact: bool,
+        timing: bool,
         mut input: InputArgs,
     ) -> Follow {
         // Quiet: a child's standard error is its program's.
@@ -146,6 +152,7 @@ impl Follow {
             pattern,
             lines,
             exact,
+            timing,
             input,
         }))
     }
@@ -233,13 +240,15 @@ impl Inner {
                 return sim.run_to_exit(&mut Discard);
             }
         };
-        let sinks = jobs.iter_mut().map(|j| j.job.sink()).collect();
-        let exit = self.input.feed(sinks, |sink| sim.run_to_exit(sink))?;
+        let (exit, timing, costs) = timed_pass(&mut jobs, self.timing, |sinks| {
+            self.input.feed(sinks, |sink| sim.run_to_exit(sink))
+        })?;
         let written = self.input.describe().and_then(|meta| {
             let info = self.input.live_info(sim, exit.clone(), before, meta);
-            let reports = sections(jobs, vec![None; self.lines.len()], &info, &|_| {})?;
+            let reports = sections(jobs, costs, &info, &|_| {})?;
             let mut profile = profile_of(&self.input, &info, self.exact, reports);
             profile.process = Some(ids);
+            profile.timing = timing;
             save(&profile, &path)
         });
         if let Err(e) = written {
