@@ -298,14 +298,17 @@ struct Named {
     job: Box<dyn Job>,
 }
 
+/// What a pass gave, with what it cost (`--timing`): the pass's wall and
+/// CPU time, and each report's CPU seconds, `None`s without timing.
+type TimedPass<T> = (T, Option<Timing>, Vec<Option<f64>>);
+
 /// Runs `pass` over the sinks of `jobs`, with `timing` each timed
-/// ([`Timed`]): what `pass` returned, the pass's wall and CPU time, and
-/// each report's CPU seconds (`None`s without `timing`).
+/// ([`Timed`]).
 fn timed_pass<T, E>(
     jobs: &mut [Named],
     timing: bool,
     pass: impl FnOnce(Vec<SendSink<'_>>) -> Result<T, E>,
-) -> Result<(T, Option<Timing>, Vec<Option<f64>>), E> {
+) -> Result<TimedPass<T>, E> {
     if !timing {
         let out = pass(jobs.iter_mut().map(|j| j.job.sink()).collect())?;
         return Ok((out, None, vec![None; jobs.len()]));
