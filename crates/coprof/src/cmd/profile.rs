@@ -659,8 +659,12 @@ fn save(profile: &Profile, path: &Path) -> anyhow::Result<()> {
     };
     let fail = |e: std::io::Error| bad_input(format!("cannot write {}: {e}", path.display()));
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-    serde_json::to_writer_pretty(&mut tmp, profile)?;
-    tmp.write_all(b"\n").map_err(fail)?;
+    // Buffered: the serializer writes a few bytes at a time.
+    let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+    serde_json::to_writer_pretty(&mut out, profile).map_err(|e| fail(e.into()))?;
+    out.write_all(b"\n").map_err(fail)?;
+    out.flush().map_err(fail)?;
+    drop(out);
     tmp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
 }
