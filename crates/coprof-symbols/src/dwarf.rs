@@ -21,6 +21,15 @@ pub struct Dwarf {
     pub bytes: usize,
 }
 
+/// The sections `gimli` loads that function, file and line look-ups never
+/// read.
+const UNUSED: [SectionId; 4] = [
+    SectionId::DebugLoc,
+    SectionId::DebugLocLists,
+    SectionId::DebugMacinfo,
+    SectionId::DebugMacro,
+];
+
 /// Whether `file` has DWARF (a non-empty `.debug_info`).
 pub fn has_info(file: &object::File<'_>) -> bool {
     file.section_by_name(SectionId::DebugInfo.name())
@@ -42,6 +51,9 @@ pub fn load(file: &object::File<'_>) -> Result<Option<Dwarf>, String> {
     let mut bytes = 0usize;
     let load_section = |id: SectionId| -> Result<Reader, String> {
         let data: Arc<[u8]> = match file.section_by_name(id.name()) {
+            // Where variables live and macros: no look-up here reads them,
+            // and libc's location lists alone inflate to megabytes.
+            _ if UNUSED.contains(&id) => Arc::from(&[][..]),
             Some(s) => match s.uncompressed_data() {
                 Ok(d) => Arc::from(&*d),
                 Err(e) => return Err(format!("section {}: {e}", id.name())),
