@@ -91,6 +91,54 @@ fn multi_chunk_round_trip_and_metadata() {
     assert_eq!(r.stats().chunks, 3);
 }
 
+/// A program that maps more libraries than the header's room holds (a
+/// large application, Python with many extension modules): every module
+/// is kept, in order, and the events after the larger header read back
+/// the same.
+#[test]
+fn modules_beyond_the_reserved_room_are_all_kept() {
+    use coprof_core::trace::Module;
+    let dir = tempfile::tempdir().unwrap();
+    let module = |i: u64| {
+        Module {
+        start: 0x40_0000_0000 + i * 0x10_0000,
+        end: 0x40_0000_0000 + i * 0x10_0000 + 0x8000,
+        bias: 0x40_0000_0000 + i * 0x10_0000,
+        path: format!("/usr/lib/riscv64-linux-gnu/python3.13/lib-dynload/ext{i:04}.cpython-313-riscv64-linux-gnu.so").into(),
+    }
+    };
+    let events = generate(&GenConfig::new(Workload::Mixed, CHUNK_EVENTS as u64 + 99)).unwrap();
+    for count in [3u64, 400] {
+        let p = dir.path().join(format!("m{count}.cpt"));
+        let start = TraceMeta {
+            modules: vec![module(0)],
+            ..meta()
+        };
+        let mut w = TraceWriter::create(&p, start, ClassSet::ALL).unwrap();
+        w.write(&events).unwrap();
+        let all: Vec<Module> = (0..count).map(module).collect();
+        w.set_modules(all.clone());
+        let summary = w.commit().unwrap();
+        assert_eq!(
+            summary.file_bytes,
+            std::fs::metadata(&p).unwrap().len(),
+            "{count} modules: the size reported is the file's"
+        );
+        let mut r = TraceReader::open(&p).unwrap();
+        assert_eq!(r.meta().modules, all, "{count} modules");
+        assert_eq!(r.meta().events, events.len() as u64);
+        let mut c = Collect::all();
+        r.run(&mut c).unwrap();
+        assert_eq!(c.events, events.iter().map(canonical).collect::<Vec<_>>());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "temporary files left: {left:?}");
+    }
+}
+
 #[test]
 fn reader_filters_to_wanted_classes() {
     let dir = tempfile::tempdir().unwrap();

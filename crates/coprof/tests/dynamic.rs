@@ -264,3 +264,103 @@ fn a_stripped_position_independent_program_is_named_by_file_and_address() {
     }
     assert!(p.iter().any(|(f, _)| f == "strlen in libc.so.6"), "{p:?}");
 }
+
+/// A plugin: one loop, in a function every copy exports.
+const PLUGIN: &str = r#"
+unsigned long plugin_work(unsigned long n) {
+    unsigned long s = 0;
+    for (unsigned long i = 0; i < n; i++)
+        s += (i * i) ^ (s >> 3);
+    return s;
+}
+"#;
+
+/// A host that loads `argv[2]` copies of the plugin from the directory
+/// `argv[1]`, and calls the last one loaded most.
+const PLUGIN_HOST: &str = r#"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+    int n = atoi(argv[2]);
+    unsigned long total = 0;
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/plugin%03d.so", argv[1], i);
+        void *h = dlopen(path, RTLD_NOW);
+        if (!h) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+        unsigned long (*work)(unsigned long) = (unsigned long (*)(unsigned long))dlsym(h, "plugin_work");
+        total += work(i == n - 1 ? 100000 : 10);
+    }
+    printf("%lu\n", total);
+    return 0;
+}
+"#;
+
+/// A program that maps more libraries than a trace's header has room for
+/// when it starts (about a hundred paths): a trace of it still names the
+/// last one's code, as the live run does.
+#[test]
+fn a_trace_of_a_program_with_hundreds_of_libraries_names_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    common::run_script("scripts/install-deps.sh", &[]);
+    let gcc = |args: &[&str], out: &Path, src: &str| {
+        let c = out.with_extension("c");
+        std::fs::write(&c, src).unwrap();
+        let st = std::process::Command::new("riscv64-linux-gnu-gcc")
+            .args(args)
+            .arg("-o")
+            .arg(out)
+            .arg(&c)
+            .status()
+            .expect("cross compiler runs");
+        assert!(st.success(), "compiling {} failed", c.display());
+    };
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let first = plugins.join("plugin000.so");
+    gcc(&["-O1", "-g", "-shared", "-fPIC"], &first, PLUGIN);
+    const COUNT: usize = 250;
+    // Copies are separate files to the loader, each mapped on its own.
+    for i in 1..COUNT {
+        std::fs::copy(&first, plugins.join(format!("plugin{i:03}.so"))).unwrap();
+    }
+    let host = dir.path().join("host");
+    gcc(&["-O1", "-g"], &host, PLUGIN_HOST);
+
+    let count = COUNT.to_string();
+    let live = json_of(
+        coprof()
+            .args(["loops", "--json", "--"])
+            .arg(&host)
+            .arg(&plugins)
+            .arg(&count),
+    );
+    let last = format!("plugin_work in plugin{:03}.so", COUNT - 1);
+    assert!(
+        places(&live).iter().any(|(f, _)| *f == last),
+        "live: {:?}",
+        places(&live)
+    );
+
+    let trace = dir.path().join("host.cpt");
+    let out = stdout_of(
+        coprof()
+            .args(["run", "--trace"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&host)
+            .arg(&plugins)
+            .arg(&count),
+    );
+    assert!(!out.is_empty());
+    let traced = json_of(coprof().arg("loops").arg(&trace).arg("--json"));
+    assert_eq!(places(&traced), places(&live));
+    let info = stdout_of(coprof().arg("info").arg(&trace));
+    assert_eq!(
+        info.matches("/plugins/plugin").count(),
+        COUNT,
+        "every library listed:\n{info}"
+    );
+}

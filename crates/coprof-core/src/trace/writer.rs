@@ -30,7 +30,8 @@ pub struct WriteSummary {
 }
 
 /// Bytes of metadata reserved for modules found after the trace starts,
-/// when it starts with some: about a hundred paths.
+/// when it starts with some: about a hundred paths. A trace that finds
+/// more is given a larger header when it is committed.
 const MODULE_ROOM: usize = 16 << 10;
 
 /// Writes a `.cpt` trace. Also a [`Sink`], so a source can write straight
@@ -127,8 +128,9 @@ impl TraceWriter {
 
     /// Sets the modules the final metadata names (see
     /// [`TraceMeta::modules`]): those the source found while the trace was
-    /// written. Modules that do not fit the room reserved when the trace
-    /// was created with some are left out, the last first.
+    /// written. All are kept: when they do not fit the room reserved,
+    /// [`commit`](Self::commit) writes the chunks again behind a larger
+    /// header.
     pub fn set_modules(&mut self, modules: Vec<super::Module>) {
         self.meta.modules = modules;
     }
@@ -143,7 +145,9 @@ impl TraceWriter {
         TraceError::new(&self.path, self.offset, TraceErrorKind::Io(e))
     }
 
-    fn meta_bytes(&self) -> Vec<u8> {
+    /// The metadata as it stands, as JSON, with the event and class
+    /// counts so far.
+    fn meta_json(&self) -> Vec<u8> {
         let mut m = self.meta.clone();
         m.events = self.summary.events;
         m.class_counts = Class::ALL
@@ -151,25 +155,36 @@ impl TraceWriter {
             .filter(|c| self.counts[**c as usize] > 0)
             .map(|c| (c.name().to_string(), self.counts[*c as usize]))
             .collect();
-        let mut bytes = serde_json::to_vec(&m).expect("metadata serialises");
-        // Modules beyond the room reserved are left out, the last first.
-        while bytes.len() > self.meta_reserve && m.modules.len() > 1 {
-            m.modules.pop();
-            bytes = serde_json::to_vec(&m).expect("metadata serialises");
-        }
-        debug_assert!(bytes.len() <= self.meta_reserve);
-        bytes.resize(self.meta_reserve, b' ');
-        bytes
+        serde_json::to_vec(&m).expect("metadata serialises")
     }
 
-    fn write_header(&mut self) -> Result<(), TraceError> {
-        let meta = self.meta_bytes();
+    /// Metadata `bytes` padded with spaces to the room reserved for them,
+    /// or `None` when they have grown past that room (more modules than
+    /// it holds).
+    fn padded(&self, mut bytes: Vec<u8>) -> Option<Vec<u8>> {
+        if bytes.len() > self.meta_reserve {
+            return None;
+        }
+        bytes.resize(self.meta_reserve, b' ');
+        Some(bytes)
+    }
+
+    /// The header: magic, version, flags, metadata length and metadata.
+    fn header(meta: &[u8]) -> Vec<u8> {
         let mut h = Vec::with_capacity(HEADER_FIXED + meta.len());
         h.extend_from_slice(&MAGIC);
         h.extend_from_slice(&VERSION.to_le_bytes());
         h.extend_from_slice(&0u16.to_le_bytes());
         h.extend_from_slice(&(meta.len() as u32).to_le_bytes());
-        h.extend_from_slice(&meta);
+        h.extend_from_slice(meta);
+        h
+    }
+
+    fn write_header(&mut self) -> Result<(), TraceError> {
+        let meta = self
+            .padded(self.meta_json())
+            .expect("the reserve is the metadata's widest form");
+        let h = Self::header(&meta);
         self.file.write_all(&h).map_err(|e| self.io_err(e))?;
         self.offset = h.len() as u64;
         Ok(())
@@ -224,24 +239,57 @@ impl TraceWriter {
         end[8..16].copy_from_slice(&self.summary.events.to_le_bytes());
         self.file.write_all(&end).map_err(|e| self.io_err(e))?;
         self.offset += END_MARKER as u64;
-        let meta = self.meta_bytes();
-        self.file
-            .seek(SeekFrom::Start(HEADER_FIXED as u64))
-            .and_then(|_| self.file.write_all(&meta))
-            .and_then(|_| self.file.flush())
-            .map_err(|e| self.io_err(e))?;
-        self.summary.file_bytes = self.offset;
         let path = self.path.clone();
-        let tmp = self
+        let full = self.meta_json();
+        let meta = self.padded(full.clone());
+        if let Some(meta) = &meta {
+            self.file
+                .seek(SeekFrom::Start(HEADER_FIXED as u64))
+                .and_then(|_| self.file.write_all(meta))
+                .map_err(|e| self.io_err(e))?;
+        }
+        self.file.flush().map_err(|e| self.io_err(e))?;
+        let mut tmp = self
             .file
             .into_inner()
             .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e.into_error())))?;
+        self.summary.file_bytes = self.offset;
+        if meta.is_none() {
+            // More modules than the room reserved: the chunks move behind
+            // a header that holds them all, in a second file.
+            let old_header = (HEADER_FIXED + self.meta_reserve) as u64;
+            tmp = Self::with_header(&path, tmp, old_header, &Self::header(&full))?;
+            self.summary.file_bytes = self.offset - old_header + (HEADER_FIXED + full.len()) as u64;
+        }
         tmp.as_file()
             .sync_all()
             .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e)))?;
         tmp.persist(&path)
             .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e.error)))?;
         Ok(self.summary)
+    }
+
+    /// A file beside `old` with `header` and then `old`'s bytes from
+    /// `from` on: the trace's chunks behind a larger header.
+    fn with_header(
+        path: &Path,
+        old: NamedTempFile,
+        from: u64,
+        header: &[u8],
+    ) -> Result<NamedTempFile, TraceError> {
+        let io = |e: std::io::Error| TraceError::new(path, 0, TraceErrorKind::Io(e));
+        let dir = old.path().parent().unwrap_or(Path::new("."));
+        let new = tempfile::Builder::new()
+            .prefix(".coprof-")
+            .suffix(".cpt.tmp")
+            .tempfile_in(dir)
+            .map_err(io)?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, old.as_file());
+        reader.seek(SeekFrom::Start(from)).map_err(io)?;
+        let mut out = BufWriter::with_capacity(1 << 20, new);
+        out.write_all(header).map_err(io)?;
+        std::io::copy(&mut reader, &mut out).map_err(io)?;
+        out.into_inner().map_err(|e| io(e.into_error()))
     }
 
     /// Events written so far.
