@@ -22,7 +22,7 @@
 //!   the iterations;
 //! - `network_monitor`: two-dimensional RAP over (source, destination)
 //!   IPv4 addresses finds a flood and a scan as address ranges, in a
-//!   tenth of the memory of an exact count, within its bound;
+//!   ninth of the memory of an exact count, within its bound;
 //! - `value_specialization`: sampled hotlists of call-site arguments pick
 //!   the sites to specialize on a value.
 //!
