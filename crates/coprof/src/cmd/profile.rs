@@ -94,6 +94,11 @@ pub struct Profile {
     pub input: String,
     /// The program's arguments (live runs).
     pub args: Vec<String>,
+    /// The name the program was run as, its `argv[0]`, when not the path
+    /// it was run from: a multi-call program's command (busybox run as
+    /// `gzip`), a login shell's `-sh`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub argv0: Option<String>,
     /// Events delivered to the engines.
     pub events: u64,
     /// Instructions retired (live runs).
@@ -379,6 +384,10 @@ fn profile_of(input: &InputArgs, info: &InputInfo, exact: bool, reports: Vec<Sec
         version: PROFILE_VERSION,
         input: input.name(),
         args: input.program.iter().skip(1).cloned().collect(),
+        argv0: input
+            .argv0
+            .clone()
+            .filter(|name| input.program.first() != Some(name)),
         events: info.events,
         instructions: info.live.as_ref().map(|l| l.instructions),
         instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
@@ -527,15 +536,28 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
     }
 }
 
+impl Profile {
+    /// The command profiled, as a shell would take it: the program and its
+    /// arguments, or the name it ran as and its arguments with the file
+    /// after them (`gzip -c (/bin/busybox)`).
+    pub fn command(&self) -> String {
+        let name = self.argv0.as_deref().unwrap_or(&self.input);
+        let mut line = shell_words(std::slice::from_ref(&name.to_string()));
+        if !self.args.is_empty() {
+            line = format!("{line} {}", shell_words(&self.args));
+        }
+        match &self.argv0 {
+            Some(_) => format!("{line} ({})", self.input),
+            None => line,
+        }
+    }
+}
+
 /// The text of every report, each under a heading naming it and the
 /// command that gives it alone.
 fn summary(p: &Profile) -> String {
     let mut out = String::new();
-    let what = if p.args.is_empty() {
-        p.input.clone()
-    } else {
-        format!("{} {}", p.input, shell_words(&p.args))
-    };
+    let what = p.command();
     match p.process {
         Some(ids) => crate::outln!(
             out,

@@ -208,10 +208,7 @@ impl Follow {
             found.push(ChildProfile {
                 pid,
                 file: path,
-                command: std::iter::once(p.input)
-                    .chain(p.args)
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                command: p.command(),
                 instructions: p.instructions,
                 status: p.status,
             });
