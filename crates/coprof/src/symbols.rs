@@ -16,6 +16,29 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+/// One instruction of an annotated listing ([`Symbols::listing`]).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Listed {
+    /// Its address in the run.
+    pub pc: u64,
+    /// Its assembly text.
+    pub text: String,
+    /// The function it lies in (the outermost when inlined).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// Its source file (base name) and line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// The text of that line, when the source is readable here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Times it ran, when counted exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+}
+
 /// The symbols of one file whose code the program ran.
 struct Loaded {
     /// Its addresses in the run: `[start, end)`.
@@ -235,6 +258,35 @@ impl Symbols {
     pub fn disassemble(&self, pc: u64) -> Option<String> {
         let (m, a) = self.at(pc)?;
         m.sym.disassemble(a).map(|d| d.text)
+    }
+
+    /// The instructions of the code range `[lo, hi]` (both instruction
+    /// starts, in one file) beside their source lines: an annotated
+    /// listing, at the run's addresses. `None` when the range's code
+    /// cannot be read.
+    pub fn listing(&self, lo: u64, hi: u64) -> Option<Vec<Listed>> {
+        let (m, a, b) = self.range(lo, hi)?;
+        let listing = m.sym.listing(a, b);
+        if listing.rows.is_empty() || listing.truncated {
+            return None;
+        }
+        let rows = listing
+            .rows
+            .into_iter()
+            .map(|row| {
+                let l = row.location;
+                Listed {
+                    pc: row.insn.pc.wrapping_add(m.bias),
+                    text: row.insn.text,
+                    function: m.named(l.outer_function().map(str::to_string), row.insn.pc),
+                    file: l.file.as_deref().map(|f| file_name(Path::new(f))),
+                    line: l.line,
+                    source: row.source_text.map(|t| t.trim().to_string()),
+                    count: None,
+                }
+            })
+            .collect();
+        Some(rows)
     }
 
     /// The source line of `pc`, trimmed, for annotated listings.

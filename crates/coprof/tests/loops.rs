@@ -391,3 +391,70 @@ fn body_length_from_the_code_counts_compressed_instructions() {
         .code(2)
         .stderr(predicate::str::contains("--body-length"));
 }
+
+#[test]
+fn listings_show_each_instruction_of_the_hottest_loops_with_its_count() {
+    let dir = TempDir::new().unwrap();
+    let prog = common::compile(dir.path(), "straight", STRAIGHT_LOOP);
+    let v = json_of(
+        coprof()
+            .args(["loops", "--exact", "--json", "--listing", "2", "--"])
+            .arg(&prog),
+    );
+    let loops = v["loops"].as_array().unwrap();
+    assert!(loops.len() > 2, "{v}");
+    let hot = &loops[0];
+    let rows = hot["listing"]
+        .as_array()
+        .expect("the hottest loop is listed");
+    // From the branch's target to the branch, every instruction once, in
+    // address order.
+    let pcs: Vec<u64> = rows.iter().map(|r| r["pc"].as_u64().unwrap()).collect();
+    assert_eq!(pcs.first(), hot["body_lo"].as_u64().as_ref());
+    assert_eq!(pcs.last(), hot["pc"].as_u64().as_ref());
+    assert!(
+        pcs.windows(2).all(|w| w[1] - w[0] == 2 || w[1] - w[0] == 4),
+        "{pcs:x?}"
+    );
+    // The body is straight-line code: each instruction ran once per pass,
+    // 200 × 4,096 times, and its line is the loop's.
+    for r in rows {
+        assert_eq!(r["count"], 819_200u64, "{r}");
+        assert!(!r["text"].as_str().unwrap().is_empty(), "{r}");
+        assert_eq!(r["file"], "straight.c", "{r}");
+        assert!((8..=9).contains(&r["line"].as_u64().unwrap()), "{r}");
+    }
+    assert!(rows.iter().any(|r| r["source"]
+        .as_str()
+        .is_some_and(|s| s.contains("s = (s * 31u + a[i])"))));
+    assert!(loops[1]["listing"].is_array());
+    assert!(loops[2].get("listing").is_none(), "only two asked for");
+
+    let text = common::stdout_of(
+        coprof()
+            .args(["loops", "--exact", "--listing", "1", "--"])
+            .arg(&prog),
+    );
+    assert!(
+        text.contains(&format!(
+            "loop 1 at {:#x}: 819,000 iterations; each instruction with the times it ran",
+            hot["pc"].as_u64().unwrap()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("straight.c:9  s = (s * 31u + a[i]) ^ (s >> 3);  [main]"),
+        "{text}"
+    );
+    assert!(text.contains("819,200"), "{text}");
+
+    // Without the program's code the report says why there is no listing.
+    coprof()
+        .args(["loops", "--no-symbols", "--listing", "1", "--"])
+        .arg(&prog)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "1 of the 1 loops asked for by --listing could not be listed",
+        ));
+}

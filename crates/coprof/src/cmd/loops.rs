@@ -7,7 +7,7 @@ use crate::error::bad_input;
 use crate::input::InputInfo;
 use crate::job::{Job, Rendered, WithExact};
 use crate::output::{pct, thousands};
-use crate::symbols::Symbols;
+use crate::symbols::{Listed, Symbols};
 use coprof_core::exact::DEFAULT_SBB_DISTANCE;
 use coprof_core::{ExactCounts, Sink};
 use coprof_engines::loops::{
@@ -77,9 +77,15 @@ pub struct Args {
     /// Also count exactly, and report exact shares and the accuracy (1 - SOD).
     #[arg(long)]
     exact: bool,
+    /// Print the bodies of the N most frequent loops as annotated listings:
+    /// each instruction under its source line, and with --exact how many
+    /// times it ran, as `perf annotate` and DCPI's `dcpilist` show code
+    /// (needs the program's ELF).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    listing: usize,
     /// Evaluate every configuration of sizes {16,32,64} x ways {1,2,4,8} x
     /// widths {4..31}, with and without coalescing, in one pass.
-    #[arg(long, conflicts_with_all = ["entries", "ways", "width", "coalesce", "exact", "top", "body_length"])]
+    #[arg(long, conflicts_with_all = ["entries", "ways", "width", "coalesce", "exact", "top", "body_length", "listing"])]
     sweep: bool,
     /// With --sweep: the accuracy the smallest reported configuration must reach.
     #[arg(long, default_value_t = 0.9, requires = "sweep")]
@@ -153,6 +159,10 @@ pub struct Report {
     /// counted in the code (the others keep the paper's).
     #[serde(skip_serializing_if = "Option::is_none")]
     bodies_counted: Option<usize>,
+    /// Loops asked to be listed (`--listing`), and of those how many
+    /// could be.
+    #[serde(skip)]
+    listings: (usize, usize),
     /// Whether the program's ELF was at hand, for the note when bodies
     /// could not be counted.
     #[serde(skip)]
@@ -174,6 +184,9 @@ struct Row {
     /// The loop body as source lines (`crc32.c:20-24`).
     #[serde(skip_serializing_if = "Option::is_none")]
     source: Option<String>,
+    /// The body's instructions beside their source lines (`--listing`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    listing: Option<Vec<Listed>>,
 }
 
 #[derive(Serialize)]
@@ -260,6 +273,7 @@ fn job(a: &Args, config: LoopConfig) -> anyhow::Result<LoopsJob> {
         },
         top: a.top,
         body_length: a.body_length,
+        listing: a.listing,
     })
 }
 
@@ -268,6 +282,8 @@ pub struct LoopsJob {
     sink: WithExact<LoopDetector, ExactCounts>,
     top: usize,
     body_length: BodyLength,
+    /// Loops to list (`--listing`).
+    listing: usize,
 }
 
 impl Job for LoopsJob {
@@ -319,18 +335,25 @@ impl Job for LoopsJob {
         }
         let bodies_counted = (self.body_length == BodyLength::Code)
             .then(|| count_bodies(&mut found, info.symbols.as_ref()));
-        let loops = found
+        let exact = self.sink.exact.as_ref();
+        let loops: Vec<Row> = found
             .into_iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 let (lo, hi) = (f.detected().body_lo, f.detected().pc);
                 let sym = info.symbols.as_ref();
                 Row {
                     function: sym.and_then(|s| s.function(hi)),
                     source: sym.and_then(|s| s.span(lo, hi)),
+                    listing: (i < self.listing)
+                        .then(|| listing(sym?, lo, hi, exact))
+                        .flatten(),
                     found: f,
                 }
             })
             .collect();
+        let asked = self.listing.min(loops.len());
+        let listings = (asked, loops.iter().filter(|l| l.listing.is_some()).count());
         let c: HardwareCost = profile.cost;
         let report = Report {
             every_instruction,
@@ -353,6 +376,7 @@ impl Job for LoopsJob {
             compressed_seen: profile.compressed_seen,
             body_length: self.body_length,
             bodies_counted,
+            listings,
             has_binary: info.symbols.is_some(),
             bytes: profile.bytes,
             exact_bytes: self.sink.exact.as_ref().map(|x| x.bytes()),
@@ -363,6 +387,56 @@ impl Job for LoopsJob {
             json: serde_json::to_value(&report)?,
             text,
         })
+    }
+}
+
+/// The annotated listing of a loop body `[lo, hi]`, with each
+/// instruction's exact count when counted.
+fn listing(
+    symbols: &Symbols,
+    lo: u64,
+    hi: u64,
+    exact: Option<&ExactCounts>,
+) -> Option<Vec<Listed>> {
+    let mut rows = symbols.listing(lo, hi)?;
+    if let Some(exact) = exact {
+        for r in &mut rows {
+            r.count = Some(exact.per_pc.get(&r.pc).copied().unwrap_or(0));
+        }
+    }
+    Some(rows)
+}
+
+/// A listing as text: each source line once, above the instructions that
+/// came from it, each with its address, assembly and count.
+fn print_listing(out: &mut String, rows: &[Listed]) {
+    let mut last = None;
+    for r in rows {
+        let key = (&r.file, r.line, &r.function);
+        if last != Some(key) {
+            last = Some(key);
+            let mut head = match (&r.file, r.line) {
+                (Some(f), Some(l)) => format!("{f}:{l}"),
+                _ => "(no line)".to_string(),
+            };
+            if let Some(text) = &r.source {
+                head = format!("{head}  {text}");
+            }
+            if let Some(f) = &r.function {
+                head = format!("{head}  [{f}]");
+            }
+            crate::outln!(out, "  {head}");
+        }
+        match r.count {
+            Some(n) => crate::outln!(
+                out,
+                "    {:>12x}:  {:<32}  {:>14}",
+                r.pc,
+                r.text,
+                thousands(n)
+            ),
+            None => crate::outln!(out, "    {:>12x}:  {}", r.pc, r.text),
+        }
     }
 }
 
@@ -489,6 +563,23 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
         crate::outln!(out, "(no taken short backward branches in the input)");
     }
     crate::outln!(out);
+    for row in r.loops.iter().filter(|l| l.listing.is_some()) {
+        let l = row.found.detected();
+        crate::outln!(
+            out,
+            "loop {} at {:#x}: {} iterations{}",
+            l.rank,
+            l.pc,
+            thousands(l.iterations),
+            if matches!(row.found, Found::Compared(_)) {
+                "; each instruction with the times it ran"
+            } else {
+                ""
+            }
+        );
+        print_listing(out, row.listing.as_deref().unwrap_or_default());
+        crate::outln!(out);
+    }
     if let Some(acc) = r.accuracy {
         crate::outln!(
             out,
@@ -547,6 +638,20 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
         ),
         Some(_) => crate::outln!(out, "body lengths counted in the program's code"),
         None => {}
+    }
+    let (asked, listed) = r.listings;
+    if listed < asked {
+        crate::outln!(
+            out,
+            "note: {} of the {asked} loops asked for by --listing could not be listed: {}",
+            asked - listed,
+            if r.has_binary {
+                "their code could not be read"
+            } else {
+                "the program's code is not at hand (--no-symbols, or a trace whose program \
+                 is gone: name it with --binary)"
+            }
+        );
     }
 }
 
