@@ -14,6 +14,7 @@ pub mod event;
 pub mod exact;
 pub mod key_counts;
 pub mod metrics;
+pub mod put;
 pub mod runs;
 pub mod stream;
 pub mod synth;

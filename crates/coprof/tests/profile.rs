@@ -7,6 +7,7 @@ mod common;
 use common::{compile, coprof, gen_trace, json_of, stdout_of};
 use predicates::prelude::*;
 use serde_json::Value;
+use std::os::unix::fs::FileTypeExt;
 
 /// The default profile's sections, each with the command (after `coprof`,
 /// with `--exact` where it applies) that prints it alone.
@@ -658,4 +659,84 @@ fn timing_says_what_each_report_costs_and_changes_no_report() {
         assert!(text.contains("== time: "), "{text}");
         assert!(text.contains("the simulator and delivery"), "{text}");
     }
+}
+
+/// A named pipe at `path`, and a thread that reads everything written to
+/// it into memory.
+fn pipe_reader(path: &std::path::Path) -> std::thread::JoinHandle<Vec<u8>> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let path = path.to_path_buf();
+    std::thread::spawn(move || std::fs::read(path).unwrap())
+}
+
+/// `-o` and `--trace` naming something other than a regular file (a named
+/// pipe here; `/dev/null` and a shell's `>(command)` alike) get the file
+/// written into them: renaming the finished file into place would put a
+/// plain file where the pipe or device was. A symbolic link stays a link.
+#[test]
+fn output_into_a_pipe_or_through_a_link_leaves_them_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen_trace(dir.path(), "loops", 100_000, 3);
+    let fifo = dir.path().join("profile.fifo");
+    let reader = pipe_reader(&fifo);
+    coprof()
+        .arg("profile")
+        .arg(&trace)
+        .arg("-o")
+        .arg(&fifo)
+        .assert()
+        .success();
+    // (Checked first: a pipe renamed over would leave the reader waiting.)
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    let sent: Value = serde_json::from_slice(&reader.join().unwrap()).unwrap();
+    assert_eq!(sent["format"], "coprof-profile");
+
+    // A trace through a pipe reads back whole.
+    let prog = compile(dir.path(), "tiny", "int main(void) { return 0; }\n");
+    let fifo = dir.path().join("trace.fifo");
+    let reader = pipe_reader(&fifo);
+    coprof()
+        .args(["run", "--trace"])
+        .arg(&fifo)
+        .arg("--")
+        .arg(&prog)
+        .assert()
+        .success();
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    let copy = dir.path().join("copy.cpt");
+    std::fs::write(&copy, reader.join().unwrap()).unwrap();
+    let info = stdout_of(coprof().arg("info").arg(&copy));
+    assert!(info.contains("tiny"), "{info}");
+
+    // Through a link: the file it names is written, the link kept.
+    let target = dir.path().join("target.json");
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    coprof()
+        .arg("profile")
+        .arg(&trace)
+        .arg("-o")
+        .arg(&link)
+        .assert()
+        .success();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    coprof().arg("report").arg(&target).assert().success();
+    // Nothing left behind.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

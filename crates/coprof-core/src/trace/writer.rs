@@ -65,23 +65,19 @@ impl TraceWriter {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let tmp = tempfile::Builder::new()
-            .prefix(".coprof-")
-            .suffix(".cpt.tmp")
-            .tempfile_in(dir)
-            .map_err(|e| {
-                // The operating system's words, without the temporary
-                // file's name, which means nothing to the user.
-                let e = match (e.raw_os_error(), e.kind()) {
-                    (Some(code), _) => std::io::Error::from_raw_os_error(code),
-                    (None, std::io::ErrorKind::NotFound) => std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        format!("directory {} does not exist", dir.display()),
-                    ),
-                    (None, kind) => std::io::Error::from(kind),
-                };
-                TraceError::new(path, 0, TraceErrorKind::Create(e))
-            })?;
+        let tmp = crate::put::temp_for(path, ".coprof-", ".cpt.tmp").map_err(|e| {
+            // The operating system's words, without the temporary
+            // file's name, which means nothing to the user.
+            let e = match (e.raw_os_error(), e.kind()) {
+                (Some(code), _) => std::io::Error::from_raw_os_error(code),
+                (None, std::io::ErrorKind::NotFound) => std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("directory {} does not exist", dir.display()),
+                ),
+                (None, kind) => std::io::Error::from(kind),
+            };
+            TraceError::new(path, 0, TraceErrorKind::Create(e))
+        })?;
         meta.classes = classes.names();
         // Reserve room for the final metadata: the same JSON with every
         // count at its widest.
@@ -264,8 +260,8 @@ impl TraceWriter {
         tmp.as_file()
             .sync_all()
             .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e)))?;
-        tmp.persist(&path)
-            .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e.error)))?;
+        crate::put::put(tmp, &path)
+            .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e)))?;
         Ok(self.summary)
     }
 

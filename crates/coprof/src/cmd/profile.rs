@@ -672,22 +672,19 @@ fn writable_dir(path: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Writes `profile` to `path` through a temporary file in the same
-/// directory, so that an interrupted write leaves the old file or none.
+/// Writes `profile` to `path` through a temporary file put in place when
+/// complete ([`coprof_core::put`]), so that an interrupted write leaves
+/// the old file or none, and a device or pipe stays one.
 fn save(profile: &Profile, path: &Path) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
     let fail = |e: std::io::Error| bad_input(format!("cannot write {}: {e}", path.display()));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    let mut tmp = coprof_core::put::temp_for(path, ".coprof-", ".json.tmp").map_err(fail)?;
     // Buffered: the serializer writes a few bytes at a time.
     let mut out = std::io::BufWriter::new(tmp.as_file_mut());
     serde_json::to_writer_pretty(&mut out, profile).map_err(|e| fail(e.into()))?;
     out.write_all(b"\n").map_err(fail)?;
     out.flush().map_err(fail)?;
     drop(out);
-    tmp.persist(path).map_err(|e| fail(e.error))?;
+    coprof_core::put::put(tmp, path).map_err(fail)?;
     Ok(())
 }
 

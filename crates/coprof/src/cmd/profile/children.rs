@@ -40,8 +40,13 @@ pub(super) fn expand(path: &Path, pid: u32) -> PathBuf {
 /// The name of a child's profile file, with `%p` for its PID: `output`
 /// itself if its file name holds `%p`, else `output` with `.%p` before its
 /// extension (`prof.json` gives `prof.%p.json`). `%p` in a directory
-/// would name directories that do not exist: refused.
+/// would name directories that do not exist: refused. A device (`-o
+/// /dev/null`) takes every process's profile, without `%p`.
 pub(super) fn pattern(output: &Path) -> anyhow::Result<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    if std::fs::metadata(output).is_ok_and(|m| m.file_type().is_char_device()) {
+        return Ok(output.to_path_buf());
+    }
     let name = output.file_name().map(|n| n.to_string_lossy().into_owned());
     let dir = output.parent().unwrap_or(Path::new(""));
     if dir.to_string_lossy().contains(PID) {
