@@ -94,9 +94,9 @@ pub struct Profile {
     pub input: String,
     /// The program's arguments (live runs).
     pub args: Vec<String>,
-    /// The name the program was run as, its `argv[0]`, when not the path
-    /// it was run from: a multi-call program's command (busybox run as
-    /// `gzip`), a login shell's `-sh`.
+    /// The name the program was run as, its `argv[0]`, when its file name
+    /// is not the program file's: a multi-call program's command (busybox
+    /// run as `gzip`), a login shell's `-sh`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub argv0: Option<String>,
     /// Events delivered to the engines.
@@ -384,10 +384,12 @@ fn profile_of(input: &InputArgs, info: &InputInfo, exact: bool, reports: Vec<Sec
         version: PROFILE_VERSION,
         input: input.name(),
         args: input.program.iter().skip(1).cloned().collect(),
-        argv0: input
-            .argv0
-            .clone()
-            .filter(|name| input.program.first() != Some(name)),
+        // Another name than the file's own: not the path the program was
+        // run by in its own root (`/usr/bin/lua5.4` for the sysroot's).
+        argv0: input.argv0.clone().filter(|name| {
+            let base = |p: &str| Path::new(p).file_name().map(|n| n.to_os_string());
+            input.program.first().map(|p| base(p)) != Some(base(name))
+        }),
         events: info.events,
         instructions: info.live.as_ref().map(|l| l.instructions),
         instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
