@@ -345,42 +345,69 @@ impl<const D: usize> Tree<D> {
     #[inline(always)]
     fn add_inline(&mut self, p: &[u64; D], weight: u64) {
         let n = self.n + weight;
-        if n < self.next_check {
-            let slot = self.leaves.slot(p);
-            match self.leaves.get_at(slot, p) {
-                Some((v, level)) => {
-                    if self.first[v] == 0 && self.count_here(p, weight, v, level) {
-                        self.n = n;
-                        return;
+        if n < self.next_check && self.count_cached(p, weight, self.threshold) {
+            self.n = n;
+        } else {
+            self.add_walk(p, weight);
+        }
+    }
+
+    /// Counts `weight` events at `p` in its leaf if a cache knows the leaf
+    /// and the leaf has room for them under `threshold`; returns whether
+    /// it did (the caller then adds them to `n`). The caller must have
+    /// checked that nothing is due before `n` grows by `weight`.
+    #[inline(always)]
+    fn count_cached(&mut self, p: &[u64; D], weight: u64, threshold: u64) -> bool {
+        let slot = self.leaves.slot(p);
+        match self.leaves.get_at(slot, p) {
+            Some((v, level)) => self.first[v] == 0 && self.count_here(p, weight, v, level, threshold),
+            None => {
+                let Some((v, level)) = self.blocks.get(&self.block_of(p)) else {
+                    return false;
+                };
+                // The block's node, or the leaf above the block depth that
+                // holds the whole block, if still one.
+                let leaf = if level == self.block_depth {
+                    Some(self.descend(p, v))
+                } else {
+                    (self.first[v] == 0).then_some((v, level))
+                };
+                match leaf {
+                    Some((v, level)) if self.count_here(p, weight, v, level, threshold) => {
+                        self.leaves.put_at(slot, p, v, level);
+                        true
                     }
-                }
-                None => {
-                    if let Some((v, level)) = self.blocks.get(&self.block_of(p)) {
-                        // The block's node, or the leaf above the block
-                        // depth that holds the whole block, if still one.
-                        let leaf = if level == self.block_depth {
-                            Some(self.descend(p, v))
-                        } else {
-                            (self.first[v] == 0).then_some((v, level))
-                        };
-                        if let Some((v, level)) = leaf {
-                            if self.count_here(p, weight, v, level) {
-                                self.n = n;
-                                self.leaves.put_at(slot, p, v, level);
-                                return;
-                            }
-                        }
-                    }
+                    _ => false,
                 }
             }
         }
-        self.add_walk(p, weight);
     }
 
-    /// [`add`](Self::add) of each point with its weight, in order.
+    /// [`add`](Self::add) of each point with its weight, in order. The
+    /// event count and the limits the fast path tests it against stay in
+    /// registers while events only count in cached leaves: kept in the
+    /// tree, they would be stored and loaded again for every event, a
+    /// dependency from each event to the next.
     pub(crate) fn add_run(&mut self, items: &[([u64; D], u64)]) {
-        for (p, weight) in items {
-            self.add_inline(p, *weight);
+        let mut items = items.iter();
+        loop {
+            let (mut n, next_check, threshold) = (self.n, self.next_check, self.threshold);
+            let slow = loop {
+                let Some((p, weight)) = items.next() else {
+                    break None;
+                };
+                let m = n + weight;
+                if m < next_check && self.count_cached(p, *weight, threshold) {
+                    n = m;
+                } else {
+                    break Some((p, *weight));
+                }
+            };
+            self.n = n;
+            match slow {
+                Some((p, weight)) => self.add_walk(p, weight),
+                None => return,
+            }
         }
     }
 
@@ -388,12 +415,19 @@ impl<const D: usize> Tree<D> {
     /// splits nothing (the caller then adds them to `n`); returns whether
     /// it did.
     #[inline(always)]
-    fn count_here(&mut self, p: &[u64; D], weight: u64, v: usize, level: u32) -> bool {
+    fn count_here(
+        &mut self,
+        p: &[u64; D],
+        weight: u64,
+        v: usize,
+        level: u32,
+        threshold: u64,
+    ) -> bool {
         #[cfg(debug_assertions)]
         debug_assert_eq!((v, level), self.leaf_from_root(p));
         let _ = p;
         let c = self.count[v] + weight;
-        let fits = c <= self.threshold || level == self.levels;
+        let fits = c <= threshold || level == self.levels;
         if fits {
             self.count[v] = c;
         }
