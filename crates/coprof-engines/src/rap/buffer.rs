@@ -46,6 +46,15 @@ impl Key for Run {
     }
 }
 
+/// Hits and evictions counted by a loop of
+/// [`MergingBuffer::insert_tallied`], apart from the table so that they
+/// stay in registers.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tally {
+    hits: u64,
+    evictions: u64,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Entry<K> {
     point: K,
@@ -90,11 +99,29 @@ impl<K: Key> MergingBuffer<K> {
     /// which the caller must count in the tree.
     #[inline(always)]
     pub(crate) fn insert(&mut self, p: K, weight: u64) -> Option<(K, u64)> {
+        let mut tally = Tally::default();
+        let old = self.insert_tallied(p, weight, &mut tally);
+        self.add_tally(tally);
+        old
+    }
+
+    /// [`insert`](Self::insert) for loops over many points: the hits and
+    /// evictions are counted in `tally`, which the caller keeps in
+    /// registers and adds back with [`add_tally`](Self::add_tally), not
+    /// in the table, where each event would store them and the next load
+    /// them again.
+    #[inline(always)]
+    pub(crate) fn insert_tallied(
+        &mut self,
+        p: K,
+        weight: u64,
+        tally: &mut Tally,
+    ) -> Option<(K, u64)> {
         let s = self.slot(&p);
         let e = &mut self.entries[s];
         if e.count != 0 && e.point == p {
             e.count += weight;
-            self.hits += 1;
+            tally.hits += 1;
             return None;
         }
         let old = *e;
@@ -103,11 +130,18 @@ impl<K: Key> MergingBuffer<K> {
             count: weight,
         };
         if old.count != 0 {
-            self.evictions += 1;
+            tally.evictions += 1;
             Some((old.point, old.count))
         } else {
             None
         }
+    }
+
+    /// Adds the counts of a loop of
+    /// [`insert_tallied`](Self::insert_tallied) to the table's.
+    pub(crate) fn add_tally(&mut self, tally: Tally) {
+        self.hits += tally.hits;
+        self.evictions += tally.evictions;
     }
 
     /// Empties the table, passing every entry to `sink`.

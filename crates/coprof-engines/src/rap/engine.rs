@@ -2,7 +2,7 @@
 //! TACO 2008, §2 and §3.2.1), with the paper's operations: add points,
 //! finalize into a snapshot of the tree.
 
-use super::buffer::MergingBuffer;
+use super::buffer::{MergingBuffer, Tally};
 use super::config::{ConfigError, RapConfig};
 use super::snapshot::RapSnapshot;
 use super::streams::one_point;
@@ -126,11 +126,12 @@ impl<const D: usize> Rap<D> {
     /// ```
     #[inline]
     pub fn add_counted(&mut self, items: impl IntoIterator<Item = ([u64; D], u64)>) {
-        let mut evicted = Evicted::new();
+        let mut run = [([0u64; D], 0u64); EVICTED];
+        let mut feeder = self.feeder();
         for (p, count) in items {
-            self.offer(&mut evicted, p, count);
+            feeder.offer(&mut run, p, count);
         }
-        self.tree.add_run(evicted.items());
+        feeder.finish(&run);
     }
 
     /// Counts one event at each first coordinate of each slice, in order
@@ -149,38 +150,26 @@ impl<const D: usize> Rap<D> {
     /// ```
     #[inline]
     pub fn add_slices<'a>(&mut self, slices: impl IntoIterator<Item = &'a [u64]>) {
-        let mut evicted = Evicted::new();
+        let mut run = [([0u64; D], 0u64); EVICTED];
+        let mut feeder = self.feeder();
         for slice in slices {
             for &x in slice {
-                self.offer(&mut evicted, one_point(x), 1);
+                feeder.offer(&mut run, one_point(x), 1);
             }
         }
-        self.tree.add_run(evicted.items());
+        feeder.finish(&run);
     }
 
-    /// One step of [`add_counted`](Self::add_counted): `count` events at
-    /// `p` into the merging buffer, and what it evicts into `evicted`,
-    /// which goes to the tree when full.
+    /// The state of a loop that adds many points: see [`Feeder`].
     #[inline(always)]
-    fn offer(&mut self, evicted: &mut Evicted<D>, p: [u64; D], count: u64) {
-        if count == 0 {
-            return;
-        }
-        if self.is_outside(&p) {
-            self.outside += count;
-            return;
-        }
-        evicted.run[evicted.len] = match &mut self.buffer {
-            Some(buffer) => match buffer.insert(p, count) {
-                Some(old) => old,
-                None => return,
-            },
-            None => (p, count),
-        };
-        evicted.len += 1;
-        if evicted.len == EVICTED {
-            self.tree.add_run(&evicted.run);
-            evicted.len = 0;
+    fn feeder(&mut self) -> Feeder<'_, D> {
+        Feeder {
+            tree: &mut self.tree,
+            buffer: self.buffer.as_mut(),
+            max: self.max,
+            outside: &mut self.outside,
+            tally: Tally::default(),
+            len: 0,
         }
     }
 
@@ -225,22 +214,59 @@ impl<const D: usize> Rap<D> {
 /// Evictions gathered for the tree: sent [`EVICTED`] at a time.
 const EVICTED: usize = 32;
 
-/// The merging buffer's evictions on their way to the tree, a few at a
-/// time, so that neither loop carries the other's state.
-struct Evicted<const D: usize> {
-    run: [([u64; D], u64); EVICTED],
+/// A loop that adds many points, in order, with the profile of
+/// [`Rap::add_points`] on each: the points go into the merging buffer,
+/// and the entries it evicts are gathered in a run of [`EVICTED`] that
+/// goes to the tree when full, so that neither loop carries the other's
+/// state.
+///
+/// The run of evictions is the caller's local, passed to each call: the
+/// tree reads it by reference, and a struct whose address is passed on
+/// stays in memory, where the loop's counters would then live too and
+/// carry a dependency from each event to the next through a store and a
+/// load.
+struct Feeder<'a, const D: usize> {
+    tree: &'a mut Tree<D>,
+    buffer: Option<&'a mut MergingBuffer<[u64; D]>>,
+    max: u64,
+    outside: &'a mut u64,
+    tally: Tally,
+    /// Evictions in the run so far.
     len: usize,
 }
 
-impl<const D: usize> Evicted<D> {
-    fn new() -> Evicted<D> {
-        Evicted {
-            run: [([0; D], 0); EVICTED],
-            len: 0,
+impl<const D: usize> Feeder<'_, D> {
+    /// Offers `count` events at `p`.
+    #[inline(always)]
+    fn offer(&mut self, run: &mut [([u64; D], u64); EVICTED], p: [u64; D], count: u64) {
+        if count == 0 {
+            return;
+        }
+        if self.max != u64::MAX && p.iter().any(|&x| x > self.max) {
+            *self.outside += count;
+            return;
+        }
+        run[self.len] = match self.buffer.as_deref_mut() {
+            Some(buffer) => match buffer.insert_tallied(p, count, &mut self.tally) {
+                Some(old) => old,
+                None => return,
+            },
+            None => (p, count),
+        };
+        self.len += 1;
+        if self.len == EVICTED {
+            self.tree.add_run(run);
+            self.len = 0;
         }
     }
 
-    fn items(&self) -> &[([u64; D], u64)] {
-        &self.run[..self.len]
+    /// Counts the evictions still in `run`, and the loop's hits and
+    /// evictions.
+    #[inline(always)]
+    fn finish(self, run: &[([u64; D], u64); EVICTED]) {
+        self.tree.add_run(&run[..self.len]);
+        if let Some(buffer) = self.buffer {
+            buffer.add_tally(self.tally);
+        }
     }
 }
