@@ -360,7 +360,9 @@ impl<const D: usize> Tree<D> {
     fn count_cached(&mut self, p: &[u64; D], weight: u64, threshold: u64) -> bool {
         let slot = self.leaves.slot(p);
         match self.leaves.get_at(slot, p) {
-            Some((v, level)) => self.first[v] == 0 && self.count_here(p, weight, v, level, threshold),
+            Some((v, level)) => {
+                self.first[v] == 0 && self.count_here(p, weight, v, level, threshold)
+            }
             None => {
                 let Some((v, level)) = self.blocks.get(&self.block_of(p)) else {
                     return false;
