@@ -69,7 +69,9 @@ impl CodeCache {
     }
 
     /// The index of the block starting at `pc`, decoding it if needed.
-    #[inline]
+    /// The table in front of the map is looked at inline, in the
+    /// simulator's loop; the rest is a call.
+    #[inline(always)]
     pub fn lookup(&mut self, pc: u64, mem: &Memory) -> usize {
         let slot = ((pc >> 1) as usize) & (FAST_SLOTS - 1);
         // SAFETY: slot < FAST_SLOTS, the length of `fast`.
@@ -77,6 +79,13 @@ impl CodeCache {
         if tag == pc {
             return idx as usize;
         }
+        self.lookup_map(pc, slot, mem)
+    }
+
+    /// [`lookup`](Self::lookup) of a `pc` missing from the table in front
+    /// of the map, whose slot for it is `slot`.
+    #[inline(never)]
+    fn lookup_map(&mut self, pc: u64, slot: usize, mem: &Memory) -> usize {
         let idx = match self.map.get(&pc) {
             Some(i) => *i,
             None => {

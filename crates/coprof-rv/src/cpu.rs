@@ -142,6 +142,20 @@ pub fn exec_block<const EV: bool>(
     ops: &[Op],
     ev: &mut Events,
 ) -> Stop {
+    exec_ops::<EV>(cpu, mem, ops, ev)
+}
+
+/// [`exec_block`], inlined into a loop that runs block after block (the
+/// simulator's chain of blocks, [`crate::Simulator`]): a call per block
+/// would save and restore the interpreter's registers and stack frame
+/// for every few instructions.
+#[inline(always)]
+pub(crate) fn exec_ops<const EV: bool>(
+    cpu: &mut Cpu,
+    mem: &mut Memory,
+    ops: &[Op],
+    ev: &mut Events,
+) -> Stop {
     macro_rules! x {
         ($r:expr) => {
             cpu.x[($r & 63) as usize]

@@ -1,12 +1,14 @@
 //! The simulator: a loaded process and the loop that runs it.
 //!
 //! The loop looks up the pre-decoded block at the PC, counts it, runs it
-//! with [`exec_block`] (the event-free instantiation when the sink wants no
-//! class), and handles whatever stopped it: a system call, a request to
-//! drop stale code, or the death of the process by a signal.
+//! with [`exec_block`](crate::cpu::exec_block)'s body (the event-free
+//! instantiation when the sink wants no class), chaining block after block
+//! while each passes control on, and handles whatever stopped the chain: a
+//! system call, a request to drop stale code, the death of the process by
+//! a signal, or the time to look at timers, threads and progress.
 
 use crate::code::CodeCache;
-use crate::cpu::{exec_block, Cpu, Stop};
+use crate::cpu::{exec_ops, Cpu, Stop};
 use crate::disasm::disassemble;
 use crate::elf;
 use crate::error::SimError;
@@ -502,19 +504,9 @@ impl Simulator {
     ) -> Result<Exit, SimError> {
         let mut check = self.next_check(every);
         loop {
-            let pc = self.cpu.pc;
-            let bi = self.code.lookup(pc, &self.mem);
-            let block = &mut self.code.blocks[bi];
-            block.count += 1;
-            let len = block.ops.len();
-            let stop = exec_block::<EV>(&mut self.cpu, &mut self.mem, &block.ops, events);
+            let (bi, stop) = self.run_blocks::<EV, RUNS>(events, check);
+            let len = self.code.blocks[bi].ops.len();
             let retired = stop.retired(len);
-            if RUNS {
-                // Even when nothing retired (a fault at the block's first
-                // instruction): the run says where control went.
-                events.push_run(block, retired);
-            }
-            self.cpu.instret += retired as u64;
             if retired < len {
                 self.code.stopped_early(bi, retired);
             }
@@ -578,6 +570,41 @@ impl Simulator {
                 }
                 self.mark_redirect::<RUNS>(events);
                 check = self.next_check(every);
+            }
+        }
+    }
+
+    /// Runs block after block, each looked up at the PC, counted, run and
+    /// given its run of blocks (with `RUNS`), until one needs the loop's
+    /// attention: it stopped otherwise than by passing control on (a
+    /// system call, a fault, a request to drop code), it wrote code, or
+    /// the instructions retired reached `check`. Returns that block's
+    /// index and why it stopped, its retired instructions counted. A
+    /// block that passes control on needs nothing else from the loop, so
+    /// the chain is the same as one block per turn of the loop, without
+    /// a call and a return per block.
+    #[inline(never)]
+    fn run_blocks<const EV: bool, const RUNS: bool>(
+        &mut self,
+        events: &mut Events,
+        check: u64,
+    ) -> (usize, Stop) {
+        loop {
+            let pc = self.cpu.pc;
+            let bi = self.code.lookup(pc, &self.mem);
+            let block = &mut self.code.blocks[bi];
+            block.count += 1;
+            let len = block.ops.len();
+            let stop = exec_ops::<EV>(&mut self.cpu, &mut self.mem, &block.ops, events);
+            let retired = stop.retired(len);
+            if RUNS {
+                // Even when nothing retired (a fault at the block's first
+                // instruction): the run says where control went.
+                events.push_run(block, retired);
+            }
+            self.cpu.instret += retired as u64;
+            if !matches!(stop, Stop::Next) || self.mem.code_written || self.cpu.instret >= check {
+                return (bi, stop);
             }
         }
     }
