@@ -25,9 +25,11 @@ use coprof_core::{flags, Class, Event};
 #[derive(Clone)]
 pub struct Cpu {
     /// Integer registers; index 32 is the write-only scratch slot that
-    /// stands for x0 as a destination. Sized 64 so that masking an index
-    /// with 63 needs no bounds check.
-    pub x: [u64; 64],
+    /// stands for x0 as a destination. Sized 256, one for every value of
+    /// an op's 8-bit register field, so that indexing by a field needs
+    /// neither a bounds check nor a mask: two instructions fewer in each
+    /// of the interpreter's few-instruction ops.
+    pub x: [u64; 256],
     /// Floating-point registers (raw bits; singles NaN-boxed).
     pub f: [u64; 32],
     /// Program counter.
@@ -52,7 +54,7 @@ impl Cpu {
     /// A hart with every register zero, starting at `pc`.
     pub fn new(pc: u64) -> Cpu {
         Cpu {
-            x: [0; 64],
+            x: [0; 256],
             f: [0; 32],
             pc,
             fflags: 0,
@@ -156,9 +158,16 @@ pub(crate) fn exec_ops<const EV: bool>(
     ops: &[Op],
     ev: &mut Events,
 ) -> Stop {
+    // The index of `op` in the block, for a stop that reports where it
+    // happened: worked out only then, not kept in a register by the loop.
+    macro_rules! i {
+        ($op:expr) => {
+            ($op as *const Op as usize - ops.as_ptr() as usize) / std::mem::size_of::<Op>()
+        };
+    }
     macro_rules! x {
         ($r:expr) => {
-            cpu.x[($r & 63) as usize]
+            cpu.x[$r as usize]
         };
     }
     macro_rules! f {
@@ -260,7 +269,7 @@ pub(crate) fn exec_ops<const EV: bool>(
     }
     let s = |v: u64| fp::unbox_s(v);
 
-    for (i, op) in ops.iter().enumerate() {
+    for op in ops {
         match op.kind {
             Kind::Li => x!(op.rd) = op.imm as u64,
             Kind::Jal => {
@@ -288,17 +297,17 @@ pub(crate) fn exec_ops<const EV: bool>(
             Kind::Bge => branch!(op, (x!(op.rs1) as i64) >= (x!(op.rs2) as i64)),
             Kind::Bltu => branch!(op, x!(op.rs1) < x!(op.rs2)),
             Kind::Bgeu => branch!(op, x!(op.rs1) >= x!(op.rs2)),
-            Kind::Lb => load!(op, i, 1, |v: u64| v as i8 as i64 as u64),
-            Kind::Lh => load!(op, i, 2, |v: u64| v as i16 as i64 as u64),
-            Kind::Lw => load!(op, i, 4, |v: u64| v as i32 as i64 as u64),
-            Kind::Ld => load!(op, i, 8, |v: u64| v),
-            Kind::Lbu => load!(op, i, 1, |v: u64| v),
-            Kind::Lhu => load!(op, i, 2, |v: u64| v),
-            Kind::Lwu => load!(op, i, 4, |v: u64| v),
-            Kind::Sb => store!(op, i, 1, x!(op.rs2)),
-            Kind::Sh => store!(op, i, 2, x!(op.rs2)),
-            Kind::Sw => store!(op, i, 4, x!(op.rs2)),
-            Kind::Sd => store!(op, i, 8, x!(op.rs2)),
+            Kind::Lb => load!(op, i!(op), 1, |v: u64| v as i8 as i64 as u64),
+            Kind::Lh => load!(op, i!(op), 2, |v: u64| v as i16 as i64 as u64),
+            Kind::Lw => load!(op, i!(op), 4, |v: u64| v as i32 as i64 as u64),
+            Kind::Ld => load!(op, i!(op), 8, |v: u64| v),
+            Kind::Lbu => load!(op, i!(op), 1, |v: u64| v),
+            Kind::Lhu => load!(op, i!(op), 2, |v: u64| v),
+            Kind::Lwu => load!(op, i!(op), 4, |v: u64| v),
+            Kind::Sb => store!(op, i!(op), 1, x!(op.rs2)),
+            Kind::Sh => store!(op, i!(op), 2, x!(op.rs2)),
+            Kind::Sw => store!(op, i!(op), 4, x!(op.rs2)),
+            Kind::Sd => store!(op, i!(op), 8, x!(op.rs2)),
             Kind::Addi => x!(op.rd) = x!(op.rs1).wrapping_add(op.imm as u64),
             Kind::Slti => x!(op.rd) = ((x!(op.rs1) as i64) < op.imm) as u64,
             Kind::Sltiu => x!(op.rd) = (x!(op.rs1) < op.imm as u64) as u64,
@@ -362,8 +371,8 @@ pub(crate) fn exec_ops<const EV: bool>(
             | Kind::Csrrwi
             | Kind::Csrrsi
             | Kind::Csrrci => {
-                if !csr_op(cpu, op, i) {
-                    return Stop::Illegal { at: i };
+                if !csr_op(cpu, op, i!(op)) {
+                    return Stop::Illegal { at: i!(op) };
                 }
             }
             Kind::Mul => x!(op.rd) = x!(op.rs1).wrapping_mul(x!(op.rs2)),
@@ -437,12 +446,12 @@ pub(crate) fn exec_ops<const EV: bool>(
                 let n = if op.kind == Kind::LrW { 4 } else { 8 };
                 let addr = x!(op.rs1);
                 if !addr.is_multiple_of(n) {
-                    return Stop::Misaligned { at: i, addr };
+                    return Stop::Misaligned { at: i!(op), addr };
                 }
                 let v = if n == 4 {
-                    mem_try!(mem.load::<4>(addr), i)
+                    mem_try!(mem.load::<4>(addr), i!(op))
                 } else {
-                    mem_try!(mem.load::<8>(addr), i)
+                    mem_try!(mem.load::<8>(addr), i!(op))
                 };
                 x!(op.rd) = if n == 4 {
                     v as u32 as i32 as i64 as u64
@@ -461,7 +470,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 let n = if op.kind == Kind::ScW { 4 } else { 8 };
                 let addr = x!(op.rs1);
                 if !addr.is_multiple_of(n) {
-                    return Stop::Misaligned { at: i, addr };
+                    return Stop::Misaligned { at: i!(op), addr };
                 }
                 let reserved = cpu.reservation == Some(addr);
                 cpu.reservation = None;
@@ -469,9 +478,9 @@ pub(crate) fn exec_ops<const EV: bool>(
                 let expected = cpu.reserved_value;
                 let ok = reserved
                     && if n == 4 {
-                        mem_try!(mem.store_conditional::<4>(addr, expected, v), i)
+                        mem_try!(mem.store_conditional::<4>(addr, expected, v), i!(op))
                     } else {
-                        mem_try!(mem.store_conditional::<8>(addr, expected, v), i)
+                        mem_try!(mem.store_conditional::<8>(addr, expected, v), i!(op))
                     };
                 if ok {
                     if EV && ev.wants.contains(Class::Store) {
@@ -488,29 +497,41 @@ pub(crate) fn exec_ops<const EV: bool>(
                 }
                 x!(op.rd) = (!ok) as u64;
             }
-            Kind::AmoswapW => amo!(op, i, 4, |_o: u64, s: u64| s),
-            Kind::AmoaddW => amo!(op, i, 4, |o: u64, s: u64| o.wrapping_add(s)),
-            Kind::AmoxorW => amo!(op, i, 4, |o: u64, s: u64| o ^ s),
-            Kind::AmoandW => amo!(op, i, 4, |o: u64, s: u64| o & s),
-            Kind::AmoorW => amo!(op, i, 4, |o: u64, s: u64| o | s),
-            Kind::AmominW => amo!(op, i, 4, |o: u64, s: u64| (o as i32).min(s as i32) as u32
+            Kind::AmoswapW => amo!(op, i!(op), 4, |_o: u64, s: u64| s),
+            Kind::AmoaddW => amo!(op, i!(op), 4, |o: u64, s: u64| o.wrapping_add(s)),
+            Kind::AmoxorW => amo!(op, i!(op), 4, |o: u64, s: u64| o ^ s),
+            Kind::AmoandW => amo!(op, i!(op), 4, |o: u64, s: u64| o & s),
+            Kind::AmoorW => amo!(op, i!(op), 4, |o: u64, s: u64| o | s),
+            Kind::AmominW => amo!(
+                op,
+                i!(op),
+                4,
+                |o: u64, s: u64| (o as i32).min(s as i32) as u32 as u64
+            ),
+            Kind::AmomaxW => amo!(
+                op,
+                i!(op),
+                4,
+                |o: u64, s: u64| (o as i32).max(s as i32) as u32 as u64
+            ),
+            Kind::AmominuW => amo!(op, i!(op), 4, |o: u64, s: u64| (o as u32).min(s as u32)
                 as u64),
-            Kind::AmomaxW => amo!(op, i, 4, |o: u64, s: u64| (o as i32).max(s as i32) as u32
+            Kind::AmomaxuW => amo!(op, i!(op), 4, |o: u64, s: u64| (o as u32).max(s as u32)
                 as u64),
-            Kind::AmominuW => amo!(op, i, 4, |o: u64, s: u64| (o as u32).min(s as u32) as u64),
-            Kind::AmomaxuW => amo!(op, i, 4, |o: u64, s: u64| (o as u32).max(s as u32) as u64),
-            Kind::AmoswapD => amo!(op, i, 8, |_o: u64, s: u64| s),
-            Kind::AmoaddD => amo!(op, i, 8, |o: u64, s: u64| o.wrapping_add(s)),
-            Kind::AmoxorD => amo!(op, i, 8, |o: u64, s: u64| o ^ s),
-            Kind::AmoandD => amo!(op, i, 8, |o: u64, s: u64| o & s),
-            Kind::AmoorD => amo!(op, i, 8, |o: u64, s: u64| o | s),
-            Kind::AmominD => amo!(op, i, 8, |o: u64, s: u64| (o as i64).min(s as i64) as u64),
-            Kind::AmomaxD => amo!(op, i, 8, |o: u64, s: u64| (o as i64).max(s as i64) as u64),
-            Kind::AmominuD => amo!(op, i, 8, |o: u64, s: u64| o.min(s)),
-            Kind::AmomaxuD => amo!(op, i, 8, |o: u64, s: u64| o.max(s)),
+            Kind::AmoswapD => amo!(op, i!(op), 8, |_o: u64, s: u64| s),
+            Kind::AmoaddD => amo!(op, i!(op), 8, |o: u64, s: u64| o.wrapping_add(s)),
+            Kind::AmoxorD => amo!(op, i!(op), 8, |o: u64, s: u64| o ^ s),
+            Kind::AmoandD => amo!(op, i!(op), 8, |o: u64, s: u64| o & s),
+            Kind::AmoorD => amo!(op, i!(op), 8, |o: u64, s: u64| o | s),
+            Kind::AmominD => amo!(op, i!(op), 8, |o: u64, s: u64| (o as i64).min(s as i64)
+                as u64),
+            Kind::AmomaxD => amo!(op, i!(op), 8, |o: u64, s: u64| (o as i64).max(s as i64)
+                as u64),
+            Kind::AmominuD => amo!(op, i!(op), 8, |o: u64, s: u64| o.min(s)),
+            Kind::AmomaxuD => amo!(op, i!(op), 8, |o: u64, s: u64| o.max(s)),
             Kind::Flw => {
                 let addr = x!(op.rs1).wrapping_add(op.imm as u64);
-                let v = mem_try!(mem.load::<4>(addr), i);
+                let v = mem_try!(mem.load::<4>(addr), i!(op));
                 f!(op.rd) = fp::box_s(v);
                 if EV && ev.wants.contains(Class::Load) {
                     let mut e = Event::load(op.pc, addr, 4, v);
@@ -520,7 +541,7 @@ pub(crate) fn exec_ops<const EV: bool>(
             }
             Kind::Fld => {
                 let addr = x!(op.rs1).wrapping_add(op.imm as u64);
-                let v = mem_try!(mem.load::<8>(addr), i);
+                let v = mem_try!(mem.load::<8>(addr), i!(op));
                 f!(op.rd) = v;
                 if EV && ev.wants.contains(Class::Load) {
                     let mut e = Event::load(op.pc, addr, 8, v);
@@ -528,10 +549,10 @@ pub(crate) fn exec_ops<const EV: bool>(
                     ev.push(e);
                 }
             }
-            Kind::Fsw => store!(op, i, 4, f!(op.rs2) & 0xffff_ffff),
-            Kind::Fsd => store!(op, i, 8, f!(op.rs2)),
+            Kind::Fsw => store!(op, i!(op), 4, f!(op.rs2) & 0xffff_ffff),
+            Kind::Fsd => store!(op, i!(op), 8, f!(op.rs2)),
             Kind::FmaddS | Kind::FmsubS | Kind::FnmsubS | Kind::FnmaddS => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 let (np, na) = fma_signs(op.kind);
                 fset!(
                     op,
@@ -540,7 +561,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 )
             }
             Kind::FmaddD | Kind::FmsubD | Kind::FnmsubD | Kind::FnmaddD => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 let (np, na) = fma_signs(op.kind);
                 fset!(
                     op,
@@ -549,7 +570,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 )
             }
             Kind::FaddS => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(
                     op,
                     fp::arith_s(Arith::Add, s(f!(op.rs1)), s(f!(op.rs2)), rm),
@@ -557,7 +578,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 )
             }
             Kind::FsubS => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(
                     op,
                     fp::arith_s(Arith::Sub, s(f!(op.rs1)), s(f!(op.rs2)), rm),
@@ -565,7 +586,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 )
             }
             Kind::FmulS => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(
                     op,
                     fp::arith_s(Arith::Mul, s(f!(op.rs1)), s(f!(op.rs2)), rm),
@@ -573,7 +594,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 )
             }
             Kind::FdivS => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(
                     op,
                     fp::arith_s(Arith::Div, s(f!(op.rs1)), s(f!(op.rs2)), rm),
@@ -581,11 +602,11 @@ pub(crate) fn exec_ops<const EV: bool>(
                 )
             }
             Kind::FsqrtS => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(op, fp::sqrt::<S>(s(f!(op.rs1)), rm), true)
             }
             Kind::FaddD => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(
                     op,
                     fp::arith_d(Arith::Add, f!(op.rs1), f!(op.rs2), rm),
@@ -593,7 +614,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 )
             }
             Kind::FsubD => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(
                     op,
                     fp::arith_d(Arith::Sub, f!(op.rs1), f!(op.rs2), rm),
@@ -601,7 +622,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 )
             }
             Kind::FmulD => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(
                     op,
                     fp::arith_d(Arith::Mul, f!(op.rs1), f!(op.rs2), rm),
@@ -609,7 +630,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 )
             }
             Kind::FdivD => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(
                     op,
                     fp::arith_d(Arith::Div, f!(op.rs1), f!(op.rs2), rm),
@@ -617,7 +638,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 )
             }
             Kind::FsqrtD => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(op, fp::sqrt::<D>(f!(op.rs1), rm), false)
             }
             Kind::FsgnjS => {
@@ -645,31 +666,31 @@ pub(crate) fn exec_ops<const EV: bool>(
             Kind::FminD => fset!(op, fp::min_max::<D>(f!(op.rs1), f!(op.rs2), false), false),
             Kind::FmaxD => fset!(op, fp::min_max::<D>(f!(op.rs1), f!(op.rs2), true), false),
             Kind::FcvtWS | Kind::FcvtWuS | Kind::FcvtLS | Kind::FcvtLuS => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 let (signed, width) = int_shape(op.kind);
                 xset_fl!(op, fp::to_int::<S>(s(f!(op.rs1)), signed, width, rm))
             }
             Kind::FcvtWD | Kind::FcvtWuD | Kind::FcvtLD | Kind::FcvtLuD => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 let (signed, width) = int_shape(op.kind);
                 xset_fl!(op, fp::to_int::<D>(f!(op.rs1), signed, width, rm))
             }
             Kind::FcvtSW | Kind::FcvtSWu | Kind::FcvtSL | Kind::FcvtSLu => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 let (signed, width) = int_shape(op.kind);
                 fset!(op, fp::from_int::<S>(x!(op.rs1), signed, width, rm), true)
             }
             Kind::FcvtDW | Kind::FcvtDWu | Kind::FcvtDL | Kind::FcvtDLu => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 let (signed, width) = int_shape(op.kind);
                 fset!(op, fp::from_int::<D>(x!(op.rs1), signed, width, rm), false)
             }
             Kind::FcvtSD => {
-                let rm = rounding!(op, i);
+                let rm = rounding!(op, i!(op));
                 fset!(op, fp::d_to_s(f!(op.rs1), rm), true)
             }
             Kind::FcvtDS => {
-                let _ = rounding!(op, i);
+                let _ = rounding!(op, i!(op));
                 fset!(op, fp::s_to_d(s(f!(op.rs1))), false)
             }
             Kind::FmvXW => x!(op.rd) = f!(op.rs1) as u32 as i32 as i64 as u64,
@@ -684,10 +705,10 @@ pub(crate) fn exec_ops<const EV: bool>(
             Kind::FeqD => xset_fl!(op, fp::compare::<D>(f!(op.rs1), f!(op.rs2), Cmp::Eq)),
             Kind::FltD => xset_fl!(op, fp::compare::<D>(f!(op.rs1), f!(op.rs2), Cmp::Lt)),
             Kind::FleD => xset_fl!(op, fp::compare::<D>(f!(op.rs1), f!(op.rs2), Cmp::Le)),
-            Kind::Illegal => return Stop::Illegal { at: i },
+            Kind::Illegal => return Stop::Illegal { at: i!(op) },
             Kind::FetchFault => {
                 return Stop::Fault {
-                    at: i,
+                    at: i!(op),
                     fault: Fault {
                         addr: op.imm as u64,
                         access: crate::mem::Access::Execute,
