@@ -595,3 +595,60 @@ fn faults_caught_by_a_handler_keep_the_exact_counts() {
     );
     assert_eq!(counts.iter().map(|c| c.1).sum::<u64>(), sim.instret());
 }
+
+#[test]
+fn a_limit_and_a_look_stop_at_the_first_block_boundary_past_them() {
+    // The simulator runs block after block in one call and comes back to
+    // its loop only when a block needs it: a limit, or the time to report
+    // progress, must still stop the run at the end of the block in which
+    // the count reaches it, as one block per turn of the loop did. The
+    // program's blocks end after 15 instructions (the straight line into
+    // the loop's first branch), then 2 each for four more turns of the
+    // loop, then the call, the jump and the return, 1 each, and the exit's
+    // 3, which ends the run with its ecall.
+    let p = program();
+    let ends = [15u64, 17, 19, 21, 23, 24, 25, 26, 29];
+    assert_eq!(ends.last(), Some(&p.retired));
+    for limit in 1..=p.retired + 2 {
+        let config = Config {
+            max_instructions: limit,
+            ..Config::default()
+        };
+        let mut sim = Simulator::load_bytes("limit".as_ref(), &p.elf, &config).unwrap();
+        let mut sink = Record {
+            wants: ClassSet::NONE,
+            events: vec![],
+        };
+        let exit = sim.run_to_exit(&mut sink).unwrap();
+        let end = *ends.iter().find(|&&e| e >= limit).unwrap_or(&p.retired);
+        if end < p.retired {
+            assert_eq!(exit, Exit::Limit, "limit {limit}");
+        } else {
+            // The block that reaches the limit ends in the exit's ecall.
+            assert_eq!(exit, Exit::Code(0), "limit {limit}: the exit comes first");
+        }
+        assert_eq!(sim.instret(), end, "limit {limit}");
+    }
+    for every in 1..=p.retired {
+        let mut sim = Simulator::load_bytes("looks".as_ref(), &p.elf, &Config::default()).unwrap();
+        let mut sink = Record {
+            wants: ClassSet::ALL,
+            events: vec![],
+        };
+        let mut seen = vec![];
+        let exit = sim
+            .run_with_progress(&mut sink, every, &mut |n| seen.push(n))
+            .unwrap();
+        assert_eq!(exit, Exit::Code(0));
+        // Each look at the first block end at least `every` past the last.
+        let mut expected = vec![];
+        let mut last = 0;
+        for &e in &ends[..ends.len() - 1] {
+            if e >= last + every {
+                expected.push(e);
+                last = e;
+            }
+        }
+        assert_eq!(seen, expected, "every {every}");
+    }
+}
