@@ -166,6 +166,11 @@ impl ClassSet {
         ClassSet(self.0 | other.0)
     }
 
+    /// The classes in both sets.
+    pub const fn intersection(self, other: ClassSet) -> ClassSet {
+        ClassSet(self.0 & other.0)
+    }
+
     /// Whether `c` is in the set.
     #[inline]
     pub const fn contains(self, c: Class) -> bool {

@@ -144,15 +144,19 @@ pub fn exec_block<const EV: bool>(
     ops: &[Op],
     ev: &mut Events,
 ) -> Stop {
-    exec_ops::<EV>(cpu, mem, ops, ev)
+    exec_ops::<EV, EV>(cpu, mem, ops, ev)
 }
 
 /// [`exec_block`], inlined into a loop that runs block after block (the
 /// simulator's chain of blocks, [`crate::Simulator`]): a call per block
 /// would save and restore the interpreter's registers and stack frame
-/// for every few instructions.
+/// for every few instructions. Without `TAIL`, the instructions whose
+/// events are built after they execute ([`TAIL_CLASSES`](crate::op::TAIL_CLASSES)) build none:
+/// the caller passes it when the sink wants none of those classes, so
+/// that a sink of loads alone does not pay a test of its classes after
+/// every instruction.
 #[inline(always)]
-pub(crate) fn exec_ops<const EV: bool>(
+pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
     cpu: &mut Cpu,
     mem: &mut Memory,
     ops: &[Op],
@@ -716,7 +720,7 @@ pub(crate) fn exec_ops<const EV: bool>(
                 }
             }
         }
-        if EV && ev.wants.contains(op.class) {
+        if EV && TAIL && ev.wants.contains(op.class) {
             match op.emit {
                 Emit::Own => {}
                 Emit::IntDest => {

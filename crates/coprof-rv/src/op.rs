@@ -8,7 +8,7 @@
 //! folded whatever can be known before execution (absolute branch targets,
 //! `auipc` results, CSR numbers). Dispatch is one `match` over `Kind`.
 
-use coprof_core::Class;
+use coprof_core::{Class, ClassSet};
 
 /// Register index that stands for "discard": writes to `x0` are redirected
 /// to this scratch slot at decode time so the interpreter never tests
@@ -188,6 +188,19 @@ pub enum Kind {
     /// unmapped); `imm` holds the address that failed.
     FetchFault,
 }
+
+/// The classes whose instructions may report themselves after they
+/// execute, with an [`Emit`] other than [`Emit::Own`]: integer, multiply
+/// and floating-point results, system instructions, and illegal ones
+/// (`Other`). Loads, stores, branches and jumps build their events in
+/// their own arms of the interpreter. When a sink wants none of these
+/// classes, the interpreter is compiled without the test after each
+/// instruction that would build such an event.
+pub const TAIL_CLASSES: ClassSet = ClassSet::of(Class::IntAlu)
+    .with(Class::MulDiv)
+    .with(Class::Float)
+    .with(Class::System)
+    .with(Class::Other);
 
 /// How the interpreter reports an instruction to the event stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

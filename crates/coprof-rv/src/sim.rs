@@ -16,6 +16,7 @@ use crate::events::Events;
 use crate::host_signals::HostSignals;
 use crate::itimer::earlier;
 use crate::mem::{Access, Memory};
+use crate::op::TAIL_CLASSES;
 use crate::process;
 use crate::random::GuestRandom;
 use crate::signal::{self, code, Action, Pending, SigInfo};
@@ -503,8 +504,15 @@ impl Simulator {
         progress: &mut dyn FnMut(u64),
     ) -> Result<Exit, SimError> {
         let mut check = self.next_check(every);
+        // Whether any instruction builds its event after executing
+        // (`exec_ops`'s `TAIL`); the classes wanted do not change in a run.
+        let tail = EV && !events.wants.intersection(TAIL_CLASSES).is_empty();
         loop {
-            let (bi, stop) = self.run_blocks::<EV, RUNS>(events, check);
+            let (bi, stop) = if tail {
+                self.run_blocks::<EV, true, RUNS>(events, check)
+            } else {
+                self.run_blocks::<EV, false, RUNS>(events, check)
+            };
             let len = self.code.blocks[bi].ops.len();
             let retired = stop.retired(len);
             if retired < len {
@@ -584,7 +592,7 @@ impl Simulator {
     /// the chain is the same as one block per turn of the loop, without
     /// a call and a return per block.
     #[inline(never)]
-    fn run_blocks<const EV: bool, const RUNS: bool>(
+    fn run_blocks<const EV: bool, const TAIL: bool, const RUNS: bool>(
         &mut self,
         events: &mut Events,
         check: u64,
@@ -595,7 +603,7 @@ impl Simulator {
             let block = &mut self.code.blocks[bi];
             block.count += 1;
             let len = block.ops.len();
-            let stop = exec_ops::<EV>(&mut self.cpu, &mut self.mem, &block.ops, events);
+            let stop = exec_ops::<EV, TAIL>(&mut self.cpu, &mut self.mem, &block.ops, events);
             let retired = stop.retired(len);
             if RUNS {
                 // Even when nothing retired (a fault at the block's first

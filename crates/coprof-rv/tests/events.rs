@@ -396,6 +396,16 @@ fn only_the_requested_classes_leave_the_simulator() {
     // Everything wanted: one event per retired instruction.
     let (sim, all, _) = run(ClassSet::ALL);
     assert_eq!(all.len() as u64, sim.instret());
+    // Integer results alone (built after the instruction executes, by
+    // the interpreter compiled with that step): exactly those of all.
+    let (_, alu, _) = run(ClassSet::of(Class::IntAlu));
+    let expected: Vec<Event> = all
+        .iter()
+        .filter(|e| e.class == Class::IntAlu)
+        .copied()
+        .collect();
+    assert!(expected.len() >= 10, "{expected:?}");
+    assert_eq!(alu, expected);
 }
 
 #[test]

@@ -131,9 +131,8 @@ pub fn point_of<const D: usize>(dims: &[Stream; D], e: &Event) -> Option<[u64; D
 
 /// The classes a profile over `dims` needs: those every dimension can use.
 pub fn wants_of(dims: &[Stream]) -> ClassSet {
-    dims.iter().fold(ClassSet::ALL, |s, d| {
-        ClassSet::from_bits(s.bits() & d.wants().bits())
-    })
+    dims.iter()
+        .fold(ClassSet::ALL, |s, d| s.intersection(d.wants()))
 }
 
 /// Adds the point of every event of `batch` that has one.
