@@ -61,7 +61,7 @@ impl<const D: usize> Rap<D> {
     /// Whether `p` lies outside the universe: a coordinate ≥ 2^bits.
     #[inline(always)]
     fn is_outside(&self, p: &[u64; D]) -> bool {
-        self.max != u64::MAX && p.iter().any(|&x| x > self.max)
+        outside_of(self.max, p)
     }
 
     /// Counts one event at point `p`.
@@ -211,6 +211,12 @@ impl<const D: usize> Rap<D> {
     }
 }
 
+/// Whether `p` lies outside a universe whose largest coordinate is `max`.
+#[inline(always)]
+fn outside_of<const D: usize>(max: u64, p: &[u64; D]) -> bool {
+    max != u64::MAX && p.iter().any(|&x| x > max)
+}
+
 /// Evictions gathered for the tree: sent [`EVICTED`] at a time.
 const EVICTED: usize = 32;
 
@@ -242,7 +248,7 @@ impl<const D: usize> Feeder<'_, D> {
         if count == 0 {
             return;
         }
-        if self.max != u64::MAX && p.iter().any(|&x| x > self.max) {
+        if outside_of(self.max, &p) {
             *self.outside += count;
             return;
         }
