@@ -180,17 +180,17 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
         };
     }
     macro_rules! mem_try {
-        ($e:expr, $i:expr) => {
+        ($e:expr, $op:expr) => {
             match $e {
                 Ok(v) => v,
-                Err(fault) => return Stop::Fault { at: $i, fault },
+                Err(fault) => return Stop::Fault { at: i!($op), fault },
             }
         };
     }
     macro_rules! load {
-        ($op:expr, $i:expr, $n:literal, $ext:expr) => {{
+        ($op:expr, $n:literal, $ext:expr) => {{
             let addr = x!($op.rs1).wrapping_add($op.imm as u64);
-            let v = mem_try!(mem.load::<$n>(addr), $i);
+            let v = mem_try!(mem.load::<$n>(addr), $op);
             x!($op.rd) = $ext(v);
             if EV && ev.wants.contains(Class::Load) {
                 let mut e = Event::load($op.pc, addr, $n, v);
@@ -200,10 +200,10 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
         }};
     }
     macro_rules! store {
-        ($op:expr, $i:expr, $n:literal, $v:expr) => {{
+        ($op:expr, $n:literal, $v:expr) => {{
             let addr = x!($op.rs1).wrapping_add($op.imm as u64);
             let v: u64 = $v;
-            mem_try!(mem.store::<$n>(addr, v), $i);
+            mem_try!(mem.store::<$n>(addr, v), $op);
             if EV && ev.wants.contains(Class::Store) {
                 let mask = if $n == 8 {
                     u64::MAX
@@ -229,11 +229,11 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
         }};
     }
     macro_rules! rounding {
-        ($op:expr, $i:expr) => {{
+        ($op:expr) => {{
             let rm = if $op.rm == 7 { cpu.frm } else { $op.rm as u32 };
             match fp::round_of(rm) {
                 Some(r) => r,
-                None => return Stop::Illegal { at: $i },
+                None => return Stop::Illegal { at: i!($op) },
             }
         }};
     }
@@ -252,13 +252,13 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
         }};
     }
     macro_rules! amo {
-        ($op:expr, $i:expr, $n:literal, $f:expr) => {{
+        ($op:expr, $n:literal, $f:expr) => {{
             let addr = x!($op.rs1);
             if addr % $n != 0 {
-                return Stop::Misaligned { at: $i, addr };
+                return Stop::Misaligned { at: i!($op), addr };
             }
             let src = x!($op.rs2);
-            let old = mem_try!(mem.atomic_rmw::<$n>(addr, |old| $f(old, src)), $i);
+            let old = mem_try!(mem.atomic_rmw::<$n>(addr, |old| $f(old, src)), $op);
             x!($op.rd) = if $n == 4 {
                 old as u32 as i32 as i64 as u64
             } else {
@@ -301,17 +301,17 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
             Kind::Bge => branch!(op, (x!(op.rs1) as i64) >= (x!(op.rs2) as i64)),
             Kind::Bltu => branch!(op, x!(op.rs1) < x!(op.rs2)),
             Kind::Bgeu => branch!(op, x!(op.rs1) >= x!(op.rs2)),
-            Kind::Lb => load!(op, i!(op), 1, |v: u64| v as i8 as i64 as u64),
-            Kind::Lh => load!(op, i!(op), 2, |v: u64| v as i16 as i64 as u64),
-            Kind::Lw => load!(op, i!(op), 4, |v: u64| v as i32 as i64 as u64),
-            Kind::Ld => load!(op, i!(op), 8, |v: u64| v),
-            Kind::Lbu => load!(op, i!(op), 1, |v: u64| v),
-            Kind::Lhu => load!(op, i!(op), 2, |v: u64| v),
-            Kind::Lwu => load!(op, i!(op), 4, |v: u64| v),
-            Kind::Sb => store!(op, i!(op), 1, x!(op.rs2)),
-            Kind::Sh => store!(op, i!(op), 2, x!(op.rs2)),
-            Kind::Sw => store!(op, i!(op), 4, x!(op.rs2)),
-            Kind::Sd => store!(op, i!(op), 8, x!(op.rs2)),
+            Kind::Lb => load!(op, 1, |v: u64| v as i8 as i64 as u64),
+            Kind::Lh => load!(op, 2, |v: u64| v as i16 as i64 as u64),
+            Kind::Lw => load!(op, 4, |v: u64| v as i32 as i64 as u64),
+            Kind::Ld => load!(op, 8, |v: u64| v),
+            Kind::Lbu => load!(op, 1, |v: u64| v),
+            Kind::Lhu => load!(op, 2, |v: u64| v),
+            Kind::Lwu => load!(op, 4, |v: u64| v),
+            Kind::Sb => store!(op, 1, x!(op.rs2)),
+            Kind::Sh => store!(op, 2, x!(op.rs2)),
+            Kind::Sw => store!(op, 4, x!(op.rs2)),
+            Kind::Sd => store!(op, 8, x!(op.rs2)),
             Kind::Addi => x!(op.rd) = x!(op.rs1).wrapping_add(op.imm as u64),
             Kind::Slti => x!(op.rd) = ((x!(op.rs1) as i64) < op.imm) as u64,
             Kind::Sltiu => x!(op.rd) = (x!(op.rs1) < op.imm as u64) as u64,
@@ -453,9 +453,9 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                     return Stop::Misaligned { at: i!(op), addr };
                 }
                 let v = if n == 4 {
-                    mem_try!(mem.load::<4>(addr), i!(op))
+                    mem_try!(mem.load::<4>(addr), op)
                 } else {
-                    mem_try!(mem.load::<8>(addr), i!(op))
+                    mem_try!(mem.load::<8>(addr), op)
                 };
                 x!(op.rd) = if n == 4 {
                     v as u32 as i32 as i64 as u64
@@ -482,9 +482,9 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 let expected = cpu.reserved_value;
                 let ok = reserved
                     && if n == 4 {
-                        mem_try!(mem.store_conditional::<4>(addr, expected, v), i!(op))
+                        mem_try!(mem.store_conditional::<4>(addr, expected, v), op)
                     } else {
-                        mem_try!(mem.store_conditional::<8>(addr, expected, v), i!(op))
+                        mem_try!(mem.store_conditional::<8>(addr, expected, v), op)
                     };
                 if ok {
                     if EV && ev.wants.contains(Class::Store) {
@@ -501,41 +501,29 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 }
                 x!(op.rd) = (!ok) as u64;
             }
-            Kind::AmoswapW => amo!(op, i!(op), 4, |_o: u64, s: u64| s),
-            Kind::AmoaddW => amo!(op, i!(op), 4, |o: u64, s: u64| o.wrapping_add(s)),
-            Kind::AmoxorW => amo!(op, i!(op), 4, |o: u64, s: u64| o ^ s),
-            Kind::AmoandW => amo!(op, i!(op), 4, |o: u64, s: u64| o & s),
-            Kind::AmoorW => amo!(op, i!(op), 4, |o: u64, s: u64| o | s),
-            Kind::AmominW => amo!(
-                op,
-                i!(op),
-                4,
-                |o: u64, s: u64| (o as i32).min(s as i32) as u32 as u64
-            ),
-            Kind::AmomaxW => amo!(
-                op,
-                i!(op),
-                4,
-                |o: u64, s: u64| (o as i32).max(s as i32) as u32 as u64
-            ),
-            Kind::AmominuW => amo!(op, i!(op), 4, |o: u64, s: u64| (o as u32).min(s as u32)
+            Kind::AmoswapW => amo!(op, 4, |_o: u64, s: u64| s),
+            Kind::AmoaddW => amo!(op, 4, |o: u64, s: u64| o.wrapping_add(s)),
+            Kind::AmoxorW => amo!(op, 4, |o: u64, s: u64| o ^ s),
+            Kind::AmoandW => amo!(op, 4, |o: u64, s: u64| o & s),
+            Kind::AmoorW => amo!(op, 4, |o: u64, s: u64| o | s),
+            Kind::AmominW => amo!(op, 4, |o: u64, s: u64| (o as i32).min(s as i32) as u32
                 as u64),
-            Kind::AmomaxuW => amo!(op, i!(op), 4, |o: u64, s: u64| (o as u32).max(s as u32)
+            Kind::AmomaxW => amo!(op, 4, |o: u64, s: u64| (o as i32).max(s as i32) as u32
                 as u64),
-            Kind::AmoswapD => amo!(op, i!(op), 8, |_o: u64, s: u64| s),
-            Kind::AmoaddD => amo!(op, i!(op), 8, |o: u64, s: u64| o.wrapping_add(s)),
-            Kind::AmoxorD => amo!(op, i!(op), 8, |o: u64, s: u64| o ^ s),
-            Kind::AmoandD => amo!(op, i!(op), 8, |o: u64, s: u64| o & s),
-            Kind::AmoorD => amo!(op, i!(op), 8, |o: u64, s: u64| o | s),
-            Kind::AmominD => amo!(op, i!(op), 8, |o: u64, s: u64| (o as i64).min(s as i64)
-                as u64),
-            Kind::AmomaxD => amo!(op, i!(op), 8, |o: u64, s: u64| (o as i64).max(s as i64)
-                as u64),
-            Kind::AmominuD => amo!(op, i!(op), 8, |o: u64, s: u64| o.min(s)),
-            Kind::AmomaxuD => amo!(op, i!(op), 8, |o: u64, s: u64| o.max(s)),
+            Kind::AmominuW => amo!(op, 4, |o: u64, s: u64| (o as u32).min(s as u32) as u64),
+            Kind::AmomaxuW => amo!(op, 4, |o: u64, s: u64| (o as u32).max(s as u32) as u64),
+            Kind::AmoswapD => amo!(op, 8, |_o: u64, s: u64| s),
+            Kind::AmoaddD => amo!(op, 8, |o: u64, s: u64| o.wrapping_add(s)),
+            Kind::AmoxorD => amo!(op, 8, |o: u64, s: u64| o ^ s),
+            Kind::AmoandD => amo!(op, 8, |o: u64, s: u64| o & s),
+            Kind::AmoorD => amo!(op, 8, |o: u64, s: u64| o | s),
+            Kind::AmominD => amo!(op, 8, |o: u64, s: u64| (o as i64).min(s as i64) as u64),
+            Kind::AmomaxD => amo!(op, 8, |o: u64, s: u64| (o as i64).max(s as i64) as u64),
+            Kind::AmominuD => amo!(op, 8, |o: u64, s: u64| o.min(s)),
+            Kind::AmomaxuD => amo!(op, 8, |o: u64, s: u64| o.max(s)),
             Kind::Flw => {
                 let addr = x!(op.rs1).wrapping_add(op.imm as u64);
-                let v = mem_try!(mem.load::<4>(addr), i!(op));
+                let v = mem_try!(mem.load::<4>(addr), op);
                 f!(op.rd) = fp::box_s(v);
                 if EV && ev.wants.contains(Class::Load) {
                     let mut e = Event::load(op.pc, addr, 4, v);
@@ -545,7 +533,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
             }
             Kind::Fld => {
                 let addr = x!(op.rs1).wrapping_add(op.imm as u64);
-                let v = mem_try!(mem.load::<8>(addr), i!(op));
+                let v = mem_try!(mem.load::<8>(addr), op);
                 f!(op.rd) = v;
                 if EV && ev.wants.contains(Class::Load) {
                     let mut e = Event::load(op.pc, addr, 8, v);
@@ -553,10 +541,10 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                     ev.push(e);
                 }
             }
-            Kind::Fsw => store!(op, i!(op), 4, f!(op.rs2) & 0xffff_ffff),
-            Kind::Fsd => store!(op, i!(op), 8, f!(op.rs2)),
+            Kind::Fsw => store!(op, 4, f!(op.rs2) & 0xffff_ffff),
+            Kind::Fsd => store!(op, 8, f!(op.rs2)),
             Kind::FmaddS | Kind::FmsubS | Kind::FnmsubS | Kind::FnmaddS => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 let (np, na) = fma_signs(op.kind);
                 fset!(
                     op,
@@ -565,7 +553,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 )
             }
             Kind::FmaddD | Kind::FmsubD | Kind::FnmsubD | Kind::FnmaddD => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 let (np, na) = fma_signs(op.kind);
                 fset!(
                     op,
@@ -574,7 +562,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 )
             }
             Kind::FaddS => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(
                     op,
                     fp::arith_s(Arith::Add, s(f!(op.rs1)), s(f!(op.rs2)), rm),
@@ -582,7 +570,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 )
             }
             Kind::FsubS => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(
                     op,
                     fp::arith_s(Arith::Sub, s(f!(op.rs1)), s(f!(op.rs2)), rm),
@@ -590,7 +578,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 )
             }
             Kind::FmulS => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(
                     op,
                     fp::arith_s(Arith::Mul, s(f!(op.rs1)), s(f!(op.rs2)), rm),
@@ -598,7 +586,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 )
             }
             Kind::FdivS => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(
                     op,
                     fp::arith_s(Arith::Div, s(f!(op.rs1)), s(f!(op.rs2)), rm),
@@ -606,11 +594,11 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 )
             }
             Kind::FsqrtS => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(op, fp::sqrt::<S>(s(f!(op.rs1)), rm), true)
             }
             Kind::FaddD => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(
                     op,
                     fp::arith_d(Arith::Add, f!(op.rs1), f!(op.rs2), rm),
@@ -618,7 +606,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 )
             }
             Kind::FsubD => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(
                     op,
                     fp::arith_d(Arith::Sub, f!(op.rs1), f!(op.rs2), rm),
@@ -626,7 +614,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 )
             }
             Kind::FmulD => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(
                     op,
                     fp::arith_d(Arith::Mul, f!(op.rs1), f!(op.rs2), rm),
@@ -634,7 +622,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 )
             }
             Kind::FdivD => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(
                     op,
                     fp::arith_d(Arith::Div, f!(op.rs1), f!(op.rs2), rm),
@@ -642,7 +630,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 )
             }
             Kind::FsqrtD => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(op, fp::sqrt::<D>(f!(op.rs1), rm), false)
             }
             Kind::FsgnjS => {
@@ -670,31 +658,31 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
             Kind::FminD => fset!(op, fp::min_max::<D>(f!(op.rs1), f!(op.rs2), false), false),
             Kind::FmaxD => fset!(op, fp::min_max::<D>(f!(op.rs1), f!(op.rs2), true), false),
             Kind::FcvtWS | Kind::FcvtWuS | Kind::FcvtLS | Kind::FcvtLuS => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 let (signed, width) = int_shape(op.kind);
                 xset_fl!(op, fp::to_int::<S>(s(f!(op.rs1)), signed, width, rm))
             }
             Kind::FcvtWD | Kind::FcvtWuD | Kind::FcvtLD | Kind::FcvtLuD => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 let (signed, width) = int_shape(op.kind);
                 xset_fl!(op, fp::to_int::<D>(f!(op.rs1), signed, width, rm))
             }
             Kind::FcvtSW | Kind::FcvtSWu | Kind::FcvtSL | Kind::FcvtSLu => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 let (signed, width) = int_shape(op.kind);
                 fset!(op, fp::from_int::<S>(x!(op.rs1), signed, width, rm), true)
             }
             Kind::FcvtDW | Kind::FcvtDWu | Kind::FcvtDL | Kind::FcvtDLu => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 let (signed, width) = int_shape(op.kind);
                 fset!(op, fp::from_int::<D>(x!(op.rs1), signed, width, rm), false)
             }
             Kind::FcvtSD => {
-                let rm = rounding!(op, i!(op));
+                let rm = rounding!(op);
                 fset!(op, fp::d_to_s(f!(op.rs1), rm), true)
             }
             Kind::FcvtDS => {
-                let _ = rounding!(op, i!(op));
+                let _ = rounding!(op);
                 fset!(op, fp::s_to_d(s(f!(op.rs1))), false)
             }
             Kind::FmvXW => x!(op.rd) = f!(op.rs1) as u32 as i32 as i64 as u64,
