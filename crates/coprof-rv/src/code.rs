@@ -4,7 +4,14 @@
 //! them up to a control transfer form a block, looked up by PC through a
 //! small direct-mapped table in front of a hash map. Every block counts its
 //! executions, which gives the exact per-PC execution counts (the ground
-//! truth of every estimator) without a per-instruction counter. The cache
+//! truth of every estimator) without a per-instruction counter.
+//!
+//! A block also remembers where control went from it, as QEMU's
+//! translator chains its blocks: one successor per way out (the branch
+//! taken, or falling through to the next instruction), with its start
+//! address and index. Going from block to block then reads the block just
+//! run, already in the processor's cache, instead of the table in front
+//! of the map, a 512 KiB table whose entries mostly are not. The cache
 //! is dropped on `fence.i` (Zifencei, §3), on stores to executable pages
 //! and on `mprotect`/`munmap` of code; the counts survive in a table.
 
@@ -28,7 +35,18 @@ pub struct Block {
     /// ([`coprof_core::Blocks`]), or [`NO_RUN_ID`] before it is first
     /// delivered in a run.
     pub run_id: u32,
+    /// The address after the last op: where control goes when it falls
+    /// through, which chooses the way in [`Block::next`].
+    end: u64,
+    /// Per way out (0: elsewhere, 1: falling through to `end`), the start
+    /// address and index of the block control went to the last time it
+    /// left that way; [`NO_SUCCESSOR`] before it has.
+    next: [(u64, u32); 2],
 }
+
+/// A [`Block::next`] entry of a way not taken yet: no block starts at an
+/// odd address.
+const NO_SUCCESSOR: (u64, u32) = (u64::MAX, 0);
 
 /// [`Block::run_id`] of a block not yet in the runs' block table.
 pub const NO_RUN_ID: u32 = u32::MAX;
@@ -98,6 +116,22 @@ impl CodeCache {
         };
         self.fast[slot] = (pc, idx);
         idx as usize
+    }
+
+    /// The index of the block starting at `pc`, where control went from
+    /// block `from`: its remembered successor that way out when it starts
+    /// there, else [`lookup`](Self::lookup), which it then remembers.
+    #[inline(always)]
+    pub fn follow(&mut self, from: usize, pc: u64, mem: &Memory) -> usize {
+        let block = &self.blocks[from];
+        let way = (pc == block.end) as usize;
+        let (tag, idx) = block.next[way];
+        if tag == pc {
+            return idx as usize;
+        }
+        let idx = self.lookup(pc, mem);
+        self.blocks[from].next[way] = (pc, idx as u32);
+        idx
     }
 
     /// Drops every block (keeping their execution counts).
@@ -194,5 +228,76 @@ pub fn translate(start: u64, mem: &Memory) -> Block {
         ops: ops.into_boxed_slice(),
         count: 0,
         run_id: NO_RUN_ID,
+        end: pc,
+        next: [NO_SUCCESSOR; 2],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::{b_type, i_type};
+    use crate::mem::perm;
+
+    const CODE: u64 = 0x10000;
+
+    /// Memory holding `words` at [`CODE`].
+    fn code(words: &[u32]) -> Memory {
+        let mut mem = Memory::new().unwrap();
+        mem.map(CODE, 0x1000, perm::R | perm::X).unwrap();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        mem.poke(CODE, &bytes).unwrap();
+        mem
+    }
+
+    #[test]
+    fn a_block_links_each_way_out_to_the_block_there() {
+        // CODE: beq a0, a1, +12; CODE+4: addi a0, a0, 1; CODE+8: jalr
+        // zero, 0(ra); CODE+12: addi a0, a0, 2; CODE+16: jalr zero, 0(ra).
+        let mem = code(&[
+            b_type(0, 10, 11, 12),
+            i_type(0x13, 10, 0, 10, 1),
+            i_type(0x67, 0, 0, 1, 0),
+            i_type(0x13, 10, 0, 10, 2),
+            i_type(0x67, 0, 0, 1, 0),
+        ]);
+        let mut cache = CodeCache::new();
+        let branch = cache.lookup(CODE, &mem);
+        let taken = cache.follow(branch, CODE + 12, &mem);
+        let through = cache.follow(branch, CODE + 4, &mem);
+        assert_eq!(cache.blocks[taken].ops[0].pc, CODE + 12);
+        assert_eq!(cache.blocks[through].ops[0].pc, CODE + 4);
+        assert_ne!(taken, through);
+        // Both ways stay linked, each to its own block.
+        assert_eq!(cache.blocks[branch].next[0], (CODE + 12, taken as u32));
+        assert_eq!(cache.blocks[branch].next[1], (CODE + 4, through as u32));
+        assert_eq!(cache.follow(branch, CODE + 12, &mem), taken);
+        assert_eq!(cache.follow(branch, CODE + 4, &mem), through);
+        // An indirect jump's way goes where the jump goes this time: the
+        // link is replaced, and the block is the one a lookup finds.
+        let there = cache.follow(taken, CODE + 4, &mem);
+        assert_eq!(there, through);
+        let elsewhere = cache.follow(taken, CODE + 8, &mem);
+        assert_eq!(cache.blocks[elsewhere].ops[0].pc, CODE + 8);
+        assert_eq!(elsewhere, cache.lookup(CODE + 8, &mem));
+        assert_eq!(cache.blocks[taken].next[0], (CODE + 8, elsewhere as u32));
+    }
+
+    #[test]
+    fn a_flush_drops_the_links_with_the_blocks() {
+        let mem = code(&[
+            b_type(0, 10, 11, 8),
+            i_type(0x67, 0, 0, 1, 0),
+            i_type(0x67, 0, 0, 1, 0),
+        ]);
+        let mut cache = CodeCache::new();
+        let first = cache.lookup(CODE, &mem);
+        cache.follow(first, CODE + 8, &mem);
+        cache.flush();
+        assert!(cache.blocks.is_empty());
+        let again = cache.lookup(CODE, &mem);
+        assert_eq!(cache.blocks[again].next, [NO_SUCCESSOR; 2]);
+        let next = cache.follow(again, CODE + 8, &mem);
+        assert_eq!(cache.blocks[next].ops[0].pc, CODE + 8);
     }
 }

@@ -582,8 +582,9 @@ impl Simulator {
         }
     }
 
-    /// Runs block after block, each looked up at the PC, counted, run and
-    /// given its run of blocks (with `RUNS`), until one needs the loop's
+    /// Runs block after block, each found at the PC (from the block before
+    /// it through its successor links, [`CodeCache::follow`]), counted, run
+    /// and given its run of blocks (with `RUNS`), until one needs the loop's
     /// attention: it stopped otherwise than by passing control on (a
     /// system call, a fault, a request to drop code), it wrote code, or
     /// the instructions retired reached `check`. Returns that block's
@@ -597,9 +598,8 @@ impl Simulator {
         events: &mut Events,
         check: u64,
     ) -> (usize, Stop) {
+        let mut bi = self.code.lookup(self.cpu.pc, &self.mem);
         loop {
-            let pc = self.cpu.pc;
-            let bi = self.code.lookup(pc, &self.mem);
             let block = &mut self.code.blocks[bi];
             block.count += 1;
             let len = block.ops.len();
@@ -614,6 +614,7 @@ impl Simulator {
             if !matches!(stop, Stop::Next) || self.mem.code_written || self.cpu.instret >= check {
                 return (bi, stop);
             }
+            bi = self.code.follow(bi, self.cpu.pc, &self.mem);
         }
     }
 
