@@ -14,6 +14,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lauxlib.h"
 #include "lua.h"
@@ -39,9 +40,16 @@ int main(int argc, char **argv) {
     }
     luaL_openlibs(L);
 
+    /* The arguments go in with lua_pushlstring, not lua_pushstring: the
+     * latter looks a C string up in a cache keyed by the string's address
+     * (luaS_new), and argv lies on the stack, whose address differs from
+     * one implementation of the system to another (Linux, qemu-user,
+     * coprof) and moves with the length of the paths. Which cache slots
+     * the arguments then take from the library's own names would change
+     * the interpreter's work, not just its addresses. */
     lua_createtable(L, argc - 2, 2);
     for (int i = 1; i < argc; i++) {
-        lua_pushstring(L, argv[i]);
+        lua_pushlstring(L, argv[i], strlen(argv[i]));
         lua_rawseti(L, -2, i - 1);
     }
     lua_setglobal(L, "arg");
@@ -50,7 +58,7 @@ int main(int argc, char **argv) {
     int handler = lua_gettop(L);
     int status = luaL_loadfile(L, argv[1]);
     if (status == LUA_OK) {
-        for (int i = 2; i < argc; i++) lua_pushstring(L, argv[i]);
+        for (int i = 2; i < argc; i++) lua_pushlstring(L, argv[i], strlen(argv[i]));
         status = lua_pcall(L, argc - 2, 0, handler);
     }
     if (status != LUA_OK) {
