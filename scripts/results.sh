@@ -154,6 +154,12 @@ version="$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 # bzip2 built here (under qemu) and by the host's gzip, as in run-real.sh.
 mkdir -p "$scratch/inputs" "$scratch/profiles"
 in="$scratch/inputs"
+# The programs run by the relative command lines the document shows
+# (workloads/build/...), through a link in the inputs' directory: the
+# program's path lies on its stack, where some loads read it and others
+# read addresses that move with its length, so that an absolute path
+# would make the profiles depend on where the repository lies.
+ln -sfn "$wl" "$in/workloads"
 head -c $((192 * 1024)) "$inputs/text.txt" >"$in/text-192k.txt"
 head -c $((224 * 1024)) "$inputs/text.txt" >"$in/text-224k.txt"
 head -c $((28 * 1024)) "$inputs/text.txt" >"$in/text-28k.txt"
@@ -182,13 +188,15 @@ manifest="$scratch/manifest.tsv"
 for w in "${workloads[@]}"; do
   IFS='|' read -r name group prog args <<<"$w"
   [ -z "$only" ] || [[ "$only" == *" $name "* ]] || continue
-  read -r -a argv <<<"$args"
+  # Relative to the inputs' directory, through its link to workloads/.
+  prog_rel="${prog#"$root"/}"
+  read -r -a argv <<<"${args//$root\//}"
   out="$scratch/profiles/$name.json"
   log="$scratch/profiles/$name.err"
   rm -f "$out"
   echo "results: $name: ${prog##*/} ${args//$root\//}" >&2
   t0=$(now_ms)
-  (cd "$in" && env -i LC_ALL=C "$coprof" profile --exact --random-seed 1 -o "$out" "${report_args[@]}" -- "$prog" "${argv[@]}" \
+  (cd "$in" && env -i LC_ALL=C "$coprof" profile --exact --random-seed 1 -o "$out" "${report_args[@]}" -- "$prog_rel" "${argv[@]}" \
     >"$scratch/profiles/$name.txt" 2>"$log") || fail "$name: coprof profile failed" "$log"
   t1=$(now_ms)
   [ -s "$out" ] || fail "$name: no profile written" "$log"
