@@ -188,20 +188,22 @@ manifest="$scratch/manifest.tsv"
 for w in "${workloads[@]}"; do
   IFS='|' read -r name group prog args <<<"$w"
   [ -z "$only" ] || [[ "$only" == *" $name "* ]] || continue
-  # Relative to the inputs' directory, through its link to workloads/.
+  # The command line as the document shows it, relative to the inputs'
+  # directory (through its link to workloads/), which is also how it runs.
   prog_rel="${prog#"$root"/}"
-  read -r -a argv <<<"${args//$root\//}"
+  args_rel="${args//$root\//}"
+  read -r -a argv <<<"$args_rel"
   out="$scratch/profiles/$name.json"
   log="$scratch/profiles/$name.err"
   rm -f "$out"
-  echo "results: $name: ${prog##*/} ${args//$root\//}" >&2
+  echo "results: $name: ${prog##*/} $args_rel" >&2
   t0=$(now_ms)
   (cd "$in" && env -i LC_ALL=C "$coprof" profile --exact --random-seed 1 -o "$out" "${report_args[@]}" -- "$prog_rel" "${argv[@]}" \
     >"$scratch/profiles/$name.txt" 2>"$log") || fail "$name: coprof profile failed" "$log"
   t1=$(now_ms)
   [ -s "$out" ] || fail "$name: no profile written" "$log"
   echo "results: $name: done in $(((t1 - t0) / 1000)) s" >&2
-  printf '%s\t%s\t%s\t%s\n' "$name" "$group" "${prog#"$root"/} ${args//$root\//}" "$((t1 - t0))" >>"$manifest"
+  printf '%s\t%s\t%s\t%s\n' "$name" "$group" "$prog_rel $args_rel" "$((t1 - t0))" >>"$manifest"
 done
 
 # The synthetic jython case, from a trace file.
