@@ -181,6 +181,54 @@ proptest! {
     }
 
     #[test]
+    fn positioned_slices_build_the_tree_of_single_adds(
+        epsilon in eps(),
+        log_b in 1u32..=3,
+        buffer in any::<bool>(),
+        blocks in proptest::collection::vec((0u64..512, 1usize..24), 1..40),
+        runs in proptest::collection::vec((any::<prop::sample::Index>(), 0usize..24), 1..3000),
+        checkpoints in proptest::collection::vec(any::<prop::sample::Index>(), 0..3),
+        chunk in 1usize..200,
+    ) {
+        // A code profile fed runs of blocks with each PC's place in the
+        // table of blocks: blocks overlap (a PC sits at several positions),
+        // runs stop early, and snapshots in the middle flush the buffer and
+        // run merge batches behind the hints' back. The tree, buffer and
+        // counts must be those of the PCs added one by one.
+        let mut table = Vec::new();
+        let spans: Vec<(usize, usize)> = blocks
+            .iter()
+            .map(|&(start, len)| {
+                let first = table.len();
+                table.extend((0..len as u64).map(|i| 0x1_0000 + (start + i) * 2));
+                (first, len)
+            })
+            .collect();
+        let runs: Vec<(usize, usize)> = runs
+            .iter()
+            .map(|(block, len)| {
+                let (first, block_len) = spans[block.index(spans.len())];
+                (first, (*len).min(block_len))
+            })
+            .collect();
+        let stops: Vec<usize> = checkpoints.iter().map(|i| i.index(runs.len())).collect();
+        let cfg = config(epsilon, log_b, buffer, 64);
+        let mut one: Rap<1> = Rap::new(cfg.clone()).unwrap();
+        let mut hinted: Rap<1> = Rap::new(cfg).unwrap();
+        for (i, part) in runs.chunks(chunk).enumerate() {
+            for &(first, len) in part {
+                table[first..first + len].iter().for_each(|&pc| one.add([pc]));
+            }
+            hinted.add_positioned(part.iter().map(|&(first, len)| (first, &table[first..first + len])));
+            prop_assert_eq!(one.events(), hinted.events());
+            if stops.contains(&i) {
+                prop_assert_eq!(format!("{:?}", one.snapshot()), format!("{:?}", hinted.snapshot()));
+            }
+        }
+        prop_assert_eq!(format!("{:?}", one.snapshot()), format!("{:?}", hinted.snapshot()));
+    }
+
+    #[test]
     fn two_dimensions(
         epsilon in eps(),
         log_b in prop_oneof![Just(2u32), Just(4)],

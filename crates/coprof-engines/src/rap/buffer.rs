@@ -56,30 +56,40 @@ pub(crate) struct Tally {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Entry<K> {
+struct Entry<K, X> {
     point: K,
     /// Events combined in this entry; 0 means the slot is empty.
     count: u64,
+    /// What the caller said of the point when it took the slot (see
+    /// [`MergingBuffer::insert_tallied`]).
+    tag: X,
 }
 
 /// A direct-mapped table of (key, count) entries: points by default.
+///
+/// Each entry may carry a tag `X` beside its key, given when the key takes
+/// its slot and handed back when it leaves: a code profile tags each PC
+/// with its position in the table of blocks, to find its leaf again
+/// ([`LeafHints`](super::hints::LeafHints)). The tag is no part of the
+/// paper's entry and changes nothing of what the buffer does.
 #[derive(Clone, Debug)]
-pub(crate) struct MergingBuffer<K> {
-    entries: Vec<Entry<K>>,
+pub(crate) struct MergingBuffer<K, X = ()> {
+    entries: Vec<Entry<K, X>>,
     /// Events that found their point already in the table.
     pub(crate) hits: u64,
     /// Entries sent to the tree because another point took their slot.
     pub(crate) evictions: u64,
 }
 
-impl<K: Key> MergingBuffer<K> {
+impl<K: Key, X: Copy + Default> MergingBuffer<K, X> {
     /// A buffer of `entries` slots (at least one).
-    pub(crate) fn new(entries: usize) -> MergingBuffer<K> {
+    pub(crate) fn new(entries: usize) -> MergingBuffer<K, X> {
         MergingBuffer {
             entries: vec![
                 Entry {
                     point: K::EMPTY,
-                    count: 0
+                    count: 0,
+                    tag: X::default(),
                 };
                 entries.max(1)
             ],
@@ -100,23 +110,25 @@ impl<K: Key> MergingBuffer<K> {
     #[inline(always)]
     pub(crate) fn insert(&mut self, p: K, weight: u64) -> Option<(K, u64)> {
         let mut tally = Tally::default();
-        let old = self.insert_tallied(p, weight, &mut tally);
+        let old = self.insert_tallied(p, weight, X::default(), &mut tally);
         self.add_tally(tally);
-        old
+        old.map(|(k, c, _)| (k, c))
     }
 
     /// [`insert`](Self::insert) for loops over many points: the hits and
     /// evictions are counted in `tally`, which the caller keeps in
     /// registers and adds back with [`add_tally`](Self::add_tally), not
     /// in the table, where each event would store them and the next load
-    /// them again.
+    /// them again. A point that takes a slot leaves `tag` there, and an
+    /// entry evicted comes back with the tag its point left.
     #[inline(always)]
     pub(crate) fn insert_tallied(
         &mut self,
         p: K,
         weight: u64,
+        tag: X,
         tally: &mut Tally,
-    ) -> Option<(K, u64)> {
+    ) -> Option<(K, u64, X)> {
         let s = self.slot(&p);
         let e = &mut self.entries[s];
         if e.count != 0 && e.point == p {
@@ -128,10 +140,11 @@ impl<K: Key> MergingBuffer<K> {
         *e = Entry {
             point: p,
             count: weight,
+            tag,
         };
         if old.count != 0 {
             tally.evictions += 1;
-            Some((old.point, old.count))
+            Some((old.point, old.count, old.tag))
         } else {
             None
         }
@@ -187,6 +200,19 @@ mod tests {
         b.drain(|p, c| out.push((p[0], c)));
         assert_eq!(out, vec![(8, 1)]);
         assert_eq!(b.pending(), 0);
+    }
+
+    #[test]
+    fn an_evicted_entry_keeps_the_tag_its_point_took_the_slot_with() {
+        let mut b: MergingBuffer<[u64; 1], u32> = MergingBuffer::new(1);
+        let mut tally = Tally::default();
+        assert_eq!(b.insert_tallied([7], 1, 70, &mut tally), None);
+        // A hit adds to the count and leaves the tag as it was.
+        assert_eq!(b.insert_tallied([7], 1, 71, &mut tally), None);
+        assert_eq!(b.insert_tallied([8], 1, 80, &mut tally), Some(([7], 2, 70)));
+        assert_eq!(b.insert_tallied([9], 4, 90, &mut tally), Some(([8], 1, 80)));
+        b.add_tally(tally);
+        assert_eq!((b.hits, b.evictions), (1, 2));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::buffer::{MergingBuffer, Tally};
 use super::config::{ConfigError, RapConfig};
+use super::hints::LeafHints;
 use super::snapshot::RapSnapshot;
 use super::streams::one_point;
 use super::tree::Tree;
@@ -28,7 +29,12 @@ use super::tree::Tree;
 pub struct Rap<const D: usize> {
     config: RapConfig,
     tree: Tree<D>,
-    buffer: Option<MergingBuffer<[u64; D]>>,
+    /// The merging buffer, whose entries carry the position of each
+    /// point that has one (see [`add_positioned`](Self::add_positioned)).
+    buffer: Option<MergingBuffer<[u64; D], u32>>,
+    /// Per position of the points given with one, the node the point was
+    /// last counted in: a shortcut, no part of the profile.
+    hints: LeafHints,
     /// Largest coordinate inside the universe.
     max: u64,
     /// Events whose point lies outside the universe (only with bits < 64).
@@ -43,6 +49,7 @@ impl<const D: usize> Rap<D> {
         Ok(Rap {
             tree: Tree::new(&config),
             buffer: (entries > 0).then(|| MergingBuffer::new(entries)),
+            hints: LeafHints::new(),
             max: if config.bits == 64 {
                 u64::MAX
             } else {
@@ -126,10 +133,10 @@ impl<const D: usize> Rap<D> {
     /// ```
     #[inline]
     pub fn add_counted(&mut self, items: impl IntoIterator<Item = ([u64; D], u64)>) {
-        let mut run = [([0u64; D], 0u64); EVICTED];
-        let mut feeder = self.feeder();
+        let mut run = [([0u64; D], 0u64, 0u32); EVICTED];
+        let mut feeder = self.feeder(false);
         for (p, count) in items {
-            feeder.offer(&mut run, p, count);
+            feeder.offer(&mut run, p, count, 0);
         }
         feeder.finish(&run);
     }
@@ -150,22 +157,64 @@ impl<const D: usize> Rap<D> {
     /// ```
     #[inline]
     pub fn add_slices<'a>(&mut self, slices: impl IntoIterator<Item = &'a [u64]>) {
-        let mut run = [([0u64; D], 0u64); EVICTED];
-        let mut feeder = self.feeder();
+        let mut run = [([0u64; D], 0u64, 0u32); EVICTED];
+        let mut feeder = self.feeder(false);
         for slice in slices {
             for &x in slice {
-                feeder.offer(&mut run, one_point(x), 1);
+                feeder.offer(&mut run, one_point(x), 1, 0);
             }
         }
         feeder.finish(&run);
     }
 
-    /// The state of a loop that adds many points: see [`Feeder`].
+    /// [`add_slices`](Self::add_slices) of slices whose points each have
+    /// a position that stays theirs for the whole stream, given as the
+    /// position of each slice's first point (the next points follow it):
+    /// a code profile fed runs of basic blocks gives each PC's place in
+    /// the table of blocks (`coprof_core::Blocks::run_pcs_at`). The same
+    /// profile as [`add_slices`](Self::add_slices), with less work per
+    /// event: the engine remembers the leaf each position's point was
+    /// last counted in, and starts there the next time. A position must
+    /// always come with the same point, and there must be fewer than
+    /// 2^32 of them.
+    ///
+    /// ```
+    /// use coprof_engines::rap::{Rap, RapConfig};
+    /// let mut one: Rap<1> = Rap::new(RapConfig::default()).unwrap();
+    /// let mut hinted: Rap<1> = Rap::new(RapConfig::default()).unwrap();
+    /// // Three blocks of PCs, one after another in a table.
+    /// let table: Vec<u64> = (0..30u64).map(|i| 0x1000 + i * 4).collect();
+    /// let runs = (0..10_000usize).map(|i| [0, 10, 20][i * i % 3]);
+    /// for start in runs.clone() {
+    ///     table[start..start + 10].iter().for_each(|&pc| one.add([pc]));
+    /// }
+    /// hinted.add_positioned(runs.map(|start| (start, &table[start..start + 10])));
+    /// assert_eq!(format!("{:?}", one.snapshot()), format!("{:?}", hinted.snapshot()));
+    /// ```
+    #[inline]
+    pub fn add_positioned<'a>(&mut self, slices: impl IntoIterator<Item = (usize, &'a [u64])>) {
+        let mut run = [([0u64; D], 0u64, 0u32); EVICTED];
+        let mut feeder = self.feeder(true);
+        for (first, slice) in slices {
+            let end = first + slice.len();
+            assert!(end <= u32::MAX as usize, "position {end} beyond 2^32");
+            feeder.hints.cover(end);
+            for (&x, position) in slice.iter().zip(first as u32..) {
+                feeder.offer(&mut run, one_point(x), 1, position);
+            }
+        }
+        feeder.finish(&run);
+    }
+
+    /// The state of a loop that adds many points, with positions when
+    /// `positioned`: see [`Feeder`].
     #[inline(always)]
-    fn feeder(&mut self) -> Feeder<'_, D> {
+    fn feeder(&mut self, positioned: bool) -> Feeder<'_, D> {
         Feeder {
             tree: &mut self.tree,
             buffer: self.buffer.as_mut(),
+            hints: &mut self.hints,
+            positioned,
             max: self.max,
             outside: &mut self.outside,
             tally: Tally::default(),
@@ -206,7 +255,7 @@ impl<const D: usize> Rap<D> {
         RapSnapshot::of(self)
     }
 
-    pub(crate) fn parts(&self) -> (&Tree<D>, Option<&MergingBuffer<[u64; D]>>, u64) {
+    pub(crate) fn parts(&self) -> (&Tree<D>, Option<&MergingBuffer<[u64; D], u32>>, u64) {
         (&self.tree, self.buffer.as_ref(), self.outside)
     }
 }
@@ -233,7 +282,10 @@ const EVICTED: usize = 32;
 /// load.
 struct Feeder<'a, const D: usize> {
     tree: &'a mut Tree<D>,
-    buffer: Option<&'a mut MergingBuffer<[u64; D]>>,
+    buffer: Option<&'a mut MergingBuffer<[u64; D], u32>>,
+    hints: &'a mut LeafHints,
+    /// Whether the points come with positions, for `hints`.
+    positioned: bool,
     max: u64,
     outside: &'a mut u64,
     tally: Tally,
@@ -242,9 +294,16 @@ struct Feeder<'a, const D: usize> {
 }
 
 impl<const D: usize> Feeder<'_, D> {
-    /// Offers `count` events at `p`.
+    /// Offers `count` events at `p`, whose position is `position` (0 when
+    /// points have none).
     #[inline(always)]
-    fn offer(&mut self, run: &mut [([u64; D], u64); EVICTED], p: [u64; D], count: u64) {
+    fn offer(
+        &mut self,
+        run: &mut [([u64; D], u64, u32); EVICTED],
+        p: [u64; D],
+        count: u64,
+        position: u32,
+    ) {
         if count == 0 {
             return;
         }
@@ -253,24 +312,34 @@ impl<const D: usize> Feeder<'_, D> {
             return;
         }
         run[self.len] = match self.buffer.as_deref_mut() {
-            Some(buffer) => match buffer.insert_tallied(p, count, &mut self.tally) {
+            Some(buffer) => match buffer.insert_tallied(p, count, position, &mut self.tally) {
                 Some(old) => old,
                 None => return,
             },
-            None => (p, count),
+            None => (p, count, position),
         };
         self.len += 1;
         if self.len == EVICTED {
-            self.tree.add_run(run);
+            self.count(run);
             self.len = 0;
+        }
+    }
+
+    /// Counts the evictions of `run` in the tree.
+    #[inline(always)]
+    fn count(&mut self, run: &[([u64; D], u64, u32)]) {
+        if self.positioned {
+            self.tree.add_run_hinted(run, self.hints);
+        } else {
+            self.tree.add_run(run);
         }
     }
 
     /// Counts the evictions still in `run`, and the loop's hits and
     /// evictions.
     #[inline(always)]
-    fn finish(self, run: &[([u64; D], u64); EVICTED]) {
-        self.tree.add_run(&run[..self.len]);
+    fn finish(mut self, run: &[([u64; D], u64, u32); EVICTED]) {
+        self.count(&run[..self.len]);
         if let Some(buffer) = self.buffer {
             buffer.add_tally(self.tally);
         }

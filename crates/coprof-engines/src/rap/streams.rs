@@ -270,7 +270,7 @@ impl<const D: usize> Sink for RangeProfiler<D> {
                     },
                 ));
             }
-            None => rap.add_slices(runs.iter().map(|r| blocks.run_pcs(*r))),
+            None => rap.add_positioned(runs.iter().map(|r| blocks.run_pcs_at(*r))),
         }
     }
 }

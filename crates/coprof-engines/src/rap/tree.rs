@@ -55,6 +55,7 @@
 //! the following events.
 
 use super::config::RapConfig;
+use super::hints::LeafHints;
 use super::node_cache::NodeCache;
 
 /// Bits of the blocks whose nodes the block cache remembers: the node that
@@ -385,17 +386,19 @@ impl<const D: usize> Tree<D> {
         }
     }
 
-    /// [`add`](Self::add) of each point with its weight, in order. The
+    /// [`add`](Self::add) of each point with its weight, in order (the
+    /// third member of each item, a position for
+    /// [`add_run_hinted`](Self::add_run_hinted), is not used). The
     /// event count and the limits the fast path tests it against stay in
     /// registers while events only count in cached leaves: kept in the
     /// tree, they would be stored and loaded again for every event, a
     /// dependency from each event to the next.
-    pub(crate) fn add_run(&mut self, items: &[([u64; D], u64)]) {
+    pub(crate) fn add_run(&mut self, items: &[([u64; D], u64, u32)]) {
         let mut items = items.iter();
         loop {
             let (mut n, next_check, threshold) = (self.n, self.next_check, self.threshold);
             let slow = loop {
-                let Some((p, weight)) = items.next() else {
+                let Some((p, weight, _)) = items.next() else {
                     break None;
                 };
                 let m = n + weight;
@@ -408,6 +411,43 @@ impl<const D: usize> Tree<D> {
             self.n = n;
             match slow {
                 Some((p, weight)) => self.add_walk(p, weight),
+                None => return,
+            }
+        }
+    }
+
+    /// [`add_run`](Self::add_run) of points that each have a position in
+    /// `hints`: each starts at the node its position names instead of the
+    /// leaf cache's, and leaves the leaf it was counted in there (see
+    /// [`LeafHints`]).
+    pub(crate) fn add_run_hinted(&mut self, items: &[([u64; D], u64, u32)], hints: &mut LeafHints) {
+        hints.check_merges(self.merge_batches);
+        let mut items = items.iter();
+        loop {
+            let (mut n, next_check, threshold) = (self.n, self.next_check, self.threshold);
+            let slow = loop {
+                let Some(&(ref p, weight, position)) = items.next() else {
+                    break None;
+                };
+                let m = n + weight;
+                let (v, level) = hints.get(position);
+                if m < next_check
+                    && self.first[v] == 0
+                    && self.count_here(p, weight, v, level, threshold)
+                {
+                    n = m;
+                } else {
+                    break Some((p, weight, position, v, level));
+                }
+            };
+            self.n = n;
+            match slow {
+                Some((p, weight, position, v, level)) => {
+                    match self.add_walk_from(p, weight, v, level) {
+                        Some((v, level)) => hints.set(position, v, level),
+                        None => hints.check_merges(self.merge_batches),
+                    }
+                }
                 None => return,
             }
         }
@@ -440,17 +480,26 @@ impl<const D: usize> Tree<D> {
     /// caches know, splits, and runs the merge schedule.
     #[inline(never)]
     fn add_walk(&mut self, p: &[u64; D], weight: u64) {
+        self.add_walk_leaf(p, weight);
+    }
+
+    /// [`add_walk`](Self::add_walk), returning the leaf the events were
+    /// counted in and its depth, or `None` when a merge batch ran after
+    /// them.
+    #[inline(always)]
+    fn add_walk_leaf(&mut self, p: &[u64; D], weight: u64) -> Option<(usize, u32)> {
         if self.n + weight >= self.cache_review_at {
             self.review_caches();
         }
         if let Some((v, level)) = self.leaves.get(p) {
             if self.first[v] == 0 {
-                if let Some((leaf, depth)) = self.count_at(p, weight, v, level, None) {
+                let leaf = self.count_at(p, weight, v, level, None);
+                if let Some((leaf, depth)) = leaf {
                     if leaf != v {
                         self.leaves.put(p, leaf, depth);
                     }
                 }
-                return;
+                return leaf;
             }
         }
         let block = self.block_of(p);
@@ -468,6 +517,27 @@ impl<const D: usize> Tree<D> {
         if let Some((v, level)) = leaf {
             self.leaves.put(p, v, level);
         }
+        leaf
+    }
+
+    /// [`add_walk_leaf`](Self::add_walk_leaf) from `v`, a node on `p`'s
+    /// path at depth `level` that a hint named: the walk starts there,
+    /// unless it is the root (no hint), when the caches may know better.
+    #[inline(never)]
+    fn add_walk_from(
+        &mut self,
+        p: &[u64; D],
+        weight: u64,
+        v: usize,
+        level: u32,
+    ) -> Option<(usize, u32)> {
+        if v == 0 {
+            return self.add_walk_leaf(p, weight);
+        }
+        if self.n + weight >= self.cache_review_at {
+            self.review_caches();
+        }
+        self.count_at(p, weight, v, level, None)
     }
 
     /// The leaf that contains `p` and its depth, from `v`, its ancestor
