@@ -186,15 +186,19 @@ proptest! {
         log_b in 1u32..=3,
         buffer in any::<bool>(),
         blocks in proptest::collection::vec((0u64..512, 1usize..24), 1..40),
-        runs in proptest::collection::vec((any::<prop::sample::Index>(), 0usize..24), 1..3000),
+        runs in proptest::collection::vec(
+            (any::<prop::sample::Index>(), 0usize..24, prop_oneof![3 => Just(1u64), 1 => 1u64..50]),
+            1..3000,
+        ),
         checkpoints in proptest::collection::vec(any::<prop::sample::Index>(), 0..3),
         chunk in 1usize..200,
     ) {
         // A code profile fed runs of blocks with each PC's place in the
         // table of blocks: blocks overlap (a PC sits at several positions),
-        // runs stop early, and snapshots in the middle flush the buffer and
-        // run merge batches behind the hints' back. The tree, buffer and
-        // counts must be those of the PCs added one by one.
+        // runs stop early, some come with a count (as from a buffer of
+        // block executions), and snapshots in the middle flush the buffer
+        // and run merge batches behind the hints' back. The tree, buffer
+        // and counts must be those of the PCs added one by one.
         let mut table = Vec::new();
         let spans: Vec<(usize, usize)> = blocks
             .iter()
@@ -204,11 +208,11 @@ proptest! {
                 (first, len)
             })
             .collect();
-        let runs: Vec<(usize, usize)> = runs
+        let runs: Vec<(usize, usize, u64)> = runs
             .iter()
-            .map(|(block, len)| {
+            .map(|(block, len, count)| {
                 let (first, block_len) = spans[block.index(spans.len())];
-                (first, (*len).min(block_len))
+                (first, (*len).min(block_len), *count)
             })
             .collect();
         let stops: Vec<usize> = checkpoints.iter().map(|i| i.index(runs.len())).collect();
@@ -216,10 +220,16 @@ proptest! {
         let mut one: Rap<1> = Rap::new(cfg.clone()).unwrap();
         let mut hinted: Rap<1> = Rap::new(cfg).unwrap();
         for (i, part) in runs.chunks(chunk).enumerate() {
-            for &(first, len) in part {
-                table[first..first + len].iter().for_each(|&pc| one.add([pc]));
+            for &(first, len, count) in part {
+                table[first..first + len].iter().for_each(|&pc| one.add_points(count, [pc]));
             }
-            hinted.add_positioned(part.iter().map(|&(first, len)| (first, &table[first..first + len])));
+            if part.iter().all(|r| r.2 == 1) {
+                hinted.add_positioned(part.iter().map(|&(first, len, _)| (first, &table[first..first + len])));
+            } else {
+                hinted.add_positioned_counted(
+                    part.iter().map(|&(first, len, count)| (first, &table[first..first + len], count)),
+                );
+            }
             prop_assert_eq!(one.events(), hinted.events());
             if stops.contains(&i) {
                 prop_assert_eq!(format!("{:?}", one.snapshot()), format!("{:?}", hinted.snapshot()));

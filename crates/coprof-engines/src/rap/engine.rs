@@ -193,14 +193,26 @@ impl<const D: usize> Rap<D> {
     /// ```
     #[inline]
     pub fn add_positioned<'a>(&mut self, slices: impl IntoIterator<Item = (usize, &'a [u64])>) {
+        self.add_positioned_counted(slices.into_iter().map(|(first, slice)| (first, slice, 1)));
+    }
+
+    /// [`add_positioned`](Self::add_positioned) with a count of events
+    /// for each slice, at each of its points: a buffer of block executions
+    /// in front of a code profile sends a block's PCs with the times it
+    /// ran.
+    #[inline]
+    pub fn add_positioned_counted<'a>(
+        &mut self,
+        slices: impl IntoIterator<Item = (usize, &'a [u64], u64)>,
+    ) {
         let mut run = [([0u64; D], 0u64, 0u32); EVICTED];
         let mut feeder = self.feeder(true);
-        for (first, slice) in slices {
+        for (first, slice, count) in slices {
             let end = first + slice.len();
             assert!(end <= u32::MAX as usize, "position {end} beyond 2^32");
             feeder.hints.cover(end);
             for (&x, position) in slice.iter().zip(first as u32..) {
-                feeder.offer(&mut run, one_point(x), 1, position);
+                feeder.offer(&mut run, one_point(x), count, position);
             }
         }
         feeder.finish(&run);

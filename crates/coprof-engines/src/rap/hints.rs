@@ -38,10 +38,18 @@ impl LeafHints {
     }
 
     /// Makes room for positions `0..positions`, unknown if new.
+    #[inline(always)]
     pub(crate) fn cover(&mut self, positions: usize) {
         if self.nodes.len() < positions {
-            self.nodes.resize(positions, 0);
+            self.grow(positions);
         }
+    }
+
+    /// [`cover`](Self::cover) when there is not room yet: rare, as blocks
+    /// are found.
+    #[cold]
+    fn grow(&mut self, positions: usize) {
+        self.nodes.resize(positions, 0);
     }
 
     /// The node and depth remembered at `position`: the root (0, 0) if

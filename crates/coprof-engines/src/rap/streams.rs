@@ -187,7 +187,8 @@ impl<const D: usize> RangeProfiler<D> {
         if let Some((buffer, blocks)) = &mut self.block_buffer {
             let rap = &mut self.rap;
             buffer.drain(|run, count| {
-                rap.add_counted(blocks.run_pcs(run).iter().map(|&pc| (one_point(pc), count)))
+                let (first, pcs) = blocks.run_pcs_at(run);
+                rap.add_positioned_counted([(first, pcs, count)])
             });
         }
     }
@@ -261,12 +262,10 @@ impl<const D: usize> Sink for RangeProfiler<D> {
         match &mut self.block_buffer {
             Some((buffer, copy)) => {
                 copy.extend_from(blocks);
-                rap.add_counted(runs.iter().filter_map(|run| buffer.insert(*run)).flat_map(
+                rap.add_positioned_counted(runs.iter().filter_map(|run| buffer.insert(*run)).map(
                     |(old, count)| {
-                        blocks
-                            .run_pcs(old)
-                            .iter()
-                            .map(move |&pc| (one_point(pc), count))
+                        let (first, pcs) = blocks.run_pcs_at(old);
+                        (first, pcs, count)
                     },
                 ));
             }
