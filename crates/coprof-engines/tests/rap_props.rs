@@ -192,13 +192,15 @@ proptest! {
         ),
         checkpoints in proptest::collection::vec(any::<prop::sample::Index>(), 0..3),
         chunk in 1usize..200,
+        plain_every in 0usize..4,
     ) {
         // A code profile fed runs of blocks with each PC's place in the
         // table of blocks: blocks overlap (a PC sits at several positions),
         // runs stop early, some come with a count (as from a buffer of
-        // block executions), and snapshots in the middle flush the buffer
-        // and run merge batches behind the hints' back. The tree, buffer
-        // and counts must be those of the PCs added one by one.
+        // block executions), some parts come without positions, and
+        // snapshots in the middle flush the buffer and run merge batches
+        // behind the hints' back. The tree, buffer and counts must be
+        // those of the PCs added one by one.
         let mut table = Vec::new();
         let spans: Vec<(usize, usize)> = blocks
             .iter()
@@ -223,7 +225,11 @@ proptest! {
             for &(first, len, count) in part {
                 table[first..first + len].iter().for_each(|&pc| one.add_points(count, [pc]));
             }
-            if part.iter().all(|r| r.2 == 1) {
+            if plain_every > 0 && i % plain_every == 0 {
+                hinted.add_counted(part.iter().flat_map(|&(first, len, count)| {
+                    table[first..first + len].iter().map(move |&pc| ([pc], count))
+                }));
+            } else if part.iter().all(|r| r.2 == 1) {
                 hinted.add_positioned(part.iter().map(|&(first, len, _)| (first, &table[first..first + len])));
             } else {
                 hinted.add_positioned_counted(

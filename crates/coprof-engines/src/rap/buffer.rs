@@ -56,25 +56,26 @@ pub(crate) struct Tally {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Entry<K, X> {
+struct Entry<K> {
     point: K,
     /// Events combined in this entry; 0 means the slot is empty.
     count: u64,
-    /// What the caller said of the point when it took the slot (see
-    /// [`MergingBuffer::insert_tallied`]).
-    tag: X,
 }
 
 /// A direct-mapped table of (key, count) entries: points by default.
 ///
-/// Each entry may carry a tag `X` beside its key, given when the key takes
-/// its slot and handed back when it leaves: a code profile tags each PC
-/// with its position in the table of blocks, to find its leaf again
-/// ([`LeafHints`](super::hints::LeafHints)). The tag is no part of the
-/// paper's entry and changes nothing of what the buffer does.
+/// Each slot may carry a tag `X` beside its entry, given when a key takes
+/// the slot through [`insert_tagged`](Self::insert_tagged) and handed
+/// back when it leaves: a code profile tags each PC with its position in
+/// the table of blocks, to find its leaf again
+/// ([`LeafHints`](super::hints::LeafHints)). The tags are no part of the
+/// paper's entry, change nothing of what the buffer does, and lie in an
+/// array of their own that untagged inserts never touch.
 #[derive(Clone, Debug)]
 pub(crate) struct MergingBuffer<K, X = ()> {
-    entries: Vec<Entry<K, X>>,
+    entries: Vec<Entry<K>>,
+    /// Per slot, the tag its key took it with (by `insert_tagged`).
+    tags: Vec<X>,
     /// Events that found their point already in the table.
     pub(crate) hits: u64,
     /// Entries sent to the tree because another point took their slot.
@@ -89,10 +90,10 @@ impl<K: Key, X: Copy + Default> MergingBuffer<K, X> {
                 Entry {
                     point: K::EMPTY,
                     count: 0,
-                    tag: X::default(),
                 };
                 entries.max(1)
             ],
+            tags: vec![X::default(); entries.max(1)],
             hits: 0,
             evictions: 0,
         }
@@ -110,19 +111,33 @@ impl<K: Key, X: Copy + Default> MergingBuffer<K, X> {
     #[inline(always)]
     pub(crate) fn insert(&mut self, p: K, weight: u64) -> Option<(K, u64)> {
         let mut tally = Tally::default();
-        let old = self.insert_tallied(p, weight, X::default(), &mut tally);
+        let old = self.insert_tallied(p, weight, &mut tally);
         self.add_tally(tally);
-        old.map(|(k, c, _)| (k, c))
+        old
     }
 
     /// [`insert`](Self::insert) for loops over many points: the hits and
     /// evictions are counted in `tally`, which the caller keeps in
     /// registers and adds back with [`add_tally`](Self::add_tally), not
     /// in the table, where each event would store them and the next load
-    /// them again. A point that takes a slot leaves `tag` there, and an
-    /// entry evicted comes back with the tag its point left.
+    /// them again. The slot's tag is left as it was.
     #[inline(always)]
     pub(crate) fn insert_tallied(
+        &mut self,
+        p: K,
+        weight: u64,
+        tally: &mut Tally,
+    ) -> Option<(K, u64)> {
+        let s = self.slot(&p);
+        self.insert_at(s, p, weight, tally).flatten()
+    }
+
+    /// [`insert_tallied`](Self::insert_tallied) of a point with a tag: a
+    /// point that takes a slot leaves `tag` there, and an entry evicted
+    /// comes back with the tag of its slot (what its point left, if it
+    /// took the slot here).
+    #[inline(always)]
+    pub(crate) fn insert_tagged(
         &mut self,
         p: K,
         weight: u64,
@@ -130,6 +145,27 @@ impl<K: Key, X: Copy + Default> MergingBuffer<K, X> {
         tally: &mut Tally,
     ) -> Option<(K, u64, X)> {
         let s = self.slot(&p);
+        let old = self.insert_at(s, p, weight, tally)?;
+        let old_tag = std::mem::replace(&mut self.tags[s], tag);
+        old.map(|(k, c)| (k, c, old_tag))
+    }
+
+    /// Sets every slot's tag to `X::default()`.
+    pub(crate) fn clear_tags(&mut self) {
+        self.tags.fill(X::default());
+    }
+
+    /// [`insert_tallied`](Self::insert_tallied) at `p`'s slot, `s`:
+    /// `None` when `p` was there already, else `Some` of the entry it
+    /// evicted, if any, when it took the slot.
+    #[inline(always)]
+    fn insert_at(
+        &mut self,
+        s: usize,
+        p: K,
+        weight: u64,
+        tally: &mut Tally,
+    ) -> Option<Option<(K, u64)>> {
         let e = &mut self.entries[s];
         if e.count != 0 && e.point == p {
             e.count += weight;
@@ -140,13 +176,12 @@ impl<K: Key, X: Copy + Default> MergingBuffer<K, X> {
         *e = Entry {
             point: p,
             count: weight,
-            tag,
         };
         if old.count != 0 {
             tally.evictions += 1;
-            Some((old.point, old.count, old.tag))
+            Some(Some((old.point, old.count)))
         } else {
-            None
+            Some(None)
         }
     }
 
@@ -206,13 +241,23 @@ mod tests {
     fn an_evicted_entry_keeps_the_tag_its_point_took_the_slot_with() {
         let mut b: MergingBuffer<[u64; 1], u32> = MergingBuffer::new(1);
         let mut tally = Tally::default();
-        assert_eq!(b.insert_tallied([7], 1, 70, &mut tally), None);
+        assert_eq!(b.insert_tagged([7], 1, 70, &mut tally), None);
         // A hit adds to the count and leaves the tag as it was.
-        assert_eq!(b.insert_tallied([7], 1, 71, &mut tally), None);
-        assert_eq!(b.insert_tallied([8], 1, 80, &mut tally), Some(([7], 2, 70)));
-        assert_eq!(b.insert_tallied([9], 4, 90, &mut tally), Some(([8], 1, 80)));
+        assert_eq!(b.insert_tagged([7], 1, 71, &mut tally), None);
+        assert_eq!(b.insert_tagged([8], 1, 80, &mut tally), Some(([7], 2, 70)));
+        // An untagged insert leaves the slot's tag; clearing sets it to 0.
+        assert_eq!(b.insert_tallied([9], 4, &mut tally), Some(([8], 1)));
+        assert_eq!(
+            b.insert_tagged([10], 1, 100, &mut tally),
+            Some(([9], 4, 80))
+        );
+        b.clear_tags();
+        assert_eq!(
+            b.insert_tagged([11], 1, 110, &mut tally),
+            Some(([10], 1, 0))
+        );
         b.add_tally(tally);
-        assert_eq!((b.hits, b.evictions), (1, 2));
+        assert_eq!((b.hits, b.evictions), (1, 4));
     }
 
     #[test]

@@ -29,9 +29,14 @@ use super::tree::Tree;
 pub struct Rap<const D: usize> {
     config: RapConfig,
     tree: Tree<D>,
-    /// The merging buffer, whose entries carry the position of each
-    /// point that has one (see [`add_positioned`](Self::add_positioned)).
+    /// The merging buffer, whose slots carry the position of each point
+    /// given with one (see [`add_positioned`](Self::add_positioned)), as
+    /// a tag: the position plus one, 0 for none.
     buffer: Option<MergingBuffer<[u64; D], u32>>,
+    /// Whether every point in the buffer took its slot with a tag: false
+    /// after points came without positions, whose slots kept the tags of
+    /// the points before them.
+    tagged: bool,
     /// Per position of the points given with one, the node the point was
     /// last counted in: a shortcut, no part of the profile.
     hints: LeafHints,
@@ -49,6 +54,7 @@ impl<const D: usize> Rap<D> {
         Ok(Rap {
             tree: Tree::new(&config),
             buffer: (entries > 0).then(|| MergingBuffer::new(entries)),
+            tagged: true,
             hints: LeafHints::new(),
             max: if config.bits == 64 {
                 u64::MAX
@@ -91,6 +97,7 @@ impl<const D: usize> Rap<D> {
         }
         match &mut self.buffer {
             Some(buffer) => {
+                self.tagged = false;
                 if let Some((old, c)) = buffer.insert(p, count) {
                     self.tree.add(&old, c);
                 }
@@ -134,7 +141,7 @@ impl<const D: usize> Rap<D> {
     #[inline]
     pub fn add_counted(&mut self, items: impl IntoIterator<Item = ([u64; D], u64)>) {
         let mut run = [([0u64; D], 0u64, 0u32); EVICTED];
-        let mut feeder = self.feeder(false);
+        let mut feeder = self.feeder::<false>();
         for (p, count) in items {
             feeder.offer(&mut run, p, count, 0);
         }
@@ -158,7 +165,7 @@ impl<const D: usize> Rap<D> {
     #[inline]
     pub fn add_slices<'a>(&mut self, slices: impl IntoIterator<Item = &'a [u64]>) {
         let mut run = [([0u64; D], 0u64, 0u32); EVICTED];
-        let mut feeder = self.feeder(false);
+        let mut feeder = self.feeder::<false>();
         for slice in slices {
             for &x in slice {
                 feeder.offer(&mut run, one_point(x), 1, 0);
@@ -175,8 +182,8 @@ impl<const D: usize> Rap<D> {
     /// profile as [`add_slices`](Self::add_slices), with less work per
     /// event: the engine remembers the leaf each position's point was
     /// last counted in, and starts there the next time. A position must
-    /// always come with the same point, and there must be fewer than
-    /// 2^32 of them.
+    /// always come with the same point, and be below 2^32 − 1. Points
+    /// with and without positions may be mixed: the profile is the same.
     ///
     /// ```
     /// use coprof_engines::rap::{Rap, RapConfig};
@@ -205,28 +212,34 @@ impl<const D: usize> Rap<D> {
         &mut self,
         slices: impl IntoIterator<Item = (usize, &'a [u64], u64)>,
     ) {
+        if !self.tagged {
+            if let Some(buffer) = &mut self.buffer {
+                buffer.clear_tags();
+            }
+        }
         let mut run = [([0u64; D], 0u64, 0u32); EVICTED];
-        let mut feeder = self.feeder(true);
+        let mut feeder = self.feeder::<true>();
         for (first, slice, count) in slices {
+            // Tags are positions plus one (0 is none).
             let end = first + slice.len();
-            assert!(end <= u32::MAX as usize, "position {end} beyond 2^32");
-            feeder.hints.cover(end);
-            for (&x, position) in slice.iter().zip(first as u32..) {
-                feeder.offer(&mut run, one_point(x), count, position);
+            assert!(end < u32::MAX as usize, "position {end} beyond 2^32 - 1");
+            feeder.hints.cover(end + 1);
+            for (&x, tag) in slice.iter().zip(first as u32 + 1..) {
+                feeder.offer(&mut run, one_point(x), count, tag);
             }
         }
         feeder.finish(&run);
     }
 
     /// The state of a loop that adds many points, with positions when
-    /// `positioned`: see [`Feeder`].
+    /// `POSITIONED`: see [`Feeder`].
     #[inline(always)]
-    fn feeder(&mut self, positioned: bool) -> Feeder<'_, D> {
+    fn feeder<const POSITIONED: bool>(&mut self) -> Feeder<'_, D, POSITIONED> {
+        self.tagged = POSITIONED;
         Feeder {
             tree: &mut self.tree,
             buffer: self.buffer.as_mut(),
             hints: &mut self.hints,
-            positioned,
             max: self.max,
             outside: &mut self.outside,
             tally: Tally::default(),
@@ -292,12 +305,14 @@ const EVICTED: usize = 32;
 /// stays in memory, where the loop's counters would then live too and
 /// carry a dependency from each event to the next through a store and a
 /// load.
-struct Feeder<'a, const D: usize> {
+///
+/// With `POSITIONED`, each point comes with a tag, its position plus one
+/// (0 for none), which the buffer keeps beside it and the tree uses to
+/// start at the node `hints` remembers for it.
+struct Feeder<'a, const D: usize, const POSITIONED: bool> {
     tree: &'a mut Tree<D>,
     buffer: Option<&'a mut MergingBuffer<[u64; D], u32>>,
     hints: &'a mut LeafHints,
-    /// Whether the points come with positions, for `hints`.
-    positioned: bool,
     max: u64,
     outside: &'a mut u64,
     tally: Tally,
@@ -305,16 +320,16 @@ struct Feeder<'a, const D: usize> {
     len: usize,
 }
 
-impl<const D: usize> Feeder<'_, D> {
-    /// Offers `count` events at `p`, whose position is `position` (0 when
-    /// points have none).
+impl<const D: usize, const POSITIONED: bool> Feeder<'_, D, POSITIONED> {
+    /// Offers `count` events at `p`, with `tag` (its position plus one;
+    /// unused unless `POSITIONED`).
     #[inline(always)]
     fn offer(
         &mut self,
         run: &mut [([u64; D], u64, u32); EVICTED],
         p: [u64; D],
         count: u64,
-        position: u32,
+        tag: u32,
     ) {
         if count == 0 {
             return;
@@ -324,11 +339,17 @@ impl<const D: usize> Feeder<'_, D> {
             return;
         }
         run[self.len] = match self.buffer.as_deref_mut() {
-            Some(buffer) => match buffer.insert_tallied(p, count, position, &mut self.tally) {
-                Some(old) => old,
+            Some(buffer) if POSITIONED => {
+                match buffer.insert_tagged(p, count, tag, &mut self.tally) {
+                    Some(old) => old,
+                    None => return,
+                }
+            }
+            Some(buffer) => match buffer.insert_tallied(p, count, &mut self.tally) {
+                Some((old, c)) => (old, c, 0),
                 None => return,
             },
-            None => (p, count, position),
+            None => (p, count, tag),
         };
         self.len += 1;
         if self.len == EVICTED {
@@ -340,7 +361,7 @@ impl<const D: usize> Feeder<'_, D> {
     /// Counts the evictions of `run` in the tree.
     #[inline(always)]
     fn count(&mut self, run: &[([u64; D], u64, u32)]) {
-        if self.positioned {
+        if POSITIONED {
             self.tree.add_run_hinted(run, self.hints);
         } else {
             self.tree.add_run(run);

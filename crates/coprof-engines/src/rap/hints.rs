@@ -22,10 +22,11 @@
 
 /// Per position of a table of blocks, the tree node its PC was last
 /// counted in and that node's depth; unknown positions name the root,
-/// which is on every path.
+/// which is on every path. Positions are given as tags, the position plus
+/// one: tag 0 is a point with no position, whose hint is always the root.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LeafHints {
-    /// Per position, the node's index (low 32 bits) and depth (high 32).
+    /// Per tag, the node's index (low 32 bits) and depth (high 32).
     nodes: Vec<u64>,
     /// The tree's merge batches when the hints were last right.
     merges_seen: u64,
@@ -37,33 +38,35 @@ impl LeafHints {
         LeafHints::default()
     }
 
-    /// Makes room for positions `0..positions`, unknown if new.
+    /// Makes room for tags `0..tags`, unknown if new.
     #[inline(always)]
-    pub(crate) fn cover(&mut self, positions: usize) {
-        if self.nodes.len() < positions {
-            self.grow(positions);
+    pub(crate) fn cover(&mut self, tags: usize) {
+        if self.nodes.len() < tags {
+            self.grow(tags);
         }
     }
 
     /// [`cover`](Self::cover) when there is not room yet: rare, as blocks
     /// are found.
     #[cold]
-    fn grow(&mut self, positions: usize) {
-        self.nodes.resize(positions, 0);
+    fn grow(&mut self, tags: usize) {
+        self.nodes.resize(tags, 0);
     }
 
-    /// The node and depth remembered at `position`: the root (0, 0) if
-    /// none.
+    /// The node and depth remembered for `tag`: the root (0, 0) if none.
     #[inline(always)]
-    pub(crate) fn get(&self, position: u32) -> (usize, u32) {
-        let h = self.nodes[position as usize];
+    pub(crate) fn get(&self, tag: u32) -> (usize, u32) {
+        let h = self.nodes[tag as usize];
         (h as u32 as usize, (h >> 32) as u32)
     }
 
-    /// Remembers node `v`, at depth `level`, for `position`.
+    /// Remembers node `v`, at depth `level`, for `tag` (unless 0, no
+    /// position).
     #[inline(always)]
-    pub(crate) fn set(&mut self, position: u32, v: usize, level: u32) {
-        self.nodes[position as usize] = v as u64 | (level as u64) << 32;
+    pub(crate) fn set(&mut self, tag: u32, v: usize, level: u32) {
+        if tag != 0 {
+            self.nodes[tag as usize] = v as u64 | (level as u64) << 32;
+        }
     }
 
     /// Forgets every hint if the tree has run a merge batch since they
@@ -88,8 +91,10 @@ mod tests {
         assert_eq!(h.get(3), (0, 0));
         h.set(3, 0x1234_5678, 17);
         assert_eq!(h.get(3), (0x1234_5678, 17));
+        h.set(0, 5, 1);
+        assert_eq!(h.get(0), (0, 0), "tag 0, no position, stays at the root");
         h.cover(2);
-        assert_eq!(h.nodes.len(), 4, "covering fewer positions keeps the rest");
+        assert_eq!(h.nodes.len(), 4, "covering fewer tags keeps the rest");
         h.check_merges(0);
         assert_eq!(h.get(3), (0x1234_5678, 17), "no merge batch yet");
         h.check_merges(1);

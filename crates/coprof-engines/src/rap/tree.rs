@@ -416,38 +416,36 @@ impl<const D: usize> Tree<D> {
         }
     }
 
-    /// [`add_run`](Self::add_run) of points that each have a position in
-    /// `hints`: each starts at the node its position names instead of the
-    /// leaf cache's, and leaves the leaf it was counted in there (see
-    /// [`LeafHints`]).
+    /// [`add_run`](Self::add_run) of points that each have a tag in
+    /// `hints` (the third member of each item): each starts at the node
+    /// its tag names instead of the leaf cache's, and leaves the leaf it
+    /// was counted in there (see [`LeafHints`]).
     pub(crate) fn add_run_hinted(&mut self, items: &[([u64; D], u64, u32)], hints: &mut LeafHints) {
         hints.check_merges(self.merge_batches);
         let mut items = items.iter();
         loop {
             let (mut n, next_check, threshold) = (self.n, self.next_check, self.threshold);
             let slow = loop {
-                let Some(&(ref p, weight, position)) = items.next() else {
+                let Some(&(ref p, weight, tag)) = items.next() else {
                     break None;
                 };
                 let m = n + weight;
-                let (v, level) = hints.get(position);
+                let (v, level) = hints.get(tag);
                 if m < next_check
                     && self.first[v] == 0
                     && self.count_here(p, weight, v, level, threshold)
                 {
                     n = m;
                 } else {
-                    break Some((p, weight, position, v, level));
+                    break Some((p, weight, tag, v, level));
                 }
             };
             self.n = n;
             match slow {
-                Some((p, weight, position, v, level)) => {
-                    match self.add_walk_from(p, weight, v, level) {
-                        Some((v, level)) => hints.set(position, v, level),
-                        None => hints.check_merges(self.merge_batches),
-                    }
-                }
+                Some((p, weight, tag, v, level)) => match self.add_walk_from(p, weight, v, level) {
+                    Some((v, level)) => hints.set(tag, v, level),
+                    None => hints.check_merges(self.merge_batches),
+                },
                 None => return,
             }
         }
