@@ -179,3 +179,66 @@ fn a_later_phase_is_lost_without_watching_and_found_with_it() {
     assert_eq!(est.values[0].value, 7);
     assert!((est.values[0].invariance - 1.0).abs() < 1e-9);
 }
+
+#[test]
+fn the_host_counts_the_same_whatever_the_batches() {
+    // Loads of many PCs in phases, stores between them, and a short idle
+    // limit: parts go idle, the profile completes, and with watching the
+    // front end reopens for new loads. The host counts rejected events a
+    // run at a time; runs end at samples, idle parts and batch ends, so
+    // the counts and the profile must not depend on the batches, and must
+    // be those of the events admitted one by one.
+    let mut ev = Vec::new();
+    let mut x = 7u64;
+    for phase in 0..12u64 {
+        let base = 0x1_0000 * (1 + phase % 5);
+        for k in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let pc = base + 4 * (k % (8 + phase * 5));
+            ev.push(Event::load(
+                pc,
+                0x8000,
+                8,
+                if pc % 3 == 0 { 5 } else { x >> 60 },
+            ));
+            if k % 3 == 0 {
+                ev.push(Event::store(pc + 2, 0x8000, 8, k));
+            }
+        }
+    }
+    for watch in [false, true] {
+        let host = HostConfig {
+            idle_limit: 64,
+            ..HostConfig::default()
+        };
+        let cfg = LvpConfig {
+            watch_new_loads: watch,
+            ..LvpConfig::default()
+        };
+        let mut each =
+            Coprocessor::new(&host, LoadValueProfiler::new(cfg.clone()).unwrap()).unwrap();
+        each.observe_each(&ev);
+        each.finish();
+        let mut answers = vec![format!("{:?}", each.snapshot())];
+        for batch in [ev.len(), 1, 7, 4096] {
+            let lvp = LoadValueProfiler::new(cfg.clone()).unwrap();
+            let mut cp = Coprocessor::new(&host, lvp).unwrap();
+            for b in ev.chunks(batch) {
+                cp.observe(b);
+            }
+            cp.finish();
+            let s = cp.stats();
+            assert_eq!(
+                s.retired,
+                ev.len() as u64,
+                "watch {watch}, batches of {batch}"
+            );
+            assert!(s.candidates >= s.filtered + s.processed);
+            assert!(s.interrupts_by_reason.get("idle").copied().unwrap_or(0) > 0);
+            answers.push(format!("{:?}", cp.snapshot()));
+        }
+        assert!(answers.iter().all(|a| *a == answers[0]), "watch {watch}");
+    }
+}
