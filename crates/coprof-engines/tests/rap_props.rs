@@ -164,7 +164,9 @@ proptest! {
             .map(|e| [if e.value % 11 == 0 { e.value << 28 } else { e.value }])
             .collect();
         let cfg = config(epsilon, log_b, buffer, bits);
-        let (mut one, mut all) = (Rap::new(cfg.clone()).unwrap(), Rap::new(cfg).unwrap());
+        let mut one: Rap<1> = Rap::new(cfg.clone()).unwrap();
+        let mut all: Rap<1> = Rap::new(cfg.clone()).unwrap();
+        let mut irregular: Rap<1> = Rap::new(cfg).unwrap();
         for p in &points {
             one.add(*p);
         }
@@ -172,12 +174,16 @@ proptest! {
         let mut fed = 0;
         for chunk in points.chunks(slice) {
             all.add_all(chunk.iter().copied());
+            irregular.add_all_irregular(chunk.iter().copied());
             fed += chunk.iter().filter(|p| inside(p)).count() as u64;
             // Every point is in the tree or the buffer when it returns.
             prop_assert_eq!(all.events(), fed);
+            prop_assert_eq!(irregular.events(), fed);
         }
         prop_assert_eq!(one.events(), all.events());
-        prop_assert_eq!(format!("{:?}", one.snapshot()), format!("{:?}", all.snapshot()));
+        let one = format!("{:?}", one.snapshot());
+        prop_assert_eq!(&one, &format!("{:?}", all.snapshot()));
+        prop_assert_eq!(&one, &format!("{:?}", irregular.snapshot()));
     }
 
     #[test]

@@ -150,6 +150,44 @@ impl<K: Key, X: Copy + Default> MergingBuffer<K, X> {
         old.map(|(k, c)| (k, c, old_tag))
     }
 
+    /// [`insert_tagged`](Self::insert_tagged) (with `TAGGED`, else
+    /// [`insert_tallied`](Self::insert_tallied), the tag left out) with no
+    /// branch on whether `p` was there already: it returns the entry the
+    /// slot held, with its tag, and whether that entry was evicted (true
+    /// when another point held the slot). Whether a point hits is a coin
+    /// toss on a program's PCs and values (19% of SQLite's PCs hit, 59%
+    /// of its load values), which a processor guesses wrong a third of
+    /// the time or more, throwing away the work of the events after it;
+    /// here the outcome only selects values. The caller keeps the entry
+    /// when it was evicted.
+    #[inline(always)]
+    pub(crate) fn insert_unbranched<const TAGGED: bool>(
+        &mut self,
+        p: K,
+        weight: u64,
+        tag: X,
+        tally: &mut Tally,
+    ) -> ((K, u64, X), bool) {
+        let s = self.slot(&p);
+        let e = self.entries[s];
+        let hit = (e.count != 0) & (e.point == p);
+        let evicted = !hit & (e.count != 0);
+        self.entries[s] = Entry {
+            point: p,
+            count: if hit { e.count + weight } else { weight },
+        };
+        let old_tag = if TAGGED {
+            let old_tag = self.tags[s];
+            self.tags[s] = if hit { old_tag } else { tag };
+            old_tag
+        } else {
+            X::default()
+        };
+        tally.hits += hit as u64;
+        tally.evictions += evicted as u64;
+        ((e.point, e.count, old_tag), evicted)
+    }
+
     /// Sets every slot's tag to `X::default()`.
     pub(crate) fn clear_tags(&mut self) {
         self.tags.fill(X::default());

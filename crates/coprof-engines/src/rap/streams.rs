@@ -145,6 +145,17 @@ fn feed<const D: usize>(
     rap.add_all(batch.iter().filter_map(point));
 }
 
+/// [`feed`] through [`Rap::add_all_irregular`]: for values and data
+/// addresses.
+#[inline(always)]
+fn feed_irregular<const D: usize>(
+    rap: &mut Rap<D>,
+    batch: &[Event],
+    point: impl Fn(&Event) -> Option<[u64; D]>,
+) {
+    rap.add_all_irregular(batch.iter().filter_map(point));
+}
+
 /// A RAP tree fed from events: the [`Sink`] form of the engine.
 #[derive(Clone, Debug)]
 pub struct RangeProfiler<const D: usize> {
@@ -225,13 +236,22 @@ impl<const D: usize> Sink for RangeProfiler<D> {
         if D == 1 {
             let rap = &mut self.rap;
             let one = one_point::<D>;
+            // Values and data addresses take the merging buffer without a
+            // branch ([`Rap::add_all_irregular`]); PCs, whose loops the
+            // processor learns, with one.
             match self.dims[0] {
                 Stream::Pc => feed(rap, batch, |e| Some(one(e.pc))),
-                Stream::LoadValue => feed(rap, batch, |e| Stream::LoadValue.point(e).map(one)),
-                Stream::LoadAddr => feed(rap, batch, |e| Stream::LoadAddr.point(e).map(one)),
-                Stream::StoreAddr => feed(rap, batch, |e| Stream::StoreAddr.point(e).map(one)),
+                Stream::LoadValue => {
+                    feed_irregular(rap, batch, |e| Stream::LoadValue.point(e).map(one))
+                }
+                Stream::LoadAddr => {
+                    feed_irregular(rap, batch, |e| Stream::LoadAddr.point(e).map(one))
+                }
+                Stream::StoreAddr => {
+                    feed_irregular(rap, batch, |e| Stream::StoreAddr.point(e).map(one))
+                }
                 Stream::ZeroLoadAddr => {
-                    feed(rap, batch, |e| Stream::ZeroLoadAddr.point(e).map(one))
+                    feed_irregular(rap, batch, |e| Stream::ZeroLoadAddr.point(e).map(one))
                 }
                 Stream::NarrowPc => feed(rap, batch, |e| Stream::NarrowPc.point(e).map(one)),
             }
