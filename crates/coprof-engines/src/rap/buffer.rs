@@ -47,7 +47,7 @@ impl Key for Run {
 }
 
 /// Hits and evictions counted by a loop of
-/// [`MergingBuffer::insert_tallied`], apart from the table so that they
+/// [`Slots::insert_tallied`], apart from the table so that they
 /// stay in registers.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Tally {
@@ -65,7 +65,7 @@ struct Entry<K> {
 /// A direct-mapped table of (key, count) entries: points by default.
 ///
 /// Each slot may carry a tag `X` beside its entry, given when a key takes
-/// the slot through [`insert_tagged`](Self::insert_tagged) and handed
+/// the slot through [`Slots::insert_tagged`] and handed
 /// back when it leaves: a code profile tags each PC with its position in
 /// the table of blocks, to find its leaf again
 /// ([`LeafHints`](super::hints::LeafHints)). The tags are no part of the
@@ -99,11 +99,23 @@ impl<K: Key, X: Copy + Default> MergingBuffer<K, X> {
         }
     }
 
-    /// The slot of `p`: a multiplicative hash reduced to the table size by
-    /// a high multiply, so any table size works.
+    /// The table's slots, borrowed for a loop of inserts, and its counts
+    /// of hits and evictions, to add the loop's [`Tally`] to at its end.
+    /// The slots are plain slices in the loop's hands: inserting through
+    /// the table itself would load its arrays' addresses and lengths again
+    /// after every store into them, which might have changed them.
     #[inline(always)]
-    fn slot(&self, p: &K) -> usize {
-        ((p.hash() as u128 * self.entries.len() as u128) >> 64) as usize
+    pub(crate) fn split(&mut self) -> (Slots<'_, K, X>, Counts<'_>) {
+        (
+            Slots {
+                entries: &mut self.entries,
+                tags: &mut self.tags,
+            },
+            Counts {
+                hits: &mut self.hits,
+                evictions: &mut self.evictions,
+            },
+        )
     }
 
     /// Adds `weight` events at `p`; returns the entry it evicted, if any,
@@ -111,14 +123,62 @@ impl<K: Key, X: Copy + Default> MergingBuffer<K, X> {
     #[inline(always)]
     pub(crate) fn insert(&mut self, p: K, weight: u64) -> Option<(K, u64)> {
         let mut tally = Tally::default();
-        let old = self.insert_tallied(p, weight, &mut tally);
-        self.add_tally(tally);
+        let (mut slots, counts) = self.split();
+        let old = slots.insert_tallied(p, weight, &mut tally);
+        counts.add(tally);
         old
     }
 
-    /// [`insert`](Self::insert) for loops over many points: the hits and
+    /// Sets every slot's tag to `X::default()`.
+    pub(crate) fn clear_tags(&mut self) {
+        self.tags.fill(X::default());
+    }
+
+    /// Empties the table, passing every entry to `sink`.
+    pub(crate) fn drain(&mut self, mut sink: impl FnMut(&K, u64)) {
+        for e in &mut self.entries {
+            if e.count != 0 {
+                sink(&e.point, e.count);
+                e.count = 0;
+            }
+        }
+    }
+
+    /// Events held in the table, not yet in the tree.
+    pub(crate) fn pending(&self) -> u64 {
+        self.entries.iter().map(|e| e.count).sum()
+    }
+
+    /// Slots in the table.
+    pub(crate) fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Bytes of the table as the paper's hardware would hold it: a point
+    /// and a count per slot.
+    pub(crate) fn bytes(&self) -> usize {
+        self.entries.len() * K::ENTRY_BYTES
+    }
+}
+
+/// The slots of a [`MergingBuffer`], borrowed for a loop of inserts
+/// ([`MergingBuffer::split`]).
+pub(crate) struct Slots<'a, K, X> {
+    entries: &'a mut [Entry<K>],
+    tags: &'a mut [X],
+}
+
+impl<K: Key, X: Copy + Default> Slots<'_, K, X> {
+    /// The slot of `p`: a multiplicative hash reduced to the table size by
+    /// a high multiply, so any table size works.
+    #[inline(always)]
+    fn slot(&self, p: &K) -> usize {
+        ((p.hash() as u128 * self.entries.len() as u128) >> 64) as usize
+    }
+
+    /// [`MergingBuffer::insert`] for loops over many points: the hits and
     /// evictions are counted in `tally`, which the caller keeps in
-    /// registers and adds back with [`add_tally`](Self::add_tally), not
+    /// registers and adds back with [`Counts::add`], not
     /// in the table, where each event would store them and the next load
     /// them again. The slot's tag is left as it was.
     #[inline(always)]
@@ -188,11 +248,6 @@ impl<K: Key, X: Copy + Default> MergingBuffer<K, X> {
         ((e.point, e.count, old_tag), evicted)
     }
 
-    /// Sets every slot's tag to `X::default()`.
-    pub(crate) fn clear_tags(&mut self) {
-        self.tags.fill(X::default());
-    }
-
     /// [`insert_tallied`](Self::insert_tallied) at `p`'s slot, `s`:
     /// `None` when `p` was there already, else `Some` of the entry it
     /// evicted, if any, when it took the slot.
@@ -222,38 +277,21 @@ impl<K: Key, X: Copy + Default> MergingBuffer<K, X> {
             Some(None)
         }
     }
+}
 
-    /// Adds the counts of a loop of
-    /// [`insert_tallied`](Self::insert_tallied) to the table's.
-    pub(crate) fn add_tally(&mut self, tally: Tally) {
-        self.hits += tally.hits;
-        self.evictions += tally.evictions;
-    }
+/// A [`MergingBuffer`]'s counts of hits and evictions, borrowed beside its
+/// [`Slots`].
+pub(crate) struct Counts<'a> {
+    hits: &'a mut u64,
+    evictions: &'a mut u64,
+}
 
-    /// Empties the table, passing every entry to `sink`.
-    pub(crate) fn drain(&mut self, mut sink: impl FnMut(&K, u64)) {
-        for e in &mut self.entries {
-            if e.count != 0 {
-                sink(&e.point, e.count);
-                e.count = 0;
-            }
-        }
-    }
-
-    /// Events held in the table, not yet in the tree.
-    pub(crate) fn pending(&self) -> u64 {
-        self.entries.iter().map(|e| e.count).sum()
-    }
-
-    /// Slots in the table.
-    pub(crate) fn capacity(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Bytes of the table as the paper's hardware would hold it: a point
-    /// and a count per slot.
-    pub(crate) fn bytes(&self) -> usize {
-        self.entries.len() * K::ENTRY_BYTES
+impl Counts<'_> {
+    /// Adds the counts of a loop of inserts.
+    #[inline]
+    pub(crate) fn add(self, tally: Tally) {
+        *self.hits += tally.hits;
+        *self.evictions += tally.evictions;
     }
 }
 
@@ -279,23 +317,27 @@ mod tests {
     fn an_evicted_entry_keeps_the_tag_its_point_took_the_slot_with() {
         let mut b: MergingBuffer<[u64; 1], u32> = MergingBuffer::new(1);
         let mut tally = Tally::default();
-        assert_eq!(b.insert_tagged([7], 1, 70, &mut tally), None);
+        let (mut slots, _) = b.split();
+        assert_eq!(slots.insert_tagged([7], 1, 70, &mut tally), None);
         // A hit adds to the count and leaves the tag as it was.
-        assert_eq!(b.insert_tagged([7], 1, 71, &mut tally), None);
-        assert_eq!(b.insert_tagged([8], 1, 80, &mut tally), Some(([7], 2, 70)));
+        assert_eq!(slots.insert_tagged([7], 1, 71, &mut tally), None);
+        let evicted = slots.insert_tagged([8], 1, 80, &mut tally);
+        assert_eq!(evicted, Some(([7], 2, 70)));
         // An untagged insert leaves the slot's tag; clearing sets it to 0.
-        assert_eq!(b.insert_tallied([9], 4, &mut tally), Some(([8], 1)));
-        assert_eq!(
-            b.insert_tagged([10], 1, 100, &mut tally),
-            Some(([9], 4, 80))
-        );
+        assert_eq!(slots.insert_tallied([9], 4, &mut tally), Some(([8], 1)));
+        let evicted = slots.insert_tagged([10], 1, 100, &mut tally);
+        assert_eq!(evicted, Some(([9], 4, 80)));
         b.clear_tags();
-        assert_eq!(
-            b.insert_tagged([11], 1, 110, &mut tally),
-            Some(([10], 1, 0))
-        );
-        b.add_tally(tally);
-        assert_eq!((b.hits, b.evictions), (1, 4));
+        let (mut slots, counts) = b.split();
+        // Without a branch: the old entry comes back whether or not it
+        // is evicted.
+        let evicted = slots.insert_unbranched::<true>([11], 1, 110, &mut tally);
+        assert_eq!(evicted, (([10], 1, 0), true));
+        let hit = slots.insert_unbranched::<true>([11], 2, 111, &mut tally);
+        assert_eq!(hit, (([11], 1, 110), false));
+        counts.add(tally);
+        assert_eq!((b.hits, b.evictions), (2, 4));
+        assert_eq!(b.pending(), 3);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! TACO 2008, §2 and §3.2.1), with the paper's operations: add points,
 //! finalize into a snapshot of the tree.
 
-use super::buffer::{MergingBuffer, Tally};
+use super::buffer::{Counts, MergingBuffer, Slots, Tally};
 use super::config::{ConfigError, RapConfig};
 use super::hints::LeafHints;
 use super::snapshot::RapSnapshot;
@@ -266,9 +266,11 @@ impl<const D: usize> Rap<D> {
         &mut self,
     ) -> Feeder<'_, D, POSITIONED, UNBRANCHED> {
         self.tagged = POSITIONED;
+        let (buffer, counts) = self.buffer.as_mut().map(|b| b.split()).unzip();
         Feeder {
             tree: &mut self.tree,
-            buffer: self.buffer.as_mut(),
+            buffer,
+            counts,
             hints: &mut self.hints,
             max: self.max,
             outside: &mut self.outside,
@@ -343,7 +345,9 @@ const EVICTED: usize = 32;
 /// [`insert_unbranched`](MergingBuffer::insert_unbranched).
 struct Feeder<'a, const D: usize, const POSITIONED: bool, const UNBRANCHED: bool> {
     tree: &'a mut Tree<D>,
-    buffer: Option<&'a mut MergingBuffer<[u64; D], u32>>,
+    buffer: Option<Slots<'a, [u64; D], u32>>,
+    /// The buffer's counts of hits and evictions, for the tally at the end.
+    counts: Option<Counts<'a>>,
     hints: &'a mut LeafHints,
     max: u64,
     outside: &'a mut u64,
@@ -372,7 +376,7 @@ impl<const D: usize, const POSITIONED: bool, const UNBRANCHED: bool>
             *self.outside += count;
             return;
         }
-        match self.buffer.as_deref_mut() {
+        match self.buffer.as_mut() {
             Some(buffer) if UNBRANCHED => {
                 // The slot's old entry is written to the run whether or
                 // not it was evicted, and counts only if it was.
@@ -421,8 +425,8 @@ impl<const D: usize, const POSITIONED: bool, const UNBRANCHED: bool>
     #[inline(always)]
     fn finish(mut self, run: &[([u64; D], u64, u32); EVICTED]) {
         self.count(&run[..self.len]);
-        if let Some(buffer) = self.buffer {
-            buffer.add_tally(self.tally);
+        if let Some(counts) = self.counts {
+            counts.add(self.tally);
         }
     }
 }
