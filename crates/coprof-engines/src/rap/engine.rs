@@ -342,7 +342,7 @@ const EVICTED: usize = 32;
 /// (0 for none), which the buffer keeps beside it and the tree uses to
 /// start at the node `hints` remembers for it. With `UNBRANCHED`, the
 /// buffer takes each point with
-/// [`insert_unbranched`](MergingBuffer::insert_unbranched).
+/// [`insert_unbranched`](Slots::insert_unbranched).
 struct Feeder<'a, const D: usize, const POSITIONED: bool, const UNBRANCHED: bool> {
     tree: &'a mut Tree<D>,
     buffer: Option<Slots<'a, [u64; D], u32>>,
