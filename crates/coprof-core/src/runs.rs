@@ -117,17 +117,15 @@ impl Blocks {
     /// The PCs that `run` retired, in order.
     #[inline]
     pub fn run_pcs(&self, run: Run) -> &[u64] {
-        let b = self.info[run.block as usize];
-        debug_assert!(run.len <= b.len, "a run longer than its block");
-        let len = run.len.min(b.len);
-        &self.pcs[b.start as usize..(b.start + len) as usize]
+        self.run_pcs_at(run).1
     }
 
     /// [`run_pcs`](Self::run_pcs) with the position of the first PC in
     /// the table. Every instruction of every block has a position of its
-    /// own, from 0 up to [`positions`](Self::positions), the next ones of
-    /// the block following it; a position never changes nor names another
-    /// PC, so a sink may keep something per instruction in a plain array.
+    /// own, counting from 0 over the blocks in the order they were added,
+    /// the next ones of the block following it; a position never changes
+    /// nor names another PC, so a sink may keep something per instruction
+    /// in a plain array.
     #[inline]
     pub fn run_pcs_at(&self, run: Run) -> (usize, &[u64]) {
         let b = self.info[run.block as usize];
@@ -137,13 +135,6 @@ impl Blocks {
             b.start as usize,
             &self.pcs[b.start as usize..(b.start + len) as usize],
         )
-    }
-
-    /// Positions in the table: the instructions of all its blocks (see
-    /// [`run_pcs_at`](Self::run_pcs_at)).
-    #[inline]
-    pub fn positions(&self) -> usize {
-        self.pcs.len()
     }
 
     /// The classes of the instructions of block `id`, beside

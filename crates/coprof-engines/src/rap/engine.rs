@@ -140,12 +140,7 @@ impl<const D: usize> Rap<D> {
     /// ```
     #[inline]
     pub fn add_counted(&mut self, items: impl IntoIterator<Item = ([u64; D], u64)>) {
-        let mut run = [([0u64; D], 0u64, 0u32); EVICTED];
-        let mut feeder = self.feeder::<false, false>();
-        for (p, count) in items {
-            feeder.offer(&mut run, p, count, 0);
-        }
-        feeder.finish(&run);
+        self.add_items::<false>(items);
     }
 
     /// [`add_all`](Self::add_all) for points whose repeats follow no
@@ -167,10 +162,20 @@ impl<const D: usize> Rap<D> {
     /// ```
     #[inline]
     pub fn add_all_irregular(&mut self, points: impl IntoIterator<Item = [u64; D]>) {
+        self.add_items::<true>(points.into_iter().map(|p| (p, 1)));
+    }
+
+    /// [`add_counted`](Self::add_counted), through the buffer without a
+    /// branch when `UNBRANCHED` (see [`add_all_irregular`](Self::add_all_irregular)).
+    #[inline(always)]
+    fn add_items<const UNBRANCHED: bool>(
+        &mut self,
+        items: impl IntoIterator<Item = ([u64; D], u64)>,
+    ) {
         let mut run = [([0u64; D], 0u64, 0u32); EVICTED];
-        let mut feeder = self.feeder::<false, true>();
-        for p in points {
-            feeder.offer(&mut run, p, 1, 0);
+        let mut feeder = self.feeder::<false, UNBRANCHED>();
+        for (p, count) in items {
+            feeder.offer(&mut run, p, count, 0);
         }
         feeder.finish(&run);
     }

@@ -76,6 +76,17 @@ impl Stream {
         }
     }
 
+    /// Whether the stream's points repeat in no pattern a processor
+    /// learns: values and data addresses, which the engine takes with
+    /// [`Rap::add_all_irregular`]; PCs, which loops repeat, go through
+    /// [`Rap::add_all`].
+    pub fn is_irregular(self) -> bool {
+        match self {
+            Stream::Pc | Stream::NarrowPc => false,
+            Stream::LoadValue | Stream::LoadAddr | Stream::StoreAddr | Stream::ZeroLoadAddr => true,
+        }
+    }
+
     /// The coordinate `e` gives, if any.
     #[inline(always)]
     pub fn point(self, e: &Event) -> Option<u64> {
@@ -135,25 +146,22 @@ pub fn wants_of(dims: &[Stream]) -> ClassSet {
         .fold(ClassSet::ALL, |s, d| s.intersection(d.wants()))
 }
 
-/// Adds the point of every event of `batch` that has one.
+/// Adds the point of every event of `batch` that has one, with
+/// [`Rap::add_all_irregular`] when `irregular` (see
+/// [`Stream::is_irregular`]), else with [`Rap::add_all`].
 #[inline(always)]
 fn feed<const D: usize>(
     rap: &mut Rap<D>,
     batch: &[Event],
+    irregular: bool,
     point: impl Fn(&Event) -> Option<[u64; D]>,
 ) {
-    rap.add_all(batch.iter().filter_map(point));
-}
-
-/// [`feed`] through [`Rap::add_all_irregular`]: for values and data
-/// addresses.
-#[inline(always)]
-fn feed_irregular<const D: usize>(
-    rap: &mut Rap<D>,
-    batch: &[Event],
-    point: impl Fn(&Event) -> Option<[u64; D]>,
-) {
-    rap.add_all_irregular(batch.iter().filter_map(point));
+    let points = batch.iter().filter_map(point);
+    if irregular {
+        rap.add_all_irregular(points);
+    } else {
+        rap.add_all(points);
+    }
 }
 
 /// A RAP tree fed from events: the [`Sink`] form of the engine.
@@ -236,28 +244,30 @@ impl<const D: usize> Sink for RangeProfiler<D> {
         if D == 1 {
             let rap = &mut self.rap;
             let one = one_point::<D>;
-            // Values and data addresses take the merging buffer without a
-            // branch ([`Rap::add_all_irregular`]); PCs, whose loops the
-            // processor learns, with one.
+            let irregular = self.dims[0].is_irregular();
             match self.dims[0] {
-                Stream::Pc => feed(rap, batch, |e| Some(one(e.pc))),
-                Stream::LoadValue => {
-                    feed_irregular(rap, batch, |e| Stream::LoadValue.point(e).map(one))
-                }
-                Stream::LoadAddr => {
-                    feed_irregular(rap, batch, |e| Stream::LoadAddr.point(e).map(one))
-                }
-                Stream::StoreAddr => {
-                    feed_irregular(rap, batch, |e| Stream::StoreAddr.point(e).map(one))
-                }
-                Stream::ZeroLoadAddr => {
-                    feed_irregular(rap, batch, |e| Stream::ZeroLoadAddr.point(e).map(one))
-                }
-                Stream::NarrowPc => feed(rap, batch, |e| Stream::NarrowPc.point(e).map(one)),
+                Stream::Pc => feed(rap, batch, irregular, |e| Some(one(e.pc))),
+                Stream::LoadValue => feed(rap, batch, irregular, |e| {
+                    Stream::LoadValue.point(e).map(one)
+                }),
+                Stream::LoadAddr => feed(rap, batch, irregular, |e| {
+                    Stream::LoadAddr.point(e).map(one)
+                }),
+                Stream::StoreAddr => feed(rap, batch, irregular, |e| {
+                    Stream::StoreAddr.point(e).map(one)
+                }),
+                Stream::ZeroLoadAddr => feed(rap, batch, irregular, |e| {
+                    Stream::ZeroLoadAddr.point(e).map(one)
+                }),
+                Stream::NarrowPc => feed(rap, batch, irregular, |e| {
+                    Stream::NarrowPc.point(e).map(one)
+                }),
             }
         } else {
+            // Points of several dimensions take the buffer with a branch,
+            // as they always have.
             let dims = self.dims;
-            feed(&mut self.rap, batch, |e| point_of(&dims, e));
+            feed(&mut self.rap, batch, false, |e| point_of(&dims, e));
         }
     }
 

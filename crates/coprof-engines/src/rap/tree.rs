@@ -486,9 +486,7 @@ impl<const D: usize> Tree<D> {
     /// them.
     #[inline(always)]
     fn add_walk_leaf(&mut self, p: &[u64; D], weight: u64) -> Option<(usize, u32)> {
-        if self.n + weight >= self.cache_review_at {
-            self.review_caches();
-        }
+        self.review_if_due(weight);
         if let Some((v, level)) = self.leaves.get(p) {
             if self.first[v] == 0 {
                 let leaf = self.count_at(p, weight, v, level, None);
@@ -532,10 +530,17 @@ impl<const D: usize> Tree<D> {
         if v == 0 {
             return self.add_walk_leaf(p, weight);
         }
+        self.review_if_due(weight);
+        self.count_at(p, weight, v, level, None)
+    }
+
+    /// Reviews the caches' sizes if counting `weight` more events reaches
+    /// the count at which the review is due.
+    #[inline(always)]
+    fn review_if_due(&mut self, weight: u64) {
         if self.n + weight >= self.cache_review_at {
             self.review_caches();
         }
-        self.count_at(p, weight, v, level, None)
     }
 
     /// The leaf that contains `p` and its depth, from `v`, its ancestor
