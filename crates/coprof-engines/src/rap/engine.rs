@@ -256,6 +256,7 @@ impl<const D: usize> Rap<D> {
             let end = first + slice.len();
             assert!(end < u32::MAX as usize, "position {end} beyond 2^32 - 1");
             feeder.hints.cover(end + 1);
+            feeder.tree.cover_tags(end + 1);
             for (&x, tag) in slice.iter().zip(first as u32 + 1..) {
                 feeder.offer(&mut run, one_point(x), count, tag);
             }
@@ -290,6 +291,7 @@ impl<const D: usize> Rap<D> {
             let tree = &mut self.tree;
             buffer.drain(|p, c| tree.add(p, c));
         }
+        self.tree.settle_grants();
     }
 
     /// Events added in the universe so far, including those still in the

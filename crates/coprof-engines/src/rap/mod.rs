@@ -24,6 +24,7 @@ mod buffer;
 pub mod check;
 pub mod config;
 mod engine;
+mod grants;
 mod hints;
 mod hot;
 mod node_cache;

@@ -55,6 +55,7 @@
 //! the following events.
 
 use super::config::RapConfig;
+use super::grants::Grants;
 use super::hints::LeafHints;
 use super::node_cache::NodeCache;
 
@@ -157,6 +158,9 @@ pub(crate) struct Tree<const D: usize> {
     cache_review_at: u64,
     /// Per recent point, the leaf it was counted in.
     leaves: NodeCache<D>,
+    /// Room of leaves handed out to the positions of a code profile:
+    /// counted in the leaves' counters before it is used.
+    grants: Grants,
 }
 
 impl<const D: usize> Tree<D> {
@@ -206,7 +210,22 @@ impl<const D: usize> Tree<D> {
             block_misses: 0,
             cache_review_at: CACHE_REVIEW_EVENTS,
             leaves: NodeCache::new(LEAF_CACHE_ENTRIES),
+            grants: Grants::with_nodes(1),
         }
+    }
+
+    /// Makes room for the tags `0..tags` of [`add_run_hinted`](Self::add_run_hinted).
+    #[inline(always)]
+    pub(crate) fn cover_tags(&mut self, tags: usize) {
+        self.grants.cover(tags);
+    }
+
+    /// Takes back the room the leaves gave to positions and did not see
+    /// used, so that every counter holds its events alone: before
+    /// anything reads the counters (see [`Grants`]).
+    pub(crate) fn settle_grants(&mut self) {
+        let count = &mut self.count;
+        self.grants.settle_all(|v, unused| count[v] -= unused);
     }
 
     /// SplitThreshold for the events counted so far (§2.2.1).
@@ -424,31 +443,54 @@ impl<const D: usize> Tree<D> {
         hints.check_merges(self.merge_batches);
         let mut items = items.iter();
         loop {
-            let (mut n, next_check, threshold) = (self.n, self.next_check, self.threshold);
+            let (mut n, next_check) = (self.n, self.next_check);
             let slow = loop {
                 let Some(&(ref p, weight, tag)) = items.next() else {
                     break None;
                 };
                 let m = n + weight;
-                let (v, level) = hints.get(tag);
-                if m < next_check
-                    && self.first[v] == 0
-                    && self.count_here(p, weight, v, level, threshold)
-                {
+                if m < next_check && self.grants.take(tag, weight) {
                     n = m;
                 } else {
-                    break Some((p, weight, tag, v, level));
+                    break Some((p, weight, tag));
                 }
             };
             self.n = n;
-            match slow {
-                Some((p, weight, tag, v, level)) => match self.add_walk_from(p, weight, v, level) {
-                    Some((v, level)) => hints.set(tag, v, level),
-                    None => hints.check_merges(self.merge_batches),
-                },
-                None => return,
+            let Some((p, weight, tag)) = slow else {
+                return;
+            };
+            let (v, level) = hints.get(tag);
+            if self.n + weight < self.next_check
+                && self.first[v] == 0
+                && self.count_here(p, weight, v, level, self.threshold)
+            {
+                self.n += weight;
+                self.give(tag, v, level);
+                continue;
+            }
+            match self.add_walk_from(p, weight, v, level) {
+                Some((v, level)) => {
+                    hints.set(tag, v, level);
+                    self.give(tag, v, level);
+                }
+                None => hints.check_merges(self.merge_batches),
             }
         }
+    }
+
+    /// Gives `tag` (unless 0, no position) a part of the room of its leaf
+    /// `v`, at depth `level`, under the threshold now (see [`Grants`]).
+    #[inline]
+    fn give(&mut self, tag: u32, v: usize, level: u32) {
+        if tag == 0 {
+            return;
+        }
+        let room = if level == self.levels {
+            u64::MAX
+        } else {
+            self.threshold.saturating_sub(self.count[v])
+        };
+        self.count[v] += self.grants.give(tag, v, room);
     }
 
     /// Counts `weight` events in `v`, `p`'s leaf at depth `level`, if that
@@ -610,6 +652,12 @@ impl<const D: usize> Tree<D> {
                 self.count[v] = c;
                 break;
             }
+            if self.grants.has_given(v) {
+                // The counter holds room given out: the leaf may have
+                // room after all.
+                self.count[v] -= self.grants.settle(v);
+                continue;
+            }
             self.account_nodes(self.n - weight);
             let first = self.alloc_block();
             self.first[v] = first;
@@ -646,12 +694,14 @@ impl<const D: usize> Tree<D> {
         );
         self.first.resize(first + self.b as usize, 0);
         self.count.resize(first + self.b as usize, 0);
+        self.grants.cover_nodes(self.first.len());
         first as u32
     }
 
     /// One batch of merges over the whole tree, bottom-up (§2.2.2, §3.1),
     /// and the time of the next batch.
     pub(crate) fn merge_batch(&mut self) {
+        self.settle_grants();
         self.account_nodes(self.n);
         let threshold = self.split_threshold();
         let freed_from = self.free.len();
