@@ -273,6 +273,7 @@ impl<const D: usize> Rap<D> {
     ) -> Feeder<'_, D, POSITIONED, UNBRANCHED> {
         self.tagged = POSITIONED;
         let (buffer, counts) = self.buffer.as_mut().map(|b| b.split()).unzip();
+        let n = self.tree.n;
         Feeder {
             tree: &mut self.tree,
             buffer,
@@ -282,6 +283,7 @@ impl<const D: usize> Rap<D> {
             outside: &mut self.outside,
             tally: Tally::default(),
             len: 0,
+            n,
         }
     }
 
@@ -347,8 +349,12 @@ const EVICTED: usize = 32;
 ///
 /// With `POSITIONED`, each point comes with a tag, its position plus one
 /// (0 for none), which the buffer keeps beside it and the tree uses to
-/// start at the node `hints` remembers for it. With `UNBRANCHED`, the
-/// buffer takes each point with
+/// start at the node `hints` remembers for it. An entry the buffer evicts
+/// is then counted at once, not gathered: against its position's part of
+/// its leaf's room (see `Grants`), with the event count kept here in `n`,
+/// or by the tree when the part is used up, before any later eviction.
+///
+/// With `UNBRANCHED`, the buffer takes each point with
 /// [`insert_unbranched`](Slots::insert_unbranched).
 struct Feeder<'a, const D: usize, const POSITIONED: bool, const UNBRANCHED: bool> {
     tree: &'a mut Tree<D>,
@@ -361,6 +367,9 @@ struct Feeder<'a, const D: usize, const POSITIONED: bool, const UNBRANCHED: bool
     tally: Tally,
     /// Evictions in the run so far.
     len: usize,
+    /// The tree's count of events, kept here while a positioned loop
+    /// counts evictions against their positions' parts.
+    n: u64,
 }
 
 impl<const D: usize, const POSITIONED: bool, const UNBRANCHED: bool>
@@ -393,11 +402,19 @@ impl<const D: usize, const POSITIONED: bool, const UNBRANCHED: bool>
                 self.len += evicted as usize;
             }
             Some(buffer) if POSITIONED => {
-                match buffer.insert_tagged(p, count, tag, &mut self.tally) {
-                    Some(old) => run[self.len] = old,
+                let old = match buffer.insert_tagged(p, count, tag, &mut self.tally) {
+                    Some(old) => old,
                     None => return,
+                };
+                // Counted at once against its position's part, most of
+                // the time; else at once by the tree, so that no later
+                // eviction is counted before it.
+                if !self.tree.take_granted(&mut self.n, old.2, old.1) {
+                    self.tree.n = self.n;
+                    self.tree.add_run_hinted(&[old], self.hints);
+                    self.n = self.tree.n;
                 }
-                self.len += 1;
+                return;
             }
             Some(buffer) => {
                 match buffer.insert_tallied(p, count, &mut self.tally) {
@@ -431,6 +448,9 @@ impl<const D: usize, const POSITIONED: bool, const UNBRANCHED: bool>
     /// evictions.
     #[inline(always)]
     fn finish(mut self, run: &[([u64; D], u64, u32); EVICTED]) {
+        if POSITIONED && self.buffer.is_some() {
+            self.tree.n = self.n;
+        }
         self.count(&run[..self.len]);
         if let Some(counts) = self.counts {
             counts.add(self.tally);

@@ -478,6 +478,21 @@ impl<const D: usize> Tree<D> {
         }
     }
 
+    /// Counts `weight` events of `tag` against its position's part, when
+    /// it holds that many and nothing is due before the count of events,
+    /// `n` (the tree's, kept by the caller), grows by `weight`; returns
+    /// whether it did.
+    #[inline(always)]
+    pub(crate) fn take_granted(&mut self, n: &mut u64, tag: u32, weight: u64) -> bool {
+        let m = *n + weight;
+        if m < self.next_check && self.grants.take(tag, weight) {
+            *n = m;
+            true
+        } else {
+            false
+        }
+    }
+
     /// Gives `tag` (unless 0, no position) a part of the room of its leaf
     /// `v`, at depth `level`, under the threshold now (see [`Grants`]).
     #[inline]
