@@ -436,9 +436,11 @@ impl<const D: usize> Tree<D> {
     }
 
     /// [`add_run`](Self::add_run) of points that each have a tag in
-    /// `hints` (the third member of each item): each starts at the node
-    /// its tag names instead of the leaf cache's, and leaves the leaf it
-    /// was counted in there (see [`LeafHints`]).
+    /// `hints` (the third member of each item): each is counted against
+    /// its position's part of its leaf's room while that lasts (see
+    /// [`Grants`]); else it starts at the node its tag names instead of
+    /// the leaf cache's, leaves the leaf it was counted in there (see
+    /// [`LeafHints`]), and gets a new part.
     pub(crate) fn add_run_hinted(&mut self, items: &[([u64; D], u64, u32)], hints: &mut LeafHints) {
         hints.check_merges(self.merge_batches);
         let mut items = items.iter();
