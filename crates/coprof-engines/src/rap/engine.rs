@@ -4,7 +4,6 @@
 
 use super::buffer::{Counts, MergingBuffer, Slots, Tally};
 use super::config::{ConfigError, RapConfig};
-use super::hints::LeafHints;
 use super::snapshot::RapSnapshot;
 use super::streams::one_point;
 use super::tree::Tree;
@@ -37,9 +36,6 @@ pub struct Rap<const D: usize> {
     /// after points came without positions, whose slots kept the tags of
     /// the points before them.
     tagged: bool,
-    /// Per position of the points given with one, the node the point was
-    /// last counted in: a shortcut, no part of the profile.
-    hints: LeafHints,
     /// Largest coordinate inside the universe.
     max: u64,
     /// Events whose point lies outside the universe (only with bits < 64).
@@ -55,7 +51,6 @@ impl<const D: usize> Rap<D> {
             tree: Tree::new(&config),
             buffer: (entries > 0).then(|| MergingBuffer::new(entries)),
             tagged: true,
-            hints: LeafHints::new(),
             max: if config.bits == 64 {
                 u64::MAX
             } else {
@@ -255,7 +250,6 @@ impl<const D: usize> Rap<D> {
             // Tags are positions plus one (0 is none).
             let end = first + slice.len();
             assert!(end < u32::MAX as usize, "position {end} beyond 2^32 - 1");
-            feeder.hints.cover(end + 1);
             feeder.tree.cover_tags(end + 1);
             for (&x, tag) in slice.iter().zip(first as u32 + 1..) {
                 feeder.offer(&mut run, one_point(x), count, tag);
@@ -278,7 +272,6 @@ impl<const D: usize> Rap<D> {
             tree: &mut self.tree,
             buffer,
             counts,
-            hints: &mut self.hints,
             max: self.max,
             outside: &mut self.outside,
             tally: Tally::default(),
@@ -349,7 +342,7 @@ const EVICTED: usize = 32;
 ///
 /// With `POSITIONED`, each point comes with a tag, its position plus one
 /// (0 for none), which the buffer keeps beside it and the tree uses to
-/// start at the node `hints` remembers for it. An entry the buffer evicts
+/// start at the node it remembers for it (`LeafHints`). An entry the buffer evicts
 /// is then counted at once, not gathered: against its position's part of
 /// its leaf's room (see `Grants`), with the event count kept here in `n`,
 /// or by the tree when the part is used up, before any later eviction.
@@ -361,7 +354,6 @@ struct Feeder<'a, const D: usize, const POSITIONED: bool, const UNBRANCHED: bool
     buffer: Option<Slots<'a, [u64; D], u32>>,
     /// The buffer's counts of hits and evictions, for the tally at the end.
     counts: Option<Counts<'a>>,
-    hints: &'a mut LeafHints,
     max: u64,
     outside: &'a mut u64,
     tally: Tally,
@@ -411,7 +403,7 @@ impl<const D: usize, const POSITIONED: bool, const UNBRANCHED: bool>
                 // eviction is counted before it.
                 if !self.tree.take_granted(&mut self.n, old.2, old.1) {
                     self.tree.n = self.n;
-                    self.tree.add_run_hinted(&[old], self.hints);
+                    self.tree.add_run_hinted(&[old]);
                     self.n = self.tree.n;
                 }
                 return;
@@ -438,7 +430,7 @@ impl<const D: usize, const POSITIONED: bool, const UNBRANCHED: bool>
     #[inline(always)]
     fn count(&mut self, run: &[([u64; D], u64, u32)]) {
         if POSITIONED {
-            self.tree.add_run_hinted(run, self.hints);
+            self.tree.add_run_hinted(run);
         } else {
             self.tree.add_run(run);
         }

@@ -28,8 +28,6 @@
 pub(crate) struct LeafHints {
     /// Per tag, the node's index (low 32 bits) and depth (high 32).
     nodes: Vec<u64>,
-    /// The tree's merge batches when the hints were last right.
-    merges_seen: u64,
 }
 
 impl LeafHints {
@@ -69,14 +67,10 @@ impl LeafHints {
         }
     }
 
-    /// Forgets every hint if the tree has run a merge batch since they
-    /// were made: its count of batches is now `merges`.
-    #[inline(always)]
-    pub(crate) fn check_merges(&mut self, merges: u64) {
-        if self.merges_seen != merges {
-            self.nodes.fill(0);
-            self.merges_seen = merges;
-        }
+    /// Forgets every hint: the tree calls it at each merge batch, which
+    /// may free a remembered node.
+    pub(crate) fn forget(&mut self) {
+        self.nodes.fill(0);
     }
 }
 
@@ -95,9 +89,8 @@ mod tests {
         assert_eq!(h.get(0), (0, 0), "tag 0, no position, stays at the root");
         h.cover(2);
         assert_eq!(h.nodes.len(), 4, "covering fewer tags keeps the rest");
-        h.check_merges(0);
-        assert_eq!(h.get(3), (0x1234_5678, 17), "no merge batch yet");
-        h.check_merges(1);
+        assert_eq!(h.get(3), (0x1234_5678, 17));
+        h.forget();
         assert_eq!(h.get(3), (0, 0));
     }
 }

@@ -161,6 +161,9 @@ pub(crate) struct Tree<const D: usize> {
     /// Room of leaves handed out to the positions of a code profile:
     /// counted in the leaves' counters before it is used.
     grants: Grants,
+    /// Per position of a code profile, the node its PC was last counted
+    /// in: forgotten at every merge batch.
+    hints: LeafHints,
 }
 
 impl<const D: usize> Tree<D> {
@@ -211,12 +214,14 @@ impl<const D: usize> Tree<D> {
             cache_review_at: CACHE_REVIEW_EVENTS,
             leaves: NodeCache::new(LEAF_CACHE_ENTRIES),
             grants: Grants::with_nodes(1),
+            hints: LeafHints::new(),
         }
     }
 
     /// Makes room for the tags `0..tags` of [`add_run_hinted`](Self::add_run_hinted).
     #[inline(always)]
     pub(crate) fn cover_tags(&mut self, tags: usize) {
+        self.hints.cover(tags);
         self.grants.cover(tags);
     }
 
@@ -435,14 +440,14 @@ impl<const D: usize> Tree<D> {
         }
     }
 
-    /// [`add_run`](Self::add_run) of points that each have a tag in
-    /// `hints` (the third member of each item): each is counted against
+    /// [`add_run`](Self::add_run) of points that each have a tag, their
+    /// position plus one (the third member of each item, covered by
+    /// [`cover_tags`](Self::cover_tags)): each is counted against
     /// its position's part of its leaf's room while that lasts (see
     /// [`Grants`]); else it starts at the node its tag names instead of
     /// the leaf cache's, leaves the leaf it was counted in there (see
     /// [`LeafHints`]), and gets a new part.
-    pub(crate) fn add_run_hinted(&mut self, items: &[([u64; D], u64, u32)], hints: &mut LeafHints) {
-        hints.check_merges(self.merge_batches);
+    pub(crate) fn add_run_hinted(&mut self, items: &[([u64; D], u64, u32)]) {
         let mut items = items.iter();
         loop {
             let (mut n, next_check) = (self.n, self.next_check);
@@ -461,7 +466,7 @@ impl<const D: usize> Tree<D> {
             let Some((p, weight, tag)) = slow else {
                 return;
             };
-            let (v, level) = hints.get(tag);
+            let (v, level) = self.hints.get(tag);
             if self.n + weight < self.next_check
                 && self.first[v] == 0
                 && self.count_here(p, weight, v, level, self.threshold)
@@ -470,12 +475,10 @@ impl<const D: usize> Tree<D> {
                 self.give(tag, v, level);
                 continue;
             }
-            match self.add_walk_from(p, weight, v, level) {
-                Some((v, level)) => {
-                    hints.set(tag, v, level);
-                    self.give(tag, v, level);
-                }
-                None => hints.check_merges(self.merge_batches),
+            // None: a merge batch ran, which forgot the hints.
+            if let Some((v, level)) = self.add_walk_from(p, weight, v, level) {
+                self.hints.set(tag, v, level);
+                self.give(tag, v, level);
             }
         }
     }
@@ -719,6 +722,7 @@ impl<const D: usize> Tree<D> {
     /// and the time of the next batch.
     pub(crate) fn merge_batch(&mut self) {
         self.settle_grants();
+        self.hints.forget();
         self.account_nodes(self.n);
         let threshold = self.split_threshold();
         let freed_from = self.free.len();
