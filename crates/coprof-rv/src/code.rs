@@ -25,7 +25,10 @@ use rustc_hash::FxHashMap;
 pub const MAX_BLOCK: usize = 64;
 const FAST_SLOTS: usize = 1 << 15;
 
-/// One pre-decoded block.
+/// One pre-decoded block: one cache line, which going into the block
+/// reads (its ops, its count, its run id) and going out of it reads
+/// again (its end and its successors).
+#[repr(C, align(64))]
 pub struct Block {
     /// The ops, in program order; only the last may transfer control.
     pub ops: Box<[Op]>,
@@ -39,14 +42,30 @@ pub struct Block {
     /// through, which chooses the way in [`Block::next`].
     end: u64,
     /// Per way out (0: elsewhere, 1: falling through to `end`), the start
-    /// address and index of the block control went to the last time it
-    /// left that way; [`NO_SUCCESSOR`] before it has.
-    next: [(u64, u32); 2],
+    /// address of the block control went to the last time it left that
+    /// way; [`NO_SUCCESSOR`] before it has.
+    next_pc: [u64; 2],
+    /// Per way out, the index of that block (apart from its address, so
+    /// that the block fits a cache line).
+    next_idx: [u32; 2],
 }
 
-/// A [`Block::next`] entry of a way not taken yet: no block starts at an
+impl Block {
+    /// Per way out, the start address and index of the block control went
+    /// to the last time it left that way.
+    pub fn next(&self) -> [(u64, u32); 2] {
+        [
+            (self.next_pc[0], self.next_idx[0]),
+            (self.next_pc[1], self.next_idx[1]),
+        ]
+    }
+}
+
+/// A [`Block::next_pc`] of a way not taken yet: no block starts at an
 /// odd address.
-const NO_SUCCESSOR: (u64, u32) = (u64::MAX, 0);
+const NO_SUCCESSOR: u64 = u64::MAX;
+
+const _: () = assert!(std::mem::size_of::<Block>() == 64);
 
 /// [`Block::run_id`] of a block not yet in the runs' block table.
 pub const NO_RUN_ID: u32 = u32::MAX;
@@ -125,12 +144,13 @@ impl CodeCache {
     pub fn follow(&mut self, from: usize, pc: u64, mem: &Memory) -> usize {
         let block = &self.blocks[from];
         let way = (pc == block.end) as usize;
-        let (tag, idx) = block.next[way];
-        if tag == pc {
-            return idx as usize;
+        if block.next_pc[way] == pc {
+            return block.next_idx[way] as usize;
         }
         let idx = self.lookup(pc, mem);
-        self.blocks[from].next[way] = (pc, idx as u32);
+        let block = &mut self.blocks[from];
+        block.next_pc[way] = pc;
+        block.next_idx[way] = idx as u32;
         idx
     }
 
@@ -229,7 +249,8 @@ pub fn translate(start: u64, mem: &Memory) -> Block {
         count: 0,
         run_id: NO_RUN_ID,
         end: pc,
-        next: [NO_SUCCESSOR; 2],
+        next_pc: [NO_SUCCESSOR; 2],
+        next_idx: [0; 2],
     }
 }
 
@@ -269,8 +290,8 @@ mod tests {
         assert_eq!(cache.blocks[through].ops[0].pc, CODE + 4);
         assert_ne!(taken, through);
         // Both ways stay linked, each to its own block.
-        assert_eq!(cache.blocks[branch].next[0], (CODE + 12, taken as u32));
-        assert_eq!(cache.blocks[branch].next[1], (CODE + 4, through as u32));
+        assert_eq!(cache.blocks[branch].next()[0], (CODE + 12, taken as u32));
+        assert_eq!(cache.blocks[branch].next()[1], (CODE + 4, through as u32));
         assert_eq!(cache.follow(branch, CODE + 12, &mem), taken);
         assert_eq!(cache.follow(branch, CODE + 4, &mem), through);
         // An indirect jump's way goes where the jump goes this time: the
@@ -280,7 +301,7 @@ mod tests {
         let elsewhere = cache.follow(taken, CODE + 8, &mem);
         assert_eq!(cache.blocks[elsewhere].ops[0].pc, CODE + 8);
         assert_eq!(elsewhere, cache.lookup(CODE + 8, &mem));
-        assert_eq!(cache.blocks[taken].next[0], (CODE + 8, elsewhere as u32));
+        assert_eq!(cache.blocks[taken].next()[0], (CODE + 8, elsewhere as u32));
     }
 
     #[test]
@@ -296,7 +317,7 @@ mod tests {
         cache.flush();
         assert!(cache.blocks.is_empty());
         let again = cache.lookup(CODE, &mem);
-        assert_eq!(cache.blocks[again].next, [NO_SUCCESSOR; 2]);
+        assert_eq!(cache.blocks[again].next_pc, [NO_SUCCESSOR; 2]);
         let next = cache.follow(again, CODE + 8, &mem);
         assert_eq!(cache.blocks[next].ops[0].pc, CODE + 8);
     }
