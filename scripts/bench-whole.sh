@@ -53,10 +53,22 @@
 # machine's cores; coprof run's (the simulator's thread); and the dearest
 # report's cost (its engines, which one thread must do in order).
 #
-# Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--engines] [--list]
+# Each report run alone pays again for the stream it takes (the
+# simulator's events or runs), which the profile makes once for all, so
+# --engines overstates the reports. With --timing, it times instead
+# `coprof profile --timing --threads 1` per round, which measures each
+# report's engines inside the one pass (the CPU time of every call that
+# hands them events or runs; see docs/profile.md), and gives the same
+# floors from those: the pass's CPU time over the cores, the simulator
+# and its delivery (the pass less the engines), and the dearest report;
+# and the floor the engines alone would leave if simulating and
+# delivering cost nothing.
+#
+# Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--engines | --timing] [--list]
 #   --runs     rounds per workload (default 3; medians are taken over them)
 #   --only     run only these workloads (names from --list)
 #   --engines  time each report alone (see above) instead of the profile
+#   --timing   time each report inside one pass (see above) instead
 #   --list     print the workloads and their command lines, run nothing
 # Environment: COPROF=path/to/coprof (default: target/release/coprof, built
 # with `cargo build --release -p coprof` first).
@@ -97,6 +109,7 @@ runs=3
 only=""
 list=0
 engines=0
+timing=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs)
@@ -107,10 +120,12 @@ while [ $# -gt 0 ]; do
     --only) [ $# -ge 2 ] || { echo "bench-whole: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
     --list) list=1; shift ;;
     --engines) engines=1; shift ;;
-    -h | --help) sed -n '2,64p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --timing) timing=1; shift ;;
+    -h | --help) sed -n '2,76p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-whole: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+[ $((engines + timing)) -le 1 ] || { echo "bench-whole: --engines and --timing exclude each other" >&2; exit 2; }
 if [ -n "$only" ]; then
   for n in $only; do
     printf '%s\n' "${workloads[@]}" | cut -d'|' -f1 | grep -qx "$n" ||
@@ -196,6 +211,62 @@ reports=(
   "values|values"
   "sample|sample --sampler brr:9 --eval --profile pc"
 )
+
+if [ $timing -eq 1 ]; then
+  cores="$(nproc)"
+  echo "bench-whole --timing: $runs rounds of coprof run, coprof profile --timing --threads 1 and callgrind per workload; $cores cores; load: $(uptime | sed 's/.*load average: //')" >&2
+  rows=()
+  for w in "${workloads[@]}"; do
+    start_workload "$w" || continue
+    for ((r = 1; r <= runs; r++)); do
+      timed coprofrun /dev/null "$scratch/r.err" "$coprof" run -- "$rv/$prog" "${argv[@]}" ||
+        fail "$name: coprof run failed (round $r)" "$scratch/r.err"
+      timed profile "$scratch/p.out" "$scratch/p.err" "$coprof" profile --timing --threads 1 -o "$scratch/p.json" -- "$rv/$prog" "${argv[@]}" ||
+        fail "$name: coprof profile --timing failed (round $r)" "$scratch/p.err"
+      grep -q 'exit status 0' "$scratch/p.out" ||
+        fail "$name: the program did not exit 0 under coprof profile (round $r)" "$scratch/p.out"
+      # The rows of the time table: "NAME SECONDS SHARE%", the engines'
+      # first, the simulator's last.
+      awk '/^CPU time of/ { on = 1; next } on && NF >= 3 && $NF ~ /%$/ { n = $(NF - 1); $NF = ""; $(NF - 1) = ""; sub(/ +$/, ""); print $0 "|" n }' \
+        "$scratch/p.out" >"$scratch/p.rows"
+      [ -s "$scratch/p.rows" ] || fail "$name: no time table in coprof profile --timing's output (round $r)" "$scratch/p.out"
+      while IFS='|' read -r rname secs; do
+        echo "$secs 0 0" >>"$scratch/pass-${rname// /-}.times"
+      done <"$scratch/p.rows"
+      timed callgrind /dev/null "$scratch/v.err" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$x86/$prog" "${argv[@]}" ||
+        fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
+      echo "bench-whole --timing: $name round $r done" >&2
+    done
+    rc="$(median "$scratch/coprofrun.times" 0)"
+    pc="$(median "$scratch/profile.times" 0)"
+    vc="$(median "$scratch/callgrind.times" 0)"
+    sim="$(median "$scratch/pass-the-simulator-and-delivery.times" 0)"
+    cells=""
+    sum=0
+    dearest=0
+    for rep in "${reports[@]}"; do
+      IFS='|' read -r rname _ <<<"$rep"
+      t="$(median "$scratch/pass-$rname.times" 0)"
+      cells+=" $t |"
+      sum="$(awk -v a="$sum" -v b="$t" 'BEGIN { printf "%.2f", a + b }')"
+      dearest="$(awk -v a="$dearest" -v b="$t" 'BEGIN { printf "%.2f", (b > a) ? b : a }')"
+    done
+    floor="$(awk -v p="$pc" -v c="$cores" -v d="$dearest" -v s="$sim" 'BEGIN { f = p / c; if (d > f) f = d; if (s > f) f = s; printf "%.2f", f }')"
+    bare="$(awk -v s="$sum" -v c="$cores" -v d="$dearest" 'BEGIN { f = s / c; if (d > f) f = d; printf "%.2f", f }')"
+    rows+=("| $name | $rc | $pc |$cells $sum | $sim | $floor | $vc | $(awk -v v="$vc" -v f="$floor" 'BEGIN { printf "%.2f×", v / f }') | $bare | $(awk -v v="$vc" -v f="$bare" 'BEGIN { printf "%.2f×", v / f }') |")
+  done
+  head="| workload | coprof run, CPU s | profile --timing --threads 1, CPU s |"
+  rule="|---|---:|---:|"
+  for rep in "${reports[@]}"; do
+    IFS='|' read -r rname _ <<<"$rep"
+    head+=" $rname, CPU s |"
+    rule+="---:|"
+  done
+  echo "$head every report, CPU s | the simulator and delivery, CPU s | floor of profile's wall on $cores cores, s | callgrind, CPU s | callgrind / floor | floor of the reports alone, s | callgrind / that floor |"
+  echo "$rule---:|---:|---:|---:|---:|---:|---:|"
+  printf '%s\n' "${rows[@]}"
+  exit 0
+fi
 
 if [ $engines -eq 1 ]; then
   cores="$(nproc)"
