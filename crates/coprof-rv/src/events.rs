@@ -57,10 +57,7 @@ impl<'a> Events<'a> {
     #[inline(always)]
     pub fn push_run(&mut self, block: &mut Block, len: usize) {
         if block.run_id == NO_RUN_ID {
-            let compressed = block.ops.iter().position(|op| op.len == 2);
-            block.run_id = self
-                .blocks
-                .push(block.ops.iter().map(|op| (op.pc, op.class)), compressed);
+            self.add_block(block);
         }
         self.runs.push(Run {
             block: block.run_id,
@@ -69,6 +66,42 @@ impl<'a> Events<'a> {
         if self.runs.len() == BATCH {
             self.flush_runs();
         }
+    }
+
+    /// Adds a run of the whole of `block`, before it runs, so that nothing
+    /// of the run is left to do after it: a block that stops early
+    /// shortens it with [`stopped_at`](Self::stopped_at). The batch is
+    /// delivered when full before the run is added, not after, so the run
+    /// stays in the buffer until then.
+    #[inline(always)]
+    pub fn push_run_ahead(&mut self, block: &mut Block) {
+        if self.runs.len() == BATCH {
+            self.flush_runs();
+        }
+        if block.run_id == NO_RUN_ID {
+            self.add_block(block);
+        }
+        self.runs.push(Run {
+            block: block.run_id,
+            len: block.ops.len() as u32,
+        });
+    }
+
+    /// Shortens the run [`push_run_ahead`](Self::push_run_ahead) added
+    /// last to its first `len` instructions: its block stopped there.
+    #[cold]
+    pub fn stopped_at(&mut self, len: usize) {
+        if let Some(run) = self.runs.last_mut() {
+            run.len = len as u32;
+        }
+    }
+
+    #[inline(never)]
+    fn add_block(&mut self, block: &mut Block) {
+        let compressed = block.ops.iter().position(|op| op.len == 2);
+        block.run_id = self
+            .blocks
+            .push(block.ops.iter().map(|op| (op.pc, op.class)), compressed);
     }
 
     /// Delivers the buffered runs.

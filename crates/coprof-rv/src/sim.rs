@@ -603,12 +603,16 @@ impl Simulator {
             let block = &mut self.code.blocks[bi];
             block.count += 1;
             let len = block.ops.len();
+            if RUNS {
+                // The whole block, shortened below if it stops early; even
+                // when nothing retired (a fault at the block's first
+                // instruction), the run says where control went.
+                events.push_run_ahead(block);
+            }
             let stop = exec_ops::<EV, TAIL>(&mut self.cpu, &mut self.mem, &block.ops, events);
             let retired = stop.retired(len);
-            if RUNS {
-                // Even when nothing retired (a fault at the block's first
-                // instruction): the run says where control went.
-                events.push_run(block, retired);
+            if RUNS && retired < len {
+                events.stopped_at(retired);
             }
             self.cpu.instret += retired as u64;
             if !matches!(stop, Stop::Next) || self.mem.code_written || self.cpu.instret >= check {
