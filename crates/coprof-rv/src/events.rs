@@ -52,10 +52,17 @@ impl<'a> Events<'a> {
     }
 
     /// Adds a run of the first `len` instructions of `block` (0 when its
-    /// first did not retire); delivers the batch of runs when it is full. The block joins
-    /// the table of blocks the first time it runs.
+    /// first did not retire). The block joins the table of blocks the
+    /// first time it runs. A full batch is delivered before the run is
+    /// added, not after, so the run stays in the buffer until the next
+    /// one: the simulator adds a block's run before the block runs, with
+    /// every instruction, and shortens it with
+    /// [`stopped_at`](Self::stopped_at) if the block stops early.
     #[inline(always)]
     pub fn push_run(&mut self, block: &mut Block, len: usize) {
+        if self.runs.len() >= BATCH {
+            self.flush_runs();
+        }
         if block.run_id == NO_RUN_ID {
             self.add_block(block);
         }
@@ -63,32 +70,10 @@ impl<'a> Events<'a> {
             block: block.run_id,
             len: len as u32,
         });
-        if self.runs.len() == BATCH {
-            self.flush_runs();
-        }
     }
 
-    /// Adds a run of the whole of `block`, before it runs, so that nothing
-    /// of the run is left to do after it: a block that stops early
-    /// shortens it with [`stopped_at`](Self::stopped_at). The batch is
-    /// delivered when full before the run is added, not after, so the run
-    /// stays in the buffer until then.
-    #[inline(always)]
-    pub fn push_run_ahead(&mut self, block: &mut Block) {
-        if self.runs.len() == BATCH {
-            self.flush_runs();
-        }
-        if block.run_id == NO_RUN_ID {
-            self.add_block(block);
-        }
-        self.runs.push(Run {
-            block: block.run_id,
-            len: block.ops.len() as u32,
-        });
-    }
-
-    /// Shortens the run [`push_run_ahead`](Self::push_run_ahead) added
-    /// last to its first `len` instructions: its block stopped there.
+    /// Shortens the run [`push_run`](Self::push_run) added last to its
+    /// first `len` instructions: its block stopped there.
     #[cold]
     pub fn stopped_at(&mut self, len: usize) {
         if let Some(run) = self.runs.last_mut() {
@@ -148,5 +133,74 @@ impl<'a> Events<'a> {
     /// Events delivered so far.
     pub fn delivered(&self) -> u64 {
         self.delivered + self.buf.len() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::code::translate;
+    use crate::encode::i_type;
+    use crate::mem::{perm, Memory};
+    use coprof_core::{ClassSet, Event};
+
+    /// Records every batch of runs it is given.
+    #[derive(Default)]
+    struct Batches {
+        runs: Vec<Vec<Run>>,
+    }
+
+    impl Sink for Batches {
+        fn wants(&self) -> ClassSet {
+            ClassSet::NONE
+        }
+        fn observe(&mut self, _batch: &[Event]) {}
+        fn wants_with_runs(&self) -> Option<ClassSet> {
+            Some(ClassSet::NONE)
+        }
+        fn observe_runs(&mut self, runs: &[Run], _blocks: &Blocks) {
+            self.runs.push(runs.to_vec());
+        }
+    }
+
+    /// A block of three `addi`s and a `jalr`.
+    fn block() -> Block {
+        let mut mem = Memory::new().unwrap();
+        mem.map(0x10000, 0x1000, perm::R | perm::X).unwrap();
+        let mut words = vec![i_type(0x13, 10, 0, 10, 1); 3];
+        words.push(i_type(0x67, 0, 0, 1, 0));
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        mem.poke(0x10000, &bytes).unwrap();
+        translate(0x10000, &mem)
+    }
+
+    #[test]
+    fn no_batch_of_runs_is_longer_than_a_batch_whatever_the_pushes() {
+        let mut sink = Batches::default();
+        let mut b = block();
+        let mut pushed = Vec::new();
+        {
+            let mut ev = Events::new(&mut sink);
+            for i in 0..3 * BATCH + 5 {
+                // A block's run, added before it runs; now and then it
+                // stops early, and now and then the hart is taken
+                // elsewhere after a full batch (an empty run).
+                ev.push_run(&mut b, 4);
+                let mut len = 4;
+                if i % 1000 == 7 {
+                    ev.stopped_at(2);
+                    len = 2;
+                }
+                pushed.push(len);
+                if i % BATCH == BATCH - 1 {
+                    ev.push_run(&mut b, 0);
+                    pushed.push(0);
+                }
+            }
+            ev.finish();
+        }
+        assert!(sink.runs.iter().all(|r| !r.is_empty() && r.len() <= BATCH));
+        let delivered: Vec<u32> = sink.runs.iter().flatten().map(|r| r.len).collect();
+        assert_eq!(delivered, pushed);
     }
 }

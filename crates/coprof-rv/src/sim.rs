@@ -607,7 +607,7 @@ impl Simulator {
                 // The whole block, shortened below if it stops early; even
                 // when nothing retired (a fault at the block's first
                 // instruction), the run says where control went.
-                events.push_run_ahead(block);
+                events.push_run(block, len);
             }
             let stop = exec_ops::<EV, TAIL>(&mut self.cpu, &mut self.mem, &block.ops, events);
             let retired = stop.retired(len);
