@@ -167,12 +167,13 @@ cat "$inputs/data.csv" "$inputs/data.csv" "$inputs/data.csv" | gzip -6 -n >"$scr
 
 # timed TOOL OUT ERR CMD...: runs CMD in the scratch directory with a clean
 # environment, standard output to OUT and standard error to ERR; appends
-# "user sys wall" to $scratch/TOOL.times. Returns CMD's exit status.
+# "user sys wall maxrss-KiB" to $scratch/TOOL.times. Returns CMD's exit
+# status.
 timed() {
   local tool="$1" out="$2" err="$3"
   shift 3
   local st=0
-  (cd "$scratch" && env -i LC_ALL=C /usr/bin/time -f '%U %S %e' -o "$scratch/t.last" "$@" >"$out" 2>"$err" </dev/null) || st=$?
+  (cd "$scratch" && env -i LC_ALL=C /usr/bin/time -f '%U %S %e %M' -o "$scratch/t.last" "$@" >"$out" 2>"$err" </dev/null) || st=$?
   # /usr/bin/time writes "Command exited with non-zero status N" first
   # when the command fails; the times are always the last line.
   tail -1 "$scratch/t.last" >>"$scratch/$tool.times"
@@ -180,7 +181,8 @@ timed() {
 }
 
 # median FILE COLUMN: the median of the numbers in COLUMN (1 = user,
-# 2 = sys, 0 = user + sys, 3 = wall) of a .times file.
+# 2 = sys, 0 = user + sys, 3 = wall, 4 = largest resident set in KiB) of
+# a .times file.
 median() {
   awk -v c="$2" '{ print (c == 0) ? $1 + $2 : $c }' "$1" | sort -g |
     awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -349,7 +351,7 @@ for w in "${workloads[@]}"; do
       fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
     ir="$(sed -nE 's/^==[0-9]+== (Collected :|I +refs:) +([0-9,]+).*/\2/p' "$scratch/v.err" | head -1)"
     ir="${ir//,/}"
-    printf 'bench-whole: %s round %d: coprof --threads 1 %s, coprof %s, --block-buffer %s, run %s, qemu %s, callgrind %s (user sys wall)\n' "$name" "$r" \
+    printf 'bench-whole: %s round %d: coprof --threads 1 %s, coprof %s, --block-buffer %s, run %s, qemu %s, callgrind %s (user sys wall maxrss-KiB)\n' "$name" "$r" \
       "$(tail -1 "$scratch/coprof1.times")" "$(tail -1 "$scratch/coprof.times")" "$(tail -1 "$scratch/coprofbb.times")" "$(tail -1 "$scratch/coprofrun.times")" \
       "$(tail -1 "$scratch/qemu.times")" "$(tail -1 "$scratch/callgrind.times")" >&2
   done
@@ -363,12 +365,15 @@ for w in "${workloads[@]}"; do
   qw="$(median "$scratch/qemu.times" 3)"
   vc="$(median "$scratch/callgrind.times" 0)"
   vw="$(median "$scratch/callgrind.times" 3)"
+  # The largest resident set of the default profile, in MiB: a fault
+  # that holds the stream back shows here before anywhere else.
+  cm="$(median "$scratch/coprof.times" 4 | awk '{ printf "%.0f", $1 / 1024 }')"
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
   mips="$(awk -v i="${insns//,/}" -v s="$oc" 'BEGIN { if (s > 0) printf "%.0f", i / s / 1e6; else print "–" }')"
   ir_fmt="$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"${ir:-?}")"
-  rows+=("| $name | $insns | $ir_fmt | $oc = $mips MIPS | $cw ($cc) | $bw ($bc) | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$oc")** | **$(ratio "$vw" "$cw")** | $(ratio "$vw" "$bw") | $(ratio "$vc" "$rc") |")
+  rows+=("| $name | $insns | $ir_fmt | $oc = $mips MIPS | $cw ($cc) | $bw ($bc) | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$oc")** | **$(ratio "$vw" "$cw")** | $(ratio "$vw" "$bw") | $(ratio "$vc" "$rc") | $cm |")
 done
 
-echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile --threads 1, CPU s | coprof profile, wall s (CPU s) | profile --block-buffer 16384, wall s (CPU s) | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile --threads 1, CPU | callgrind/profile, wall | callgrind/profile --block-buffer, wall | callgrind/run, CPU |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile --threads 1, CPU s | coprof profile, wall s (CPU s) | profile --block-buffer 16384, wall s (CPU s) | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile --threads 1, CPU | callgrind/profile, wall | callgrind/profile --block-buffer, wall | callgrind/run, CPU | coprof profile, largest resident set, MiB |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
