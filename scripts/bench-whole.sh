@@ -214,6 +214,35 @@ reports=(
   "sample|sample --sampler brr:9 --eval --profile pc"
 )
 
+# time_run ROUND, time_callgrind ROUND: one round of coprof run (the
+# simulator alone) and of callgrind on the current workload, as every
+# mode times them.
+time_run() {
+  timed coprofrun /dev/null "$scratch/r.err" "$coprof" run -- "$rv/$prog" "${argv[@]}" ||
+    fail "$name: coprof run failed (round $1)" "$scratch/r.err"
+}
+time_callgrind() {
+  timed callgrind /dev/null "$scratch/v.err" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$x86/$prog" "${argv[@]}" ||
+    fail "$name: valgrind --tool=callgrind failed (round $1)" "$scratch/v.err"
+}
+
+# sum A B, larger A B: numbers to two decimals; ratio A B: A / B as
+# "N.NN×", or "–" when B is 0.
+sum() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a + b }'; }
+larger() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > a) ? b : a }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
+
+# report_columns SUFFIX: sets head and rule to the table's first columns
+# ("| workload |" and what is in them already) followed by a column per
+# report, named with SUFFIX.
+report_columns() {
+  for rep in "${reports[@]}"; do
+    IFS='|' read -r rname _ <<<"$rep"
+    head+=" $rname, $1 |"
+    rule+="---:|"
+  done
+}
+
 if [ $timing -eq 1 ]; then
   cores="$(nproc)"
   echo "bench-whole --timing: $runs rounds of coprof run, coprof profile --timing --threads 1 and callgrind per workload; $cores cores; load: $(uptime | sed 's/.*load average: //')" >&2
@@ -221,8 +250,7 @@ if [ $timing -eq 1 ]; then
   for w in "${workloads[@]}"; do
     start_workload "$w" || continue
     for ((r = 1; r <= runs; r++)); do
-      timed coprofrun /dev/null "$scratch/r.err" "$coprof" run -- "$rv/$prog" "${argv[@]}" ||
-        fail "$name: coprof run failed (round $r)" "$scratch/r.err"
+      time_run "$r"
       timed profile "$scratch/p.out" "$scratch/p.err" "$coprof" profile --timing --threads 1 -o "$scratch/p.json" -- "$rv/$prog" "${argv[@]}" ||
         fail "$name: coprof profile --timing failed (round $r)" "$scratch/p.err"
       grep -q 'exit status 0' "$scratch/p.out" ||
@@ -235,8 +263,7 @@ if [ $timing -eq 1 ]; then
       while IFS='|' read -r rname secs; do
         echo "$secs 0 0" >>"$scratch/pass-${rname// /-}.times"
       done <"$scratch/p.rows"
-      timed callgrind /dev/null "$scratch/v.err" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$x86/$prog" "${argv[@]}" ||
-        fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
+      time_callgrind "$r"
       echo "bench-whole --timing: $name round $r done" >&2
     done
     rc="$(median "$scratch/coprofrun.times" 0)"
@@ -244,26 +271,22 @@ if [ $timing -eq 1 ]; then
     vc="$(median "$scratch/callgrind.times" 0)"
     sim="$(median "$scratch/pass-the-simulator-and-delivery.times" 0)"
     cells=""
-    sum=0
+    total=0
     dearest=0
     for rep in "${reports[@]}"; do
       IFS='|' read -r rname _ <<<"$rep"
       t="$(median "$scratch/pass-$rname.times" 0)"
       cells+=" $t |"
-      sum="$(awk -v a="$sum" -v b="$t" 'BEGIN { printf "%.2f", a + b }')"
-      dearest="$(awk -v a="$dearest" -v b="$t" 'BEGIN { printf "%.2f", (b > a) ? b : a }')"
+      total="$(sum "$total" "$t")"
+      dearest="$(larger "$dearest" "$t")"
     done
     floor="$(awk -v p="$pc" -v c="$cores" -v d="$dearest" -v s="$sim" 'BEGIN { f = p / c; if (d > f) f = d; if (s > f) f = s; printf "%.2f", f }')"
-    bare="$(awk -v s="$sum" -v c="$cores" -v d="$dearest" 'BEGIN { f = s / c; if (d > f) f = d; printf "%.2f", f }')"
-    rows+=("| $name | $rc | $pc |$cells $sum | $sim | $floor | $vc | $(awk -v v="$vc" -v f="$floor" 'BEGIN { printf "%.2f×", v / f }') | $bare | $(awk -v v="$vc" -v f="$bare" 'BEGIN { printf "%.2f×", v / f }') |")
+    bare="$(awk -v s="$total" -v c="$cores" -v d="$dearest" 'BEGIN { f = s / c; if (d > f) f = d; printf "%.2f", f }')"
+    rows+=("| $name | $rc | $pc |$cells $total | $sim | $floor | $vc | $(ratio "$vc" "$floor") | $bare | $(ratio "$vc" "$bare") |")
   done
   head="| workload | coprof run, CPU s | profile --timing --threads 1, CPU s |"
   rule="|---|---:|---:|"
-  for rep in "${reports[@]}"; do
-    IFS='|' read -r rname _ <<<"$rep"
-    head+=" $rname, CPU s |"
-    rule+="---:|"
-  done
+  report_columns "CPU s"
   echo "$head every report, CPU s | the simulator and delivery, CPU s | floor of profile's wall on $cores cores, s | callgrind, CPU s | callgrind / floor | floor of the reports alone, s | callgrind / that floor |"
   echo "$rule---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
@@ -277,8 +300,7 @@ if [ $engines -eq 1 ]; then
   for w in "${workloads[@]}"; do
     start_workload "$w" || continue
     for ((r = 1; r <= runs; r++)); do
-      timed coprofrun /dev/null "$scratch/r.err" "$coprof" run -- "$rv/$prog" "${argv[@]}" ||
-        fail "$name: coprof run failed (round $r)" "$scratch/r.err"
+      time_run "$r"
       for rep in "${reports[@]}"; do
         IFS='|' read -r rname ropts <<<"$rep"
         read -r -a rargv <<<"$ropts"
@@ -287,33 +309,28 @@ if [ $engines -eq 1 ]; then
         ! grep -aq '^coprof: note: .* exited with status' "$scratch/e.err" ||
           fail "$name: the program did not exit 0 under coprof $ropts (round $r)" "$scratch/e.err"
       done
-      timed callgrind /dev/null "$scratch/v.err" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$x86/$prog" "${argv[@]}" ||
-        fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
+      time_callgrind "$r"
       echo "bench-whole --engines: $name round $r done" >&2
     done
     rc="$(median "$scratch/coprofrun.times" 0)"
     vc="$(median "$scratch/callgrind.times" 0)"
     cells=""
-    sum="$rc"
+    total="$rc"
     dearest=0
     for rep in "${reports[@]}"; do
       IFS='|' read -r rname _ <<<"$rep"
       t="$(median "$scratch/$rname.times" 0)"
       extra="$(awk -v t="$t" -v r="$rc" 'BEGIN { printf "%.2f", t - r }')"
       cells+=" $extra |"
-      sum="$(awk -v a="$sum" -v b="$extra" 'BEGIN { printf "%.2f", a + b }')"
-      dearest="$(awk -v a="$dearest" -v b="$extra" 'BEGIN { printf "%.2f", (b > a) ? b : a }')"
+      total="$(sum "$total" "$extra")"
+      dearest="$(larger "$dearest" "$extra")"
     done
-    floor="$(awk -v s="$sum" -v c="$cores" -v d="$dearest" -v r="$rc" 'BEGIN { f = s / c; if (d > f) f = d; if (r > f) f = r; printf "%.2f", f }')"
-    rows+=("| $name | $rc |$cells $sum | $dearest | $floor | $vc | $(awk -v v="$vc" -v f="$floor" 'BEGIN { printf "%.2f×", v / f }') |")
+    floor="$(awk -v s="$total" -v c="$cores" -v d="$dearest" -v r="$rc" 'BEGIN { f = s / c; if (d > f) f = d; if (r > f) f = r; printf "%.2f", f }')"
+    rows+=("| $name | $rc |$cells $total | $dearest | $floor | $vc | $(ratio "$vc" "$floor") |")
   done
   head="| workload | coprof run, CPU s |"
   rule="|---|---:|"
-  for rep in "${reports[@]}"; do
-    IFS='|' read -r rname _ <<<"$rep"
-    head+=" $rname, + CPU s |"
-    rule+="---:|"
-  done
+  report_columns "+ CPU s"
   echo "$head run + every report, CPU s | dearest report, + CPU s | floor of profile's wall on $cores cores, s | callgrind, CPU s | callgrind / floor |"
   echo "$rule---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
@@ -341,14 +358,12 @@ for w in "${workloads[@]}"; do
       fail "$name: coprof profile --block-buffer failed (round $r)" "$scratch/b.out"
     grep -q "exit status 0," "$scratch/b.out" || fail "$name: the program did not exit 0 under coprof profile --block-buffer (round $r)" "$scratch/b.out"
 
-    timed coprofrun /dev/null "$scratch/r.err" "$coprof" run -- "$rv/$prog" "${argv[@]}" ||
-      fail "$name: coprof run failed (round $r)" "$scratch/r.err"
+    time_run "$r"
 
     timed qemu /dev/null "$scratch/q.err" qemu-riscv64 "$rv/$prog" "${argv[@]}" ||
       fail "$name: qemu-riscv64 failed (round $r)" "$scratch/q.err"
 
-    timed callgrind /dev/null "$scratch/v.err" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$x86/$prog" "${argv[@]}" ||
-      fail "$name: valgrind --tool=callgrind failed (round $r)" "$scratch/v.err"
+    time_callgrind "$r"
     ir="$(sed -nE 's/^==[0-9]+== (Collected :|I +refs:) +([0-9,]+).*/\2/p' "$scratch/v.err" | head -1)"
     ir="${ir//,/}"
     printf 'bench-whole: %s round %d: coprof --threads 1 %s, coprof %s, --block-buffer %s, run %s, qemu %s, callgrind %s (user sys wall maxrss-KiB)\n' "$name" "$r" \
@@ -368,7 +383,6 @@ for w in "${workloads[@]}"; do
   # The largest resident set of the default profile, in MiB: a fault
   # that holds the stream back shows here before anywhere else.
   cm="$(median "$scratch/coprof.times" 4 | awk '{ printf "%.0f", $1 / 1024 }')"
-  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
   mips="$(awk -v i="${insns//,/}" -v s="$oc" 'BEGIN { if (s > 0) printf "%.0f", i / s / 1e6; else print "–" }')"
   ir_fmt="$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"${ir:-?}")"
   rows+=("| $name | $insns | $ir_fmt | $oc = $mips MIPS | $cw ($cc) | $bw ($bc) | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$oc")** | **$(ratio "$vw" "$cw")** | $(ratio "$vw" "$bw") | $(ratio "$vc" "$rc") | $cm |")
