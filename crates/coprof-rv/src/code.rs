@@ -39,7 +39,7 @@ pub struct Block {
     /// delivered in a run.
     pub run_id: u32,
     /// The address after the last op: where control goes when it falls
-    /// through, which chooses the way in [`Block::next`].
+    /// through, which chooses the way in [`Block::next_pc`].
     end: u64,
     /// Per way out (0: elsewhere, 1: falling through to `end`), the start
     /// address of the block control went to the last time it left that
@@ -48,17 +48,6 @@ pub struct Block {
     /// Per way out, the index of that block (apart from its address, so
     /// that the block fits a cache line).
     next_idx: [u32; 2],
-}
-
-impl Block {
-    /// Per way out, the start address and index of the block control went
-    /// to the last time it left that way.
-    pub fn next(&self) -> [(u64, u32); 2] {
-        [
-            (self.next_pc[0], self.next_idx[0]),
-            (self.next_pc[1], self.next_idx[1]),
-        ]
-    }
 }
 
 /// A [`Block::next_pc`] of a way not taken yet: no block starts at an
@@ -273,6 +262,12 @@ mod tests {
         mem
     }
 
+    /// Per way out of `block`, the start address and index of the block
+    /// it is linked to.
+    fn links(block: &Block) -> [(u64, u32); 2] {
+        [0, 1].map(|way| (block.next_pc[way], block.next_idx[way]))
+    }
+
     #[test]
     fn a_block_links_each_way_out_to_the_block_there() {
         // CODE: beq a0, a1, +12; CODE+4: addi a0, a0, 1; CODE+8: jalr
@@ -292,8 +287,8 @@ mod tests {
         assert_eq!(cache.blocks[through].ops[0].pc, CODE + 4);
         assert_ne!(taken, through);
         // Both ways stay linked, each to its own block.
-        assert_eq!(cache.blocks[branch].next()[0], (CODE + 12, taken as u32));
-        assert_eq!(cache.blocks[branch].next()[1], (CODE + 4, through as u32));
+        assert_eq!(links(&cache.blocks[branch])[0], (CODE + 12, taken as u32));
+        assert_eq!(links(&cache.blocks[branch])[1], (CODE + 4, through as u32));
         assert_eq!(cache.follow(branch, CODE + 12, &mem), taken);
         assert_eq!(cache.follow(branch, CODE + 4, &mem), through);
         // An indirect jump's way goes where the jump goes this time: the
@@ -303,7 +298,7 @@ mod tests {
         let elsewhere = cache.follow(taken, CODE + 8, &mem);
         assert_eq!(cache.blocks[elsewhere].ops[0].pc, CODE + 8);
         assert_eq!(elsewhere, cache.lookup(CODE + 8, &mem));
-        assert_eq!(cache.blocks[taken].next()[0], (CODE + 8, elsewhere as u32));
+        assert_eq!(links(&cache.blocks[taken])[0], (CODE + 8, elsewhere as u32));
     }
 
     #[test]
