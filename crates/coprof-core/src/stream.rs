@@ -45,6 +45,27 @@ pub trait Sink {
     /// Called once after the last batch. The default does nothing.
     fn finish(&mut self) {}
 
+    /// Events, and runs, per batch this sink would rather be given, if it
+    /// has a preference. A sink that hands batches on whole to other threads
+    /// ([`feed_on_threads`](crate::threads::feed_on_threads)) takes them
+    /// at its message size, and a source that fills its batches to that
+    /// size and gives them away with
+    /// [`observe_owned`](Sink::observe_owned) then saves it a copy of
+    /// every event. `None`, the default, leaves the size to the source;
+    /// what a sink computes never depends on the size of its batches.
+    fn batch_len(&self) -> Option<usize> {
+        None
+    }
+
+    /// [`observe`](Sink::observe) of a batch the source gives away: the
+    /// sink may keep the buffer, leaving another in its place. `batch` is
+    /// empty when the call returns, its capacity unknown. The default
+    /// observes the batch and clears it.
+    fn observe_owned(&mut self, batch: &mut Vec<Event>) {
+        self.observe(batch);
+        batch.clear();
+    }
+
     /// Whether this sink can take the instruction stream as runs of basic
     /// blocks, and if so the classes it still needs as events then. `None`,
     /// the default, means it takes no runs. A source that cannot make runs
@@ -70,6 +91,15 @@ pub trait Sink {
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         let _ = (runs, blocks);
     }
+
+    /// [`observe_runs`](Sink::observe_runs) of a batch the source gives
+    /// away, as [`observe_owned`](Sink::observe_owned) is of events:
+    /// `runs` is empty when the call returns. The default observes the
+    /// runs and clears them.
+    fn observe_runs_owned(&mut self, runs: &mut Vec<Run>, blocks: &Blocks) {
+        self.observe_runs(runs, blocks);
+        runs.clear();
+    }
 }
 
 /// Forwards every method of [`Sink`] to the sink behind a pointer.
@@ -85,6 +115,12 @@ macro_rules! forward_sink {
             fn finish(&mut self) {
                 (**self).finish()
             }
+            fn batch_len(&self) -> Option<usize> {
+                (**self).batch_len()
+            }
+            fn observe_owned(&mut self, batch: &mut Vec<Event>) {
+                (**self).observe_owned(batch)
+            }
             fn wants_with_runs(&self) -> Option<ClassSet> {
                 (**self).wants_with_runs()
             }
@@ -93,6 +129,9 @@ macro_rules! forward_sink {
             }
             fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
                 (**self).observe_runs(runs, blocks)
+            }
+            fn observe_runs_owned(&mut self, runs: &mut Vec<Run>, blocks: &Blocks) {
+                (**self).observe_runs_owned(runs, blocks)
             }
         }
     )*};
@@ -306,14 +345,15 @@ impl Source for SliceSource<'_> {
             let (mut runs, mut buf) = (Vec::new(), Vec::new());
             let mut delivered = 0u64;
             for chunk in self.events.chunks(self.batch) {
+                // Both buffers are given away, and come back empty.
                 runs.clear();
                 builder.runs_of(chunk, &mut runs);
-                sink.observe_runs(&runs, &builder.blocks);
+                sink.observe_runs_owned(&mut runs, &builder.blocks);
                 buf.clear();
                 buf.extend(chunk.iter().filter(|e| wants.contains(e.class)));
                 if !buf.is_empty() {
-                    sink.observe(&buf);
                     delivered += buf.len() as u64;
+                    sink.observe_owned(&mut buf);
                 }
             }
             sink.finish();

@@ -251,6 +251,29 @@ impl Sink for Broadcast<'_> {
         }
         self.local.observe(batch);
     }
+    /// Batches of a whole message when no sink on the source's thread
+    /// takes events, so that each is sent as it comes, with no copy.
+    fn batch_len(&self) -> Option<usize> {
+        self.local.is_empty().then_some(MESSAGE)
+    }
+    fn observe_owned(&mut self, batch: &mut Vec<Event>) {
+        self.local.observe(batch);
+        if !self.groups.iter().any(Group::needs_events) {
+            batch.clear();
+            return;
+        }
+        if self.events.is_empty() {
+            // The batch becomes the message; the source gets the empty
+            // buffer it replaces.
+            std::mem::swap(&mut self.events, batch);
+        } else {
+            self.events.extend_from_slice(batch);
+            batch.clear();
+        }
+        if self.events.len() >= MESSAGE {
+            self.send_events();
+        }
+    }
     fn finish(&mut self) {
         self.send_events();
         self.send_runs();
@@ -271,6 +294,26 @@ impl Sink for Broadcast<'_> {
         self.local_takes_runs = self.local.wants_with_runs().is_some();
         if self.local_takes_runs {
             self.local.runs_follow();
+        }
+    }
+    fn observe_runs_owned(&mut self, runs: &mut Vec<Run>, blocks: &Blocks) {
+        if self.local_takes_runs {
+            self.local.observe_runs(runs, blocks);
+        }
+        if !self.groups.iter().any(|g| g.takes_runs) {
+            runs.clear();
+            return;
+        }
+        self.new_blocks.append_from(blocks, self.blocks_sent);
+        self.blocks_sent = blocks.len();
+        if self.runs.is_empty() {
+            std::mem::swap(&mut self.runs, runs);
+        } else {
+            self.runs.extend_from_slice(runs);
+            runs.clear();
+        }
+        if self.runs.len() >= MESSAGE {
+            self.send_runs();
         }
     }
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
@@ -341,6 +384,76 @@ mod tests {
             threaded.2 .1, 0,
             "a group that takes runs only gets no events"
         );
+    }
+
+    #[test]
+    fn runs_and_events_given_away_whole_reach_every_group_unchanged() {
+        let events = generate(&GenConfig::new(Workload::Mixed, 300_000)).unwrap();
+        let mut serial = (ExactCounts::new(), Pcs::default());
+        {
+            let mut fan = Fanout::new();
+            fan.push(&mut serial.0);
+            fan.push(&mut serial.1);
+            SliceSource::new(&events).with_runs().run(&mut fan).unwrap();
+        }
+        // Batches of a message each, as the simulator gives them when no
+        // sink is on its thread, then of a few thousand, gathered.
+        for batch in [MESSAGE, 3000] {
+            let mut threaded = (ExactCounts::new(), Pcs::default());
+            feed_on_threads(
+                vec![],
+                vec![vec![&mut threaded.0], vec![&mut threaded.1]],
+                |sink| {
+                    SliceSource::new(&events)
+                        .with_runs()
+                        .batch_size(batch)
+                        .run(sink)
+                        .unwrap()
+                },
+            );
+            assert_eq!(format!("{:?}", threaded.0), format!("{:?}", serial.0));
+            assert_eq!(threaded.1 .0, serial.1 .0, "batches of {batch}");
+        }
+    }
+
+    #[test]
+    fn batches_given_away_whole_reach_every_group_unchanged() {
+        let events = generate(&GenConfig::new(Workload::Mixed, 5 * MESSAGE as u64)).unwrap();
+        // Whole messages, then sizes that leave part of one gathered.
+        let sizes = [MESSAGE, 100, MESSAGE - 1, MESSAGE + MESSAGE / 2, 1];
+        let (mut a, mut b) = (Collect::all(), Collect::all());
+        let returned = feed_on_threads(vec![], vec![vec![&mut a], vec![&mut b]], |sink| {
+            assert_eq!(sink.batch_len(), Some(MESSAGE), "no sink on this thread");
+            let mut rest = &events[..];
+            let mut buffer = Vec::new();
+            let mut returned = Vec::new();
+            for &n in sizes.iter().cycle() {
+                if rest.is_empty() {
+                    break;
+                }
+                let (batch, tail) = rest.split_at(n.min(rest.len()));
+                buffer.extend_from_slice(batch);
+                sink.observe_owned(&mut buffer);
+                returned.push(buffer.len());
+                rest = tail;
+            }
+            sink.finish();
+            returned
+        });
+        assert!(
+            returned.iter().all(|&n| n == 0),
+            "the buffer comes back empty"
+        );
+        assert_eq!(a.events, events);
+        assert_eq!(b.events, events);
+        let mut local = Collect::all();
+        feed_on_threads(vec![&mut local], vec![vec![&mut a]], |sink| {
+            assert_eq!(
+                sink.batch_len(),
+                None,
+                "a sink on this thread takes batches"
+            );
+        });
     }
 
     #[test]

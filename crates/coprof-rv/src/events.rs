@@ -2,7 +2,8 @@
 //!
 //! The simulator builds an [`Event`] only for the classes the sink asked
 //! for (the decode-time opcode filter of Zilles & Sohi, HPCA 2001, §3.1)
-//! and hands them over in batches of [`BATCH`], so a consumer pays one
+//! and hands them over in batches of [`BATCH`] (or of the size the sink
+//! asks for, given away whole), so a consumer pays one
 //! virtual call per batch rather than per instruction.
 //!
 //! When the sink takes runs ([`Sink::wants_with_runs`]), the buffer also
@@ -19,6 +20,9 @@ pub const BATCH: usize = 4096;
 /// Collects events and delivers full batches to a sink.
 pub struct Events<'a> {
     buf: Vec<Event>,
+    /// Events, and runs, per batch: [`BATCH`], or the sink's
+    /// [`batch_len`](Sink::batch_len).
+    batch: usize,
     /// The classes to build events for.
     pub wants: ClassSet,
     sink: &'a mut dyn Sink,
@@ -39,13 +43,15 @@ impl<'a> Events<'a> {
         if with_runs.is_some() {
             sink.runs_follow();
         }
+        let batch = sink.batch_len().unwrap_or(BATCH).max(1);
         Events {
-            buf: Vec::with_capacity(BATCH),
+            buf: Vec::with_capacity(batch),
+            batch,
             wants: with_runs.unwrap_or_else(|| sink.wants()),
             sink,
             delivered: 0,
             runs_wanted: with_runs.is_some(),
-            runs: Vec::with_capacity(if with_runs.is_some() { BATCH } else { 0 }),
+            runs: Vec::with_capacity(if with_runs.is_some() { batch } else { 0 }),
             blocks: Blocks::new(),
             run_instructions: 0,
         }
@@ -60,7 +66,7 @@ impl<'a> Events<'a> {
     /// [`stopped_at`](Self::stopped_at) if the block stops early.
     #[inline(always)]
     pub fn push_run(&mut self, block: &mut Block, len: usize) {
-        if self.runs.len() >= BATCH {
+        if self.runs.len() >= self.batch {
             self.flush_runs();
         }
         if block.run_id == NO_RUN_ID {
@@ -93,9 +99,10 @@ impl<'a> Events<'a> {
     #[inline(never)]
     pub fn flush_runs(&mut self) {
         if !self.runs.is_empty() {
-            self.sink.observe_runs(&self.runs, &self.blocks);
             self.run_instructions += coprof_core::runs::instructions(&self.runs);
+            self.sink.observe_runs_owned(&mut self.runs, &self.blocks);
             self.runs.clear();
+            self.runs.reserve(self.batch);
         }
     }
 
@@ -103,7 +110,7 @@ impl<'a> Events<'a> {
     #[inline(always)]
     pub fn push(&mut self, e: Event) {
         self.buf.push(e);
-        if self.buf.len() == BATCH {
+        if self.buf.len() >= self.batch {
             self.flush();
         }
     }
@@ -112,9 +119,12 @@ impl<'a> Events<'a> {
     #[inline(never)]
     pub fn flush(&mut self) {
         if !self.buf.is_empty() {
-            self.sink.observe(&self.buf);
             self.delivered += self.buf.len() as u64;
+            // Given away: the sink may keep the buffer, and leave an
+            // empty one of any capacity in its place.
+            self.sink.observe_owned(&mut self.buf);
             self.buf.clear();
+            self.buf.reserve(self.batch);
         }
     }
 
@@ -161,6 +171,41 @@ mod tests {
         fn observe_runs(&mut self, runs: &[Run], _blocks: &Blocks) {
             self.runs.push(runs.to_vec());
         }
+    }
+
+    /// Asks for batches of 1,000 events and records each it is given.
+    #[derive(Default)]
+    struct Owner {
+        batches: Vec<Vec<Event>>,
+    }
+
+    impl Sink for Owner {
+        fn observe(&mut self, _batch: &[Event]) {
+            panic!("a sink that names a batch size is given its batches");
+        }
+        fn batch_len(&self) -> Option<usize> {
+            Some(1000)
+        }
+        fn observe_owned(&mut self, batch: &mut Vec<Event>) {
+            self.batches.push(std::mem::take(batch));
+        }
+    }
+
+    #[test]
+    fn a_sink_that_names_a_batch_size_is_given_batches_of_it() {
+        let mut sink = Owner::default();
+        let pushed: Vec<Event> = (0..2500u64)
+            .map(|i| Event::load(0x1000 + 4 * i, 0x8000 + i, 8, i))
+            .collect();
+        {
+            let mut ev = Events::new(&mut sink);
+            pushed.iter().for_each(|&e| ev.push(e));
+            assert_eq!(ev.delivered(), 2500);
+            ev.finish();
+        }
+        let lens: Vec<usize> = sink.batches.iter().map(Vec::len).collect();
+        assert_eq!(lens, [1000, 1000, 500]);
+        assert_eq!(sink.batches.concat(), pushed);
     }
 
     /// A block of three `addi`s and a `jalr`.

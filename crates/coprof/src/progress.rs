@@ -144,6 +144,13 @@ impl Sink for ProgressSink<'_> {
     fn finish(&mut self) {
         self.inner.finish();
     }
+    fn batch_len(&self) -> Option<usize> {
+        self.inner.batch_len()
+    }
+    fn observe_owned(&mut self, batch: &mut Vec<Event>) {
+        self.advance(batch.len() as u64);
+        self.inner.observe_owned(batch);
+    }
     fn wants_with_runs(&self) -> Option<ClassSet> {
         self.inner.wants_with_runs()
     }
@@ -153,6 +160,10 @@ impl Sink for ProgressSink<'_> {
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         self.inner.observe_runs(runs, blocks);
         self.advance(coprof_core::runs::instructions(runs));
+    }
+    fn observe_runs_owned(&mut self, runs: &mut Vec<Run>, blocks: &Blocks) {
+        self.advance(coprof_core::runs::instructions(runs));
+        self.inner.observe_runs_owned(runs, blocks);
     }
 }
 
