@@ -5,9 +5,11 @@
 //! the stream, so on a machine with more than one core the engines can run
 //! beside the simulator instead of after it, each group of sinks on its own
 //! thread. [`feed_on_threads`] hands the source a sink that feeds one
-//! group itself, on the source's thread, and for the others copies each
-//! batch once, into a buffer they all share, and queues it to each
-//! group's thread; a group sees the same batches in the same order as it
+//! group itself, on the source's thread, and for the others gathers the
+//! batches into a buffer they all share, and queues it to each group's
+//! thread (with no group on the source's thread, it asks for batches of
+//! a whole message, [`Sink::batch_len`], and a batch given away whole,
+//! [`Sink::observe_owned`], becomes the message with no copy); a group sees the same batches in the same order as it
 //! would in a [`Fanout`], so every report is the same as with one thread.
 //! A group that takes the instruction stream as runs of basic blocks and
 //! needs no events gets none, and then no events are copied for it.
