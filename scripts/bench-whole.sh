@@ -77,6 +77,8 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=workloads/select.sh
+. "$root/workloads/select.sh"
 wl="$root/workloads"
 rv="$wl/build/real"
 x86="$wl/build/real-x86_64"
@@ -126,12 +128,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $((engines + timing)) -le 1 ] || { echo "bench-whole: --engines and --timing exclude each other" >&2; exit 2; }
-if [ -n "$only" ]; then
-  for n in $only; do
-    printf '%s\n' "${workloads[@]}" | cut -d'|' -f1 | grep -qx "$n" ||
-      { echo "bench-whole: unknown workload '$n' (see --list)" >&2; exit 2; }
-  done
-fi
+check_only bench-whole
 if [ $list -eq 1 ]; then
   for w in "${workloads[@]}"; do
     IFS='|' read -r name prog args <<<"$w"
@@ -199,7 +196,7 @@ fail() {
 # workload that --only leaves out.
 start_workload() {
   IFS='|' read -r name prog args <<<"$1"
-  [ -z "$only" ] || [[ "$only" == *" $name "* ]] || return 1
+  chosen "$name" || return 1
   read -r -a argv <<<"$args"
   rm -f "$scratch"/*.times
 }

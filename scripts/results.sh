@@ -44,6 +44,8 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=workloads/select.sh
+. "$root/workloads/select.sh"
 wl="$root/workloads"
 kernels="$wl/build"
 rv="$wl/build/real"
@@ -123,12 +125,7 @@ while [ $# -gt 0 ]; do
     *) echo "results: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-if [ -n "$only" ]; then
-  for n in $only; do
-    printf '%s\n' "${workloads[@]}" | cut -d'|' -f1 | grep -qx "$n" ||
-      { echo "results: unknown workload '$n' (see --list)" >&2; exit 2; }
-  done
-fi
+check_only results
 if [ $list -eq 1 ]; then
   for w in "${workloads[@]}"; do
     IFS='|' read -r name group prog args <<<"$w"
@@ -187,7 +184,7 @@ manifest="$scratch/manifest.tsv"
 : >"$manifest"
 for w in "${workloads[@]}"; do
   IFS='|' read -r name group prog args <<<"$w"
-  [ -z "$only" ] || [[ "$only" == *" $name "* ]] || continue
+  chosen "$name" || continue
   # The command line as the document shows it, relative to the inputs'
   # directory (through its link to workloads/), which is also how it runs.
   prog_rel="${prog#"$root"/}"

@@ -18,6 +18,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
+# shellcheck source=workloads/select.sh
+. "$root/workloads/select.sh"
 bin="$here/build/real"
 inputs="$here/build/inputs"
 real="$here/real"
@@ -50,12 +52,7 @@ while [ $# -gt 0 ]; do
     *) echo "run-real: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-if [ -n "$only" ]; then
-  for n in $only; do
-    printf '%s\n' "${workloads[@]}" | cut -d'|' -f1 | grep -qx "$n" ||
-      { echo "run-real: unknown workload '$n' (see --list)" >&2; exit 2; }
-  done
-fi
+check_only run-real
 if [ $list -eq 1 ]; then
   for w in "${workloads[@]}"; do
     IFS='|' read -r name prog args <<<"$w"
@@ -87,7 +84,7 @@ failed=0
 printf '%-20s %15s %9s %9s %8s  %s\n' workload instructions qemu-s coprof-s MIPS result
 for w in "${workloads[@]}"; do
   IFS='|' read -r name prog args <<<"$w"
-  [ -z "$only" ] || [[ "$only" == *" $name "* ]] || continue
+  chosen "$name" || continue
   read -r -a argv <<<"$args"
   cd "$scratch"
   t0=$(now_ms)
