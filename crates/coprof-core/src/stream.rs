@@ -26,8 +26,9 @@ use crate::runs::{Blocks, Run, RunBuilder};
 /// Something that consumes batches of events.
 ///
 /// The source calls [`wants`](Sink::wants) once before the first batch,
-/// then [`observe`](Sink::observe) for every batch, then
-/// [`finish`](Sink::finish) once at the end of the stream. A sink receives
+/// then [`observe`](Sink::observe) for every batch (or
+/// [`observe_owned`](Sink::observe_owned), when it gives the batch away),
+/// then [`finish`](Sink::finish) once at the end of the stream. A sink receives
 /// at least every event of the classes it asked for, in program order; it may
 /// also receive events of other classes (for example when it shares a
 /// [`Fanout`] with a sink that wants more) and must skip those it does not
