@@ -264,14 +264,7 @@ impl Sink for Broadcast<'_> {
             batch.clear();
             return;
         }
-        if self.events.is_empty() {
-            // The batch becomes the message; the source gets the empty
-            // buffer it replaces.
-            std::mem::swap(&mut self.events, batch);
-        } else {
-            self.events.extend_from_slice(batch);
-            batch.clear();
-        }
+        gather(&mut self.events, batch);
         if self.events.len() >= MESSAGE {
             self.send_events();
         }
@@ -308,12 +301,7 @@ impl Sink for Broadcast<'_> {
         }
         self.new_blocks.append_from(blocks, self.blocks_sent);
         self.blocks_sent = blocks.len();
-        if self.runs.is_empty() {
-            std::mem::swap(&mut self.runs, runs);
-        } else {
-            self.runs.extend_from_slice(runs);
-            runs.clear();
-        }
+        gather(&mut self.runs, runs);
         if self.runs.len() >= MESSAGE {
             self.send_runs();
         }
@@ -330,6 +318,19 @@ impl Sink for Broadcast<'_> {
         if self.local_takes_runs {
             self.local.observe_runs(runs, blocks);
         }
+    }
+}
+
+/// Adds a batch the source gave away to what is `gathered` for the next
+/// message: the batch itself when nothing is gathered yet (the source
+/// gets the empty buffer it replaces), else a copy of it. `batch` is left
+/// empty.
+fn gather<T: Copy>(gathered: &mut Vec<T>, batch: &mut Vec<T>) {
+    if gathered.is_empty() {
+        std::mem::swap(gathered, batch);
+    } else {
+        gathered.extend_from_slice(batch);
+        batch.clear();
     }
 }
 
