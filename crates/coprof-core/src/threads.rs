@@ -9,8 +9,9 @@
 //! batches into a buffer they all share, and queues it to each group's
 //! thread (with no group on the source's thread, it asks for batches of
 //! a whole message, [`Sink::batch_len`], and a batch given away whole,
-//! [`Sink::observe_owned`], becomes the message with no copy); a group sees the same batches in the same order as it
-//! would in a [`Fanout`], so every report is the same as with one thread.
+//! [`Sink::observe_owned`], becomes the message with no copy); a group
+//! sees the same events in the same order as it would in a [`Fanout`],
+//! so every report is the same as with one thread.
 //! A group that takes the instruction stream as runs of basic blocks and
 //! needs no events gets none, and then no events are copied for it.
 //!
@@ -219,6 +220,31 @@ impl Broadcast<'_> {
         self.send(|| Message::Events(buffer.clone()), Group::needs_events);
     }
 
+    /// Adds a batch of events to the next message with `add`, when a
+    /// group needs events, and queues the message once it is full.
+    fn add_events(&mut self, add: impl FnOnce(&mut Vec<Event>)) {
+        if self.groups.iter().any(Group::needs_events) {
+            add(&mut self.events);
+            if self.events.len() >= MESSAGE {
+                self.send_events();
+            }
+        }
+    }
+
+    /// Adds a batch of runs over `blocks` to the next message with `add`,
+    /// with the blocks no thread has yet, when a group takes runs, and
+    /// queues the message once it is full.
+    fn add_runs(&mut self, blocks: &Blocks, add: impl FnOnce(&mut Vec<Run>)) {
+        if self.groups.iter().any(|g| g.takes_runs) {
+            self.new_blocks.append_from(blocks, self.blocks_sent);
+            self.blocks_sent = blocks.len();
+            add(&mut self.runs);
+            if self.runs.len() >= MESSAGE {
+                self.send_runs();
+            }
+        }
+    }
+
     /// Queues the runs gathered, with the blocks they may name that no
     /// thread has yet.
     fn send_runs(&mut self) {
@@ -245,29 +271,18 @@ impl Sink for Broadcast<'_> {
             .fold(self.local.wants(), |s, g| s.union(g.wants))
     }
     fn observe(&mut self, batch: &[Event]) {
-        if self.groups.iter().any(Group::needs_events) {
-            self.events.extend_from_slice(batch);
-            if self.events.len() >= MESSAGE {
-                self.send_events();
-            }
-        }
+        self.add_events(|events| events.extend_from_slice(batch));
         self.local.observe(batch);
     }
-    /// Batches of a whole message when no sink on the source's thread
-    /// takes events, so that each is sent as it comes, with no copy.
+    /// Batches of a whole message when no sink runs on the source's
+    /// thread, so that each is sent as it comes, with no copy.
     fn batch_len(&self) -> Option<usize> {
         self.local.is_empty().then_some(MESSAGE)
     }
     fn observe_owned(&mut self, batch: &mut Vec<Event>) {
         self.local.observe(batch);
-        if !self.groups.iter().any(Group::needs_events) {
-            batch.clear();
-            return;
-        }
-        gather(&mut self.events, batch);
-        if self.events.len() >= MESSAGE {
-            self.send_events();
-        }
+        self.add_events(|events| gather(events, batch));
+        batch.clear();
     }
     fn finish(&mut self) {
         self.send_events();
@@ -295,26 +310,11 @@ impl Sink for Broadcast<'_> {
         if self.local_takes_runs {
             self.local.observe_runs(runs, blocks);
         }
-        if !self.groups.iter().any(|g| g.takes_runs) {
-            runs.clear();
-            return;
-        }
-        self.new_blocks.append_from(blocks, self.blocks_sent);
-        self.blocks_sent = blocks.len();
-        gather(&mut self.runs, runs);
-        if self.runs.len() >= MESSAGE {
-            self.send_runs();
-        }
+        self.add_runs(blocks, |gathered| gather(gathered, runs));
+        runs.clear();
     }
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
-        if self.groups.iter().any(|g| g.takes_runs) {
-            self.new_blocks.append_from(blocks, self.blocks_sent);
-            self.blocks_sent = blocks.len();
-            self.runs.extend_from_slice(runs);
-            if self.runs.len() >= MESSAGE {
-                self.send_runs();
-            }
-        }
+        self.add_runs(blocks, |gathered| gathered.extend_from_slice(runs));
         if self.local_takes_runs {
             self.local.observe_runs(runs, blocks);
         }

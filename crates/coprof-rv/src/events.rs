@@ -3,8 +3,8 @@
 //! The simulator builds an [`Event`] only for the classes the sink asked
 //! for (the decode-time opcode filter of Zilles & Sohi, HPCA 2001, §3.1)
 //! and hands them over in batches of [`BATCH`] (or of the size the sink
-//! asks for, given away whole), so a consumer pays one
-//! virtual call per batch rather than per instruction.
+//! asks for, given away whole), so a consumer pays one virtual call per
+//! batch rather than per instruction.
 //!
 //! When the sink takes runs ([`Sink::wants_with_runs`]), the buffer also
 //! collects one [`Run`] per block execution and keeps the table of the

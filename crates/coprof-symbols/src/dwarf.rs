@@ -3,8 +3,8 @@
 //! Each debug section is copied into a reference-counted buffer, or, when
 //! `SHF_COMPRESSED`, inflated into one, so the context owns its data and
 //! the file itself need not stay in memory; only the `.debug_*` sections
-//! and the code are kept. Parsing is lazy: `addr2line` reads a unit's line table and
-//! functions the first time a PC inside it is asked for.
+//! and the code are kept. Parsing is lazy: `addr2line` reads a unit's
+//! line table and functions the first time a PC inside it is asked for.
 
 use gimli::{EndianReader, RunTimeEndian, SectionId};
 use object::{Object, ObjectSection};
