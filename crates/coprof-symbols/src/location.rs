@@ -2,12 +2,12 @@
 //! was inlined into, and how good the answer is ([`Quality`]), so that a
 //! report can say "no debug info" instead of printing a silent guess.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Where a symbolized answer came from, best first. Reports print
 /// [`Quality::note`] beside anything less than [`Quality::Dwarf`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Quality {
     /// Function, file and line (and inlined frames) from DWARF debug info.
@@ -58,7 +58,7 @@ impl Quality {
 }
 
 /// One source frame: a function and a position in it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Frame {
     /// Function name (demangled), if known.
     pub function: Option<String>,
@@ -78,7 +78,7 @@ pub struct Frame {
 /// the functions it was inlined into, innermost first, each with the line
 /// of the call site; the last one is the function the code physically
 /// lives in ([`Location::outer_function`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {
     /// The PC looked up.
     pub pc: u64,

@@ -386,6 +386,19 @@ impl Symbolizer {
     /// stops at the first address that is not code, or after
     /// [`MAX_LISTING_ROWS`] instructions ([`Listing::truncated`] says so).
     pub fn listing(&self, lo: u64, hi: u64) -> Listing {
+        let mut listing = self.listing_code(lo, hi);
+        for row in &mut listing.rows {
+            if let (Some(file), Some(line)) = (&row.location.file, row.location.line) {
+                row.source_text = self.source_line_text(file, line);
+            }
+        }
+        listing
+    }
+
+    /// [`listing`](Self::listing) without the source lines' text (each
+    /// row's `source_text` is `None`): for a caller that reads the source
+    /// files itself.
+    pub fn listing_code(&self, lo: u64, hi: u64) -> Listing {
         let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
         let mut rows = Vec::new();
         let mut pc = lo;
@@ -400,15 +413,11 @@ impl Symbolizer {
                 break;
             };
             let location = self.lookup(pc);
-            let source_text = match (&location.file, location.line) {
-                (Some(file), Some(line)) => self.source_line_text(file, line),
-                _ => None,
-            };
             let next = pc.checked_add(insn.bytes.len() as u64);
             rows.push(ListingRow {
                 insn,
                 location,
-                source_text,
+                source_text: None,
             });
             match next {
                 Some(n) => pc = n,

@@ -61,6 +61,12 @@ pub struct InputArgs {
     /// Show raw addresses only: do not read the program's symbols.
     #[arg(long)]
     pub no_symbols: bool,
+    /// Neither read nor write the answers about symbols that coprof keeps
+    /// between runs (in $XDG_CACHE_HOME/coprof/symbols, or
+    /// ~/.cache/coprof/symbols), so that a program or library symbolized
+    /// before is not opened again unless a report asks something new.
+    #[arg(long)]
+    pub no_symbol_cache: bool,
     /// Threads to run on, in all: the one that simulates the program or
     /// reads the trace, and threads of their own for the engines. The
     /// reports are dealt among them in order, the first to the
@@ -287,6 +293,14 @@ impl InputArgs {
         }
     }
 
+    /// The directory of the answers about symbols kept between runs, unless
+    /// `--no-symbol-cache`.
+    fn symbol_cache(&self) -> Option<PathBuf> {
+        (!self.no_symbol_cache)
+            .then(crate::symbol_cache::default_dir)
+            .flatten()
+    }
+
     /// The symbols of a trace's program: `--binary`, or the program its
     /// header names when that file exists (silently absent otherwise).
     fn symbols_for(&self, meta: &TraceMeta) -> Option<Symbols> {
@@ -301,14 +315,16 @@ impl InputArgs {
                     self.binary.as_deref(),
                     meta.sysroot.as_deref(),
                     false,
+                    self.symbol_cache().as_deref(),
                 )
             })?;
         }
         if let Some(b) = &self.binary {
-            return Symbols::open(b, false);
+            return Symbols::open(b, false, self.symbol_cache().as_deref());
         }
         let named = PathBuf::from(&meta.program);
-        (!meta.program.is_empty() && named.is_file()).then(|| Symbols::open(&named, true))?
+        (!meta.program.is_empty() && named.is_file())
+            .then(|| Symbols::open(&named, true, self.symbol_cache().as_deref()))?
     }
 
     fn run_live(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
@@ -383,7 +399,13 @@ impl InputArgs {
                 None
             } else {
                 // A followed child's notes would land in its program's stderr.
-                Symbols::of_modules(sim.modules(), None, sim.sysroot(), self.setup.child)
+                Symbols::of_modules(
+                    sim.modules(),
+                    None,
+                    sim.sysroot(),
+                    self.setup.child,
+                    self.symbol_cache().as_deref(),
+                )
             },
         }
     }

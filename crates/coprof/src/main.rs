@@ -7,6 +7,7 @@ mod job;
 mod output;
 mod progress;
 mod sampled;
+mod symbol_cache;
 mod symbols;
 mod timing;
 

@@ -10,9 +10,14 @@
 //! it). A binary without debug info falls back to symbol names and then
 //! to addresses, with a note on standard error.
 
+use crate::symbol_cache::{Answers, Row, SymbolCache};
 use coprof_core::trace::Module;
-use coprof_symbols::{Quality, Symbolizer};
+use coprof_symbols::source::SourceCache;
+use coprof_symbols::{Location, Quality, Symbolizer};
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::Hash;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -39,19 +44,35 @@ pub struct Listed {
     pub count: Option<u64>,
 }
 
-/// The symbols of one file whose code the program ran.
-struct Loaded {
+/// Where a file's code was in the run.
+#[derive(Clone, Copy)]
+struct Mapping {
     /// Its addresses in the run: `[start, end)`.
     start: u64,
     end: u64,
     /// What was added to the file's own addresses.
     bias: u64,
+    /// Whether it is a library or the dynamic loader, not the program.
+    library: bool,
+}
+
+/// The symbols of one file whose code the program ran.
+struct Loaded {
+    at: Mapping,
     /// Its file name (`libc.so.6`), for the addresses of code without a
     /// name, and after a library's function names.
     name: String,
-    /// Whether it is a library or the dynamic loader, not the program.
-    library: bool,
-    sym: Symbolizer,
+    /// The file, and where its debug files are looked for.
+    path: PathBuf,
+    dirs: Vec<PathBuf>,
+    /// Its symbolizer: opened at once when no answers were kept for it,
+    /// else the first time a report asks something they do not hold.
+    sym: OnceCell<Option<Symbolizer>>,
+    /// The answers kept between runs ([`crate::symbol_cache`]); `None`
+    /// with `--no-symbol-cache`. Written back when this is dropped.
+    cache: Option<RefCell<SymbolCache>>,
+    /// Source files' lines, for listings: read afresh, never kept.
+    sources: SourceCache,
 }
 
 /// Symbolizers for a program and the libraries it ran, shared by every
@@ -64,7 +85,7 @@ impl fmt::Debug for Symbols {
         let paths: Vec<String> = self
             .0
             .iter()
-            .map(|m| m.sym.path().display().to_string())
+            .map(|m| m.path.display().to_string())
             .collect();
         write!(f, "Symbols({})", paths.join(", "))
     }
@@ -83,11 +104,107 @@ impl Loaded {
     /// address differs from the PC (a library, a position-independent
     /// program).
     fn named(&self, what: Option<String>, a: u64) -> Option<String> {
-        match (what, self.library) {
+        match (what, self.at.library) {
             (Some(w), true) => Some(format!("{w} in {}", self.name)),
             (Some(w), false) => Some(w),
-            (None, _) if self.library || self.bias != 0 => Some(format!("{}+{a:#x}", self.name)),
+            (None, _) if self.at.library || self.at.bias != 0 => {
+                Some(format!("{}+{a:#x}", self.name))
+            }
             (None, _) => None,
+        }
+    }
+
+    /// The symbolizer, opened now if it was not.
+    fn sym(&self) -> Option<&Symbolizer> {
+        self.sym
+            .get_or_init(|| open_file(&self.path, &self.dirs).0)
+            .as_ref()
+    }
+
+    /// The answer to a question (`key` in the map `kept` picks): the one
+    /// kept, or the one `work` gives, kept from now on.
+    fn answer<K: Eq + Hash, V: Clone>(
+        &self,
+        kept: fn(&mut Answers) -> &mut HashMap<K, V>,
+        key: K,
+        work: impl FnOnce(Option<&Symbolizer>) -> V,
+    ) -> V {
+        let Some(cache) = &self.cache else {
+            return work(self.sym());
+        };
+        if let Some(v) = kept(&mut cache.borrow_mut().answers).get(&key).cloned() {
+            return v;
+        }
+        let v = work(self.sym());
+        let mut cache = cache.borrow_mut();
+        kept(&mut cache.answers).insert(key, v.clone());
+        cache.touch();
+        v
+    }
+
+    /// The location of the file's address `a`.
+    fn lookup(&self, a: u64) -> Location {
+        self.answer(
+            |k| &mut k.locations,
+            a,
+            |s| s.map_or_else(|| Location::address(a), |s| s.lookup(a)),
+        )
+    }
+
+    /// The source lines of `[lo, hi]`, when they are more than addresses.
+    fn span(&self, lo: u64, hi: u64) -> Option<String> {
+        self.answer(
+            |k| &mut k.spans,
+            (lo, hi),
+            |s| {
+                let span = s?.span(lo, hi);
+                (span.source != Quality::Address).then(|| span.to_string())
+            },
+        )
+    }
+
+    fn instructions_in(&self, lo: u64, hi: u64) -> Option<u64> {
+        self.answer(
+            |k| &mut k.instructions,
+            (lo, hi),
+            |s| s?.instructions_in(lo, hi),
+        )
+    }
+
+    fn disassemble(&self, a: u64) -> Option<String> {
+        self.answer(
+            |k| &mut k.disassembly,
+            a,
+            |s| s?.disassemble(a).map(|d| d.text),
+        )
+    }
+
+    /// The instructions of `[lo, hi]` with their locations, when the whole
+    /// range decodes.
+    fn listing(&self, lo: u64, hi: u64) -> Option<Vec<Row>> {
+        self.answer(
+            |k| &mut k.listings,
+            (lo, hi),
+            |s| {
+                let listing = s?.listing_code(lo, hi);
+                if listing.rows.is_empty() || listing.truncated {
+                    return None;
+                }
+                let rows = listing.rows.into_iter().map(|row| Row {
+                    pc: row.insn.pc,
+                    text: row.insn.text,
+                    location: row.location,
+                });
+                Some(rows.collect())
+            },
+        )
+    }
+}
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        if let Some(cache) = &self.cache {
+            cache.borrow_mut().save();
         }
     }
 }
@@ -101,41 +218,85 @@ fn debug_dirs(sysroot: Option<&Path>) -> Vec<PathBuf> {
     under.into_iter().chain(std::iter::once(host)).collect()
 }
 
-/// Opens `path`; with `notes`, says on standard error what its debug
-/// information lacks or where it came from, and why it cannot be read.
-fn open_file(path: &Path, debug_dirs: &[PathBuf], notes: bool) -> Option<Symbolizer> {
+/// Opens `path`, and what to say about it on standard error: what its
+/// debug information lacks or where it came from, or why it cannot be
+/// read.
+fn open_file(path: &Path, debug_dirs: &[PathBuf]) -> (Option<Symbolizer>, Vec<String>) {
     match Symbolizer::open_with_debug_dirs(path, debug_dirs) {
         Ok(s) => {
-            if let (Some(note), true) = (s.debug_info().note(), notes) {
-                eprintln!("coprof: note: {note}");
+            let info = s.debug_info();
+            let mut notes: Vec<String> = info.note().into_iter().collect();
+            if let Some(file) = &info.debug_file {
+                notes.push(format!("debug info from {}", file.display()));
             }
-            if let (Some(file), true) = (&s.debug_info().debug_file, notes) {
-                eprintln!("coprof: note: debug info from {}", file.display());
-            }
-            Some(s)
+            (Some(s), notes)
         }
-        Err(e) => {
-            if notes {
-                eprintln!("coprof: note: no symbols ({e}); reports show addresses");
+        Err(e) => (
+            None,
+            vec![format!("no symbols ({e}); reports show addresses")],
+        ),
+    }
+}
+
+/// The symbols of `path`, mapped at `at`: from the answers kept in
+/// `cache` when it holds some for the file as it is now, else opened
+/// (and its answers kept from now on). With `notes`, says on standard
+/// error what opening it says. `None` when the file is no ELF file.
+fn load(
+    path: &Path,
+    dirs: &[PathBuf],
+    at: Mapping,
+    notes: bool,
+    cache: Option<&Path>,
+) -> Option<Loaded> {
+    let mut cache = cache.and_then(|dir| SymbolCache::open(path, dirs, dir));
+    let sym = OnceCell::new();
+    let (opened, said) = match &mut cache {
+        Some(c) if c.hit() => (c.answers.opened, c.answers.notes.clone()),
+        _ => {
+            let (s, said) = open_file(path, dirs);
+            let opened = s.is_some();
+            let _ = sym.set(s);
+            if let Some(c) = &mut cache {
+                c.answers.opened = opened;
+                c.answers.notes = said.clone();
+                c.touch();
             }
-            None
+            (opened, said)
+        }
+    };
+    if notes {
+        for note in &said {
+            eprintln!("coprof: note: {note}");
         }
     }
+    let loaded = Loaded {
+        at,
+        name: file_name(path),
+        path: path.to_path_buf(),
+        dirs: dirs.to_vec(),
+        sym,
+        cache: cache.map(RefCell::new),
+        sources: SourceCache::default(),
+    };
+    // Dropped, a file that did not open keeps that answer too.
+    opened.then_some(loaded)
 }
 
 impl Symbols {
     /// Opens `binary`, whose addresses are the PCs' own; a failure is a
     /// note, not an error: the report is still right with raw addresses.
-    pub fn open(binary: &Path, quiet: bool) -> Option<Symbols> {
-        let sym = open_file(binary, &debug_dirs(None), !quiet)?;
-        Some(Symbols(Rc::new(vec![Loaded {
+    /// `cache` is the directory of kept answers, if any
+    /// ([`crate::symbol_cache`]).
+    pub fn open(binary: &Path, quiet: bool, cache: Option<&Path>) -> Option<Symbols> {
+        let at = Mapping {
             start: 0,
             end: u64::MAX,
             bias: 0,
-            name: file_name(binary),
             library: false,
-            sym,
-        }])))
+        };
+        let loaded = load(binary, &debug_dirs(None), at, !quiet, cache)?;
+        Some(Symbols(Rc::new(vec![loaded])))
     }
 
     /// Opens the files of `modules`, the program first (with `binary`
@@ -151,47 +312,44 @@ impl Symbols {
         binary: Option<&Path>,
         sysroot: Option<&Path>,
         quiet: bool,
+        cache: Option<&Path>,
     ) -> Option<Symbols> {
         let (main, libraries) = modules.split_first()?;
         let dirs = debug_dirs(sysroot);
-        let mut loaded = Vec::with_capacity(modules.len());
         let program = binary.unwrap_or(&main.path);
-        if let Some(sym) = open_file(program, &dirs, !quiet) {
-            loaded.push(Loaded {
-                start: main.start,
-                end: main.end,
-                bias: main.bias,
-                name: file_name(program),
-                library: false,
-                sym,
-            });
-        }
-        for m in libraries {
-            if let Some(sym) = open_file(&m.path, &dirs, false) {
-                loaded.push(Loaded {
-                    start: m.start,
-                    end: m.end,
-                    bias: m.bias,
-                    name: file_name(&m.path),
-                    library: true,
-                    sym,
-                });
-            }
-        }
+        let at = |m: &Module, library| Mapping {
+            start: m.start,
+            end: m.end,
+            bias: m.bias,
+            library,
+        };
+        let loaded: Vec<Loaded> =
+            std::iter::once(load(program, &dirs, at(main, false), !quiet, cache))
+                .chain(
+                    libraries
+                        .iter()
+                        .map(|m| load(&m.path, &dirs, at(m, true), false, cache)),
+                )
+                .flatten()
+                .collect();
         (!loaded.is_empty()).then(|| Symbols(Rc::new(loaded)))
     }
 
     /// The file `pc` lies in (the one mapped last, where mappings overlap)
     /// and `pc` as that file's own address.
     fn at(&self, pc: u64) -> Option<(&Loaded, u64)> {
-        let m = self.0.iter().rev().find(|m| m.start <= pc && pc < m.end)?;
-        Some((m, pc.wrapping_sub(m.bias)))
+        let m = self
+            .0
+            .iter()
+            .rev()
+            .find(|m| m.at.start <= pc && pc < m.at.end)?;
+        Some((m, pc.wrapping_sub(m.at.bias)))
     }
 
     /// Both ends of a range in one file, as that file's addresses.
     fn range(&self, lo: u64, hi: u64) -> Option<(&Loaded, u64, u64)> {
         let (m, a) = self.at(lo)?;
-        (m.start <= hi && hi < m.end).then(|| (m, a, hi.wrapping_sub(m.bias)))
+        (m.at.start <= hi && hi < m.at.end).then(|| (m, a, hi.wrapping_sub(m.at.bias)))
     }
 
     /// `function (file:line)`, `function+0x1a`, with ` in libc.so.6` for
@@ -200,7 +358,7 @@ impl Symbols {
     /// the program loaded at its own addresses, whose PC is that already.
     pub fn place(&self, pc: u64) -> Option<String> {
         let (m, a) = self.at(pc)?;
-        let l = m.sym.lookup(a);
+        let l = m.lookup(a);
         m.named((l.source != Quality::Address).then(|| l.to_string()), a)
     }
 
@@ -208,7 +366,7 @@ impl Symbols {
     /// [`place`](Self::place) names it.
     pub fn function(&self, pc: u64) -> Option<String> {
         let (m, a) = self.at(pc)?;
-        let f = m.sym.lookup(a).outer_function().map(str::to_string);
+        let f = m.lookup(a).outer_function().map(str::to_string);
         m.named(f, a)
     }
 
@@ -216,8 +374,7 @@ impl Symbols {
     /// function without debug info.
     pub fn span(&self, lo: u64, hi: u64) -> Option<String> {
         let (m, lo, hi) = self.range(lo, hi)?;
-        let s = m.sym.span(lo, hi);
-        (s.source != Quality::Address).then(|| s.to_string())
+        m.span(lo, hi)
     }
 
     /// The functions a code range covers: one name, or `first .. last`.
@@ -251,13 +408,13 @@ impl Symbols {
     /// starts (see [`Symbolizer::instructions_in`]).
     pub fn instructions_in(&self, lo: u64, hi: u64) -> Option<u64> {
         let (m, lo, hi) = self.range(lo, hi)?;
-        m.sym.instructions_in(lo, hi)
+        m.instructions_in(lo, hi)
     }
 
     /// The instruction at `pc` as assembly text.
     pub fn disassemble(&self, pc: u64) -> Option<String> {
         let (m, a) = self.at(pc)?;
-        m.sym.disassemble(a).map(|d| d.text)
+        m.disassemble(a)
     }
 
     /// The instructions of the code range `[lo, hi]` (both instruction
@@ -266,22 +423,22 @@ impl Symbols {
     /// cannot be read.
     pub fn listing(&self, lo: u64, hi: u64) -> Option<Vec<Listed>> {
         let (m, a, b) = self.range(lo, hi)?;
-        let listing = m.sym.listing(a, b);
-        if listing.rows.is_empty() || listing.truncated {
-            return None;
-        }
-        let rows = listing
-            .rows
+        let rows = m
+            .listing(a, b)?
             .into_iter()
             .map(|row| {
                 let l = row.location;
+                let source = match (&l.file, l.line) {
+                    (Some(file), Some(line)) => m.sources.line(file, line),
+                    _ => None,
+                };
                 Listed {
-                    pc: row.insn.pc.wrapping_add(m.bias),
-                    text: row.insn.text,
-                    function: m.named(l.outer_function().map(str::to_string), row.insn.pc),
+                    pc: row.pc.wrapping_add(m.at.bias),
+                    text: row.text,
+                    function: m.named(l.outer_function().map(str::to_string), row.pc),
                     file: l.file.as_deref().map(|f| file_name(Path::new(f))),
                     line: l.line,
-                    source: row.source_text.map(|t| t.trim().to_string()),
+                    source: source.map(|t| t.trim().to_string()),
                     count: None,
                 }
             })
@@ -292,8 +449,8 @@ impl Symbols {
     /// The source line of `pc`, trimmed, for annotated listings.
     pub fn source_text(&self, pc: u64) -> Option<String> {
         let (m, a) = self.at(pc)?;
-        let l = m.sym.lookup(a);
-        let text = m.sym.source_line_text(l.file.as_deref()?, l.line?)?;
+        let l = m.lookup(a);
+        let text = m.sources.line(l.file.as_deref()?, l.line?)?;
         Some(text.trim().to_string())
     }
 }

@@ -104,6 +104,9 @@ pub(super) fn runner(a: &Args, output: &Path, who: Follower) -> Option<Vec<OsStr
     if input.no_symbols {
         words.push("--no-symbols".into());
     }
+    if input.no_symbol_cache {
+        words.push("--no-symbol-cache".into());
+    }
     if a.exact {
         words.push("--exact".into());
     }

@@ -1,0 +1,313 @@
+//! What reports asked of a file's symbols, kept on disk between runs.
+//!
+//! Opening a library's symbols costs far more than the few answers a
+//! report wants from them: libc's debug file is inflated and its 1,992
+//! units indexed (some 60 ms and 40 MB of fresh pages here) to name a
+//! handful of PCs. A profile that follows child processes pays that in
+//! every process, and a program profiled again pays it again. So the
+//! answers (the location of a PC, the source lines of a range, an
+//! instruction's text, a listing) are written, at the end of a run, to a
+//! file named for the symbols' identity; a later run that asks only what
+//! is there does not open the symbols at all.
+//!
+//! The identity ([`Key`]) is every file the answers came from, each by
+//! path, length and modification time: the binary and each file that
+//! could be its separate debug file (so installing one changes it), the
+//! directories searched for them, and the coprof executable itself, so
+//! that another build of coprof never reads answers an older one wrote.
+//! A file whose key is not the one worked out now is not used. Source
+//! lines' text is not kept: it is read from the source files each time.
+//!
+//! The files live in `$XDG_CACHE_HOME/coprof/symbols`, or
+//! `~/.cache/coprof/symbols`; `--no-symbol-cache` leaves them alone.
+//! A file is written whole under a temporary name and renamed, so
+//! processes that save at once never leave one half written; what one of
+//! them saved may be replaced by what the other did.
+
+use coprof_symbols::debug_file::{stamps, FileStamp};
+use coprof_symbols::Location;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::path::{Path, PathBuf};
+
+/// The layout of the files. A new build of coprof has a key of its own
+/// anyway (its executable's stamp).
+const FORMAT: u32 = 1;
+
+/// Answers kept per file at most: past this, a save starts the file
+/// afresh with this run's answers only.
+const MAX_ANSWERS: usize = 50_000;
+
+/// The directory of the cache: `$XDG_CACHE_HOME/coprof/symbols`, else
+/// `$HOME/.cache/coprof/symbols`; `None` when neither is set.
+pub fn default_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x),
+        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".cache"),
+    };
+    Some(base.join("coprof").join("symbols"))
+}
+
+/// What the answers of a file are the answers of.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Key {
+    format: u32,
+    /// The coprof executable that worked them out.
+    tool: FileStamp,
+    /// The binary and its candidate debug files.
+    files: Vec<FileStamp>,
+    debug_dirs: Vec<PathBuf>,
+}
+
+impl Key {
+    /// The key of `binary`'s symbols as they would be opened now with
+    /// `debug_dirs`; `None` when a stamp cannot be read.
+    fn of(binary: &Path, debug_dirs: &[PathBuf]) -> Option<Key> {
+        let tool = FileStamp::of(&std::env::current_exe().ok()?).ok()?;
+        Some(Key {
+            format: FORMAT,
+            tool,
+            files: stamps(binary, debug_dirs).ok()?,
+            debug_dirs: debug_dirs.to_vec(),
+        })
+    }
+
+    /// The file name of this key's answers: a 64-bit FNV-1a hash of it.
+    fn file_name(&self) -> String {
+        let text = serde_json::to_string(self).unwrap_or_default();
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{h:016x}.json")
+    }
+}
+
+/// One row of a listing as kept: the instruction and its location (its
+/// source line's text is read afresh).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Row {
+    pub pc: u64,
+    pub text: String,
+    pub location: Location,
+}
+
+/// Answers about one file's addresses (the file's own, not the run's).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Answers {
+    /// Whether the file opened at all (else its PCs have no module).
+    pub opened: bool,
+    /// What opening it says on standard error, for the program's notes.
+    pub notes: Vec<String>,
+    #[serde(with = "pairs")]
+    pub locations: HashMap<u64, Location>,
+    #[serde(with = "pairs")]
+    pub spans: HashMap<(u64, u64), Option<String>>,
+    #[serde(with = "pairs")]
+    pub instructions: HashMap<(u64, u64), Option<u64>>,
+    #[serde(with = "pairs")]
+    pub disassembly: HashMap<u64, Option<String>>,
+    #[serde(with = "pairs")]
+    pub listings: HashMap<(u64, u64), Option<Vec<Row>>>,
+}
+
+impl Answers {
+    fn len(&self) -> usize {
+        self.locations.len()
+            + self.spans.len()
+            + self.instructions.len()
+            + self.disassembly.len()
+            + self.listings.len()
+    }
+
+    /// `other`'s answers added where these have none.
+    fn merge(&mut self, other: Answers) {
+        fn add<K: Eq + Hash, V>(to: &mut HashMap<K, V>, from: HashMap<K, V>) {
+            for (k, v) in from {
+                to.entry(k).or_insert(v);
+            }
+        }
+        add(&mut self.locations, other.locations);
+        add(&mut self.spans, other.spans);
+        add(&mut self.instructions, other.instructions);
+        add(&mut self.disassembly, other.disassembly);
+        add(&mut self.listings, other.listings);
+    }
+}
+
+/// A map kept as a list of pairs: JSON keys are strings only.
+mod pairs {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::HashMap;
+    use std::hash::Hash;
+
+    pub fn serialize<K: Serialize + Ord, V: Serialize, S: Serializer>(
+        map: &HashMap<K, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        // Sorted, so that the same answers make the same file.
+        let mut v: Vec<(&K, &V)> = map.iter().collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v.serialize(s)
+    }
+
+    pub fn deserialize<'de, K, V, D>(d: D) -> Result<HashMap<K, V>, D::Error>
+    where
+        K: Deserialize<'de> + Eq + Hash,
+        V: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        Ok(Vec::<(K, V)>::deserialize(d)?.into_iter().collect())
+    }
+}
+
+/// The file as written: the key, to check, and the answers.
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    key: Key,
+    answers: Answers,
+}
+
+/// One file's kept answers: those read at the start, and those added.
+#[derive(Debug)]
+pub struct SymbolCache {
+    key: Key,
+    path: PathBuf,
+    /// Whether the answers came from the file.
+    hit: bool,
+    /// Whether answers were added since.
+    added: bool,
+    pub answers: Answers,
+}
+
+impl SymbolCache {
+    /// The kept answers of `binary`'s symbols in `dir`, or none yet;
+    /// `None` when the key cannot be worked out (a file that cannot be
+    /// read: then nothing is kept for it).
+    pub fn open(binary: &Path, debug_dirs: &[PathBuf], dir: &Path) -> Option<SymbolCache> {
+        let key = Key::of(binary, debug_dirs)?;
+        let path = dir.join(key.file_name());
+        let answers = read(&path, &key);
+        Some(SymbolCache {
+            hit: answers.is_some(),
+            answers: answers.unwrap_or_default(),
+            key,
+            path,
+            added: false,
+        })
+    }
+
+    /// Whether the answers were read from a file: the symbols need not be
+    /// opened unless a question is new.
+    pub fn hit(&self) -> bool {
+        self.hit
+    }
+
+    /// Marks the answers as changed, to be written by [`save`](Self::save).
+    pub fn touch(&mut self) {
+        self.added = true;
+    }
+
+    /// Writes the answers, when any were added, merged with what another
+    /// process may have written meanwhile. A cache that cannot be written
+    /// is no error: the next run works the answers out again.
+    pub fn save(&mut self) {
+        if !self.added {
+            return;
+        }
+        self.added = false;
+        let mut answers = std::mem::take(&mut self.answers);
+        if let Some(theirs) = read(&self.path, &self.key) {
+            if theirs.len() + answers.len() <= MAX_ANSWERS {
+                answers.merge(theirs);
+            }
+        }
+        let saved = Saved {
+            key: self.key.clone(),
+            answers,
+        };
+        let _ = write(&self.path, &saved);
+        self.answers = saved.answers;
+    }
+}
+
+/// The answers in `path`, when it holds answers for `key`.
+fn read(path: &Path, key: &Key) -> Option<Answers> {
+    let text = std::fs::read(path).ok()?;
+    let saved: Saved = serde_json::from_slice(&text).ok()?;
+    (saved.key == *key).then_some(saved.answers)
+}
+
+fn write(path: &Path, saved: &Saved) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let text = serde_json::to_vec(saved).map_err(std::io::Error::other)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, &text)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BINARY: &str = "/bin/true";
+
+    #[test]
+    fn a_save_merges_what_another_process_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || SymbolCache::open(Path::new(BINARY), &[], dir.path()).unwrap();
+        let (mut a, mut b) = (open(), open());
+        assert!(!a.hit());
+        for (pc, text) in [(1, "a1"), (2, "a2")] {
+            a.answers.disassembly.insert(pc, Some(text.into()));
+        }
+        a.touch();
+        a.save();
+        for (pc, text) in [(2, "b2"), (3, "b3")] {
+            b.answers.disassembly.insert(pc, Some(text.into()));
+        }
+        b.touch();
+        b.save();
+        let c = open();
+        assert!(c.hit());
+        let mut got: Vec<(u64, Option<String>)> = c.answers.disassembly.into_iter().collect();
+        got.sort();
+        let want = [(1, "a1"), (2, "b2"), (3, "b3")].map(|(pc, t)| (pc, Some(t.to_string())));
+        assert_eq!(
+            got, want,
+            "the later save's own answers first, then the earlier's"
+        );
+    }
+
+    #[test]
+    fn a_file_holding_another_keys_answers_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let mut a = SymbolCache::open(Path::new(BINARY), &[], dir.path()).unwrap();
+        a.answers.opened = true;
+        a.touch();
+        a.save();
+        // The same binary with other debug directories has another key:
+        // its answers put under this key's file name are passed over.
+        let dirs = [other.path().to_path_buf()];
+        let b = SymbolCache::open(Path::new(BINARY), &dirs, dir.path()).unwrap();
+        assert_ne!(a.path, b.path);
+        std::fs::copy(&a.path, &b.path).unwrap();
+        let b = SymbolCache::open(Path::new(BINARY), &dirs, dir.path()).unwrap();
+        assert!(!b.hit());
+        assert!(SymbolCache::open(Path::new(BINARY), &[], dir.path())
+            .unwrap()
+            .hit());
+    }
+
+    #[test]
+    fn nothing_is_written_without_new_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = SymbolCache::open(Path::new(BINARY), &[], dir.path()).unwrap();
+        a.save();
+        assert!(!a.path.exists());
+    }
+}

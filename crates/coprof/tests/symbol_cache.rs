@@ -1,0 +1,179 @@
+//! The answers about symbols kept between runs (`src/symbol_cache.rs`):
+//! a second run answers from them and prints the same profile, a changed
+//! binary or a debug file installed since is not answered from them, a
+//! damaged cache file is passed over, and `--no-symbol-cache` leaves the
+//! cache alone.
+
+mod common;
+
+use common::{compile, coprof};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const PROGRAM: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+static unsigned table[256];
+unsigned spin(int n) {
+    unsigned s = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < 256; j++)
+            s += table[j] ^ (s >> 3) ^ (unsigned)i;
+    return s;
+}
+int main(int argc, char **argv) {
+    for (int j = 0; j < 256; j++) table[j] = j * 2654435761u;
+    printf("done %u\n", spin(argc > 1 ? atoi(argv[1]) : 100));
+    return 0;
+}
+"#;
+
+/// `coprof profile` of `prog` with `cache` as `XDG_CACHE_HOME`, and the
+/// profile file it wrote.
+fn profile(dir: &Path, cache: &Path, prog: &Path, extra: &[&str]) -> (Value, String) {
+    let file = dir.join("p.json");
+    let out = coprof()
+        .env("XDG_CACHE_HOME", cache)
+        .arg("profile")
+        .args(["--random-seed", "1", "-o"])
+        .arg(&file)
+        .args(extra)
+        .arg("--")
+        .arg(prog)
+        .arg("300")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let p: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    (p["reports"].clone(), stderr)
+}
+
+/// The cache's files.
+fn kept(cache: &Path) -> Vec<PathBuf> {
+    let dir = cache.join("coprof/symbols");
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(d) => d.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    files
+}
+
+/// Renames the function `from` to `to` in every kept answer, leaving the
+/// keys as they are: a run that prints `to` took its answers from there.
+fn rename_in_cache(cache: &Path, from: &str, to: &str) -> usize {
+    let mut renamed = 0;
+    for f in kept(cache) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let quoted = format!("\"{from}\"");
+        renamed += text.matches(&quoted).count();
+        std::fs::write(&f, text.replace(&quoted, &format!("\"{to}\""))).unwrap();
+    }
+    renamed
+}
+
+#[test]
+fn a_second_run_answers_from_the_cache_and_prints_the_same_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let prog = compile(dir.path(), "spin", PROGRAM);
+    let (plain, plain_err) = profile(dir.path(), &cache, &prog, &["--no-symbol-cache"]);
+    assert!(
+        kept(&cache).is_empty(),
+        "--no-symbol-cache wrote to the cache"
+    );
+    let (first, first_err) = profile(dir.path(), &cache, &prog, &[]);
+    assert!(!kept(&cache).is_empty(), "nothing kept");
+    let (second, second_err) = profile(dir.path(), &cache, &prog, &[]);
+    assert_eq!(first, plain);
+    assert_eq!(second, plain);
+    // The notes about the program's symbols are said again, the same.
+    let notes = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.starts_with("coprof: note:"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(notes(&first_err), notes(&plain_err));
+    assert_eq!(notes(&second_err), notes(&plain_err));
+    assert!(plain.to_string().contains("\"spin\""), "{plain}");
+
+    // Answers changed behind the key's back show that they are used ...
+    assert!(rename_in_cache(&cache, "spin", "kept_spin") > 0);
+    let (third, _) = profile(dir.path(), &cache, &prog, &[]);
+    assert!(third.to_string().contains("kept_spin"), "{third}");
+    // ... and a binary changed since is not answered from them.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    let file = std::fs::File::options().append(true).open(&prog).unwrap();
+    file.set_modified(later).unwrap();
+    drop(file);
+    let (fourth, _) = profile(dir.path(), &cache, &prog, &[]);
+    assert_eq!(fourth, plain);
+}
+
+#[test]
+fn a_debug_file_installed_since_is_read_not_the_answers_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let full = compile(dir.path(), "spin", PROGRAM);
+    // A stripped copy that links to `spin.debug`, not there yet.
+    let debug = dir.path().join("spin.debug");
+    let stripped = dir.path().join("stripped");
+    let objcopy = |args: &[&str], from: &Path, to: &Path| {
+        let st = std::process::Command::new("riscv64-linux-gnu-objcopy")
+            .args(args)
+            .arg(from)
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(st.success(), "objcopy {args:?}");
+    };
+    objcopy(&["--only-keep-debug"], &full, &debug);
+    let link = format!("--add-gnu-debuglink={}", debug.display());
+    objcopy(&["--strip-debug", &link], &full, &stripped);
+    let elsewhere = dir.path().join("elsewhere.debug");
+    std::fs::rename(&debug, &elsewhere).unwrap();
+    let (without, err) = profile(dir.path(), &cache, &stripped, &[]);
+    assert!(err.contains("no debug info"), "{err}");
+    assert!(!without.to_string().contains("spin.c:"), "{without}");
+    std::fs::rename(&elsewhere, &debug).unwrap();
+    let (with, err) = profile(dir.path(), &cache, &stripped, &[]);
+    assert!(err.contains("debug info from"), "{err}");
+    assert!(with.to_string().contains("spin.c:"), "{with}");
+}
+
+#[test]
+fn a_damaged_cache_file_is_passed_over_and_written_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let prog = compile(dir.path(), "spin", PROGRAM);
+    let (first, _) = profile(dir.path(), &cache, &prog, &[]);
+    let files = kept(&cache);
+    assert!(!files.is_empty());
+    for f in &files {
+        std::fs::write(f, b"{\"key\": not json").unwrap();
+    }
+    let (second, _) = profile(dir.path(), &cache, &prog, &[]);
+    assert_eq!(second, first);
+    for f in &files {
+        let text = std::fs::read(f).unwrap();
+        assert!(
+            serde_json::from_slice::<Value>(&text).is_ok(),
+            "{} not written anew",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn an_unwritable_cache_is_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file where the cache's directory would be.
+    let cache = dir.path().join("cache");
+    std::fs::write(&cache, b"").unwrap();
+    let prog = compile(dir.path(), "spin", PROGRAM);
+    let (reports, _) = profile(dir.path(), &cache, &prog, &[]);
+    let (plain, _) = profile(dir.path(), &cache, &prog, &["--no-symbol-cache"]);
+    assert_eq!(reports, plain);
+}
