@@ -5,6 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cargo test --workspace
+# The answers about symbols that coprof keeps between runs go to a
+# directory of the run's own, not the user's cache: the tests profile
+# hundreds of programs built afresh, and they start from no answers.
+cache=$(mktemp -d)
+trap 'rm -rf "$cache"' EXIT
+XDG_CACHE_HOME=$cache cargo test --workspace
 # coprof-brr without its default std feature: the no_std build.
 cargo build -p coprof-brr --no-default-features

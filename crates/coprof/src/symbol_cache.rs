@@ -39,6 +39,12 @@ const FORMAT: u32 = 1;
 /// afresh with this run's answers only.
 const MAX_ANSWERS: usize = 50_000;
 
+/// Files kept in the cache at most: a save that finds more removes the
+/// oldest written, down to [`KEEP_FILES`]. Programs built afresh, each a
+/// new key, would otherwise leave files without end.
+const MAX_FILES: usize = 500;
+const KEEP_FILES: usize = 400;
+
 /// The directory of the cache: `$XDG_CACHE_HOME/coprof/symbols`, else
 /// `$HOME/.cache/coprof/symbols`; `None` when neither is set.
 pub fn default_dir() -> Option<PathBuf> {
@@ -227,8 +233,36 @@ impl SymbolCache {
             key: self.key.clone(),
             answers,
         };
-        let _ = write(&self.path, &saved);
+        if write(&self.path, &saved).is_ok() {
+            if let Some(dir) = self.path.parent() {
+                prune(dir, MAX_FILES, KEEP_FILES);
+            }
+        }
         self.answers = saved.answers;
+    }
+}
+
+/// Removes the oldest written of the cache files in `dir` when it holds
+/// more than `max`, down to `keep`.
+fn prune(dir: &Path, max: usize, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let path = e.path();
+            let ours = path.extension().is_some_and(|x| x == "json");
+            let written = e.metadata().ok()?.modified().ok()?;
+            ours.then_some((written, path))
+        })
+        .collect();
+    if files.len() <= max {
+        return;
+    }
+    files.sort();
+    for (_, path) in &files[..files.len() - keep] {
+        let _ = std::fs::remove_file(path);
     }
 }
 
@@ -301,6 +335,36 @@ mod tests {
         assert!(SymbolCache::open(Path::new(BINARY), &[], dir.path())
             .unwrap()
             .hit());
+    }
+
+    #[test]
+    fn the_oldest_files_go_when_there_are_too_many() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = std::time::SystemTime::now() - std::time::Duration::from_secs(1000);
+        for i in 0..12u64 {
+            let path = dir.path().join(format!("{i:016x}.json"));
+            std::fs::write(&path, b"{}").unwrap();
+            let file = std::fs::File::options().append(true).open(&path).unwrap();
+            file.set_modified(start + std::time::Duration::from_secs(i))
+                .unwrap();
+        }
+        std::fs::write(dir.path().join("other.txt"), b"").unwrap();
+        prune(dir.path(), 12, 5);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            13,
+            "at most 12: none go"
+        );
+        prune(dir.path(), 10, 5);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let newest: Vec<String> = (7..12u64).map(|i| format!("{i:016x}.json")).collect();
+        let mut want = newest;
+        want.push("other.txt".into());
+        assert_eq!(left, want);
     }
 
     #[test]

@@ -59,7 +59,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
              the estimates.\n"
         );
     }
-    let mut argv = vec!["--exact".to_string()];
+    // The program is a new temporary file each time: answers kept about
+    // its symbols would never be asked again.
+    let mut argv = vec!["--exact".to_string(), "--no-symbol-cache".to_string()];
     if a.json {
         argv.push("--json".into());
     }
