@@ -177,3 +177,52 @@ fn an_unwritable_cache_is_no_error() {
     let (plain, _) = profile(dir.path(), &cache, &prog, &["--no-symbol-cache"]);
     assert_eq!(reports, plain);
 }
+
+/// Forks, and the child `execv`s the program named by the first argument.
+const SPAWNER: &str = r#"
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *args[] = {argv[1], "200", 0};
+        execv(argv[1], args);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    return WEXITSTATUS(st);
+}
+"#;
+
+#[test]
+fn a_followed_child_that_execs_keeps_its_answers_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let spawner = compile(dir.path(), "spawner", SPAWNER);
+    let spun = compile(dir.path(), "spin", PROGRAM);
+    let out = coprof()
+        .env("XDG_CACHE_HOME", &cache)
+        .args(["profile", "--follow-children", "-o"])
+        .arg(dir.path().join("p.json"))
+        .arg("--")
+        .arg(&spawner)
+        .arg(&spun)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The child is a process of its own that ends as its program did; the
+    // answers about its program were kept before it did.
+    let keyed = |prog: &Path| {
+        let name = serde_json::to_string(prog).unwrap();
+        kept(&cache)
+            .iter()
+            .any(|f| std::fs::read_to_string(f).unwrap().contains(&name))
+    };
+    assert!(keyed(&spawner), "the parent's program");
+    assert!(keyed(&spun), "the child's program");
+}

@@ -512,8 +512,12 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
                 eprintln!("coprof: child process {}: {e:#}", std::process::id());
             }
         }
+        // The symbols write back the answers they kept: the process
+        // leaves with `_exit`, which runs no destructor.
+        let crate::input::InputInfo { live, symbols, .. } = info;
+        drop(symbols);
         // As the program ended, for its parent's wait.
-        let exit = info.live.map_or(coprof_rv::Exit::Code(0), |l| l.exit);
+        let exit = live.map_or(coprof_rv::Exit::Code(0), |l| l.exit);
         coprof_rv::sim::end_child(Ok(exit), Some(2));
     }
     if let Some(path) = &a.output {
