@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{compile, coprof};
+use common::{compile, coprof, stdout_of};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -201,19 +201,14 @@ fn a_followed_child_that_execs_keeps_its_answers_too() {
     let cache = dir.path().join("cache");
     let spawner = compile(dir.path(), "spawner", SPAWNER);
     let spun = compile(dir.path(), "spin", PROGRAM);
-    let out = coprof()
-        .env("XDG_CACHE_HOME", &cache)
-        .args(["profile", "--follow-children", "-o"])
-        .arg(dir.path().join("p.json"))
-        .arg("--")
-        .arg(&spawner)
-        .arg(&spun)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stdout_of(
+        coprof()
+            .env("XDG_CACHE_HOME", &cache)
+            .args(["profile", "--follow-children", "-o"])
+            .arg(dir.path().join("p.json"))
+            .arg("--")
+            .arg(&spawner)
+            .arg(&spun),
     );
     // The child is a process of its own that ends as its program did; the
     // answers about its program were kept before it did.
