@@ -273,14 +273,16 @@ fn read(path: &Path, key: &Key) -> Option<Answers> {
     (saved.key == *key).then_some(saved.answers)
 }
 
+/// Writes `saved` to `path` under a temporary name put in place when
+/// complete ([`coprof_core::put`]), creating the cache's directory.
 fn write(path: &Path, saved: &Saved) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
     let text = serde_json::to_vec(saved).map_err(std::io::Error::other)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut tmp = coprof_core::put::temp_for(path, ".coprof-", ".json.tmp")?;
     std::io::Write::write_all(&mut tmp, &text)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    coprof_core::put::put(tmp, path)
 }
 
 #[cfg(test)]
