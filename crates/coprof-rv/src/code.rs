@@ -38,6 +38,10 @@ pub struct Block {
     /// ([`coprof_core::Blocks`]), or [`NO_RUN_ID`] before it is first
     /// delivered in a run.
     pub run_id: u32,
+    /// The offset of its translation to host code ([`crate::jit`]), or
+    /// [`NOT_TRANSLATED`](crate::jit::NOT_TRANSLATED) or
+    /// [`UNTRANSLATABLE`](crate::jit::UNTRANSLATABLE).
+    pub jit: u32,
     /// The address after the last op: where control goes when it falls
     /// through, which chooses the way in [`Block::next_pc`].
     end: u64,
@@ -54,7 +58,7 @@ pub struct Block {
 /// odd address.
 const NO_SUCCESSOR: u64 = u64::MAX;
 
-// The header fits one cache line on 64-bit hosts, where it is 60 bytes.
+// The header fits one cache line on 64-bit hosts, where it is 64 bytes.
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<Block>() == 64);
 
@@ -239,6 +243,7 @@ pub fn translate(start: u64, mem: &Memory) -> Block {
         ops: ops.into_boxed_slice(),
         count: 0,
         run_id: NO_RUN_ID,
+        jit: crate::jit::NOT_TRANSLATED,
         end: pc,
         next_pc: [NO_SUCCESSOR; 2],
         next_idx: [0; 2],

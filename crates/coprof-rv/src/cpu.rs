@@ -100,6 +100,17 @@ pub enum Stop {
 }
 
 impl Stop {
+    /// This stop of the ops from index `k` of a block, as a stop of the
+    /// whole block.
+    pub fn after(self, k: usize) -> Stop {
+        match self {
+            Stop::Illegal { at } => Stop::Illegal { at: at + k },
+            Stop::Fault { at, fault } => Stop::Fault { at: at + k, fault },
+            Stop::Misaligned { at, addr } => Stop::Misaligned { at: at + k, addr },
+            other => other,
+        }
+    }
+
     /// How many ops of a block of `len` retired when it stopped so.
     pub fn retired(&self, len: usize) -> usize {
         match *self {

@@ -115,6 +115,42 @@ impl<'a> Events<'a> {
         }
     }
 
+    /// Room for up to `n` events written in place (by translated code,
+    /// [`crate::jit`]) without filling the batch before the last: the
+    /// first free slot, or `None`.
+    #[inline(always)]
+    pub(crate) fn room_for(&mut self, n: usize) -> Option<*mut Event> {
+        let len = self.buf.len();
+        if len + n > self.batch {
+            return None;
+        }
+        if self.buf.capacity() < len + n {
+            self.buf.reserve(self.batch - len);
+        }
+        // SAFETY: len <= capacity.
+        Some(unsafe { self.buf.as_mut_ptr().add(len) })
+    }
+
+    /// Takes the events written in place up to `end` into the buffer, and
+    /// delivers the batch if they filled it, as [`push`](Self::push) would
+    /// have after the last.
+    ///
+    /// # Safety
+    ///
+    /// `end` must be the slot [`room_for`](Self::room_for) gave, moved on
+    /// by the events written since, each one fully.
+    #[inline(always)]
+    pub(crate) unsafe fn filled_to(&mut self, end: *mut Event) {
+        // SAFETY: the caller's contract: `end` is within the room given.
+        unsafe {
+            let len = end.offset_from(self.buf.as_ptr()) as usize;
+            self.buf.set_len(len);
+        }
+        if self.buf.len() >= self.batch {
+            self.flush();
+        }
+    }
+
     /// Delivers what is buffered.
     #[inline(never)]
     pub fn flush(&mut self) {

@@ -47,6 +47,7 @@ pub mod fdtable;
 pub mod fp;
 pub mod host_signals;
 pub mod itimer;
+pub mod jit;
 pub mod mem;
 pub mod op;
 pub mod posix_timer;

@@ -287,6 +287,14 @@ impl Memory {
         self.perm_at(addr) & perm::SHARED != 0
     }
 
+    /// The host address of guest address 0 and the table of permissions
+    /// per page, for translated code ([`crate::jit`]), which checks each
+    /// access as [`load`](Self::load) and [`store`](Self::store) do.
+    #[inline]
+    pub(crate) fn raw_parts(&self) -> (*mut u8, *const u8) {
+        (self.base, self.perms.as_ptr())
+    }
+
     /// Permission bits of the page holding `addr` (0 if unmapped).
     #[inline]
     pub fn perm_at(&self, addr: u64) -> u8 {

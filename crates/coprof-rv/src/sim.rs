@@ -15,6 +15,7 @@ use crate::error::SimError;
 use crate::events::Events;
 use crate::host_signals::HostSignals;
 use crate::itimer::earlier;
+use crate::jit::{self, Jit};
 use crate::mem::{Access, Memory};
 use crate::op::TAIL_CLASSES;
 use crate::process;
@@ -22,7 +23,7 @@ use crate::random::GuestRandom;
 use crate::signal::{self, code, Action, Pending, SigInfo};
 use crate::syscall::{clone_flags, host_ready, Blocked, CloneArgs, Kernel, Outcome};
 use crate::threads::{Parked, Redo, Threads, Wait, QUANTUM};
-use coprof_core::{Sink, Source};
+use coprof_core::{ClassSet, Sink, Source};
 use std::path::{Path, PathBuf};
 
 mod fork;
@@ -67,6 +68,10 @@ pub struct Config {
     /// program), as under Linux. Otherwise it stops the run with a
     /// message, since reports are about the program they started with.
     pub exec_in_place: bool,
+    /// Interpret every block: translate none to host code ([`crate::jit`]).
+    /// The results are the same either way; this is for comparing the
+    /// two, and for hosts where translated code misbehaves.
+    pub interpret: bool,
 }
 
 /// How the process ended.
@@ -102,6 +107,9 @@ pub struct Simulator {
     cpu: Cpu,
     mem: Memory,
     code: CodeCache,
+    /// Translations of hot blocks, unless [`Config::interpret`] or the
+    /// host does not translate.
+    jit: Option<Jit>,
     kernel: Kernel,
     limit: u64,
     exit: Option<Exit>,
@@ -323,6 +331,7 @@ impl Simulator {
             cpu,
             mem,
             code: CodeCache::new(),
+            jit: if config.interpret { None } else { Jit::new() },
             kernel,
             limit: config.max_instructions,
             exit: None,
@@ -599,9 +608,18 @@ impl Simulator {
         check: u64,
     ) -> (usize, Stop) {
         let mut bi = self.code.lookup(self.cpu.pc, &self.mem);
+        // The classes the translations build events of.
+        let wants = if EV { events.wants } else { ClassSet::NONE };
         loop {
             let block = &mut self.code.blocks[bi];
             block.count += 1;
+            if block.jit == jit::NOT_TRANSLATED && block.count >= jit::HOT {
+                match &mut self.jit {
+                    Some(j) => j.translate(&mut self.code, bi, wants),
+                    None => block.jit = jit::UNTRANSLATABLE,
+                }
+            }
+            let block = &mut self.code.blocks[bi];
             let len = block.ops.len();
             if RUNS {
                 // The whole block, shortened below if it stops early; even
@@ -609,7 +627,12 @@ impl Simulator {
                 // instruction), the run says where control went.
                 events.push_run(block, len);
             }
-            let stop = exec_ops::<EV, TAIL>(&mut self.cpu, &mut self.mem, &block.ops, events);
+            let stop = match &self.jit {
+                Some(j) if block.jit < jit::UNTRANSLATABLE => {
+                    j.run::<EV>(block, &mut self.cpu, &mut self.mem, events)
+                }
+                _ => exec_ops::<EV, TAIL>(&mut self.cpu, &mut self.mem, &block.ops, events),
+            };
             let retired = stop.retired(len);
             if RUNS && retired < len {
                 events.stopped_at(retired);

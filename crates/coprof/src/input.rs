@@ -53,6 +53,11 @@ pub struct InputArgs {
     /// the interleaving of its threads, the same on every run.
     #[arg(long, value_name = "N", requires = "program", value_parser = clap::value_parser!(u64).range(1..))]
     pub quantum: Option<u64>,
+    /// With a program: interpret every instruction, translating no block
+    /// to host code. The reports are the same; translation only makes the
+    /// run faster.
+    #[arg(long, requires = "program")]
+    pub interpret: bool,
     /// The program's ELF file, for function names and source lines when
     /// reading a trace (default: the program the trace's header names, if
     /// that file exists; a live run uses the program it runs).
@@ -169,6 +174,7 @@ impl InputArgs {
             enosys: self.enosys,
             seed: self.random_seed,
             quantum: self.quantum,
+            interpret: self.interpret,
         }
     }
 

@@ -60,6 +60,10 @@ pub struct Args {
     /// a timeout beside others.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     quantum: Option<u64>,
+    /// Interpret every instruction: translate no block to host code. The
+    /// results are the same; translation only makes the run faster.
+    #[arg(long)]
+    interpret: bool,
     /// Stop once this many instructions have retired (at the end of the
     /// basic block that reaches the count; the exact number is printed).
     #[arg(long, value_name = "N")]
@@ -92,6 +96,8 @@ pub(crate) struct Shape<'a> {
     pub seed: Option<u64>,
     /// `--quantum`.
     pub quantum: Option<u64>,
+    /// `--interpret`.
+    pub interpret: bool,
 }
 
 /// The simulator's configuration for `command` (argv) with the host's
@@ -124,6 +130,7 @@ pub(crate) fn sim_config(
         seed: shape.seed,
         quantum: shape.quantum,
         exec_in_place: false,
+        interpret: shape.interpret,
     })
 }
 
@@ -164,6 +171,9 @@ impl Shape<'_> {
         if let Some(q) = self.quantum {
             v.extend(["--quantum".into(), q.to_string().into()]);
         }
+        if self.interpret {
+            v.push("--interpret".into());
+        }
         Some(v)
     }
 }
@@ -185,6 +195,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         enosys: a.enosys,
         seed: a.random_seed,
         quantum: a.quantum,
+        interpret: a.interpret,
     };
     let mut config = sim_config(&a.command, &shape, a.max_instructions.unwrap_or(0))?;
     if let Some(name) = &a.argv0 {

@@ -1,0 +1,231 @@
+//! The block translator: hot blocks' ops turned into host code, run in
+//! place of the interpreter.
+//!
+//! A block that has run [`HOT`] times is translated, once, as far as its
+//! ops allow: integer computation (RV64I §2.4, §5.2), multiplication (M
+//! §7, but for `mulhsu`), loads and stores (§2.6), branches and jumps
+//! (§2.5). Its translation then runs each time the block does. Where a
+//! block holds an op the translator does not take (division, atomics,
+//! floating point, CSRs, `ecall`), or an op whose event the run builds and
+//! the translation does not (anything but a load's or a store's), the
+//! translation covers the ops before it and the interpreter runs the
+//! rest. A load or store whose address is not on the fast path (a fault,
+//! an access across two pages, a store to code) also hands the rest of
+//! the block to the interpreter, at that op. So every fault, signal, and
+//! event other than a load's or a store's comes from the interpreter, and
+//! a run with translation gives the same results as one without: the same
+//! instructions, registers, memory, events in the same batches, and
+//! counts.
+//!
+//! Only x86-64 hosts translate; elsewhere [`Jit::new`] gives `None` and
+//! every block is interpreted.
+
+#[cfg(target_arch = "x86_64")]
+mod arena;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests;
+
+use crate::code::{Block, CodeCache};
+use crate::cpu::{exec_block, Cpu, Stop};
+use crate::events::Events;
+use crate::mem::Memory;
+use coprof_core::ClassSet;
+
+/// Executions after which a block is translated: a block run fewer
+/// times costs less to interpret than to translate.
+pub const HOT: u64 = 32;
+
+/// [`Block::jit`] of a block not translated (yet).
+pub const NOT_TRANSLATED: u32 = u32::MAX;
+/// [`Block::jit`] of a block whose first op cannot be translated.
+pub const UNTRANSLATABLE: u32 = u32::MAX - 1;
+
+/// Bytes of host code held before every translation is dropped.
+const ARENA_BYTES: usize = 64 << 20;
+
+/// What a translation reads and writes besides the guest registers:
+/// passed by pointer, its layout known to the code ([`x86`]).
+#[repr(C)]
+pub(crate) struct Ctx {
+    /// The guest's integer registers ([`Cpu::x`]).
+    x: *mut u64,
+    /// Host address of guest address 0.
+    base: *mut u8,
+    /// Permissions per guest page.
+    perms: *const u8,
+    /// The next free event slot.
+    ev: *mut coprof_core::Event,
+    /// Where control goes after the block, when the translation ran it
+    /// to its end.
+    pc: u64,
+}
+
+/// Translations of the simulator's blocks.
+pub struct Jit {
+    #[cfg(target_arch = "x86_64")]
+    arena: arena::Arena,
+    /// The classes whose events the translations build: the run's.
+    wants: ClassSet,
+    /// The code cache's flush count when the translations were made:
+    /// after a flush no block holds one.
+    flushes: u64,
+    /// Blocks translated.
+    pub translated: u64,
+    /// Times every translation was dropped because the arena was full.
+    pub arena_resets: u64,
+}
+
+impl Jit {
+    /// A translator, or `None` on a host that does not translate or
+    /// where executable memory cannot be had.
+    pub fn new() -> Option<Jit> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            Some(Jit {
+                arena: arena::Arena::new(ARENA_BYTES).ok()?,
+                wants: ClassSet::NONE,
+                flushes: 0,
+                translated: 0,
+                arena_resets: 0,
+            })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        None
+    }
+
+    /// Translates block `bi` of `code` for a run that builds events of
+    /// `wants` (nothing when the run builds none), setting its
+    /// [`Block::jit`].
+    #[cold]
+    #[inline(never)]
+    pub fn translate(&mut self, code: &mut CodeCache, bi: usize, wants: ClassSet) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if self.flushes != code.flushes || self.wants != wants {
+                // No block holds a translation after a flush; translations
+                // for other classes are dropped.
+                if self.wants != wants {
+                    forget_all(code);
+                }
+                self.arena.clear();
+                self.flushes = code.flushes;
+                self.wants = wants;
+            }
+            let block = &mut code.blocks[bi];
+            let Some((bytes, _covered)) = x86::assemble(&block.ops, wants) else {
+                block.jit = UNTRANSLATABLE;
+                return;
+            };
+            let at = match self.arena.add(&bytes) {
+                Some(at) => at,
+                None => {
+                    forget_all(code);
+                    self.arena.clear();
+                    self.arena_resets += 1;
+                    match self.arena.add(&bytes) {
+                        Some(at) => at,
+                        None => {
+                            code.blocks[bi].jit = UNTRANSLATABLE;
+                            return;
+                        }
+                    }
+                }
+            };
+            code.blocks[bi].jit = at;
+            self.translated += 1;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = wants;
+            code.blocks[bi].jit = UNTRANSLATABLE;
+        }
+    }
+
+    /// Bytes of host code held.
+    pub fn code_bytes(&self) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        {
+            self.arena.used()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        0
+    }
+
+    /// Runs `block`, translated, as [`exec_block`] would: the translation
+    /// first, then the interpreter from the op where it stopped, if it did
+    /// not reach the end. With `EV`, events go to `ev`, in the batches
+    /// the interpreter would give; a block that might fill the batch is
+    /// interpreted.
+    #[inline(always)]
+    pub(crate) fn run<const EV: bool>(
+        &self,
+        block: &Block,
+        cpu: &mut Cpu,
+        mem: &mut Memory,
+        ev: &mut Events,
+    ) -> Stop {
+        let ops = &block.ops;
+        let slot = if EV {
+            match ev.room_for(ops.len()) {
+                Some(p) => p,
+                None => return exec_block::<EV>(cpu, mem, ops, ev),
+            }
+        } else {
+            std::ptr::null_mut()
+        };
+        let (base, perms) = mem.raw_parts();
+        let mut ctx = Ctx {
+            x: cpu.x.as_mut_ptr(),
+            base,
+            perms,
+            ev: slot,
+            pc: 0,
+        };
+        let done = self.call(block.jit, &mut ctx);
+        if EV {
+            // SAFETY: the translation wrote events from `slot` up to
+            // `ctx.ev`, within the room `room_for` gave.
+            unsafe { ev.filled_to(ctx.ev) };
+        }
+        if done == ops.len() {
+            cpu.pc = ctx.pc;
+            return Stop::Next;
+        }
+        // The interpreter from op `done`: a CSR read of `instret` there
+        // must count the ops before it.
+        cpu.instret += done as u64;
+        let stop = exec_block::<EV>(cpu, mem, &ops[done..], ev);
+        cpu.instret -= done as u64;
+        stop.after(done)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn call(&self, at: u32, ctx: &mut Ctx) -> usize {
+        type Entry = unsafe extern "sysv64" fn(*mut Ctx) -> u32;
+        // SAFETY: `at` is the offset of a translation `x86::assemble`
+        // made, for this arena (offsets are dropped with it), which
+        // follows the System V calling convention; `ctx` points at live
+        // registers, memory and event room.
+        unsafe {
+            let entry: Entry = std::mem::transmute(self.arena.at(at));
+            entry(ctx) as usize
+        }
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    fn call(&self, _at: u32, _ctx: &mut Ctx) -> usize {
+        unreachable!("no translations on this host")
+    }
+}
+
+/// Marks every block of `code` untranslated.
+#[cfg(target_arch = "x86_64")]
+fn forget_all(code: &mut CodeCache) {
+    for b in code.blocks.iter_mut() {
+        b.jit = NOT_TRANSLATED;
+    }
+}

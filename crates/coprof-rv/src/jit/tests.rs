@@ -1,0 +1,302 @@
+//! Translated blocks against the interpreter: random blocks of encoded
+//! instructions, run from the same registers and memory both ways, must
+//! leave the same registers, memory, next PC, stop and events.
+
+use super::*;
+use crate::code::{translate, CodeCache};
+use crate::encode::{b_type, i_type, j_type, r_type, s_type};
+use crate::mem::perm;
+use coprof_core::{Class, Collect, Event};
+use proptest::prelude::*;
+
+const CODE: u64 = 0x1000;
+/// Two read-write pages: an access across them is legal but leaves the
+/// translation for the interpreter.
+const DATA: u64 = 0x8000;
+const READ_ONLY: u64 = 0xa000;
+const UNMAPPED: u64 = 0xb000;
+
+fn memory() -> Memory {
+    let mut mem = Memory::new().unwrap();
+    mem.map(CODE, 0x1000, perm::R | perm::X).unwrap();
+    mem.map(DATA, 0x2000, perm::R | perm::W).unwrap();
+    mem.map(READ_ONLY, 0x1000, perm::R).unwrap();
+    let fill: Vec<u8> = (0..0x3000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    mem.poke(DATA, &fill).unwrap();
+    mem
+}
+
+/// One instruction that the translator takes, or one it leaves to the
+/// interpreter (division, a read of `instret`).
+fn body_word() -> impl Strategy<Value = u32> {
+    let reg = 0u32..32;
+    let imm12 = -2048i32..2048;
+    // Small offsets, so that a base register near the data pages stays
+    // near them.
+    let off = -16i32..16;
+    prop_oneof![
+        // OP-IMM: addi slti sltiu xori ori andi.
+        (
+            reg.clone(),
+            reg.clone(),
+            prop::sample::select(vec![0u32, 2, 3, 4, 6, 7]),
+            imm12.clone()
+        )
+            .prop_map(|(rd, rs1, f3, imm)| i_type(0x13, rd, f3, rs1, imm)),
+        // slli srli srai.
+        (
+            reg.clone(),
+            reg.clone(),
+            0i32..64,
+            prop::sample::select(vec![(1u32, 0), (5, 0), (5, 0x400)])
+        )
+            .prop_map(|(rd, rs1, sh, (f3, hi))| i_type(0x13, rd, f3, rs1, hi | sh)),
+        // OP-IMM-32: addiw, slliw srliw sraiw.
+        (reg.clone(), reg.clone(), imm12.clone())
+            .prop_map(|(rd, rs1, imm)| i_type(0x1b, rd, 0, rs1, imm)),
+        (
+            reg.clone(),
+            reg.clone(),
+            0i32..32,
+            prop::sample::select(vec![(1u32, 0), (5, 0), (5, 0x400)])
+        )
+            .prop_map(|(rd, rs1, sh, (f3, hi))| i_type(0x1b, rd, f3, rs1, hi | sh)),
+        // OP and M: add sub sll slt sltu xor srl sra or and, mul mulh
+        // mulhsu mulhu div.
+        (
+            reg.clone(),
+            reg.clone(),
+            reg.clone(),
+            prop::sample::select(vec![
+                (0u32, 0u32),
+                (0, 0x20),
+                (1, 0),
+                (2, 0),
+                (3, 0),
+                (4, 0),
+                (5, 0),
+                (5, 0x20),
+                (6, 0),
+                (7, 0),
+                (0, 1),
+                (1, 1),
+                (2, 1),
+                (3, 1),
+                (4, 1),
+            ])
+        )
+            .prop_map(|(rd, rs1, rs2, (f3, f7))| r_type(0x33, rd, f3, rs1, rs2, f7)),
+        // OP-32: addw subw sllw srlw sraw mulw.
+        (
+            reg.clone(),
+            reg.clone(),
+            reg.clone(),
+            prop::sample::select(vec![
+                (0u32, 0u32),
+                (0, 0x20),
+                (1, 0),
+                (5, 0),
+                (5, 0x20),
+                (0, 1)
+            ])
+        )
+            .prop_map(|(rd, rs1, rs2, (f3, f7))| r_type(0x3b, rd, f3, rs1, rs2, f7)),
+        // lui, auipc.
+        (reg.clone(), any::<u32>(), prop::bool::ANY).prop_map(|(rd, imm, auipc)| (imm & !0xfff)
+            | (rd << 7)
+            | if auipc { 0x17 } else { 0x37 }),
+        // Loads and stores, twice as likely.
+        (reg.clone(), reg.clone(), 0u32..7, off.clone())
+            .prop_map(|(rd, rs1, f3, imm)| i_type(0x03, rd, f3, rs1, imm)),
+        (reg.clone(), reg.clone(), 0u32..7, off.clone())
+            .prop_map(|(rd, rs1, f3, imm)| i_type(0x03, rd, f3, rs1, imm)),
+        (reg.clone(), reg.clone(), 0u32..4, off.clone())
+            .prop_map(|(rs2, rs1, f3, imm)| s_type(0x23, f3, rs1, rs2, imm)),
+        (reg.clone(), reg.clone(), 0u32..4, off)
+            .prop_map(|(rs2, rs1, f3, imm)| s_type(0x23, f3, rs1, rs2, imm)),
+        // csrrs rd, instret, x0.
+        reg.prop_map(|rd| i_type(0x73, rd, 2, 0, 0xc02)),
+    ]
+}
+
+/// How a block ends: a branch, a jump, or falling into an `ebreak`.
+fn last_word() -> impl Strategy<Value = Option<u32>> {
+    let reg = 0u32..32;
+    prop_oneof![
+        (0u32..8, reg.clone(), reg.clone(), -64i32..64)
+            .prop_filter_map("a branch", |(f3, a, b, off)| {
+                (f3 != 2 && f3 != 3).then(|| b_type(f3, a, b, off * 2))
+            })
+            .prop_map(Some),
+        (reg.clone(), -64i32..64).prop_map(|(rd, off)| Some(j_type(rd, off * 2))),
+        (reg.clone(), reg, -64i32..64)
+            .prop_map(|(rd, rs1, imm)| Some(i_type(0x67, rd, 0, rs1, imm))),
+        Just(None),
+    ]
+}
+
+/// Register values: many near the edges of the pages above, so that
+/// loads and stores reach each case.
+fn reg_value() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        any::<u64>(),
+        (0u64..0x2000).prop_map(|o| DATA + o),
+        (0u64..16).prop_map(|o| DATA + 0x1ff8 + o),
+        (0u64..16).prop_map(|o| DATA + 0xff8 + o),
+        (0u64..0x1000).prop_map(|o| READ_ONLY + o),
+        (0u64..0x1000).prop_map(|o| CODE + o),
+        (0u64..0x1000).prop_map(|o| UNMAPPED + o),
+        Just(crate::mem::LIMIT - 4),
+    ]
+}
+
+struct Outcome {
+    stop: Stop,
+    x: Vec<u64>,
+    pc: u64,
+    data: Vec<u8>,
+    code_written: bool,
+    events: Vec<Event>,
+}
+
+fn outcome(stop: Stop, cpu: &Cpu, mem: &Memory, events: Vec<Event>) -> Outcome {
+    Outcome {
+        stop,
+        x: cpu.x[..32].to_vec(),
+        pc: cpu.pc,
+        data: mem.slice(DATA, 0x2000, perm::R).unwrap().to_vec(),
+        code_written: mem.code_written,
+        events,
+    }
+}
+
+/// Runs the block at CODE both ways; returns (interpreted, translated,
+/// whether a translation was made).
+fn both(words: &[u32], regs: &[u64], wants: ClassSet) -> (Outcome, Outcome, bool) {
+    let run = |translated: bool| {
+        let mut mem = memory();
+        let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        bytes.extend_from_slice(&0x0010_0073u32.to_le_bytes()); // ebreak
+        mem.poke(CODE, &bytes).unwrap();
+        let mut cpu = Cpu::new(CODE);
+        for (r, v) in regs.iter().enumerate() {
+            cpu.x[r + 1] = *v;
+        }
+        cpu.instret = 1000;
+        let mut sink = Collect {
+            events: vec![],
+            wants,
+        };
+        let mut made = false;
+        let stop = {
+            let mut ev = Events::new(&mut sink);
+            let mut code = CodeCache::new();
+            code.blocks.push(translate(CODE, &mem));
+            let stop = if translated {
+                let mut jit = Jit::new().unwrap();
+                jit.translate(&mut code, 0, wants);
+                made = code.blocks[0].jit < UNTRANSLATABLE;
+                if made {
+                    jit.run::<true>(&code.blocks[0], &mut cpu, &mut mem, &mut ev)
+                } else {
+                    exec_block::<true>(&mut cpu, &mut mem, &code.blocks[0].ops, &mut ev)
+                }
+            } else {
+                exec_block::<true>(&mut cpu, &mut mem, &code.blocks[0].ops, &mut ev)
+            };
+            ev.flush();
+            stop
+        };
+        (outcome(stop, &cpu, &mem, sink.events), made)
+    };
+    let (a, _) = run(false);
+    let (b, made) = run(true);
+    (a, b, made)
+}
+
+fn same(a: &Outcome, b: &Outcome) -> Result<(), TestCaseError> {
+    prop_assert_eq!(a.stop, b.stop);
+    prop_assert_eq!(&a.x, &b.x);
+    prop_assert_eq!(a.pc, b.pc);
+    prop_assert!(a.data == b.data, "data pages differ");
+    prop_assert_eq!(a.code_written, b.code_written);
+    prop_assert_eq!(&a.events, &b.events);
+    Ok(())
+}
+
+fn wants_choice() -> impl Strategy<Value = ClassSet> {
+    prop_oneof![
+        Just(ClassSet::NONE),
+        Just(ClassSet::of(Class::Load)),
+        Just(ClassSet::of(Class::Load).with(Class::Store)),
+        Just(ClassSet::ALL),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn translated_blocks_do_what_the_interpreter_does(
+        body in prop::collection::vec(body_word(), 1..24),
+        last in last_word(),
+        regs in prop::collection::vec(reg_value(), 31),
+        wants in wants_choice(),
+    ) {
+        let mut words = body;
+        words.extend(last);
+        let (a, b, _) = both(&words, &regs, wants);
+        same(&a, &b)?;
+    }
+}
+
+#[test]
+fn a_block_of_integer_ops_is_translated_whole() {
+    // addi a0, a0, 5; add a1, a0, a0; ld a2, 0(a3); beq a0, a1, +8
+    let words = [
+        i_type(0x13, 10, 0, 10, 5),
+        r_type(0x33, 11, 0, 10, 10, 0),
+        i_type(0x03, 12, 3, 13, 0),
+        b_type(0, 10, 11, 8),
+    ];
+    let mut regs = vec![0u64; 31];
+    regs[12] = DATA + 8; // a3 (x13)
+    let (a, b, made) = both(&words, &regs, ClassSet::of(Class::Load));
+    assert!(made);
+    same(&a, &b).unwrap();
+    assert_eq!(b.stop, Stop::Next);
+    assert_eq!(b.pc, CODE + 16);
+    assert_eq!(b.events.len(), 1);
+    assert_eq!(b.events[0].addr, DATA + 8);
+}
+
+#[test]
+fn a_fault_is_the_interpreters() {
+    // addi a0, a0, 1; lw a1, 0(a2) with a2 unmapped; addi a0, a0, 1
+    let words = [
+        i_type(0x13, 10, 0, 10, 1),
+        i_type(0x03, 11, 2, 12, 0),
+        i_type(0x13, 10, 0, 10, 1),
+    ];
+    let mut regs = vec![0u64; 31];
+    regs[11] = UNMAPPED + 4;
+    let (a, b, made) = both(&words, &regs, ClassSet::NONE);
+    assert!(made);
+    same(&a, &b).unwrap();
+    assert!(matches!(b.stop, Stop::Fault { at: 1, .. }), "{:?}", b.stop);
+    assert_eq!(b.x[10], 1);
+}
+
+#[test]
+fn a_store_to_code_leaves_the_translation() {
+    // sw a0, 0(a1) with a1 in the code page.
+    let words = [s_type(0x23, 2, 11, 10, 0), i_type(0x13, 10, 0, 10, 1)];
+    let mut regs = vec![0u64; 31];
+    regs[10] = CODE + 0x800;
+    let (a, b, made) = both(&words, &regs, ClassSet::NONE);
+    assert!(made);
+    same(&a, &b).unwrap();
+    assert!(b.code_written);
+}

@@ -1,0 +1,429 @@
+//! Translation of a block's ops to x86-64 code, assembled by iced-x86's
+//! code assembler.
+//!
+//! The guest registers stay in [`Cpu::x`](crate::cpu::Cpu::x): each op
+//! loads its sources from there and stores its result back, with rax, rcx
+//! and rdx as scratch. Five callee-saved host registers hold what every op
+//! needs: rbx the guest registers, r12 the guest memory's host base, r13
+//! its table of page permissions, r14 the next free event slot and r15
+//! the [`Ctx`]. A load or store checks its address as
+//! [`Memory::load`](crate::mem::Memory::load) does, on the fast path
+//! only: the address in the guest range, on one page, the page readable
+//! (writable and not executable, for a store). Anything else, a fault, an
+//! access across a page boundary, a store to code or to a page without
+//! permission, leaves the translation before the op, which the
+//! interpreter then runs, so that every fault, signal and event comes
+//! from one place.
+
+use super::Ctx;
+use crate::mem::{perm, LIMIT, PAGE};
+use crate::op::{Kind, Op};
+use coprof_core::{flags, Class, ClassSet, Event};
+use iced_x86::code_asm::*;
+use iced_x86::IcedError;
+use std::mem::offset_of;
+
+const CTX_X: i32 = offset_of!(Ctx, x) as i32;
+const CTX_BASE: i32 = offset_of!(Ctx, base) as i32;
+const CTX_PERMS: i32 = offset_of!(Ctx, perms) as i32;
+const CTX_EV: i32 = offset_of!(Ctx, ev) as i32;
+const CTX_PC: i32 = offset_of!(Ctx, pc) as i32;
+
+const EV_PC: i32 = offset_of!(Event, pc) as i32;
+const EV_ADDR: i32 = offset_of!(Event, addr) as i32;
+const EV_VALUE: i32 = offset_of!(Event, value) as i32;
+const EV_CLASS: i32 = offset_of!(Event, class) as i32;
+const EV_SIZE: usize = std::mem::size_of::<Event>();
+
+// The last word of an event (class, size, flags) is written as one u32.
+const _: () = assert!(offset_of!(Event, size) == offset_of!(Event, class) + 1);
+const _: () = assert!(offset_of!(Event, flags) == offset_of!(Event, class) + 2);
+const _: () = assert!(EV_SIZE == offset_of!(Event, class) + 8); // 4 of padding
+
+/// Whether `op` can be translated, given the classes whose events the
+/// run builds: the ops below whose events, if wanted, are loads or
+/// stores.
+pub(super) fn translatable(op: &Op, wants: ClassSet) -> bool {
+    use Kind::*;
+    let kind_ok = match op.kind {
+        Li | Addi | Slti | Sltiu | Xori | Ori | Andi | Slli | Srli | Srai | Addiw | Slliw
+        | Srliw | Sraiw => fits32(op.imm) || op.kind == Li,
+        Add | Sub | Sll | Slt | Sltu | Xor | Srl | Sra | Or | And | Addw | Subw | Sllw | Srlw
+        | Sraw | Mul | Mulh | Mulhu | Mulw | Fence => true,
+        Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd => fits32(op.imm),
+        Beq | Bne | Blt | Bge | Bltu | Bgeu | Jal | Jalr => true,
+        _ => false,
+    };
+    let event_ok = is_memory(op.kind) || !wants.contains(op.class);
+    kind_ok && event_ok && op.rd <= 32 && op.rs1 < 32 && op.rs2 < 32
+}
+
+fn is_memory(k: Kind) -> bool {
+    use Kind::*;
+    matches!(k, Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd)
+}
+
+fn fits32(v: i64) -> bool {
+    v == v as i32 as i64
+}
+
+fn xr(r: u8) -> AsmMemoryOperand {
+    qword_ptr(rbx + (r as i32) * 8)
+}
+
+fn xr32(r: u8) -> AsmMemoryOperand {
+    dword_ptr(rbx + (r as i32) * 8)
+}
+
+/// The last word of an event (class, size, flags) as the interpreter
+/// builds it for `op`.
+fn event_word(e: Event, op: &Op) -> u32 {
+    let fl = e.flags | if op.len == 2 { flags::COMPRESSED } else { 0 };
+    e.class as u32 | (e.size as u32) << 8 | (fl as u32) << 16
+}
+
+/// Assembles the longest prefix of `ops` that [`translatable`] allows,
+/// for a run that builds events of `wants`. Returns the code and how
+/// many ops it covers; `None` when it covers none.
+pub(super) fn assemble(ops: &[Op], wants: ClassSet) -> Option<(Vec<u8>, usize)> {
+    let covered = ops.iter().take_while(|op| translatable(op, wants)).count();
+    if covered == 0 {
+        return None;
+    }
+    let code = emit(&ops[..covered], ops.len(), wants).ok()?;
+    Some((code, covered))
+}
+
+fn emit(ops: &[Op], len: usize, wants: ClassSet) -> Result<Vec<u8>, IcedError> {
+    let mut a = CodeAssembler::new(64)?;
+    let mut out = a.create_label();
+    // Per op that may leave early, its label: returns its index.
+    let mut bails: Vec<(CodeLabel, u32)> = Vec::new();
+
+    a.push(rbx)?;
+    a.push(r12)?;
+    a.push(r13)?;
+    a.push(r14)?;
+    a.push(r15)?;
+    a.mov(r15, rdi)?;
+    a.mov(rbx, qword_ptr(r15 + CTX_X))?;
+    a.mov(r12, qword_ptr(r15 + CTX_BASE))?;
+    a.mov(r13, qword_ptr(r15 + CTX_PERMS))?;
+    a.mov(r14, qword_ptr(r15 + CTX_EV))?;
+
+    let mut ended = false;
+    for (i, op) in ops.iter().enumerate() {
+        // Only a load or a store leaves before its op.
+        let bail = a.create_label();
+        if is_memory(op.kind) {
+            bails.push((bail, i as u32));
+        }
+        ended = op_code(&mut a, op, wants, len as u32, bail, out)?;
+    }
+    if !ended {
+        // The ops covered end before the block does (the interpreter
+        // runs the rest), or the block ends without a transfer.
+        let covered = ops.len();
+        if covered == len {
+            set_pc(&mut a, ops[covered - 1].next_pc())?;
+        }
+        a.mov(eax, covered as u32)?;
+        a.jmp(out)?;
+    }
+    for (mut l, i) in bails {
+        a.set_label(&mut l)?;
+        a.mov(eax, i)?;
+        a.jmp(out)?;
+    }
+    a.set_label(&mut out)?;
+    a.mov(qword_ptr(r15 + CTX_EV), r14)?;
+    a.pop(r15)?;
+    a.pop(r14)?;
+    a.pop(r13)?;
+    a.pop(r12)?;
+    a.pop(rbx)?;
+    a.ret()?;
+    a.assemble(0)
+}
+
+fn set_pc(a: &mut CodeAssembler, pc: u64) -> Result<(), IcedError> {
+    if fits32(pc as i64) {
+        a.mov(qword_ptr(r15 + CTX_PC), pc as i64 as i32)
+    } else {
+        a.mov(rcx, pc)?;
+        a.mov(qword_ptr(r15 + CTX_PC), rcx)
+    }
+}
+
+/// The address `x[rs1] + imm` into rax, and a leave to `bail` unless it
+/// is in the guest range, its `n` bytes on one page, and the page's
+/// permissions masked by `mask` are `want`.
+fn address(
+    a: &mut CodeAssembler,
+    op: &Op,
+    n: u32,
+    mask: u32,
+    want: u32,
+    bail: CodeLabel,
+) -> Result<(), IcedError> {
+    a.mov(rax, xr(op.rs1))?;
+    if op.imm != 0 {
+        a.add(rax, op.imm as i32)?;
+    }
+    a.mov(rdx, rax)?;
+    a.shr(rdx, PAGE.trailing_zeros())?;
+    a.cmp(rdx, (LIMIT / PAGE) as i32)?;
+    a.jae(bail)?;
+    a.movzx(edx, byte_ptr(r13 + rdx))?;
+    a.and(edx, mask)?;
+    a.cmp(edx, want)?;
+    a.jne(bail)?;
+    if n > 1 {
+        a.mov(edx, eax)?;
+        a.and(edx, (PAGE - 1) as u32)?;
+        a.cmp(edx, PAGE as u32 - n)?;
+        a.ja(bail)?;
+    }
+    Ok(())
+}
+
+/// Writes an event at r14 and moves r14 on: `pc`, the address in rax, the
+/// value in rcx, and `word`.
+fn event(a: &mut CodeAssembler, pc: u64, word: u32) -> Result<(), IcedError> {
+    if fits32(pc as i64) {
+        a.mov(qword_ptr(r14 + EV_PC), pc as i64 as i32)?;
+    } else {
+        a.mov(rdx, pc)?;
+        a.mov(qword_ptr(r14 + EV_PC), rdx)?;
+    }
+    a.mov(qword_ptr(r14 + EV_ADDR), rax)?;
+    a.mov(qword_ptr(r14 + EV_VALUE), rcx)?;
+    a.mov(dword_ptr(r14 + EV_CLASS), word)?;
+    a.add(r14, EV_SIZE as i32)
+}
+
+/// One op's code. Returns whether it left the translation (a transfer of
+/// control, which ends the block).
+fn op_code(
+    a: &mut CodeAssembler,
+    op: &Op,
+    wants: ClassSet,
+    len: u32,
+    bail: CodeLabel,
+    out: CodeLabel,
+) -> Result<bool, IcedError> {
+    use Kind::*;
+    let (rd, rs1, rs2) = (op.rd, op.rs1, op.rs2);
+    let imm = op.imm as i32;
+    match op.kind {
+        Li => {
+            a.mov(rax, op.imm as u64)?;
+            a.mov(xr(rd), rax)?;
+        }
+        Addi | Xori | Ori | Andi => {
+            a.mov(rax, xr(rs1))?;
+            match op.kind {
+                Addi => a.add(rax, imm)?,
+                Xori => a.xor(rax, imm)?,
+                Ori => a.or(rax, imm)?,
+                _ => a.and(rax, imm)?,
+            }
+            a.mov(xr(rd), rax)?;
+        }
+        Slti | Sltiu => {
+            a.mov(rax, xr(rs1))?;
+            a.cmp(rax, imm)?;
+            if op.kind == Slti {
+                a.setl(al)?;
+            } else {
+                a.setb(al)?;
+            }
+            a.movzx(eax, al)?;
+            a.mov(xr(rd), rax)?;
+        }
+        Slli | Srli | Srai => {
+            let s = (op.imm & 63) as u32;
+            a.mov(rax, xr(rs1))?;
+            match op.kind {
+                Slli => a.shl(rax, s)?,
+                Srli => a.shr(rax, s)?,
+                _ => a.sar(rax, s)?,
+            }
+            a.mov(xr(rd), rax)?;
+        }
+        Addiw | Slliw | Srliw | Sraiw => {
+            a.mov(eax, xr32(rs1))?;
+            let s = (op.imm & 31) as u32;
+            match op.kind {
+                Addiw => a.add(eax, imm)?,
+                Slliw => a.shl(eax, s)?,
+                Srliw => a.shr(eax, s)?,
+                _ => a.sar(eax, s)?,
+            }
+            a.movsxd(rax, eax)?;
+            a.mov(xr(rd), rax)?;
+        }
+        Add | Sub | Xor | Or | And | Mul => {
+            a.mov(rax, xr(rs1))?;
+            match op.kind {
+                Add => a.add(rax, xr(rs2))?,
+                Sub => a.sub(rax, xr(rs2))?,
+                Xor => a.xor(rax, xr(rs2))?,
+                Or => a.or(rax, xr(rs2))?,
+                And => a.and(rax, xr(rs2))?,
+                _ => a.imul_2(rax, xr(rs2))?,
+            }
+            a.mov(xr(rd), rax)?;
+        }
+        Sll | Srl | Sra => {
+            // x86 masks a 64-bit shift's count to 6 bits, as RV64 does.
+            a.mov(rax, xr(rs1))?;
+            a.mov(rcx, xr(rs2))?;
+            match op.kind {
+                Sll => a.shl(rax, cl)?,
+                Srl => a.shr(rax, cl)?,
+                _ => a.sar(rax, cl)?,
+            }
+            a.mov(xr(rd), rax)?;
+        }
+        Slt | Sltu => {
+            a.mov(rax, xr(rs1))?;
+            a.cmp(rax, xr(rs2))?;
+            if op.kind == Slt {
+                a.setl(al)?;
+            } else {
+                a.setb(al)?;
+            }
+            a.movzx(eax, al)?;
+            a.mov(xr(rd), rax)?;
+        }
+        Addw | Subw | Mulw => {
+            a.mov(eax, xr32(rs1))?;
+            match op.kind {
+                Addw => a.add(eax, xr32(rs2))?,
+                Subw => a.sub(eax, xr32(rs2))?,
+                _ => a.imul_2(eax, xr32(rs2))?,
+            }
+            a.movsxd(rax, eax)?;
+            a.mov(xr(rd), rax)?;
+        }
+        Sllw | Srlw | Sraw => {
+            // A 32-bit shift's count is masked to 5 bits, as RV64's *w.
+            a.mov(eax, xr32(rs1))?;
+            a.mov(rcx, xr(rs2))?;
+            match op.kind {
+                Sllw => a.shl(eax, cl)?,
+                Srlw => a.shr(eax, cl)?,
+                _ => a.sar(eax, cl)?,
+            }
+            a.movsxd(rax, eax)?;
+            a.mov(xr(rd), rax)?;
+        }
+        Mulh | Mulhu => {
+            a.mov(rax, xr(rs1))?;
+            if op.kind == Mulh {
+                a.imul(xr(rs2))?;
+            } else {
+                a.mul(xr(rs2))?;
+            }
+            a.mov(xr(rd), rdx)?;
+        }
+        Fence => {}
+        Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu => {
+            let n = match op.kind {
+                Lb | Lbu => 1,
+                Lh | Lhu => 2,
+                Lw | Lwu => 4,
+                _ => 8,
+            };
+            address(a, op, n, perm::R as u32, perm::R as u32, bail)?;
+            match n {
+                1 => a.movzx(ecx, byte_ptr(r12 + rax))?,
+                2 => a.movzx(ecx, word_ptr(r12 + rax))?,
+                4 => a.mov(ecx, dword_ptr(r12 + rax))?,
+                _ => a.mov(rcx, qword_ptr(r12 + rax))?,
+            }
+            match op.kind {
+                Lb => a.movsx(rdx, cl)?,
+                Lh => a.movsx(rdx, cx)?,
+                Lw => a.movsxd(rdx, ecx)?,
+                _ => a.mov(rdx, rcx)?,
+            }
+            a.mov(xr(rd), rdx)?;
+            if wants.contains(Class::Load) {
+                event(a, op.pc, event_word(Event::load(op.pc, 0, n as u8, 0), op))?;
+            }
+        }
+        Sb | Sh | Sw | Sd => {
+            let n = match op.kind {
+                Sb => 1,
+                Sh => 2,
+                Sw => 4,
+                _ => 8,
+            };
+            // Writable and not code: a store to code is the
+            // interpreter's, which drops the code it decoded.
+            address(a, op, n, (perm::W | perm::X) as u32, perm::W as u32, bail)?;
+            a.mov(rcx, xr(rs2))?;
+            match n {
+                1 => a.mov(byte_ptr(r12 + rax), cl)?,
+                2 => a.mov(word_ptr(r12 + rax), cx)?,
+                4 => a.mov(dword_ptr(r12 + rax), ecx)?,
+                _ => a.mov(qword_ptr(r12 + rax), rcx)?,
+            }
+            if wants.contains(Class::Store) {
+                match n {
+                    1 => a.movzx(ecx, cl)?,
+                    2 => a.movzx(ecx, cx)?,
+                    4 => a.mov(ecx, ecx)?,
+                    _ => {}
+                }
+                event(a, op.pc, event_word(Event::store(op.pc, 0, n as u8, 0), op))?;
+            }
+        }
+        Beq | Bne | Blt | Bge | Bltu | Bgeu => {
+            let mut taken = a.create_label();
+            a.mov(rax, xr(rs1))?;
+            a.cmp(rax, xr(rs2))?;
+            match op.kind {
+                Beq => a.je(taken)?,
+                Bne => a.jne(taken)?,
+                Blt => a.jl(taken)?,
+                Bge => a.jge(taken)?,
+                Bltu => a.jb(taken)?,
+                _ => a.jae(taken)?,
+            }
+            set_pc(a, op.next_pc())?;
+            a.mov(eax, len)?;
+            a.jmp(out)?;
+            a.set_label(&mut taken)?;
+            set_pc(a, op.imm as u64)?;
+            a.mov(eax, len)?;
+            a.jmp(out)?;
+            return Ok(true);
+        }
+        Jal => {
+            a.mov(rax, op.next_pc())?;
+            a.mov(xr(rd), rax)?;
+            set_pc(a, op.imm as u64)?;
+            a.mov(eax, len)?;
+            a.jmp(out)?;
+            return Ok(true);
+        }
+        Jalr => {
+            // The target before the link: rd may be rs1.
+            a.mov(rax, xr(rs1))?;
+            a.mov(rcx, op.imm as u64)?;
+            a.add(rax, rcx)?;
+            a.and(rax, -2)?;
+            a.mov(qword_ptr(r15 + CTX_PC), rax)?;
+            a.mov(rax, op.next_pc())?;
+            a.mov(xr(rd), rax)?;
+            a.mov(eax, len)?;
+            a.jmp(out)?;
+            return Ok(true);
+        }
+        _ => unreachable!("not translatable: {:?}", op.kind),
+    }
+    Ok(false)
+}
