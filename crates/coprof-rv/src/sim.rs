@@ -516,6 +516,12 @@ impl Simulator {
         // Whether any instruction builds its event after executing
         // (`exec_ops`'s `TAIL`); the classes wanted do not change in a run.
         let tail = EV && !events.wants.intersection(TAIL_CLASSES).is_empty();
+        if let Some(j) = &mut self.jit {
+            j.begin_run(
+                &mut self.code,
+                if EV { events.wants } else { ClassSet::NONE },
+            );
+        }
         loop {
             let (bi, stop) = if tail {
                 self.run_blocks::<EV, true, RUNS>(events, check)

@@ -1,13 +1,15 @@
 //! Blocks translated to host code against the interpreter, on whole
 //! programs: `coprof profile --exact` of each kernel of workloads/ prints
 //! the same profile with and without `--interpret`, every report and
-//! every exact answer, and `coprof run --stats` the same counts. (The
+//! every exact answer, and `coprof run --stats` the same counts; a
+//! forked child, unobserved, runs its parent's blocks without the
+//! parent's events. (The
 //! simulator's unit tests compare random blocks one by one; the
 //! differential test against qemu runs with translation on.)
 
 mod common;
 
-use common::{coprof, repo_root, run_script, stdout_of};
+use common::{compile, coprof, repo_root, run_script, stdout_of};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -93,4 +95,49 @@ fn run_counts_the_same_translated_or_interpreted() {
     assert_eq!(out_t, out_i, "the program's output differs");
     let retired = |s: &str| common::retired(s.as_bytes());
     assert_eq!(retired(&err_t), retired(&err_i), "{err_t}\n{err_i}");
+}
+
+/// A parent whose hot loop was translated with load events, then a
+/// forked child that runs the same loop unobserved, with no events.
+const FORK_AFTER_HOT_LOOP: &str = r#"
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static unsigned a[1000];
+static unsigned long sum(void) {
+    unsigned long s = 0;
+    for (int r = 0; r < 50; r++)
+        for (int i = 0; i < 1000; i++) s += a[i] * (r + 1);
+    return s;
+}
+int main(void) {
+    for (int i = 0; i < 1000; i++) a[i] = i * 7;
+    unsigned long p = sum();
+    pid_t c = fork();
+    if (c == 0) {
+        fprintf(stderr, "child %lu\n", sum());
+        return 0;
+    }
+    int st;
+    waitpid(c, &st, 0);
+    fprintf(stderr, "parent %lu status %d\n", p, st);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_forked_child_runs_its_parents_translated_blocks_without_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = compile(dir.path(), "fork_after_hot_loop", FORK_AFTER_HOT_LOOP);
+    // 1275 * 7 * (0 + 1 + ... + 999)
+    let want = 1275u64 * 7 * 499_500;
+    let out = coprof()
+        .args(["values", "--no-symbols", "--"])
+        .arg(&bin)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(&format!("child {want}\n")), "{err}");
+    assert!(err.contains(&format!("parent {want} status 0\n")), "{err}");
 }

@@ -96,6 +96,20 @@ impl Jit {
         None
     }
 
+    /// Called as a run of blocks begins, with the classes whose events it
+    /// builds (nothing when it builds none): translations made for other
+    /// classes are dropped. A forked child that runs unobserved goes on
+    /// with its parent's blocks, whose translations wrote the parent's
+    /// events.
+    pub fn begin_run(&mut self, code: &mut CodeCache, wants: ClassSet) {
+        if self.wants != wants {
+            forget_all(code);
+            #[cfg(target_arch = "x86_64")]
+            self.arena.clear();
+            self.wants = wants;
+        }
+    }
+
     /// Translates block `bi` of `code` for a run that builds events of
     /// `wants` (nothing when the run builds none), setting its
     /// [`Block::jit`].
@@ -104,15 +118,11 @@ impl Jit {
     pub fn translate(&mut self, code: &mut CodeCache, bi: usize, wants: ClassSet) {
         #[cfg(target_arch = "x86_64")]
         {
-            if self.flushes != code.flushes || self.wants != wants {
-                // No block holds a translation after a flush; translations
-                // for other classes are dropped.
-                if self.wants != wants {
-                    forget_all(code);
-                }
+            debug_assert_eq!(self.wants, wants, "Jit::begin_run first");
+            if self.flushes != code.flushes {
+                // No block holds a translation after a flush.
                 self.arena.clear();
                 self.flushes = code.flushes;
-                self.wants = wants;
             }
             let block = &mut code.blocks[bi];
             let Some((bytes, _covered)) = x86::assemble(&block.ops, wants) else {
@@ -223,7 +233,6 @@ impl Jit {
 }
 
 /// Marks every block of `code` untranslated.
-#[cfg(target_arch = "x86_64")]
 fn forget_all(code: &mut CodeCache) {
     for b in code.blocks.iter_mut() {
         b.jit = NOT_TRANSLATED;
