@@ -24,6 +24,7 @@ use rustc_hash::FxHashMap;
 /// Most instructions in one block.
 pub const MAX_BLOCK: usize = 64;
 const FAST_SLOTS: usize = 1 << 15;
+const BLOCKS_RESERVED: usize = 1 << 16;
 
 /// One pre-decoded block: one cache line, which going into the block
 /// reads (its ops, its count, its run id) and going out of it reads
@@ -52,6 +53,15 @@ pub struct Block {
     /// Per way out, the index of that block (apart from its address, so
     /// that the block fits a cache line).
     next_idx: [u32; 2],
+}
+
+impl Block {
+    /// The way out by which control went to `pc`: 1 falling through to
+    /// the address after the block, 0 elsewhere.
+    #[inline(always)]
+    pub fn way_to(&self, pc: u64) -> usize {
+        (pc == self.end) as usize
+    }
 }
 
 /// A [`Block::next_pc`] of a way not taken yet: no block starts at an
@@ -91,7 +101,11 @@ impl CodeCache {
     /// An empty cache.
     pub fn new() -> CodeCache {
         CodeCache {
-            blocks: Vec::new(),
+            // Room for most programs' blocks from the start: translated
+            // blocks hold their counts' addresses, and a larger table,
+            // which moves them, drops every translation (the pages are
+            // committed only as blocks fill them).
+            blocks: Vec::with_capacity(BLOCKS_RESERVED),
             map: FxHashMap::default(),
             fast: vec![(u64::MAX, 0); FAST_SLOTS].into_boxed_slice(),
             retired: FxHashMap::default(),
@@ -138,7 +152,7 @@ impl CodeCache {
     #[inline(always)]
     pub fn follow(&mut self, from: usize, pc: u64, mem: &Memory) -> usize {
         let block = &self.blocks[from];
-        let way = (pc == block.end) as usize;
+        let way = block.way_to(pc);
         if block.next_pc[way] == pc {
             return block.next_idx[way] as usize;
         }

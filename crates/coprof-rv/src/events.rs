@@ -117,18 +117,46 @@ impl<'a> Events<'a> {
 
     /// Room for up to `n` events written in place (by translated code,
     /// [`crate::jit`]) without filling the batch before the last: the
-    /// first free slot, or `None`.
+    /// first free slot and the end of the batch's room, or `None`.
     #[inline(always)]
-    pub(crate) fn room_for(&mut self, n: usize) -> Option<*mut Event> {
+    pub(crate) fn room_for(&mut self, n: usize) -> Option<(*mut Event, *mut Event)> {
         let len = self.buf.len();
         if len + n > self.batch {
             return None;
         }
-        if self.buf.capacity() < len + n {
+        if self.buf.capacity() < self.batch {
             self.buf.reserve(self.batch - len);
         }
-        // SAFETY: len <= capacity.
-        Some(unsafe { self.buf.as_mut_ptr().add(len) })
+        // SAFETY: len <= batch <= capacity.
+        unsafe {
+            let start = self.buf.as_mut_ptr();
+            Some((start.add(len), start.add(self.batch)))
+        }
+    }
+
+    /// The runs buffer for runs written in place (by translated code,
+    /// [`crate::jit`]): its start, its length and the batch size, with
+    /// room for the whole batch.
+    #[inline(always)]
+    pub(crate) fn runs_raw(&mut self) -> (*mut Run, u64, u64) {
+        let len = self.runs.len();
+        if self.runs.capacity() < self.batch {
+            self.runs.reserve(self.batch - len);
+        }
+        (self.runs.as_mut_ptr(), len as u64, self.batch as u64)
+    }
+
+    /// Takes the runs written in place up to `len`.
+    ///
+    /// # Safety
+    ///
+    /// The runs from the buffer's length up to `len` must have been
+    /// written, each fully, within the room [`runs_raw`](Self::runs_raw)
+    /// gave.
+    #[inline(always)]
+    pub(crate) unsafe fn set_runs_len(&mut self, len: usize) {
+        // SAFETY: the caller's contract.
+        unsafe { self.runs.set_len(len) };
     }
 
     /// Takes the events written in place up to `end` into the buffer, and

@@ -520,6 +520,7 @@ impl Simulator {
             j.begin_run(
                 &mut self.code,
                 if EV { events.wants } else { ClassSet::NONE },
+                RUNS,
             );
         }
         loop {
@@ -626,19 +627,40 @@ impl Simulator {
                 }
             }
             let block = &mut self.code.blocks[bi];
-            let len = block.ops.len();
             if RUNS {
                 // The whole block, shortened below if it stops early; even
                 // when nothing retired (a fault at the block's first
                 // instruction), the run says where control went.
+                let len = block.ops.len();
                 events.push_run(block, len);
             }
-            let stop = match &self.jit {
-                Some(j) if block.jit < jit::UNTRANSLATABLE => {
-                    j.run::<EV>(block, &mut self.cpu, &mut self.mem, events)
+            let translated = block.jit < jit::UNTRANSLATABLE;
+            let (last, stop) = match &mut self.jit {
+                Some(j) if translated && j.fits(&self.code) => j.run::<EV, RUNS>(
+                    &mut self.code,
+                    bi,
+                    &mut self.cpu,
+                    &mut self.mem,
+                    events,
+                    check,
+                ),
+                _ => {
+                    if translated {
+                        // The blocks moved since they were translated.
+                        if let Some(j) = &mut self.jit {
+                            j.forget(&mut self.code);
+                        }
+                    }
+                    let ops = &self.code.blocks[bi].ops;
+                    (
+                        bi,
+                        exec_ops::<EV, TAIL>(&mut self.cpu, &mut self.mem, ops, events),
+                    )
                 }
-                _ => exec_ops::<EV, TAIL>(&mut self.cpu, &mut self.mem, &block.ops, events),
             };
+            // Translated blocks linked to the first may have run after it.
+            bi = last;
+            let len = self.code.blocks[bi].ops.len();
             let retired = stop.retired(len);
             if RUNS && retired < len {
                 events.stopped_at(retired);
@@ -647,7 +669,14 @@ impl Simulator {
             if !matches!(stop, Stop::Next) || self.mem.code_written || self.cpu.instret >= check {
                 return (bi, stop);
             }
-            bi = self.code.follow(bi, self.cpu.pc, &self.mem);
+            let from = bi;
+            bi = self.code.follow(from, self.cpu.pc, &self.mem);
+            if let Some(j) = &mut self.jit {
+                let blocks = &self.code.blocks;
+                if blocks[from].jit < jit::UNTRANSLATABLE && blocks[bi].jit < jit::UNTRANSLATABLE {
+                    j.link(&self.code, from, bi, blocks[from].way_to(self.cpu.pc));
+                }
+            }
         }
     }
 

@@ -6,6 +6,7 @@
 //! store to code, `munmap`) or when the arena is full, as QEMU's
 //! translation buffer is flushed whole.
 
+use super::x86::Translation;
 use std::io;
 
 /// Where each translation starts: a multiple of 16 bytes, the alignment
@@ -43,18 +44,43 @@ impl Arena {
         })
     }
 
-    /// Copies `code` in and returns its offset, or `None` when it does
-    /// not fit in what is left.
-    pub(crate) fn add(&mut self, code: &[u8]) -> Option<u32> {
+    /// Copies a translation in, its header's words made addresses, and
+    /// returns its offset, or `None` when it does not fit in what is left.
+    pub(crate) fn add(&mut self, t: &Translation) -> Option<u32> {
+        let code = &t.bytes;
         let at = self.used.next_multiple_of(ALIGN);
         if at + code.len() > self.len || at > u32::MAX as usize / 2 {
             return None;
         }
         // SAFETY: at + code.len() <= len, inside the mapping; no code runs
-        // while the simulator adds a translation.
-        unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), self.ptr.add(at), code.len()) };
+        // while the simulator adds a translation. The header's three
+        // words are the first HEADER bytes of the code.
+        unsafe {
+            let p = self.ptr.add(at);
+            std::ptr::copy_nonoverlapping(code.as_ptr(), p, code.len());
+            let words = p as *mut u64;
+            let addr = |offset: u64| if offset == 0 { 0 } else { p as u64 + offset };
+            words.write_unaligned(addr(t.exits[0]));
+            words.add(1).write_unaligned(addr(t.exits[1]));
+            words.add(2).write_unaligned(addr(t.chained_entry));
+        }
         self.used = at + code.len();
         Some(at as u32)
+    }
+
+    /// Makes way `way` out of the translation at `from` go on to the
+    /// translation at `to`, if that way can be linked.
+    pub(crate) fn link(&mut self, from: u32, way: usize, to: u32) {
+        debug_assert!(way < 2);
+        // SAFETY: both are offsets of translations `add` copied in, whose
+        // first three words are the header; no code runs meanwhile.
+        unsafe {
+            let slot = (self.ptr.add(from as usize) as *mut u64).add(way);
+            if slot.read_unaligned() != 0 {
+                let entry = (self.ptr.add(to as usize) as *const u64).add(2);
+                slot.write_unaligned(entry.read_unaligned());
+            }
+        }
     }
 
     /// Forgets every translation; the caller must have dropped every

@@ -61,7 +61,32 @@ pub(crate) struct Ctx {
     /// Where control goes after the block, when the translation ran it
     /// to its end.
     pc: u64,
+    /// Instructions that may retire in blocks entered from other
+    /// translations before the loop must look at the count (timers,
+    /// threads, progress, the limit): less each time one is entered.
+    budget: u64,
+    /// The index of the block run last.
+    bi: u32,
+    _pad: u32,
+    /// The runs of blocks: the buffer, its length and the batch size
+    /// (null and 0 when the run takes none).
+    runs: *mut coprof_core::Run,
+    runs_len: u64,
+    runs_cap: u64,
+    /// The end of the room for events ([`Events::room_for`]).
+    ev_end: *mut coprof_core::Event,
 }
+
+/// Bytes before a translation's entry from the loop: per way out of the
+/// block, the address its exit jumps to (its own return to the loop, or
+/// the entry of the block linked to it), and the address of its entry
+/// from another translation.
+pub(crate) const HEADER: usize = 24;
+
+/// What a translation returns when it was entered from another and
+/// found no room for its block's run or events: the block before it ran
+/// to its end, and this one has not started.
+pub(crate) const NOT_ENTERED: u32 = u32::MAX;
 
 /// Translations of the simulator's blocks.
 pub struct Jit {
@@ -69,6 +94,11 @@ pub struct Jit {
     arena: arena::Arena,
     /// The classes whose events the translations build: the run's.
     wants: ClassSet,
+    /// Whether the translations add runs of blocks: the run's.
+    runs: bool,
+    /// Where the code cache's blocks were when the translations were
+    /// made, which hold the addresses of their counts.
+    blocks: *const Block,
     /// The code cache's flush count when the translations were made:
     /// after a flush no block holds one.
     flushes: u64,
@@ -87,6 +117,8 @@ impl Jit {
             Some(Jit {
                 arena: arena::Arena::new(ARENA_BYTES).ok()?,
                 wants: ClassSet::NONE,
+                runs: false,
+                blocks: std::ptr::null(),
                 flushes: 0,
                 translated: 0,
                 arena_resets: 0,
@@ -97,17 +129,19 @@ impl Jit {
     }
 
     /// Called as a run of blocks begins, with the classes whose events it
-    /// builds (nothing when it builds none): translations made for other
-    /// classes are dropped. A forked child that runs unobserved goes on
-    /// with its parent's blocks, whose translations wrote the parent's
-    /// events.
-    pub fn begin_run(&mut self, code: &mut CodeCache, wants: ClassSet) {
-        if self.wants != wants {
-            forget_all(code);
-            #[cfg(target_arch = "x86_64")]
-            self.arena.clear();
-            self.wants = wants;
-        }
+    /// builds (nothing when it builds none) and whether it takes runs of
+    /// blocks: the translations made before are dropped. A forked child
+    /// that runs unobserved goes on with its parent's blocks, whose
+    /// translations wrote the parent's events and runs.
+    pub fn begin_run(&mut self, code: &mut CodeCache, wants: ClassSet, runs: bool) {
+        // Every run starts a new table of blocks for its runs, whose ids
+        // the translations hold.
+        forget_all(code);
+        #[cfg(target_arch = "x86_64")]
+        self.arena.clear();
+        self.wants = wants;
+        self.runs = runs;
+        self.blocks = code.blocks.as_ptr();
     }
 
     /// Translates block `bi` of `code` for a run that builds events of
@@ -124,18 +158,40 @@ impl Jit {
                 self.arena.clear();
                 self.flushes = code.flushes;
             }
+            if self.blocks != code.blocks.as_ptr() {
+                // The blocks moved: translations hold their counts'
+                // addresses.
+                forget_all(code);
+                self.arena.clear();
+                self.blocks = code.blocks.as_ptr();
+            }
             let block = &mut code.blocks[bi];
-            let Some((bytes, _covered)) = x86::assemble(&block.ops, wants) else {
+            let chain = x86::Chain {
+                idx: bi as u32,
+                count: &mut block.count,
+                run: (self.runs && block.run_id != crate::code::NO_RUN_ID).then_some(
+                    coprof_core::Run {
+                        block: block.run_id,
+                        len: block.ops.len() as u32,
+                    },
+                ),
+                events: !wants.is_empty(),
+            };
+            if self.runs && chain.run.is_none() {
+                // Not in the run's table yet: translated once it is.
+                return;
+            }
+            let Some(t) = x86::assemble(&block.ops, wants, &chain) else {
                 block.jit = UNTRANSLATABLE;
                 return;
             };
-            let at = match self.arena.add(&bytes) {
+            let at = match self.arena.add(&t) {
                 Some(at) => at,
                 None => {
                     forget_all(code);
                     self.arena.clear();
                     self.arena_resets += 1;
-                    match self.arena.add(&bytes) {
+                    match self.arena.add(&t) {
                         Some(at) => at,
                         None => {
                             code.blocks[bi].jit = UNTRANSLATABLE;
@@ -164,52 +220,113 @@ impl Jit {
         0
     }
 
-    /// Runs `block`, translated, as [`exec_block`] would: the translation
-    /// first, then the interpreter from the op where it stopped, if it did
-    /// not reach the end. With `EV`, events go to `ev`, in the batches
-    /// the interpreter would give; a block that might fill the batch is
-    /// interpreted.
+    /// Drops every translation: `code`'s blocks moved.
+    #[cold]
+    pub fn forget(&mut self, code: &mut CodeCache) {
+        forget_all(code);
+        #[cfg(target_arch = "x86_64")]
+        self.arena.clear();
+        self.blocks = code.blocks.as_ptr();
+    }
+
+    /// Whether the translations are still good for `code`'s blocks: not
+    /// when the blocks moved (a larger table), since translations hold
+    /// the addresses of their counts.
     #[inline(always)]
-    pub(crate) fn run<const EV: bool>(
+    pub fn fits(&self, code: &CodeCache) -> bool {
+        self.blocks == code.blocks.as_ptr()
+    }
+
+    /// Runs block `bi`, translated, and the translated blocks linked
+    /// after it, as [`exec_block`] would one after the other: the
+    /// translations first, then the interpreter from the op where the
+    /// last one stopped, if it did not reach its end. Returns the index
+    /// of the block run last and how it stopped; `cpu.instret` counts
+    /// the blocks before it. With `EV`, events go to `ev`, in the
+    /// batches the interpreter would give (a block that might fill the
+    /// batch is interpreted), and with `RUNS` each linked block's run;
+    /// `check` is the count at which the loop must look.
+    #[inline(always)]
+    pub(crate) fn run<const EV: bool, const RUNS: bool>(
         &self,
-        block: &Block,
+        code: &mut CodeCache,
+        bi: usize,
         cpu: &mut Cpu,
         mem: &mut Memory,
         ev: &mut Events,
-    ) -> Stop {
-        let ops = &block.ops;
-        let slot = if EV {
-            match ev.room_for(ops.len()) {
-                Some(p) => p,
-                None => return exec_block::<EV>(cpu, mem, ops, ev),
+        check: u64,
+    ) -> (usize, Stop) {
+        let block = &code.blocks[bi];
+        let (slot, ev_end) = if EV {
+            match ev.room_for(block.ops.len()) {
+                Some(room) => room,
+                None => return (bi, exec_block::<EV>(cpu, mem, &block.ops, ev)),
             }
         } else {
-            std::ptr::null_mut()
+            (std::ptr::null_mut(), std::ptr::null_mut())
+        };
+        let (runs, runs_len, runs_cap) = if RUNS {
+            ev.runs_raw()
+        } else {
+            (std::ptr::null_mut(), 0, 0)
         };
         let (base, perms) = mem.raw_parts();
+        let budget = check.saturating_sub(cpu.instret);
         let mut ctx = Ctx {
             x: cpu.x.as_mut_ptr(),
             base,
             perms,
             ev: slot,
             pc: 0,
+            budget,
+            bi: bi as u32,
+            _pad: 0,
+            runs,
+            runs_len,
+            runs_cap,
+            ev_end,
         };
-        let done = self.call(block.jit, &mut ctx);
+        let ret = self.call(block.jit, &mut ctx);
         if EV {
-            // SAFETY: the translation wrote events from `slot` up to
+            // SAFETY: the translations wrote events from `slot` up to
             // `ctx.ev`, within the room `room_for` gave.
             unsafe { ev.filled_to(ctx.ev) };
         }
+        if RUNS {
+            // SAFETY: the translations added whole runs within the batch.
+            unsafe { ev.set_runs_len(ctx.runs_len as usize) };
+        }
+        // The blocks before the last ran whole.
+        cpu.instret += budget - ctx.budget;
+        let last = ctx.bi as usize;
+        let ops = &code.blocks[last].ops;
+        let done = if ret == NOT_ENTERED as usize {
+            ops.len()
+        } else {
+            ret
+        };
         if done == ops.len() {
             cpu.pc = ctx.pc;
-            return Stop::Next;
+            return (last, Stop::Next);
         }
         // The interpreter from op `done`: a CSR read of `instret` there
         // must count the ops before it.
         cpu.instret += done as u64;
         let stop = exec_block::<EV>(cpu, mem, &ops[done..], ev);
         cpu.instret -= done as u64;
-        stop.after(done)
+        (last, stop.after(done))
+    }
+
+    /// Links the exit of block `from` that goes to block `to`, both
+    /// translated, to `to`'s translation, when that exit has a single
+    /// target (`way` 0: a branch taken or a `jal`; 1: falling through).
+    #[inline]
+    pub fn link(&mut self, code: &CodeCache, from: usize, to: usize, way: usize) {
+        #[cfg(target_arch = "x86_64")]
+        self.arena
+            .link(code.blocks[from].jit, way, code.blocks[to].jit);
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (code, from, to, way);
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -221,7 +338,7 @@ impl Jit {
         // follows the System V calling convention; `ctx` points at live
         // registers, memory and event room.
         unsafe {
-            let entry: Entry = std::mem::transmute(self.arena.at(at));
+            let entry: Entry = std::mem::transmute(self.arena.at(at).add(HEADER));
             entry(ctx) as usize
         }
     }

@@ -196,10 +196,14 @@ fn both(words: &[u32], regs: &[u64], wants: ClassSet) -> (Outcome, Outcome, bool
             code.blocks.push(translate(CODE, &mem));
             let stop = if translated {
                 let mut jit = Jit::new().unwrap();
+                jit.begin_run(&mut code, wants, false);
                 jit.translate(&mut code, 0, wants);
                 made = code.blocks[0].jit < UNTRANSLATABLE;
                 if made {
-                    jit.run::<true>(&code.blocks[0], &mut cpu, &mut mem, &mut ev)
+                    let (last, stop) =
+                        jit.run::<true, false>(&mut code, 0, &mut cpu, &mut mem, &mut ev, u64::MAX);
+                    assert_eq!(last, 0);
+                    stop
                 } else {
                     exec_block::<true>(&mut cpu, &mut mem, &code.blocks[0].ops, &mut ev)
                 }
@@ -299,4 +303,50 @@ fn a_store_to_code_leaves_the_translation() {
     assert!(made);
     same(&a, &b).unwrap();
     assert!(b.code_written);
+}
+
+/// A loop of one block, `addi a0, a0, 1; bne a0, a1, loop`, translated
+/// and linked to itself, run from the loop's call with `a1` and the
+/// count `check` at which the loop must look: returns a0, the
+/// instructions retired (the blocks before the last counted by the run,
+/// the last added as the simulator's loop does), the block's count and
+/// the next PC.
+fn self_loop(a1: u64, check: u64) -> (u64, u64, u64, u64) {
+    let words = [i_type(0x13, 10, 0, 10, 1), b_type(1, 10, 11, -4)];
+    let mut mem = memory();
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    mem.poke(CODE, &bytes).unwrap();
+    let mut cpu = Cpu::new(CODE);
+    cpu.x[11] = a1;
+    let mut sink = Collect {
+        events: vec![],
+        wants: ClassSet::NONE,
+    };
+    let mut ev = Events::new(&mut sink);
+    let mut code = CodeCache::new();
+    code.blocks.push(translate(CODE, &mem));
+    let mut jit = Jit::new().unwrap();
+    jit.begin_run(&mut code, ClassSet::NONE, false);
+    jit.translate(&mut code, 0, ClassSet::NONE);
+    assert!(code.blocks[0].jit < UNTRANSLATABLE);
+    // The taken branch goes back to the block's start: way 0.
+    assert_eq!(code.blocks[0].way_to(CODE), 0);
+    jit.link(&code, 0, 0, 0);
+    code.blocks[0].count = 1;
+    let (last, stop) = jit.run::<false, false>(&mut code, 0, &mut cpu, &mut mem, &mut ev, check);
+    assert_eq!((last, stop), (0, Stop::Next));
+    cpu.instret += 2;
+    (cpu.x[10], cpu.instret, code.blocks[0].count, cpu.pc)
+}
+
+#[test]
+fn a_linked_loop_runs_until_the_loops_next_look() {
+    // 250 blocks retire 500 instructions, below 501; the 251st reaches it.
+    assert_eq!(self_loop(1000, 501), (251, 502, 251, CODE));
+    assert_eq!(self_loop(1000, 500), (250, 500, 250, CODE));
+}
+
+#[test]
+fn a_linked_loop_leaves_by_its_unlinked_way() {
+    assert_eq!(self_loop(100, u64::MAX), (100, 200, 100, CODE + 8));
 }

@@ -15,12 +15,12 @@
 //! interpreter then runs, so that every fault, signal and event comes
 //! from one place.
 
-use super::Ctx;
+use super::{Ctx, HEADER, NOT_ENTERED};
 use crate::mem::{perm, LIMIT, PAGE};
 use crate::op::{Kind, Op};
-use coprof_core::{flags, Class, ClassSet, Event};
+use coprof_core::{flags, Class, ClassSet, Event, Run};
 use iced_x86::code_asm::*;
-use iced_x86::IcedError;
+use iced_x86::{BlockEncoderOptions, IcedError};
 use std::mem::offset_of;
 
 const CTX_X: i32 = offset_of!(Ctx, x) as i32;
@@ -28,6 +28,12 @@ const CTX_BASE: i32 = offset_of!(Ctx, base) as i32;
 const CTX_PERMS: i32 = offset_of!(Ctx, perms) as i32;
 const CTX_EV: i32 = offset_of!(Ctx, ev) as i32;
 const CTX_PC: i32 = offset_of!(Ctx, pc) as i32;
+const CTX_BUDGET: i32 = offset_of!(Ctx, budget) as i32;
+const CTX_BI: i32 = offset_of!(Ctx, bi) as i32;
+const CTX_RUNS: i32 = offset_of!(Ctx, runs) as i32;
+const CTX_RUNS_LEN: i32 = offset_of!(Ctx, runs_len) as i32;
+const CTX_RUNS_CAP: i32 = offset_of!(Ctx, runs_cap) as i32;
+const CTX_EV_END: i32 = offset_of!(Ctx, ev_end) as i32;
 
 const EV_PC: i32 = offset_of!(Event, pc) as i32;
 const EV_ADDR: i32 = offset_of!(Event, addr) as i32;
@@ -39,6 +45,34 @@ const EV_SIZE: usize = std::mem::size_of::<Event>();
 const _: () = assert!(offset_of!(Event, size) == offset_of!(Event, class) + 1);
 const _: () = assert!(offset_of!(Event, flags) == offset_of!(Event, class) + 2);
 const _: () = assert!(EV_SIZE == offset_of!(Event, class) + 8); // 4 of padding
+
+// A run is written as one u64: the block's id, then its length.
+const _: () = assert!(offset_of!(Run, block) == 0 && offset_of!(Run, len) == 4);
+const _: () = assert!(std::mem::size_of::<Run>() == 8);
+
+/// What a translation knows of its block besides the ops, to be entered
+/// from another translation in place of the simulator's loop: the block's
+/// index, the address of its count, and its run of blocks when the run
+/// takes runs ([`Block::run_id`](crate::code::Block::run_id), with all
+/// its instructions).
+pub(super) struct Chain {
+    pub idx: u32,
+    pub count: *mut u64,
+    pub run: Option<Run>,
+    /// Whether the run builds events: a block entered from another must
+    /// leave room for its own before the batch is full.
+    pub events: bool,
+}
+
+/// A translation: its bytes, with the header's three words filled in as
+/// offsets from its start (the arena adds its address): per way out, the
+/// exit that returns to the simulator's loop (0 for a way that cannot
+/// be linked), and the entry from another translation.
+pub(super) struct Translation {
+    pub bytes: Vec<u8>,
+    pub exits: [u64; 2],
+    pub chained_entry: u64,
+}
 
 /// Whether `op` can be translated, given the classes whose events the
 /// run builds: the ops below whose events, if wanted, are loads or
@@ -85,21 +119,77 @@ fn event_word(e: Event, op: &Op) -> u32 {
 /// Assembles the longest prefix of `ops` that [`translatable`] allows,
 /// for a run that builds events of `wants`. Returns the code and how
 /// many ops it covers; `None` when it covers none.
-pub(super) fn assemble(ops: &[Op], wants: ClassSet) -> Option<(Vec<u8>, usize)> {
+pub(super) fn assemble(ops: &[Op], wants: ClassSet, chain: &Chain) -> Option<Translation> {
     let covered = ops.iter().take_while(|op| translatable(op, wants)).count();
     if covered == 0 {
         return None;
     }
-    let code = emit(&ops[..covered], ops.len(), wants).ok()?;
-    Some((code, covered))
+    emit(&ops[..covered], ops.len(), wants, chain).ok()
 }
 
-fn emit(ops: &[Op], len: usize, wants: ClassSet) -> Result<Vec<u8>, IcedError> {
+/// The exits of a block's last op that may be linked to the block they
+/// go to: way 0 to a static target (a branch taken, a `jal`), way 1
+/// falling through. None when the translation does not cover the block
+/// (the interpreter runs the rest) or it ends in a `jalr`.
+fn linkable(ops: &[Op], len: usize) -> [bool; 2] {
+    if ops.len() < len {
+        return [false, false];
+    }
+    match ops[len - 1].kind {
+        Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu => [true, true],
+        Kind::Jal => [true, false],
+        Kind::Jalr => [false, false],
+        _ => [false, true],
+    }
+}
+
+/// Leaves the block by way `way` to `target`: on to the block linked
+/// there (its entry's address in the header word `slot`), if the
+/// instructions retired stay below the loop's next look, with the
+/// block's length in rcx; else back to the loop.
+fn exit(
+    a: &mut CodeAssembler,
+    linked: bool,
+    slot: CodeLabel,
+    unlinked: &mut CodeLabel,
+    target: u64,
+    len: u32,
+    out: CodeLabel,
+) -> Result<(), IcedError> {
+    if linked {
+        a.cmp(qword_ptr(r15 + CTX_BUDGET), len as i32)?;
+        a.jbe(*unlinked)?;
+        a.mov(ecx, len)?;
+        a.jmp(qword_ptr(slot))?;
+    }
+    a.set_label(unlinked)?;
+    set_pc(a, target)?;
+    a.mov(eax, len)?;
+    a.jmp(out)
+}
+
+fn emit(ops: &[Op], len: usize, wants: ClassSet, chain: &Chain) -> Result<Translation, IcedError> {
     let mut a = CodeAssembler::new(64)?;
     let mut out = a.create_label();
     // Per op that may leave early, its label: returns its index.
     let mut bails: Vec<(CodeLabel, u32)> = Vec::new();
+    let links = linkable(ops, len);
+    let mut slots = [a.create_label(), a.create_label()];
+    let mut unlinked = [a.create_label(), a.create_label()];
+    let mut chained = a.create_label();
+    let mut body = a.create_label();
+    let mut not_entered = a.create_label();
 
+    // The header: filled in by the arena.
+    a.set_label(&mut slots[0])?;
+    a.dq(&[0])?;
+    a.set_label(&mut slots[1])?;
+    a.dq(&[0])?;
+    a.dq(&[0])?;
+    debug_assert_eq!(HEADER, 24);
+
+    // The entry from the simulator's loop, which has counted the block
+    // and added its run.
     a.push(rbx)?;
     a.push(r12)?;
     a.push(r13)?;
@@ -110,7 +200,41 @@ fn emit(ops: &[Op], len: usize, wants: ClassSet) -> Result<Vec<u8>, IcedError> {
     a.mov(r12, qword_ptr(r15 + CTX_BASE))?;
     a.mov(r13, qword_ptr(r15 + CTX_PERMS))?;
     a.mov(r14, qword_ptr(r15 + CTX_EV))?;
+    a.mov(dword_ptr(r15 + CTX_BI), chain.idx)?;
+    a.jmp(body)?;
 
+    // The entry from another translation, whose block's length is in
+    // rcx: room for this block's run and events, or back to the loop
+    // before it starts; then what the loop does for a block.
+    a.set_label(&mut chained)?;
+    if chain.run.is_some() {
+        a.mov(rax, qword_ptr(r15 + CTX_RUNS_LEN))?;
+        a.cmp(rax, qword_ptr(r15 + CTX_RUNS_CAP))?;
+        a.jae(not_entered)?;
+    }
+    if chain.events {
+        let n = ops
+            .iter()
+            .filter(|op| is_memory(op.kind) && wants.contains(op.class))
+            .count()
+            .max(1);
+        a.lea(rax, qword_ptr(r14 + (n * EV_SIZE) as i32))?;
+        a.cmp(rax, qword_ptr(r15 + CTX_EV_END))?;
+        a.ja(not_entered)?;
+    }
+    a.sub(qword_ptr(r15 + CTX_BUDGET), rcx)?;
+    a.mov(dword_ptr(r15 + CTX_BI), chain.idx)?;
+    a.mov(rax, chain.count as u64)?;
+    a.inc(qword_ptr(rax))?;
+    if let Some(run) = chain.run {
+        a.mov(rax, qword_ptr(r15 + CTX_RUNS_LEN))?;
+        a.mov(rdx, qword_ptr(r15 + CTX_RUNS))?;
+        a.mov(rcx, run.block as u64 | (run.len as u64) << 32)?;
+        a.mov(qword_ptr(rdx + rax * 8), rcx)?;
+        a.inc(qword_ptr(r15 + CTX_RUNS_LEN))?;
+    }
+
+    a.set_label(&mut body)?;
     let mut ended = false;
     for (i, op) in ops.iter().enumerate() {
         // Only a load or a store leaves before its op.
@@ -118,18 +242,39 @@ fn emit(ops: &[Op], len: usize, wants: ClassSet) -> Result<Vec<u8>, IcedError> {
         if is_memory(op.kind) {
             bails.push((bail, i as u32));
         }
-        ended = op_code(&mut a, op, wants, len as u32, bail, out)?;
+        let ways = Ways {
+            links,
+            slots,
+            unlinked: &mut unlinked,
+            len: len as u32,
+            out,
+        };
+        ended = op_code(&mut a, op, wants, bail, ways)?;
     }
     if !ended {
         // The ops covered end before the block does (the interpreter
         // runs the rest), or the block ends without a transfer.
         let covered = ops.len();
         if covered == len {
-            set_pc(&mut a, ops[covered - 1].next_pc())?;
+            let next = ops[covered - 1].next_pc();
+            exit(
+                &mut a,
+                links[1],
+                slots[1],
+                &mut unlinked[1],
+                next,
+                len as u32,
+                out,
+            )?;
+        } else {
+            a.mov(eax, covered as u32)?;
+            a.jmp(out)?;
         }
-        a.mov(eax, covered as u32)?;
-        a.jmp(out)?;
     }
+    a.set_label(&mut not_entered)?;
+    set_pc(&mut a, ops[0].pc)?;
+    a.mov(eax, NOT_ENTERED)?;
+    a.jmp(out)?;
     for (mut l, i) in bails {
         a.set_label(&mut l)?;
         a.mov(eax, i)?;
@@ -143,7 +288,29 @@ fn emit(ops: &[Op], len: usize, wants: ClassSet) -> Result<Vec<u8>, IcedError> {
     a.pop(r12)?;
     a.pop(rbx)?;
     a.ret()?;
-    a.assemble(0)
+    let r = a.assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
+    let mut exits = [0u64; 2];
+    for w in 0..2 {
+        if links[w] {
+            exits[w] = r.label_ip(&unlinked[w])?;
+        }
+    }
+    Ok(Translation {
+        chained_entry: r.label_ip(&chained)?,
+        bytes: r.inner.code_buffer,
+        exits,
+    })
+}
+
+/// What an op that leaves the block needs: per way out, whether it may
+/// be linked, its header word and its exit to the loop; the block's
+/// length; the epilogue.
+struct Ways<'a> {
+    links: [bool; 2],
+    slots: [CodeLabel; 2],
+    unlinked: &'a mut [CodeLabel; 2],
+    len: u32,
+    out: CodeLabel,
 }
 
 fn set_pc(a: &mut CodeAssembler, pc: u64) -> Result<(), IcedError> {
@@ -208,10 +375,10 @@ fn op_code(
     a: &mut CodeAssembler,
     op: &Op,
     wants: ClassSet,
-    len: u32,
     bail: CodeLabel,
-    out: CodeLabel,
+    w: Ways<'_>,
 ) -> Result<bool, IcedError> {
+    let (len, out) = (w.len, w.out);
     use Kind::*;
     let (rd, rs1, rs2) = (op.rd, op.rs1, op.rs2);
     let imm = op.imm as i32;
@@ -393,21 +560,24 @@ fn op_code(
                 Bltu => a.jb(taken)?,
                 _ => a.jae(taken)?,
             }
-            set_pc(a, op.next_pc())?;
-            a.mov(eax, len)?;
-            a.jmp(out)?;
+            let [u0, u1] = w.unlinked;
+            exit(a, w.links[1], w.slots[1], u1, op.next_pc(), len, out)?;
             a.set_label(&mut taken)?;
-            set_pc(a, op.imm as u64)?;
-            a.mov(eax, len)?;
-            a.jmp(out)?;
+            exit(a, w.links[0], w.slots[0], u0, op.imm as u64, len, out)?;
             return Ok(true);
         }
         Jal => {
             a.mov(rax, op.next_pc())?;
             a.mov(xr(rd), rax)?;
-            set_pc(a, op.imm as u64)?;
-            a.mov(eax, len)?;
-            a.jmp(out)?;
+            exit(
+                a,
+                w.links[0],
+                w.slots[0],
+                &mut w.unlinked[0],
+                op.imm as u64,
+                len,
+                out,
+            )?;
             return Ok(true);
         }
         Jalr => {
