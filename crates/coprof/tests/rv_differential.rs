@@ -568,7 +568,21 @@ fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
         ),
         (
             "sysroot/usr/bin/fdfind",
-            s(&["-e", "rs", "-j", "2", "--base-directory", &file("crates/coprof-rv"), "."]),
+            // fd sorts what it finds only when the search ends within
+            // its buffering time (100 ms by default), else it prints in
+            // the order its two threads find: a busy machine slows qemu
+            // past it. Ten minutes keep both runs sorted.
+            s(&[
+                "-e",
+                "rs",
+                "-j",
+                "2",
+                "--max-buffer-time",
+                "600000",
+                "--base-directory",
+                &file("crates/coprof-rv"),
+                ".",
+            ]),
         ),
         ("sysroot/usr/bin/openssl", with(&["dgst", "-sha3-256"], &readme)),
         (
