@@ -28,6 +28,13 @@ fn memory() -> Memory {
     mem
 }
 
+/// An R-type instruction of `opcode` with one of the (funct3, funct7)
+/// pairs of `table` and random registers.
+fn r_word(opcode: u32, table: Vec<(u32, u32)>) -> impl Strategy<Value = u32> {
+    (0u32..32, 0u32..32, 0u32..32, prop::sample::select(table))
+        .prop_map(move |(rd, rs1, rs2, (f3, f7))| r_type(opcode, rd, f3, rs1, rs2, f7))
+}
+
 /// One instruction that the translator takes, or one it leaves to the
 /// interpreter (division, a read of `instret`).
 fn body_word() -> impl Strategy<Value = u32> {
@@ -65,12 +72,10 @@ fn body_word() -> impl Strategy<Value = u32> {
             .prop_map(|(rd, rs1, sh, (f3, hi))| i_type(0x1b, rd, f3, rs1, hi | sh)),
         // OP and M: add sub sll slt sltu xor srl sra or and, mul mulh
         // mulhsu mulhu div.
-        (
-            reg.clone(),
-            reg.clone(),
-            reg.clone(),
-            prop::sample::select(vec![
-                (0u32, 0u32),
+        r_word(
+            0x33,
+            vec![
+                (0, 0),
                 (0, 0x20),
                 (1, 0),
                 (2, 0),
@@ -85,24 +90,13 @@ fn body_word() -> impl Strategy<Value = u32> {
                 (2, 1),
                 (3, 1),
                 (4, 1),
-            ])
-        )
-            .prop_map(|(rd, rs1, rs2, (f3, f7))| r_type(0x33, rd, f3, rs1, rs2, f7)),
+            ]
+        ),
         // OP-32: addw subw sllw srlw sraw mulw.
-        (
-            reg.clone(),
-            reg.clone(),
-            reg.clone(),
-            prop::sample::select(vec![
-                (0u32, 0u32),
-                (0, 0x20),
-                (1, 0),
-                (5, 0),
-                (5, 0x20),
-                (0, 1)
-            ])
-        )
-            .prop_map(|(rd, rs1, rs2, (f3, f7))| r_type(0x3b, rd, f3, rs1, rs2, f7)),
+        r_word(
+            0x3b,
+            vec![(0, 0), (0, 0x20), (1, 0), (5, 0), (5, 0x20), (0, 1)]
+        ),
         // lui, auipc.
         (reg.clone(), any::<u32>(), prop::bool::ANY).prop_map(|(rd, imm, auipc)| (imm & !0xfff)
             | (rd << 7)

@@ -354,6 +354,18 @@ fn address(
     Ok(())
 }
 
+/// x[rd] = 1 if the compare before found its first operand less than
+/// the second (`signed` or not), else 0.
+fn set_less(a: &mut CodeAssembler, signed: bool, rd: u8) -> Result<(), IcedError> {
+    if signed {
+        a.setl(al)?;
+    } else {
+        a.setb(al)?;
+    }
+    a.movzx(eax, al)?;
+    a.mov(xr(rd), rax)
+}
+
 /// Writes an event at r14 and moves r14 on: `pc`, the address in rax, the
 /// value in rcx, and `word`.
 fn event(a: &mut CodeAssembler, pc: u64, word: u32) -> Result<(), IcedError> {
@@ -400,13 +412,7 @@ fn op_code(
         Slti | Sltiu => {
             a.mov(rax, xr(rs1))?;
             a.cmp(rax, imm)?;
-            if op.kind == Slti {
-                a.setl(al)?;
-            } else {
-                a.setb(al)?;
-            }
-            a.movzx(eax, al)?;
-            a.mov(xr(rd), rax)?;
+            set_less(a, op.kind == Slti, rd)?;
         }
         Slli | Srli | Srai => {
             let s = (op.imm & 63) as u32;
@@ -456,13 +462,7 @@ fn op_code(
         Slt | Sltu => {
             a.mov(rax, xr(rs1))?;
             a.cmp(rax, xr(rs2))?;
-            if op.kind == Slt {
-                a.setl(al)?;
-            } else {
-                a.setb(al)?;
-            }
-            a.movzx(eax, al)?;
-            a.mov(xr(rd), rax)?;
+            set_less(a, op.kind == Slt, rd)?;
         }
         Addw | Subw | Mulw => {
             a.mov(eax, xr32(rs1))?;
