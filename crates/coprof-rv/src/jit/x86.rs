@@ -354,7 +354,7 @@ fn address(
     Ok(())
 }
 
-/// x[rd] = 1 if the compare before found its first operand less than
+/// Sets `x[rd]` to 1 if the compare before found its first operand less than
 /// the second (`signed` or not), else 0.
 fn set_less(a: &mut CodeAssembler, signed: bool, rd: u8) -> Result<(), IcedError> {
     if signed {
