@@ -19,12 +19,12 @@
 //!
 //! Translations are linked to one another as qemu chains its blocks: an
 //! exit with one target jumps on to the next block's translation through
-//! a word of its header ([`HEADER`]), written by [`Jit::link`] the first
+//! a word of its header, written by [`Jit::link`] the first
 //! time the simulator's loop sees control go that way, and the entry
 //! from another translation does the loop's work between blocks: it
 //! counts the block, adds its run, and keeps the instructions retired
 //! below the count at which the loop must look, or goes back to the loop
-//! before the block starts ([`NOT_ENTERED`]).
+//! before the block starts.
 //!
 //! Only x86-64 hosts translate; elsewhere [`Jit::new`] gives `None` and
 //! every block is interpreted.
