@@ -2,11 +2,11 @@
 //! place of the interpreter.
 //!
 //! A block that has run [`HOT`] times is translated, once, as far as its
-//! ops allow: integer computation (RV64I §2.4, §5.2), multiplication (M
-//! §7, but for `mulhsu`), loads and stores (§2.6), branches and jumps
-//! (§2.5). Its translation then runs each time the block does. Where a
-//! block holds an op the translator does not take (division, atomics,
-//! floating point, CSRs, `ecall`), or an op whose event the run builds and
+//! ops allow: integer computation (RV64I §2.4, §5.2), multiplication and
+//! division (M §7, but for `mulhsu`), loads and stores (§2.6), branches
+//! and jumps (§2.5). Its translation then runs each time the block does.
+//! Where a block holds an op the translator does not take (`mulhsu`,
+//! atomics, floating point, CSRs, `ecall`), or an op whose event the run builds and
 //! the translation does not (anything but a load's or a store's), the
 //! translation covers the ops before it and the interpreter runs the
 //! rest. A load or store whose address is not on the fast path (a fault,

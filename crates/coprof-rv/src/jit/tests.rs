@@ -36,7 +36,7 @@ fn r_word(opcode: u32, table: Vec<(u32, u32)>) -> impl Strategy<Value = u32> {
 }
 
 /// One instruction that the translator takes, or one it leaves to the
-/// interpreter (division, a read of `instret`).
+/// interpreter (`mulhsu`, a read of `instret`).
 fn body_word() -> impl Strategy<Value = u32> {
     let reg = 0u32..32;
     let imm12 = -2048i32..2048;
@@ -71,7 +71,7 @@ fn body_word() -> impl Strategy<Value = u32> {
         )
             .prop_map(|(rd, rs1, sh, (f3, hi))| i_type(0x1b, rd, f3, rs1, hi | sh)),
         // OP and M: add sub sll slt sltu xor srl sra or and, mul mulh
-        // mulhsu mulhu div.
+        // mulhsu mulhu div divu rem remu.
         r_word(
             0x33,
             vec![
@@ -90,12 +90,26 @@ fn body_word() -> impl Strategy<Value = u32> {
                 (2, 1),
                 (3, 1),
                 (4, 1),
+                (5, 1),
+                (6, 1),
+                (7, 1),
             ]
         ),
-        // OP-32: addw subw sllw srlw sraw mulw.
+        // OP-32: addw subw sllw srlw sraw mulw divw divuw remw remuw.
         r_word(
             0x3b,
-            vec![(0, 0), (0, 0x20), (1, 0), (5, 0), (5, 0x20), (0, 1)]
+            vec![
+                (0, 0),
+                (0, 0x20),
+                (1, 0),
+                (5, 0),
+                (5, 0x20),
+                (0, 1),
+                (4, 1),
+                (5, 1),
+                (6, 1),
+                (7, 1)
+            ]
         ),
         // lui, auipc.
         (reg.clone(), any::<u32>(), prop::bool::ANY).prop_map(|(rd, imm, auipc)| (imm & !0xfff)
@@ -343,4 +357,34 @@ fn a_linked_loop_runs_until_the_loops_next_look() {
 #[test]
 fn a_linked_loop_leaves_by_its_unlinked_way() {
     assert_eq!(self_loop(100, u64::MAX), (100, 200, 100, CODE + 8));
+}
+
+#[test]
+fn division_edge_cases_of_table_7_1() {
+    // a0 = a1 op a2, for div divu rem remu and their *w forms.
+    let pairs = [
+        (i64::MIN as u64, u64::MAX),
+        (5, 0),
+        (u64::MAX, 0),
+        ((-7i64) as u64, 2),
+        (7, (-2i64) as u64),
+        (i32::MIN as i64 as u64, u64::MAX),
+        (0x1_0000_0005, 0x1_0000_0000),
+        (0xffff_ffff_8000_0000, 0x0000_0001_ffff_ffff),
+    ];
+    for opcode in [0x33, 0x3b] {
+        for f3 in 4..8 {
+            for (x, y) in pairs {
+                let words = [r_type(opcode, 10, f3, 11, 12, 1)];
+                let mut regs = vec![0u64; 31];
+                regs[10] = x; // a1 (x11)
+                regs[11] = y; // a2 (x12)
+                let (a, b, made) = both(&words, &regs, ClassSet::NONE);
+                assert!(made);
+                same(&a, &b).unwrap_or_else(|e| {
+                    panic!("opcode {opcode:#x} funct3 {f3}, {x:#x} by {y:#x}: {e}")
+                });
+            }
+        }
+    }
 }

@@ -84,6 +84,7 @@ pub(super) fn translatable(op: &Op, wants: ClassSet) -> bool {
         | Srliw | Sraiw => fits32(op.imm) || op.kind == Li,
         Add | Sub | Sll | Slt | Sltu | Xor | Srl | Sra | Or | And | Addw | Subw | Sllw | Srlw
         | Sraw | Mul | Mulh | Mulhu | Mulw | Fence => true,
+        Div | Divu | Rem | Remu | Divw | Divuw | Remw | Remuw => true,
         Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd => fits32(op.imm),
         Beq | Bne | Blt | Bge | Bltu | Bgeu | Jal | Jalr => true,
         _ => false,
@@ -354,6 +355,79 @@ fn address(
     Ok(())
 }
 
+/// A division or remainder (M §7.2), which never traps: by zero the
+/// quotient is all ones and the remainder the dividend; the signed
+/// overflow (the most negative value by −1) gives the dividend and 0
+/// (Table 7.1). x86's `div` and `idiv` trap on both, so both are taken
+/// apart first (a division by −1 is a negation). The `*w` forms work on
+/// the low words and sign-extend the result.
+fn division(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
+    use Kind::*;
+    let word = matches!(op.kind, Divw | Divuw | Remw | Remuw);
+    let signed = matches!(op.kind, Div | Rem | Divw | Remw);
+    let remainder = matches!(op.kind, Rem | Remu | Remw | Remuw);
+    let mut by_zero = a.create_label();
+    let mut divide = a.create_label();
+    let mut done = a.create_label();
+    if word {
+        a.mov(eax, xr32(op.rs1))?;
+        a.mov(ecx, xr32(op.rs2))?;
+        a.test(ecx, ecx)?;
+    } else {
+        a.mov(rax, xr(op.rs1))?;
+        a.mov(rcx, xr(op.rs2))?;
+        a.test(rcx, rcx)?;
+    }
+    // A remainder by zero is the dividend, already in rax (eax).
+    a.je(if remainder { done } else { by_zero })?;
+    if signed {
+        if word {
+            a.cmp(ecx, -1)?;
+        } else {
+            a.cmp(rcx, -1)?;
+        }
+        a.jne(divide)?;
+        match (remainder, word) {
+            (true, _) => a.xor(eax, eax)?,
+            (false, true) => a.neg(eax)?,
+            (false, false) => a.neg(rax)?,
+        }
+        a.jmp(done)?;
+    }
+    a.set_label(&mut divide)?;
+    match (signed, word) {
+        (true, true) => {
+            a.cdq()?;
+            a.idiv(ecx)?;
+        }
+        (true, false) => {
+            a.cqo()?;
+            a.idiv(rcx)?;
+        }
+        (false, true) => {
+            a.xor(edx, edx)?;
+            a.div(ecx)?;
+        }
+        (false, false) => {
+            a.xor(edx, edx)?;
+            a.div(rcx)?;
+        }
+    }
+    if remainder {
+        a.mov(rax, rdx)?;
+    }
+    if !remainder {
+        a.jmp(done)?;
+        a.set_label(&mut by_zero)?;
+        a.mov(rax, -1i64)?;
+    }
+    a.set_label(&mut done)?;
+    if word {
+        a.movsxd(rax, eax)?;
+    }
+    a.mov(xr(op.rd), rax)
+}
+
 /// Sets `x[rd]` to 1 if the compare before found its first operand less than
 /// the second (`signed` or not), else 0.
 fn set_less(a: &mut CodeAssembler, signed: bool, rd: u8) -> Result<(), IcedError> {
@@ -495,6 +569,7 @@ fn op_code(
             }
             a.mov(xr(rd), rdx)?;
         }
+        Div | Divu | Rem | Remu | Divw | Divuw | Remw | Remuw => division(a, op)?,
         Fence => {}
         Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu => {
             let n = match op.kind {
