@@ -89,11 +89,6 @@ impl Arena {
         self.used = 0;
     }
 
-    /// Bytes of translations held.
-    pub(crate) fn used(&self) -> usize {
-        self.used
-    }
-
     /// The address of the translation at `offset`.
     pub(crate) fn at(&self, offset: u32) -> *const u8 {
         debug_assert!((offset as usize) < self.used);

@@ -115,10 +115,6 @@ pub struct Jit {
     /// The code cache's flush count when the translations were made:
     /// after a flush no block holds one.
     flushes: u64,
-    /// Blocks translated.
-    pub translated: u64,
-    /// Times every translation was dropped because the arena was full.
-    pub arena_resets: u64,
 }
 
 impl Jit {
@@ -133,8 +129,6 @@ impl Jit {
                 runs: false,
                 blocks: std::ptr::null(),
                 flushes: 0,
-                translated: 0,
-                arena_resets: 0,
             })
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -149,12 +143,9 @@ impl Jit {
     pub fn begin_run(&mut self, code: &mut CodeCache, wants: ClassSet, runs: bool) {
         // Every run starts a new table of blocks for its runs, whose ids
         // the translations hold.
-        forget_all(code);
-        #[cfg(target_arch = "x86_64")]
-        self.arena.clear();
+        self.forget(code);
         self.wants = wants;
         self.runs = runs;
-        self.blocks = code.blocks.as_ptr();
     }
 
     /// Translates block `bi` of `code` for a run that builds events of
@@ -171,12 +162,8 @@ impl Jit {
                 self.arena.clear();
                 self.flushes = code.flushes;
             }
-            if self.blocks != code.blocks.as_ptr() {
-                // The blocks moved: translations hold their counts'
-                // addresses.
-                forget_all(code);
-                self.arena.clear();
-                self.blocks = code.blocks.as_ptr();
+            if !self.fits(code) {
+                self.forget(code);
             }
             let block = &mut code.blocks[bi];
             let chain = x86::Chain {
@@ -201,9 +188,8 @@ impl Jit {
             let at = match self.arena.add(&t) {
                 Some(at) => at,
                 None => {
-                    forget_all(code);
-                    self.arena.clear();
-                    self.arena_resets += 1;
+                    // The arena is full.
+                    self.forget(code);
                     match self.arena.add(&t) {
                         Some(at) => at,
                         None => {
@@ -214,7 +200,6 @@ impl Jit {
                 }
             };
             code.blocks[bi].jit = at;
-            self.translated += 1;
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -223,20 +208,13 @@ impl Jit {
         }
     }
 
-    /// Bytes of host code held.
-    pub fn code_bytes(&self) -> usize {
-        #[cfg(target_arch = "x86_64")]
-        {
-            self.arena.used()
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        0
-    }
-
-    /// Drops every translation: `code`'s blocks moved.
+    /// Drops every translation: a run begins, `code`'s blocks moved, or
+    /// the arena is full.
     #[cold]
     pub fn forget(&mut self, code: &mut CodeCache) {
-        forget_all(code);
+        for b in code.blocks.iter_mut() {
+            b.jit = NOT_TRANSLATED;
+        }
         #[cfg(target_arch = "x86_64")]
         self.arena.clear();
         self.blocks = code.blocks.as_ptr();
@@ -359,12 +337,5 @@ impl Jit {
     #[cfg(not(target_arch = "x86_64"))]
     fn call(&self, _at: u32, _ctx: &mut Ctx) -> usize {
         unreachable!("no translations on this host")
-    }
-}
-
-/// Marks every block of `code` untranslated.
-fn forget_all(code: &mut CodeCache) {
-    for b in code.blocks.iter_mut() {
-        b.jit = NOT_TRANSLATED;
     }
 }

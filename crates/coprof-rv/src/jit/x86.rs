@@ -118,8 +118,9 @@ fn event_word(e: Event, op: &Op) -> u32 {
 }
 
 /// Assembles the longest prefix of `ops` that [`translatable`] allows,
-/// for a run that builds events of `wants`. Returns the code and how
-/// many ops it covers; `None` when it covers none.
+/// for a run that builds events of `wants`; `None` when it covers none.
+/// The code returns to the loop with the number of ops it ran where it
+/// stops short of the block's end.
 pub(super) fn assemble(ops: &[Op], wants: ClassSet, chain: &Chain) -> Option<Translation> {
     let covered = ops.iter().take_while(|op| translatable(op, wants)).count();
     if covered == 0 {
