@@ -18,7 +18,7 @@
 use crate::events::Events;
 use crate::fp::{self, Arith, Cmp, D, S};
 use crate::mem::{Fault, Memory};
-use crate::op::{Emit, Kind, Op, ZERO_SINK};
+use crate::op::{float_compute, Emit, Kind, Op, ZERO_SINK};
 use coprof_core::{flags, Class, Event};
 
 /// Architectural state of the hart.
@@ -239,29 +239,6 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
             return Stop::Next;
         }};
     }
-    macro_rules! rounding {
-        ($op:expr) => {{
-            let rm = if $op.rm == 7 { cpu.frm } else { $op.rm as u32 };
-            match fp::round_of(rm) {
-                Some(r) => r,
-                None => return Stop::Illegal { at: i!($op) },
-            }
-        }};
-    }
-    macro_rules! fset {
-        ($op:expr, $r:expr, $boxed:expr) => {{
-            let (v, fl) = $r;
-            cpu.fflags |= fl;
-            f!($op.rd) = if $boxed { fp::box_s(v) } else { v };
-        }};
-    }
-    macro_rules! xset_fl {
-        ($op:expr, $r:expr) => {{
-            let (v, fl) = $r;
-            cpu.fflags |= fl;
-            x!($op.rd) = v;
-        }};
-    }
     macro_rules! amo {
         ($op:expr, $n:literal, $f:expr) => {{
             let addr = x!($op.rs1);
@@ -282,8 +259,6 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
             }
         }};
     }
-    let s = |v: u64| fp::unbox_s(v);
-
     for op in ops {
         match op.kind {
             Kind::Li => x!(op.rd) = op.imm as u64,
@@ -554,160 +529,11 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
             }
             Kind::Fsw => store!(op, 4, f!(op.rs2) & 0xffff_ffff),
             Kind::Fsd => store!(op, 8, f!(op.rs2)),
-            Kind::FmaddS | Kind::FmsubS | Kind::FnmsubS | Kind::FnmaddS => {
-                let rm = rounding!(op);
-                let (np, na) = fma_signs(op.kind);
-                fset!(
-                    op,
-                    fp::fma::<S>(s(f!(op.rs1)), s(f!(op.rs2)), s(f!(op.rs3)), np, na, rm),
-                    true
-                )
+            float_compute!() => {
+                if !exec_float(cpu, op) {
+                    return Stop::Illegal { at: i!(op) };
+                }
             }
-            Kind::FmaddD | Kind::FmsubD | Kind::FnmsubD | Kind::FnmaddD => {
-                let rm = rounding!(op);
-                let (np, na) = fma_signs(op.kind);
-                fset!(
-                    op,
-                    fp::fma::<D>(f!(op.rs1), f!(op.rs2), f!(op.rs3), np, na, rm),
-                    false
-                )
-            }
-            Kind::FaddS => {
-                let rm = rounding!(op);
-                fset!(
-                    op,
-                    fp::arith_s(Arith::Add, s(f!(op.rs1)), s(f!(op.rs2)), rm),
-                    true
-                )
-            }
-            Kind::FsubS => {
-                let rm = rounding!(op);
-                fset!(
-                    op,
-                    fp::arith_s(Arith::Sub, s(f!(op.rs1)), s(f!(op.rs2)), rm),
-                    true
-                )
-            }
-            Kind::FmulS => {
-                let rm = rounding!(op);
-                fset!(
-                    op,
-                    fp::arith_s(Arith::Mul, s(f!(op.rs1)), s(f!(op.rs2)), rm),
-                    true
-                )
-            }
-            Kind::FdivS => {
-                let rm = rounding!(op);
-                fset!(
-                    op,
-                    fp::arith_s(Arith::Div, s(f!(op.rs1)), s(f!(op.rs2)), rm),
-                    true
-                )
-            }
-            Kind::FsqrtS => {
-                let rm = rounding!(op);
-                fset!(op, fp::sqrt::<S>(s(f!(op.rs1)), rm), true)
-            }
-            Kind::FaddD => {
-                let rm = rounding!(op);
-                fset!(
-                    op,
-                    fp::arith_d(Arith::Add, f!(op.rs1), f!(op.rs2), rm),
-                    false
-                )
-            }
-            Kind::FsubD => {
-                let rm = rounding!(op);
-                fset!(
-                    op,
-                    fp::arith_d(Arith::Sub, f!(op.rs1), f!(op.rs2), rm),
-                    false
-                )
-            }
-            Kind::FmulD => {
-                let rm = rounding!(op);
-                fset!(
-                    op,
-                    fp::arith_d(Arith::Mul, f!(op.rs1), f!(op.rs2), rm),
-                    false
-                )
-            }
-            Kind::FdivD => {
-                let rm = rounding!(op);
-                fset!(
-                    op,
-                    fp::arith_d(Arith::Div, f!(op.rs1), f!(op.rs2), rm),
-                    false
-                )
-            }
-            Kind::FsqrtD => {
-                let rm = rounding!(op);
-                fset!(op, fp::sqrt::<D>(f!(op.rs1), rm), false)
-            }
-            Kind::FsgnjS => {
-                f!(op.rd) = fp::box_s(fp::sign_inject::<S>(s(f!(op.rs1)), s(f!(op.rs2)), 0))
-            }
-            Kind::FsgnjnS => {
-                f!(op.rd) = fp::box_s(fp::sign_inject::<S>(s(f!(op.rs1)), s(f!(op.rs2)), 1))
-            }
-            Kind::FsgnjxS => {
-                f!(op.rd) = fp::box_s(fp::sign_inject::<S>(s(f!(op.rs1)), s(f!(op.rs2)), 2))
-            }
-            Kind::FsgnjD => f!(op.rd) = fp::sign_inject::<D>(f!(op.rs1), f!(op.rs2), 0),
-            Kind::FsgnjnD => f!(op.rd) = fp::sign_inject::<D>(f!(op.rs1), f!(op.rs2), 1),
-            Kind::FsgnjxD => f!(op.rd) = fp::sign_inject::<D>(f!(op.rs1), f!(op.rs2), 2),
-            Kind::FminS => fset!(
-                op,
-                fp::min_max::<S>(s(f!(op.rs1)), s(f!(op.rs2)), false),
-                true
-            ),
-            Kind::FmaxS => fset!(
-                op,
-                fp::min_max::<S>(s(f!(op.rs1)), s(f!(op.rs2)), true),
-                true
-            ),
-            Kind::FminD => fset!(op, fp::min_max::<D>(f!(op.rs1), f!(op.rs2), false), false),
-            Kind::FmaxD => fset!(op, fp::min_max::<D>(f!(op.rs1), f!(op.rs2), true), false),
-            Kind::FcvtWS | Kind::FcvtWuS | Kind::FcvtLS | Kind::FcvtLuS => {
-                let rm = rounding!(op);
-                let (signed, width) = int_shape(op.kind);
-                xset_fl!(op, fp::to_int::<S>(s(f!(op.rs1)), signed, width, rm))
-            }
-            Kind::FcvtWD | Kind::FcvtWuD | Kind::FcvtLD | Kind::FcvtLuD => {
-                let rm = rounding!(op);
-                let (signed, width) = int_shape(op.kind);
-                xset_fl!(op, fp::to_int::<D>(f!(op.rs1), signed, width, rm))
-            }
-            Kind::FcvtSW | Kind::FcvtSWu | Kind::FcvtSL | Kind::FcvtSLu => {
-                let rm = rounding!(op);
-                let (signed, width) = int_shape(op.kind);
-                fset!(op, fp::from_int::<S>(x!(op.rs1), signed, width, rm), true)
-            }
-            Kind::FcvtDW | Kind::FcvtDWu | Kind::FcvtDL | Kind::FcvtDLu => {
-                let rm = rounding!(op);
-                let (signed, width) = int_shape(op.kind);
-                fset!(op, fp::from_int::<D>(x!(op.rs1), signed, width, rm), false)
-            }
-            Kind::FcvtSD => {
-                let rm = rounding!(op);
-                fset!(op, fp::d_to_s(f!(op.rs1), rm), true)
-            }
-            Kind::FcvtDS => {
-                let _ = rounding!(op);
-                fset!(op, fp::s_to_d(s(f!(op.rs1))), false)
-            }
-            Kind::FmvXW => x!(op.rd) = f!(op.rs1) as u32 as i32 as i64 as u64,
-            Kind::FmvWX => f!(op.rd) = fp::box_s(x!(op.rs1)),
-            Kind::FmvXD => x!(op.rd) = f!(op.rs1),
-            Kind::FmvDX => f!(op.rd) = x!(op.rs1),
-            Kind::FclassS => x!(op.rd) = fp::classify::<S>(s(f!(op.rs1))),
-            Kind::FclassD => x!(op.rd) = fp::classify::<D>(f!(op.rs1)),
-            Kind::FeqS => xset_fl!(op, fp::compare::<S>(s(f!(op.rs1)), s(f!(op.rs2)), Cmp::Eq)),
-            Kind::FltS => xset_fl!(op, fp::compare::<S>(s(f!(op.rs1)), s(f!(op.rs2)), Cmp::Lt)),
-            Kind::FleS => xset_fl!(op, fp::compare::<S>(s(f!(op.rs1)), s(f!(op.rs2)), Cmp::Le)),
-            Kind::FeqD => xset_fl!(op, fp::compare::<D>(f!(op.rs1), f!(op.rs2), Cmp::Eq)),
-            Kind::FltD => xset_fl!(op, fp::compare::<D>(f!(op.rs1), f!(op.rs2), Cmp::Lt)),
-            Kind::FleD => xset_fl!(op, fp::compare::<D>(f!(op.rs1), f!(op.rs2), Cmp::Le)),
             Kind::Illegal => return Stop::Illegal { at: i!(op) },
             Kind::FetchFault => {
                 return Stop::Fault {
@@ -742,6 +568,207 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
     }
     cpu.pc = ops.last().map_or(cpu.pc, |op| op.next_pc());
     Stop::Next
+}
+
+/// Runs `op`, an F or D op that computes (§11, §12: every op of the two
+/// extensions but loads and stores): for the interpreter, and for a
+/// translated block, which calls it in place of the op. Returns false,
+/// with nothing changed, when the op's rounding mode is reserved (an
+/// illegal instruction, Table 11.1).
+#[inline(always)]
+pub(crate) fn exec_float(cpu: &mut Cpu, op: &Op) -> bool {
+    macro_rules! x {
+        ($r:expr) => {
+            cpu.x[$r as usize]
+        };
+    }
+    macro_rules! f {
+        ($r:expr) => {
+            cpu.f[($r & 31) as usize]
+        };
+    }
+    macro_rules! rounding {
+        ($op:expr) => {{
+            let rm = if $op.rm == 7 { cpu.frm } else { $op.rm as u32 };
+            match fp::round_of(rm) {
+                Some(r) => r,
+                None => return false,
+            }
+        }};
+    }
+    macro_rules! fset {
+        ($op:expr, $r:expr, $boxed:expr) => {{
+            let (v, fl) = $r;
+            cpu.fflags |= fl;
+            f!($op.rd) = if $boxed { fp::box_s(v) } else { v };
+        }};
+    }
+    macro_rules! xset_fl {
+        ($op:expr, $r:expr) => {{
+            let (v, fl) = $r;
+            cpu.fflags |= fl;
+            x!($op.rd) = v;
+        }};
+    }
+    let s = |v: u64| fp::unbox_s(v);
+    match op.kind {
+        Kind::FmaddS | Kind::FmsubS | Kind::FnmsubS | Kind::FnmaddS => {
+            let rm = rounding!(op);
+            let (np, na) = fma_signs(op.kind);
+            fset!(
+                op,
+                fp::fma::<S>(s(f!(op.rs1)), s(f!(op.rs2)), s(f!(op.rs3)), np, na, rm),
+                true
+            )
+        }
+        Kind::FmaddD | Kind::FmsubD | Kind::FnmsubD | Kind::FnmaddD => {
+            let rm = rounding!(op);
+            let (np, na) = fma_signs(op.kind);
+            fset!(
+                op,
+                fp::fma::<D>(f!(op.rs1), f!(op.rs2), f!(op.rs3), np, na, rm),
+                false
+            )
+        }
+        Kind::FaddS => {
+            let rm = rounding!(op);
+            fset!(
+                op,
+                fp::arith_s(Arith::Add, s(f!(op.rs1)), s(f!(op.rs2)), rm),
+                true
+            )
+        }
+        Kind::FsubS => {
+            let rm = rounding!(op);
+            fset!(
+                op,
+                fp::arith_s(Arith::Sub, s(f!(op.rs1)), s(f!(op.rs2)), rm),
+                true
+            )
+        }
+        Kind::FmulS => {
+            let rm = rounding!(op);
+            fset!(
+                op,
+                fp::arith_s(Arith::Mul, s(f!(op.rs1)), s(f!(op.rs2)), rm),
+                true
+            )
+        }
+        Kind::FdivS => {
+            let rm = rounding!(op);
+            fset!(
+                op,
+                fp::arith_s(Arith::Div, s(f!(op.rs1)), s(f!(op.rs2)), rm),
+                true
+            )
+        }
+        Kind::FsqrtS => {
+            let rm = rounding!(op);
+            fset!(op, fp::sqrt::<S>(s(f!(op.rs1)), rm), true)
+        }
+        Kind::FaddD => {
+            let rm = rounding!(op);
+            fset!(
+                op,
+                fp::arith_d(Arith::Add, f!(op.rs1), f!(op.rs2), rm),
+                false
+            )
+        }
+        Kind::FsubD => {
+            let rm = rounding!(op);
+            fset!(
+                op,
+                fp::arith_d(Arith::Sub, f!(op.rs1), f!(op.rs2), rm),
+                false
+            )
+        }
+        Kind::FmulD => {
+            let rm = rounding!(op);
+            fset!(
+                op,
+                fp::arith_d(Arith::Mul, f!(op.rs1), f!(op.rs2), rm),
+                false
+            )
+        }
+        Kind::FdivD => {
+            let rm = rounding!(op);
+            fset!(
+                op,
+                fp::arith_d(Arith::Div, f!(op.rs1), f!(op.rs2), rm),
+                false
+            )
+        }
+        Kind::FsqrtD => {
+            let rm = rounding!(op);
+            fset!(op, fp::sqrt::<D>(f!(op.rs1), rm), false)
+        }
+        Kind::FsgnjS => {
+            f!(op.rd) = fp::box_s(fp::sign_inject::<S>(s(f!(op.rs1)), s(f!(op.rs2)), 0))
+        }
+        Kind::FsgnjnS => {
+            f!(op.rd) = fp::box_s(fp::sign_inject::<S>(s(f!(op.rs1)), s(f!(op.rs2)), 1))
+        }
+        Kind::FsgnjxS => {
+            f!(op.rd) = fp::box_s(fp::sign_inject::<S>(s(f!(op.rs1)), s(f!(op.rs2)), 2))
+        }
+        Kind::FsgnjD => f!(op.rd) = fp::sign_inject::<D>(f!(op.rs1), f!(op.rs2), 0),
+        Kind::FsgnjnD => f!(op.rd) = fp::sign_inject::<D>(f!(op.rs1), f!(op.rs2), 1),
+        Kind::FsgnjxD => f!(op.rd) = fp::sign_inject::<D>(f!(op.rs1), f!(op.rs2), 2),
+        Kind::FminS => fset!(
+            op,
+            fp::min_max::<S>(s(f!(op.rs1)), s(f!(op.rs2)), false),
+            true
+        ),
+        Kind::FmaxS => fset!(
+            op,
+            fp::min_max::<S>(s(f!(op.rs1)), s(f!(op.rs2)), true),
+            true
+        ),
+        Kind::FminD => fset!(op, fp::min_max::<D>(f!(op.rs1), f!(op.rs2), false), false),
+        Kind::FmaxD => fset!(op, fp::min_max::<D>(f!(op.rs1), f!(op.rs2), true), false),
+        Kind::FcvtWS | Kind::FcvtWuS | Kind::FcvtLS | Kind::FcvtLuS => {
+            let rm = rounding!(op);
+            let (signed, width) = int_shape(op.kind);
+            xset_fl!(op, fp::to_int::<S>(s(f!(op.rs1)), signed, width, rm))
+        }
+        Kind::FcvtWD | Kind::FcvtWuD | Kind::FcvtLD | Kind::FcvtLuD => {
+            let rm = rounding!(op);
+            let (signed, width) = int_shape(op.kind);
+            xset_fl!(op, fp::to_int::<D>(f!(op.rs1), signed, width, rm))
+        }
+        Kind::FcvtSW | Kind::FcvtSWu | Kind::FcvtSL | Kind::FcvtSLu => {
+            let rm = rounding!(op);
+            let (signed, width) = int_shape(op.kind);
+            fset!(op, fp::from_int::<S>(x!(op.rs1), signed, width, rm), true)
+        }
+        Kind::FcvtDW | Kind::FcvtDWu | Kind::FcvtDL | Kind::FcvtDLu => {
+            let rm = rounding!(op);
+            let (signed, width) = int_shape(op.kind);
+            fset!(op, fp::from_int::<D>(x!(op.rs1), signed, width, rm), false)
+        }
+        Kind::FcvtSD => {
+            let rm = rounding!(op);
+            fset!(op, fp::d_to_s(f!(op.rs1), rm), true)
+        }
+        Kind::FcvtDS => {
+            let _ = rounding!(op);
+            fset!(op, fp::s_to_d(s(f!(op.rs1))), false)
+        }
+        Kind::FmvXW => x!(op.rd) = f!(op.rs1) as u32 as i32 as i64 as u64,
+        Kind::FmvWX => f!(op.rd) = fp::box_s(x!(op.rs1)),
+        Kind::FmvXD => x!(op.rd) = f!(op.rs1),
+        Kind::FmvDX => f!(op.rd) = x!(op.rs1),
+        Kind::FclassS => x!(op.rd) = fp::classify::<S>(s(f!(op.rs1))),
+        Kind::FclassD => x!(op.rd) = fp::classify::<D>(f!(op.rs1)),
+        Kind::FeqS => xset_fl!(op, fp::compare::<S>(s(f!(op.rs1)), s(f!(op.rs2)), Cmp::Eq)),
+        Kind::FltS => xset_fl!(op, fp::compare::<S>(s(f!(op.rs1)), s(f!(op.rs2)), Cmp::Lt)),
+        Kind::FleS => xset_fl!(op, fp::compare::<S>(s(f!(op.rs1)), s(f!(op.rs2)), Cmp::Le)),
+        Kind::FeqD => xset_fl!(op, fp::compare::<D>(f!(op.rs1), f!(op.rs2), Cmp::Eq)),
+        Kind::FltD => xset_fl!(op, fp::compare::<D>(f!(op.rs1), f!(op.rs2), Cmp::Lt)),
+        Kind::FleD => xset_fl!(op, fp::compare::<D>(f!(op.rs1), f!(op.rs2), Cmp::Le)),
+        _ => unreachable!("not an F or D op that computes: {:?}", op.kind),
+    }
+    true
 }
 
 fn fma_signs(kind: Kind) -> (bool, bool) {

@@ -189,6 +189,73 @@ pub enum Kind {
     FetchFault,
 }
 
+/// A pattern of every F and D op that computes (§11, §12): all of the
+/// two extensions but their loads and stores, which
+/// [`exec_float`](crate::cpu::exec_float) runs.
+macro_rules! float_compute {
+    () => {
+        $crate::op::Kind::FmaddS
+            | $crate::op::Kind::FmsubS
+            | $crate::op::Kind::FnmsubS
+            | $crate::op::Kind::FnmaddS
+            | $crate::op::Kind::FmaddD
+            | $crate::op::Kind::FmsubD
+            | $crate::op::Kind::FnmsubD
+            | $crate::op::Kind::FnmaddD
+            | $crate::op::Kind::FaddS
+            | $crate::op::Kind::FsubS
+            | $crate::op::Kind::FmulS
+            | $crate::op::Kind::FdivS
+            | $crate::op::Kind::FsqrtS
+            | $crate::op::Kind::FsgnjS
+            | $crate::op::Kind::FsgnjnS
+            | $crate::op::Kind::FsgnjxS
+            | $crate::op::Kind::FminS
+            | $crate::op::Kind::FmaxS
+            | $crate::op::Kind::FcvtWS
+            | $crate::op::Kind::FcvtWuS
+            | $crate::op::Kind::FcvtLS
+            | $crate::op::Kind::FcvtLuS
+            | $crate::op::Kind::FmvXW
+            | $crate::op::Kind::FclassS
+            | $crate::op::Kind::FeqS
+            | $crate::op::Kind::FltS
+            | $crate::op::Kind::FleS
+            | $crate::op::Kind::FcvtSW
+            | $crate::op::Kind::FcvtSWu
+            | $crate::op::Kind::FcvtSL
+            | $crate::op::Kind::FcvtSLu
+            | $crate::op::Kind::FmvWX
+            | $crate::op::Kind::FaddD
+            | $crate::op::Kind::FsubD
+            | $crate::op::Kind::FmulD
+            | $crate::op::Kind::FdivD
+            | $crate::op::Kind::FsqrtD
+            | $crate::op::Kind::FsgnjD
+            | $crate::op::Kind::FsgnjnD
+            | $crate::op::Kind::FsgnjxD
+            | $crate::op::Kind::FminD
+            | $crate::op::Kind::FmaxD
+            | $crate::op::Kind::FcvtWD
+            | $crate::op::Kind::FcvtWuD
+            | $crate::op::Kind::FcvtLD
+            | $crate::op::Kind::FcvtLuD
+            | $crate::op::Kind::FmvXD
+            | $crate::op::Kind::FclassD
+            | $crate::op::Kind::FeqD
+            | $crate::op::Kind::FltD
+            | $crate::op::Kind::FleD
+            | $crate::op::Kind::FcvtDW
+            | $crate::op::Kind::FcvtDWu
+            | $crate::op::Kind::FcvtDL
+            | $crate::op::Kind::FcvtDLu
+            | $crate::op::Kind::FmvDX
+            | $crate::op::Kind::FcvtSD
+            | $crate::op::Kind::FcvtDS
+    };
+}
+pub(crate) use float_compute;
+
 /// The classes whose instructions may report themselves after they
 /// execute, with an [`Emit`] other than [`Emit::Own`]: integer, multiply
 /// and floating-point results, system instructions, and illegal ones

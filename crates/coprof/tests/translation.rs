@@ -58,7 +58,9 @@ fn profile(bin: &Path, interpret: bool, dir: &Path) -> Value {
 #[test]
 fn kernels_profile_the_same_translated_or_interpreted() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["crc32", "sha256", "qsort", "dijkstra", "adpcm", "dct8x8"] {
+    for name in [
+        "crc32", "sha256", "qsort", "dijkstra", "adpcm", "dct8x8", "matmul",
+    ] {
         let bin = kernels().join(name);
         let translated = profile(&bin, false, dir.path());
         let interpreted = profile(&bin, true, dir.path());

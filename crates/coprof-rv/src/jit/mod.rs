@@ -3,15 +3,20 @@
 //!
 //! A block that has run [`HOT`] times is translated, once, as far as its
 //! ops allow: integer computation (RV64I §2.4, §5.2), multiplication and
-//! division (M §7, but for `mulhsu`), loads and stores (§2.6), branches
-//! and jumps (§2.5). Its translation then runs each time the block does.
+//! division (M §7, but for `mulhsu`), loads and stores (§2.6, and F and
+//! D's), branches and jumps (§2.5), and the F and D ops that compute
+//! (§11, §12), as calls of the interpreter's own code for them
+//! (`cpu::exec_float`), so that their results,
+//! rounding and flags are the interpreter's by construction. Its
+//! translation then runs each time the block does.
 //! Where a block holds an op the translator does not take (`mulhsu`,
-//! atomics, floating point, CSRs, `ecall`), or an op whose event the run builds and
+//! atomics, CSRs, `ecall`), or an op whose event the run builds and
 //! the translation does not (anything but a load's or a store's), the
 //! translation covers the ops before it and the interpreter runs the
 //! rest. A load or store whose address is not on the fast path (a fault,
 //! an access across two pages, a store to code) also hands the rest of
-//! the block to the interpreter, at that op. So every fault, signal, and
+//! the block to the interpreter, at that op, as does a floating-point op
+//! whose rounding mode is reserved. So every fault, signal, and
 //! event other than a load's or a store's comes from the interpreter, and
 //! a run with translation gives the same results as one without: the same
 //! instructions, registers, memory, events in the same batches, and
@@ -88,6 +93,9 @@ pub(crate) struct Ctx {
     runs_cap: u64,
     /// The end of the room for events ([`Events::room_for`]).
     ev_end: *mut coprof_core::Event,
+    /// The hart, for the ops a translation hands to
+    /// [`exec_float`](crate::cpu::exec_float).
+    cpu: *mut Cpu,
 }
 
 /// Bytes before a translation's entry from the loop: per way out of the
@@ -105,6 +113,13 @@ pub(crate) const NOT_ENTERED: u32 = u32::MAX;
 pub struct Jit {
     #[cfg(target_arch = "x86_64")]
     arena: arena::Arena,
+    /// Copies of the ops the translations hand to
+    /// [`exec_float`](crate::cpu::exec_float), whose addresses they
+    /// hold: dropped with them.
+    /// Boxed: each op's address must stay put while the list grows.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::vec_box)]
+    float_ops: Vec<Box<crate::op::Op>>,
     /// The classes whose events the translations build: the run's.
     wants: ClassSet,
     /// Whether the translations add runs of blocks: the run's.
@@ -125,6 +140,7 @@ impl Jit {
         {
             Some(Jit {
                 arena: arena::Arena::new(ARENA_BYTES).ok()?,
+                float_ops: Vec::new(),
                 wants: ClassSet::NONE,
                 runs: false,
                 blocks: std::ptr::null(),
@@ -159,7 +175,7 @@ impl Jit {
             debug_assert_eq!(self.wants, wants, "Jit::begin_run first");
             if self.flushes != code.flushes {
                 // No block holds a translation after a flush.
-                self.arena.clear();
+                self.clear();
                 self.flushes = code.flushes;
             }
             if !self.fits(code) {
@@ -181,7 +197,7 @@ impl Jit {
                 // Not in the run's table yet: translated once it is.
                 return;
             }
-            let Some(t) = x86::assemble(&block.ops, wants, &chain) else {
+            let Some(t) = x86::assemble(&block.ops, wants, &chain, &mut self.float_ops) else {
                 block.jit = UNTRANSLATABLE;
                 return;
             };
@@ -216,8 +232,15 @@ impl Jit {
             b.jit = NOT_TRANSLATED;
         }
         #[cfg(target_arch = "x86_64")]
-        self.arena.clear();
+        self.clear();
         self.blocks = code.blocks.as_ptr();
+    }
+
+    /// Empties the arena, and drops what only its translations used.
+    #[cfg(target_arch = "x86_64")]
+    fn clear(&mut self) {
+        self.arena.clear();
+        self.float_ops.clear();
     }
 
     /// Whether the translations are still good for `code`'s blocks: not
@@ -263,8 +286,11 @@ impl Jit {
         };
         let (base, perms) = mem.raw_parts();
         let budget = check.saturating_sub(cpu.instret);
+        let hart: *mut Cpu = &mut *cpu;
         let mut ctx = Ctx {
-            x: cpu.x.as_mut_ptr(),
+            // SAFETY: `cpu` is a live, unique borrow; the translation and
+            // the ops it hands on use it only while this call lasts.
+            x: unsafe { std::ptr::addr_of_mut!((*hart).x) }.cast::<u64>(),
             base,
             perms,
             ev: slot,
@@ -276,6 +302,7 @@ impl Jit {
             runs_len,
             runs_cap,
             ev_end,
+            cpu: hart,
         };
         let ret = self.call(block.jit, &mut ctx);
         if EV {

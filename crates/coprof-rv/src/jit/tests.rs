@@ -126,6 +126,97 @@ fn body_word() -> impl Strategy<Value = u32> {
             .prop_map(|(rs2, rs1, f3, imm)| s_type(0x23, f3, rs1, rs2, imm)),
         // csrrs rd, instret, x0.
         reg.prop_map(|rd| i_type(0x73, rd, 2, 0, 0xc02)),
+        float_word(),
+        float_word(),
+    ]
+}
+
+/// One instruction of the F and D extensions: a load or store, or an op
+/// that computes, with any rounding-mode field (5 and 6 are reserved:
+/// the op is then an illegal instruction).
+fn float_word() -> impl Strategy<Value = u32> {
+    let reg = 0u32..32;
+    let off = -16i32..16;
+    // OP-FP: (funct7, funct3 or None for the rounding mode, rs2 or None
+    // for a register).
+    let op_fp: Vec<(u32, Option<u32>, Option<u32>)> = vec![
+        (0x01, None, None),       // fadd.d
+        (0x05, None, None),       // fsub.d
+        (0x09, None, None),       // fmul.d
+        (0x0d, None, None),       // fdiv.d
+        (0x2d, None, Some(0)),    // fsqrt.d
+        (0x00, None, None),       // fadd.s
+        (0x08, None, None),       // fmul.s
+        (0x11, Some(0), None),    // fsgnj.d
+        (0x11, Some(1), None),    // fsgnjn.d
+        (0x11, Some(2), None),    // fsgnjx.d
+        (0x10, Some(0), None),    // fsgnj.s
+        (0x15, Some(0), None),    // fmin.d
+        (0x15, Some(1), None),    // fmax.d
+        (0x51, Some(2), None),    // feq.d
+        (0x51, Some(1), None),    // flt.d
+        (0x51, Some(0), None),    // fle.d
+        (0x61, None, Some(0)),    // fcvt.w.d
+        (0x61, None, Some(2)),    // fcvt.l.d
+        (0x69, None, Some(2)),    // fcvt.d.l
+        (0x20, None, Some(1)),    // fcvt.s.d
+        (0x21, None, Some(0)),    // fcvt.d.s
+        (0x71, Some(0), Some(0)), // fmv.x.d
+        (0x71, Some(1), Some(0)), // fclass.d
+        (0x79, Some(0), Some(0)), // fmv.d.x
+        (0x70, Some(0), Some(0)), // fmv.x.w
+        (0x78, Some(0), Some(0)), // fmv.w.x
+    ];
+    prop_oneof![
+        // flw fld, fsw fsd.
+        (reg.clone(), reg.clone(), 2u32..4, off.clone())
+            .prop_map(|(rd, rs1, f3, imm)| i_type(0x07, rd, f3, rs1, imm)),
+        (reg.clone(), reg.clone(), 2u32..4, off)
+            .prop_map(|(rs2, rs1, f3, imm)| s_type(0x27, f3, rs1, rs2, imm)),
+        (
+            reg.clone(),
+            reg.clone(),
+            reg.clone(),
+            0u32..8,
+            prop::sample::select(op_fp)
+        )
+            .prop_map(|(rd, rs1, rs2, rm, (f7, f3, fixed))| {
+                r_type(0x53, rd, f3.unwrap_or(rm), rs1, fixed.unwrap_or(rs2), f7)
+            }),
+        // fmadd fmsub fnmsub fnmadd, single and double (R4-type).
+        (
+            (reg.clone(), reg.clone(), reg.clone(), reg),
+            0u32..8,
+            0u32..2,
+            prop::sample::select(vec![0x43u32, 0x47, 0x4b, 0x4f])
+        )
+            .prop_map(|((rd, rs1, rs2, rs3), rm, fmt, opcode)| {
+                rs3 << 27 | fmt << 25 | rs2 << 20 | rs1 << 15 | rm << 12 | rd << 7 | opcode
+            }),
+    ]
+}
+
+/// Floating-point register values: any bits, NaN-boxed singles, and
+/// doubles of every kind (zeros, subnormals, infinities, NaNs, numbers
+/// that round).
+fn float_value() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        any::<u64>(),
+        any::<u32>().prop_map(|v| 0xffff_ffff_0000_0000 | v as u64),
+        any::<f32>().prop_map(|v| 0xffff_ffff_0000_0000 | v.to_bits() as u64),
+        any::<f64>().prop_map(f64::to_bits),
+        prop::sample::select(vec![
+            0u64,
+            0x8000_0000_0000_0000,
+            0x7ff0_0000_0000_0000,
+            0x7ff8_0000_0000_0000,
+            0x7ff4_0000_0000_0000,
+            0x0000_0000_0000_0001,
+            0x3ff0_0000_0000_0001,
+            1.0f64.to_bits(),
+            3.0f64.to_bits(),
+            1e300f64.to_bits(),
+        ]),
     ]
 }
 
@@ -163,6 +254,8 @@ fn reg_value() -> impl Strategy<Value = u64> {
 struct Outcome {
     stop: Stop,
     x: Vec<u64>,
+    f: Vec<u64>,
+    fflags: u32,
     pc: u64,
     data: Vec<u8>,
     code_written: bool,
@@ -173,6 +266,8 @@ fn outcome(stop: Stop, cpu: &Cpu, mem: &Memory, events: Vec<Event>) -> Outcome {
     Outcome {
         stop,
         x: cpu.x[..32].to_vec(),
+        f: cpu.f.to_vec(),
+        fflags: cpu.fflags,
         pc: cpu.pc,
         data: mem.slice(DATA, 0x2000, perm::R).unwrap().to_vec(),
         code_written: mem.code_written,
@@ -183,6 +278,18 @@ fn outcome(stop: Stop, cpu: &Cpu, mem: &Memory, events: Vec<Event>) -> Outcome {
 /// Runs the block at CODE both ways; returns (interpreted, translated,
 /// whether a translation was made).
 fn both(words: &[u32], regs: &[u64], wants: ClassSet) -> (Outcome, Outcome, bool) {
+    both_from(words, regs, &[], 0, wants)
+}
+
+/// [`both`] with floating-point registers `fregs` (the first ones; the
+/// rest 0) and the dynamic rounding mode `frm`.
+fn both_from(
+    words: &[u32],
+    regs: &[u64],
+    fregs: &[u64],
+    frm: u32,
+    wants: ClassSet,
+) -> (Outcome, Outcome, bool) {
     let run = |translated: bool| {
         let mut mem = memory();
         let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -192,6 +299,8 @@ fn both(words: &[u32], regs: &[u64], wants: ClassSet) -> (Outcome, Outcome, bool
         for (r, v) in regs.iter().enumerate() {
             cpu.x[r + 1] = *v;
         }
+        cpu.f[..fregs.len()].copy_from_slice(fregs);
+        cpu.frm = frm;
         cpu.instret = 1000;
         let mut sink = Collect {
             events: vec![],
@@ -231,6 +340,8 @@ fn both(words: &[u32], regs: &[u64], wants: ClassSet) -> (Outcome, Outcome, bool
 fn same(a: &Outcome, b: &Outcome) -> Result<(), TestCaseError> {
     prop_assert_eq!(a.stop, b.stop);
     prop_assert_eq!(&a.x, &b.x);
+    prop_assert_eq!(&a.f, &b.f);
+    prop_assert_eq!(a.fflags, b.fflags);
     prop_assert_eq!(a.pc, b.pc);
     prop_assert!(a.data == b.data, "data pages differ");
     prop_assert_eq!(a.code_written, b.code_written);
@@ -255,11 +366,13 @@ proptest! {
         body in prop::collection::vec(body_word(), 1..24),
         last in last_word(),
         regs in prop::collection::vec(reg_value(), 31),
+        fregs in prop::collection::vec(float_value(), 32),
+        frm in prop_oneof![Just(0u32), 0u32..8],
         wants in wants_choice(),
     ) {
         let mut words = body;
         words.extend(last);
-        let (a, b, _) = both(&words, &regs, wants);
+        let (a, b, _) = both_from(&words, &regs, &fregs, frm, wants);
         same(&a, &b)?;
     }
 }
@@ -387,4 +500,35 @@ fn division_edge_cases_of_table_7_1() {
             }
         }
     }
+}
+
+#[test]
+fn floating_point_ops_are_translated_and_a_reserved_rounding_mode_is_the_interpreters() {
+    // fld f1, 0(a3); fadd.d f2, f1, f1 (dynamic rounding); fsd f2, 8(a3);
+    // flw f3, 16(a3); fmul.d f4, f2, f2 with rm = 5 (reserved).
+    let words = [
+        i_type(0x07, 1, 3, 13, 0),
+        r_type(0x53, 2, 7, 1, 1, 0x01),
+        s_type(0x27, 3, 13, 2, 8),
+        i_type(0x07, 3, 2, 13, 16),
+        r_type(0x53, 4, 5, 2, 2, 0x09),
+    ];
+    let mut regs = vec![0u64; 31];
+    regs[12] = DATA + 0x100; // a3 (x13)
+    let wants = ClassSet::of(Class::Load).with(Class::Store);
+    let (a, b, made) = both_from(&words, &regs, &[], 0, wants);
+    assert!(made);
+    same(&a, &b).unwrap();
+    assert_eq!(b.stop, Stop::Illegal { at: 4 });
+    let loaded = u64::from_le_bytes(b.data[0x100..0x108].try_into().unwrap());
+    assert_eq!(b.f[1], loaded);
+    assert_eq!(b.f[2], (f64::from_bits(loaded) * 2.0).to_bits());
+    assert_eq!(b.f[3] >> 32, 0xffff_ffff, "a single is NaN-boxed");
+    assert_eq!(b.events.len(), 3, "two loads and a store");
+    // The same op in round-to-nearest runs translated.
+    let mut words = words;
+    words[4] = r_type(0x53, 4, 7, 2, 2, 0x09);
+    let (a, b, _) = both_from(&words, &regs, &[], 0, wants);
+    same(&a, &b).unwrap();
+    assert_eq!(b.stop, Stop::Ebreak, "on to the ebreak after the block");
 }

@@ -16,8 +16,9 @@
 //! from one place.
 
 use super::{Ctx, HEADER, NOT_ENTERED};
+use crate::cpu::{exec_float, Cpu};
 use crate::mem::{perm, LIMIT, PAGE};
-use crate::op::{Kind, Op};
+use crate::op::{float_compute, Kind, Op};
 use coprof_core::{flags, Class, ClassSet, Event, Run};
 use iced_x86::code_asm::*;
 use iced_x86::{BlockEncoderOptions, IcedError};
@@ -34,6 +35,10 @@ const CTX_RUNS: i32 = offset_of!(Ctx, runs) as i32;
 const CTX_RUNS_LEN: i32 = offset_of!(Ctx, runs_len) as i32;
 const CTX_RUNS_CAP: i32 = offset_of!(Ctx, runs_cap) as i32;
 const CTX_EV_END: i32 = offset_of!(Ctx, ev_end) as i32;
+const CTX_CPU: i32 = offset_of!(Ctx, cpu) as i32;
+
+/// Where [`Cpu::f`] is from [`Cpu::x`], which rbx holds.
+const F_FROM_X: i32 = offset_of!(Cpu, f) as i32 - offset_of!(Cpu, x) as i32;
 
 const EV_PC: i32 = offset_of!(Event, pc) as i32;
 const EV_ADDR: i32 = offset_of!(Event, addr) as i32;
@@ -86,6 +91,8 @@ pub(super) fn translatable(op: &Op, wants: ClassSet) -> bool {
         | Sraw | Mul | Mulh | Mulhu | Mulw | Fence => true,
         Div | Divu | Rem | Remu | Divw | Divuw | Remw | Remuw => true,
         Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd => fits32(op.imm),
+        Flw | Fld | Fsw | Fsd => fits32(op.imm),
+        float_compute!() => true,
         Beq | Bne | Blt | Bge | Bltu | Bgeu | Jal | Jalr => true,
         _ => false,
     };
@@ -95,7 +102,24 @@ pub(super) fn translatable(op: &Op, wants: ClassSet) -> bool {
 
 fn is_memory(k: Kind) -> bool {
     use Kind::*;
-    matches!(k, Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd)
+    matches!(
+        k,
+        Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd | Flw | Fld | Fsw | Fsd
+    )
+}
+
+fn is_float_compute(k: Kind) -> bool {
+    matches!(k, float_compute!())
+}
+
+/// The floating-point ops translated in place rather than called: moves
+/// of bits between the register files and sign injection (`fmv.d`,
+/// `fneg.d`, `fabs.d`) of doubles, which neither round nor raise a flag.
+fn is_float_move(k: Kind) -> bool {
+    matches!(
+        k,
+        Kind::FmvXD | Kind::FmvDX | Kind::FsgnjD | Kind::FsgnjnD | Kind::FsgnjxD
+    )
 }
 
 fn fits32(v: i64) -> bool {
@@ -110,6 +134,21 @@ fn xr32(r: u8) -> AsmMemoryOperand {
     dword_ptr(rbx + (r as i32) * 8)
 }
 
+/// Floating-point register `r` (its low five bits, as the interpreter
+/// reads them).
+fn fr(r: u8) -> AsmMemoryOperand {
+    qword_ptr(rbx + F_FROM_X + ((r & 31) as i32) * 8)
+}
+
+/// Runs a floating-point op for a translation: [`exec_float`] on the
+/// hart, with the op's copy the translation holds.
+extern "sysv64" fn float_op(cpu: *mut Cpu, op: *const Op) -> bool {
+    // SAFETY: the translation passes the hart of its `Ctx`, borrowed
+    // for the whole call of the translation, and an op the `Jit` keeps
+    // until it drops the translation.
+    unsafe { exec_float(&mut *cpu, &*op) }
+}
+
 /// The last word of an event (class, size, flags) as the interpreter
 /// builds it for `op`.
 fn event_word(e: Event, op: &Op) -> u32 {
@@ -121,12 +160,24 @@ fn event_word(e: Event, op: &Op) -> u32 {
 /// for a run that builds events of `wants`; `None` when it covers none.
 /// The code returns to the loop with the number of ops it ran where it
 /// stops short of the block's end.
-pub(super) fn assemble(ops: &[Op], wants: ClassSet, chain: &Chain) -> Option<Translation> {
+///
+/// A floating-point op that computes is a call of [`exec_float`] with
+/// a copy of the op, kept in `float_ops`, which must outlive the
+/// translation.
+// Boxed: the translations hold each op's address, which must stay put
+// while the list grows.
+#[allow(clippy::vec_box)]
+pub(super) fn assemble(
+    ops: &[Op],
+    wants: ClassSet,
+    chain: &Chain,
+    float_ops: &mut Vec<Box<Op>>,
+) -> Option<Translation> {
     let covered = ops.iter().take_while(|op| translatable(op, wants)).count();
     if covered == 0 {
         return None;
     }
-    emit(&ops[..covered], ops.len(), wants, chain).ok()
+    emit(&ops[..covered], ops.len(), wants, chain, float_ops).ok()
 }
 
 /// The exits of a block's last op that may be linked to the block they
@@ -170,7 +221,14 @@ fn exit(
     a.jmp(out)
 }
 
-fn emit(ops: &[Op], len: usize, wants: ClassSet, chain: &Chain) -> Result<Translation, IcedError> {
+#[allow(clippy::vec_box)]
+fn emit(
+    ops: &[Op],
+    len: usize,
+    wants: ClassSet,
+    chain: &Chain,
+    float_ops: &mut Vec<Box<Op>>,
+) -> Result<Translation, IcedError> {
     let mut a = CodeAssembler::new(64)?;
     let mut out = a.create_label();
     // Per op that may leave early, its label: returns its index.
@@ -239,10 +297,18 @@ fn emit(ops: &[Op], len: usize, wants: ClassSet, chain: &Chain) -> Result<Transl
     a.set_label(&mut body)?;
     let mut ended = false;
     for (i, op) in ops.iter().enumerate() {
-        // Only a load or a store leaves before its op.
+        // Only a load, a store or a floating-point op leaves before its
+        // op.
         let bail = a.create_label();
-        if is_memory(op.kind) {
+        let called = is_float_compute(op.kind) && !is_float_move(op.kind);
+        if is_memory(op.kind) || called {
             bails.push((bail, i as u32));
+        }
+        if called {
+            float_ops.push(Box::new(*op));
+            let copy: &Op = float_ops.last().expect("just pushed");
+            float_call(&mut a, copy, bail)?;
+            continue;
         }
         let ways = Ways {
             links,
@@ -429,6 +495,23 @@ fn division(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
     a.mov(xr(op.rd), rax)
 }
 
+/// A call of [`exec_float`] for `op` (F §11, D §12), which leaves to
+/// `bail` when the op's rounding mode is reserved: the interpreter then
+/// raises the illegal instruction. The stack is 16-byte aligned here
+/// (the entry's return address and five pushes), and no value lives in
+/// a register the call may change.
+fn float_call(a: &mut CodeAssembler, op: &Op, bail: CodeLabel) -> Result<(), IcedError> {
+    a.mov(rdi, qword_ptr(r15 + CTX_CPU))?;
+    a.mov(rsi, op as *const Op as u64)?;
+    a.mov(
+        rax,
+        float_op as extern "sysv64" fn(*mut Cpu, *const Op) -> bool as usize as u64,
+    )?;
+    a.call(rax)?;
+    a.test(al, al)?;
+    a.je(bail)
+}
+
 /// Sets `x[rd]` to 1 if the compare before found its first operand less than
 /// the second (`signed` or not), else 0.
 fn set_less(a: &mut CodeAssembler, signed: bool, rd: u8) -> Result<(), IcedError> {
@@ -572,11 +655,38 @@ fn op_code(
         }
         Div | Divu | Rem | Remu | Divw | Divuw | Remw | Remuw => division(a, op)?,
         Fence => {}
-        Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu => {
+        FmvXD => {
+            a.mov(rax, fr(rs1))?;
+            a.mov(xr(rd), rax)?;
+        }
+        FmvDX => {
+            a.mov(rax, xr(rs1))?;
+            a.mov(fr(rd), rax)?;
+        }
+        FsgnjD | FsgnjnD | FsgnjxD => {
+            // The sign from rs2 (negated, or xored with rs1's), the rest
+            // from rs1 (D §12.5 via F §11.6).
+            const SIGN: u64 = 1 << 63;
+            a.mov(rax, fr(rs1))?;
+            a.mov(rcx, fr(rs2))?;
+            if op.kind == FsgnjnD {
+                a.not(rcx)?;
+            }
+            a.mov(rdx, SIGN)?;
+            a.and(rcx, rdx)?;
+            if op.kind != FsgnjxD {
+                a.btr(rax, 63)?;
+                a.or(rax, rcx)?;
+            } else {
+                a.xor(rax, rcx)?;
+            }
+            a.mov(fr(rd), rax)?;
+        }
+        Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Flw | Fld => {
             let n = match op.kind {
                 Lb | Lbu => 1,
                 Lh | Lhu => 2,
-                Lw | Lwu => 4,
+                Lw | Lwu | Flw => 4,
                 _ => 8,
             };
             address(a, op, n, perm::R as u32, perm::R as u32, bail)?;
@@ -590,24 +700,37 @@ fn op_code(
                 Lb => a.movsx(rdx, cl)?,
                 Lh => a.movsx(rdx, cx)?,
                 Lw => a.movsxd(rdx, ecx)?,
+                // NaN-boxed (§12.2).
+                Flw => {
+                    a.mov(rdx, 0xffff_ffff_0000_0000u64)?;
+                    a.or(rdx, rcx)?;
+                }
                 _ => a.mov(rdx, rcx)?,
             }
-            a.mov(xr(rd), rdx)?;
+            if matches!(op.kind, Flw | Fld) {
+                a.mov(fr(rd), rdx)?;
+            } else {
+                a.mov(xr(rd), rdx)?;
+            }
             if wants.contains(Class::Load) {
                 event(a, op.pc, event_word(Event::load(op.pc, 0, n as u8, 0), op))?;
             }
         }
-        Sb | Sh | Sw | Sd => {
+        Sb | Sh | Sw | Sd | Fsw | Fsd => {
             let n = match op.kind {
                 Sb => 1,
                 Sh => 2,
-                Sw => 4,
+                Sw | Fsw => 4,
                 _ => 8,
             };
             // Writable and not code: a store to code is the
             // interpreter's, which drops the code it decoded.
             address(a, op, n, (perm::W | perm::X) as u32, perm::W as u32, bail)?;
-            a.mov(rcx, xr(rs2))?;
+            if matches!(op.kind, Fsw | Fsd) {
+                a.mov(rcx, fr(rs2))?;
+            } else {
+                a.mov(rcx, xr(rs2))?;
+            }
             match n {
                 1 => a.mov(byte_ptr(r12 + rax), cl)?,
                 2 => a.mov(word_ptr(r12 + rax), cx)?,
