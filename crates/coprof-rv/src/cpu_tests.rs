@@ -255,3 +255,102 @@ fn compressed_code_runs() {
     // li + 5 × (addi + bnez) + nop = 12 retired.
     assert_eq!(cpu.instret, 12);
 }
+
+/// Doubles of every kind: any bits, and values near the edges of the
+/// fast paths (subnormals, the smallest normals, huge values, zeros).
+fn float_bits() -> impl proptest::strategy::Strategy<Value = u64> {
+    use proptest::prelude::*;
+    prop_oneof![
+        any::<u64>(),
+        any::<f64>().prop_map(f64::to_bits),
+        (-1100i32..1024, any::<u32>())
+            .prop_map(|(e, m)| { (2f64.powi(e) * (1.0 + m as f64 / u32::MAX as f64)).to_bits() }),
+        (1u64..1 << 20).prop_map(|m| m << 20),
+        Just(0u64),
+        Just(1u64 << 63),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 4000, ..Default::default() })]
+
+    /// `exec_float`, compiled with the host's fused multiply-adds where
+    /// it has them, against the software arithmetic of every rounding
+    /// mode: the same result and flags for the arithmetic and the fused
+    /// multiply-adds of doubles and singles.
+    #[test]
+    fn float_ops_match_the_software_arithmetic(
+        a in float_bits(),
+        b in float_bits(),
+        c in float_bits(),
+        rm in 0u8..5,
+        which in 0usize..8,
+        single in proptest::bool::ANY,
+    ) {
+        use crate::fp::{arith_soft, box_s, fma_soft, round_of, Arith, D, S};
+        let (kind, arith) = match (which, single) {
+            (0, false) => (Kind::FaddD, Some(Arith::Add)),
+            (1, false) => (Kind::FsubD, Some(Arith::Sub)),
+            (2, false) => (Kind::FmulD, Some(Arith::Mul)),
+            (3, false) => (Kind::FdivD, Some(Arith::Div)),
+            (4, false) => (Kind::FmaddD, None),
+            (5, false) => (Kind::FmsubD, None),
+            (6, false) => (Kind::FnmsubD, None),
+            (7, false) => (Kind::FnmaddD, None),
+            (0, true) => (Kind::FaddS, Some(Arith::Add)),
+            (1, true) => (Kind::FsubS, Some(Arith::Sub)),
+            (2, true) => (Kind::FmulS, Some(Arith::Mul)),
+            (3, true) => (Kind::FdivS, Some(Arith::Div)),
+            (4, true) => (Kind::FmaddS, None),
+            (5, true) => (Kind::FmsubS, None),
+            (6, true) => (Kind::FnmsubS, None),
+            _ => (Kind::FnmaddS, None),
+        };
+        // Singles from the low word, NaN-boxed.
+        let (a, b, c) = if single {
+            (a & 0xffff_ffff, b & 0xffff_ffff, c & 0xffff_ffff)
+        } else {
+            (a, b, c)
+        };
+        let mut cpu = Cpu::new(0);
+        let boxed = |v: u64| if single { box_s(v) } else { v };
+        cpu.f[1] = boxed(a);
+        cpu.f[2] = boxed(b);
+        cpu.f[3] = boxed(c);
+        let op = Op {
+            pc: 0,
+            imm: 0,
+            kind,
+            rd: 4,
+            rs1: 1,
+            rs2: 2,
+            rs3: 3,
+            rm,
+            len: 4,
+            class: coprof_core::Class::Float,
+            emit: crate::op::Emit::FloatDest,
+        };
+        proptest::prop_assert!(exec_float(&mut cpu, &op));
+        let round = round_of(rm as u32).unwrap();
+        let neg = |k: Kind| match k {
+            Kind::FmaddD | Kind::FmaddS => (false, false),
+            Kind::FmsubD | Kind::FmsubS => (false, true),
+            Kind::FnmsubD | Kind::FnmsubS => (true, false),
+            _ => (true, true),
+        };
+        let (v, fl) = match (arith, single) {
+            (Some(ar), false) => arith_soft::<D>(ar, a, b, round),
+            (Some(ar), true) => arith_soft::<S>(ar, a, b, round),
+            (None, false) => {
+                let (np, na) = neg(kind);
+                fma_soft::<D>(a, b, c, np, na, round)
+            }
+            (None, true) => {
+                let (np, na) = neg(kind);
+                fma_soft::<S>(a, b, c, np, na, round)
+            }
+        };
+        proptest::prop_assert_eq!(cpu.f[4], boxed(v), "{:?} rm {}", kind, rm);
+        proptest::prop_assert_eq!(cpu.fflags, fl, "{:?} rm {}", kind, rm);
+    }
+}

@@ -254,7 +254,7 @@ const SAFE_D: f64 = 1.0e-280; // about 2^-930
 const SAFE_S: f32 = 1.0e-30; // about 2^-100
 
 /// Double-precision `fadd`/`fsub`/`fmul`/`fdiv`.
-#[inline]
+#[inline(always)]
 pub fn arith_d(op: Arith, a: u64, b: u64, rm: Round) -> (u64, u32) {
     if rm == Round::NearestTiesToEven {
         let (x, y) = (f64::from_bits(a), f64::from_bits(b));
@@ -292,7 +292,7 @@ pub fn arith_d(op: Arith, a: u64, b: u64, rm: Round) -> (u64, u32) {
 }
 
 /// Single-precision `fadd`/`fsub`/`fmul`/`fdiv` (operands unboxed).
-#[inline]
+#[inline(always)]
 pub fn arith_s(op: Arith, a: u64, b: u64, rm: Round) -> (u64, u32) {
     if rm == Round::NearestTiesToEven {
         let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
@@ -327,7 +327,7 @@ pub fn arith_s(op: Arith, a: u64, b: u64, rm: Round) -> (u64, u32) {
 }
 
 /// Knuth's TwoSum: `s + e == x + y` exactly (no overflow).
-#[inline]
+#[inline(always)]
 fn two_sum(x: f64, y: f64) -> (f64, f64) {
     let s = x + y;
     let bb = s - x;
@@ -340,7 +340,7 @@ fn two_sum(x: f64, y: f64) -> (f64, f64) {
 /// exact sum of two floats (Boldo & Muller, "Exact and approximated error
 /// of the FMA", IEEE TC 2011, algorithm ErrFma): `x·y + z = r + r2 + r3`,
 /// and the FMA was exact iff `r2` is zero.
-#[inline]
+#[inline(always)]
 fn fma_host_d(x: f64, y: f64, z: f64) -> Option<(u64, u32)> {
     const BIG: f64 = 1.0e290;
     let r = x.mul_add(y, z);
@@ -359,7 +359,7 @@ fn fma_host_d(x: f64, y: f64, z: f64) -> Option<(u64, u32)> {
 
 /// Single-precision host FMA: the product is exact in double, so the
 /// exact sum is TwoSum(product, z) in double.
-#[inline]
+#[inline(always)]
 fn fma_host_s(x: f32, y: f32, z: f32) -> Option<(u64, u32)> {
     let r = x.mul_add(y, z);
     let ok = |v: f32| v.abs() >= SAFE_S && v.abs() <= 1.0e37;
@@ -374,6 +374,7 @@ fn fma_host_s(x: f32, y: f32, z: f32) -> Option<(u64, u32)> {
 
 /// Which fused multiply-add (§11.6): rs1×rs2 negated or not, rs3 negated
 /// or not.
+#[inline(always)]
 pub fn fma<F: Format>(
     a: u64,
     b: u64,
