@@ -73,13 +73,13 @@ pub struct InputArgs {
     #[arg(long)]
     pub no_symbol_cache: bool,
     /// Threads to run on, in all: the one that simulates the program or
-    /// reads the trace, and threads of their own for the engines. The
-    /// reports are dealt among them in order, the first to the
-    /// simulator's thread when there are at least as many reports as
-    /// threads, else each on a thread of its own. 1 runs everything on one
+    /// reads the trace, and N - 1 threads for the engines. Any of them
+    /// feeds any report, one thread at a time: the engine threads take
+    /// whichever report has events waiting, and the simulator's thread
+    /// feeds reports whenever one falls behind. 1 runs everything on one
     /// thread. The reports are the same whatever the count. [default: with
     /// several reports (`coprof profile`) on a machine with more than one
-    /// core, one thread per report beside the simulator's, else 1]
+    /// core, one thread per core, else 1]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
     /// With a program: its `argv[0]` (by default PROG as given), as
@@ -235,38 +235,28 @@ impl InputArgs {
     /// `--threads` asks for: `body` pushes the events.
     pub fn feed<R>(&self, sinks: Vec<SendSink<'_>>, body: impl FnOnce(&mut dyn Sink) -> R) -> R {
         // One engine beside the simulator gains little and copies every
-        // event once more: threads by default only for several, and then
-        // one per report even with fewer cores, where the system balances
-        // the load better than a fixed deal of the reports can
-        // (docs/PERFORMANCE.md).
+        // event once more: threads by default only for several reports,
+        // then one per core (docs/PERFORMANCE.md).
         let threads = self.threads.map_or_else(
             || {
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                 if cores > 1 && sinks.len() > 1 {
-                    sinks.len() + 1
+                    cores
                 } else {
                     1
                 }
             },
             usize::from,
         );
-        // With as many reports as threads or more, the simulator's thread
-        // takes a share (group 0) and no thread waits for a core (with one
-        // thread, all of them); with fewer, each report has a thread of
-        // its own.
-        let shared = sinks.len() >= threads;
-        let n = if shared { threads } else { sinks.len() + 1 };
-        let mut groups: Vec<Vec<SendSink<'_>>> = Vec::new();
-        groups.resize_with(n, Vec::new);
-        for (i, s) in sinks.into_iter().enumerate() {
-            groups[if shared { i % n } else { i + 1 }].push(s);
+        if threads <= 1 {
+            let local: Vec<&mut dyn Sink> = sinks.into_iter().map(|s| s as &mut dyn Sink).collect();
+            return feed_on_threads(local, Vec::new(), 0, body);
         }
-        let local: Vec<&mut dyn Sink> = groups
-            .remove(0)
-            .into_iter()
-            .map(|s| s as &mut dyn Sink)
-            .collect();
-        feed_on_threads(local, groups, body)
+        // Each report a group of its own, fed by whichever of the
+        // workers and the simulator's thread is free: the simulator's
+        // thread feeds reports whenever one falls behind.
+        let groups: Vec<Vec<SendSink<'_>>> = sinks.into_iter().map(|s| vec![s]).collect();
+        feed_on_threads(Vec::new(), groups, threads - 1, body)
     }
 
     /// Pushes every event of the input into `sink`, with a progress bar on

@@ -552,11 +552,10 @@ fn a_block_buffer_keeps_the_code_profile_within_its_bound() {
 
 #[test]
 fn engine_threads_change_no_report() {
-    // `--threads N` feeds the engines on threads beside the one that
-    // simulates (or reads the trace), which takes a share of them when
-    // there are as many reports as threads: every report, the exact
-    // answers and the counts of the run are the same as on one thread,
-    // whatever N.
+    // `--threads N` feeds the engines on N - 1 threads beside the one
+    // that simulates (or reads the trace), which feeds them too when one
+    // falls behind: every report, the exact answers and the counts of the
+    // run are the same as on one thread, whatever N.
     let dir = tempfile::tempdir().unwrap();
     let prog = compile(dir.path(), "hot", HOT_LOOP);
     let trace = gen_trace(dir.path(), "mixed", 300_000, 5);

@@ -3,33 +3,38 @@
 //! A live profile spends its time in two places: the simulator that makes
 //! the events and the engines that summarize them. They share nothing but
 //! the stream, so on a machine with more than one core the engines can run
-//! beside the simulator instead of after it, each group of sinks on its own
-//! thread. [`feed_on_threads`] hands the source a sink that feeds one
-//! group itself, on the source's thread, and for the others gathers the
-//! batches into a buffer they all share, and queues it to each group's
-//! thread (with no group on the source's thread, it asks for batches of
-//! a whole message, [`Sink::batch_len`], and a batch given away whole,
-//! [`Sink::observe_owned`], becomes the message with no copy); a group
-//! sees the same events in the same order as it would in a [`Fanout`],
-//! so every report is the same as with one thread.
-//! A group that takes the instruction stream as runs of basic blocks and
-//! needs no events gets none, and then no events are copied for it.
+//! beside the simulator instead of after it. [`feed_on_threads`] hands the
+//! source a sink that feeds one group of sinks itself, on the source's
+//! thread, and for the others gathers the batches into a buffer they all
+//! share, and queues it to each group (with no group on the source's
+//! thread, it asks for batches of a whole message, [`Sink::batch_len`],
+//! and a batch given away whole, [`Sink::observe_owned`], becomes the
+//! message with no copy); a group sees the same events in the same order
+//! as it would in a [`Fanout`], so every report is the same as with one
+//! thread. A group that takes the instruction stream as runs of basic
+//! blocks and needs no events gets none, and then no events are copied
+//! for it.
 //!
-//! Each queue holds at most [`QUEUE`] messages: when an engine falls
-//! behind, the source waits for it, so memory stays bounded whatever the
-//! speeds.
+//! The groups are not tied to threads: worker threads take turns at
+//! whichever group has messages waiting, one thread at a time per group,
+//! and when a group has [`QUEUE`] messages waiting the source's thread
+//! takes turns too before it makes more (module `pool`). So memory stays
+//! bounded whatever the speeds, and the cores go where the work is.
 //! Runs of basic blocks name blocks of the source's [`Blocks`] table,
 //! which only grows: the blocks that are new since the last batch travel
-//! with the runs, and each thread keeps its own copy of the table.
+//! with the runs, and each group keeps its own copy of the table.
 
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+mod pool;
+
 use std::sync::Arc;
 
 use crate::event::{ClassSet, Event};
 use crate::runs::{Blocks, Run};
 use crate::stream::{any_with_runs, Fanout, Sink};
+use pool::Pool;
 
-/// Messages waiting at most in each thread's queue.
+/// Messages waiting at most for each group before the source's thread
+/// helps feed the groups instead of making more.
 pub const QUEUE: usize = 4;
 
 /// Events (or runs) per message: the source's batches are gathered into
@@ -50,10 +55,10 @@ enum Message {
     Finish,
 }
 
-/// One group's thread, as the source's side sees it: its queue and what
-/// it asked for before it started.
+/// One group, as the source's side sees it: its desk in the pool and
+/// what it asked for before it started.
 struct Group {
-    queue: SyncSender<Message>,
+    desk: usize,
     wants: ClassSet,
     with_runs: Option<ClassSet>,
     takes_runs: bool,
@@ -71,10 +76,12 @@ impl Group {
 }
 
 /// Runs `body` with a sink that feeds `local` on the calling thread (the
-/// source's) and each of `groups` on a thread of its own, then waits for
-/// every thread to finish and returns what `body` returned. Each group is
-/// fed as a [`Fanout`] of its sinks. A panic on a group's thread is raised
-/// again here.
+/// source's) and `groups` on `workers` threads of their own, then feeds
+/// what is left and returns what `body` returned. Each group is fed as a
+/// [`Fanout`] of its sinks, by one thread at a time, any of the workers
+/// or the source's when the group falls behind (module `pool`); with no
+/// worker, the source's thread feeds every group itself. A panic of a
+/// sink of a group is raised again here, once the source is done.
 ///
 /// ```
 /// use coprof_core::threads::feed_on_threads;
@@ -83,7 +90,7 @@ impl Group {
 ///
 /// let events = generate(&GenConfig::new(Workload::Mixed, 20_000)).unwrap();
 /// let (mut a, mut b) = (Collect::all(), ExactCounts::new());
-/// let delivered = feed_on_threads(vec![&mut a], vec![vec![&mut b]], |sink| {
+/// let delivered = feed_on_threads(vec![&mut a], vec![vec![&mut b]], 1, |sink| {
 ///     SliceSource::new(&events).run(sink).unwrap()
 /// });
 /// assert_eq!(delivered, 20_000);
@@ -93,92 +100,70 @@ impl Group {
 pub fn feed_on_threads<R>(
     local: Vec<&mut dyn Sink>,
     groups: Vec<Vec<SendSink<'_>>>,
+    workers: usize,
     body: impl FnOnce(&mut dyn Sink) -> R,
 ) -> R {
+    let count = groups.len();
+    let pool = Pool::new(groups);
+    let mut broadcast = Broadcast {
+        local: Fanout::new(),
+        local_takes_runs: false,
+        groups: Vec::new(),
+        pool: &pool,
+        spare: Vec::new(),
+        events: Vec::new(),
+        runs: Vec::new(),
+        blocks_sent: 0,
+        new_blocks: Blocks::new(),
+    };
+    for s in local {
+        broadcast.local.push(s);
+    }
+    for desk in 0..count {
+        let (wants, with_runs) = pool.ask(desk, |fan| (fan.wants(), fan.wants_with_runs()));
+        broadcast.groups.push(Group {
+            desk,
+            wants,
+            with_runs,
+            takes_runs: false,
+        });
+    }
     std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        let mut broadcast = Broadcast {
-            local: Fanout::new(),
-            local_takes_runs: false,
-            groups: Vec::new(),
-            spare: Vec::new(),
-            events: Vec::new(),
-            runs: Vec::new(),
-            blocks_sent: 0,
-            new_blocks: Blocks::new(),
-        };
-        for s in local {
-            broadcast.local.push(s);
-        }
-        for mut sinks in groups {
-            let (wants, with_runs) = {
-                let fan = fanout(&mut sinks);
-                (fan.wants(), fan.wants_with_runs())
-            };
-            let (queue, inbox) = sync_channel(QUEUE);
-            handles.push(
+        let pool = &pool;
+        let handles: Vec<_> = (0..workers.min(count))
+            .map(|home| {
                 std::thread::Builder::new()
                     .name("coprof-engines".into())
-                    .spawn_scoped(scope, move || feed(sinks, inbox))
-                    .expect("a thread for the engines"),
-            );
-            broadcast.groups.push(Group {
-                queue,
-                wants,
-                with_runs,
-                takes_runs: false,
-            });
-        }
+                    .spawn_scoped(scope, move || pool.work(home))
+                    .expect("a thread for the engines")
+            })
+            .collect();
         let out = body(&mut broadcast);
-        // Closing the queues ends each thread's loop once it has taken
-        // every batch.
         drop(broadcast);
+        // The source's thread feeds what is left beside the workers.
+        let finished = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.finish()));
         for h in handles {
             if let Err(panic) = h.join() {
                 std::panic::resume_unwind(panic);
             }
         }
+        if let Err(panic) = finished {
+            std::panic::resume_unwind(panic);
+        }
         out
     })
-}
-
-/// A group's thread: feeds its sinks every message until the queue closes.
-fn feed(mut sinks: Vec<SendSink<'_>>, inbox: Receiver<Message>) {
-    let mut fan = fanout(&mut sinks);
-    let mut blocks = Blocks::new();
-    for m in inbox {
-        match m {
-            Message::Events(batch) => fan.observe(&batch),
-            Message::RunsFollow => fan.runs_follow(),
-            Message::Runs(runs, new) => {
-                if let Some(new) = new {
-                    blocks.append_from(&new, 0);
-                }
-                fan.observe_runs(&runs, &blocks);
-            }
-            Message::Finish => fan.finish(),
-        }
-    }
-}
-
-/// A group's sinks as one [`Fanout`]: how the group sees the stream, on
-/// its thread and when its wants are asked before it starts.
-fn fanout<'a>(sinks: &'a mut [SendSink<'_>]) -> Fanout<'a> {
-    let mut fan = Fanout::new();
-    for s in sinks {
-        fan.push(&mut **s);
-    }
-    fan
 }
 
 /// The sink the source feeds: feeds the local group, and gathers the
 /// batches, once, into messages that it queues to every other group that
 /// wants them.
-struct Broadcast<'a> {
+struct Broadcast<'p, 'l, 'g> {
     /// The group fed on the source's thread.
-    local: Fanout<'a>,
+    local: Fanout<'l>,
     local_takes_runs: bool,
     groups: Vec<Group>,
+    /// The groups' desks.
+    pool: &'p Pool<'g>,
     /// Event buffers, reused once every thread has let go of them.
     spare: Vec<Arc<Vec<Event>>>,
     /// The events gathered for the next message.
@@ -191,13 +176,12 @@ struct Broadcast<'a> {
     new_blocks: Blocks,
 }
 
-impl Broadcast<'_> {
-    /// Queues `m` to every group that `to` picks. A thread that has
-    /// stopped (it panicked) takes nothing; its panic is raised when it is
-    /// joined.
+impl Broadcast<'_, '_, '_> {
+    /// Queues `m` to every group that `to` picks, feeding groups on this
+    /// thread while one is behind (see [`Pool::send`]).
     fn send(&self, m: impl Fn() -> Message, to: impl Fn(&Group) -> bool) {
         for g in self.groups.iter().filter(|g| to(g)) {
-            let _ = g.queue.send(m());
+            self.pool.send(g.desk, m());
         }
     }
 
@@ -264,7 +248,7 @@ impl Broadcast<'_> {
     }
 }
 
-impl Sink for Broadcast<'_> {
+impl Sink for Broadcast<'_, '_, '_> {
     fn wants(&self) -> ClassSet {
         self.groups
             .iter()
@@ -372,21 +356,26 @@ mod tests {
             fan.push(&mut serial.2);
             SliceSource::new(&events).with_runs().run(&mut fan).unwrap();
         }
-        let mut threaded = (Collect::all(), ExactCounts::new(), Pcs::default());
-        let n = feed_on_threads(
-            vec![&mut threaded.0],
-            vec![vec![&mut threaded.1], vec![&mut threaded.2]],
-            |sink| SliceSource::new(&events).with_runs().run(sink).unwrap(),
-        );
-        assert_eq!(n, 200_000);
-        assert_eq!(threaded.0.events, serial.0.events);
-        assert_eq!(format!("{:?}", threaded.1), format!("{:?}", serial.1));
-        assert_eq!(threaded.2 .0, serial.2 .0);
-        assert_eq!(threaded.2 .0.len(), 200_000, "every PC came in a run");
-        assert_eq!(
-            threaded.2 .1, 0,
-            "a group that takes runs only gets no events"
-        );
+        // Each group on a worker of its own, both on one worker, and
+        // both fed by the source's thread alone.
+        for workers in [2, 1, 0] {
+            let mut threaded = (Collect::all(), ExactCounts::new(), Pcs::default());
+            let n = feed_on_threads(
+                vec![&mut threaded.0],
+                vec![vec![&mut threaded.1], vec![&mut threaded.2]],
+                workers,
+                |sink| SliceSource::new(&events).with_runs().run(sink).unwrap(),
+            );
+            assert_eq!(n, 200_000);
+            assert_eq!(threaded.0.events, serial.0.events);
+            assert_eq!(format!("{:?}", threaded.1), format!("{:?}", serial.1));
+            assert_eq!(threaded.2 .0, serial.2 .0, "{workers} workers");
+            assert_eq!(threaded.2 .0.len(), 200_000, "every PC came in a run");
+            assert_eq!(
+                threaded.2 .1, 0,
+                "a group that takes runs only gets no events"
+            );
+        }
     }
 
     #[test]
@@ -401,11 +390,12 @@ mod tests {
         }
         // Batches of a message each, as the simulator gives them when no
         // sink is on its thread, then of a few thousand, gathered.
-        for batch in [MESSAGE, 3000] {
+        for (batch, workers) in [(MESSAGE, 2), (3000, 2), (MESSAGE, 1), (3000, 1)] {
             let mut threaded = (ExactCounts::new(), Pcs::default());
             feed_on_threads(
                 vec![],
                 vec![vec![&mut threaded.0], vec![&mut threaded.1]],
+                workers,
                 |sink| {
                     SliceSource::new(&events)
                         .with_runs()
@@ -415,7 +405,10 @@ mod tests {
                 },
             );
             assert_eq!(format!("{:?}", threaded.0), format!("{:?}", serial.0));
-            assert_eq!(threaded.1 .0, serial.1 .0, "batches of {batch}");
+            assert_eq!(
+                threaded.1 .0, serial.1 .0,
+                "batches of {batch}, {workers} workers"
+            );
         }
     }
 
@@ -425,7 +418,7 @@ mod tests {
         // Whole messages, then sizes that leave part of one gathered.
         let sizes = [MESSAGE, 100, MESSAGE - 1, MESSAGE + MESSAGE / 2, 1];
         let (mut a, mut b) = (Collect::all(), Collect::all());
-        let returned = feed_on_threads(vec![], vec![vec![&mut a], vec![&mut b]], |sink| {
+        let returned = feed_on_threads(vec![], vec![vec![&mut a], vec![&mut b]], 2, |sink| {
             assert_eq!(sink.batch_len(), Some(MESSAGE), "no sink on this thread");
             let mut rest = &events[..];
             let mut buffer = Vec::new();
@@ -450,7 +443,7 @@ mod tests {
         assert_eq!(a.events, events);
         assert_eq!(b.events, events);
         let mut local = Collect::all();
-        feed_on_threads(vec![&mut local], vec![vec![&mut a]], |sink| {
+        feed_on_threads(vec![&mut local], vec![vec![&mut a]], 1, |sink| {
             assert_eq!(
                 sink.batch_len(),
                 None,
@@ -468,11 +461,23 @@ mod tests {
             }
         }
         let events = generate(&GenConfig::new(Workload::Mixed, 50_000)).unwrap();
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            feed_on_threads(vec![], vec![vec![&mut Boom]], |sink| {
-                SliceSource::new(&events).run(sink).unwrap()
-            })
-        }));
-        assert!(caught.is_err());
+        for workers in [1, 0] {
+            let mut also = ExactCounts::new();
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                feed_on_threads(
+                    vec![],
+                    vec![vec![&mut Boom], vec![&mut also]],
+                    workers,
+                    |sink| SliceSource::new(&events).run(sink).unwrap(),
+                )
+            }));
+            let panic = caught.expect_err("the sink's panic");
+            assert_eq!(
+                panic.downcast_ref::<&str>(),
+                Some(&"boom"),
+                "{workers} workers"
+            );
+            assert_eq!(also.events, 50_000, "the other group got every event");
+        }
     }
 }
