@@ -655,73 +655,19 @@ fn exec_float_body(cpu: &mut Cpu, op: &Op) -> bool {
                 false
             )
         }
-        Kind::FaddS => {
+        Kind::FaddS | Kind::FsubS | Kind::FmulS | Kind::FdivS => {
             let rm = rounding!(op);
-            fset!(
-                op,
-                fp::arith_s(Arith::Add, s(f!(op.rs1)), s(f!(op.rs2)), rm),
-                true
-            )
-        }
-        Kind::FsubS => {
-            let rm = rounding!(op);
-            fset!(
-                op,
-                fp::arith_s(Arith::Sub, s(f!(op.rs1)), s(f!(op.rs2)), rm),
-                true
-            )
-        }
-        Kind::FmulS => {
-            let rm = rounding!(op);
-            fset!(
-                op,
-                fp::arith_s(Arith::Mul, s(f!(op.rs1)), s(f!(op.rs2)), rm),
-                true
-            )
-        }
-        Kind::FdivS => {
-            let rm = rounding!(op);
-            fset!(
-                op,
-                fp::arith_s(Arith::Div, s(f!(op.rs1)), s(f!(op.rs2)), rm),
-                true
-            )
+            let ar = arith_of(op.kind);
+            fset!(op, fp::arith_s(ar, s(f!(op.rs1)), s(f!(op.rs2)), rm), true)
         }
         Kind::FsqrtS => {
             let rm = rounding!(op);
             fset!(op, fp::sqrt::<S>(s(f!(op.rs1)), rm), true)
         }
-        Kind::FaddD => {
+        Kind::FaddD | Kind::FsubD | Kind::FmulD | Kind::FdivD => {
             let rm = rounding!(op);
-            fset!(
-                op,
-                fp::arith_d(Arith::Add, f!(op.rs1), f!(op.rs2), rm),
-                false
-            )
-        }
-        Kind::FsubD => {
-            let rm = rounding!(op);
-            fset!(
-                op,
-                fp::arith_d(Arith::Sub, f!(op.rs1), f!(op.rs2), rm),
-                false
-            )
-        }
-        Kind::FmulD => {
-            let rm = rounding!(op);
-            fset!(
-                op,
-                fp::arith_d(Arith::Mul, f!(op.rs1), f!(op.rs2), rm),
-                false
-            )
-        }
-        Kind::FdivD => {
-            let rm = rounding!(op);
-            fset!(
-                op,
-                fp::arith_d(Arith::Div, f!(op.rs1), f!(op.rs2), rm),
-                false
-            )
+            let ar = arith_of(op.kind);
+            fset!(op, fp::arith_d(ar, f!(op.rs1), f!(op.rs2), rm), false)
         }
         Kind::FsqrtD => {
             let rm = rounding!(op);
@@ -794,6 +740,17 @@ fn exec_float_body(cpu: &mut Cpu, op: &Op) -> bool {
         _ => unreachable!("not an F or D op that computes: {:?}", op.kind),
     }
     true
+}
+
+/// The operation of an `fadd`, `fsub`, `fmul` or `fdiv`.
+fn arith_of(kind: Kind) -> Arith {
+    use Kind::*;
+    match kind {
+        FaddS | FaddD => Arith::Add,
+        FsubS | FsubD => Arith::Sub,
+        FmulS | FmulD => Arith::Mul,
+        _ => Arith::Div,
+    }
 }
 
 fn fma_signs(kind: Kind) -> (bool, bool) {
