@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 
 use super::{Message, SendSink, QUEUE};
 use crate::runs::Blocks;
@@ -66,6 +66,16 @@ pub(super) struct Pool<'a> {
 /// sinks' panics itself, and its own state stays whole.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Locks `m` if no other thread holds it, whatever a panicking holder
+/// left (see [`lock`]).
+fn try_lock<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match m.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
 }
 
 impl<'a> Pool<'a> {
@@ -197,7 +207,7 @@ impl<'a> Pool<'a> {
     fn free_turn(&self, first: usize) -> Option<(usize, MutexGuard<'_, Work<'a>>)> {
         let waiting = |d: usize| lock(&self.desks[d].inbox).len();
         if waiting(first) > 0 {
-            if let Ok(work) = self.desks[first].work.try_lock() {
+            if let Some(work) = try_lock(&self.desks[first].work) {
                 return Some((first, work));
             }
         }
@@ -208,14 +218,14 @@ impl<'a> Pool<'a> {
         order.sort_unstable_by(|a, b| b.cmp(a));
         order
             .into_iter()
-            .find_map(|(_, d)| self.desks[d].work.try_lock().ok().map(|w| (d, w)))
+            .find_map(|(_, d)| try_lock(&self.desks[d].work).map(|w| (d, w)))
     }
 
     /// Whether some group has a message and free sinks.
     fn free_turn_exists(&self) -> bool {
         self.desks
             .iter()
-            .any(|d| !lock(&d.inbox).is_empty() && d.work.try_lock().is_ok())
+            .any(|d| !lock(&d.inbox).is_empty() && try_lock(&d.work).is_some())
     }
 
     /// Feeds group `d`'s sinks, held in `work`, up to `most` of its
