@@ -674,7 +674,7 @@ impl Simulator {
             if let Some(j) = &mut self.jit {
                 let blocks = &self.code.blocks;
                 if blocks[from].jit < jit::UNTRANSLATABLE && blocks[bi].jit < jit::UNTRANSLATABLE {
-                    j.link(&self.code, from, bi, blocks[from].way_to(self.cpu.pc));
+                    j.link(&self.code, from, bi, self.cpu.pc);
                 }
             }
         }

@@ -13,6 +13,9 @@ use std::io;
 /// the host's front end fetches best from.
 const ALIGN: usize = 16;
 
+/// The header's `jalr` target before any link: odd, which no target is.
+const NO_TARGET: u64 = u64::MAX;
+
 /// A region of host memory that is writable and executable.
 pub(crate) struct Arena {
     ptr: *mut u8,
@@ -53,7 +56,7 @@ impl Arena {
             return None;
         }
         // SAFETY: at + code.len() <= len, inside the mapping; no code runs
-        // while the simulator adds a translation. The header's three
+        // while the simulator adds a translation. The header's four
         // words are the first HEADER bytes of the code.
         unsafe {
             let p = self.ptr.add(at);
@@ -63,6 +66,7 @@ impl Arena {
             words.write_unaligned(addr(t.exits[0]));
             words.add(1).write_unaligned(addr(t.exits[1]));
             words.add(2).write_unaligned(addr(t.chained_entry));
+            words.add(3).write_unaligned(NO_TARGET);
         }
         self.used = at + code.len();
         Some(at as u32)
@@ -79,6 +83,21 @@ impl Arena {
             if slot.read_unaligned() != 0 {
                 let entry = (self.ptr.add(to as usize) as *const u64).add(2);
                 slot.write_unaligned(entry.read_unaligned());
+            }
+        }
+    }
+
+    /// Makes the one way out of the translation at `from`, which ends in
+    /// a `jalr`, go on to the translation at `to` when its target is
+    /// `pc`, if that way can be linked.
+    pub(crate) fn link_target(&mut self, from: u32, to: u32, pc: u64) {
+        // SAFETY: as in `link`.
+        unsafe {
+            let words = self.ptr.add(from as usize) as *mut u64;
+            if words.read_unaligned() != 0 {
+                let entry = (self.ptr.add(to as usize) as *const u64).add(2);
+                words.write_unaligned(entry.read_unaligned());
+                words.add(3).write_unaligned(pc);
             }
         }
     }

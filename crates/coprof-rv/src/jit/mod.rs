@@ -29,7 +29,9 @@
 //! from another translation does the loop's work between blocks: it
 //! counts the block, adds its run, and keeps the instructions retired
 //! below the count at which the loop must look, or goes back to the loop
-//! before the block starts.
+//! before the block starts. A `jalr`'s exit is linked likewise for the
+//! last target the loop saw it take, and goes back to the loop for any
+//! other.
 //!
 //! Only x86-64 hosts translate; elsewhere [`Jit::new`] gives `None` and
 //! every block is interpreted.
@@ -100,9 +102,11 @@ pub(crate) struct Ctx {
 
 /// Bytes before a translation's entry from the loop: per way out of the
 /// block, the address its exit jumps to (its own return to the loop, or
-/// the entry of the block linked to it), and the address of its entry
-/// from another translation.
-pub(crate) const HEADER: usize = 24;
+/// the entry of the block linked to it), the address of its entry from
+/// another translation, and, for a block that ends in a `jalr`, the
+/// target its way 0 was linked for (an odd address, which no target is,
+/// until then).
+pub(crate) const HEADER: usize = 32;
 
 /// What a translation returns when it was entered from another and
 /// found no room for its block's run or events: the block before it ran
@@ -335,16 +339,29 @@ impl Jit {
         (last, stop.after(done))
     }
 
-    /// Links the exit of block `from` that goes to block `to`, both
-    /// translated, to `to`'s translation, when that exit has a single
-    /// target (`way` 0: a branch taken or a `jal`; 1: falling through).
+    /// Links the exit of block `from` that went to block `to`, at `pc`,
+    /// both translated, to `to`'s translation: way 0 (a branch taken or
+    /// a `jal`) or 1 (falling through) by `pc`, or, for a block that ends
+    /// in a `jalr`, its one way for that target, checked each time
+    /// (another target goes back to the loop, which links it instead).
     #[inline]
-    pub fn link(&mut self, code: &CodeCache, from: usize, to: usize, way: usize) {
+    pub fn link(&mut self, code: &CodeCache, from: usize, to: usize, pc: u64) {
         #[cfg(target_arch = "x86_64")]
-        self.arena
-            .link(code.blocks[from].jit, way, code.blocks[to].jit);
+        {
+            let block = &code.blocks[from];
+            let (from, to) = (block.jit, code.blocks[to].jit);
+            if block
+                .ops
+                .last()
+                .is_some_and(|op| op.kind == crate::op::Kind::Jalr)
+            {
+                self.arena.link_target(from, to, pc);
+            } else {
+                self.arena.link(from, block.way_to(pc), to);
+            }
+        }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = (code, from, to, way);
+        let _ = (code, from, to, pc);
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -434,11 +434,19 @@ fn a_store_to_code_leaves_the_translation() {
 /// the next PC.
 fn self_loop(a1: u64, check: u64) -> (u64, u64, u64, u64) {
     let words = [i_type(0x13, 10, 0, 10, 1), b_type(1, 10, 11, -4)];
+    // The taken branch goes back to the block's start: way 0.
+    linked_loop(&words, a1, check, CODE)
+}
+
+/// A loop of one block of `words` at CODE, translated and linked to
+/// itself for the target `pc`, run as [`self_loop`] says.
+fn linked_loop(words: &[u32], a1: u64, check: u64, pc: u64) -> (u64, u64, u64, u64) {
     let mut mem = memory();
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     mem.poke(CODE, &bytes).unwrap();
     let mut cpu = Cpu::new(CODE);
     cpu.x[11] = a1;
+    cpu.x[12] = CODE;
     let mut sink = Collect {
         events: vec![],
         wants: ClassSet::NONE,
@@ -446,18 +454,50 @@ fn self_loop(a1: u64, check: u64) -> (u64, u64, u64, u64) {
     let mut ev = Events::new(&mut sink);
     let mut code = CodeCache::new();
     code.blocks.push(translate(CODE, &mem));
+    assert_eq!(code.blocks[0].ops.len(), words.len());
     let mut jit = Jit::new().unwrap();
     jit.begin_run(&mut code, ClassSet::NONE, false);
     jit.translate(&mut code, 0, ClassSet::NONE);
     assert!(code.blocks[0].jit < UNTRANSLATABLE);
-    // The taken branch goes back to the block's start: way 0.
-    assert_eq!(code.blocks[0].way_to(CODE), 0);
-    jit.link(&code, 0, 0, 0);
+    jit.link(&code, 0, 0, pc);
     code.blocks[0].count = 1;
     let (last, stop) = jit.run::<false, false>(&mut code, 0, &mut cpu, &mut mem, &mut ev, check);
     assert_eq!((last, stop), (0, Stop::Next));
-    cpu.instret += 2;
+    cpu.instret += words.len() as u64;
     (cpu.x[10], cpu.instret, code.blocks[0].count, cpu.pc)
+}
+
+/// A loop of one block that ends in a `jalr` to a2 (CODE) while a0 < a1,
+/// then to CODE + 8: `addi a0, a0, 1; sltu t0, a0, a1; xori t0, t0, 1;
+/// slli t0, t0, 3; add t1, a2, t0; jalr x0, 0(t1)`.
+const JALR_LOOP: [u32; 6] = [
+    0x0015_0513, // addi a0, a0, 1
+    0x00b5_32b3, // sltu t0, a0, a1
+    0x0012_c293, // xori t0, t0, 1
+    0x0032_9293, // slli t0, t0, 3
+    0x0056_0333, // add t1, a2, t0
+    0x0003_0067, // jalr x0, 0(t1)
+];
+
+#[test]
+fn a_jalr_linked_for_its_target_loops_and_leaves_for_another() {
+    // Linked for CODE: 100 blocks, the last of which goes to CODE + 8.
+    assert_eq!(
+        linked_loop(&JALR_LOOP, 100, 1_000_000, CODE),
+        (100, 600, 100, CODE + 8)
+    );
+    // Stops where the loop must look: 83 blocks retire 498 instructions,
+    // below 499; the 84th reaches it.
+    assert_eq!(
+        linked_loop(&JALR_LOOP, 1000, 499, CODE),
+        (84, 504, 84, CODE)
+    );
+    // Linked for another target, it goes back to the loop after one block
+    // (with a bound on the chain, so that a wrong link fails, not hangs).
+    assert_eq!(
+        linked_loop(&JALR_LOOP, 100, 10_000, CODE + 8),
+        (1, 6, 1, CODE)
+    );
 }
 
 #[test]

@@ -181,17 +181,18 @@ pub(super) fn assemble(
 }
 
 /// The exits of a block's last op that may be linked to the block they
-/// go to: way 0 to a static target (a branch taken, a `jal`), way 1
-/// falling through. None when the translation does not cover the block
-/// (the interpreter runs the rest) or it ends in a `jalr`.
+/// go to: way 0 to a static target (a branch taken, a `jal`) or to the
+/// last target of a `jalr`, way 1 falling through. None when the
+/// translation does not cover the block (the interpreter runs the rest).
 fn linkable(ops: &[Op], len: usize) -> [bool; 2] {
     if ops.len() < len {
         return [false, false];
     }
     match ops[len - 1].kind {
         Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu => [true, true],
-        Kind::Jal => [true, false],
-        Kind::Jalr => [false, false],
+        // Way 0 for the one target it was linked for (the header's
+        // fourth word), checked each time.
+        Kind::Jal | Kind::Jalr => [true, false],
         _ => [false, true],
     }
 }
@@ -235,6 +236,7 @@ fn emit(
     let mut bails: Vec<(CodeLabel, u32)> = Vec::new();
     let links = linkable(ops, len);
     let mut slots = [a.create_label(), a.create_label()];
+    let mut target = a.create_label();
     let mut unlinked = [a.create_label(), a.create_label()];
     let mut chained = a.create_label();
     let mut body = a.create_label();
@@ -246,7 +248,9 @@ fn emit(
     a.set_label(&mut slots[1])?;
     a.dq(&[0])?;
     a.dq(&[0])?;
-    debug_assert_eq!(HEADER, 24);
+    a.set_label(&mut target)?;
+    a.dq(&[0])?;
+    debug_assert_eq!(HEADER, 32);
 
     // The entry from the simulator's loop, which has counted the block
     // and added its run.
@@ -313,6 +317,7 @@ fn emit(
         let ways = Ways {
             links,
             slots,
+            target,
             unlinked: &mut unlinked,
             len: len as u32,
             out,
@@ -376,6 +381,8 @@ fn emit(
 struct Ways<'a> {
     links: [bool; 2],
     slots: [CodeLabel; 2],
+    /// The header word of the target a `jalr`'s way 0 was linked for.
+    target: CodeLabel,
     unlinked: &'a mut [CodeLabel; 2],
     len: u32,
     out: CodeLabel,
@@ -781,13 +788,25 @@ fn op_code(
         }
         Jalr => {
             // The target before the link: rd may be rs1.
-            a.mov(rax, xr(rs1))?;
+            a.mov(rdx, xr(rs1))?;
             a.mov(rcx, op.imm as u64)?;
-            a.add(rax, rcx)?;
-            a.and(rax, -2)?;
-            a.mov(qword_ptr(r15 + CTX_PC), rax)?;
+            a.add(rdx, rcx)?;
+            a.and(rdx, -2)?;
+            a.mov(qword_ptr(r15 + CTX_PC), rdx)?;
             a.mov(rax, op.next_pc())?;
             a.mov(xr(rd), rax)?;
+            // On to the block linked for this target, if it is the one;
+            // else back to the loop, which may link it instead.
+            let unlinked = &mut w.unlinked[0];
+            if w.links[0] {
+                a.cmp(rdx, qword_ptr(w.target))?;
+                a.jne(*unlinked)?;
+                a.cmp(qword_ptr(r15 + CTX_BUDGET), len as i32)?;
+                a.jbe(*unlinked)?;
+                a.mov(ecx, len)?;
+                a.jmp(qword_ptr(w.slots[0]))?;
+            }
+            a.set_label(unlinked)?;
             a.mov(eax, len)?;
             a.jmp(out)?;
             return Ok(true);
