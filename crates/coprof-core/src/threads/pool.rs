@@ -50,6 +50,8 @@ struct State {
     closed: bool,
     /// The first panic of a sink, raised again by [`Pool::finish`].
     panic: Option<Box<dyn std::any::Any + Send>>,
+    /// Threads waiting for a turn.
+    sleepers: usize,
 }
 
 /// The desks of every group, shared by the source's thread and the
@@ -122,8 +124,8 @@ impl<'a> Pool<'a> {
         };
         self.signal();
         if waiting > QUEUE {
-            let behind = || lock(&self.desks[g].inbox).len() > QUEUE;
-            while let Some((d, work)) = self.next_turn(g, || !behind()) {
+            let caught_up = |_: &State| lock(&self.desks[g].inbox).len() <= QUEUE;
+            while let Some((d, work)) = self.next_turn(g, caught_up) {
                 // One message, then back to the source, which is needed
                 // as soon as the group has caught up.
                 self.take_turn(d, work, 1);
@@ -135,7 +137,7 @@ impl<'a> Pool<'a> {
     /// message has been fed, starting with group `home`.
     pub(super) fn work(&self, home: usize) {
         let mut last = home;
-        while let Some((d, work)) = self.next_turn(last, || self.drained()) {
+        while let Some((d, work)) = self.next_turn(last, |state| self.drained(state)) {
             self.take_turn(d, work, usize::MAX);
             last = d;
         }
@@ -153,52 +155,58 @@ impl<'a> Pool<'a> {
         }
     }
 
-    /// Whether the pool is closed and no message waits.
-    fn drained(&self) -> bool {
-        lock(&self.state).closed && self.desks.iter().all(|d| lock(&d.inbox).is_empty())
+    /// Whether the pool is closed and no message waits, by its `state`,
+    /// locked.
+    fn drained(&self, state: &State) -> bool {
+        state.closed && self.desks.iter().all(|d| lock(&d.inbox).is_empty())
     }
 
     /// Wakes every thread waiting for a turn.
     fn signal(&self) {
         // Taking the lock orders this after any thread's look at the
-        // desks that found nothing to do, which then waits.
-        drop(lock(&self.state));
-        self.changed.notify_all();
+        // desks that found nothing to do, which then waits; with none
+        // waiting, there is no one to wake (and no system call to make).
+        if lock(&self.state).sleepers > 0 {
+            self.changed.notify_all();
+        }
     }
 
     /// The next turn a thread may take, preferring group `first`, then
     /// the group with the most messages waiting: a group with a message
     /// whose sinks no other thread is feeding, with its sinks. Waits for
-    /// one until `done` (checked without the state's lock held, when no
-    /// turn can be had) says to stop, and then returns `None`.
+    /// one until `done` (called with the state locked) says to stop, and
+    /// then returns `None`.
     fn next_turn(
         &self,
         first: usize,
-        done: impl Fn() -> bool,
+        done: impl Fn(&State) -> bool,
     ) -> Option<(usize, MutexGuard<'_, Work<'a>>)> {
+        let done_with = &done;
         loop {
-            if done() {
+            let state = lock(&self.state);
+            if done_with(&state) {
                 return None;
             }
-            let state = lock(&self.state);
             if let Some(turn) = self.free_turn(first) {
                 return Some(turn);
             }
             // Nothing to take now: wait for a message, a turn's end or
-            // the close, unless what ends the wait came before the lock.
+            // the close.
             drop(state);
-            if done() {
-                return None;
-            }
-            let state = lock(&self.state);
-            if self.free_turn_exists() {
+            // Looked at again with the lock held: a thread that changes
+            // what `done` reads (a message fed, the close) signals with
+            // it taken, so it comes either before this look or after the
+            // wait begins, which it then ends.
+            let mut state = lock(&self.state);
+            if done_with(&state) || self.free_turn_exists() {
                 continue;
             }
-            drop(
-                self.changed
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner),
-            );
+            state.sleepers += 1;
+            let mut state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+            state.sleepers -= 1;
         }
     }
 
@@ -236,6 +244,8 @@ impl<'a> Pool<'a> {
             let Some(m) = lock(&self.desks[d].inbox).pop_front() else {
                 break;
             };
+            // The source may be waiting for this group to catch up.
+            self.signal();
             if work.failed {
                 continue;
             }
@@ -262,5 +272,87 @@ fn deliver(w: &mut Work<'_>, m: Message) {
             w.fan.observe_runs(&runs, &w.blocks);
         }
         Message::Finish => w.fan.finish(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Class, ClassSet, Event};
+    use std::sync::Arc;
+
+    /// A sink that keeps the PCs it is given, in order, taking `spin`
+    /// rounds of busy work per event.
+    struct Keep {
+        pcs: Vec<u64>,
+        spin: u32,
+        finished: bool,
+    }
+
+    impl Sink for Keep {
+        fn wants(&self) -> ClassSet {
+            ClassSet::ALL
+        }
+        fn observe(&mut self, batch: &[Event]) {
+            for e in batch {
+                let mut x = e.pc;
+                for _ in 0..self.spin {
+                    x = std::hint::black_box(x.wrapping_mul(3));
+                }
+                self.pcs.push(e.pc);
+            }
+        }
+        fn finish(&mut self) {
+            self.finished = true;
+        }
+    }
+
+    /// Many small messages to groups of unequal cost, from the source's
+    /// thread with 0 to 3 workers: every group gets every message, in
+    /// order, and is finished, however the turns fall.
+    #[test]
+    fn every_group_gets_every_message_in_order_however_the_turns_fall() {
+        for round in 0..12u32 {
+            let workers = (round % 4) as usize;
+            let mut sinks: Vec<Keep> = [0, 40, 3, 200]
+                .into_iter()
+                .map(|spin| Keep {
+                    pcs: Vec::new(),
+                    spin,
+                    finished: false,
+                })
+                .collect();
+            let messages = 1500u64;
+            {
+                let groups: Vec<Vec<SendSink<'_>>> =
+                    sinks.iter_mut().map(|s| vec![s as SendSink<'_>]).collect();
+                let count = groups.len();
+                let pool = Pool::new(groups);
+                std::thread::scope(|scope| {
+                    let pool = &pool;
+                    for home in 0..workers {
+                        scope.spawn(move || pool.work(home));
+                    }
+                    for m in 0..messages {
+                        let batch: Vec<Event> = (0..4)
+                            .map(|i| Event::new(m * 4 + i, Class::IntAlu))
+                            .collect();
+                        let batch = Arc::new(batch);
+                        for g in 0..count {
+                            pool.send(g, Message::Events(batch.clone()));
+                        }
+                    }
+                    for g in 0..count {
+                        pool.send(g, Message::Finish);
+                    }
+                    pool.finish();
+                });
+            }
+            let expected: Vec<u64> = (0..messages * 4).collect();
+            for (i, s) in sinks.iter().enumerate() {
+                assert_eq!(s.pcs, expected, "group {i}, {workers} workers");
+                assert!(s.finished, "group {i}, {workers} workers");
+            }
+        }
     }
 }
