@@ -181,25 +181,18 @@ impl<'a> Pool<'a> {
         first: usize,
         done: impl Fn(&State) -> bool,
     ) -> Option<(usize, MutexGuard<'_, Work<'a>>)> {
-        let done_with = &done;
         loop {
-            let state = lock(&self.state);
-            if done_with(&state) {
+            // Looked at with the lock held, up to the wait: a thread that
+            // changes what `done` reads or frees a turn (a message queued
+            // or fed, a turn's end, the close) signals with the lock
+            // taken, so it comes either before this look or after the
+            // wait begins, which it then ends.
+            let mut state = lock(&self.state);
+            if done(&state) {
                 return None;
             }
             if let Some(turn) = self.free_turn(first) {
                 return Some(turn);
-            }
-            // Nothing to take now: wait for a message, a turn's end or
-            // the close.
-            drop(state);
-            // Looked at again with the lock held: a thread that changes
-            // what `done` reads (a message fed, the close) signals with
-            // it taken, so it comes either before this look or after the
-            // wait begins, which it then ends.
-            let mut state = lock(&self.state);
-            if done_with(&state) || self.free_turn_exists() {
-                continue;
             }
             state.sleepers += 1;
             let mut state = self
@@ -227,13 +220,6 @@ impl<'a> Pool<'a> {
         order
             .into_iter()
             .find_map(|(_, d)| try_lock(&self.desks[d].work).map(|w| (d, w)))
-    }
-
-    /// Whether some group has a message and free sinks.
-    fn free_turn_exists(&self) -> bool {
-        self.desks
-            .iter()
-            .any(|d| !lock(&d.inbox).is_empty() && try_lock(&d.work).is_some())
     }
 
     /// Feeds group `d`'s sinks, held in `work`, up to `most` of its
