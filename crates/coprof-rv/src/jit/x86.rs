@@ -211,15 +211,27 @@ fn exit(
     out: CodeLabel,
 ) -> Result<(), IcedError> {
     if linked {
-        a.cmp(qword_ptr(r15 + CTX_BUDGET), len as i32)?;
-        a.jbe(*unlinked)?;
-        a.mov(ecx, len)?;
-        a.jmp(qword_ptr(slot))?;
+        chain_on(a, slot, *unlinked, len)?;
     }
     a.set_label(unlinked)?;
     set_pc(a, target)?;
     a.mov(eax, len)?;
     a.jmp(out)
+}
+
+/// Jumps on to the block linked through the header word `slot`, with
+/// the block's length in rcx, if the instructions retired stay below the
+/// loop's next look; else to `unlinked`.
+fn chain_on(
+    a: &mut CodeAssembler,
+    slot: CodeLabel,
+    unlinked: CodeLabel,
+    len: u32,
+) -> Result<(), IcedError> {
+    a.cmp(qword_ptr(r15 + CTX_BUDGET), len as i32)?;
+    a.jbe(unlinked)?;
+    a.mov(ecx, len)?;
+    a.jmp(qword_ptr(slot))
 }
 
 #[allow(clippy::vec_box)]
@@ -801,10 +813,7 @@ fn op_code(
             if w.links[0] {
                 a.cmp(rdx, qword_ptr(w.target))?;
                 a.jne(*unlinked)?;
-                a.cmp(qword_ptr(r15 + CTX_BUDGET), len as i32)?;
-                a.jbe(*unlinked)?;
-                a.mov(ecx, len)?;
-                a.jmp(qword_ptr(w.slots[0]))?;
+                chain_on(a, w.slots[0], *unlinked, len)?;
             }
             a.set_label(unlinked)?;
             a.mov(eax, len)?;
