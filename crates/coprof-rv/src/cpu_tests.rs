@@ -288,24 +288,20 @@ proptest::proptest! {
         single in proptest::bool::ANY,
     ) {
         use crate::fp::{arith_soft, box_s, fma_soft, round_of, Arith, D, S};
-        let (kind, arith) = match (which, single) {
-            (0, false) => (Kind::FaddD, Some(Arith::Add)),
-            (1, false) => (Kind::FsubD, Some(Arith::Sub)),
-            (2, false) => (Kind::FmulD, Some(Arith::Mul)),
-            (3, false) => (Kind::FdivD, Some(Arith::Div)),
-            (4, false) => (Kind::FmaddD, None),
-            (5, false) => (Kind::FmsubD, None),
-            (6, false) => (Kind::FnmsubD, None),
-            (7, false) => (Kind::FnmaddD, None),
-            (0, true) => (Kind::FaddS, Some(Arith::Add)),
-            (1, true) => (Kind::FsubS, Some(Arith::Sub)),
-            (2, true) => (Kind::FmulS, Some(Arith::Mul)),
-            (3, true) => (Kind::FdivS, Some(Arith::Div)),
-            (4, true) => (Kind::FmaddS, None),
-            (5, true) => (Kind::FmsubS, None),
-            (6, true) => (Kind::FnmsubS, None),
-            _ => (Kind::FnmaddS, None),
-        };
+        // Per op, its double and single kinds, and the arithmetic it is
+        // (none for the fused multiply-adds).
+        let ops = [
+            (Kind::FaddD, Kind::FaddS, Some(Arith::Add)),
+            (Kind::FsubD, Kind::FsubS, Some(Arith::Sub)),
+            (Kind::FmulD, Kind::FmulS, Some(Arith::Mul)),
+            (Kind::FdivD, Kind::FdivS, Some(Arith::Div)),
+            (Kind::FmaddD, Kind::FmaddS, None),
+            (Kind::FmsubD, Kind::FmsubS, None),
+            (Kind::FnmsubD, Kind::FnmsubS, None),
+            (Kind::FnmaddD, Kind::FnmaddS, None),
+        ];
+        let (double, one, arith) = ops[which];
+        let kind = if single { one } else { double };
         // Singles from the low word, NaN-boxed.
         let (a, b, c) = if single {
             (a & 0xffff_ffff, b & 0xffff_ffff, c & 0xffff_ffff)
@@ -332,23 +328,19 @@ proptest::proptest! {
         };
         proptest::prop_assert!(exec_float(&mut cpu, &op));
         let round = round_of(rm as u32).unwrap();
-        let neg = |k: Kind| match k {
-            Kind::FmaddD | Kind::FmaddS => (false, false),
-            Kind::FmsubD | Kind::FmsubS => (false, true),
-            Kind::FnmsubD | Kind::FnmsubS => (true, false),
+        // Which of the product and the addend are negated, by the spec's
+        // table (§11.6), apart from the interpreter's own.
+        let (np, na) = match double {
+            Kind::FmaddD => (false, false),
+            Kind::FmsubD => (false, true),
+            Kind::FnmsubD => (true, false),
             _ => (true, true),
         };
         let (v, fl) = match (arith, single) {
             (Some(ar), false) => arith_soft::<D>(ar, a, b, round),
             (Some(ar), true) => arith_soft::<S>(ar, a, b, round),
-            (None, false) => {
-                let (np, na) = neg(kind);
-                fma_soft::<D>(a, b, c, np, na, round)
-            }
-            (None, true) => {
-                let (np, na) = neg(kind);
-                fma_soft::<S>(a, b, c, np, na, round)
-            }
+            (None, false) => fma_soft::<D>(a, b, c, np, na, round),
+            (None, true) => fma_soft::<S>(a, b, c, np, na, round),
         };
         proptest::prop_assert_eq!(cpu.f[4], boxed(v), "{:?} rm {}", kind, rm);
         proptest::prop_assert_eq!(cpu.fflags, fl, "{:?} rm {}", kind, rm);
