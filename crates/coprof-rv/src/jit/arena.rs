@@ -102,6 +102,18 @@ impl Arena {
         }
     }
 
+    /// The address of the entry from another translation of the
+    /// translation at `offset`.
+    pub(crate) fn entry(&self, offset: u32) -> u64 {
+        // SAFETY: an offset `add` returned; its header's third word is
+        // that entry's address.
+        unsafe {
+            (self.ptr.add(offset as usize) as *const u64)
+                .add(2)
+                .read_unaligned()
+        }
+    }
+
     /// Forgets every translation; the caller must have dropped every
     /// offset [`add`](Self::add) returned.
     pub(crate) fn clear(&mut self) {

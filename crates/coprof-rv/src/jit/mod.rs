@@ -30,8 +30,8 @@
 //! counts the block, adds its run, and keeps the instructions retired
 //! below the count at which the loop must look, or goes back to the loop
 //! before the block starts. A `jalr`'s exit is linked likewise for the
-//! last target the loop saw it take, and goes back to the loop for any
-//! other.
+//! last target the loop saw it take, and looks any other up in the jump
+//! cache (`Jump`) before it goes back to the loop.
 //!
 //! Only x86-64 hosts translate; elsewhere [`Jit::new`] gives `None` and
 //! every block is interpreted.
@@ -65,6 +65,42 @@ pub const UNTRANSLATABLE: u32 = u32::MAX - 1;
 
 /// Bytes of host code held before every translation is dropped.
 const ARENA_BYTES: usize = 64 << 20;
+
+/// Entries of the jump cache: 1,024, 16 KiB.
+pub(crate) const JUMPS: usize = 1024;
+
+/// One entry of the jump cache: a target of `jalr`s and where its
+/// block's translation is entered from another (0 when empty).
+///
+/// A `jalr` is linked for one target, the last one the loop saw it
+/// take (a return from a function, for the call site that called last);
+/// a translation that finds another target looks in this table, shared
+/// by all of them and keyed by the target's address, before it goes
+/// back to the loop, as qemu's `lookup_and_goto_ptr` looks up its
+/// per-CPU table of jump targets. The loop fills an entry each time it
+/// links a `jalr`; dropping the translations empties the table.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub(crate) struct Jump {
+    pc: u64,
+    entry: u64,
+}
+
+impl Jump {
+    /// An empty entry: its odd address is no target (a `jalr` clears
+    /// the lowest bit of its target).
+    const EMPTY: Jump = Jump {
+        pc: u64::MAX,
+        entry: 0,
+    };
+}
+
+/// The slot of `pc` in the jump cache: its low bits above the first
+/// (every instruction is at an even address).
+#[inline(always)]
+fn jump_slot(pc: u64) -> usize {
+    (pc >> 1) as usize & (JUMPS - 1)
+}
 
 /// What a translation reads and writes besides the guest registers:
 /// passed by pointer, its layout known to the code ([`x86`]).
@@ -124,6 +160,10 @@ pub struct Jit {
     #[cfg(target_arch = "x86_64")]
     #[allow(clippy::vec_box)]
     float_ops: Vec<Box<crate::op::Op>>,
+    /// The jump cache (see [`Jump`]): boxed, since translations hold its
+    /// address.
+    #[cfg(target_arch = "x86_64")]
+    jumps: Box<[Jump; JUMPS]>,
     /// The classes whose events the translations build: the run's.
     wants: ClassSet,
     /// Whether the translations add runs of blocks: the run's.
@@ -145,6 +185,7 @@ impl Jit {
             Some(Jit {
                 arena: arena::Arena::new(ARENA_BYTES).ok()?,
                 float_ops: Vec::new(),
+                jumps: Box::new([Jump::EMPTY; JUMPS]),
                 wants: ClassSet::NONE,
                 runs: false,
                 blocks: std::ptr::null(),
@@ -196,6 +237,7 @@ impl Jit {
                     },
                 ),
                 events: !wants.is_empty(),
+                jumps: self.jumps.as_ptr(),
             };
             if self.runs && chain.run.is_none() {
                 // Not in the run's table yet: translated once it is.
@@ -245,6 +287,7 @@ impl Jit {
     fn clear(&mut self) {
         self.arena.clear();
         self.float_ops.clear();
+        self.jumps.fill(Jump::EMPTY);
     }
 
     /// Whether the translations are still good for `code`'s blocks: not
@@ -356,6 +399,10 @@ impl Jit {
                 .is_some_and(|op| op.kind == crate::op::Kind::Jalr)
             {
                 self.arena.link_target(from, to, pc);
+                self.jumps[jump_slot(pc)] = Jump {
+                    pc,
+                    entry: self.arena.entry(to),
+                };
             } else {
                 self.arena.link(from, block.way_to(pc), to);
             }

@@ -572,3 +572,61 @@ fn floating_point_ops_are_translated_and_a_reserved_rounding_mode_is_the_interpr
     same(&a, &b).unwrap();
     assert_eq!(b.stop, Stop::Ebreak, "on to the ebreak after the block");
 }
+
+/// [`JALR_LOOP`] at CODE going to a2 = CODE + 24 while a0 < a1, where a
+/// `jal` goes back to CODE, then to CODE + 32: `li a3, 7; jalr x0, 0(x0)`.
+/// The `jalr` is linked for CODE + 32, after CODE + 24 when
+/// `cached`: the jump cache then holds CODE + 24's translation. Runs from
+/// the loop's call with a1 = 100; returns the block run last, a0, a3, the
+/// three blocks' counts and the next PC.
+fn jump_cached_loop(cached: bool) -> (usize, u64, u64, [u64; 3], u64) {
+    let mut mem = memory();
+    let jal_back = j_type(0, -24);
+    let tail = [i_type(0x13, 13, 0, 0, 7), i_type(0x67, 0, 0, 0, 0)];
+    let words: Vec<u32> = JALR_LOOP
+        .iter()
+        .chain(&[jal_back, 0])
+        .chain(&tail)
+        .copied()
+        .collect();
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    mem.poke(CODE, &bytes).unwrap();
+    let mut cpu = Cpu::new(CODE);
+    cpu.x[11] = 100;
+    cpu.x[12] = CODE + 24;
+    let mut sink = Collect {
+        events: vec![],
+        wants: ClassSet::NONE,
+    };
+    let mut ev = Events::new(&mut sink);
+    let mut code = CodeCache::new();
+    for pc in [CODE, CODE + 24, CODE + 32] {
+        code.blocks.push(translate(pc, &mem));
+    }
+    let mut jit = Jit::new().unwrap();
+    jit.begin_run(&mut code, ClassSet::NONE, false);
+    for bi in 0..3 {
+        jit.translate(&mut code, bi, ClassSet::NONE);
+        assert!(code.blocks[bi].jit < UNTRANSLATABLE);
+    }
+    jit.link(&code, 1, 0, CODE);
+    if cached {
+        jit.link(&code, 0, 1, CODE + 24);
+    }
+    jit.link(&code, 0, 2, CODE + 32);
+    code.blocks[0].count = 1;
+    let (last, stop) =
+        jit.run::<false, false>(&mut code, 0, &mut cpu, &mut mem, &mut ev, 1_000_000);
+    assert_eq!(stop, Stop::Next);
+    let counts = [0, 1, 2].map(|bi| code.blocks[bi].count);
+    (last, cpu.x[10], cpu.x[13], counts, cpu.pc)
+}
+
+#[test]
+fn a_jalr_goes_on_to_another_target_through_the_jump_cache() {
+    // Linked for CODE + 32, the jalr finds CODE + 24 in the jump cache:
+    // 100 rounds through both blocks, then on to the linked target.
+    assert_eq!(jump_cached_loop(true), (2, 100, 7, [100, 99, 1], 0));
+    // Not in the cache: back to the loop after the first block.
+    assert_eq!(jump_cached_loop(false), (0, 1, 0, [1, 0, 0], CODE + 24));
+}

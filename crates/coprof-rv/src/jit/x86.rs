@@ -15,7 +15,7 @@
 //! interpreter then runs, so that every fault, signal and event comes
 //! from one place.
 
-use super::{Ctx, HEADER, NOT_ENTERED};
+use super::{Ctx, Jump, HEADER, JUMPS, NOT_ENTERED};
 use crate::cpu::{exec_float, Cpu};
 use crate::mem::{perm, LIMIT, PAGE};
 use crate::op::{float_compute, Kind, Op};
@@ -67,6 +67,9 @@ pub(super) struct Chain {
     /// Whether the run builds events: a block entered from another must
     /// leave room for its own before the batch is full.
     pub events: bool,
+    /// The jump cache, where a `jalr` to a target other than the one it
+    /// was linked for looks for the target's translation.
+    pub jumps: *const Jump,
 }
 
 /// A translation: its bytes, with the header's three words filled in as
@@ -330,6 +333,7 @@ fn emit(
             links,
             slots,
             target,
+            jumps: chain.jumps,
             unlinked: &mut unlinked,
             len: len as u32,
             out,
@@ -395,6 +399,8 @@ struct Ways<'a> {
     slots: [CodeLabel; 2],
     /// The header word of the target a `jalr`'s way 0 was linked for.
     target: CodeLabel,
+    /// The jump cache ([`Chain::jumps`]).
+    jumps: *const Jump,
     unlinked: &'a mut [CodeLabel; 2],
     len: u32,
     out: CodeLabel,
@@ -808,14 +814,35 @@ fn op_code(
             a.mov(rax, op.next_pc())?;
             a.mov(xr(rd), rax)?;
             // On to the block linked for this target, if it is the one;
-            // else back to the loop, which may link it instead.
+            // else to the one the jump cache holds for it, if any; else
+            // back to the loop, which may link it instead.
             let unlinked = &mut w.unlinked[0];
+            let mut back = a.create_label();
             if w.links[0] {
                 a.cmp(rdx, qword_ptr(w.target))?;
                 a.jne(*unlinked)?;
                 chain_on(a, w.slots[0], *unlinked, len)?;
             }
             a.set_label(unlinked)?;
+            if w.links[0] {
+                a.mov(rax, rdx)?;
+                a.shr(rax, 1)?;
+                a.and(eax, (JUMPS - 1) as u32)?;
+                a.shl(eax, std::mem::size_of::<Jump>().trailing_zeros())?;
+                a.mov(rcx, w.jumps as u64)?;
+                a.add(rax, rcx)?;
+                a.cmp(rdx, qword_ptr(rax + std::mem::offset_of!(Jump, pc) as i32))?;
+                a.jne(back)?;
+                a.cmp(qword_ptr(r15 + CTX_BUDGET), len as i32)?;
+                a.jbe(back)?;
+                a.mov(
+                    rax,
+                    qword_ptr(rax + std::mem::offset_of!(Jump, entry) as i32),
+                )?;
+                a.mov(ecx, len)?;
+                a.jmp(rax)?;
+            }
+            a.set_label(&mut back)?;
             a.mov(eax, len)?;
             a.jmp(out)?;
             return Ok(true);
