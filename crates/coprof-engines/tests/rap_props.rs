@@ -10,6 +10,8 @@ use coprof_core::Sink;
 use coprof_engines::rap::{check, ExactPoints, RangeProfiler, Rap, RapConfig, Stream};
 use proptest::prelude::*;
 
+mod common;
+
 fn config(epsilon: f64, log_b: u32, buffer: bool, bits: u32) -> RapConfig {
     RapConfig {
         epsilon,
@@ -192,10 +194,7 @@ proptest! {
         log_b in 1u32..=3,
         buffer in any::<bool>(),
         blocks in proptest::collection::vec((0u64..512, 1usize..24), 1..40),
-        runs in proptest::collection::vec(
-            (any::<prop::sample::Index>(), 0usize..24, prop_oneof![3 => Just(1u64), 1 => 1u64..50]),
-            1..3000,
-        ),
+        runs in common::runs(3000),
         checkpoints in proptest::collection::vec(any::<prop::sample::Index>(), 0..3),
         chunk in 1usize..200,
         plain_every in 0usize..4,
@@ -207,22 +206,7 @@ proptest! {
         // snapshots in the middle flush the buffer and run merge batches
         // behind the hints' back. The tree, buffer and counts must be
         // those of the PCs added one by one.
-        let mut table = Vec::new();
-        let spans: Vec<(usize, usize)> = blocks
-            .iter()
-            .map(|&(start, len)| {
-                let first = table.len();
-                table.extend((0..len as u64).map(|i| 0x1_0000 + (start + i) * 2));
-                (first, len)
-            })
-            .collect();
-        let runs: Vec<(usize, usize, u64)> = runs
-            .iter()
-            .map(|(block, len, count)| {
-                let (first, block_len) = spans[block.index(spans.len())];
-                (first, (*len).min(block_len), *count)
-            })
-            .collect();
+        let (table, runs) = common::blocks_and_runs(&blocks, &runs);
         let stops: Vec<usize> = checkpoints.iter().map(|i| i.index(runs.len())).collect();
         let cfg = config(epsilon, log_b, buffer, 64);
         let mut one: Rap<1> = Rap::new(cfg.clone()).unwrap();

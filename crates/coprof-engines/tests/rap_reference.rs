@@ -11,6 +11,8 @@
 use coprof_engines::rap::{Rap, RapConfig, RapSnapshot};
 use proptest::prelude::*;
 
+mod common;
+
 /// One range of the reference tree: its counter and, once split, its `b`
 /// children in address order.
 struct Node {
@@ -281,32 +283,14 @@ proptest! {
         epsilon in prop_oneof![Just(0.5), Just(0.1), Just(0.05), Just(0.01)],
         log_b in 1u32..=3,
         blocks in proptest::collection::vec((0u64..4096, 1usize..24), 1..60),
-        runs in proptest::collection::vec(
-            (any::<prop::sample::Index>(), 0usize..24, prop_oneof![3 => Just(1u64), 1 => 1u64..50]),
-            1..6000,
-        ),
+        runs in common::runs(6000),
         chunk in 1usize..500,
     ) {
         // PCs with their places in a table of blocks (as a code profile
         // fed runs of basic blocks takes them): the engine starts at the
         // node it remembers for each place and counts against the part of
         // its leaf's room the place holds.
-        let mut table = Vec::new();
-        let spans: Vec<(usize, usize)> = blocks
-            .iter()
-            .map(|&(start, len)| {
-                let first = table.len();
-                table.extend((0..len as u64).map(|i| 0x1_0000 + (start + i) * 2));
-                (first, len)
-            })
-            .collect();
-        let runs: Vec<(usize, usize, u64)> = runs
-            .iter()
-            .map(|(block, len, count)| {
-                let (first, block_len) = spans[block.index(spans.len())];
-                (first, (*len).min(block_len), *count)
-            })
-            .collect();
+        let (table, runs) = common::blocks_and_runs(&blocks, &runs);
         let cfg = config(epsilon, log_b, 64);
         let mut reference = Reference::new(&cfg);
         let mut positioned: Rap<1> = Rap::new(cfg).unwrap();
