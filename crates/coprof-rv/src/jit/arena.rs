@@ -81,8 +81,7 @@ impl Arena {
         unsafe {
             let slot = (self.ptr.add(from as usize) as *mut u64).add(way);
             if slot.read_unaligned() != 0 {
-                let entry = (self.ptr.add(to as usize) as *const u64).add(2);
-                slot.write_unaligned(entry.read_unaligned());
+                slot.write_unaligned(self.entry(to));
             }
         }
     }
@@ -95,8 +94,7 @@ impl Arena {
         unsafe {
             let words = self.ptr.add(from as usize) as *mut u64;
             if words.read_unaligned() != 0 {
-                let entry = (self.ptr.add(to as usize) as *const u64).add(2);
-                words.write_unaligned(entry.read_unaligned());
+                words.write_unaligned(self.entry(to));
                 words.add(3).write_unaligned(pc);
             }
         }

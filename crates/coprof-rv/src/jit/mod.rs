@@ -86,6 +86,9 @@ pub(crate) struct Jump {
     entry: u64,
 }
 
+// The translations find an entry's slot by a shift of the target.
+const _: () = assert!(std::mem::size_of::<Jump>().is_power_of_two());
+
 impl Jump {
     /// An empty entry: its odd address is no target (a `jalr` clears
     /// the lowest bit of its target).
@@ -96,7 +99,8 @@ impl Jump {
 }
 
 /// The slot of `pc` in the jump cache: its low bits above the first
-/// (every instruction is at an even address).
+/// (every instruction is at an even address). The translations compute
+/// it again in their code (`x86`).
 #[inline(always)]
 fn jump_slot(pc: u64) -> usize {
     (pc >> 1) as usize & (JUMPS - 1)

@@ -20,6 +20,7 @@ use crate::cpu::{exec_float, Cpu};
 use crate::mem::{perm, LIMIT, PAGE};
 use crate::op::{float_compute, Kind, Op};
 use coprof_core::{flags, Class, ClassSet, Event, Run};
+use iced_x86::code_asm::asm_traits::CodeAsmJmp;
 use iced_x86::code_asm::*;
 use iced_x86::{BlockEncoderOptions, IcedError};
 use std::mem::offset_of;
@@ -214,7 +215,7 @@ fn exit(
     out: CodeLabel,
 ) -> Result<(), IcedError> {
     if linked {
-        chain_on(a, slot, *unlinked, len)?;
+        chain_on(a, qword_ptr(slot), *unlinked, len)?;
     }
     a.set_label(unlinked)?;
     set_pc(a, target)?;
@@ -222,19 +223,23 @@ fn exit(
     a.jmp(out)
 }
 
-/// Jumps on to the block linked through the header word `slot`, with
-/// the block's length in rcx, if the instructions retired stay below the
-/// loop's next look; else to `unlinked`.
-fn chain_on(
+/// Jumps on to the entry of another block's translation at `entry` (a
+/// header word, or a register holding the address), with the block's
+/// length in rcx, if the instructions retired stay below the loop's
+/// next look; else to `unlinked`.
+fn chain_on<T>(
     a: &mut CodeAssembler,
-    slot: CodeLabel,
+    entry: T,
     unlinked: CodeLabel,
     len: u32,
-) -> Result<(), IcedError> {
+) -> Result<(), IcedError>
+where
+    CodeAssembler: CodeAsmJmp<T>,
+{
     a.cmp(qword_ptr(r15 + CTX_BUDGET), len as i32)?;
     a.jbe(unlinked)?;
     a.mov(ecx, len)?;
-    a.jmp(qword_ptr(slot))
+    a.jmp(entry)
 }
 
 #[allow(clippy::vec_box)]
@@ -817,14 +822,16 @@ fn op_code(
             // else to the one the jump cache holds for it, if any; else
             // back to the loop, which may link it instead.
             let unlinked = &mut w.unlinked[0];
-            let mut back = a.create_label();
             if w.links[0] {
                 a.cmp(rdx, qword_ptr(w.target))?;
                 a.jne(*unlinked)?;
-                chain_on(a, w.slots[0], *unlinked, len)?;
+                chain_on(a, qword_ptr(w.slots[0]), *unlinked, len)?;
             }
             a.set_label(unlinked)?;
             if w.links[0] {
+                // The target's slot in the jump cache, as `jump_slot`
+                // finds it.
+                let mut back = a.create_label();
                 a.mov(rax, rdx)?;
                 a.shr(rax, 1)?;
                 a.and(eax, (JUMPS - 1) as u32)?;
@@ -833,16 +840,13 @@ fn op_code(
                 a.add(rax, rcx)?;
                 a.cmp(rdx, qword_ptr(rax + std::mem::offset_of!(Jump, pc) as i32))?;
                 a.jne(back)?;
-                a.cmp(qword_ptr(r15 + CTX_BUDGET), len as i32)?;
-                a.jbe(back)?;
                 a.mov(
                     rax,
                     qword_ptr(rax + std::mem::offset_of!(Jump, entry) as i32),
                 )?;
-                a.mov(ecx, len)?;
-                a.jmp(rax)?;
+                chain_on(a, rax, back, len)?;
+                a.set_label(&mut back)?;
             }
-            a.set_label(&mut back)?;
             a.mov(eax, len)?;
             a.jmp(out)?;
             return Ok(true);
