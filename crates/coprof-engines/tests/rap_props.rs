@@ -12,16 +12,6 @@ use proptest::prelude::*;
 
 mod common;
 
-fn config(epsilon: f64, log_b: u32, buffer: bool, bits: u32) -> RapConfig {
-    RapConfig {
-        epsilon,
-        branching: 1 << log_b,
-        bits,
-        buffer_bytes: buffer.then_some(1024),
-        ..RapConfig::default()
-    }
-}
-
 /// Feeds `points` to a tree and to exact counts, checking the invariants
 /// at a few checkpoints along the way and at the end.
 fn run_and_check<const D: usize>(cfg: RapConfig, points: &[[u64; D]]) -> Result<(), TestCaseError> {
@@ -81,13 +71,10 @@ proptest! {
         let mask = if span_bits == 64 { u64::MAX } else { (1u64 << span_bits) - 1 };
         let points: Vec<[u64; 1]> = (0..n)
             .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                [x & mask]
+                [common::xorshift(&mut x) & mask]
             })
             .collect();
-        run_and_check(config(epsilon, log_b, buffer, 64), &points)?;
+        run_and_check(common::config(epsilon, log_b, buffer, 64), &points)?;
     }
 
     #[test]
@@ -100,7 +87,7 @@ proptest! {
     ) {
         let events = generate(&GenConfig::new(Workload::Zipf, n).seed(seed)).unwrap();
         let points: Vec<[u64; 1]> = events.iter().map(|e| [e.value]).collect();
-        run_and_check(config(epsilon, log_b, buffer, 64), &points)?;
+        run_and_check(common::config(epsilon, log_b, buffer, 64), &points)?;
     }
 
     #[test]
@@ -117,16 +104,13 @@ proptest! {
         for (p, len) in hot {
             for i in 0..len {
                 if i % noise_every == 0 {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    points.push([x]);
+                    points.push([common::xorshift(&mut x)]);
                 } else {
                     points.push([p]);
                 }
             }
         }
-        run_and_check(config(epsilon, log_b, buffer, 64), &points)?;
+        run_and_check(common::config(epsilon, log_b, buffer, 64), &points)?;
     }
 
     #[test]
@@ -139,13 +123,11 @@ proptest! {
         let mut x = seed | 1;
         let points: Vec<[u64; 1]> = (0..n)
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                common::xorshift(&mut x);
                 [if i % 3 == 0 { 0xffff_fff0 } else { x & 0xffff_ffff }]
             })
             .collect();
-        run_and_check(config(epsilon, log_b, true, 32), &points)?;
+        run_and_check(common::config(epsilon, log_b, true, 32), &points)?;
     }
 
     #[test]
@@ -165,7 +147,7 @@ proptest! {
             .iter()
             .map(|e| [if e.value % 11 == 0 { e.value << 28 } else { e.value }])
             .collect();
-        let cfg = config(epsilon, log_b, buffer, bits);
+        let cfg = common::config(epsilon, log_b, buffer, bits);
         let mut one: Rap<1> = Rap::new(cfg.clone()).unwrap();
         let mut all: Rap<1> = Rap::new(cfg.clone()).unwrap();
         let mut irregular: Rap<1> = Rap::new(cfg).unwrap();
@@ -208,7 +190,7 @@ proptest! {
         // those of the PCs added one by one.
         let (table, runs) = common::blocks_and_runs(&blocks, &runs);
         let stops: Vec<usize> = checkpoints.iter().map(|i| i.index(runs.len())).collect();
-        let cfg = config(epsilon, log_b, buffer, 64);
+        let cfg = common::config(epsilon, log_b, buffer, 64);
         let mut one: Rap<1> = Rap::new(cfg.clone()).unwrap();
         let mut hinted: Rap<1> = Rap::new(cfg).unwrap();
         for (i, part) in runs.chunks(chunk).enumerate() {
@@ -245,7 +227,7 @@ proptest! {
         // Code × data: the PC and address of each load of a Zipf stream.
         let events = generate(&GenConfig::new(Workload::Mixed, n).seed(seed)).unwrap();
         let points: Vec<[u64; 2]> = events.iter().map(|e| [e.pc, e.addr]).collect();
-        run_and_check(config(epsilon, log_b, buffer, 64), &points)?;
+        run_and_check(common::config(epsilon, log_b, buffer, 64), &points)?;
     }
 }
 
@@ -255,7 +237,7 @@ fn buffer_changes_timing_not_truth() {
     // count every event and both keep the bound.
     let events = generate(&GenConfig::new(Workload::Zipf, 200_000).seed(3)).unwrap();
     for buffer in [false, true] {
-        let rap = Rap::new(config(0.01, 2, buffer, 64)).unwrap();
+        let rap = Rap::new(common::config(0.01, 2, buffer, 64)).unwrap();
         let mut prof = RangeProfiler::new(rap, [Stream::LoadValue]);
         let mut exact = ExactPoints::new([Stream::LoadValue]);
         prof.observe(&events);

@@ -185,16 +185,6 @@ fn tree_of(s: &RapSnapshot) -> Vec<(u64, u64, u32, u64)> {
         .collect()
 }
 
-fn config(epsilon: f64, log_b: u32, bits: u32) -> RapConfig {
-    RapConfig {
-        epsilon,
-        branching: 1 << log_b,
-        bits,
-        buffer_bytes: None,
-        ..RapConfig::default()
-    }
-}
-
 /// Points drawn from a few hot values, their neighbours and noise over a
 /// span: hot points split their ranges down to single points, then move,
 /// so that merges fold what they leave behind, and neighbours share leaves
@@ -208,9 +198,7 @@ fn stream(seed: u64, n: usize, hot: &[u64], span_bits: u32) -> Vec<(u64, u64)> {
     };
     (0..n)
         .map(|i| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            common::xorshift(&mut x);
             let phase = hot[(i * hot.len() / n.max(1)) % hot.len()];
             let point = match x % 8 {
                 0..=3 => phase,
@@ -242,7 +230,7 @@ proptest! {
         // profile takes them), one point at a time, and the reference;
         // snapshots along the way settle the parts handed out and must
         // leave the tree as it was.
-        let cfg = config(epsilon, log_b, bits);
+        let cfg = common::config(epsilon, log_b, false, bits);
         let max = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
         let points = stream(seed, n, &hot, span_bits.min(bits));
         let stops: Vec<usize> = checkpoints.iter().map(|i| i.index(points.len())).collect();
@@ -291,7 +279,7 @@ proptest! {
         // node it remembers for each place and counts against the part of
         // its leaf's room the place holds.
         let (table, runs) = common::blocks_and_runs(&blocks, &runs);
-        let cfg = config(epsilon, log_b, 64);
+        let cfg = common::config(epsilon, log_b, false, 64);
         let mut reference = Reference::new(&cfg);
         let mut positioned: Rap<1> = Rap::new(cfg).unwrap();
         for part in runs.chunks(chunk) {

@@ -1,6 +1,27 @@
 //! What the RAP property tests share.
 
+use coprof_engines::rap::RapConfig;
 use proptest::prelude::*;
+
+/// A RAP configuration of ε, b = 2^`log_b` and a universe of `bits`,
+/// with the paper's 1 KiB merging buffer or none.
+pub fn config(epsilon: f64, log_b: u32, buffer: bool, bits: u32) -> RapConfig {
+    RapConfig {
+        epsilon,
+        branching: 1 << log_b,
+        bits,
+        buffer_bytes: buffer.then_some(1024),
+        ..RapConfig::default()
+    }
+}
+
+/// The next number of a xorshift generator whose state is `x` (not 0).
+pub fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
 
 /// A table of blocks' PCs, one block after another (blocks may overlap:
 /// a PC then sits at several positions), from (first instruction's index,
