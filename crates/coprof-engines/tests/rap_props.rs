@@ -177,6 +177,7 @@ proptest! {
         buffer in any::<bool>(),
         blocks in proptest::collection::vec((0u64..512, 1usize..24), 1..40),
         runs in common::runs(3000),
+        repeats in proptest::collection::vec(prop_oneof![3 => Just(1usize), 1 => 2usize..40], 1..20),
         checkpoints in proptest::collection::vec(any::<prop::sample::Index>(), 0..3),
         chunk in 1usize..200,
         plain_every in 0usize..4,
@@ -184,11 +185,18 @@ proptest! {
         // A code profile fed runs of blocks with each PC's place in the
         // table of blocks: blocks overlap (a PC sits at several positions),
         // runs stop early, some come with a count (as from a buffer of
-        // block executions), some parts come without positions, and
-        // snapshots in the middle flush the buffer and run merge batches
-        // behind the hints' back. The tree, buffer and counts must be
-        // those of the PCs added one by one.
+        // block executions), some come again and again right after
+        // themselves (a loop of one block, whose PCs may share slots of
+        // the buffer), some parts come without positions, and snapshots
+        // in the middle flush the buffer and run merge batches behind the
+        // hints' back. The tree, buffer and counts, its hits and
+        // evictions among them, must be those of the PCs added one by one.
         let (table, runs) = common::blocks_and_runs(&blocks, &runs);
+        let runs: Vec<_> = runs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &run)| std::iter::repeat_n(run, repeats[i % repeats.len()]))
+            .collect();
         let stops: Vec<usize> = checkpoints.iter().map(|i| i.index(runs.len())).collect();
         let cfg = common::config(epsilon, log_b, buffer, 64);
         let mut one: Rap<1> = Rap::new(cfg.clone()).unwrap();

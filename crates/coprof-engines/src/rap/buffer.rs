@@ -169,6 +169,37 @@ pub(crate) struct Slots<'a, K, X> {
 }
 
 impl<K: Key, X: Copy + Default> Slots<'_, K, X> {
+    /// Whether every key of `keys` is in its slot now, so that inserting
+    /// them again, one after the other, would only add to their counts.
+    #[inline]
+    pub(crate) fn holds_all(&self, keys: impl IntoIterator<Item = K>) -> bool {
+        keys.into_iter().all(|k| {
+            let e = &self.entries[self.slot(&k)];
+            e.count != 0 && e.point == k
+        })
+    }
+
+    /// Adds `weight` events to each key of `keys`, which must all be in
+    /// their slots ([`holds_all`](Self::holds_all)): what `inserts`
+    /// inserts of each, of `weight` events in all, would do, as that many
+    /// hits, counted in `tally`.
+    #[inline]
+    pub(crate) fn add_held(
+        &mut self,
+        keys: impl IntoIterator<Item = K>,
+        weight: u64,
+        inserts: u64,
+        tally: &mut Tally,
+    ) {
+        for k in keys {
+            let s = self.slot(&k);
+            let e = &mut self.entries[s];
+            debug_assert!(e.count != 0 && e.point == k, "a key not held");
+            e.count += weight;
+            tally.hits += inserts;
+        }
+    }
+
     /// The slot of `p`: a multiplicative hash reduced to the table size by
     /// a high multiply, so any table size works.
     #[inline(always)]

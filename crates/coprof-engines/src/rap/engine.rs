@@ -246,15 +246,30 @@ impl<const D: usize> Rap<D> {
         }
         let mut run = [([0u64; D], 0u64, 0u32); EVICTED];
         let mut feeder = self.feeder::<true, false>();
+        let mut streak = Streak::new(usize::MAX, &[]);
         for (first, slice, count) in slices {
             // Tags are positions plus one (0 is none).
             let end = first + slice.len();
             assert!(end < u32::MAX as usize, "position {end} beyond 2^32 - 1");
             feeder.tree.cover_tags(end + 1);
+            if count == 0 {
+                continue;
+            }
+            if first == streak.first && slice.len() == streak.pcs.len() {
+                if feeder.repeats(&mut streak) {
+                    streak.weight += count;
+                    streak.inserts += 1;
+                    continue;
+                }
+            } else {
+                feeder.end_streak(&streak);
+                streak = Streak::new(first, slice);
+            }
             for (&x, tag) in slice.iter().zip(first as u32 + 1..) {
                 feeder.offer(&mut run, one_point(x), count, tag);
             }
         }
+        feeder.end_streak(&streak);
         feeder.finish(&run);
     }
 
@@ -327,6 +342,41 @@ fn outside_of<const D: usize>(max: u64, p: &[u64; D]) -> bool {
 
 /// Evictions gathered for the tree: sent [`EVICTED`] at a time.
 const EVICTED: usize = 32;
+
+/// The slices of positioned points that came one right after another with
+/// the same positions: a block of code that ran again and again, a loop
+/// of one basic block. Once the merging buffer holds every point of the
+/// slice, as it does after one pass over it unless two of its points
+/// share a slot, each time the slice comes again its points only add to
+/// their entries, with nothing evicted in between; so the repeats are
+/// added up here and given to the entries at once when the streak ends,
+/// with the same counts, hits and evictions, in the same order, as one
+/// insert per point each time (§3.2.1's buffer, unchanged). On bzip2
+/// compressing random bytes 62% of the PCs come in such repeats.
+struct Streak<'s> {
+    /// The position of the slice's first point.
+    first: usize,
+    pcs: &'s [u64],
+    /// Whether the buffer held every point of the slice when it came
+    /// again; `None` until then. It stays so for the whole streak: only
+    /// a point of the slice itself could evict another.
+    held: Option<bool>,
+    /// Events per point, and inserts, added up and not yet given.
+    weight: u64,
+    inserts: u64,
+}
+
+impl<'s> Streak<'s> {
+    fn new(first: usize, pcs: &'s [u64]) -> Streak<'s> {
+        Streak {
+            first,
+            pcs,
+            held: None,
+            weight: 0,
+            inserts: 0,
+        }
+    }
+}
 
 /// A loop that adds many points, in order, with the profile of
 /// [`Rap::add_points`] on each: the points go into the merging buffer,
@@ -423,6 +473,34 @@ impl<const D: usize, const POSITIONED: bool, const UNBRANCHED: bool>
         if self.len == EVICTED {
             self.count(run);
             self.len = 0;
+        }
+    }
+
+    /// Whether the slice of `streak`, come again right after itself, may
+    /// be added to the streak: the buffer holds every one of its points.
+    #[inline(always)]
+    fn repeats(&mut self, streak: &mut Streak<'_>) -> bool {
+        let Some(buffer) = self.buffer.as_ref() else {
+            return false;
+        };
+        *streak
+            .held
+            .get_or_insert_with(|| buffer.holds_all(streak.pcs.iter().map(|&x| one_point(x))))
+    }
+
+    /// Gives the repeats added up in `streak` to the buffer's entries.
+    #[inline(always)]
+    fn end_streak(&mut self, streak: &Streak<'_>) {
+        if streak.inserts == 0 {
+            return;
+        }
+        if let Some(buffer) = self.buffer.as_mut() {
+            buffer.add_held(
+                streak.pcs.iter().map(|&x| one_point(x)),
+                streak.weight,
+                streak.inserts,
+                &mut self.tally,
+            );
         }
     }
 
