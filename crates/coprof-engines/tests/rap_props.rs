@@ -51,16 +51,12 @@ fn run_and_check<const D: usize>(cfg: RapConfig, points: &[[u64; D]]) -> Result<
     Ok(())
 }
 
-fn eps() -> impl Strategy<Value = f64> {
-    prop_oneof![Just(0.5), Just(0.1), Just(0.05), Just(0.01)]
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
     #[test]
     fn uniform_points_in_a_random_span(
-        epsilon in eps(),
+        epsilon in common::epsilons(),
         log_b in 1u32..=4,
         buffer in any::<bool>(),
         span_bits in 4u32..=64,
@@ -79,7 +75,7 @@ proptest! {
 
     #[test]
     fn zipf_values(
-        epsilon in eps(),
+        epsilon in common::epsilons(),
         log_b in prop_oneof![Just(1u32), Just(2), Just(4)],
         buffer in any::<bool>(),
         seed in any::<u64>(),
@@ -92,7 +88,7 @@ proptest! {
 
     #[test]
     fn a_hot_point_that_moves(
-        epsilon in eps(),
+        epsilon in common::epsilons(),
         log_b in 1u32..=3,
         buffer in any::<bool>(),
         hot in proptest::collection::vec((any::<u64>(), 1usize..3000), 1..8),
@@ -115,7 +111,7 @@ proptest! {
 
     #[test]
     fn thirty_two_bit_universe(
-        epsilon in eps(),
+        epsilon in common::epsilons(),
         log_b in 1u32..=5,
         seed in any::<u64>(),
         n in 1usize..5000,
@@ -132,7 +128,7 @@ proptest! {
 
     #[test]
     fn slices_build_the_tree_of_single_adds(
-        epsilon in eps(),
+        epsilon in common::epsilons(),
         log_b in 1u32..=3,
         buffer in any::<bool>(),
         bits in prop_oneof![Just(32u32), Just(64)],
@@ -172,7 +168,7 @@ proptest! {
 
     #[test]
     fn positioned_slices_build_the_tree_of_single_adds(
-        epsilon in eps(),
+        epsilon in common::epsilons(),
         log_b in 1u32..=3,
         buffer in any::<bool>(),
         blocks in proptest::collection::vec((0u64..512, 1usize..24), 1..40),
@@ -226,7 +222,7 @@ proptest! {
 
     #[test]
     fn two_dimensions(
-        epsilon in eps(),
+        epsilon in common::epsilons(),
         log_b in prop_oneof![Just(2u32), Just(4)],
         buffer in any::<bool>(),
         seed in any::<u64>(),

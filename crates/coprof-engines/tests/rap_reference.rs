@@ -216,7 +216,7 @@ proptest! {
 
     #[test]
     fn the_engine_builds_the_reference_tree(
-        epsilon in prop_oneof![Just(0.5), Just(0.1), Just(0.05), Just(0.01)],
+        epsilon in common::epsilons(),
         log_b in 1u32..=4,
         bits in prop_oneof![Just(32u32), Just(64)],
         seed in any::<u64>(),
@@ -268,7 +268,7 @@ proptest! {
 
     #[test]
     fn a_code_profile_builds_the_reference_tree(
-        epsilon in prop_oneof![Just(0.5), Just(0.1), Just(0.05), Just(0.01)],
+        epsilon in common::epsilons(),
         log_b in 1u32..=3,
         blocks in proptest::collection::vec((0u64..4096, 1usize..24), 1..60),
         runs in common::runs(6000),

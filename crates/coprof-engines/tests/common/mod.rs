@@ -15,6 +15,12 @@ pub fn config(epsilon: f64, log_b: u32, buffer: bool, bits: u32) -> RapConfig {
     }
 }
 
+/// The values of ε the property tests try: from coarse to the paper's
+/// 1%.
+pub fn epsilons() -> impl Strategy<Value = f64> {
+    prop_oneof![Just(0.5), Just(0.1), Just(0.05), Just(0.01)]
+}
+
 /// The next number of a xorshift generator whose state is `x` (not 0).
 pub fn xorshift(x: &mut u64) -> u64 {
     *x ^= *x << 13;
