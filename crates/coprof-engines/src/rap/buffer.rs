@@ -62,6 +62,15 @@ struct Entry<K> {
     count: u64,
 }
 
+impl<K: Key> Entry<K> {
+    /// Whether this entry is `k`'s, so that `k` coming again only adds to
+    /// its count.
+    #[inline(always)]
+    fn holds(&self, k: &K) -> bool {
+        self.count != 0 && self.point == *k
+    }
+}
+
 /// A direct-mapped table of (key, count) entries: points by default.
 ///
 /// Each slot may carry a tag `X` beside its entry, given when a key takes
@@ -173,10 +182,8 @@ impl<K: Key, X: Copy + Default> Slots<'_, K, X> {
     /// them again, one after the other, would only add to their counts.
     #[inline]
     pub(crate) fn holds_all(&self, keys: impl IntoIterator<Item = K>) -> bool {
-        keys.into_iter().all(|k| {
-            let e = &self.entries[self.slot(&k)];
-            e.count != 0 && e.point == k
-        })
+        keys.into_iter()
+            .all(|k| self.entries[self.slot(&k)].holds(&k))
     }
 
     /// Adds `weight` events to each key of `keys`, which must all be in
@@ -194,7 +201,7 @@ impl<K: Key, X: Copy + Default> Slots<'_, K, X> {
         for k in keys {
             let s = self.slot(&k);
             let e = &mut self.entries[s];
-            debug_assert!(e.count != 0 && e.point == k, "a key not held");
+            debug_assert!(e.holds(&k), "a key not held");
             e.count += weight;
             tally.hits += inserts;
         }
@@ -291,7 +298,7 @@ impl<K: Key, X: Copy + Default> Slots<'_, K, X> {
         tally: &mut Tally,
     ) -> Option<Option<(K, u64)>> {
         let e = &mut self.entries[s];
-        if e.count != 0 && e.point == p {
+        if e.holds(&p) {
             e.count += weight;
             tally.hits += 1;
             return None;

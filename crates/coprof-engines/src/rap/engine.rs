@@ -479,7 +479,7 @@ impl<const D: usize, const POSITIONED: bool, const UNBRANCHED: bool>
     /// Whether the slice of `streak`, come again right after itself, may
     /// be added to the streak: the buffer holds every one of its points.
     #[inline(always)]
-    fn repeats(&mut self, streak: &mut Streak<'_>) -> bool {
+    fn repeats(&self, streak: &mut Streak<'_>) -> bool {
         let Some(buffer) = self.buffer.as_ref() else {
             return false;
         };
