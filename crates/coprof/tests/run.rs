@@ -9,46 +9,19 @@
 
 mod common;
 
-use assert_cmd::Command;
+use common::{coprof, repo_root};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-static DEPS: Once = Once::new();
-
-/// Compiles `src` with riscv64-linux-gnu-gcc (-static unless `dynamic`).
+/// Compiles `src` with riscv64-linux-gnu-gcc -O2 (-static unless
+/// `dynamic`).
 fn compile(dir: &Path, name: &str, src: &str, dynamic: bool) -> PathBuf {
-    DEPS.call_once(|| {
-        let st = std::process::Command::new(repo_root().join("scripts/install-deps.sh"))
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("scripts/install-deps.sh runs");
-        assert!(st.success(), "installing the cross compiler failed");
-    });
-    let c = dir.join(format!("{name}.c"));
-    std::fs::write(&c, src).unwrap();
-    let out = dir.join(name);
-    let mut cmd = std::process::Command::new("riscv64-linux-gnu-gcc");
-    if !dynamic {
-        cmd.arg("-static");
-    }
-    let st = cmd
-        .arg("-O2")
-        .arg("-o")
-        .arg(&out)
-        .arg(&c)
-        .status()
-        .expect("cross compiler runs");
-    assert!(st.success(), "compiling {name}.c failed");
-    out
-}
-
-fn coprof() -> Command {
-    Command::cargo_bin("coprof").unwrap()
+    let flags: &[&str] = if dynamic {
+        &["-O2"]
+    } else {
+        &["-static", "-O2"]
+    };
+    common::compile_with(dir, name, src, flags)
 }
 
 const HELLO: &str = r#"

@@ -17,12 +17,12 @@
 
 mod common;
 
-use common::{coprof, json_of};
+use common::{coprof, json_of, repo_root};
 use coprof_core::{Blocks, ClassSet, Event, ExactCounts, Fanout, Run, Sink};
 use coprof_engines::loops::{LoopConfig, LoopDetector};
 use coprof_rv::{Config, Simulator};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// Held while a corpus program runs. Both tests here run the corpus, in
@@ -34,10 +34,6 @@ static CORPUS_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Takes [`CORPUS_RUN`], also after a test that held it failed.
 fn one_corpus_run_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     CORPUS_RUN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The corpus programs that run 10 to 70 million instructions: four runs

@@ -65,16 +65,28 @@ pub fn retired(stderr: &[u8]) -> u64 {
 /// Compiles a C program with the RISC-V cross compiler (installed by
 /// scripts/install-deps.sh when missing): static, -O1, with debug info.
 pub fn compile(dir: &Path, name: &str, src: &str) -> PathBuf {
-    let st = std::process::Command::new(repo_root().join("scripts/install-deps.sh"))
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("scripts/install-deps.sh runs");
-    assert!(st.success(), "installing the cross compiler failed");
+    compile_with(dir, name, src, &["-static", "-O1", "-g"])
+}
+
+static DEPS: std::sync::Once = std::sync::Once::new();
+
+/// Writes `src` to `dir/NAME.c` and compiles it with the RISC-V cross
+/// compiler and `flags` into `dir/NAME`, installing the compiler first
+/// if it is missing (once per test binary).
+pub fn compile_with(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBuf {
+    DEPS.call_once(|| {
+        let st = std::process::Command::new(repo_root().join("scripts/install-deps.sh"))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("scripts/install-deps.sh runs");
+        assert!(st.success(), "installing the cross compiler failed");
+    });
     let c = dir.join(format!("{name}.c"));
     std::fs::write(&c, src).unwrap();
     let out = dir.join(name);
     let st = std::process::Command::new("riscv64-linux-gnu-gcc")
-        .args(["-static", "-O1", "-g", "-o"])
+        .args(flags)
+        .arg("-o")
         .arg(&out)
         .arg(&c)
         .status()
