@@ -135,32 +135,31 @@ fn bad_profile_files_are_named_with_exit_code_2() {
         .code(2)
         .stderr(predicate::str::contains("missing.json"));
 
-    let garbage = dir.path().join("garbage.json");
-    std::fs::write(&garbage, "{\n  \"format\": \"coprof-profile\",\n  oops\n}").unwrap();
-    coprof()
-        .arg("report")
-        .arg(&garbage)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("garbage.json").and(predicate::str::contains("line 3")));
-
-    let other = dir.path().join("other.json");
-    std::fs::write(&other, "{\"events\": 3}").unwrap();
-    coprof()
-        .arg("report")
-        .arg(&other)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("not a coprof profile"));
-
-    let future = dir.path().join("future.json");
-    std::fs::write(&future, "{\"format\": \"coprof-profile\", \"version\": 99}").unwrap();
-    coprof()
-        .arg("report")
-        .arg(&future)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("version 99"));
+    // Files that are there but are no profile coprof can read, each named
+    // with what is wrong.
+    let bad = [
+        (
+            "garbage.json",
+            "{\n  \"format\": \"coprof-profile\",\n  oops\n}",
+            "line 3",
+        ),
+        ("other.json", "{\"events\": 3}", "not a coprof profile"),
+        (
+            "future.json",
+            "{\"format\": \"coprof-profile\", \"version\": 99}",
+            "version 99",
+        ),
+    ];
+    for (name, content, says) in bad {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        coprof()
+            .arg("report")
+            .arg(&path)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(name).and(predicate::str::contains(says)));
+    }
 
     let trace = gen_trace(dir.path(), "loops", 10_000, 3);
     let good = dir.path().join("good.json");
