@@ -47,6 +47,15 @@
 //! `node_cache` tables, software shortcuts that leave the tree built the
 //! same node for node.
 //!
+//! **Region cache.** A value stream spread thinly over many blocks, such
+//! as the words of its tables that bzip2 loads while it decompresses,
+//! misses the block cache on many walks, each of which would start at the
+//! root. The tree also remembers, per aligned region of 2^24 points
+//! ([`REGION_BITS`]), the deepest node at most that deep on the region's
+//! path, kept and forgotten like a block's; a walk that misses its block
+//! starts there, some twenty levels down, and remembers its block's node
+//! on the way.
+//!
 //! **Walk without guesses.** From a remembered node [`BLOCK_BITS`] bits
 //! above the bottom, the walk takes a fixed number of steps and stays at
 //! the leaf once there, choosing the next node with arithmetic instead of
@@ -82,6 +91,19 @@ const BLOCK_CACHE_MAX: usize = 32768;
 /// it since the last review; a miss walks from the root, 32 levels for
 /// 64-bit points, which costs as much as some 30 events that hit.
 const BLOCK_MISS_RATE: u64 = 64;
+
+/// Bits of the regions whose nodes the region cache remembers: the node
+/// that covers 2^24 points (16 M one-dimensional points, 4,096 × 4,096 in
+/// two dimensions), twelve levels above the single points for b = 4. A
+/// walk whose block the block cache misses starts there rather than at
+/// the root. 24 was faster than 16 and 32 on the load values of bzip2
+/// decompressing (docs/PERFORMANCE.md).
+const REGION_BITS: u32 = 24;
+
+/// Entries of the region cache: 256, 4 KiB for one-dimensional points. A
+/// program's values lie in a few regions (small numbers, the heap, the
+/// stack); 4,096 entries were no faster.
+const REGION_CACHE_ENTRIES: usize = 256;
 
 /// Events between two reviews of the block cache's size.
 const CACHE_REVIEW_EVENTS: u64 = 1 << 16;
@@ -124,6 +146,11 @@ pub(crate) struct Tree<const D: usize> {
     /// bit per level).
     block_shifts: [u32; BLOCK_BITS as usize],
     block_steps: usize,
+    /// Depth of the nodes of [`REGION_BITS`] bits whose ancestors the
+    /// region cache remembers.
+    region_depth: u32,
+    /// The bits of a coordinate that name its region at `region_depth`.
+    region_mask: u64,
     eps_over_levels: f64,
     merge_factor: f64,
     next_merge: u64,
@@ -152,6 +179,10 @@ pub(crate) struct Tree<const D: usize> {
     /// Per block of points, the deepest node on its path at most
     /// `block_depth` deep.
     blocks: NodeCache<D>,
+    /// Per region of points, the deepest node on its path at most
+    /// `region_depth` deep: where a walk whose block the block cache
+    /// misses starts.
+    regions: NodeCache<D>,
     /// Walks that found no entry for their block since the last review.
     block_misses: u64,
     /// The event count at which the block cache's size is reviewed.
@@ -182,12 +213,18 @@ impl<const D: usize> Tree<D> {
         let block_mask = u64::MAX
             .checked_shl((levels - block_depth) * k)
             .unwrap_or(0);
+        let region_depth = levels.saturating_sub(REGION_BITS.div_ceil(k * D as u32));
+        let region_mask = u64::MAX
+            .checked_shl((levels - region_depth) * k)
+            .unwrap_or(0);
         Tree {
             shift,
             block_depth,
             block_mask,
             block_shifts,
             block_steps,
+            region_depth,
+            region_mask,
             first: vec![0],
             count: vec![0],
             free: Vec::new(),
@@ -210,6 +247,7 @@ impl<const D: usize> Tree<D> {
             merges: 0,
             merge_batches: 0,
             blocks: NodeCache::new(BLOCK_CACHE_ENTRIES),
+            regions: NodeCache::new(REGION_CACHE_ENTRIES),
             block_misses: 0,
             cache_review_at: CACHE_REVIEW_EVENTS,
             leaves: NodeCache::new(LEAF_CACHE_ENTRIES),
@@ -569,7 +607,16 @@ impl<const D: usize> Tree<D> {
             Some((v, level)) => self.count_at(p, weight, v, level, Some(&block)),
             None => {
                 self.block_misses += 1;
-                self.count_at(p, weight, 0, 0, Some(&block))
+                let region = p.map(|x| x & self.region_mask);
+                match self.regions.get(&region) {
+                    Some((v, level)) if level == self.region_depth => {
+                        self.count_at(p, weight, v, level, Some(&block))
+                    }
+                    Some((v, level)) => {
+                        self.count_from_region(p, weight, &block, &region, v, level)
+                    }
+                    None => self.count_from_region(p, weight, &block, &region, 0, 0),
+                }
             }
         };
         if let Some((v, level)) = leaf {
@@ -698,6 +745,34 @@ impl<const D: usize> Tree<D> {
         Some((v, level))
     }
 
+    /// [`count_at`](Self::count_at) from `v`, a node at depth `level` on
+    /// the path of `p`'s `region` (the root when the region cache knows
+    /// none), remembering for the next walks the nodes of the block and of
+    /// the region: the deepest at most the region depth deep, which a
+    /// region remembered while the tree was shallower may since have
+    /// grown.
+    #[inline(never)]
+    fn count_from_region(
+        &mut self,
+        p: &[u64; D],
+        weight: u64,
+        block: &[u64; D],
+        region: &[u64; D],
+        mut v: usize,
+        mut level: u32,
+    ) -> Option<(usize, u32)> {
+        while level < self.region_depth {
+            let first = self.first[v];
+            if first == 0 {
+                break;
+            }
+            v = first as usize + self.child_index(p, level);
+            level += 1;
+        }
+        self.regions.put(region, v, level);
+        self.count_at(p, weight, v, level, Some(block))
+    }
+
     fn alloc_block(&mut self) -> u32 {
         self.live += self.b as usize;
         self.nodes_max = self.nodes_max.max(self.live);
@@ -750,6 +825,7 @@ impl<const D: usize> Tree<D> {
             freed[first as usize..(first + self.b) as usize].fill(true);
         }
         self.blocks.forget(|v| freed[v]);
+        self.regions.forget(|v| freed[v]);
         self.leaves.forget(|v| freed[v]);
     }
 
@@ -787,6 +863,7 @@ impl<const D: usize> Tree<D> {
             + self.count.capacity() * std::mem::size_of::<u64>()
             + self.free.capacity() * std::mem::size_of::<u32>()
             + self.blocks.bytes()
+            + self.regions.bytes()
             + self.leaves.bytes()
     }
 }
@@ -964,6 +1041,33 @@ mod tests {
         assert_eq!(spread.blocks.slots(), BLOCK_CACHE_MAX);
         assert_eq!(narrow.blocks.slots(), BLOCK_CACHE_ENTRIES);
         assert_eq!((sum(&spread), sum(&narrow)), (400_000, 400_000));
+    }
+
+    #[test]
+    fn a_walk_that_misses_its_block_starts_at_its_region() {
+        // Points spread over 20,000 blocks of two regions: after the first
+        // walk from the root, each region's entry names its node at the
+        // region depth, which every later
+        // walk from it goes through (debug builds check each leaf against
+        // a walk from the root).
+        let mut t = tree(0.01);
+        let regions = [0x7fff_0000_0000u64, 0x1_0000_0000];
+        for i in 0..200_000u64 {
+            let base = regions[(i % 2) as usize];
+            t.add(&[base + (((i * 7919) % 20_000) << 8) + i % 256], 1);
+        }
+        assert_eq!(sum(&t), 200_000);
+        for base in regions {
+            let (v, level) = t.regions.get(&[base]).expect("the region remembered");
+            // A region this hot has split far below its region depth.
+            assert_eq!(level, t.region_depth);
+            let mut u = 0;
+            for l in 0..level {
+                assert_ne!(t.first[u], 0, "a leaf above the remembered node");
+                u = t.first[u] as usize + t.child_index(&[base], l);
+            }
+            assert_eq!(u, v, "the remembered node is not on the region's path");
+        }
     }
 
     #[test]
