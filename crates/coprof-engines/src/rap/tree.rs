@@ -589,7 +589,7 @@ impl<const D: usize> Tree<D> {
         self.review_if_due(weight);
         if let Some((v, level)) = self.leaves.get(p) {
             if self.first[v] == 0 {
-                let leaf = self.count_at(p, weight, v, level, None);
+                let leaf = self.count_at(p, weight, v, level, None, None);
                 if let Some((leaf, depth)) = leaf {
                     if leaf != v {
                         self.leaves.put(p, leaf, depth);
@@ -602,21 +602,18 @@ impl<const D: usize> Tree<D> {
         let leaf = match self.blocks.get(&block) {
             Some((v, level)) if level == self.block_depth => {
                 let (v, level) = self.descend(p, v);
-                self.count_at(p, weight, v, level, None)
+                self.count_at(p, weight, v, level, None, None)
             }
-            Some((v, level)) => self.count_at(p, weight, v, level, Some(&block)),
+            Some((v, level)) => self.count_at(p, weight, v, level, Some(&block), None),
             None => {
                 self.block_misses += 1;
+                // From the region's node, or the root; a region
+                // remembered while the tree was shallower is remembered
+                // again, deeper.
                 let region = p.map(|x| x & self.region_mask);
-                match self.regions.get(&region) {
-                    Some((v, level)) if level == self.region_depth => {
-                        self.count_at(p, weight, v, level, Some(&block))
-                    }
-                    Some((v, level)) => {
-                        self.count_from_region(p, weight, &block, &region, v, level)
-                    }
-                    None => self.count_from_region(p, weight, &block, &region, 0, 0),
-                }
+                let (v, level) = self.regions.get(&region).unwrap_or((0, 0));
+                let refresh = (level < self.region_depth).then_some(&region);
+                self.count_at(p, weight, v, level, Some(&block), refresh)
             }
         };
         if let Some((v, level)) = leaf {
@@ -640,7 +637,7 @@ impl<const D: usize> Tree<D> {
             return self.add_walk_leaf(p, weight);
         }
         self.review_if_due(weight);
-        self.count_at(p, weight, v, level, None)
+        self.count_at(p, weight, v, level, None, None)
     }
 
     /// Reviews the caches' sizes if counting `weight` more events reaches
@@ -684,10 +681,12 @@ impl<const D: usize> Tree<D> {
 
     /// Counts `weight` events at `p`, starting from `v`, an ancestor of
     /// `p`'s leaf at depth `level`: the rest of the walk, the splits
-    /// (§2.2.1) and the merge schedule (§3.1), remembering the node of
-    /// `p`'s `block`, when given, for the next walk. Returns the leaf the
-    /// events were counted in and its depth, or `None` when a merge batch
-    /// ran after them (that leaf may be gone, so nothing is remembered).
+    /// (§2.2.1) and the merge schedule (§3.1), remembering the nodes of
+    /// `p`'s `block` and `region`, when given, for the next walks: the
+    /// deepest on the path at most the block depth and the region depth
+    /// deep. Returns the leaf the events were counted in and its depth, or
+    /// `None` when a merge batch ran after them (that leaf may be gone, so
+    /// nothing is remembered).
     #[inline(always)]
     fn count_at(
         &mut self,
@@ -696,10 +695,11 @@ impl<const D: usize> Tree<D> {
         mut v: usize,
         mut level: u32,
         block: Option<&[u64; D]>,
+        region: Option<&[u64; D]>,
     ) -> Option<(usize, u32)> {
         self.n += weight;
         let threshold = self.threshold_now();
-        let mut jump = (v, level);
+        let (mut jump, mut deep) = ((v, level), (v, level));
         loop {
             let first = self.first[v];
             if first == 0 {
@@ -709,6 +709,9 @@ impl<const D: usize> Tree<D> {
             level += 1;
             if level <= self.block_depth {
                 jump = (v, level);
+            }
+            if level <= self.region_depth {
+                deep = (v, level);
             }
         }
         #[cfg(debug_assertions)]
@@ -734,6 +737,9 @@ impl<const D: usize> Tree<D> {
             if level <= self.block_depth {
                 jump = (v, level);
             }
+            if level <= self.region_depth {
+                deep = (v, level);
+            }
         }
         if self.n >= self.next_merge {
             self.merge_batch();
@@ -742,35 +748,10 @@ impl<const D: usize> Tree<D> {
         if let Some(block) = block {
             self.blocks.put(block, jump.0, jump.1);
         }
-        Some((v, level))
-    }
-
-    /// [`count_at`](Self::count_at) from `v`, a node at depth `level` on
-    /// the path of `p`'s `region` (the root when the region cache knows
-    /// none), remembering for the next walks the nodes of the block and of
-    /// the region: the deepest at most the region depth deep, which a
-    /// region remembered while the tree was shallower may since have
-    /// grown.
-    #[inline(never)]
-    fn count_from_region(
-        &mut self,
-        p: &[u64; D],
-        weight: u64,
-        block: &[u64; D],
-        region: &[u64; D],
-        mut v: usize,
-        mut level: u32,
-    ) -> Option<(usize, u32)> {
-        while level < self.region_depth {
-            let first = self.first[v];
-            if first == 0 {
-                break;
-            }
-            v = first as usize + self.child_index(p, level);
-            level += 1;
+        if let Some(region) = region {
+            self.regions.put(region, deep.0, deep.1);
         }
-        self.regions.put(region, v, level);
-        self.count_at(p, weight, v, level, Some(block))
+        Some((v, level))
     }
 
     fn alloc_block(&mut self) -> u32 {
@@ -1045,11 +1026,10 @@ mod tests {
 
     #[test]
     fn a_walk_that_misses_its_block_starts_at_its_region() {
-        // Points spread over 20,000 blocks of two regions: after the first
-        // walk from the root, each region's entry names its node at the
-        // region depth, which every later
-        // walk from it goes through (debug builds check each leaf against
-        // a walk from the root).
+        // Points spread over 20,000 blocks of two regions: once the tree
+        // has grown there, each region's entry names its node at the
+        // region depth, which every later walk from it goes through
+        // (debug builds check each leaf against a walk from the root).
         let mut t = tree(0.01);
         let regions = [0x7fff_0000_0000u64, 0x1_0000_0000];
         for i in 0..200_000u64 {
