@@ -46,9 +46,9 @@ enum Check {
 
 /// Every file that could be `binary`'s separate debug file, in the order
 /// they are tried, each with its check.
-fn candidates(
+fn candidates<'d, R: object::ReadRef<'d>>(
     binary: &Path,
-    file: &object::File<'_>,
+    file: &object::File<'d, R>,
     debug_dirs: &[PathBuf],
 ) -> Vec<(PathBuf, Check)> {
     let mut out = Vec::new();
@@ -142,8 +142,11 @@ impl FileStamp {
 /// answers; a cache of answers keys them by this.
 pub fn stamps(binary: &Path, debug_dirs: &[PathBuf]) -> std::io::Result<Vec<FileStamp>> {
     let mut out = vec![FileStamp::of(binary)?];
-    let data = std::fs::read(binary)?;
-    if let Ok(file) = object::File::parse(&*data) {
+    // Read in place, only the parts the questions need (the section
+    // headers and the notes): the file itself may be large, and on a
+    // cache hit it is not opened again.
+    let data = object::ReadCache::new(std::fs::File::open(binary)?);
+    if let Ok(file) = object::File::parse(&data) {
         if !crate::dwarf::has_info(&file) {
             for (path, _) in candidates(binary, &file, debug_dirs) {
                 if let Ok(stamp) = FileStamp::of(&path) {

@@ -54,7 +54,7 @@ const UNUSED: [SectionId; 4] = [
 ];
 
 /// Whether `file` has DWARF (a non-empty `.debug_info`).
-pub fn has_info(file: &object::File<'_>) -> bool {
+pub fn has_info<'d, R: object::ReadRef<'d>>(file: &object::File<'d, R>) -> bool {
     file.section_by_name(SectionId::DebugInfo.name())
         .is_some_and(|s| s.size() > 0)
 }

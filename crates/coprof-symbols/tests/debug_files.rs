@@ -42,6 +42,9 @@ fn separate_debug_files(target: Target) {
     };
     assert!(expected.iter().all(|l| l.source == Quality::Dwarf));
     let dir = full.binary.parent().unwrap().to_path_buf();
+    let no_dirs: &[std::path::PathBuf] = &[];
+    // A binary with DWARF of its own: its answers hang on it alone.
+    assert_eq!(stamped(&full.binary, no_dirs), [full.binary.clone()]);
     let objcopy = tool(target, "objcopy");
     run(
         &dir,
@@ -58,7 +61,12 @@ fn separate_debug_files(target: Target) {
         &objcopy,
         &["--add-gnu-debuglink=symtest.debug", "symtest"],
     );
-    let no_dirs: &[std::path::PathBuf] = &[];
+    // Stripped, with a link: on the binary and the linked file beside it,
+    // the only candidate that exists.
+    assert_eq!(
+        stamped(&full.binary, no_dirs),
+        [full.binary.clone(), dir.join("symtest.debug")]
+    );
 
     let same_answers = |sym: &Symbolizer| {
         for want in &expected {
@@ -109,6 +117,11 @@ fn separate_debug_files(target: Target) {
     std::fs::create_dir_all(place.parent().unwrap()).unwrap();
     // The debug file kept from before stripping, moved into place.
     std::fs::rename(&kept, &place).unwrap();
+    let dirs = [root.path().to_path_buf()];
+    assert_eq!(
+        stamped(&full.binary, &dirs),
+        [full.binary.clone(), place.clone()]
+    );
     let sym = Symbolizer::open_with_debug_dirs(&full.binary, &[root.path().to_path_buf()]).unwrap();
     assert_eq!(
         sym.debug_info().debug_file.as_deref(),
@@ -118,6 +131,15 @@ fn separate_debug_files(target: Target) {
     // Not under the directories asked for: nothing.
     let sym = Symbolizer::open_with_debug_dirs(&full.binary, no_dirs).unwrap();
     assert_eq!(sym.debug_info().best(), Quality::Address);
+}
+
+/// The files whose stamps key the answers about `binary`'s symbols
+/// ([`coprof_symbols::debug_file::stamps`]), read without loading the
+/// binary whole.
+fn stamped(binary: &Path, debug_dirs: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    let stamps = coprof_symbols::debug_file::stamps(binary, debug_dirs).unwrap();
+    assert_eq!(stamps[0].len, std::fs::metadata(binary).unwrap().len());
+    stamps.into_iter().map(|s| s.path).collect()
 }
 
 /// The binary's build ID in hex, from `readelf -n`'s "Build ID:" line.
