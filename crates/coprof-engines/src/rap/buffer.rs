@@ -248,24 +248,24 @@ impl<K: Key, X: Copy + Default> Slots<'_, K, X> {
         old.map(|(k, c)| (k, c, old_tag))
     }
 
-    /// [`insert_tagged`](Self::insert_tagged) (with `TAGGED`, else
-    /// [`insert_tallied`](Self::insert_tallied), the tag left out) with no
-    /// branch on whether `p` was there already: it returns the entry the
-    /// slot held, with its tag, and whether that entry was evicted (true
-    /// when another point held the slot). Whether a point hits is a coin
-    /// toss on a program's PCs and values (19% of SQLite's PCs hit, 59%
-    /// of its load values), which a processor guesses wrong a third of
-    /// the time or more, throwing away the work of the events after it;
-    /// here the outcome only selects values. The caller keeps the entry
-    /// when it was evicted.
+    /// [`insert_tallied`](Self::insert_tallied) with no branch on whether
+    /// `p` was there already: it returns the entry the slot held and
+    /// whether that entry was evicted (true when another point held the
+    /// slot). Whether a point hits is a coin toss on a program's values
+    /// (59% of SQLite's load values hit), which a processor guesses wrong
+    /// a third of the time or more, throwing away the work of the events
+    /// after it; here the outcome only selects values. The caller keeps
+    /// the entry when it was evicted. The slot's tag is left as it was:
+    /// points with positions, whose tags matter, go through
+    /// [`insert_tagged`](Self::insert_tagged), since a program's PCs
+    /// revisit their slots in loops the processor learns.
     #[inline(always)]
-    pub(crate) fn insert_unbranched<const TAGGED: bool>(
+    pub(crate) fn insert_unbranched(
         &mut self,
         p: K,
         weight: u64,
-        tag: X,
         tally: &mut Tally,
-    ) -> ((K, u64, X), bool) {
+    ) -> ((K, u64), bool) {
         let s = self.slot(&p);
         let e = self.entries[s];
         let hit = (e.count != 0) & (e.point == p);
@@ -274,16 +274,9 @@ impl<K: Key, X: Copy + Default> Slots<'_, K, X> {
             point: p,
             count: if hit { e.count + weight } else { weight },
         };
-        let old_tag = if TAGGED {
-            let old_tag = self.tags[s];
-            self.tags[s] = if hit { old_tag } else { tag };
-            old_tag
-        } else {
-            X::default()
-        };
         tally.hits += hit as u64;
         tally.evictions += evicted as u64;
-        ((e.point, e.count, old_tag), evicted)
+        ((e.point, e.count), evicted)
     }
 
     /// [`insert_tallied`](Self::insert_tallied) at `p`'s slot, `s`:
@@ -368,14 +361,16 @@ mod tests {
         b.clear_tags();
         let (mut slots, counts) = b.split();
         // Without a branch: the old entry comes back whether or not it
-        // is evicted.
-        let evicted = slots.insert_unbranched::<true>([11], 1, 110, &mut tally);
-        assert_eq!(evicted, (([10], 1, 0), true));
-        let hit = slots.insert_unbranched::<true>([11], 2, 111, &mut tally);
-        assert_eq!(hit, (([11], 1, 110), false));
+        // is evicted, and the tag stays as it was.
+        let evicted = slots.insert_unbranched([11], 1, &mut tally);
+        assert_eq!(evicted, (([10], 1), true));
+        let hit = slots.insert_unbranched([11], 2, &mut tally);
+        assert_eq!(hit, (([11], 1), false));
+        let evicted = slots.insert_tagged([12], 1, 120, &mut tally);
+        assert_eq!(evicted, Some(([11], 3, 0)));
         counts.add(tally);
-        assert_eq!((b.hits, b.evictions), (2, 4));
-        assert_eq!(b.pending(), 3);
+        assert_eq!((b.hits, b.evictions), (2, 5));
+        assert_eq!(b.pending(), 1);
     }
 
     #[test]

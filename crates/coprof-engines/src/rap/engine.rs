@@ -280,6 +280,8 @@ impl<const D: usize> Rap<D> {
     fn feeder<const POSITIONED: bool, const UNBRANCHED: bool>(
         &mut self,
     ) -> Feeder<'_, D, POSITIONED, UNBRANCHED> {
+        // The buffer keeps no tags without a branch.
+        const { assert!(!(POSITIONED && UNBRANCHED)) };
         self.tagged = POSITIONED;
         let (buffer, counts) = self.buffer.as_mut().map(|b| b.split()).unzip();
         let n = self.tree.n;
@@ -398,7 +400,8 @@ impl<'s> Streak<'s> {
 /// or by the tree when the part is used up, before any later eviction.
 ///
 /// With `UNBRANCHED`, the buffer takes each point with
-/// [`insert_unbranched`](Slots::insert_unbranched).
+/// [`insert_unbranched`](Slots::insert_unbranched), which keeps no tags:
+/// never with `POSITIONED` (a build that asks for both fails).
 struct Feeder<'a, const D: usize, const POSITIONED: bool, const UNBRANCHED: bool> {
     tree: &'a mut Tree<D>,
     buffer: Option<Slots<'a, [u64; D], u32>>,
@@ -438,9 +441,8 @@ impl<const D: usize, const POSITIONED: bool, const UNBRANCHED: bool>
             Some(buffer) if UNBRANCHED => {
                 // The slot's old entry is written to the run whether or
                 // not it was evicted, and counts only if it was.
-                let (old, evicted) =
-                    buffer.insert_unbranched::<POSITIONED>(p, count, tag, &mut self.tally);
-                run[self.len] = old;
+                let ((point, c), evicted) = buffer.insert_unbranched(p, count, &mut self.tally);
+                run[self.len] = (point, c, 0);
                 self.len += evicted as usize;
             }
             Some(buffer) if POSITIONED => {
