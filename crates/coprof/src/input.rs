@@ -45,7 +45,8 @@ pub struct InputArgs {
     pub enosys: bool,
     /// With a program: take the random bytes it gets from the kernel
     /// (AT_RANDOM, getrandom) from a generator seeded with N instead of the
-    /// host, so that runs repeat exactly: same canaries, same load values.
+    /// host, so that runs repeat exactly: same canaries, same load values
+    /// (in the same environment, which moves the stack: see --clear-env).
     #[arg(long, value_name = "N", requires = "program")]
     pub random_seed: Option<u64>,
     /// With a program: instructions in each thread's turn on the
@@ -58,6 +59,9 @@ pub struct InputArgs {
     /// run faster.
     #[arg(long, requires = "program")]
     pub interpret: bool,
+    /// With a program: its environment (`--clear-env`, `--unset`, `--env`).
+    #[command(flatten)]
+    pub env: crate::guest_env::EnvArgs,
     /// The program's ELF file, for function names and source lines when
     /// reading a trace (default: the program the trace's header names, if
     /// that file exists; a live run uses the program it runs).
@@ -155,12 +159,13 @@ impl InputArgs {
     }
 
     /// The options given that shape a program's run (`--root DIR`,
-    /// `--sysroot DIR`, `--enosys`, `--random-seed N`, `--quantum N`), as
-    /// they would be typed again, to run it the same way.
+    /// `--sysroot DIR`, `--enosys`, `--random-seed N`, `--quantum N`, and
+    /// those of its environment), as they would be typed again, to run it
+    /// the same way.
     pub fn run_options(&self) -> Vec<String> {
-        self.shape()
-            .options(false)
-            .unwrap_or_default()
+        let mut options = self.shape().options(false).unwrap_or_default();
+        options.extend(self.env.options());
+        options
             .into_iter()
             .map(|o| o.to_string_lossy().into_owned())
             .collect()
@@ -175,6 +180,7 @@ impl InputArgs {
             seed: self.random_seed,
             quantum: self.quantum,
             interpret: self.interpret,
+            env: &self.env,
         }
     }
 
@@ -199,6 +205,9 @@ impl InputArgs {
             ("--enosys", self.enosys),
             ("--random-seed", self.random_seed.is_some()),
             ("--quantum", self.quantum.is_some()),
+            ("--clear-env", self.env.clear_env),
+            ("--unset", !self.env.unset.is_empty()),
+            ("--env", !self.env.set.is_empty()),
         ];
         match given.iter().find(|(_, set)| *set) {
             Some((option, _)) => Err(bad_input(format!(

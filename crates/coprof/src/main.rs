@@ -2,6 +2,7 @@
 
 mod cmd;
 mod error;
+mod guest_env;
 mod input;
 mod job;
 mod output;

@@ -3,6 +3,7 @@
 //! retired-instruction stream to a trace.
 
 use crate::error::bad_input;
+use crate::guest_env::EnvArgs;
 use crate::output::thousands;
 use coprof_core::trace::{TraceMeta, TraceWriter};
 use coprof_core::{ClassSet, Discard};
@@ -51,7 +52,8 @@ pub struct Args {
     enosys: bool,
     /// Take the random bytes the program gets from the kernel (AT_RANDOM,
     /// getrandom) from a generator seeded with N instead of the host, so
-    /// that runs repeat exactly.
+    /// that runs repeat exactly (in the same environment, which moves the
+    /// stack: see --clear-env).
     #[arg(long, value_name = "N")]
     random_seed: Option<u64>,
     /// Instructions in each thread's turn on the simulator's one hart, for
@@ -68,6 +70,9 @@ pub struct Args {
     /// basic block that reaches the count; the exact number is printed).
     #[arg(long, value_name = "N")]
     max_instructions: Option<u64>,
+    /// The program's environment (`--clear-env`, `--unset`, `--env`).
+    #[command(flatten)]
+    env: EnvArgs,
     /// The program's `argv[0]` (by default PROG as given): the name a
     /// program that looks at it (a multi-call binary, a login shell's
     /// `-sh`) sees. Write `--argv0=-sh` for a name starting with `-`.
@@ -98,10 +103,13 @@ pub(crate) struct Shape<'a> {
     pub quantum: Option<u64>,
     /// `--interpret`.
     pub interpret: bool,
+    /// `--clear-env`, `--unset` and `--env`.
+    pub env: &'a EnvArgs,
 }
 
 /// The simulator's configuration for `command` (argv) with the host's
-/// environment and the options of `shape`; a `--root` or `--sysroot` that
+/// environment as `shape.env` changes it, and the other options of
+/// `shape`; a `--root` or `--sysroot` that
 /// is not a directory is an error.
 pub(crate) fn sim_config(
     command: &[String],
@@ -120,9 +128,7 @@ pub(crate) fn sim_config(
         inherited_fds: INHERITED_FDS.get().cloned().unwrap_or_default(),
         runner: runner(shape),
         args: command.to_vec(),
-        env: std::env::vars_os()
-            .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
-            .collect(),
+        env: shape.env.environment(std::env::vars_os()),
         root: shape.root.clone(),
         sysroot: shape.sysroot.clone(),
         enosys: shape.enosys,
@@ -147,7 +153,8 @@ pub(crate) fn record_inherited_fds() {
 impl Shape<'_> {
     /// These options as they would be typed again (`--root DIR`,
     /// `--sysroot DIR`, `--enosys`, `--random-seed N`, `--quantum N`), to
-    /// run a program the same way; with `absolute`, the directories made
+    /// run a program the same way, but for the environment's, which a
+    /// program's `execve` gives the program after it itself; with `absolute`, the directories made
     /// absolute, for a command that may start in another directory
     /// (`None` when one cannot be).
     pub fn options(&self, absolute: bool) -> Option<Vec<OsString>> {
@@ -196,6 +203,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         seed: a.random_seed,
         quantum: a.quantum,
         interpret: a.interpret,
+        env: &a.env,
     };
     let mut config = sim_config(&a.command, &shape, a.max_instructions.unwrap_or(0))?;
     if let Some(name) = &a.argv0 {
