@@ -34,8 +34,9 @@ pub use fork::end_child;
 pub struct Config {
     /// argv, including `argv[0]`. Empty means the program path.
     pub args: Vec<String>,
-    /// The environment as `NAME=value` strings.
-    pub env: Vec<String>,
+    /// The environment as `NAME=value` strings, byte for byte (they need
+    /// not be UTF-8).
+    pub env: Vec<std::ffi::OsString>,
     /// Look absolute guest paths up under this directory.
     pub root: Option<PathBuf>,
     /// Look absolute guest paths up under this directory first, and on the
@@ -248,7 +249,11 @@ impl Simulator {
         } else {
             config.args.iter().map(|a| a.as_bytes().to_vec()).collect()
         };
-        let env: Vec<Vec<u8>> = config.env.iter().map(|e| e.as_bytes().to_vec()).collect();
+        let env: Vec<Vec<u8>> = config
+            .env
+            .iter()
+            .map(|e| std::os::unix::ffi::OsStrExt::as_bytes(e.as_os_str()).to_vec())
+            .collect();
         let mut guest_random = GuestRandom::new(config.seed);
         let mut random = [0u8; 16];
         guest_random.fill(&mut random, 0);

@@ -55,34 +55,35 @@ fn parse_assignment(s: &str) -> Result<String, String> {
 
 impl EnvArgs {
     /// The program's environment, `NAME=VALUE` strings in order, from
-    /// `host`'s variables (coprof's own): the host's order is kept, a
-    /// variable set again stays in its place, and new ones follow in the
-    /// order given. Host names and values that are not UTF-8 are
-    /// converted lossily.
-    pub fn environment(&self, host: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<String> {
-        let mut vars: Vec<(String, String)> = if self.clear_env {
+    /// `host`'s variables (coprof's own), byte for byte: the host's order
+    /// is kept, a variable set again stays in its place, and new ones
+    /// follow in the order given.
+    pub fn environment(
+        &self,
+        host: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Vec<OsString> {
+        let mut vars: Vec<(OsString, OsString)> = if self.clear_env {
             Vec::new()
         } else {
-            host.into_iter()
-                .map(|(k, v)| {
-                    (
-                        k.to_string_lossy().into_owned(),
-                        v.to_string_lossy().into_owned(),
-                    )
-                })
-                .collect()
+            host.into_iter().collect()
         };
-        vars.retain(|(k, _)| !self.unset.contains(k));
+        vars.retain(|(k, _)| !self.unset.iter().any(|u| k == u.as_str()));
         for assignment in &self.set {
             let (name, value) = assignment
                 .split_once('=')
                 .expect("checked by parse_assignment");
             match vars.iter_mut().find(|(k, _)| k == name) {
-                Some(var) => var.1 = value.to_string(),
-                None => vars.push((name.to_string(), value.to_string())),
+                Some(var) => var.1 = value.into(),
+                None => vars.push((name.into(), value.into())),
             }
         }
-        vars.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
+        vars.into_iter()
+            .map(|(mut k, v)| {
+                k.push("=");
+                k.push(v);
+                k
+            })
+            .collect()
     }
 
     /// These options as they would be typed again.
@@ -142,6 +143,19 @@ mod tests {
         let a = args(true, &["HOME"], &["TZ=UTC", "EMPTY="]);
         assert_eq!(a.environment(host()), ["TZ=UTC", "EMPTY="]);
         assert_eq!(a.environment(Vec::new()), ["TZ=UTC", "EMPTY="]);
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_pass_through() {
+        use std::os::unix::ffi::OsStringExt;
+        let raw = OsString::from_vec(b"\xff\xfe".to_vec());
+        let host = vec![
+            (OsString::from("RAW"), raw),
+            (OsString::from("A"), "1".into()),
+        ];
+        let env = args(false, &["A"], &[]).environment(host);
+        assert_eq!(env.len(), 1);
+        assert_eq!(env[0].clone().into_vec(), b"RAW=\xff\xfe");
     }
 
     #[test]

@@ -84,6 +84,22 @@ fn the_program_gets_coprofs_environment_as_the_options_change_it() {
 }
 
 #[test]
+fn variables_that_are_not_utf8_reach_the_program_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::compile(dir.path(), "printenv", PRINTENV);
+    let out = coprof()
+        .env_clear()
+        .env("RAW", std::ffi::OsStr::from_bytes(b"caf\xe9"))
+        .args(["run", "--env", "B=\u{e9}", "--"])
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, b"RAW=caf\xe9\nB=\xc3\xa9\n");
+}
+
+#[test]
 fn with_a_fixed_environment_a_report_repeats_whatever_the_shell_set() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::compile(dir.path(), "stack_loads", STACK_LOADS);
