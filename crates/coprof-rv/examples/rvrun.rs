@@ -12,7 +12,13 @@ fn main() {
     }
     let config = Config {
         args: args.clone(),
-        env: std::env::vars().map(|(k, v)| format!("{k}={v}")).collect(),
+        env: std::env::vars_os()
+            .map(|(mut k, v)| {
+                k.push("=");
+                k.push(v);
+                k
+            })
+            .collect(),
         ..Config::default()
     };
     let mut sim = match Simulator::load(args[0].as_ref(), &config) {
