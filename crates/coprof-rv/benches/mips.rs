@@ -76,7 +76,7 @@ struct Row {
 
 fn sim_run(bin: &Path, sink: &mut dyn Sink) -> (u64, Duration, Duration) {
     let config = Config {
-        args: vec![bin.display().to_string()],
+        args: vec![bin.as_os_str().to_owned()],
         ..Config::default()
     };
     let mut sim = Simulator::load(bin, &config).expect("kernel loads");

@@ -5,7 +5,7 @@ use coprof_core::{ClassSet, Collect};
 use coprof_rv::{Config, Simulator};
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if args.is_empty() {
         eprintln!("usage: rvrun PROG [ARGS...]");
         std::process::exit(2);

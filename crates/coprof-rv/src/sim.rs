@@ -33,7 +33,7 @@ pub use fork::end_child;
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     /// argv, including `argv[0]`. Empty means the program path.
-    pub args: Vec<String>,
+    pub args: Vec<std::ffi::OsString>,
     /// The environment as `NAME=value` strings, byte for byte (they need
     /// not be UTF-8).
     pub env: Vec<std::ffi::OsString>,
@@ -247,7 +247,11 @@ impl Simulator {
         let args: Vec<Vec<u8>> = if config.args.is_empty() {
             vec![path.as_os_str().as_encoded_bytes().to_vec()]
         } else {
-            config.args.iter().map(|a| a.as_bytes().to_vec()).collect()
+            config
+                .args
+                .iter()
+                .map(|a| std::os::unix::ffi::OsStrExt::as_bytes(a.as_os_str()).to_vec())
+                .collect()
         };
         let env: Vec<Vec<u8>> = config
             .env

@@ -31,7 +31,7 @@ pub struct InputArgs {
     /// output goes to standard error, so that standard output carries only
     /// the report.
     #[arg(last = true, value_name = "PROG ARGS", conflicts_with = "file")]
-    pub program: Vec<String>,
+    pub program: Vec<OsString>,
     /// With a program: look absolute paths it opens up under this directory.
     #[arg(long, value_name = "DIR", requires = "program")]
     pub root: Option<PathBuf>,
@@ -89,7 +89,7 @@ pub struct InputArgs {
     /// With a program: its `argv[0]` (by default PROG as given), as
     /// `coprof run --argv0`; for a followed child's `execve`.
     #[arg(long, value_name = "NAME", requires = "program", hide = true)]
-    pub argv0: Option<String>,
+    pub argv0: Option<OsString>,
     /// How a live run treats the program's children, and whether it is
     /// itself a followed child's (set by `coprof profile`, not an option).
     #[arg(skip)]
@@ -188,8 +188,18 @@ impl InputArgs {
     pub fn name(&self) -> String {
         match &self.file {
             Some(f) => f.display().to_string(),
-            None => self.program.first().cloned().unwrap_or_default(),
+            None => self.program_text().into_iter().next().unwrap_or_default(),
         }
+    }
+
+    /// The program and its arguments as text, for reports and messages:
+    /// bytes that are not UTF-8 shown as U+FFFD (the program itself gets
+    /// them as they are).
+    pub fn program_text(&self) -> Vec<String> {
+        self.program
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
     }
 
     /// An error naming the first option that only a program's run takes,
@@ -227,8 +237,8 @@ impl InputArgs {
             None => Ok(TraceMeta {
                 source: "rv-sim".into(),
                 isa: "rv64gc".into(),
-                program: self.program.first().cloned().unwrap_or_default(),
-                args: self.program.iter().skip(1).cloned().collect(),
+                program: self.name(),
+                args: self.program_text().into_iter().skip(1).collect(),
                 ..TraceMeta::default()
             }),
         }

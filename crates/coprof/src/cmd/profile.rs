@@ -383,13 +383,18 @@ fn profile_of(input: &InputArgs, info: &InputInfo, exact: bool, reports: Vec<Sec
         format: "coprof-profile".into(),
         version: PROFILE_VERSION,
         input: input.name(),
-        args: input.program.iter().skip(1).cloned().collect(),
+        args: input.program_text().into_iter().skip(1).collect(),
         // Another name than the file's own: not the path the program was
         // run by in its own root (`/usr/bin/lua5.4` for the sysroot's).
-        argv0: input.argv0.clone().filter(|name| {
-            let base = |p: &str| Path::new(p).file_name().map(|n| n.to_os_string());
-            input.program.first().map(|p| base(p)) != Some(base(name))
-        }),
+        argv0: input
+            .argv0
+            .as_ref()
+            .filter(|name| {
+                let base =
+                    |p: &std::ffi::OsString| Path::new(p).file_name().map(|n| n.to_os_string());
+                input.program.first().map(base) != Some(base(name))
+            })
+            .map(|name| name.to_string_lossy().into_owned()),
         events: info.events,
         instructions: info.live.as_ref().map(|l| l.instructions),
         instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
@@ -434,7 +439,7 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
             .run_options()
             .into_iter()
             .chain(std::iter::once("--".to_string()))
-            .chain(a.input.program.iter().cloned())
+            .chain(a.input.program_text())
             .collect(),
     };
     let mut lines = Vec::new();

@@ -77,7 +77,7 @@ pub struct Args {
     /// program that looks at it (a multi-call binary, a login shell's
     /// `-sh`) sees. Write `--argv0=-sh` for a name starting with `-`.
     #[arg(long, value_name = "NAME")]
-    argv0: Option<String>,
+    argv0: Option<OsString>,
     /// The program and its arguments (after `--`).
     #[arg(
         required = true,
@@ -85,7 +85,7 @@ pub struct Args {
         allow_hyphen_values = true,
         value_name = "PROG ARGS"
     )]
-    command: Vec<String>,
+    command: Vec<OsString>,
 }
 
 /// The options that shape a program's run, which every command that runs
@@ -112,7 +112,7 @@ pub(crate) struct Shape<'a> {
 /// `shape`; a `--root` or `--sysroot` that
 /// is not a directory is an error.
 pub(crate) fn sim_config(
-    command: &[String],
+    command: &[OsString],
     shape: &Shape<'_>,
     max_instructions: u64,
 ) -> anyhow::Result<Config> {
@@ -219,8 +219,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let meta = TraceMeta {
                 source: "rv-sim".into(),
                 isa: "rv64gc".into(),
-                program: a.command[0].clone(),
-                args: a.command[1..].to_vec(),
+                program: a.command[0].to_string_lossy().into_owned(),
+                args: a.command[1..]
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect(),
                 modules: sim.modules().to_vec(),
                 sysroot: sim.sysroot().map(std::path::Path::to_path_buf),
                 ..TraceMeta::default()

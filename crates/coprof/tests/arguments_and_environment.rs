@@ -1,7 +1,8 @@
-//! The environment a program starts with: coprof's own, changed by
-//! `--clear-env`, `--unset NAME` and `--env NAME=VALUE`, for `coprof run`
-//! and every report command; and runs that repeat exactly whatever the
-//! shell's variables, once the environment is fixed.
+//! What a program starts with. Its arguments, byte for byte, UTF-8 or
+//! not, also when a program `execve`s another. Its environment: coprof's
+//! own, changed by `--clear-env`, `--unset NAME` and `--env NAME=VALUE`,
+//! for `coprof run` and every report command; and runs that repeat
+//! exactly whatever the shell's variables, once the environment is fixed.
 
 mod common;
 
@@ -32,6 +33,76 @@ int main(void) {
     return 0;
 }
 "#;
+
+/// Prints its arguments, one a line.
+const ECHOARGS: &str = r#"
+#include <stdio.h>
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) printf("%s\n", argv[i]);
+    return 0;
+}
+"#;
+
+/// Replaces itself with the program its first argument names, giving it
+/// an argument in Latin-1 and no environment.
+const EXEC_LATIN1: &str = r#"
+#include <unistd.h>
+int main(int argc, char **argv) {
+    char *args[] = {argv[1], "caf\xe9", 0};
+    char *env[] = {0};
+    execve(argv[1], args, env);
+    return 127;
+}
+"#;
+
+#[test]
+fn arguments_that_are_not_utf8_reach_the_program_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let echo = common::compile(dir.path(), "echoargs", ECHOARGS);
+    let exec = common::compile(dir.path(), "exec_latin1", EXEC_LATIN1);
+    let latin1 = std::ffi::OsStr::from_bytes(b"caf\xe9");
+    let out = coprof()
+        .args(["run", "--"])
+        .arg(&echo)
+        .arg(latin1)
+        .arg("ok")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, b"caf\xe9\nok\n");
+    // The program it `execve`s runs in a simulator of its own, started
+    // by a command line that carries the arguments as they are.
+    let out = coprof()
+        .args(["run", "--"])
+        .arg(&exec)
+        .arg(&echo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, b"caf\xe9\n");
+    // So does the program it becomes under a profile, which goes on
+    // profiling that one: the program gets the bytes, the profile names
+    // them as text.
+    let saved = dir.path().join("p.json");
+    let out = coprof()
+        .args(["profile", "--follow-children", "-o"])
+        .arg(&saved)
+        .arg("--")
+        .arg(&exec)
+        .arg(&echo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stderr.starts_with(b"caf\xe9\n"),
+        "the program's output, on standard error: {out:?}"
+    );
+    let p: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    assert_eq!(p["input"], echo.to_str().unwrap());
+    assert_eq!(p["args"], serde_json::json!(["caf\u{fffd}"]));
+    assert_eq!(p["status"], 0);
+}
 
 /// The lines `coprof run ARGS -- PROG` prints, run with only the host
 /// variables `vars`.
