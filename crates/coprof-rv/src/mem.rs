@@ -174,6 +174,57 @@ impl Memory {
         Ok(())
     }
 
+    /// Attaches the host's System V shared memory segment `id` at
+    /// `[addr, addr+len)` (page-aligned, `len` the segment's size rounded
+    /// up to pages), replacing what was there, with the guest permissions
+    /// `prot`: the host's `shmat`, so that the segment is the host
+    /// kernel's, shared with the program's forked children and with any
+    /// other process attached to it. `read_only` attaches it so on the
+    /// host too.
+    pub fn attach_sysv(
+        &mut self,
+        addr: u64,
+        len: u64,
+        prot: u8,
+        id: i32,
+        read_only: bool,
+    ) -> io::Result<()> {
+        if !Self::range_ok(addr, len) || len == 0 {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let flags = libc::SHM_REMAP | if read_only { libc::SHM_RDONLY } else { 0 };
+        // SAFETY: SHM_REMAP over a part of our own reservation (checked
+        // above), as MAP_FIXED does for `map_shared`.
+        let r = unsafe {
+            libc::shmat(
+                id,
+                self.base.add(addr as usize) as *const libc::c_void,
+                flags,
+            )
+        };
+        if r as isize == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        let p = (prot & (perm::R | perm::W | perm::X)) | perm::MAPPED | perm::SHARED;
+        self.perms[(addr / PAGE) as usize..((addr + len) / PAGE) as usize].fill(p);
+        Ok(())
+    }
+
+    /// Detaches the System V segment attached at `addr` by
+    /// [`attach_sysv`](Self::attach_sysv), `len` bytes, and reserves the
+    /// range again, unmapped.
+    pub fn detach_sysv(&mut self, addr: u64, len: u64) -> io::Result<()> {
+        if !Self::range_ok(addr, len) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: an address inside our reservation.
+        let r = unsafe { libc::shmdt(self.base.add(addr as usize) as *const libc::c_void) };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.unmap(addr, len)
+    }
+
     /// Moves the host pages of `[from, from+len)` to `to` (page-aligned,
     /// not overlapping, `to` free), keeping their permissions: a shared
     /// mapping stays the same shared memory, as `mremap` moves it.

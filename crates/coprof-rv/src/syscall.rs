@@ -230,6 +230,8 @@ pub struct Kernel {
     /// Set by the simulator while a call that waited off the hart is made
     /// again: the end its timeout had ([`Redo::until`]).
     pub(crate) resumed_until: Option<std::time::Instant>,
+    /// System V shared memory segments attached, by address.
+    sysv: sysv_ipc::Attached,
 }
 
 fn errno() -> i64 {
@@ -452,6 +454,7 @@ mod host_calls;
 mod hwprobe;
 pub mod proc_self;
 mod sockets;
+mod sysv_ipc;
 
 impl Kernel {
     /// State for a new process whose break starts at `brk`.
@@ -493,6 +496,7 @@ impl Kernel {
             outside: None,
             children_started: 0,
             resumed_until: None,
+            sysv: sysv_ipc::Attached::default(),
         }
     }
 
@@ -1785,6 +1789,7 @@ impl Kernel {
             n if host_calls::CALLS.contains(&n) => return self.host_call(mem, a),
             n if epoll::CALLS.contains(&n) => return self.epoll_call(mem, a, pc),
             n if sockets::CALLS.contains(&n) => return self.socket_call(mem, a),
+            n if sysv_ipc::CALLS.contains(&n) => return self.sysv_call(mem, a),
             _ => {
                 if self.enosys {
                     match self.enosys_calls.iter_mut().find(|(n, _)| *n == num) {

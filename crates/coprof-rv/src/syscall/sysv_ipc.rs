@@ -1,0 +1,426 @@
+//! System V IPC: shared memory segments, semaphore sets and message
+//! queues are the host kernel's objects, as under qemu-user, so that the
+//! program's forked children (host processes too) and other processes
+//! share them as under Linux. Structures are converted where RV64's
+//! layout differs from x86-64's (`struct semid64_ds`: the generic one,
+//! 88 bytes, against x86-64's 104 with unused words between the times);
+//! the others (`ipc64_perm`, `shmid64_ds`, `msqid64_ds`, `sembuf`, the
+//! `*info` structures, a message's `long` type) are the same on both.
+//!
+//! A segment is attached inside the guest's address space with the
+//! host's `shmat` ([`Memory::attach_sysv`]) and remembered here, by
+//! address and length, until `shmdt`. A `semop` or `msgrcv` that waits
+//! waits on the host, holding the hart: the program's other threads do
+//! not run meanwhile (its forked children do).
+
+use super::{read_timespec, Kernel, Outcome, EFAULT, EINVAL};
+use crate::error::SimError;
+use crate::mem::{page_up, perm, Memory, PAGE};
+use crate::process::MMAP_TOP;
+use crate::sysno as nr;
+use std::collections::BTreeMap;
+
+/// The calls this module answers.
+pub(super) const CALLS: &[u64] = &[
+    nr::MSGGET,
+    nr::MSGCTL,
+    nr::MSGRCV,
+    nr::MSGSND,
+    nr::SEMGET,
+    nr::SEMCTL,
+    nr::SEMTIMEDOP,
+    nr::SEMOP,
+    nr::SHMGET,
+    nr::SHMCTL,
+    nr::SHMAT,
+    nr::SHMDT,
+];
+
+/// Segments attached, by guest address: their length in bytes (whole
+/// pages).
+#[derive(Clone, Debug, Default)]
+pub struct Attached(BTreeMap<u64, u64>);
+
+// The commands of `shmctl`, `semctl` and `msgctl` (linux/ipc.h, shm.h,
+// sem.h, msg.h).
+// The others (IPC_RMID, SHM_LOCK, SHM_UNLOCK, GETPID, GETVAL, GETNCNT,
+// GETZCNT, SETVAL) take a value or nothing, passed on as it is.
+const IPC_SET: u64 = 1;
+const IPC_STAT: u64 = 2;
+const IPC_INFO: u64 = 3;
+const SHM_STAT: u64 = 13;
+const SHM_INFO: u64 = 14;
+const SHM_STAT_ANY: u64 = 15;
+const GETALL: u64 = 13;
+const SETALL: u64 = 17;
+const SEM_STAT: u64 = 18;
+const SEM_INFO: u64 = 19;
+const SEM_STAT_ANY: u64 = 20;
+const MSG_STAT: u64 = 11;
+const MSG_INFO: u64 = 12;
+const MSG_STAT_ANY: u64 = 13;
+
+// `shmat`'s flags.
+const SHM_RDONLY: u64 = 0o10000;
+const SHM_RND: u64 = 0o20000;
+const SHM_REMAP: u64 = 0o40000;
+const SHM_EXEC: u64 = 0o100000;
+
+/// Bytes of `struct shmid64_ds`, `struct msqid64_ds`, `struct
+/// shminfo64`, `struct shm_info`, `struct seminfo` and `struct msginfo`
+/// (the same on RV64 and x86-64).
+const SHMID_DS: usize = 112;
+const MSQID_DS: usize = 120;
+const SHMINFO: usize = 72;
+const SHM_INFO_BYTES: usize = 48;
+const SEMINFO: usize = 40;
+const MSGINFO: usize = 32;
+/// Bytes of `struct semid64_ds`: RV64's (asm-generic) and x86-64's.
+const SEMID_DS_RV: usize = 88;
+const SEMID_DS_HOST: usize = 104;
+/// Bytes of `struct ipc64_perm`, at the start of every `*id64_ds`.
+const IPC_PERM: usize = 48;
+/// Bytes of a `struct sembuf`.
+const SEMBUF: u64 = 6;
+/// Most operations one `semop` takes (SEMOPM).
+const SEMOPM: u64 = 500;
+/// A message longer than this is refused (EINVAL) before its bytes are
+/// read: far above any host's `msgmax`, which the host checks.
+const MSG_LIMIT: u64 = 1 << 26;
+
+/// The host's answer to a raw system call: its result, or minus errno.
+fn host(r: libc::c_long) -> i64 {
+    if r < 0 {
+        super::errno()
+    } else {
+        r
+    }
+}
+
+/// RV64's `struct semid64_ds` from x86-64's: the permissions, then the
+/// times and the number of semaphores, without x86-64's unused words.
+fn semid_to_guest(h: &[u8; SEMID_DS_HOST]) -> [u8; SEMID_DS_RV] {
+    let mut g = [0u8; SEMID_DS_RV];
+    g[..IPC_PERM].copy_from_slice(&h[..IPC_PERM]);
+    g[48..56].copy_from_slice(&h[48..56]); // sem_otime
+    g[56..64].copy_from_slice(&h[64..72]); // sem_ctime
+    g[64..72].copy_from_slice(&h[80..88]); // sem_nsems
+    g
+}
+
+/// x86-64's `struct semid64_ds` from RV64's (for IPC_SET).
+fn semid_to_host(g: &[u8]) -> [u8; SEMID_DS_HOST] {
+    let mut h = [0u8; SEMID_DS_HOST];
+    h[..IPC_PERM].copy_from_slice(&g[..IPC_PERM]);
+    h[48..56].copy_from_slice(&g[48..56]);
+    h[64..72].copy_from_slice(&g[56..64]);
+    h[80..88].copy_from_slice(&g[64..72]);
+    h
+}
+
+impl Kernel {
+    /// One of [`CALLS`], number `a[7]`.
+    pub(super) fn sysv_call(&mut self, mem: &mut Memory, a: [u64; 8]) -> Result<Outcome, SimError> {
+        // SAFETY (every `libc::syscall` below): the host's System V calls
+        // with plain values and pointers to buffers of this function that
+        // are as large as the command writes or reads.
+        let r = match a[7] {
+            nr::SHMGET => host(unsafe { libc::syscall(libc::SYS_shmget, a[0], a[1], a[2]) }),
+            nr::SEMGET => host(unsafe { libc::syscall(libc::SYS_semget, a[0], a[1], a[2]) }),
+            nr::MSGGET => host(unsafe { libc::syscall(libc::SYS_msgget, a[0], a[1]) }),
+            nr::SHMAT => return self.shmat(mem, a),
+            nr::SHMDT => return self.shmdt(mem, a[0]),
+            nr::SHMCTL => {
+                let size = match a[1] {
+                    IPC_STAT | SHM_STAT | SHM_STAT_ANY | IPC_SET => SHMID_DS,
+                    IPC_INFO => SHMINFO,
+                    SHM_INFO => SHM_INFO_BYTES,
+                    _ => 0,
+                };
+                errno!(ctl(
+                    mem,
+                    libc::SYS_shmctl,
+                    a[0],
+                    a[1],
+                    a[2],
+                    size,
+                    a[1] == IPC_SET
+                ))
+            }
+            nr::MSGCTL => {
+                let size = match a[1] {
+                    IPC_STAT | MSG_STAT | MSG_STAT_ANY | IPC_SET => MSQID_DS,
+                    IPC_INFO | MSG_INFO => MSGINFO,
+                    _ => 0,
+                };
+                errno!(ctl(
+                    mem,
+                    libc::SYS_msgctl,
+                    a[0],
+                    a[1],
+                    a[2],
+                    size,
+                    a[1] == IPC_SET
+                ))
+            }
+            nr::SEMCTL => errno!(semctl(mem, a)),
+            nr::SEMOP | nr::SEMTIMEDOP => {
+                let n = a[2];
+                if n == 0 {
+                    EINVAL
+                } else if n > SEMOPM {
+                    -(libc::E2BIG as i64)
+                } else {
+                    let mut ops = match mem.slice(a[1], n * SEMBUF, perm::R) {
+                        Ok(s) => s.to_vec(),
+                        Err(_) => return Ok(Outcome::Ret(EFAULT)),
+                    };
+                    let mut ts = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    };
+                    let timeout = if a[7] == nr::SEMTIMEDOP && a[3] != 0 {
+                        let t = errno!(read_timespec(mem, a[3]));
+                        ts.tv_sec = t.as_secs() as libc::time_t;
+                        ts.tv_nsec = t.subsec_nanos() as libc::c_long;
+                        &ts as *const libc::timespec
+                    } else {
+                        std::ptr::null()
+                    };
+                    let ops = ops.as_mut_ptr();
+                    host(unsafe { libc::syscall(libc::SYS_semtimedop, a[0], ops, n, timeout) })
+                }
+            }
+            nr::MSGSND => {
+                if a[2] > MSG_LIMIT {
+                    EINVAL
+                } else {
+                    let msg = match mem.slice(a[1], 8 + a[2], perm::R) {
+                        Ok(s) => s.to_vec(),
+                        Err(_) => return Ok(Outcome::Ret(EFAULT)),
+                    };
+                    host(unsafe { libc::syscall(libc::SYS_msgsnd, a[0], msg.as_ptr(), a[2], a[3]) })
+                }
+            }
+            nr::MSGRCV => {
+                if a[2] > MSG_LIMIT {
+                    EINVAL
+                } else {
+                    let mut msg = vec![0u8; 8 + a[2] as usize];
+                    let r = host(unsafe {
+                        libc::syscall(libc::SYS_msgrcv, a[0], msg.as_mut_ptr(), a[2], a[3], a[4])
+                    });
+                    if r >= 0 {
+                        let n = 8 + r as usize;
+                        match mem.slice_mut(a[1], n as u64) {
+                            Ok(out) => out.copy_from_slice(&msg[..n]),
+                            Err(_) => return Ok(Outcome::Ret(EFAULT)),
+                        }
+                    }
+                    r
+                }
+            }
+            _ => EINVAL,
+        };
+        Ok(Outcome::Ret(r))
+    }
+
+    /// `shmat(id, addr, flags)`: the segment attached where the program
+    /// asks (rounded down to a page with SHM_RND; over what is there only
+    /// with SHM_REMAP) or where the simulator's `mmap` would put it.
+    fn shmat(&mut self, mem: &mut Memory, a: [u64; 8]) -> Result<Outcome, SimError> {
+        let (id, addr, flags) = (a[0], a[1], a[2]);
+        let mut ds = [0u8; SHMID_DS];
+        // SAFETY: a buffer of the structure's size.
+        let r = unsafe { libc::syscall(libc::SYS_shmctl, id, IPC_STAT, ds.as_mut_ptr()) };
+        if r < 0 {
+            return Ok(Outcome::Ret(super::errno()));
+        }
+        let size = u64::from_le_bytes(ds[48..56].try_into().unwrap_or_default());
+        let len = page_up(size);
+        let at = if addr != 0 {
+            let at = if flags & SHM_RND != 0 {
+                addr & !(PAGE - 1)
+            } else {
+                addr
+            };
+            if at % PAGE != 0 || at == 0 {
+                return Ok(Outcome::Ret(EINVAL));
+            }
+            if flags & SHM_REMAP == 0 && !mem.is_free(at, len) {
+                return Ok(Outcome::Ret(EINVAL));
+            }
+            at
+        } else if flags & SHM_REMAP != 0 {
+            return Ok(Outcome::Ret(EINVAL));
+        } else {
+            match mem.find_free(len, page_up(self.brk) + PAGE, MMAP_TOP) {
+                Some(a) => a,
+                None => return Ok(Outcome::Ret(-(libc::ENOMEM as i64))),
+            }
+        };
+        let read_only = flags & SHM_RDONLY != 0;
+        let prot = perm::R
+            | if read_only { 0 } else { perm::W }
+            | if flags & SHM_EXEC != 0 { perm::X } else { 0 };
+        let replaces_code = mem.range_has(at, len, perm::X);
+        if let Err(e) = mem.attach_sysv(at, len, prot, id as i32, read_only) {
+            return Ok(Outcome::Ret(
+                -(e.raw_os_error().unwrap_or(libc::EINVAL) as i64),
+            ));
+        }
+        self.file_maps.forget(at, len);
+        self.sysv
+            .0
+            .retain(|&s, &mut l| s + l <= at || s >= at + len);
+        self.sysv.0.insert(at, len);
+        Ok(if replaces_code {
+            Outcome::RetFlush(at as i64)
+        } else {
+            Outcome::Ret(at as i64)
+        })
+    }
+
+    /// `shmdt(addr)`: detaches the segment attached at `addr`.
+    fn shmdt(&mut self, mem: &mut Memory, addr: u64) -> Result<Outcome, SimError> {
+        let Some(&len) = self.sysv.0.get(&addr) else {
+            return Ok(Outcome::Ret(EINVAL));
+        };
+        let code = mem.range_has(addr, len, perm::X);
+        if let Err(e) = mem.detach_sysv(addr, len) {
+            return Ok(Outcome::Ret(
+                -(e.raw_os_error().unwrap_or(libc::EINVAL) as i64),
+            ));
+        }
+        self.sysv.0.remove(&addr);
+        Ok(if code {
+            Outcome::RetFlush(0)
+        } else {
+            Outcome::Ret(0)
+        })
+    }
+}
+
+/// `shmctl` or `msgctl` (the host's call `call`) of object `id` with
+/// command `cmd`, whose structure of `size` bytes (0: none) at guest
+/// `buf` the host reads (`input`) or writes.
+fn ctl(
+    mem: &mut Memory,
+    call: libc::c_long,
+    id: u64,
+    cmd: u64,
+    buf: u64,
+    size: usize,
+    input: bool,
+) -> Result<i64, i64> {
+    if size == 0 {
+        // SAFETY: a command that takes no structure.
+        return Ok(host(unsafe { libc::syscall(call, id, cmd, 0usize) }));
+    }
+    let mut data = vec![0u8; size];
+    if input {
+        data.copy_from_slice(mem.slice(buf, size as u64, perm::R).map_err(|_| EFAULT)?);
+    }
+    // SAFETY: a buffer of the structure's size.
+    let r = host(unsafe { libc::syscall(call, id, cmd, data.as_mut_ptr()) });
+    if r >= 0 && !input {
+        mem.slice_mut(buf, size as u64)
+            .map_err(|_| EFAULT)?
+            .copy_from_slice(&data);
+    }
+    Ok(r)
+}
+
+/// `semctl(id, num, cmd, arg)`: `arg` is a value or a guest pointer, as
+/// the command says.
+fn semctl(mem: &mut Memory, a: [u64; 8]) -> Result<i64, i64> {
+    let (id, num, cmd, arg) = (a[0], a[1], a[2], a[3]);
+    // SAFETY (each call): plain values, or a buffer as large as the
+    // command reads or writes.
+    match cmd {
+        IPC_STAT | SEM_STAT | SEM_STAT_ANY => {
+            let mut h = [0u8; SEMID_DS_HOST];
+            let r = host(unsafe { libc::syscall(libc::SYS_semctl, id, num, cmd, h.as_mut_ptr()) });
+            if r >= 0 {
+                mem.slice_mut(arg, SEMID_DS_RV as u64)
+                    .map_err(|_| EFAULT)?
+                    .copy_from_slice(&semid_to_guest(&h));
+            }
+            Ok(r)
+        }
+        IPC_SET => {
+            let g = mem
+                .slice(arg, SEMID_DS_RV as u64, perm::R)
+                .map_err(|_| EFAULT)?;
+            let mut h = semid_to_host(g);
+            Ok(host(unsafe {
+                libc::syscall(libc::SYS_semctl, id, num, cmd, h.as_mut_ptr())
+            }))
+        }
+        IPC_INFO | SEM_INFO => {
+            let mut info = [0u8; SEMINFO];
+            let r =
+                host(unsafe { libc::syscall(libc::SYS_semctl, id, num, cmd, info.as_mut_ptr()) });
+            if r >= 0 {
+                mem.slice_mut(arg, SEMINFO as u64)
+                    .map_err(|_| EFAULT)?
+                    .copy_from_slice(&info);
+            }
+            Ok(r)
+        }
+        GETALL | SETALL => {
+            // The set's size first, for the array's.
+            let mut h = [0u8; SEMID_DS_HOST];
+            let r =
+                host(unsafe { libc::syscall(libc::SYS_semctl, id, 0, IPC_STAT, h.as_mut_ptr()) });
+            if r < 0 {
+                return Ok(r);
+            }
+            let n = u64::from_le_bytes(h[80..88].try_into().unwrap_or_default());
+            let bytes = 2 * n;
+            let mut values = vec![0u8; bytes as usize];
+            if cmd == SETALL {
+                values.copy_from_slice(mem.slice(arg, bytes, perm::R).map_err(|_| EFAULT)?);
+            }
+            let r =
+                host(unsafe { libc::syscall(libc::SYS_semctl, id, num, cmd, values.as_mut_ptr()) });
+            if r >= 0 && cmd == GETALL {
+                mem.slice_mut(arg, bytes)
+                    .map_err(|_| EFAULT)?
+                    .copy_from_slice(&values);
+            }
+            Ok(r)
+        }
+        // A value, or nothing (IPC_RMID, GETPID, GETVAL, GETNCNT, GETZCNT,
+        // SETVAL), and commands the host refuses.
+        _ => Ok(host(unsafe {
+            libc::syscall(libc::SYS_semctl, id, num, cmd, arg)
+        })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn semid_ds_moves_between_the_two_layouts() {
+        let mut h = [0u8; SEMID_DS_HOST];
+        for (i, b) in h.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let g = semid_to_guest(&h);
+        assert_eq!(&g[..48], &h[..48], "the permissions");
+        assert_eq!(&g[48..56], &h[48..56], "sem_otime");
+        assert_eq!(&g[56..64], &h[64..72], "sem_ctime");
+        assert_eq!(&g[64..72], &h[80..88], "sem_nsems");
+        let back = semid_to_host(&g);
+        for (range, what) in [
+            (0..56, "perm and otime"),
+            (64..72, "ctime"),
+            (80..88, "nsems"),
+        ] {
+            assert_eq!(&back[range.clone()], &h[range], "{what}");
+        }
+    }
+}
