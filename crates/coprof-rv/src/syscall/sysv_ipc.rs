@@ -238,19 +238,21 @@ impl Kernel {
         }
         let size = u64::from_le_bytes(ds[48..56].try_into().unwrap_or_default());
         let len = page_up(size);
+        // SHM_RND rounds down to SHMLBA, a page on RISC-V; an address
+        // that rounds to 0 asks for none, as 0 does.
+        let addr = if flags & SHM_RND != 0 {
+            addr & !(PAGE - 1)
+        } else {
+            addr
+        };
         let at = if addr != 0 {
-            let at = if flags & SHM_RND != 0 {
-                addr & !(PAGE - 1)
-            } else {
-                addr
-            };
-            if at % PAGE != 0 || at == 0 {
+            if addr % PAGE != 0 {
                 return Ok(Outcome::Ret(EINVAL));
             }
-            if flags & SHM_REMAP == 0 && !mem.is_free(at, len) {
+            if flags & SHM_REMAP == 0 && !mem.is_free(addr, len) {
                 return Ok(Outcome::Ret(EINVAL));
             }
-            at
+            addr
         } else if flags & SHM_REMAP != 0 {
             return Ok(Outcome::Ret(EINVAL));
         } else {

@@ -54,6 +54,10 @@ static void shared_memory(void) {
     strcpy(a, "through the first");
     printf("%-40s %s\n", "read through the second", b);
     show("unaligned without SHM_RND", shmat(id, want, 0) == (void *)-1 && errno == EINVAL);
+    /* An address that rounds down to 0 asks for none. */
+    char *c = shmat(id, (void *)100, SHM_RND);
+    show("rounded to 0: anywhere", c != (void *)-1 && c != NULL);
+    show("shmdt it", shmdt(c));
     struct shmid_ds ds;
     show("IPC_STAT", shmctl(id, IPC_STAT, &ds));
     show("shm_segsz", (long)ds.shm_segsz);
