@@ -58,6 +58,11 @@ impl FdTable {
         self.map.get(fd as usize).copied().flatten()
     }
 
+    /// The host descriptors the guest holds, each once per guest number.
+    pub fn hosts(&self) -> impl Iterator<Item = i32> + '_ {
+        self.map.iter().flatten().copied()
+    }
+
     /// Installs `host` at the lowest free guest number at or above `min`.
     pub fn insert(&mut self, host: i32, min: usize) -> Option<i64> {
         let mut i = min;

@@ -232,6 +232,8 @@ pub struct Kernel {
     pub(crate) resumed_until: Option<std::time::Instant>,
     /// System V shared memory segments attached, by address.
     sysv: sysv_ipc::Attached,
+    /// The program's signalfds.
+    signalfds: signalfd::SignalFds,
 }
 
 fn errno() -> i64 {
@@ -453,6 +455,7 @@ mod exec;
 mod host_calls;
 mod hwprobe;
 pub mod proc_self;
+mod signalfd;
 mod sockets;
 mod sysv_ipc;
 
@@ -497,6 +500,7 @@ impl Kernel {
             children_started: 0,
             resumed_until: None,
             sysv: sysv_ipc::Attached::default(),
+            signalfds: signalfd::SignalFds::default(),
         }
     }
 
@@ -567,6 +571,8 @@ impl Kernel {
         ];
         loop {
             let outcome = self.syscall_once(mem, a, pc)?;
+            // The call may have sent, taken or blocked a signal.
+            self.sync_signalfds();
             let interrupted = outcome == Outcome::Ret(-(libc::EINTR as i64))
                 && self.outside.as_ref().is_some_and(HostSignals::news)
                 && !OWN_WAITS.contains(&a[7]);
@@ -590,6 +596,9 @@ impl Kernel {
         let r: i64 = match num {
             nr::READ => {
                 let h = fd!(self, a[0]);
+                if let Some(i) = self.signalfd_of(h) {
+                    return self.read_signalfd(mem, i, h, a[1], a[2], pc);
+                }
                 let buf = tryf!(mem.slice_mut(a[1], a[2]));
                 if let Some(wait) = self.must_wait(h, libc::POLLIN) {
                     return Ok(wait);
@@ -1786,6 +1795,7 @@ impl Kernel {
                 ret(r)
             }
             nr::RISCV_HWPROBE => return Ok(hwprobe::riscv_hwprobe(mem, a)),
+            nr::SIGNALFD4 => self.signalfd4(mem, a),
             n if host_calls::CALLS.contains(&n) => return self.host_call(mem, a),
             n if epoll::CALLS.contains(&n) => return self.epoll_call(mem, a, pc),
             n if sockets::CALLS.contains(&n) => return self.socket_call(mem, a),
@@ -2083,6 +2093,7 @@ impl Kernel {
             return interrupted(&mut self.signals);
         }
         let ready = loop {
+            self.sync_signalfds();
             let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
             let slice = earlier(left, self.timers.until_real());
             // Beside other threads, which may make a descriptor ready or
@@ -2174,6 +2185,7 @@ impl Kernel {
                 self.signals.hold(info);
             }
         }
+        self.sync_signalfds();
     }
 
     /// Whether the simulator should look at the timers and the signals

@@ -47,6 +47,7 @@ pub const PREAD64: u64 = 67;
 pub const PWRITE64: u64 = 68;
 pub const PSELECT6: u64 = 72;
 pub const PPOLL: u64 = 73;
+pub const SIGNALFD4: u64 = 74;
 pub const READLINKAT: u64 = 78;
 pub const NEWFSTATAT: u64 = 79;
 pub const FSTAT: u64 = 80;

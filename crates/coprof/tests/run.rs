@@ -453,14 +453,14 @@ fn a_known_but_unimplemented_system_call_is_named_with_its_number_and_pc() {
     let dir = tempfile::tempdir().unwrap();
     let prog = compile(
         dir.path(),
-        "msgget",
+        "mq_open",
         r#"
 #include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
 #include <stdio.h>
-#include <sys/ipc.h>
-#include <sys/msg.h>
 int main(void) {
-    long r = msgget(IPC_PRIVATE, 0600);
+    long r = (long)mq_open("/coprof-test", O_RDONLY);
     printf("r=%ld errno=%d\n", r, errno);
     return 0;
 }
@@ -474,17 +474,17 @@ int main(void) {
         .code(2)
         .stdout("")
         .stderr(predicate::str::contains(
-            "unknown system call 186 (msgget) at pc 0x",
+            "unknown system call 180 (mq_open) at pc 0x",
         ))
         .stderr(predicate::str::contains("--enosys"))
         .get_output()
         .clone();
-    // The PC is the ecall inside glibc's msgget wrapper.
+    // The PC is the ecall inside glibc's mq_open wrapper.
     let pc = pc_in(&String::from_utf8_lossy(&out.stderr));
-    let wrapper = symbol_range(&prog, "msgget");
+    let wrapper = symbol_range(&prog, "mq_open");
     assert!(
         wrapper.contains(&pc),
-        "pc {pc:#x} not in msgget {wrapper:x?}"
+        "pc {pc:#x} not in mq_open {wrapper:x?}"
     );
     // --enosys: the call returns -1 with errno ENOSYS (38) and the run goes on.
     coprof()
@@ -494,7 +494,7 @@ int main(void) {
         .success()
         .stdout("r=-1 errno=38\n")
         .stderr(predicate::str::contains(
-            "system call 186 (msgget) answered ENOSYS 1 times",
+            "system call 180 (mq_open) answered ENOSYS 1 times",
         ));
 }
 

@@ -89,6 +89,7 @@ impl Simulator {
             0
         };
         kernel.signals.forget_pending();
+        kernel.own_signalfds_after_fork();
         if args.flags & clone_flags::CLEAR_SIGHAND != 0 {
             kernel.signals.clear_handlers();
         }
