@@ -46,6 +46,15 @@ struct SignalFd {
     ready: bool,
 }
 
+/// A connected pair of host Unix stream sockets, close-on-exec.
+fn socket_pair() -> Option<[i32; 2]> {
+    let mut pair = [0i32; 2];
+    let kind = libc::SOCK_STREAM | libc::SOCK_CLOEXEC;
+    // SAFETY: a valid out-array of two descriptors.
+    let r = unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, pair.as_mut_ptr()) };
+    (r == 0).then_some(pair)
+}
+
 /// The inode of host descriptor `h` when it is a socket.
 fn socket_inode(h: i32) -> Option<u64> {
     // SAFETY: st is a valid out-parameter.
@@ -112,13 +121,9 @@ impl Kernel {
     }
 
     fn new_signalfd(&mut self, mask: u64, flags: u64) -> i64 {
-        let mut pair = [0i32; 2];
-        let kind = libc::SOCK_STREAM | libc::SOCK_CLOEXEC;
-        // SAFETY: a valid out-array of two descriptors.
-        if unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, pair.as_mut_ptr()) } != 0 {
+        let Some([theirs, peer]) = socket_pair() else {
             return super::errno();
-        }
-        let [theirs, peer] = pair;
+        };
         // SAFETY: plain descriptor calls on descriptors we hold.
         let mine = unsafe { libc::fcntl(theirs, libc::F_DUPFD_CLOEXEC, 0) };
         let ino = socket_inode(theirs);
@@ -168,13 +173,9 @@ impl Kernel {
     pub(crate) fn own_signalfds_after_fork(&mut self) {
         let hosts: Vec<i32> = self.fds.hosts().collect();
         for s in &mut self.signalfds.0 {
-            let mut pair = [0i32; 2];
-            let kind = libc::SOCK_STREAM | libc::SOCK_CLOEXEC;
-            // SAFETY: a valid out-array of two descriptors.
-            if unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, pair.as_mut_ptr()) } != 0 {
+            let Some([fresh, peer]) = socket_pair() else {
                 continue;
-            }
-            let [fresh, peer] = pair;
+            };
             for &h in &hosts {
                 if socket_inode(h) != Some(s.ino) {
                     continue;
@@ -314,6 +315,13 @@ impl Kernel {
 mod tests {
     use super::*;
 
+    /// The little-endian field of `N` bytes at `at` of a record.
+    fn field<const N: usize>(r: &[u8; RECORD as usize], at: usize) -> u64 {
+        let mut b = [0u8; 8];
+        b[..N].copy_from_slice(&r[at..at + N]);
+        u64::from_le_bytes(b)
+    }
+
     #[test]
     fn records_carry_the_fields_of_their_kind() {
         let sent = record(&SigInfo {
@@ -322,54 +330,22 @@ mod tests {
             word: 42 | 1000 << 32,
             value: 7,
         });
-        assert_eq!(u32::from_le_bytes(sent[..4].try_into().unwrap()), 10);
-        assert_eq!(i32::from_le_bytes(sent[8..12].try_into().unwrap()), -1);
-        assert_eq!(
-            u32::from_le_bytes(sent[12..16].try_into().unwrap()),
-            42,
-            "pid"
-        );
-        assert_eq!(
-            u32::from_le_bytes(sent[16..20].try_into().unwrap()),
-            1000,
-            "uid"
-        );
-        assert_eq!(
-            i32::from_le_bytes(sent[44..48].try_into().unwrap()),
-            7,
-            "int"
-        );
+        assert_eq!(field::<4>(&sent, 0), 10, "signo");
+        assert_eq!(field::<4>(&sent, 8) as u32 as i32, code::SI_QUEUE, "code");
+        assert_eq!(field::<4>(&sent, 12), 42, "pid");
+        assert_eq!(field::<4>(&sent, 16), 1000, "uid");
+        assert_eq!(field::<4>(&sent, 44), 7, "int");
         let timer = record(&SigInfo {
             signo: libc::SIGALRM,
             code: code::SI_TIMER,
             word: 3 | 2 << 32,
             value: 9,
         });
-        assert_eq!(
-            u32::from_le_bytes(timer[24..28].try_into().unwrap()),
-            3,
-            "tid"
-        );
-        assert_eq!(
-            u32::from_le_bytes(timer[32..36].try_into().unwrap()),
-            2,
-            "overrun"
-        );
-        assert_eq!(
-            u64::from_le_bytes(timer[48..56].try_into().unwrap()),
-            9,
-            "ptr"
-        );
+        assert_eq!(field::<4>(&timer, 24), 3, "tid");
+        assert_eq!(field::<4>(&timer, 32), 2, "overrun");
+        assert_eq!(field::<8>(&timer, 48), 9, "ptr");
         let fault = record(&SigInfo::fault(libc::SIGSEGV, code::SEGV_MAPERR, 0x1234));
-        assert_eq!(
-            u64::from_le_bytes(fault[72..80].try_into().unwrap()),
-            0x1234,
-            "addr"
-        );
-        assert_eq!(
-            u32::from_le_bytes(fault[12..16].try_into().unwrap()),
-            0,
-            "no pid"
-        );
+        assert_eq!(field::<8>(&fault, 72), 0x1234, "addr");
+        assert_eq!(field::<4>(&fault, 12), 0, "no pid");
     }
 }
