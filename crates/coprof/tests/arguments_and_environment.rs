@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::coprof;
+use common::{coprof, json_of};
 use serde_json::Value;
 use std::path::Path;
 
@@ -107,21 +107,18 @@ fn arguments_that_are_not_utf8_reach_the_program_byte_for_byte() {
 /// The lines `coprof run ARGS -- PROG` prints, run with only the host
 /// variables `vars`.
 fn printed(prog: &Path, args: &[&str], vars: &[(&str, &str)]) -> Vec<String> {
-    let out = coprof()
-        .env_clear()
-        .envs(vars.iter().copied())
-        .arg("run")
-        .args(args)
-        .arg("--")
-        .arg(prog)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect()
+    common::stdout_of(
+        coprof()
+            .env_clear()
+            .envs(vars.iter().copied())
+            .arg("run")
+            .args(args)
+            .arg("--")
+            .arg(prog),
+    )
+    .lines()
+    .map(String::from)
+    .collect()
 }
 
 #[test]
@@ -177,18 +174,16 @@ fn with_a_fixed_environment_a_report_repeats_whatever_the_shell_set() {
     // The same profile, run by shells that name coprof by paths of
     // different lengths in `_`, as bash does for each command it runs.
     let profile = |underscore: &str, fixed: &[&str]| -> Value {
-        let out = coprof()
-            .env_clear()
-            .env("_", underscore)
-            .args(["ranges", "--stream", "load-value", "--json"])
-            .args(["--random-seed", "1"])
-            .args(fixed)
-            .arg("--")
-            .arg(&prog)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        serde_json::from_slice(&out.stdout).unwrap()
+        json_of(
+            coprof()
+                .env_clear()
+                .env("_", underscore)
+                .args(["ranges", "--stream", "load-value", "--json"])
+                .args(["--random-seed", "1"])
+                .args(fixed)
+                .arg("--")
+                .arg(&prog),
+        )
     };
     let (a, b) = (
         profile("/usr/bin/coprof", &[]),
@@ -211,15 +206,13 @@ fn with_a_fixed_environment_a_report_repeats_whatever_the_shell_set() {
 fn a_profile_lists_the_environments_options_to_run_each_report_again() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::compile(dir.path(), "stack_loads", STACK_LOADS);
-    let out = coprof()
-        .env("_", "/usr/bin/coprof")
-        .args(["profile", "--json", "--random-seed", "1"])
-        .args(["--clear-env", "--env", "A=1", "--"])
-        .arg(&prog)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = json_of(
+        coprof()
+            .env("_", "/usr/bin/coprof")
+            .args(["profile", "--json", "--random-seed", "1"])
+            .args(["--clear-env", "--env", "A=1", "--"])
+            .arg(&prog),
+    );
     let reports = p["reports"].as_array().expect("reports");
     assert_eq!(reports.len(), 5);
     for r in reports {
@@ -234,15 +227,13 @@ fn a_profile_lists_the_environments_options_to_run_each_report_again() {
         .unwrap();
     let words: Vec<&str> = r["command"].as_str().unwrap().split(' ').collect();
     assert_eq!(words[0], "coprof");
-    let again = coprof()
-        .env("_", "/home/someone/build/target/release/coprof")
-        .arg(words[1])
-        .arg("--json")
-        .args(&words[2..])
-        .output()
-        .unwrap();
-    assert!(again.status.success(), "{again:?}");
-    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    let again = json_of(
+        coprof()
+            .env("_", "/home/someone/build/target/release/coprof")
+            .arg(words[1])
+            .arg("--json")
+            .args(&words[2..]),
+    );
     assert_eq!(r["json"], again);
 }
 
