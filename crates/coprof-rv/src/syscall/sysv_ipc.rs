@@ -80,6 +80,13 @@ const SEMID_DS_RV: usize = 88;
 const SEMID_DS_HOST: usize = 104;
 /// Bytes of `struct ipc64_perm`, at the start of every `*id64_ds`.
 const IPC_PERM: usize = 48;
+/// The fields of `struct semid64_ds` as (offset in RV64's, offset in
+/// x86-64's, bytes): the permissions, `sem_otime`, `sem_ctime` and
+/// `sem_nsems`; x86-64 keeps an unused word after each time.
+const SEMID_FIELDS: [(usize, usize, usize); 4] =
+    [(0, 0, IPC_PERM), (48, 48, 8), (56, 64, 8), (64, 80, 8)];
+/// Where x86-64's `struct semid64_ds` holds `sem_nsems`.
+const HOST_SEM_NSEMS: usize = SEMID_FIELDS[3].1;
 /// Bytes of a `struct sembuf`.
 const SEMBUF: u64 = 6;
 /// Most operations one `semop` takes (SEMOPM).
@@ -97,25 +104,46 @@ fn host(r: libc::c_long) -> i64 {
     }
 }
 
-/// RV64's `struct semid64_ds` from x86-64's: the permissions, then the
-/// times and the number of semaphores, without x86-64's unused words.
+/// RV64's `struct semid64_ds` from x86-64's ([`SEMID_FIELDS`]).
 fn semid_to_guest(h: &[u8; SEMID_DS_HOST]) -> [u8; SEMID_DS_RV] {
     let mut g = [0u8; SEMID_DS_RV];
-    g[..IPC_PERM].copy_from_slice(&h[..IPC_PERM]);
-    g[48..56].copy_from_slice(&h[48..56]); // sem_otime
-    g[56..64].copy_from_slice(&h[64..72]); // sem_ctime
-    g[64..72].copy_from_slice(&h[80..88]); // sem_nsems
+    for (at_g, at_h, n) in SEMID_FIELDS {
+        g[at_g..at_g + n].copy_from_slice(&h[at_h..at_h + n]);
+    }
     g
 }
 
 /// x86-64's `struct semid64_ds` from RV64's (for IPC_SET).
 fn semid_to_host(g: &[u8]) -> [u8; SEMID_DS_HOST] {
     let mut h = [0u8; SEMID_DS_HOST];
-    h[..IPC_PERM].copy_from_slice(&g[..IPC_PERM]);
-    h[48..56].copy_from_slice(&g[48..56]);
-    h[64..72].copy_from_slice(&g[56..64]);
-    h[80..88].copy_from_slice(&g[64..72]);
+    for (at_g, at_h, n) in SEMID_FIELDS {
+        h[at_h..at_h + n].copy_from_slice(&g[at_g..at_g + n]);
+    }
     h
+}
+
+/// Runs `call` on `data`, a host buffer standing for the guest's at
+/// `buf`: filled from the guest's first when `input`, else written back
+/// to it when the call succeeds. EFAULT when the guest's cannot be read
+/// or written.
+fn through_buffer(
+    mem: &mut Memory,
+    buf: u64,
+    data: &mut [u8],
+    input: bool,
+    call: impl FnOnce(usize) -> i64,
+) -> Result<i64, i64> {
+    let len = data.len() as u64;
+    if input {
+        data.copy_from_slice(mem.slice(buf, len, perm::R).map_err(|_| EFAULT)?);
+    }
+    let r = call(data.as_mut_ptr() as usize);
+    if r >= 0 && !input {
+        mem.slice_mut(buf, len)
+            .map_err(|_| EFAULT)?
+            .copy_from_slice(data);
+    }
+    Ok(r)
 }
 
 impl Kernel {
@@ -315,34 +343,28 @@ fn ctl(
     size: usize,
     input: bool,
 ) -> Result<i64, i64> {
+    // SAFETY: the host's call with a buffer of the structure's size, or
+    // none for a command that takes no structure.
+    let host_call = |p: usize| host(unsafe { libc::syscall(call, id, cmd, p) });
     if size == 0 {
-        // SAFETY: a command that takes no structure.
-        return Ok(host(unsafe { libc::syscall(call, id, cmd, 0usize) }));
+        return Ok(host_call(0));
     }
-    let mut data = vec![0u8; size];
-    if input {
-        data.copy_from_slice(mem.slice(buf, size as u64, perm::R).map_err(|_| EFAULT)?);
-    }
-    // SAFETY: a buffer of the structure's size.
-    let r = host(unsafe { libc::syscall(call, id, cmd, data.as_mut_ptr()) });
-    if r >= 0 && !input {
-        mem.slice_mut(buf, size as u64)
-            .map_err(|_| EFAULT)?
-            .copy_from_slice(&data);
-    }
-    Ok(r)
+    through_buffer(mem, buf, &mut vec![0u8; size], input, host_call)
 }
 
 /// `semctl(id, num, cmd, arg)`: `arg` is a value or a guest pointer, as
 /// the command says.
 fn semctl(mem: &mut Memory, a: [u64; 8]) -> Result<i64, i64> {
     let (id, num, cmd, arg) = (a[0], a[1], a[2], a[3]);
-    // SAFETY (each call): plain values, or a buffer as large as the
-    // command reads or writes.
+    // SAFETY: the host's call with plain values, or a buffer as large as
+    // the command reads or writes.
+    let host_call = |num: u64, cmd: u64, arg: usize| {
+        host(unsafe { libc::syscall(libc::SYS_semctl, id, num, cmd, arg) })
+    };
     match cmd {
         IPC_STAT | SEM_STAT | SEM_STAT_ANY => {
             let mut h = [0u8; SEMID_DS_HOST];
-            let r = host(unsafe { libc::syscall(libc::SYS_semctl, id, num, cmd, h.as_mut_ptr()) });
+            let r = host_call(num, cmd, h.as_mut_ptr() as usize);
             if r >= 0 {
                 mem.slice_mut(arg, SEMID_DS_RV as u64)
                     .map_err(|_| EFAULT)?
@@ -355,49 +377,28 @@ fn semctl(mem: &mut Memory, a: [u64; 8]) -> Result<i64, i64> {
                 .slice(arg, SEMID_DS_RV as u64, perm::R)
                 .map_err(|_| EFAULT)?;
             let mut h = semid_to_host(g);
-            Ok(host(unsafe {
-                libc::syscall(libc::SYS_semctl, id, num, cmd, h.as_mut_ptr())
-            }))
+            Ok(host_call(num, cmd, h.as_mut_ptr() as usize))
         }
-        IPC_INFO | SEM_INFO => {
-            let mut info = [0u8; SEMINFO];
-            let r =
-                host(unsafe { libc::syscall(libc::SYS_semctl, id, num, cmd, info.as_mut_ptr()) });
-            if r >= 0 {
-                mem.slice_mut(arg, SEMINFO as u64)
-                    .map_err(|_| EFAULT)?
-                    .copy_from_slice(&info);
-            }
-            Ok(r)
-        }
+        IPC_INFO | SEM_INFO => through_buffer(mem, arg, &mut [0u8; SEMINFO], false, |p| {
+            host_call(num, cmd, p)
+        }),
         GETALL | SETALL => {
             // The set's size first, for the array's.
             let mut h = [0u8; SEMID_DS_HOST];
-            let r =
-                host(unsafe { libc::syscall(libc::SYS_semctl, id, 0, IPC_STAT, h.as_mut_ptr()) });
+            let r = host_call(0, IPC_STAT, h.as_mut_ptr() as usize);
             if r < 0 {
                 return Ok(r);
             }
-            let n = u64::from_le_bytes(h[80..88].try_into().unwrap_or_default());
-            let bytes = 2 * n;
-            let mut values = vec![0u8; bytes as usize];
-            if cmd == SETALL {
-                values.copy_from_slice(mem.slice(arg, bytes, perm::R).map_err(|_| EFAULT)?);
-            }
-            let r =
-                host(unsafe { libc::syscall(libc::SYS_semctl, id, num, cmd, values.as_mut_ptr()) });
-            if r >= 0 && cmd == GETALL {
-                mem.slice_mut(arg, bytes)
-                    .map_err(|_| EFAULT)?
-                    .copy_from_slice(&values);
-            }
-            Ok(r)
+            let nsems = &h[HOST_SEM_NSEMS..HOST_SEM_NSEMS + 8];
+            let n = u64::from_le_bytes(nsems.try_into().unwrap_or_default());
+            let mut values = vec![0u8; 2 * n as usize];
+            through_buffer(mem, arg, &mut values, cmd == SETALL, |p| {
+                host_call(num, cmd, p)
+            })
         }
         // A value, or nothing (IPC_RMID, GETPID, GETVAL, GETNCNT, GETZCNT,
         // SETVAL), and commands the host refuses.
-        _ => Ok(host(unsafe {
-            libc::syscall(libc::SYS_semctl, id, num, cmd, arg)
-        })),
+        _ => Ok(host_call(num, cmd, arg as usize)),
     }
 }
 
@@ -412,6 +413,7 @@ mod tests {
             *b = i as u8;
         }
         let g = semid_to_guest(&h);
+        // The offsets as the two kernels' headers lay them out.
         assert_eq!(&g[..48], &h[..48], "the permissions");
         assert_eq!(&g[48..56], &h[48..56], "sem_otime");
         assert_eq!(&g[56..64], &h[64..72], "sem_ctime");
