@@ -1525,40 +1525,11 @@ impl Kernel {
                         }
                         break info.signo as i64;
                     }
-                    // A signal outside the set with a handler to run (or
-                    // that kills) ends the wait.
-                    if self.signals.wakes() {
-                        break -(libc::EINTR as i64);
+                    let what = "rt_sigtimedwait without a timeout for signals none of which \
+                                is pending";
+                    if let Some(end) = self.wait_for_signal(set, deadline, what, pc)? {
+                        return Ok(end);
                     }
-                    let left =
-                        deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
-                    if left.is_some_and(|l| l.is_zero()) {
-                        break -(libc::EAGAIN as i64);
-                    }
-                    if self.tids.len() > 1 {
-                        // Another thread may send one: wait off the hart,
-                        // until the timeout if there is one.
-                        return Ok(Outcome::Block(Blocked {
-                            set,
-                            mask: self.signals.mask,
-                            until: deadline,
-                            ..Blocked::default()
-                        }));
-                    }
-                    // Otherwise only a timer or a signal from outside can
-                    // come: sleep until the next wall-clock timer, a signal
-                    // or the timeout, whichever is first.
-                    let slice = earlier(left, self.timers.until_real());
-                    if slice.is_none() && self.outside.is_none() {
-                        return Err(SimError::Unsupported {
-                            what: format!(
-                                "rt_sigtimedwait without a timeout for signals none of which \
-                                 is pending, {NO_SIGNAL_CAN_COME}"
-                            ),
-                            pc,
-                        });
-                    }
-                    self.nap(slice);
                 }
             }
             nr::KILL | nr::TGKILL | nr::TKILL => {
@@ -2198,6 +2169,49 @@ impl Kernel {
     /// to wait on beside the program's descriptors.
     pub(crate) fn outside_fd(&self) -> Option<i32> {
         self.outside.as_ref().map(HostSignals::fd)
+    }
+
+    /// One turn of a wait for a signal of `set`, none of which is pending
+    /// (`rt_sigtimedwait`, a signalfd's `read`), until `deadline` if it
+    /// has one. The call ends with EINTR when a signal outside the set has
+    /// a handler to run (or kills), with EAGAIN once the deadline is past,
+    /// or waits off the hart beside other threads, which may send one:
+    /// `Some` of that outcome. Otherwise only a timer or a signal from
+    /// outside can come: this sleeps until the next wall-clock timer, a
+    /// signal or the deadline, whichever is first, and returns `None` for
+    /// the caller to look again. `what` names the wait in the error when
+    /// nothing can end it.
+    fn wait_for_signal(
+        &mut self,
+        set: u64,
+        deadline: Option<std::time::Instant>,
+        what: &str,
+        pc: u64,
+    ) -> Result<Option<Outcome>, SimError> {
+        if self.signals.wakes() {
+            return Ok(Some(Outcome::Ret(-(libc::EINTR as i64))));
+        }
+        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) {
+            return Ok(Some(Outcome::Ret(-(libc::EAGAIN as i64))));
+        }
+        if self.tids.len() > 1 {
+            return Ok(Some(Outcome::Block(Blocked {
+                set,
+                mask: self.signals.mask,
+                until: deadline,
+                ..Blocked::default()
+            })));
+        }
+        let slice = earlier(left, self.timers.until_real());
+        if slice.is_none() && self.outside.is_none() {
+            return Err(SimError::Unsupported {
+                what: format!("{what}, {NO_SIGNAL_CAN_COME}"),
+                pc,
+            });
+        }
+        self.nap(slice);
+        Ok(None)
     }
 
     /// Waits `wait` (for ever when `None`), or less if a signal comes from

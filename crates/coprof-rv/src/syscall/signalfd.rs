@@ -13,7 +13,7 @@
 //! wait on a real signalfd does. A signalfd is known by its socket's
 //! inode, which `dup`, `fcntl` and `fork` keep.
 
-use super::{Blocked, Kernel, Outcome, EFAULT, EINVAL, NO_SIGNAL_CAN_COME};
+use super::{Kernel, Outcome, EFAULT, EINVAL};
 use crate::error::SimError;
 use crate::mem::Memory;
 use crate::signal::{code, SigInfo};
@@ -286,27 +286,10 @@ impl Kernel {
             if unsafe { libc::fcntl(h, libc::F_GETFL) } & libc::O_NONBLOCK != 0 {
                 return Ok(Outcome::Ret(-(libc::EAGAIN as i64)));
             }
-            if self.signals.wakes() {
-                return Ok(Outcome::Ret(-(libc::EINTR as i64)));
+            let what = "read of a signalfd none of whose signals is pending";
+            if let Some(end) = self.wait_for_signal(mask, None, what, pc)? {
+                return Ok(end);
             }
-            if self.tids.len() > 1 {
-                // Another thread may send one: wait off the hart.
-                return Ok(Outcome::Block(Blocked {
-                    set: mask,
-                    mask: self.signals.mask,
-                    ..Blocked::default()
-                }));
-            }
-            let slice = self.timers.until_real();
-            if slice.is_none() && self.outside.is_none() {
-                return Err(SimError::Unsupported {
-                    what: format!(
-                        "read of a signalfd none of whose signals is pending, {NO_SIGNAL_CAN_COME}"
-                    ),
-                    pc,
-                });
-            }
-            self.nap(slice);
         }
     }
 }
