@@ -244,20 +244,14 @@ impl Simulator {
             source,
         })?;
         let mut mem = Memory::new().map_err(SimError::Setup)?;
+        // The strings as they are, UTF-8 or not.
+        let bytes = |s: &std::ffi::OsStr| std::os::unix::ffi::OsStrExt::as_bytes(s).to_vec();
         let args: Vec<Vec<u8>> = if config.args.is_empty() {
-            vec![path.as_os_str().as_encoded_bytes().to_vec()]
+            vec![bytes(path.as_os_str())]
         } else {
-            config
-                .args
-                .iter()
-                .map(|a| std::os::unix::ffi::OsStrExt::as_bytes(a.as_os_str()).to_vec())
-                .collect()
+            config.args.iter().map(|a| bytes(a)).collect()
         };
-        let env: Vec<Vec<u8>> = config
-            .env
-            .iter()
-            .map(|e| std::os::unix::ffi::OsStrExt::as_bytes(e.as_os_str()).to_vec())
-            .collect();
+        let env: Vec<Vec<u8>> = config.env.iter().map(|e| bytes(e)).collect();
         let mut guest_random = GuestRandom::new(config.seed);
         let mut random = [0u8; 16];
         guest_random.fill(&mut random, 0);

@@ -152,6 +152,15 @@ pub struct LiveRun {
     pub exit: Exit,
 }
 
+/// Command-line words as text, for reports and messages: bytes that are
+/// not UTF-8 shown as U+FFFD.
+pub fn as_text(words: &[OsString]) -> Vec<String> {
+    words
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect()
+}
+
 impl InputArgs {
     /// The program's path, when the input is a live run.
     pub fn program_path(&self) -> Option<PathBuf> {
@@ -196,10 +205,7 @@ impl InputArgs {
     /// bytes that are not UTF-8 shown as U+FFFD (the program itself gets
     /// them as they are).
     pub fn program_text(&self) -> Vec<String> {
-        self.program
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect()
+        as_text(&self.program)
     }
 
     /// An error naming the first option that only a program's run takes,

@@ -154,9 +154,9 @@ impl Shape<'_> {
     /// These options as they would be typed again (`--root DIR`,
     /// `--sysroot DIR`, `--enosys`, `--random-seed N`, `--quantum N`), to
     /// run a program the same way, but for the environment's, which a
-    /// program's `execve` gives the program after it itself; with `absolute`, the directories made
-    /// absolute, for a command that may start in another directory
-    /// (`None` when one cannot be).
+    /// program's `execve` gives the program after it itself; with
+    /// `absolute`, the directories made absolute, for a command that may
+    /// start in another directory (`None` when one cannot be).
     pub fn options(&self, absolute: bool) -> Option<Vec<OsString>> {
         let mut v: Vec<OsString> = Vec::new();
         for (option, dir) in [("--root", self.root), ("--sysroot", self.sysroot)] {
@@ -220,10 +220,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 source: "rv-sim".into(),
                 isa: "rv64gc".into(),
                 program: a.command[0].to_string_lossy().into_owned(),
-                args: a.command[1..]
-                    .iter()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect(),
+                args: crate::input::as_text(&a.command[1..]),
                 modules: sim.modules().to_vec(),
                 sysroot: sim.sysroot().map(std::path::Path::to_path_buf),
                 ..TraceMeta::default()
