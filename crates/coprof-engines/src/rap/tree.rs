@@ -206,17 +206,17 @@ impl<const D: usize> Tree<D> {
         for (level, s) in shift.iter_mut().enumerate().take(levels as usize) {
             *s = (levels - 1 - level as u32) * k;
         }
-        let block_depth = levels.saturating_sub(BLOCK_BITS.div_ceil(k * D as u32));
+        // The depth of the nodes that cover 2^bits points, and the bits of
+        // a coordinate that name such a node.
+        let depth_of = |bits: u32| levels.saturating_sub(bits.div_ceil(k * D as u32));
+        let mask_at = |depth: u32| u64::MAX.checked_shl((levels - depth) * k).unwrap_or(0);
+        let block_depth = depth_of(BLOCK_BITS);
         let block_steps = (levels - block_depth) as usize;
         let mut block_shifts = [0; BLOCK_BITS as usize];
         block_shifts[..block_steps].copy_from_slice(&shift[block_depth as usize..levels as usize]);
-        let block_mask = u64::MAX
-            .checked_shl((levels - block_depth) * k)
-            .unwrap_or(0);
-        let region_depth = levels.saturating_sub(REGION_BITS.div_ceil(k * D as u32));
-        let region_mask = u64::MAX
-            .checked_shl((levels - region_depth) * k)
-            .unwrap_or(0);
+        let block_mask = mask_at(block_depth);
+        let region_depth = depth_of(REGION_BITS);
+        let region_mask = mask_at(region_depth);
         Tree {
             shift,
             block_depth,
