@@ -15,7 +15,7 @@
 
 use super::{Kernel, Outcome, EFAULT, EINVAL};
 use crate::error::SimError;
-use crate::mem::Memory;
+use crate::mem::{perm, Memory};
 use crate::signal::{code, SigInfo};
 
 /// Bytes of `struct signalfd_siginfo`.
@@ -261,14 +261,12 @@ impl Kernel {
         }
         let mask = self.signalfds.0[i].mask;
         let room = (count / RECORD).min(64);
+        let writable = |mem: &Memory, n: u64| mem.slice(buf + n * RECORD, RECORD, perm::W).is_ok();
         loop {
-            if mem.slice_mut(buf, RECORD).is_err() {
-                return Ok(Outcome::Ret(EFAULT));
-            }
             let mut n = 0;
             // A record goes only where it can be written, so that no
             // signal is taken and lost.
-            while n < room && mem.slice_mut(buf + n * RECORD, RECORD).is_ok() {
+            while n < room && writable(mem, n) {
                 let Some(info) = self.signals.take_pending_in(mask) else {
                     break;
                 };
@@ -281,6 +279,9 @@ impl Kernel {
             if n > 0 {
                 self.sync_signalfds();
                 return Ok(Outcome::Ret((n * RECORD) as i64));
+            }
+            if !writable(mem, 0) {
+                return Ok(Outcome::Ret(EFAULT));
             }
             // SAFETY: a plain descriptor call.
             if unsafe { libc::fcntl(h, libc::F_GETFL) } & libc::O_NONBLOCK != 0 {
