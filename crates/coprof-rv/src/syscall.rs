@@ -2063,8 +2063,10 @@ impl Kernel {
         if self.signals.wakes() {
             return interrupted(&mut self.signals);
         }
+        // The signalfds as the thread on the hart sees them; after each
+        // look at the timers below, `fire_timers` brings them up to date.
+        self.sync_signalfds();
         let ready = loop {
-            self.sync_signalfds();
             let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
             let slice = earlier(left, self.timers.until_real());
             // Beside other threads, which may make a descriptor ready or
