@@ -730,8 +730,13 @@ impl Simulator {
             args[1] = args[1].wrapping_add(done);
             args[2] = args[2].wrapping_sub(done);
             self.kernel.resumed_until = redo.until;
+            self.kernel.resumed_look = redo.looked;
             let outcome = self.kernel.syscall(&mut self.mem, args, at);
             self.kernel.resumed_until = None;
+            self.kernel.resumed_look = false;
+            if std::mem::take(&mut self.kernel.sysv_moved) {
+                self.threads.wake_sysv_waits();
+            }
             let mut outcome = outcome?;
             if done > 0 {
                 outcome = match outcome {

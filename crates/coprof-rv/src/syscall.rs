@@ -98,6 +98,13 @@ pub struct Blocked {
     /// then the call is made again, finds no time left and returns as
     /// its timeout says.
     pub until: Option<std::time::Instant>,
+    /// Whether the call waits for a host object that no descriptor shows
+    /// (a System V semaphore or message queue): it then looks again at
+    /// `until`, or as soon as another thread makes a System V call, and
+    /// the end of its own timeout is `timeout_end`, not `until`.
+    pub looks_again: bool,
+    /// The end of the call's own timeout when it looks again.
+    pub timeout_end: Option<std::time::Instant>,
 }
 
 impl Blocked {
@@ -105,7 +112,12 @@ impl Blocked {
     pub(crate) fn redo(&self) -> Redo {
         Redo {
             done: self.done,
-            until: self.until,
+            until: if self.looks_again {
+                self.timeout_end
+            } else {
+                self.until
+            },
+            looked: self.looks_again,
         }
     }
 }
@@ -230,6 +242,13 @@ pub struct Kernel {
     /// Set by the simulator while a call that waited off the hart is made
     /// again: the end its timeout had ([`Redo::until`]).
     pub(crate) resumed_until: Option<std::time::Instant>,
+    /// Set by the simulator while a call that waited off the hart on a
+    /// System V semaphore or queue is made again ([`Redo::looked`]).
+    pub(crate) resumed_look: bool,
+    /// Set by a System V call that may have let another thread's wait
+    /// on a semaphore or queue through: the simulator then makes the
+    /// threads that wait so look again ([`Blocked::looks_again`]).
+    pub(crate) sysv_moved: bool,
     /// System V shared memory segments attached, by address.
     sysv: sysv_ipc::Attached,
     /// The program's signalfds.
@@ -499,6 +518,8 @@ impl Kernel {
             outside: None,
             children_started: 0,
             resumed_until: None,
+            resumed_look: false,
+            sysv_moved: false,
             sysv: sysv_ipc::Attached::default(),
             signalfds: signalfd::SignalFds::default(),
         }

@@ -61,6 +61,9 @@ pub(crate) struct Redo {
     /// The end of the call's timeout, if it has one: made again, the call
     /// waits until then rather than for its whole timeout once more.
     pub until: Option<Instant>,
+    /// Whether the call waited on a System V semaphore or queue
+    /// ([`Blocked::looks_again`]).
+    pub looked: bool,
 }
 
 impl Wait {
@@ -116,6 +119,20 @@ impl Threads {
             }
         }
         woken
+    }
+
+    /// Makes the threads that wait on a System V semaphore or queue
+    /// ([`Blocked::looks_again`])
+    /// ready to make their call again: another thread's System V call may
+    /// have let them through.
+    pub fn wake_sysv_waits(&mut self) {
+        for p in self.parked.iter_mut() {
+            if let Wait::Call(b) = &p.wait {
+                if b.looks_again {
+                    p.wait = Wait::Redo(b.redo());
+                }
+            }
+        }
     }
 
     /// Takes the next thread to run: the first ready one (or ready to
@@ -200,6 +217,43 @@ mod tests {
     }
 
     #[test]
+    fn a_system_v_call_wakes_the_waits_that_look_again_with_their_own_timeout() {
+        let mut t = Threads::default();
+        let look = Instant::now() + std::time::Duration::from_millis(1);
+        let end = look + std::time::Duration::from_secs(5);
+        let sysv = |timeout_end| {
+            Wait::Call(Blocked {
+                until: Some(look),
+                looks_again: true,
+                timeout_end,
+                ..Blocked::default()
+            })
+        };
+        t.parked.push_back(parked(1, sysv(Some(end))));
+        t.parked.push_back(parked(2, sysv(None)));
+        let sleep = Wait::Call(Blocked {
+            until: Some(end),
+            ..Blocked::default()
+        });
+        t.parked.push_back(parked(3, sleep.clone()));
+        t.wake_sysv_waits();
+        let redo = |until| {
+            Wait::Redo(Redo {
+                done: 0,
+                until,
+                looked: true,
+            })
+        };
+        assert_eq!(
+            t.parked[0].wait,
+            redo(Some(end)),
+            "made again with its timeout, not its look"
+        );
+        assert_eq!(t.parked[1].wait, redo(None));
+        assert_eq!(t.parked[2].wait, sleep, "a sleep is not a System V wait");
+    }
+
+    #[test]
     fn timed_waits_end_at_their_time_and_untimed_ones_never() {
         let mut t = Threads::default();
         let start = Instant::now();
@@ -242,7 +296,8 @@ mod tests {
             p.wait,
             Wait::Redo(Redo {
                 done: 7,
-                until: Some(start)
+                until: Some(start),
+                looked: false,
             })
         );
         assert!(t.take_next().is_none(), "the futex wait's end is 5 s away");

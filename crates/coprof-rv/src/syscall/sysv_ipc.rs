@@ -9,16 +9,25 @@
 //!
 //! A segment is attached inside the guest's address space with the
 //! host's `shmat` ([`Memory::attach_sysv`]) and remembered here, by
-//! address and length, until `shmdt`. A `semop` or `msgrcv` that waits
-//! waits on the host, holding the hart: the program's other threads do
-//! not run meanwhile (its forked children do).
+//! address and length, until `shmdt`.
+//!
+//! A `semop`, `semtimedop`, `msgsnd` or `msgrcv` that must wait waits on
+//! the host when the program has one thread. Beside other threads it
+//! must not hold the simulator's one hart, since the thread that would
+//! let it through may be one of them: the call is made with IPC_NOWAIT,
+//! and if it would wait, the thread leaves the hart and makes it again
+//! when another thread makes a System V call, or every
+//! [`LOOK_EVERY`] for what other processes do, until it goes through, its
+//! timeout ends (EAGAIN) or a signal comes (EINTR: these calls are never
+//! restarted, signal(7)).
 
-use super::{read_timespec, Kernel, Outcome, EFAULT, EINVAL};
+use super::{read_timespec, Blocked, Kernel, Outcome, EFAULT, EINVAL};
 use crate::error::SimError;
 use crate::mem::{page_up, perm, Memory, PAGE};
 use crate::process::MMAP_TOP;
 use crate::sysno as nr;
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 /// The calls this module answers.
 pub(super) const CALLS: &[u64] = &[
@@ -51,6 +60,7 @@ const IPC_INFO: u64 = 3;
 const SHM_STAT: u64 = 13;
 const SHM_INFO: u64 = 14;
 const SHM_STAT_ANY: u64 = 15;
+const GETVAL: u64 = 12;
 const GETALL: u64 = 13;
 const SETALL: u64 = 17;
 const SEM_STAT: u64 = 18;
@@ -91,6 +101,12 @@ const HOST_SEM_NSEMS: usize = SEMID_FIELDS[3].1;
 const SEMBUF: u64 = 6;
 /// Most operations one `semop` takes (SEMOPM).
 const SEMOPM: u64 = 500;
+/// `IPC_NOWAIT`: a call's (or a semaphore operation's) flag to fail
+/// rather than wait.
+const IPC_NOWAIT: u64 = 0o4000;
+/// How often a wait on a semaphore or queue beside other threads looks
+/// again for what other processes did.
+pub(super) const LOOK_EVERY: Duration = Duration::from_millis(1);
 /// A message longer than this is refused (EINVAL) before its bytes are
 /// read: far above any host's `msgmax`, which the host checks.
 const MSG_LIMIT: u64 = 1 << 26;
@@ -192,65 +208,151 @@ impl Kernel {
                 ))
             }
             nr::SEMCTL => errno!(semctl(mem, a)),
-            nr::SEMOP | nr::SEMTIMEDOP => {
-                let n = a[2];
-                if n == 0 {
-                    EINVAL
-                } else if n > SEMOPM {
-                    -(libc::E2BIG as i64)
-                } else {
-                    let mut ops = match mem.slice(a[1], n * SEMBUF, perm::R) {
-                        Ok(s) => s.to_vec(),
-                        Err(_) => return Ok(Outcome::Ret(EFAULT)),
-                    };
-                    let mut ts = libc::timespec {
-                        tv_sec: 0,
-                        tv_nsec: 0,
-                    };
-                    let timeout = if a[7] == nr::SEMTIMEDOP && a[3] != 0 {
-                        let t = errno!(read_timespec(mem, a[3]));
-                        ts.tv_sec = t.as_secs() as libc::time_t;
-                        ts.tv_nsec = t.subsec_nanos() as libc::c_long;
-                        &ts as *const libc::timespec
-                    } else {
-                        std::ptr::null()
-                    };
-                    let ops = ops.as_mut_ptr();
-                    host(unsafe { libc::syscall(libc::SYS_semtimedop, a[0], ops, n, timeout) })
-                }
-            }
-            nr::MSGSND => {
-                if a[2] > MSG_LIMIT {
-                    EINVAL
-                } else {
-                    let msg = match mem.slice(a[1], 8 + a[2], perm::R) {
-                        Ok(s) => s.to_vec(),
-                        Err(_) => return Ok(Outcome::Ret(EFAULT)),
-                    };
-                    host(unsafe { libc::syscall(libc::SYS_msgsnd, a[0], msg.as_ptr(), a[2], a[3]) })
-                }
-            }
-            nr::MSGRCV => {
-                if a[2] > MSG_LIMIT {
-                    EINVAL
-                } else {
-                    let mut msg = vec![0u8; 8 + a[2] as usize];
-                    let r = host(unsafe {
-                        libc::syscall(libc::SYS_msgrcv, a[0], msg.as_mut_ptr(), a[2], a[3], a[4])
-                    });
-                    if r >= 0 {
-                        let n = 8 + r as usize;
-                        match mem.slice_mut(a[1], n as u64) {
-                            Ok(out) => out.copy_from_slice(&msg[..n]),
-                            Err(_) => return Ok(Outcome::Ret(EFAULT)),
-                        }
-                    }
-                    r
-                }
-            }
+            nr::SEMOP | nr::SEMTIMEDOP => return self.semop(mem, a),
+            nr::MSGSND => return self.msgsnd(mem, a),
+            nr::MSGRCV => return self.msgrcv(mem, a),
             _ => EINVAL,
         };
+        self.sysv_moved |= r >= 0 && matches!(a[7], nr::SEMCTL | nr::MSGCTL);
         Ok(Outcome::Ret(r))
+    }
+
+    /// Whether a call that would wait must not wait on the host: beside
+    /// other threads, which need the hart, and when it is made again
+    /// after such a wait (the others may have ended since, and a signal
+    /// one of them sent may be there to take).
+    fn waits_off_hart(&self) -> bool {
+        self.tids.len() > 1 || self.resumed_look
+    }
+
+    /// The flags for the host's call of a program's `msgsnd` or `msgrcv`
+    /// given `flags`, and whether the program lets it wait where the host
+    /// call will not: with IPC_NOWAIT added off the hart.
+    fn nowait(&self, flags: u64) -> (u64, bool) {
+        let waits = self.waits_off_hart() && flags & IPC_NOWAIT == 0;
+        (flags | if waits { IPC_NOWAIT } else { 0 }, waits)
+    }
+
+    /// The answer `r` of a System V call; when `would_wait` (the host's
+    /// call, made with IPC_NOWAIT, would have waited where the program
+    /// lets it), the thread waits off the hart until `timeout` ends, as
+    /// the module's comment says. A call that went through makes any
+    /// other thread waiting on a semaphore or queue look again; one made
+    /// again after a wait that finds its object gone (EINVAL) gets EIDRM,
+    /// as Linux's waiters do.
+    fn went_or_waits(&mut self, r: i64, would_wait: bool, timeout: Option<Duration>) -> Outcome {
+        if r == EINVAL && self.resumed_look {
+            // The object went away while the call waited: Linux wakes
+            // its waiters with EIDRM.
+            return Outcome::Ret(-(libc::EIDRM as i64));
+        }
+        if !would_wait {
+            self.sysv_moved |= r >= 0;
+            return Outcome::Ret(r);
+        }
+        if self.signals.wakes() {
+            return Outcome::Ret(-(libc::EINTR as i64));
+        }
+        let end = self.deadline(timeout);
+        let now = Instant::now();
+        if end.is_some_and(|e| now >= e) {
+            return Outcome::Ret(-(libc::EAGAIN as i64));
+        }
+        let look = now + LOOK_EVERY;
+        Outcome::Block(Blocked {
+            mask: self.signals.mask,
+            until: Some(end.map_or(look, |e| e.min(look))),
+            looks_again: true,
+            timeout_end: end,
+            ..Blocked::default()
+        })
+    }
+
+    /// `semop(id, ops, n)` and `semtimedop(id, ops, n, timeout)`.
+    fn semop(&mut self, mem: &mut Memory, a: [u64; 8]) -> Result<Outcome, SimError> {
+        let n = a[2];
+        if n == 0 {
+            return Ok(Outcome::Ret(EINVAL));
+        }
+        if n > SEMOPM {
+            return Ok(Outcome::Ret(-(libc::E2BIG as i64)));
+        }
+        let mut ops = match mem.slice(a[1], n * SEMBUF, perm::R) {
+            Ok(s) => s.to_vec(),
+            Err(_) => return Ok(Outcome::Ret(EFAULT)),
+        };
+        let timeout = if a[7] == nr::SEMTIMEDOP && a[3] != 0 {
+            Some(errno!(read_timespec(mem, a[3])))
+        } else {
+            None
+        };
+        let off_hart = self.waits_off_hart();
+        // The flags the program gave each operation, before IPC_NOWAIT
+        // is added to all of them for a wait off the hart.
+        let flags: Vec<u16> = ops.chunks(SEMBUF as usize).map(sem_flg).collect();
+        if off_hart {
+            for op in ops.chunks_mut(SEMBUF as usize) {
+                let f = sem_flg(op) | IPC_NOWAIT as u16;
+                op[4..6].copy_from_slice(&f.to_ne_bytes());
+            }
+        }
+        let ts = timeout.filter(|_| !off_hart).map(|t| libc::timespec {
+            tv_sec: t.as_secs() as libc::time_t,
+            tv_nsec: t.subsec_nanos() as libc::c_long,
+        });
+        let ts_ptr = ts
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `ops` holds `n` sembufs; `ts_ptr` is null or a timespec.
+        let r =
+            host(unsafe { libc::syscall(libc::SYS_semtimedop, a[0], ops.as_mut_ptr(), n, ts_ptr) });
+        // Linux takes the operations in order and waits at the first that
+        // cannot be done, unless that one has IPC_NOWAIT.
+        let lets_wait = |i: usize| flags[i] & IPC_NOWAIT as u16 == 0;
+        let would_wait = off_hart
+            && r == -(libc::EAGAIN as i64)
+            && match blocking_op(a[0], &ops) {
+                Some(i) => lets_wait(i),
+                // The values moved since: look again if it may wait.
+                None => (0..flags.len()).any(lets_wait),
+            };
+        Ok(self.went_or_waits(r, would_wait, timeout))
+    }
+
+    /// `msgsnd(id, msg, size, flags)`.
+    fn msgsnd(&mut self, mem: &mut Memory, a: [u64; 8]) -> Result<Outcome, SimError> {
+        if a[2] > MSG_LIMIT {
+            return Ok(Outcome::Ret(EINVAL));
+        }
+        let msg = match mem.slice(a[1], 8 + a[2], perm::R) {
+            Ok(s) => s.to_vec(),
+            Err(_) => return Ok(Outcome::Ret(EFAULT)),
+        };
+        let (flags, waits) = self.nowait(a[3]);
+        // SAFETY: `msg` holds the type and `a[2]` bytes.
+        let r = host(unsafe { libc::syscall(libc::SYS_msgsnd, a[0], msg.as_ptr(), a[2], flags) });
+        Ok(self.went_or_waits(r, waits && r == -(libc::EAGAIN as i64), None))
+    }
+
+    /// `msgrcv(id, msg, size, type, flags)`.
+    fn msgrcv(&mut self, mem: &mut Memory, a: [u64; 8]) -> Result<Outcome, SimError> {
+        if a[2] > MSG_LIMIT {
+            return Ok(Outcome::Ret(EINVAL));
+        }
+        let mut msg = vec![0u8; 8 + a[2] as usize];
+        let (flags, waits) = self.nowait(a[4]);
+        // SAFETY: `msg` has room for the type and `a[2]` bytes.
+        let r = host(unsafe {
+            libc::syscall(libc::SYS_msgrcv, a[0], msg.as_mut_ptr(), a[2], a[3], flags)
+        });
+        if r >= 0 {
+            let n = 8 + r as usize;
+            match mem.slice_mut(a[1], n as u64) {
+                Ok(out) => out.copy_from_slice(&msg[..n]),
+                Err(_) => return Ok(Outcome::Ret(EFAULT)),
+            }
+        }
+        Ok(self.went_or_waits(r, waits && r == -(libc::ENOMSG as i64), None))
     }
 
     /// `shmat(id, addr, flags)`: the segment attached where the program
@@ -352,6 +454,39 @@ fn ctl(
     through_buffer(mem, buf, &mut vec![0u8; size], input, host_call)
 }
 
+/// A `struct sembuf`'s `sem_flg`.
+fn sem_flg(op: &[u8]) -> u16 {
+    u16::from_ne_bytes([op[4], op[5]])
+}
+
+/// The first of `ops` (`struct sembuf`s) on set `id` that cannot be done
+/// with the set's values now, after the ones before it (Linux's
+/// perform_atomic_semop): a decrease below zero, or a wait for zero on a
+/// value that is not. `None` if all can, or a value cannot be read.
+fn blocking_op(id: u64, ops: &[u8]) -> Option<usize> {
+    let mut values: BTreeMap<u16, i64> = BTreeMap::new();
+    for (i, op) in ops.chunks(SEMBUF as usize).enumerate() {
+        let num = u16::from_ne_bytes([op[0], op[1]]);
+        let change = i16::from_ne_bytes([op[2], op[3]]) as i64;
+        let v = match values.get(&num) {
+            Some(&v) => v,
+            None => {
+                // SAFETY: GETVAL takes no buffer.
+                let v = unsafe { libc::syscall(libc::SYS_semctl, id, num as u64, GETVAL, 0) };
+                if v < 0 {
+                    return None;
+                }
+                v
+            }
+        };
+        if (change == 0 && v != 0) || v + change < 0 {
+            return Some(i);
+        }
+        values.insert(num, v + change);
+    }
+    None
+}
+
 /// `semctl(id, num, cmd, arg)`: `arg` is a value or a guest pointer, as
 /// the command says.
 fn semctl(mem: &mut Memory, a: [u64; 8]) -> Result<i64, i64> {
@@ -426,5 +561,48 @@ mod tests {
         ] {
             assert_eq!(&back[range.clone()], &h[range], "{what}");
         }
+    }
+
+    /// `struct sembuf`s as bytes.
+    fn ops(list: &[(u16, i16, u16)]) -> Vec<u8> {
+        list.iter()
+            .flat_map(|&(num, op, flg)| {
+                [num.to_ne_bytes(), op.to_ne_bytes(), flg.to_ne_bytes()].concat()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_operation_a_semop_waits_at_is_the_first_that_cannot_be_done() {
+        // SAFETY: plain System V calls on a private set this test removes.
+        let id = unsafe { libc::semget(libc::IPC_PRIVATE, 2, libc::IPC_CREAT | 0o600) };
+        assert!(id >= 0, "semget: {}", std::io::Error::last_os_error());
+        let set = |num: i32, v: i32| unsafe { libc::semctl(id, num, libc::SETVAL, v) };
+        assert_eq!((set(0, 1), set(1, 0)), (0, 0));
+        let id = id as u64;
+        assert_eq!(blocking_op(id, &ops(&[(0, -1, 0)])), None, "1 − 1 is 0");
+        assert_eq!(blocking_op(id, &ops(&[(0, -2, 0)])), Some(0), "1 − 2");
+        assert_eq!(
+            blocking_op(id, &ops(&[(1, 0, 0)])),
+            None,
+            "waits for 0: is 0"
+        );
+        assert_eq!(
+            blocking_op(id, &ops(&[(0, 0, 0)])),
+            Some(0),
+            "waits for 0: is 1"
+        );
+        // Each operation sees the ones before it.
+        let two_takes = ops(&[(0, -1, 0), (0, -1, IPC_NOWAIT as u16)]);
+        assert_eq!(blocking_op(id, &two_takes), Some(1));
+        assert_eq!(
+            blocking_op(id, &ops(&[(1, 1, 0), (1, -1, 0), (1, 0, 0)])),
+            None
+        );
+        assert_eq!(blocking_op(id, &ops(&[(1, 1, 0), (1, 0, 0)])), Some(1));
+        assert_eq!(sem_flg(&two_takes[6..]), IPC_NOWAIT as u16);
+        // SAFETY: removes the set made above.
+        unsafe { libc::semctl(id as i32, 0, libc::IPC_RMID) };
+        assert_eq!(blocking_op(id, &ops(&[(0, -1, 0)])), None, "a set gone");
     }
 }
