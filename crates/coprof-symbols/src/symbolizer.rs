@@ -16,7 +16,7 @@ use crate::location::{Frame, Location, Quality};
 use crate::names::FunctionNames;
 use crate::source::SourceCache;
 use crate::span::{group_by_file, SourceSpan};
-use crate::symtab::SymbolTable;
+use crate::symtab::{FunctionSymbol, SymbolTable};
 use object::Object;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -211,6 +211,12 @@ impl Symbolizer {
         self.symbols
             .by_name(name)
             .map(|s| (s.addr, s.addr.saturating_add(s.size)))
+    }
+
+    /// The function symbols whose code overlaps `[lo, hi]`, by address:
+    /// what a code range wider than a function covers.
+    pub fn function_symbols_in(&self, lo: u64, hi: u64) -> &[FunctionSymbol] {
+        self.symbols.overlapping(lo, hi)
     }
 
     /// The source location of `pc`, from the cache when it was asked for

@@ -63,6 +63,19 @@ impl SymbolTable {
         (off < s.size || (s.size == 0 && off == 0)).then_some((s, off))
     }
 
+    /// The symbols whose code overlaps `[lo, hi]`, by address.
+    pub fn overlapping(&self, lo: u64, hi: u64) -> &[FunctionSymbol] {
+        if lo > hi {
+            return &[];
+        }
+        let mut start = self.syms.partition_point(|s| s.addr < lo);
+        if start > 0 && self.find(lo).is_some_and(|(s, _)| s.addr < lo) {
+            start -= 1;
+        }
+        let end = self.syms.partition_point(|s| s.addr <= hi);
+        &self.syms[start..end.max(start)]
+    }
+
     /// Looks a function up by name (the first symbol of that name).
     pub fn by_name(&self, name: &str) -> Option<&FunctionSymbol> {
         self.syms.iter().find(|s| s.name == name)
@@ -121,5 +134,29 @@ mod tests {
         assert_eq!(t.find(0x200).unwrap().0.name, "c");
         assert!(t.find(0x201).is_none());
         assert_eq!(t.by_name("b").unwrap().addr, 0x120);
+    }
+
+    #[test]
+    fn a_range_overlaps_the_symbols_it_touches() {
+        let t = table(&[(0x100, 0x10, "a"), (0x120, 0x20, "b"), (0x200, 0, "c")]);
+        let names = |lo, hi| -> Vec<&str> {
+            t.overlapping(lo, hi)
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect()
+        };
+        assert_eq!(names(0x0, 0xfff), ["a", "b", "c"]);
+        assert_eq!(names(0x108, 0x121), ["a", "b"], "from inside a to inside b");
+        assert_eq!(names(0x110, 0x11f), Vec::<&str>::new(), "the gap");
+        assert_eq!(names(0x110, 0x120), ["b"], "b's first byte");
+        assert_eq!(names(0x13f, 0x1ff), ["b"], "b's last byte");
+        assert_eq!(names(0x140, 0x1ff), Vec::<&str>::new());
+        assert_eq!(names(0x200, 0x200), ["c"]);
+        assert_eq!(
+            names(0x201, 0x300),
+            Vec::<&str>::new(),
+            "past c's one known byte"
+        );
+        assert_eq!(names(0x120, 0x100), Vec::<&str>::new(), "upside down");
     }
 }

@@ -99,6 +99,15 @@ pub struct Row {
     pub location: Location,
 }
 
+/// The function symbols a code range overlaps: how many, and the names
+/// of the first and last by address.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionsIn {
+    pub count: usize,
+    pub first: Option<String>,
+    pub last: Option<String>,
+}
+
 /// Answers about one file's addresses (the file's own, not the run's).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Answers {
@@ -116,6 +125,9 @@ pub struct Answers {
     pub disassembly: HashMap<u64, Option<String>>,
     #[serde(with = "pairs")]
     pub listings: HashMap<(u64, u64), Option<Vec<Row>>>,
+    /// (Files kept before this answer was asked have none.)
+    #[serde(default, with = "pairs")]
+    pub functions_in: HashMap<(u64, u64), FunctionsIn>,
 }
 
 impl Answers {
@@ -125,6 +137,7 @@ impl Answers {
             + self.instructions.len()
             + self.disassembly.len()
             + self.listings.len()
+            + self.functions_in.len()
     }
 
     /// `other`'s answers added where these have none.
@@ -139,6 +152,7 @@ impl Answers {
         add(&mut self.instructions, other.instructions);
         add(&mut self.disassembly, other.disassembly);
         add(&mut self.listings, other.listings);
+        add(&mut self.functions_in, other.functions_in);
     }
 }
 

@@ -10,7 +10,7 @@
 //! it). A binary without debug info falls back to symbol names and then
 //! to addresses, with a note on standard error.
 
-use crate::symbol_cache::{Answers, Row, SymbolCache};
+use crate::symbol_cache::{Answers, FunctionsIn, Row, SymbolCache};
 use coprof_core::trace::Module;
 use coprof_symbols::source::SourceCache;
 use coprof_symbols::{Location, Quality, Symbolizer};
@@ -149,6 +149,28 @@ impl Loaded {
             a,
             |s| s.map_or_else(|| Location::address(a), |s| s.lookup(a)),
         )
+    }
+
+    /// The function symbols `[lo, hi]` overlaps.
+    fn functions_in(&self, lo: u64, hi: u64) -> FunctionsIn {
+        self.answer(
+            |k| &mut k.functions_in,
+            (lo, hi),
+            |s| {
+                let inside = s.map_or(&[][..], |s| s.function_symbols_in(lo, hi));
+                FunctionsIn {
+                    count: inside.len(),
+                    first: inside.first().map(|f| f.name.clone()),
+                    last: inside.last().map(|f| f.name.clone()),
+                }
+            },
+        )
+    }
+
+    /// The function the file's address `a` lies in (the outermost when
+    /// inlined), without the file's name.
+    fn function(&self, a: u64) -> Option<String> {
+        self.lookup(a).outer_function().map(str::to_string)
     }
 
     /// The source lines of `[lo, hi]`, when they are more than addresses.
@@ -352,6 +374,18 @@ impl Symbols {
         (m.at.start <= hi && hi < m.at.end).then(|| (m, a, hi.wrapping_sub(m.at.bias)))
     }
 
+    /// The one file a range overlaps, if only one, and the part of the
+    /// range in it as that file's addresses.
+    fn only_file_in(&self, lo: u64, hi: u64) -> Option<(&Loaded, u64, u64)> {
+        let mut files = self.0.iter().filter(|m| m.at.start <= hi && lo < m.at.end);
+        let m = files.next()?;
+        if files.next().is_some() {
+            return None;
+        }
+        let (a, b) = (lo.max(m.at.start), hi.min(m.at.end - 1));
+        Some((m, a.wrapping_sub(m.at.bias), b.wrapping_sub(m.at.bias)))
+    }
+
     /// `function (file:line)`, `function+0x1a`, with ` in libc.so.6` for
     /// a library's PC; where there is no name, the file and the address
     /// in it (`libc.so.6+0x1234`, as `addr2line -e` takes it), but for
@@ -366,8 +400,7 @@ impl Symbols {
     /// [`place`](Self::place) names it.
     pub fn function(&self, pc: u64) -> Option<String> {
         let (m, a) = self.at(pc)?;
-        let f = m.lookup(a).outer_function().map(str::to_string);
-        m.named(f, a)
+        m.named(m.function(a), a)
     }
 
     /// A code range as source lines (`crc32.c:20-24`), or as offsets in a
@@ -377,13 +410,36 @@ impl Symbols {
         m.span(lo, hi)
     }
 
-    /// The functions a code range covers: one name, or `first .. last`.
+    /// The functions a code range covers: the one it lies in, or `first ..
+    /// last (N functions)`. Each end is the function its address lies in,
+    /// or, where no function's code is there (a range's bounds are powers
+    /// of two, not functions'), the first or last function symbol inside
+    /// the range; N counts the function symbols the range overlaps, so
+    /// that a range across much of a program does not read as one
+    /// function, nor one with code of no symbol as the one it holds
+    /// (`PyDict_New (1 function)`). A range that reaches past the one
+    /// file it overlaps is taken as the part in that file.
     pub fn functions(&self, lo: u64, hi: u64) -> Option<String> {
-        match (self.function(lo), self.function(hi)) {
-            (Some(a), Some(b)) if a == b => Some(a),
-            (Some(a), Some(b)) => Some(format!("{a} .. {b}")),
-            (a, b) => a.or(b),
+        let Some((m, a, b)) = self.only_file_in(lo, hi) else {
+            // Across files: the functions at the ends, whichever are known.
+            return match (self.function(lo), self.function(hi)) {
+                (Some(x), Some(y)) if x == y => Some(x),
+                (Some(x), Some(y)) => Some(format!("{x} .. {y}")),
+                (x, y) => x.or(y),
+            };
+        };
+        let (at_lo, at_hi) = (m.function(a), m.function(b));
+        if at_lo.is_some() && at_lo == at_hi {
+            return m.named(at_lo, a);
         }
+        let inside = m.functions_in(a, b);
+        let what = match (at_lo.or(inside.first), at_hi.or(inside.last)) {
+            (Some(x), Some(y)) if x == y => format!("{x} (1 function)"),
+            (Some(x), Some(y)) => format!("{x} .. {y} ({} functions)", inside.count.max(2)),
+            (Some(x), None) | (None, Some(x)) => x,
+            (None, None) => return None,
+        };
+        m.named(Some(what), a)
     }
 
     /// A code range in words: `function (file.c:20-24)` when it lies in

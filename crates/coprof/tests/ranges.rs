@@ -202,3 +202,96 @@ fn bad_input_files_fail_cleanly() {
         .code(2)
         .stderr(contains("tree.txt"));
 }
+
+/// Function symbols of an RV64 binary as `nm` lists them (an
+/// implementation of its own): (start, end, name), by address.
+fn nm_functions(bin: &Path) -> Vec<(u64, u64, String)> {
+    let out = std::process::Command::new("riscv64-linux-gnu-nm")
+        .args(["--defined-only", "-S", "-n"])
+        .arg(bin)
+        .output()
+        .expect("riscv64-linux-gnu-nm runs");
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let [addr, size, kind, name] = f[..] else {
+                return None;
+            };
+            let start = u64::from_str_radix(addr, 16).ok()?;
+            let size = u64::from_str_radix(size, 16).ok()?;
+            (matches!(kind, "T" | "t") && size > 0).then(|| (start, start + size, name.to_string()))
+        })
+        .collect()
+}
+
+/// A hot code range that spans functions is named by the functions at
+/// its ends (or, where no function's code is, the first and last inside
+/// it) and how many it overlaps, as `nm` counts them; one inside a
+/// function, by that function alone.
+#[test]
+fn hot_code_ranges_name_the_functions_they_span() {
+    let dir = tempfile::tempdir().unwrap();
+    // Forty small functions, aligned 256 bytes apart and called in turn,
+    // so that hot ranges of the code profile span several of them.
+    let mut src = String::from("#define F(n) __attribute__((noinline, aligned(256))) unsigned long f##n(unsigned long x) { for (int i = 0; i < 8; i++) x = x * 31 + n; return x; }\n");
+    for n in 0..40 {
+        src.push_str(&format!("F({n})\n"));
+    }
+    src.push_str("int main(void) { unsigned long x = 1; for (int r = 0; r < 4000; r++) {");
+    for n in 0..40 {
+        src.push_str(&format!(" x = f{n}(x);"));
+    }
+    src.push_str(" } return (int)(x & 1); }\n");
+    let bin = common::compile_with(dir.path(), "spread", &src, &["-static", "-O1", "-g"]);
+    let functions = nm_functions(&bin);
+    let v = json_of(
+        coprof()
+            .args(["ranges", "--json", "--hot", "0.05", "--"])
+            .arg(&bin),
+    );
+    let hot = v["hot_ranges"].as_array().unwrap();
+    let mut spanning = 0;
+    for h in hot {
+        let (lo, hi) = (h["lo"].as_u64().unwrap(), h["hi"].as_u64().unwrap());
+        let label = h["functions"].as_str();
+        let at = |pc: u64| {
+            functions
+                .iter()
+                .find(|f| f.0 <= pc && pc < f.1)
+                .map(|f| &f.2)
+        };
+        let inside: Vec<&String> = functions
+            .iter()
+            .filter(|f| f.0 <= hi && lo < f.1)
+            .map(|f| &f.2)
+            .collect();
+        match (at(lo), at(hi)) {
+            (Some(a), Some(b)) if a == b => {
+                let label = label.unwrap_or_else(|| panic!("no name for {h}"));
+                assert!(
+                    label.starts_with(a.as_str()) && !label.contains("function"),
+                    "{h}"
+                );
+            }
+            (a, b) if inside.len() >= 2 => {
+                let first = a.unwrap_or(inside[0]);
+                let last = b.unwrap_or(inside[inside.len() - 1]);
+                let want = format!("{first} .. {last} ({} functions)", inside.len());
+                assert_eq!(label, Some(want.as_str()), "{h}");
+                spanning += 1;
+            }
+            _ if inside.len() == 1 => {
+                assert_eq!(
+                    label,
+                    Some(format!("{} (1 function)", inside[0]).as_str()),
+                    "{h}"
+                );
+            }
+            _ => assert_eq!(label, None, "{h}"),
+        }
+    }
+    assert!(spanning > 0, "no hot range spans functions: {hot:?}");
+}
