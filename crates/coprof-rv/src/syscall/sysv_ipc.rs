@@ -104,6 +104,9 @@ const SEMOPM: u64 = 500;
 /// `IPC_NOWAIT`: a call's (or a semaphore operation's) flag to fail
 /// rather than wait.
 const IPC_NOWAIT: u64 = 0o4000;
+/// `msgrcv`'s flag to copy the message at a position rather than take
+/// it; it needs IPC_NOWAIT.
+const MSG_COPY: u64 = 0o40000;
 /// How often a wait on a semaphore or queue beside other threads looks
 /// again for what other processes did.
 pub(super) const LOOK_EVERY: Duration = Duration::from_millis(1);
@@ -227,9 +230,11 @@ impl Kernel {
 
     /// The flags for the host's call of a program's `msgsnd` or `msgrcv`
     /// given `flags`, and whether the program lets it wait where the host
-    /// call will not: with IPC_NOWAIT added off the hart.
+    /// call will not: with IPC_NOWAIT added off the hart. A `msgrcv` with
+    /// MSG_COPY never waits: without IPC_NOWAIT Linux refuses it (EINVAL),
+    /// so its flags go as they are.
     fn nowait(&self, flags: u64) -> (u64, bool) {
-        let waits = self.waits_off_hart() && flags & IPC_NOWAIT == 0;
+        let waits = self.waits_off_hart() && flags & IPC_NOWAIT == 0 && flags & MSG_COPY == 0;
         (flags | if waits { IPC_NOWAIT } else { 0 }, waits)
     }
 

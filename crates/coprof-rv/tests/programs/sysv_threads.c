@@ -5,11 +5,12 @@
  * that waits at the second, one that fails at once on an operation with
  * IPC_NOWAIT, semtimedop that times out beside a busy thread and one that
  * another thread lets through before its timeout, a msgrcv that waits for
- * a thread's message of the type it asks for, a msgsnd that waits for
- * room a reader thread makes, a semop that a signal from another thread
- * interrupts with EINTR although its handler has SA_RESTART, and a
- * msgrcv that waits while the queue is removed (EIDRM). What is printed
- * does not depend on how the threads interleave. */
+ * a thread's message of the type it asks for (and MSG_COPY refused
+ * without IPC_NOWAIT), a msgsnd that waits for room a reader thread
+ * makes, a semop that a signal from another thread interrupts with EINTR
+ * although its handler has SA_RESTART, and a msgrcv that waits while the
+ * queue is removed (EIDRM). What is printed does not depend on how the
+ * threads interleave. */
 #define _GNU_SOURCE
 #include "corpus.h"
 
@@ -214,6 +215,10 @@ int main(void) {
     n = msgrcv(queue, &m, sizeof m.text, 0, IPC_NOWAIT);
     printf("%-44s %ld %ld %s\n", "the message of type 1 still there", n, m.type, m.text);
     show_rc(44, "then empty", msgrcv(queue, &m, sizeof m.text, 0, IPC_NOWAIT));
+    /* MSG_COPY without IPC_NOWAIT is refused, beside a thread as alone. */
+    check(pthread_create(&t, NULL, spinner, NULL) == 0, "create spinner");
+    show_rc(44, "msgrcv MSG_COPY without IPC_NOWAIT", msgrcv(queue, &m, sizeof m.text, 0, MSG_COPY));
+    pthread_join(t, NULL);
 
     /* 7. msgsnd waits for room: a queue of room for 4 messages, 10 sent. */
     struct msqid_ds ds;
