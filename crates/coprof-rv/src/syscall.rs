@@ -611,6 +611,14 @@ impl Kernel {
             nr::LANDLOCK_CREATE_RULESET | nr::LANDLOCK_ADD_RULE | nr::LANDLOCK_RESTRICT_SELF => {
                 -(libc::ENOSYS as i64)
             }
+            // io_uring likewise, as by a kernel built without it (or
+            // older than 5.1), which its callers fall back from to plain
+            // calls: its rings would be memory the kernel reads and
+            // writes behind the program's instructions, unseen by the
+            // profiles.
+            nr::IO_URING_SETUP | nr::IO_URING_ENTER | nr::IO_URING_REGISTER => {
+                -(libc::ENOSYS as i64)
+            }
             nr::GETRANDOM => {
                 let buf = tryf!(mem.slice_mut(a[0], a[1]));
                 ret(self.random.fill(buf, a[2] as u32))
@@ -1056,7 +1064,7 @@ mod tests {
     /// written new code) and refuses unknown flags, as Linux does;
     /// Landlock is absent, as from a kernel built without it.
     #[test]
-    fn icache_flushes_and_landlock() {
+    fn icache_flushes_landlock_and_io_uring() {
         let (mut k, mut mem) = setup();
         for flags in [0, 1] {
             let out = k.syscall(
@@ -1077,6 +1085,9 @@ mod tests {
             nr::LANDLOCK_CREATE_RULESET,
             nr::LANDLOCK_ADD_RULE,
             nr::LANDLOCK_RESTRICT_SELF,
+            nr::IO_URING_SETUP,
+            nr::IO_URING_ENTER,
+            nr::IO_URING_REGISTER,
         ] {
             assert_eq!(call(&mut k, &mut mem, num, [0; 6]), -(libc::ENOSYS as i64));
         }

@@ -202,6 +202,11 @@ int main(void) {
     printf("sigaltstack reads back flags %d size %zu same sp %d\n", back.ss_flags, back.ss_size, back.ss_sp == alt);
     stack_t disable = {.ss_flags = SS_DISABLE};
     show("sigaltstack disabled", syscall(SYS_sigaltstack, &disable, NULL));
+    /* A kernel without io_uring (which its callers fall back from). */
+    char params[120] = {0};
+    show("io_uring_setup (ENOSYS)", syscall(SYS_io_uring_setup, 4, params));
+    show("io_uring_enter (ENOSYS)", syscall(SYS_io_uring_enter, 3, 1, 1, 0, NULL, 0));
+    show("io_uring_register (ENOSYS)", syscall(SYS_io_uring_register, 3, 0, NULL, 0));
     show("lseek on pipe (ESPIPE)", ({ int p[2]; pipe(p); long r = lseek(p[0], 0, SEEK_SET); close(p[0]); close(p[1]); r; }));
     return 0;
 }
