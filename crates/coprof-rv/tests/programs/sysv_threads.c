@@ -92,7 +92,7 @@ static void *late_raiser(void *arg) {
 /* 5. Busy for longer than the other's timeout. */
 static void *spinner(void *arg) {
     (void)arg;
-    busy(20000000);
+    busy(3000000);
     return NULL;
 }
 
