@@ -29,9 +29,15 @@ pub struct InputArgs {
     /// libraries from --sysroot) and its arguments, after `--`, to run in
     /// the simulator and profile in one pass (no trace file). Its standard
     /// output goes to standard error, so that standard output carries only
-    /// the report.
+    /// the report (see --keep-stdout).
     #[arg(last = true, value_name = "PROG ARGS", conflicts_with = "file")]
     pub program: Vec<OsString>,
+    /// With a program: leave its standard output where coprof's is, and
+    /// write the report to standard error instead, as `perf stat` and
+    /// `time` write theirs: for a program whose output is wanted
+    /// (`coprof profile --keep-stdout -o p.json -- gzip -c f > f.gz`).
+    #[arg(long, requires = "program")]
+    pub keep_stdout: bool,
     /// With a program: look absolute paths it opens up under this directory.
     #[arg(long, value_name = "DIR", requires = "program")]
     pub root: Option<PathBuf>,
@@ -224,6 +230,7 @@ impl InputArgs {
             ("--clear-env", self.env.clear_env),
             ("--unset", !self.env.unset.is_empty()),
             ("--env", !self.env.set.is_empty()),
+            ("--keep-stdout", self.keep_stdout),
         ];
         match given.iter().find(|(_, set)| *set) {
             Some((option, _)) => Err(bad_input(format!(
@@ -370,10 +377,15 @@ impl InputArgs {
             LiveProgress::new(&self.name())
         };
         let exit = {
-            let _redirect = (!quiet).then(StdoutToStderr::new);
+            let _redirect = (!quiet && !self.keep_stdout).then(StdoutToStderr::new);
             sim.run_with_progress(sink, LiveProgress::EVERY, &mut |n| progress.update(n))
                 .map_err(crate::cmd::run::sim_error)?
         };
+        if self.keep_stdout && !quiet {
+            // The program had standard output: the report goes to
+            // standard error, for as long as coprof runs.
+            std::mem::forget(StdoutToStderr::new());
+        }
         progress.done();
         if !quiet {
             if let Exit::Signal { message, .. } = &exit {

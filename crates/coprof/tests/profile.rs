@@ -738,3 +738,107 @@ fn output_into_a_pipe_or_through_a_link_leaves_them_in_place() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A program that prints three lines, one note on standard error, and, with
+/// no argument, first prints `before` and runs itself again with `execve`.
+const PRINTS: &str = r#"
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc == 1) {
+        printf("before\n");
+        fflush(stdout);
+        char *again[] = {argv[0], "again", 0};
+        execv(argv[0], again);
+        return 1;
+    }
+    for (int i = 0; i < 3; i++)
+        printf("line %d\n", i);
+    fprintf(stderr, "to stderr\n");
+    return 0;
+}
+"#;
+
+/// With `--keep-stdout` the program's standard output is coprof's, byte
+/// for byte, through an `execve` too, and every report goes to standard
+/// error; a trace file refuses the option by name.
+#[test]
+fn keep_stdout_leaves_the_program_its_output_and_reports_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "prints", PRINTS);
+    let lines = "line 0\nline 1\nline 2\n";
+    let file = dir.path().join("p.json");
+    let out = coprof()
+        .args(["profile", "--keep-stdout", "-o"])
+        .arg(&file)
+        .arg("--")
+        .arg(&prog)
+        .arg("again")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), lines);
+    assert!(stderr.starts_with("to stderr\n"), "{stderr}");
+    assert!(stderr.contains("coprof profile of"), "{stderr}");
+    assert!(stderr.contains("profile saved to"), "{stderr}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(saved["status"], 0);
+
+    // A single report, as JSON on standard error after the program's note.
+    let out = coprof()
+        .args(["loops", "--keep-stdout", "--json", "--"])
+        .arg(&prog)
+        .arg("again")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), lines);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json = stderr
+        .strip_prefix("to stderr\n")
+        .expect("the program's note first");
+    let loops: Value = serde_json::from_str(json).expect("the report as JSON");
+    assert!(loops["loops"].is_array(), "{loops}");
+
+    // The program replaces itself: the one after the exec keeps stdout.
+    let out = coprof()
+        .args(["profile", "--keep-stdout", "--follow-children", "-o"])
+        .arg(&file)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("before\n{lines}")
+    );
+    assert!(stderr.contains("replaced itself"), "{stderr}");
+    assert!(stderr.contains("coprof profile of"), "{stderr}");
+
+    // Without it, as before: the program's output on standard error.
+    let out = coprof()
+        .args(["profile", "--"])
+        .arg(&prog)
+        .arg("again")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("coprof profile of"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(lines) && stderr.contains("to stderr\n"),
+        "{stderr}"
+    );
+
+    let trace = gen_trace(dir.path(), "loops", 1000, 1);
+    coprof()
+        .args(["loops", "--keep-stdout"])
+        .arg(&trace)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--keep-stdout applies to a program run",
+        ));
+}

@@ -472,7 +472,9 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
                 let own = raw_output.clone().unwrap_or_default();
                 let main = children::runner(&a, &own, children::Follower::Main { since });
                 // SAFETY: plain call; the duplicate lives until coprof ends.
-                let out = a.report_fd.unwrap_or_else(|| unsafe { libc::dup(1) });
+                // With --keep-stdout the summary goes to standard error.
+                let to = if a.input.keep_stdout { 2 } else { 1 };
+                let out = a.report_fd.unwrap_or_else(|| unsafe { libc::dup(to) });
                 a.input.setup.exec = main.map(|runner| coprof_rv::sim::ExecFollower {
                     runner,
                     pass: (out >= 0).then(|| (out, "--report-fd=".to_string())),

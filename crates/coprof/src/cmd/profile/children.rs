@@ -122,7 +122,14 @@ pub(super) fn runner(a: &Args, output: &Path, who: Follower) -> Option<Vec<OsStr
     words.push("--follow-children".into());
     match who {
         Follower::Child => words.push("--followed-child".into()),
-        Follower::Main { since } => words.push(format!("--since={since}")),
+        Follower::Main { since } => {
+            words.push(format!("--since={since}"));
+            // The program after the exec keeps the standard output the
+            // first one had.
+            if input.keep_stdout {
+                words.push("--keep-stdout".into());
+            }
+        }
     }
     cmd.extend(words.into_iter().map(OsString::from));
     cmd.extend(["-o".into(), output.as_os_str().to_owned()]);
