@@ -683,11 +683,9 @@ impl Simulator {
             let done = redo.done;
             args[1] = args[1].wrapping_add(done);
             args[2] = args[2].wrapping_sub(done);
-            self.kernel.resumed_until = redo.until;
-            self.kernel.resumed_look = redo.looked;
+            self.kernel.resumed = redo;
             let outcome = self.kernel.syscall(&mut self.mem, args, at);
-            self.kernel.resumed_until = None;
-            self.kernel.resumed_look = false;
+            self.kernel.resumed = Redo::default();
             if std::mem::take(&mut self.kernel.sysv_moved) {
                 self.threads.wake_sysv_waits();
             }

@@ -246,11 +246,9 @@ pub struct Kernel {
     /// Child processes the program started (`fork`, `posix_spawn`).
     pub children_started: u64,
     /// Set by the simulator while a call that waited off the hart is made
-    /// again: the end its timeout had ([`Redo::until`]).
-    pub(crate) resumed_until: Option<std::time::Instant>,
-    /// Set by the simulator while a call that waited off the hart on a
-    /// System V semaphore or queue is made again ([`Redo::looked`]).
-    pub(crate) resumed_look: bool,
+    /// again: how ([`Redo`]: the end its timeout had, whether it waited
+    /// on a System V semaphore or queue); the default otherwise.
+    pub(crate) resumed: Redo,
     /// Set by a System V call that may have let another thread's wait
     /// on a semaphore or queue through: the simulator then makes the
     /// threads that wait so look again ([`Blocked::looks_again`]).
@@ -505,8 +503,7 @@ impl Kernel {
             names: Vec::new(),
             outside: None,
             children_started: 0,
-            resumed_until: None,
-            resumed_look: false,
+            resumed: Redo::default(),
             sysv_moved: false,
             sysv: sysv_ipc::Attached::default(),
             signalfds: signalfd::SignalFds::default(),
@@ -678,13 +675,21 @@ impl Kernel {
         Ok(Outcome::Ret(r))
     }
 
+    /// Whether the program has other threads than the one on the hart: a
+    /// call that would wait must then leave the hart to them rather than
+    /// wait on the host.
+    fn beside_threads(&self) -> bool {
+        self.tids.len() > 1
+    }
+
     /// When a wait of `timeout` that starts now ends; for a call made
     /// again after it waited off the hart, the end it had then.
     pub(crate) fn deadline(
         &self,
         timeout: Option<std::time::Duration>,
     ) -> Option<std::time::Instant> {
-        self.resumed_until
+        self.resumed
+            .until
             .or_else(|| timeout.map(|t| std::time::Instant::now() + t))
     }
 
@@ -733,7 +738,7 @@ impl Kernel {
             let slice = earlier(left, self.timers.until_real());
             // Beside other threads, which may make a descriptor ready or
             // send a signal, the wait leaves the hart.
-            let off_hart = self.tids.len() > 1;
+            let off_hart = self.beside_threads();
             let wait = if invalid > 0 || off_hart {
                 Some(std::time::Duration::ZERO)
             } else {
@@ -839,7 +844,7 @@ impl Kernel {
         if left.is_some_and(|l| l.is_zero()) {
             return Ok(Some(Outcome::Ret(-(libc::EAGAIN as i64))));
         }
-        if self.tids.len() > 1 {
+        if self.beside_threads() {
             return Ok(Some(Outcome::Block(Blocked {
                 set,
                 mask: self.signals.mask,
@@ -899,7 +904,7 @@ impl Kernel {
     /// O_NONBLOCK). Then the call waits off the hart, or is interrupted
     /// if a signal is there to take.
     fn must_wait(&self, h: i32, events: i16) -> Option<Outcome> {
-        if self.tids.len() < 2 {
+        if !self.beside_threads() {
             return None;
         }
         let mut p = [libc::pollfd {

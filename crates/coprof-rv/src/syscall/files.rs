@@ -75,7 +75,7 @@ impl Kernel {
             nr::WRITE => {
                 let h = fd!(self, a[0]);
                 let buf = tryf!(mem.slice(a[1], a[2], perm::R));
-                if self.tids.len() > 1 {
+                if self.beside_threads() {
                     return Ok(self.write_beside_threads(h, buf));
                 }
                 // SAFETY: buf is a valid readable guest range.

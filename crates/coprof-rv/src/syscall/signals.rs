@@ -142,7 +142,7 @@ impl Kernel {
                 let set = tryf!(mem.load::<8>(a[0]));
                 let old = self.signals.mask;
                 self.signals.set_mask(set);
-                if !self.signals.wakes() && self.tids.len() > 1 {
+                if !self.signals.wakes() && self.beside_threads() {
                     // Another thread may send one: wait off the hart.
                     let mask = self.signals.mask;
                     self.signals.set_mask(old);

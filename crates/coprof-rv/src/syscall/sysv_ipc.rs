@@ -225,7 +225,7 @@ impl Kernel {
     /// after such a wait (the others may have ended since, and a signal
     /// one of them sent may be there to take).
     fn waits_off_hart(&self) -> bool {
-        self.tids.len() > 1 || self.resumed_look
+        self.beside_threads() || self.resumed.looked
     }
 
     /// The flags for the host's call of a program's `msgsnd` or `msgrcv`
@@ -246,7 +246,7 @@ impl Kernel {
     /// again after a wait that finds its object gone (EINVAL) gets EIDRM,
     /// as Linux's waiters do.
     fn went_or_waits(&mut self, r: i64, would_wait: bool, timeout: Option<Duration>) -> Outcome {
-        if r == EINVAL && self.resumed_look {
+        if r == EINVAL && self.resumed.looked {
             // The object went away while the call waited: Linux wakes
             // its waiters with EIDRM.
             return Outcome::Ret(-(libc::EIDRM as i64));

@@ -68,7 +68,7 @@ impl Kernel {
                     (a[0] as i32, a[1] & libc::TIMER_ABSTIME as u64 != 0)
                 };
                 // Beside other threads, which go on meanwhile.
-                if self.tids.len() > 1 {
+                if self.beside_threads() {
                     if let Some(outcome) = self.sleep_off_hart(mem, clock, absolute, req, rem) {
                         return Ok(outcome);
                     }
@@ -201,7 +201,7 @@ impl Kernel {
         if !follows {
             return None;
         }
-        let until = match self.resumed_until {
+        let until = match self.resumed.until {
             Some(u) => u,
             None => match read_timespec(mem, req) {
                 Ok(t) if absolute => instant_at(clock, t),
