@@ -143,6 +143,31 @@ fn machine_name(m: u16) -> &'static str {
     }
 }
 
+/// `e_machine` of a RISC-V ELF file.
+pub const EM_RISCV: u16 = 243;
+
+/// The machine an ELF file is for, from its first 20 bytes or more: its
+/// name and `e_machine`; `None` when `head` is not the start of an ELF
+/// file.
+pub fn machine(head: &[u8]) -> Option<(&'static str, u16)> {
+    (head.len() >= 20 && head.starts_with(b"\x7fELF")).then(|| {
+        let m = u16_at(head, 18);
+        (
+            if m == EM_RISCV {
+                "RISC-V"
+            } else {
+                machine_name(m)
+            },
+            m,
+        )
+    })
+}
+
+/// Whether `head`, the first bytes of a file, starts a RISC-V ELF file.
+pub fn is_riscv(head: &[u8]) -> bool {
+    machine(head).is_some_and(|(_, m)| m == EM_RISCV)
+}
+
 /// Parses the headers of `file`. The loader reads segment contents from
 /// the same bytes afterwards, so every segment's file range is checked.
 pub fn parse(file: &[u8]) -> Result<Elf, ElfError> {
@@ -165,7 +190,7 @@ pub fn parse(file: &[u8]) -> Result<Elf, ElfError> {
         (c, d) => return Err(bad(format!("unknown EI_CLASS {c} / EI_DATA {d}"), 4)),
     }
     let machine = u16_at(file, 18);
-    if machine != 243 {
+    if machine != EM_RISCV {
         return Err(ElfError::NotRiscV(machine_name(machine), machine));
     }
     let e_type = u16_at(file, 16);

@@ -28,6 +28,15 @@ pub enum SimError {
         /// What is wrong with it.
         source: ElfError,
     },
+    /// The command line names no program that can run
+    /// ([`crate::command::find`]).
+    #[error("{name}: {why}")]
+    Command {
+        /// The program as named, or the script found.
+        name: String,
+        /// Why it cannot run.
+        why: String,
+    },
     /// Memory for the guest could not be set up.
     #[error("cannot set up the guest process: {0}")]
     Setup(io::Error),

@@ -36,6 +36,7 @@
 #![warn(missing_docs)]
 
 pub mod code;
+pub mod command;
 pub mod cpu;
 pub mod decode;
 pub mod disasm;

@@ -521,24 +521,8 @@ impl Kernel {
         if bytes == b"/proc/self/exe" {
             return CString::new(self.exe.as_os_str().as_encoded_bytes()).map_err(|_| EINVAL);
         }
-        let mapped = match (&self.root, bytes.first()) {
-            (None, Some(b'/')) if self.sysroot.is_some() => {
-                match self
-                    .sysroot
-                    .as_deref()
-                    .and_then(|s| crate::sysroot::under(s, &bytes))
-                {
-                    Some(p) => p.into_os_string().into_encoded_bytes(),
-                    None => bytes,
-                }
-            }
-            (Some(root), Some(b'/')) => {
-                let mut p = root.as_os_str().as_encoded_bytes().to_vec();
-                p.extend_from_slice(&bytes);
-                p
-            }
-            _ => bytes,
-        };
+        let mapped =
+            crate::sysroot::host_file(&bytes, self.root.as_deref(), self.sysroot.as_deref());
         CString::new(mapped).map_err(|_| EINVAL)
     }
 

@@ -36,15 +36,32 @@ pub fn under(sysroot: &Path, guest: &[u8]) -> Option<PathBuf> {
     std::fs::symlink_metadata(&p).is_ok().then_some(p)
 }
 
+/// The host file the guest path `guest` names: an absolute path under
+/// `root` (`--root`, where every absolute path lies), else under `sysroot`
+/// when the sysroot has it, else the path itself, as the host has it.
+pub fn host_file(guest: &[u8], root: Option<&Path>, sysroot: Option<&Path>) -> Vec<u8> {
+    if guest.first() != Some(&b'/') {
+        return guest.to_vec();
+    }
+    if let Some(root) = root {
+        let mut p = root.as_os_str().as_encoded_bytes().to_vec();
+        p.extend_from_slice(guest);
+        return p;
+    }
+    match sysroot.and_then(|s| under(s, guest)) {
+        Some(p) => p.into_os_string().into_encoded_bytes(),
+        None => guest.to_vec(),
+    }
+}
+
 /// Whether the host file `path` is a RISC-V ELF file.
-fn is_riscv_elf(path: &Path) -> bool {
+pub(crate) fn is_riscv_elf(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 20];
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok()
-        && head.starts_with(b"\x7fELF")
-        && u16::from_le_bytes([head[18], head[19]]) == 243
+        && crate::elf::is_riscv(&head)
 }
 
 /// The sysroot a program that asks for the loader `interp` runs with, and

@@ -27,9 +27,11 @@ pub struct InputArgs {
     pub file: Option<PathBuf>,
     /// An RV64 Linux program (static, or dynamically linked with its
     /// libraries from --sysroot) and its arguments, after `--`, to run in
-    /// the simulator and profile in one pass (no trace file). Its standard
-    /// output goes to standard error, so that standard output carries only
-    /// the report (see --keep-stdout).
+    /// the simulator and profile in one pass (no trace file). A name
+    /// without a slash is looked for in the program's PATH (under
+    /// --sysroot first), then the current directory; a `#!` script runs
+    /// its interpreter. Its standard output goes to standard error, so
+    /// that standard output carries only the report (see --keep-stdout).
     #[arg(last = true, value_name = "PROG ARGS", conflicts_with = "file")]
     pub program: Vec<OsString>,
     /// With a program: leave its standard output where coprof's is, and
@@ -168,11 +170,6 @@ pub fn as_text(words: &[OsString]) -> Vec<String> {
 }
 
 impl InputArgs {
-    /// The program's path, when the input is a live run.
-    pub fn program_path(&self) -> Option<PathBuf> {
-        self.program.first().map(PathBuf::from)
-    }
-
     /// The options given that shape a program's run (`--root DIR`,
     /// `--sysroot DIR`, `--enosys`, `--random-seed N`, `--quantum N`, and
     /// those of its environment), as they would be typed again, to run it
@@ -356,10 +353,13 @@ impl InputArgs {
     }
 
     fn run_live(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
-        let prog = self.program_path().ok_or_else(|| {
-            bad_input("give a trace file, or a program after `--` (e.g. `-- ./prog args`)")
-        })?;
+        if self.program.is_empty() {
+            return Err(bad_input(
+                "give a trace file, or a program after `--` (e.g. `-- ./prog args`)",
+            ));
+        }
         let mut config = crate::cmd::run::sim_config(&self.program, &self.shape(), 0)?;
+        let prog = crate::cmd::run::find_program(&mut config)?;
         if let Some(name) = &self.argv0 {
             config.args[0] = name.clone();
         }

@@ -15,16 +15,13 @@
 //! events feed reports about its own program.
 
 use super::{Kernel, Outcome, EFAULT};
+use crate::command::{read_head, shebang};
 use crate::error::SimError;
 use crate::mem::Memory;
 use crate::sysno as nr;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStringExt;
 
-/// Most bytes of a `#!` line Linux reads (BINPRM_BUF_SIZE).
-const BINPRM_BUF: usize = 256;
-/// `e_machine` of a RISC-V ELF file.
-const EM_RISCV: u16 = 243;
 /// Most bytes of arguments and environment together (Linux allows a
 /// quarter of the stack limit, 2 MiB under the usual 8 MiB).
 const ARG_MAX: usize = 2 << 20;
@@ -123,7 +120,13 @@ impl Kernel {
                 argv0.extend(argv.first().cloned().unwrap_or_default());
                 cmd.push(argv0);
                 cmd.push(b"--".to_vec());
-                cmd.push(program.into_bytes());
+                // A path with a slash, which the runner takes as a file
+                // and does not look for in PATH.
+                let mut program = program.into_bytes();
+                if !program.contains(&b'/') {
+                    program.splice(0..0, *b"./");
+                }
+                cmd.push(program);
                 cmd.extend(argv.into_iter().skip(1));
                 let file = errno!(CString::new(cmd[0].clone()).map_err(|_| super::EINVAL));
                 (file, cmd)
@@ -168,10 +171,7 @@ impl Kernel {
         script: bool,
     ) -> Result<Runs, i64> {
         let head = read_head(path)?;
-        if head.starts_with(b"\x7fELF")
-            && head.len() >= 20
-            && u16::from_le_bytes([head[18], head[19]]) == EM_RISCV
-        {
+        if crate::elf::is_riscv(&head) {
             return Ok(Runs::Simulator {
                 program: path.clone(),
                 argv: argv.to_vec(),
@@ -242,58 +242,6 @@ impl Kernel {
     }
 }
 
-/// The first bytes of the host file `path` (up to a `#!` line's length),
-/// after Linux's checks: EACCES unless it is a regular file the caller may
-/// execute.
-fn read_head(path: &CString) -> Result<Vec<u8>, i64> {
-    // SAFETY: a zeroed stat is valid; plain calls with a C string.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::stat(path.as_ptr(), &mut st) } < 0 {
-        return Err(super::errno());
-    }
-    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return Err(-(libc::EACCES as i64));
-    }
-    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } < 0 {
-        return Err(super::errno());
-    }
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(super::errno());
-    }
-    let mut head = vec![0u8; BINPRM_BUF];
-    // SAFETY: `head` is writable for its length.
-    let n = unsafe { libc::read(fd, head.as_mut_ptr() as *mut _, head.len()) };
-    unsafe { libc::close(fd) };
-    head.truncate(n.max(0) as usize);
-    Ok(head)
-}
-
-/// The interpreter and its optional argument from the rest of a `#!`
-/// line, as Linux splits it: blanks before the interpreter, one argument
-/// holding everything after the blanks that follow it, trailing blanks
-/// dropped. `None` when there is no interpreter.
-fn shebang(rest: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-    let line = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
-    let blank = |b: &u8| *b == b' ' || *b == b'\t';
-    let line = trim(line, blank);
-    if line.is_empty() {
-        return None;
-    }
-    let end = line.iter().position(blank).unwrap_or(line.len());
-    let arg = trim(&line[end..], blank);
-    Some((
-        line[..end].to_vec(),
-        (!arg.is_empty()).then(|| arg.to_vec()),
-    ))
-}
-
-fn trim(s: &[u8], blank: impl Fn(&u8) -> bool) -> &[u8] {
-    let start = s.iter().position(|b| !blank(b)).unwrap_or(s.len());
-    let end = s.iter().rposition(|b| !blank(b)).map_or(start, |e| e + 1);
-    &s[start..end.max(start)]
-}
-
 /// The NULL-terminated array of C strings at `addr` (none when `addr` is
 /// 0, as Linux allows); EFAULT for a bad pointer, E2BIG past ARG_MAX.
 fn read_strings(mem: &Memory, addr: u64) -> Result<Vec<Vec<u8>>, i64> {
@@ -327,19 +275,4 @@ fn c_strings(v: Vec<Vec<u8>>) -> Vec<CString> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shebang_lines_split_as_linux_splits_them() {
-        assert_eq!(shebang(b"/bin/sh\n"), Some((b"/bin/sh".to_vec(), None)));
-        assert_eq!(
-            shebang(b" /usr/bin/env  python3 -u \nprint()"),
-            Some((b"/usr/bin/env".to_vec(), Some(b"python3 -u".to_vec())))
-        );
-        assert_eq!(
-            shebang(b"\t/bin/awk\t-f"),
-            Some((b"/bin/awk".to_vec(), Some(b"-f".to_vec())))
-        );
-        assert_eq!(shebang(b"   \n/bin/sh"), None);
-        assert_eq!(shebang(b""), None);
-    }
 }

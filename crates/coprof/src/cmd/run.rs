@@ -78,7 +78,9 @@ pub struct Args {
     /// `-sh`) sees. Write `--argv0=-sh` for a name starting with `-`.
     #[arg(long, value_name = "NAME")]
     argv0: Option<OsString>,
-    /// The program and its arguments (after `--`).
+    /// The program and its arguments (after `--`). A name without a
+    /// slash is looked for in the program's PATH (under --sysroot first),
+    /// then the current directory; a `#!` script runs its interpreter.
     #[arg(
         required = true,
         trailing_var_arg = true,
@@ -140,6 +142,15 @@ pub(crate) fn sim_config(
     })
 }
 
+/// The file of the program `config.args` names, found as a shell finds
+/// it ([`coprof_rv::command::find`]: in the program's PATH, and a `#!`
+/// script's interpreter), with `config.args` made the argv it runs with.
+pub(crate) fn find_program(config: &mut Config) -> anyhow::Result<PathBuf> {
+    let found = coprof_rv::command::find(&config.args, config).map_err(sim_error)?;
+    config.args = found.args;
+    Ok(found.program)
+}
+
 /// The host descriptors from 3 up that coprof inherited, recorded by
 /// [`record_inherited_fds`] before it opens anything: the program gets
 /// them under the same numbers.
@@ -195,7 +206,6 @@ fn runner(shape: &Shape<'_>) -> Option<Vec<OsString>> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let prog = PathBuf::from(&a.command[0]);
     let shape = Shape {
         root: &a.root,
         sysroot: &a.sysroot,
@@ -206,6 +216,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         env: &a.env,
     };
     let mut config = sim_config(&a.command, &shape, a.max_instructions.unwrap_or(0))?;
+    let prog = find_program(&mut config)?;
     if let Some(name) = &a.argv0 {
         config.args[0] = name.clone();
     }

@@ -1,0 +1,409 @@
+//! The program a command line names (`coprof run -- NAME ARGS…`), found
+//! as a shell's `execvp` and Linux's `execve` would find and run it.
+//!
+//! - A name without a slash is looked for in the directories of the
+//!   program's own `PATH` (glibc's `/bin:/usr/bin` when it has none), each
+//!   looked up as the program would see it: under `--root`, or under
+//!   `--sysroot` first. The first RISC-V program or `#!` script found
+//!   runs; a host program of the same name (`/usr/bin/gzip`, an x86-64
+//!   file) is passed over, since the simulator cannot run it. When none is
+//!   found, a file of that name in the current directory runs, as under
+//!   valgrind, which looks there last too.
+//! - A path with a slash is the host's file, as given. An absolute one is
+//!   first looked up as the program would see it, so that
+//!   `--sysroot DIR -- /usr/bin/gzip` runs the sysroot's gzip.
+//! - A `#!` script runs its interpreter, found the same way, with Linux's
+//!   argv (binfmt_script): the interpreter as written, the line's one
+//!   optional argument, the script's path, then the script's arguments.
+//!
+//! `argv[0]` stays as given; the program's own file (`/proc/self/exe`,
+//! AT_EXECFN) is the file found.
+
+use crate::elf;
+use crate::error::SimError;
+use crate::sim::Config;
+use crate::sysroot::host_file;
+use std::ffi::{CString, OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+/// Most bytes of a `#!` line Linux reads (BINPRM_BUF_SIZE).
+const BINPRM_BUF: usize = 256;
+/// The search path of a program whose environment has no `PATH`: glibc's
+/// `execvp`'s.
+const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin";
+
+/// What a command line runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Command {
+    /// The host file of the RISC-V program to load: the one named, or the
+    /// interpreter of the script named.
+    pub program: PathBuf,
+    /// Its argv: the command line as given, or a script's interpreter's.
+    pub args: Vec<OsString>,
+}
+
+/// The program `args[0]` names and the argv it runs with, for a run with
+/// `config`'s environment (its `PATH`), root and sysroot.
+pub fn find(args: &[OsString], config: &Config) -> Result<Command, SimError> {
+    let Some(word) = args.first() else {
+        return Err(SimError::Command {
+            name: String::new(),
+            why: "no program given".into(),
+        });
+    };
+    let name = word.as_bytes();
+    let (host, guest, kind) = if name.contains(&b'/') {
+        let mapped = as_path(host_file(
+            name,
+            config.root.as_deref(),
+            config.sysroot.as_deref(),
+        ));
+        let host = if name[0] == b'/' && mapped.exists() {
+            mapped
+        } else {
+            PathBuf::from(word)
+        };
+        let kind = kind(&host, config);
+        (host, name.to_vec(), kind)
+    } else {
+        search(word, config)?
+    };
+    match kind {
+        Kind::Script { interp, arg, host } => {
+            let mut argv = vec![OsString::from_vec(interp)];
+            argv.extend(arg.map(OsString::from_vec));
+            argv.push(OsString::from_vec(guest));
+            argv.extend(args[1..].iter().cloned());
+            Ok(Command {
+                program: host,
+                args: argv,
+            })
+        }
+        Kind::Other { script: true, why } => Err(SimError::Command {
+            name: host.display().to_string(),
+            why: format!("{why}; give the RISC-V root that has one with --sysroot DIR"),
+        }),
+        // A RISC-V file, or one the loader names what is wrong with.
+        Kind::RiscV | Kind::Other { .. } => Ok(Command {
+            program: host,
+            args: args.to_vec(),
+        }),
+    }
+}
+
+/// What a host file is to the simulator.
+enum Kind {
+    /// A RISC-V ELF file.
+    RiscV,
+    /// A `#!` script whose interpreter, `host`, is a RISC-V ELF file.
+    Script {
+        /// The interpreter as the script names it.
+        interp: Vec<u8>,
+        /// The `#!` line's one argument.
+        arg: Option<Vec<u8>>,
+        /// The interpreter's host file.
+        host: PathBuf,
+    },
+    /// Anything else; `script` when it is a `#!` script.
+    Other { script: bool, why: String },
+}
+
+/// What the host file `host` is, to a run with `config`'s root and
+/// sysroot, which a script's interpreter is looked up under.
+fn kind(host: &Path, config: &Config) -> Kind {
+    let other = |why: String| Kind::Other { script: false, why };
+    let head = match cstring(host).map_or(Err(-(libc::EINVAL as i64)), |c| read_head(&c)) {
+        Ok(head) => head,
+        Err(e) => return other(os_error(e)),
+    };
+    if elf::is_riscv(&head) {
+        return Kind::RiscV;
+    }
+    if !head.starts_with(b"#!") {
+        return other(what_file(&head));
+    }
+    let bad_script = |why: String| Kind::Other { script: true, why };
+    let Some((interp, arg)) = shebang(&head[2..]) else {
+        return bad_script("a `#!` script whose first line names no interpreter".into());
+    };
+    let interp_host = as_path(host_file(
+        &interp,
+        config.root.as_deref(),
+        config.sysroot.as_deref(),
+    ));
+    let named = format!(
+        "a `#!` script whose interpreter {} (host file {})",
+        String::from_utf8_lossy(&interp),
+        interp_host.display()
+    );
+    match cstring(&interp_host).map_or(Err(-(libc::EINVAL as i64)), |c| read_head(&c)) {
+        Err(e) => bad_script(format!("{named} cannot be run: {}", os_error(e))),
+        Ok(h) if !elf::is_riscv(&h) => bad_script(format!(
+            "{named} is {}, not a RISC-V program",
+            what_file(&h)
+        )),
+        Ok(_) => Kind::Script {
+            interp,
+            arg,
+            host: interp_host,
+        },
+    }
+}
+
+/// The host file, guest path and kind of the program `word` (no slash)
+/// in `config`'s `PATH`, as [`find`] describes.
+fn search(word: &OsStr, config: &Config) -> Result<(PathBuf, Vec<u8>, Kind), SimError> {
+    let path = config
+        .env
+        .iter()
+        .find_map(|e| e.as_bytes().strip_prefix(b"PATH="))
+        .unwrap_or(DEFAULT_PATH);
+    let mut passed_over = Vec::new();
+    for dir in path.split(|&b| b == b':') {
+        let dir: &[u8] = if dir.is_empty() { b"." } else { dir };
+        let mut guest = dir.to_vec();
+        if !guest.ends_with(b"/") {
+            guest.push(b'/');
+        }
+        guest.extend_from_slice(word.as_bytes());
+        let host = as_path(host_file(
+            &guest,
+            config.root.as_deref(),
+            config.sysroot.as_deref(),
+        ));
+        if !host.is_file() {
+            continue;
+        }
+        match kind(&host, config) {
+            Kind::Other { why, .. } => passed_over.push(format!("{} ({why})", host.display())),
+            k => return Ok((host, guest, k)),
+        }
+    }
+    if Path::new(word).is_file() {
+        let host = PathBuf::from(word);
+        let k = kind(&host, config);
+        return Ok((host, word.as_bytes().to_vec(), k));
+    }
+    let under = match (&config.root, &config.sysroot) {
+        (Some(r), _) => format!(", each under --root {}", r.display()),
+        (None, Some(s)) => format!(", each under --sysroot {} first", s.display()),
+        (None, None) => String::new(),
+    };
+    let mut why = format!(
+        "no RISC-V program or script of this name in PATH ({}{under}) or the current directory",
+        String::from_utf8_lossy(path)
+    );
+    if !passed_over.is_empty() {
+        why += &format!(
+            "; passed over {}: give the RISC-V root that has one with --sysroot DIR, or a path",
+            passed_over.join(", ")
+        );
+    }
+    Err(SimError::Command {
+        name: word.to_string_lossy().into_owned(),
+        why,
+    })
+}
+
+/// A negated errno as the host's message.
+fn os_error(e: i64) -> String {
+    std::io::Error::from_raw_os_error(-e as i32).to_string()
+}
+
+/// What a file that is not a RISC-V program is, from its first bytes.
+fn what_file(head: &[u8]) -> String {
+    match elf::machine(head) {
+        Some((machine, _)) => format!("an ELF file for {machine}"),
+        None => "not an ELF file".into(),
+    }
+}
+
+fn as_path(bytes: Vec<u8>) -> PathBuf {
+    PathBuf::from(OsString::from_vec(bytes))
+}
+
+fn cstring(p: &Path) -> Option<CString> {
+    CString::new(p.as_os_str().as_bytes()).ok()
+}
+
+/// The first bytes of the host file `path` (up to a `#!` line's length),
+/// after Linux's checks: EACCES unless it is a regular file the caller may
+/// execute. Errors are negated errnos.
+pub(crate) fn read_head(path: &CString) -> Result<Vec<u8>, i64> {
+    let errno = || {
+        -(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO) as i64)
+    };
+    // SAFETY: a zeroed stat is valid; plain calls with a C string.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::stat(path.as_ptr(), &mut st) } < 0 {
+        return Err(errno());
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(-(libc::EACCES as i64));
+    }
+    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } < 0 {
+        return Err(errno());
+    }
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    let mut head = vec![0u8; BINPRM_BUF];
+    // SAFETY: `head` is writable for its length.
+    let n = unsafe { libc::read(fd, head.as_mut_ptr() as *mut _, head.len()) };
+    unsafe { libc::close(fd) };
+    head.truncate(n.max(0) as usize);
+    Ok(head)
+}
+
+/// The interpreter and its optional argument from the rest of a `#!`
+/// line, as Linux splits it: blanks before the interpreter, one argument
+/// holding everything after the blanks that follow it, trailing blanks
+/// dropped. `None` when there is no interpreter.
+pub(crate) fn shebang(rest: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    let line = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let line = trim(line, blank);
+    if line.is_empty() {
+        return None;
+    }
+    let end = line.iter().position(blank).unwrap_or(line.len());
+    let arg = trim(&line[end..], blank);
+    Some((
+        line[..end].to_vec(),
+        (!arg.is_empty()).then(|| arg.to_vec()),
+    ))
+}
+
+fn trim(s: &[u8], blank: impl Fn(&u8) -> bool) -> &[u8] {
+    let start = s.iter().position(|b| !blank(b)).unwrap_or(s.len());
+    let end = s.iter().rposition(|b| !blank(b)).map_or(start, |e| e + 1);
+    &s[start..end.max(start)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn shebang_lines_split_as_linux_splits_them() {
+        assert_eq!(shebang(b"/bin/sh\n"), Some((b"/bin/sh".to_vec(), None)));
+        assert_eq!(
+            shebang(b" /usr/bin/env  python3 -u \nprint()"),
+            Some((b"/usr/bin/env".to_vec(), Some(b"python3 -u".to_vec())))
+        );
+        assert_eq!(
+            shebang(b"\t/bin/awk\t-f"),
+            Some((b"/bin/awk".to_vec(), Some(b"-f".to_vec())))
+        );
+        assert_eq!(shebang(b"   \n/bin/sh"), None);
+        assert_eq!(shebang(b""), None);
+    }
+
+    /// An ELF header for machine `m`, padded to 64 bytes.
+    fn elf_head(m: u16) -> Vec<u8> {
+        let mut h = b"\x7fELF\x02\x01\x01".to_vec();
+        h.resize(64, 0);
+        h[18..20].copy_from_slice(&m.to_le_bytes());
+        h
+    }
+
+    fn write_exe(p: &Path, bytes: &[u8]) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn config(path: &str, sysroot: Option<&Path>) -> Config {
+        Config {
+            env: vec![format!("PATH={path}").into(), "HOME=/x".into()],
+            sysroot: sysroot.map(Path::to_path_buf),
+            ..Config::default()
+        }
+    }
+
+    fn words(w: &[&str]) -> Vec<OsString> {
+        w.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_name_is_found_in_path_under_the_sysroot_first_passing_over_host_programs() {
+        let dir = std::env::temp_dir().join(format!("coprof-command-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let host_bin = dir.join("host/bin");
+        let sys = dir.join("sys");
+        write_exe(&host_bin.join("tool"), &elf_head(62));
+        write_exe(&dir.join("host/usr/bin/tool"), &elf_head(elf::EM_RISCV));
+        write_exe(
+            &sys.join(host_bin.strip_prefix("/").unwrap()).join("only"),
+            &elf_head(elf::EM_RISCV),
+        );
+        let path = format!("{}:{}/host/usr/bin", host_bin.display(), dir.display());
+
+        // The x86-64 `tool` first in PATH is passed over for the RISC-V one.
+        let c = find(&words(&["tool", "-v"]), &config(&path, None)).unwrap();
+        assert_eq!(c.program, dir.join("host/usr/bin/tool"));
+        assert_eq!(c.args, words(&["tool", "-v"]));
+
+        // A directory of PATH is looked up under the sysroot first.
+        let c = find(&words(&["only"]), &config(&path, Some(&sys))).unwrap();
+        assert_eq!(
+            c.program,
+            sys.join(host_bin.strip_prefix("/").unwrap()).join("only")
+        );
+
+        // Not found: the error names the name, PATH and what was passed over.
+        let e = find(
+            &words(&["tool"]),
+            &config(&host_bin.display().to_string(), None),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("tool: no RISC-V program"), "{e}");
+        assert!(e.contains(&host_bin.display().to_string()), "{e}");
+        assert!(e.contains("an ELF file for x86-64"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_script_runs_its_interpreter_with_linux_argv() {
+        let dir = std::env::temp_dir().join(format!("coprof-script-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let sys = dir.join("sys");
+        write_exe(&sys.join("bin/sh"), &elf_head(elf::EM_RISCV));
+        let script = dir.join("s.sh");
+        write_exe(&script, b"#!/bin/sh -e\necho hi\n");
+        let s = script.display().to_string();
+        let c = find(&words(&[&s, "a", "b"]), &config("/bin", Some(&sys))).unwrap();
+        assert_eq!(c.program, sys.join("bin/sh"));
+        assert_eq!(c.args, words(&["/bin/sh", "-e", &s, "a", "b"]));
+
+        // An interpreter that is not RISC-V is named, with the script.
+        let bad = dir.join("x.sh");
+        write_exe(&bad, b"#!/xbin/tool\n");
+        write_exe(&sys.join("xbin/tool"), &elf_head(62));
+        let e = find(
+            &words(&[&bad.display().to_string()]),
+            &config("/bin", Some(&sys)),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with(&bad.display().to_string()), "{e}");
+        assert!(
+            e.contains("whose interpreter /xbin/tool") && e.contains("x86-64"),
+            "{e}"
+        );
+
+        // A `#!` line naming nothing.
+        write_exe(&bad, b"#!   \n");
+        let e = find(&words(&[&bad.display().to_string()]), &config("/bin", None))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("names no interpreter"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
