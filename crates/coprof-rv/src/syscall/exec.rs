@@ -271,8 +271,3 @@ fn c_strings(v: Vec<Vec<u8>>) -> Vec<CString> {
         .map(|s| CString::new(s).unwrap_or_default())
         .collect()
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-}
