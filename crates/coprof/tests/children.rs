@@ -440,3 +440,62 @@ fn a_followed_program_that_replaces_itself_is_profiled_as_the_new_one() {
         .code(2)
         .stderr(predicates::str::contains("--follow-children"));
 }
+
+/// A parent whose forked child replaces itself twice: with the same
+/// program and `one`, which replaces itself with `two`, whose loop is
+/// `third_loop` and which exits 7 (a shell script that `exec`s its last
+/// command, run by a shell's child, does the same).
+const CHILD_REPLACES_ITSELF_TWICE: &str = r#"
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static __attribute__((noinline)) long third_loop(long n) {
+    volatile long s = 0;
+    for (long i = 0; i < n; i++) s += i;
+    return s;
+}
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "one") == 0) {
+        char *next[] = {argv[0], "two", NULL};
+        execv(argv[0], next);
+        return 1;
+    }
+    if (argc > 1) {
+        third_loop(20000);
+        return 7;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *next[] = {argv[0], "one", NULL};
+        execv(argv[0], next);
+        _exit(1);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    printf("child exited %d\n", WEXITSTATUS(st));
+    return 0;
+}
+"#;
+
+#[test]
+fn a_followed_child_that_replaces_itself_again_is_profiled_as_its_last_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::compile(dir.path(), "twice", CHILD_REPLACES_ITSELF_TWICE);
+    let file = dir.path().join("twice.json");
+    let run = profile(&["--follow-children"], &file, &prog)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.starts_with("child exited 7\n"), "{stderr}");
+    let children = read(&file)["children"]
+        .as_array()
+        .expect("the child listed")
+        .clone();
+    assert_eq!(children.len(), 1, "{children:?}");
+    assert_eq!(children[0]["status"], 7);
+    let child = read(Path::new(children[0]["file"].as_str().unwrap()));
+    assert_eq!(child["args"], serde_json::json!(["two"]));
+    assert_eq!(top_loop(&child), ("third_loop".to_string(), 19_999));
+}

@@ -462,7 +462,14 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
     let follow = match pattern {
         Some(pattern) => {
             let runner = children::runner(&a, &pattern, children::Follower::Child);
-            if !a.followed_child {
+            if a.followed_child {
+                // A followed child that replaces itself again (a script
+                // whose last command is an `exec`) goes on in a follower
+                // that writes this process's file in its turn.
+                a.input.setup.exec = runner
+                    .clone()
+                    .map(|runner| coprof_rv::sim::ExecFollower { runner, pass: None });
+            } else {
                 // The program may go on as another RISC-V program: a
                 // follower writes the same file and this summary, on
                 // coprof's standard output as it is now.
