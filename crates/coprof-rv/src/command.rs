@@ -53,6 +53,12 @@ pub fn find(args: &[OsString], config: &Config) -> Result<Command, SimError> {
         });
     };
     let name = word.as_bytes();
+    if name.is_empty() {
+        return Err(SimError::Command {
+            name: "\"\"".into(),
+            why: "an empty program name".into(),
+        });
+    }
     let (host, guest, kind) = if name.contains(&b'/') {
         let mapped = as_path(host_file(
             name,
@@ -397,6 +403,10 @@ mod tests {
             e.contains("whose interpreter /xbin/tool") && e.contains("x86-64"),
             "{e}"
         );
+
+        // No name at all.
+        let e = find(&words(&[""]), &config("/bin", None)).unwrap_err();
+        assert_eq!(e.to_string(), "\"\": an empty program name");
 
         // A `#!` line naming nothing.
         write_exe(&bad, b"#!   \n");
