@@ -32,6 +32,8 @@ pub struct InputArgs {
     /// --sysroot first), then the current directory; a `#!` script runs
     /// its interpreter. Its standard output goes to standard error, so
     /// that standard output carries only the report (see --keep-stdout).
+    /// Once the report is written, coprof exits with the program's exit
+    /// status (128 + N if signal N killed it), as perf and valgrind do.
     #[arg(last = true, value_name = "PROG ARGS", conflicts_with = "file")]
     pub program: Vec<OsString>,
     /// With a program: leave its standard output where coprof's is, and
@@ -167,6 +169,19 @@ pub fn as_text(words: &[OsString]) -> Vec<String> {
         .iter()
         .map(|w| w.to_string_lossy().into_owned())
         .collect()
+}
+
+/// The exit status of the program a live run ran (as a shell reports it:
+/// 128 + N for signal N), once it has ended; coprof ends with it after
+/// writing its report, as `perf record`, `perf stat` and valgrind end with
+/// their program's, so that a script sees the program fail. -1 until a
+/// live run ends.
+static PROGRAM_STATUS: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// The exit status of the program this process ran live, if it ran one.
+pub fn program_status() -> Option<u8> {
+    let s = PROGRAM_STATUS.load(std::sync::atomic::Ordering::Relaxed);
+    (s >= 0).then_some(s as u8)
 }
 
 impl InputArgs {
@@ -387,6 +402,7 @@ impl InputArgs {
             std::mem::forget(StdoutToStderr::new());
         }
         progress.done();
+        PROGRAM_STATUS.store(exit.status() & 0xff, std::sync::atomic::Ordering::Relaxed);
         if !quiet {
             if let Exit::Signal { message, .. } = &exit {
                 eprintln!("coprof: {}: {message}", prog.display());

@@ -70,7 +70,9 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd::profile::report(a),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        // A live run ends with its program's status, as `perf record`
+        // and valgrind do.
+        Ok(()) => input::program_status().map_or(ExitCode::SUCCESS, ExitCode::from),
         Err(e) => error::report(&e),
     }
 }

@@ -842,3 +842,55 @@ fn keep_stdout_leaves_the_program_its_output_and_reports_on_stderr() {
             "--keep-stdout applies to a program run",
         ));
 }
+
+/// Exits with the status its argument names, or, given `abort`, dies of
+/// SIGABRT.
+const EXITS_WITH: &str = r#"
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    volatile long s = 0;
+    for (long i = 0; i < 10000; i++) s += i;
+    if (argc > 1 && strcmp(argv[1], "abort") == 0) abort();
+    return argc > 1 ? atoi(argv[1]) : 0;
+}
+"#;
+
+/// A live run ends with its program's exit status once the report is
+/// written, as `perf record` and valgrind do, so that a script sees the
+/// program fail; a trace file's report ends with 0.
+#[test]
+fn a_live_run_exits_with_the_programs_status_after_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "exits_with", EXITS_WITH);
+    let file = dir.path().join("p.json");
+    for (arg, status) in [("0", 0), ("3", 3), ("abort", 134)] {
+        let out = coprof()
+            .args(["profile", "-o"])
+            .arg(&file)
+            .arg("--")
+            .arg(&prog)
+            .arg(arg)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(status), "{arg}: {out:?}");
+        assert!(stdout.contains("profile saved to"), "{stdout}");
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(saved["status"], status);
+        // The report printed again exits 0: nothing ran.
+        coprof().arg("report").arg(&file).assert().success();
+    }
+    // A single report command, as JSON, the same.
+    let out = coprof()
+        .args(["loops", "--json", "--"])
+        .arg(&prog)
+        .arg("5")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    serde_json::from_slice::<Value>(&out.stdout).expect("the report, whole");
+    // A trace's report: 0.
+    let trace = gen_trace(dir.path(), "loops", 10_000, 1);
+    coprof().arg("loops").arg(&trace).assert().success();
+}

@@ -28,7 +28,11 @@ use std::time::Instant;
   coprof profile -- workloads/build/crc32
   coprof profile --exact -o crc32.profile.json -- workloads/build/crc32
   coprof report crc32.profile.json
-  coprof profile mixed.cpt --json")]
+  coprof profile mixed.cpt --json
+
+Exit status: with a program, once the report is written, the program's own
+(128 + signal if it died of one), as under perf and valgrind; with a trace,
+0; 2 for a bad option, file or program.")]
 pub struct Args {
     #[command(flatten)]
     input: InputArgs,
