@@ -362,6 +362,19 @@ mod tests {
             sys.join(host_bin.strip_prefix("/").unwrap()).join("only")
         );
 
+        // Under --root, PATH's directories are the root's only.
+        let root = dir.join("root");
+        write_exe(&root.join("usr/bin/tool"), &elf_head(elf::EM_RISCV));
+        let c = find(
+            &words(&["tool"]),
+            &Config {
+                root: Some(root.clone()),
+                ..config("/bin:/usr/bin", None)
+            },
+        )
+        .unwrap();
+        assert_eq!(c.program, root.join("usr/bin/tool"));
+
         // Not found: the error names the name, PATH and what was passed over.
         let e = find(
             &words(&["tool"]),
