@@ -77,6 +77,35 @@ fn stats_and_trace() {
         .stdout(predicate::str::contains("load"))
         .stdout(predicate::str::contains("cond-branch"))
         .stdout(predicate::str::contains("store").not());
+
+    // The same as one JSON object, the last line of standard error.
+    let out = coprof()
+        .args(["run", "--stats", "--json", "--trace"])
+        .arg(&trace)
+        .args(["--classes", "load", "--"])
+        .arg(&hello)
+        .write_stdin("x\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or_default();
+    let stats: serde_json::Value = serde_json::from_str(last).expect("JSON on the last line");
+    assert_eq!(stats["status"], 3);
+    assert_eq!(stats["signal"], serde_json::Value::Null);
+    assert!(stats["instructions"].as_u64().unwrap() > 1000, "{stats}");
+    assert!(stats["mips"].as_f64().unwrap() > 0.0, "{stats}");
+    assert_eq!(stats["trace"]["file"], trace.display().to_string());
+    let info = common::json_of(coprof().args(["info", "--json"]).arg(&trace));
+    assert_eq!(stats["trace"]["events"], info["events"], "{info}");
+    assert_eq!(stats["trace"]["bytes"], info["file_bytes"], "{info}");
+    // --json alone is refused by name.
+    coprof()
+        .args(["run", "--json", "--"])
+        .arg(&hello)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--stats"));
 }
 
 #[test]

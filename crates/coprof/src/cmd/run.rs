@@ -37,6 +37,11 @@ pub struct Args {
     /// Print the retired instruction count, run time and MIPS to stderr.
     #[arg(long)]
     stats: bool,
+    /// With --stats: print them as one JSON object on standard error
+    /// instead (standard output is the program's), with how the program
+    /// ended, the system calls answered ENOSYS and the trace written.
+    #[arg(long, requires = "stats")]
+    json: bool,
     /// Look absolute paths the program opens up under this directory.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -225,7 +230,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     config.exec_in_place = a.trace.is_none() && !a.stats && a.max_instructions.is_none();
     let mut sim = Simulator::load(&prog, &config).map_err(sim_error)?;
     let started = Instant::now();
-    let (exit, trace_note) = match &a.trace {
+    let (exit, written) = match &a.trace {
         Some(out) => {
             let meta = TraceMeta {
                 source: "rv-sim".into(),
@@ -240,24 +245,25 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let exit = sim.run_to_exit(&mut w).map_err(sim_error)?;
             w.set_modules(sim.modules().to_vec());
             let s = w.commit()?;
-            let note = format!(
-                "; wrote {} events to {} ({} bytes)",
-                thousands(s.events),
-                out.display(),
-                thousands(s.file_bytes)
-            );
-            (exit, note)
+            (exit, Some((out, s.events, s.file_bytes)))
         }
-        None => (
-            sim.run_to_exit(&mut Discard).map_err(sim_error)?,
-            String::new(),
-        ),
+        None => (sim.run_to_exit(&mut Discard).map_err(sim_error)?, None),
     };
     let secs = started.elapsed().as_secs_f64();
     if let Exit::Signal { message, .. } = &exit {
         eprintln!("coprof: {}: {message}", prog.display());
     }
-    if a.stats {
+    if a.stats && a.json {
+        eprintln!("{}", stats_json(&a, &sim, &exit, secs, written));
+    } else if a.stats {
+        let trace_note = written.map_or(String::new(), |(out, events, bytes)| {
+            format!(
+                "; wrote {} events to {} ({} bytes)",
+                thousands(events),
+                out.display(),
+                thousands(bytes)
+            )
+        });
         eprintln!(
             "coprof: {} instructions retired in {:.3} s ({:.1} MIPS){trace_note}",
             thousands(sim.instret()),
@@ -282,6 +288,45 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         std::process::exit(status);
     }
     Ok(())
+}
+
+/// `--stats --json`: what `--stats` prints, as one object, with how the
+/// program ended (`status` as a shell reports it, and the signal and its
+/// message if one killed it) and the trace written, if any.
+fn stats_json(
+    a: &Args,
+    sim: &Simulator,
+    exit: &Exit,
+    secs: f64,
+    written: Option<(&PathBuf, u64, u64)>,
+) -> serde_json::Value {
+    let (signal, message) = match exit {
+        Exit::Signal { signal, message } => (Some(*signal), Some(message.clone())),
+        _ => (None, None),
+    };
+    let enosys: Vec<serde_json::Value> = sim
+        .enosys_calls()
+        .into_iter()
+        .map(|(num, name, times)| serde_json::json!({"num": num, "name": name, "times": times}))
+        .collect();
+    serde_json::json!({
+        "program": a.command[0].to_string_lossy(),
+        "args": crate::input::as_text(&a.command[1..]),
+        "instructions": sim.instret(),
+        "seconds": secs,
+        "mips": sim.instret() as f64 / secs.max(1e-9) / 1e6,
+        "status": exit.status() & 0xff,
+        "signal": signal,
+        "message": message,
+        "limit_reached": *exit == Exit::Limit,
+        "enosys": enosys,
+        "children_started": sim.children_started(),
+        "trace": written.map(|(out, events, bytes)| serde_json::json!({
+            "file": out.display().to_string(),
+            "events": events,
+            "bytes": bytes,
+        })),
+    })
 }
 
 /// Load errors and unsupported requests are about the user's program.
