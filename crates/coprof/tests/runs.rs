@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::{coprof, json_of, repo_root};
+use common::{coprof, repo_root};
 use coprof_core::{Blocks, ClassSet, Event, ExactCounts, Fanout, Run, Sink};
 use coprof_engines::loops::{LoopConfig, LoopDetector};
 use coprof_rv::{Config, Simulator};
@@ -106,8 +106,16 @@ fn corpus() -> Vec<PathBuf> {
 
 /// The report, without what says where it came from: the trace's file and
 /// recorded classes, and the events delivered (a live run sends fewer).
-fn report(cmd: &mut assert_cmd::Command) -> Value {
-    let mut v = json_of(cmd);
+/// The command must exit with `status`: a live run's is its program's.
+fn report(cmd: &mut assert_cmd::Command, status: Option<i32>) -> Value {
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        status,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     if let Some(o) = v.as_object_mut() {
         for k in ["file", "recorded_classes", "events"] {
             o.remove(k);
@@ -147,8 +155,9 @@ fn every_corpus_program_gives_the_same_reports_from_runs_as_from_events() {
                     .args(args)
                     .args(["--json", "--random-seed", "7", "--"])
                     .arg(&prog),
+                out.status.code(),
             );
-            let traced = report(coprof().args(args).arg("--json").arg(&trace));
+            let traced = report(coprof().args(args).arg("--json").arg(&trace), Some(0));
             assert_eq!(
                 live, traced,
                 "{name}: coprof {args:?} differs live and from its trace"
