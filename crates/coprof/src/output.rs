@@ -1,6 +1,26 @@
 //! Printing a report as text or JSON.
 
+use clap::builder::TypedValueParser;
 use serde::Serialize;
+use std::path::PathBuf;
+
+/// The value parser of an option that names a file to write (a trace, a
+/// profile, a tree dump): `-` is refused by name, since it would make a
+/// file called `-` where a user of gzip or tar means standard output,
+/// which these files cannot be (a trace is written back into at its end;
+/// standard output carries the report).
+pub fn output_file() -> impl TypedValueParser<Value = PathBuf> {
+    clap::builder::OsStringValueParser::new().try_map(|s| {
+        if s == "-" {
+            Err(
+                "give a file name: this output is a file, not standard output \
+                 (--json prints a report there)",
+            )
+        } else {
+            Ok(PathBuf::from(s))
+        }
+    })
+}
 
 /// Prints `value` as pretty JSON on stdout.
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {

@@ -375,3 +375,35 @@ fn bench_io_measures_every_workload_and_reports_json() {
     // The loops workload meets the format's size target.
     assert!(rows[2]["file_bytes_per_event"].as_f64().unwrap() <= 10.0);
 }
+
+/// An option that names a file to write refuses `-` by name, where a
+/// user of gzip or tar means standard output, instead of writing a file
+/// called `-`.
+#[test]
+fn a_dash_for_an_output_file_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen_trace(dir.path(), "zipf", 1000, 1);
+    let cases: [(&[&str], &str); 4] = [
+        (&["gen", "--workload", "zipf", "-o", "-"], "--output"),
+        (&["run", "--trace", "-", "--", "prog"], "--trace"),
+        (&["profile", "-o", "-", "--", "prog"], "--output"),
+        (&["ranges", "--dump", "-"], "--dump"),
+    ];
+    for (args, option) in cases {
+        let mut cmd = coprof();
+        cmd.current_dir(dir.path()).args(args);
+        if args[0] == "ranges" {
+            cmd.arg(&trace);
+        }
+        cmd.assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "invalid value '-' for '{option}"
+            )))
+            .stderr(predicate::str::contains("give a file name"));
+        assert!(
+            !dir.path().join("-").exists(),
+            "{args:?} wrote a file named -"
+        );
+    }
+}

@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_classes, default_value = "all")]
     classes: ClassSet,
     /// Output trace file.
-    #[arg(long, short)]
+    #[arg(long, short, value_parser = crate::output::output_file())]
     output: PathBuf,
     /// Print the summary as JSON.
     #[arg(long)]

@@ -37,7 +37,7 @@ pub struct Args {
     #[command(flatten)]
     input: InputArgs,
     /// Write the profile (every report, as text and JSON) to this file.
-    #[arg(long, short, value_name = "PROFILE.json")]
+    #[arg(long, short, value_name = "PROFILE.json", value_parser = crate::output::output_file())]
     output: Option<PathBuf>,
     /// Count exactly too, and show every engine's error against the truth.
     #[arg(long)]

@@ -79,7 +79,7 @@ pub struct Args {
     #[arg(long)]
     exact: bool,
     /// Write the whole tree as text to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::output::output_file())]
     dump: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]

@@ -27,7 +27,7 @@ use std::time::Instant;
 )]
 pub struct Args {
     /// Write the retired instructions to this trace file (.cpt).
-    #[arg(long, value_name = "OUT.cpt")]
+    #[arg(long, value_name = "OUT.cpt", value_parser = crate::output::output_file())]
     trace: Option<PathBuf>,
     /// Instruction classes to record in the trace (comma-separated:
     /// load, store, cond-branch, jump, call, return, int-alu, mul-div,
