@@ -17,7 +17,8 @@
 # grep (on PCRE2, whose JIT compiler writes code at run time), sed, gawk
 # (on GMP and MPFR), jq (on oniguruma), bc, ripgrep and fd (Rust programs
 # that search on several threads), openssl, zstd (multithreaded), tar,
-# file (libmagic) and bzip2, over
+# file (libmagic), bzip2 and coreutils (env, so that `#!/usr/bin/env`
+# scripts find a RISC-V one, and wc, sort, cat … for pipelines), over
 # Debian's glibc 2.41 (with its separate debug files, libc6-dbg) and
 # libgcc. They run with `--sysroot OUT_DIR/sysroot`
 # (qemu-riscv64 with `-L`).
@@ -92,6 +93,10 @@ pins=(
   "bzip2 pool/main/b/bzip2/bzip2_1.0.8-6_riscv64.deb 59e71785a80a7e27f44260a1804ed2825ddd2c173d37ebcee45c4b8546ec12e9 sysroot bzip2"
   "libbz2-1.0 pool/main/b/bzip2/libbz2-1.0_1.0.8-6_riscv64.deb 27c7937eb4d2e314e1f0a57a99a20c141c55f720e5ee93d2244de432fd247a55 sysroot libbz2-1.0"
   "zlib1g pool/main/z/zlib/zlib1g_1.3.dfsg+really1.3.1-1+b1_riscv64.deb 38c52eef58e5fc9b13d93f8a7d0a0549c32b4f00402a778d39a135254f554314 sysroot zlib1g"
+  "coreutils pool/main/c/coreutils/coreutils_9.7-3_riscv64.deb 47b00d78d09c7921296f1b849cd04e5cdda7fd948abf17d8659efb906ac386d7 sysroot coreutils"
+  "libattr1 pool/main/a/attr/libattr1_2.5.2-3_riscv64.deb 7780428a9d05d8d5659a632b90d52d1efe2cd79dd61300a744c342a53428afd5 sysroot libattr1"
+  "libcap2 pool/main/libc/libcap2/libcap2_2.75-10+deb13u1+b3_riscv64.deb ef9e04266f4e9302f17e9acc0ce8cd4cad50d05539b8e64a4019a03e3f776699 sysroot libcap2"
+  "libsystemd0 pool/main/s/systemd/libsystemd0_257.13-1~deb13u1_riscv64.deb 2bd0bcb8e0e2d6996ede77fdb39893de9f8acaeb79d6701b2890a1a50fab644c sysroot libsystemd0"
 )
 sysroot="$out/sysroot"
 

@@ -15,6 +15,9 @@
 //! - A `#!` script runs its interpreter, found the same way, with Linux's
 //!   argv (binfmt_script): the interpreter as written, the line's one
 //!   optional argument, the script's path, then the script's arguments.
+//!   A `#!/usr/bin/env NAME` script runs NAME from PATH directly, with the
+//!   argv `env` would give it, so that the process is NAME's from its
+//!   start and not an `env` that replaces itself ([`env_target`]).
 //!
 //! `argv[0]` stays as given; the program's own file (`/proc/self/exe`,
 //! AT_EXECFN) is the file found.
@@ -133,6 +136,13 @@ fn kind(host: &Path, config: &Config) -> Kind {
     let Some((interp, arg)) = shebang(&head[2..]) else {
         return bad_script("a `#!` script whose first line names no interpreter".into());
     };
+    if let Some(host) = env_target(&interp, arg.as_deref(), config) {
+        return Kind::Script {
+            interp: arg.unwrap_or_default(),
+            arg: None,
+            host,
+        };
+    }
     let interp_host = as_path(host_file(
         &interp,
         config.root.as_deref(),
@@ -160,27 +170,9 @@ fn kind(host: &Path, config: &Config) -> Kind {
 /// The host file, guest path and kind of the program `word` (no slash)
 /// in `config`'s `PATH`, as [`find`] describes.
 fn search(word: &OsStr, config: &Config) -> Result<(PathBuf, Vec<u8>, Kind), SimError> {
-    let path = config
-        .env
-        .iter()
-        .find_map(|e| e.as_bytes().strip_prefix(b"PATH="))
-        .unwrap_or(DEFAULT_PATH);
+    let path = search_path(config);
     let mut passed_over = Vec::new();
-    for dir in path.split(|&b| b == b':') {
-        let dir: &[u8] = if dir.is_empty() { b"." } else { dir };
-        let mut guest = dir.to_vec();
-        if !guest.ends_with(b"/") {
-            guest.push(b'/');
-        }
-        guest.extend_from_slice(word.as_bytes());
-        let host = as_path(host_file(
-            &guest,
-            config.root.as_deref(),
-            config.sysroot.as_deref(),
-        ));
-        if !host.is_file() {
-            continue;
-        }
+    for (host, guest) in in_path(word.as_bytes(), config) {
         match kind(&host, config) {
             Kind::Other { why, .. } => passed_over.push(format!("{} ({why})", host.display())),
             k => return Ok((host, guest, k)),
@@ -209,6 +201,64 @@ fn search(word: &OsStr, config: &Config) -> Result<(PathBuf, Vec<u8>, Kind), Sim
     Err(SimError::Command {
         name: word.to_string_lossy().into_owned(),
         why,
+    })
+}
+
+/// The program's `PATH`, or glibc's default when it has none.
+fn search_path(config: &Config) -> &[u8] {
+    config
+        .env
+        .iter()
+        .find_map(|e| e.as_bytes().strip_prefix(b"PATH="))
+        .unwrap_or(DEFAULT_PATH)
+}
+
+/// The files named `word` in the directories of the program's `PATH`, in
+/// order: each host file that is a regular file, with its guest path.
+fn in_path<'c>(
+    word: &'c [u8],
+    config: &'c Config,
+) -> impl Iterator<Item = (PathBuf, Vec<u8>)> + 'c {
+    search_path(config)
+        .split(|&b| b == b':')
+        .filter_map(move |dir| {
+            let dir: &[u8] = if dir.is_empty() { b"." } else { dir };
+            let mut guest = dir.to_vec();
+            if !guest.ends_with(b"/") {
+                guest.push(b'/');
+            }
+            guest.extend_from_slice(word);
+            let host = as_path(host_file(
+                &guest,
+                config.root.as_deref(),
+                config.sysroot.as_deref(),
+            ));
+            host.is_file().then_some((host, guest))
+        })
+}
+
+/// For a script whose `#!` line is `/usr/bin/env NAME` (an `env` and one
+/// plain word, no option and no assignment), the RISC-V program NAME that
+/// `env` would run, found in the program's `PATH` as `env`'s `execvp`
+/// finds it (passing over host programs, as [`find`] does): its host file.
+/// The script then runs NAME directly with the argv `env` would give it
+/// (`NAME`, the script's path, its arguments), so that the process is
+/// NAME's from its start, as under perf, and not an `env` that replaces
+/// itself, which a report about the program it started refuses.
+fn env_target(interp: &[u8], arg: Option<&[u8]>, config: &Config) -> Option<PathBuf> {
+    let name = arg?;
+    let plain = !name.is_empty()
+        && !name.starts_with(b"-")
+        && !name.contains(&b'=')
+        && !name.contains(&b'/')
+        && !name.iter().any(|b| b.is_ascii_whitespace());
+    if !(interp.rsplit(|&b| b == b'/').next() == Some(b"env") && plain) {
+        return None;
+    }
+    in_path(name, config).map(|(host, _)| host).find(|host| {
+        cstring(host)
+            .and_then(|c| read_head(&c).ok())
+            .is_some_and(|head| elf::is_riscv(&head))
     })
 }
 
@@ -400,6 +450,21 @@ mod tests {
         let c = find(&words(&[&s, "a", "b"]), &config("/bin", Some(&sys))).unwrap();
         assert_eq!(c.program, sys.join("bin/sh"));
         assert_eq!(c.args, words(&["/bin/sh", "-e", &s, "a", "b"]));
+
+        // `#!/usr/bin/env NAME` runs NAME from PATH as env would run it;
+        // env with an option runs as written.
+        write_exe(&sys.join("usr/bin/env"), &elf_head(elf::EM_RISCV));
+        write_exe(&sys.join("opt/bin/py"), &elf_head(elf::EM_RISCV));
+        let env_script = dir.join("e.py");
+        write_exe(&env_script, b"#!/usr/bin/env py\n");
+        let e = env_script.display().to_string();
+        let c = find(&words(&[&e, "a"]), &config("/opt/bin", Some(&sys))).unwrap();
+        assert_eq!(c.program, sys.join("opt/bin/py"));
+        assert_eq!(c.args, words(&["py", &e, "a"]));
+        write_exe(&env_script, b"#!/usr/bin/env -S py -u\n");
+        let c = find(&words(&[&e, "a"]), &config("/opt/bin", Some(&sys))).unwrap();
+        assert_eq!(c.program, sys.join("usr/bin/env"));
+        assert_eq!(c.args, words(&["/usr/bin/env", "-S py -u", &e, "a"]));
 
         // An interpreter that is not RISC-V is named, with the script.
         let bad = dir.join("x.sh");

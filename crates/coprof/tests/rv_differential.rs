@@ -514,6 +514,13 @@ fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
         ),
         ("sysroot/usr/bin/diff", s(&["-r", "-q", &file("docs"), &file("scripts")])),
         ("sysroot/usr/bin/cmp", s(&[&readme, &file("docs/profile.md")])),
+        // coreutils, which pipelines and `#!/usr/bin/env` scripts run.
+        ("sysroot/usr/bin/sort", s(&["-u", "-r", &readme])),
+        (
+            "sysroot/usr/bin/sha256sum",
+            s(&[&readme, &file("docs/profile.md")]),
+        ),
+        ("sysroot/usr/bin/wc", s(&[&readme, &file("docs/profile.md")])),
         (
             "sysroot/usr/bin/lua5.4",
             s(&[&file("workloads/real/lua/interp.lua"), "300"]),
@@ -1009,5 +1016,74 @@ fn debian_programs_exec_in_place() {
     assert!(
         err.contains("execve") && err.contains("without --trace, --stats"),
         "{err}"
+    );
+}
+
+/// A script that starts `#!/usr/bin/env python3.13`, named as a shell
+/// names it (found in the program's PATH under the sysroot): it runs
+/// through the root's RISC-V `env` and Python, with the argv Linux gives
+/// it, and prints what Python run on the script directly prints under
+/// qemu; `coprof profile` of it profiles Python.
+#[test]
+fn debian_env_scripts_run_by_name() {
+    let dir = fetch_debian_programs();
+    let sysroot = dir.join("sysroot");
+    let scripts = tempfile::tempdir().unwrap();
+    let script = scripts.path().join("tally.py");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env python3.13\nimport sys\nprint(sys.argv[1:], sum(i * i for i in range(5000)))\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("PATH={}:/usr/bin:/bin", scripts.path().display());
+    let python = sysroot.join("usr/bin/python3.13");
+    let reference = run(qemu_command(
+        &python,
+        &["-B", &script.to_string_lossy(), "a", "b c"],
+    ))
+    .expect("qemu runs the script's Python");
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
+    cmd.arg("run")
+        .arg("--sysroot")
+        .arg(&sysroot)
+        .args(["--env", "PYTHONDONTWRITEBYTECODE=1", "--env", &path, "--"])
+        .args(["tally.py", "a", "b c"]);
+    let candidate = run(cmd).expect("coprof runs the script");
+    if let Some(mismatch) = compare("tally.py a 'b c'", &reference, &candidate) {
+        panic!("qemu (q) and coprof (c) differ:\n{mismatch}");
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&candidate.stdout),
+        "['a', 'b c'] 41654167500\n"
+    );
+    // Profiled: the loops are Python's own.
+    let out = Command::new(assert_cmd::cargo::cargo_bin("coprof"))
+        .arg("loops")
+        .arg("--sysroot")
+        .arg(&sysroot)
+        .args([
+            "--json",
+            "--env",
+            "PYTHONDONTWRITEBYTECODE=1",
+            "--env",
+            &path,
+            "--",
+        ])
+        .args(["tally.py", "x"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["instructions"].as_u64().unwrap() > 1_000_000,
+        "{report}"
     );
 }
