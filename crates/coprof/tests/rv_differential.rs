@@ -16,6 +16,8 @@
 //! `COPROF_RV_DIFF_ONLY=name[,name…]` restricts the run to binaries whose
 //! name (for example `fp_convert-O2`) contains one of the given strings.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -1060,28 +1062,23 @@ fn debian_env_scripts_run_by_name() {
         String::from_utf8_lossy(&candidate.stdout),
         "['a', 'b c'] 41654167500\n"
     );
-    // Profiled: the loops are Python's own.
-    let out = Command::new(assert_cmd::cargo::cargo_bin("coprof"))
-        .arg("loops")
-        .arg("--sysroot")
-        .arg(&sysroot)
-        .args([
-            "--json",
-            "--env",
-            "PYTHONDONTWRITEBYTECODE=1",
-            "--env",
-            &path,
-            "--",
-        ])
-        .args(["tally.py", "x"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    // Profiled: the program is Python from its start, with no `env`
+    // that replaces itself for the report to refuse.
+    let report = common::json_of(
+        common::coprof()
+            .arg("loops")
+            .arg("--sysroot")
+            .arg(&sysroot)
+            .args([
+                "--json",
+                "--env",
+                "PYTHONDONTWRITEBYTECODE=1",
+                "--env",
+                &path,
+                "--",
+            ])
+            .args(["tally.py", "x"]),
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
         report["instructions"].as_u64().unwrap() > 1_000_000,
         "{report}"
