@@ -17,7 +17,7 @@
 //!   optional argument, the script's path, then the script's arguments.
 //!   A `#!/usr/bin/env NAME` script runs NAME from PATH directly, with the
 //!   argv `env` would give it, so that the process is NAME's from its
-//!   start and not an `env` that replaces itself ([`env_target`]).
+//!   start and not an `env` that replaces itself.
 //!
 //! `argv[0]` stays as given; the program's own file (`/proc/self/exe`,
 //! AT_EXECFN) is the file found.
