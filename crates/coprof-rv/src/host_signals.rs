@@ -29,7 +29,9 @@
 //!
 //! Left to the host: the signals of faults (SIGSEGV, SIGBUS, SIGILL,
 //! SIGFPE, SIGTRAP, SIGSYS), which would be coprof's own; SIGPIPE, which
-//! a write to a closed pipe raises; SIGKILL and SIGSTOP; and the two
+//! the host ignores while the program runs ([`ignore_sigpipe`]: the
+//! simulator gives the program the EPIPE of its write and a SIGPIPE of
+//! its own, as Linux does); SIGKILL and SIGSTOP; and the two
 //! real-time signals the host's C library keeps for itself (32, 33).
 //! Real-time signals from outside queue, as Linux queues them: each
 //! instance with its own siginfo, in the order they came (up to
@@ -41,6 +43,35 @@
 
 use crate::signal::{SigInfo, SIG_DFL, SIG_IGN};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+/// Sets the host's SIGPIPE to be ignored, for a run in which the
+/// simulator gives the program its own (see `Kernel::syscall`); returns
+/// the action before, for [`restore_sigpipe`].
+pub fn ignore_sigpipe() -> libc::sighandler_t {
+    // SAFETY: plain call.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) }
+}
+
+/// Puts back the host's SIGPIPE action that [`ignore_sigpipe`] returned.
+pub fn restore_sigpipe(old: libc::sighandler_t) {
+    if old != libc::SIG_ERR {
+        // SAFETY: plain call with an action the process had.
+        unsafe { libc::signal(libc::SIGPIPE, old) };
+    }
+}
+
+/// Sets the host's SIGPIPE to what a program the host runs after an
+/// `execve` inherits from the guest: ignored if the guest ignores it,
+/// else the default (a handler does not survive an exec).
+pub fn sigpipe_for_exec(guest_ignores: bool) {
+    let action = if guest_ignores {
+        libc::SIG_IGN
+    } else {
+        libc::SIG_DFL
+    };
+    // SAFETY: plain call.
+    unsafe { libc::signal(libc::SIGPIPE, action) };
+}
 
 /// The signals that follow the program's action.
 pub const MANAGED: [i32; 53] = {

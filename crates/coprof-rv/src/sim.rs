@@ -425,6 +425,10 @@ impl Simulator {
         if installed {
             self.kernel.outside = HostSignals::install(&self.kernel.signals.actions);
         }
+        // A write of the program's to a closed pipe gives it EPIPE and its
+        // own SIGPIPE (Kernel::syscall), which its action takes: the
+        // host's signal, which would end coprof, is ignored meanwhile.
+        let pipe = crate::host_signals::ignore_sigpipe();
         let mut events = Events::new(sink);
         let every = every.max(1);
         let result = match (events.wants.is_empty(), events.runs_wanted) {
@@ -436,6 +440,7 @@ impl Simulator {
         if installed {
             self.kernel.outside = None;
         }
+        crate::host_signals::restore_sigpipe(pipe);
         events.finish();
         self.delivered = events.delivered();
         self.delivered_in_runs = events.run_instructions();

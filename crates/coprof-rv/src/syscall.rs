@@ -561,6 +561,15 @@ impl Kernel {
         ];
         loop {
             let outcome = self.syscall_once(mem, a, pc)?;
+            if outcome == Outcome::Ret(-(libc::EPIPE as i64)) && raises_sigpipe(a) {
+                // As Linux's pipe_write and socket sends: EPIPE and the
+                // SIGPIPE that goes with it, which the program's action
+                // takes (the host's own is ignored while it runs).
+                self.send_own(
+                    SigInfo::sent(libc::SIGPIPE, crate::signal::code::SI_USER),
+                    None,
+                );
+            }
             // The call may have sent, taken or blocked a signal.
             self.sync_signalfds();
             let interrupted = outcome == Outcome::Ret(-(libc::EINTR as i64))
@@ -1022,6 +1031,19 @@ impl Kernel {
             }
             Err(_) => EFAULT,
         }
+    }
+}
+
+/// Whether system call `a[7]`, ending with EPIPE, comes with SIGPIPE: a
+/// write to a pipe or socket whose reader is gone, unless a send asked
+/// for MSG_NOSIGNAL (Linux's pipe_write, unix and TCP sends).
+fn raises_sigpipe(a: [u64; 8]) -> bool {
+    let nosignal = |flags: u64| flags & libc::MSG_NOSIGNAL as u64 != 0;
+    match a[7] {
+        nr::WRITE | nr::WRITEV | nr::SENDFILE => true,
+        nr::SENDTO => !nosignal(a[3]),
+        nr::SENDMSG => !nosignal(a[2]),
+        _ => false,
     }
 }
 

@@ -404,8 +404,12 @@ impl InputArgs {
         progress.done();
         PROGRAM_STATUS.store(exit.status() & 0xff, std::sync::atomic::Ordering::Relaxed);
         if !quiet {
-            if let Exit::Signal { message, .. } = &exit {
-                eprintln!("coprof: {}: {message}", prog.display());
+            // A death by SIGPIPE, a pipeline's writer's usual end, goes
+            // unannounced, as shells leave it.
+            if let Exit::Signal { message, signal } = &exit {
+                if *signal != libc::SIGPIPE {
+                    eprintln!("coprof: {}: {message}", prog.display());
+                }
             }
             if exit.status() != 0 {
                 eprintln!(

@@ -150,9 +150,14 @@ impl Kernel {
         argv_ptrs.push(std::ptr::null());
         let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|s| s.as_ptr()).collect();
         envp_ptrs.push(std::ptr::null());
+        // The host ignores SIGPIPE while the guest runs: the new program
+        // gets the guest's, as an exec keeps an ignored signal ignored.
+        let ignores = self.signals.actions[libc::SIGPIPE as usize][0] == crate::signal::SIG_IGN;
+        crate::host_signals::sigpipe_for_exec(ignores);
         // SAFETY: NUL-terminated strings and null-terminated arrays of them,
         // alive across the call, which returns only on failure.
         unsafe { libc::execve(file.as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr()) };
+        crate::host_signals::ignore_sigpipe();
         Ok(Outcome::Ret(super::errno()))
     }
 

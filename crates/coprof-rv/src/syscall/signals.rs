@@ -303,7 +303,7 @@ impl Kernel {
     /// pending until the way back to the program, which delivers it unless
     /// it is blocked (the simulator's `deliver_pending`). 0, or EAGAIN
     /// when a real-time signal's queue is full.
-    fn send_own(&mut self, info: SigInfo, to: Option<i64>) -> i64 {
+    pub(super) fn send_own(&mut self, info: SigInfo, to: Option<i64>) -> i64 {
         let held = match to {
             None => self.signals.hold(info),
             Some(t) if t == self.tid => self.signals.hold_own(info),

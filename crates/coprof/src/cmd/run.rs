@@ -250,8 +250,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => (sim.run_to_exit(&mut Discard).map_err(sim_error)?, None),
     };
     let secs = started.elapsed().as_secs_f64();
-    if let Exit::Signal { message, .. } = &exit {
-        eprintln!("coprof: {}: {message}", prog.display());
+    // A death by SIGPIPE, a pipeline's writer's usual end, goes
+    // unannounced, as shells leave it (and as it went when the host's
+    // signal ended coprof itself).
+    if let Exit::Signal { message, signal } = &exit {
+        if *signal != libc::SIGPIPE {
+            eprintln!("coprof: {}: {message}", prog.display());
+        }
     }
     if a.stats && a.json {
         eprintln!("{}", stats_json(&a, &sim, &exit, secs, written));
