@@ -63,11 +63,7 @@ pub fn find(args: &[OsString], config: &Config) -> Result<Command, SimError> {
         });
     }
     let (host, guest, kind) = if name.contains(&b'/') {
-        let mapped = as_path(host_file(
-            name,
-            config.root.as_deref(),
-            config.sysroot.as_deref(),
-        ));
+        let mapped = guest_file(name, config);
         let host = if name[0] == b'/' && mapped.exists() {
             mapped
         } else {
@@ -122,7 +118,7 @@ enum Kind {
 /// sysroot, which a script's interpreter is looked up under.
 fn kind(host: &Path, config: &Config) -> Kind {
     let other = |why: String| Kind::Other { script: false, why };
-    let head = match cstring(host).map_or(Err(-(libc::EINVAL as i64)), |c| read_head(&c)) {
+    let head = match head_of(host) {
         Ok(head) => head,
         Err(e) => return other(os_error(e)),
     };
@@ -143,17 +139,13 @@ fn kind(host: &Path, config: &Config) -> Kind {
             host,
         };
     }
-    let interp_host = as_path(host_file(
-        &interp,
-        config.root.as_deref(),
-        config.sysroot.as_deref(),
-    ));
+    let interp_host = guest_file(&interp, config);
     let named = format!(
         "a `#!` script whose interpreter {} (host file {})",
         String::from_utf8_lossy(&interp),
         interp_host.display()
     );
-    match cstring(&interp_host).map_or(Err(-(libc::EINVAL as i64)), |c| read_head(&c)) {
+    match head_of(&interp_host) {
         Err(e) => bad_script(format!("{named} cannot be run: {}", os_error(e))),
         Ok(h) if !elf::is_riscv(&h) => bad_script(format!(
             "{named} is {}, not a RISC-V program",
@@ -228,11 +220,7 @@ fn in_path<'c>(
                 guest.push(b'/');
             }
             guest.extend_from_slice(word);
-            let host = as_path(host_file(
-                &guest,
-                config.root.as_deref(),
-                config.sysroot.as_deref(),
-            ));
+            let host = guest_file(&guest, config);
             host.is_file().then_some((host, guest))
         })
 }
@@ -255,11 +243,9 @@ fn env_target(interp: &[u8], arg: Option<&[u8]>, config: &Config) -> Option<Path
     if !(interp.rsplit(|&b| b == b'/').next() == Some(b"env") && plain) {
         return None;
     }
-    in_path(name, config).map(|(host, _)| host).find(|host| {
-        cstring(host)
-            .and_then(|c| read_head(&c).ok())
-            .is_some_and(|head| elf::is_riscv(&head))
-    })
+    in_path(name, config)
+        .map(|(host, _)| host)
+        .find(|host| head_of(host).is_ok_and(|head| elf::is_riscv(&head)))
 }
 
 /// A negated errno as the host's message.
@@ -275,12 +261,20 @@ fn what_file(head: &[u8]) -> String {
     }
 }
 
-fn as_path(bytes: Vec<u8>) -> PathBuf {
-    PathBuf::from(OsString::from_vec(bytes))
+/// The host file the program's path `guest` names, under `config`'s root
+/// or sysroot ([`host_file`]).
+fn guest_file(guest: &[u8], config: &Config) -> PathBuf {
+    PathBuf::from(OsString::from_vec(host_file(
+        guest,
+        config.root.as_deref(),
+        config.sysroot.as_deref(),
+    )))
 }
 
-fn cstring(p: &Path) -> Option<CString> {
-    CString::new(p.as_os_str().as_bytes()).ok()
+/// [`read_head`] of the host file `host`.
+fn head_of(host: &Path) -> Result<Vec<u8>, i64> {
+    let path = CString::new(host.as_os_str().as_bytes()).map_err(|_| -(libc::EINVAL as i64))?;
+    read_head(&path)
 }
 
 /// The first bytes of the host file `path` (up to a `#!` line's length),

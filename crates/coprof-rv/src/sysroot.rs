@@ -55,7 +55,7 @@ pub fn host_file(guest: &[u8], root: Option<&Path>, sysroot: Option<&Path>) -> V
 }
 
 /// Whether the host file `path` is a RISC-V ELF file.
-pub(crate) fn is_riscv_elf(path: &Path) -> bool {
+fn is_riscv_elf(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 20];
     std::fs::File::open(path)

@@ -404,13 +404,7 @@ impl InputArgs {
         progress.done();
         PROGRAM_STATUS.store(exit.status() & 0xff, std::sync::atomic::Ordering::Relaxed);
         if !quiet {
-            // A death by SIGPIPE, a pipeline's writer's usual end, goes
-            // unannounced, as shells leave it.
-            if let Exit::Signal { message, signal } = &exit {
-                if *signal != libc::SIGPIPE {
-                    eprintln!("coprof: {}: {message}", prog.display());
-                }
-            }
+            crate::cmd::run::announce_death(&prog, &exit);
             if exit.status() != 0 {
                 eprintln!(
                     "coprof: note: {} exited with status {}; the profile covers its run up to then",

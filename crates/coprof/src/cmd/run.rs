@@ -250,14 +250,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => (sim.run_to_exit(&mut Discard).map_err(sim_error)?, None),
     };
     let secs = started.elapsed().as_secs_f64();
-    // A death by SIGPIPE, a pipeline's writer's usual end, goes
-    // unannounced, as shells leave it (and as it went when the host's
-    // signal ended coprof itself).
-    if let Exit::Signal { message, signal } = &exit {
-        if *signal != libc::SIGPIPE {
-            eprintln!("coprof: {}: {message}", prog.display());
-        }
-    }
+    announce_death(&prog, &exit);
     if a.stats && a.json {
         eprintln!("{}", stats_json(&a, &sim, &exit, secs, written));
     } else if a.stats {
@@ -332,6 +325,18 @@ fn stats_json(
             "bytes": bytes,
         })),
     })
+}
+
+/// Says on standard error how the program `prog` died, if a signal killed
+/// it: the message names the PC, address and instruction. A death by
+/// SIGPIPE, a pipeline's writer's usual end, goes unannounced, as shells
+/// leave it (and as it went when the host's signal ended coprof itself).
+pub(crate) fn announce_death(prog: &std::path::Path, exit: &Exit) {
+    if let Exit::Signal { message, signal } = exit {
+        if *signal != libc::SIGPIPE {
+            eprintln!("coprof: {}: {message}", prog.display());
+        }
+    }
 }
 
 /// Load errors and unsupported requests are about the user's program.
