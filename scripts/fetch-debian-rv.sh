@@ -11,7 +11,9 @@
 # together into OUT_DIR/sysroot (a Debian root, usr-merged, with its
 # /lib and /bin links): gzip, diffutils (cmp, diff), xz-utils (xz, on
 # liblzma), lua5.4, sqlite3 (on libsqlite3, zlib, readline), Python 3.13
-# (python3.13-minimal with its minimal standard library), perl (perl-base),
+# (python3.13-minimal and its whole standard library, libpython3.13-stdlib,
+# with the libraries its C modules load: libffi for ctypes, libmpdec for
+# decimal, libuuid, ncursesw), perl (perl-base),
 # dash as the root's /bin/sh (so that `system`, `popen` and a shell=True
 # subprocess run a RISC-V shell in the simulator, not the host's),
 # grep (on PCRE2, whose JIT compiler writes code at run time), sed, gawk
@@ -97,6 +99,11 @@ pins=(
   "libattr1 pool/main/a/attr/libattr1_2.5.2-3_riscv64.deb 7780428a9d05d8d5659a632b90d52d1efe2cd79dd61300a744c342a53428afd5 sysroot libattr1"
   "libcap2 pool/main/libc/libcap2/libcap2_2.75-10+deb13u1+b3_riscv64.deb ef9e04266f4e9302f17e9acc0ce8cd4cad50d05539b8e64a4019a03e3f776699 sysroot libcap2"
   "libsystemd0 pool/main/s/systemd/libsystemd0_257.13-1~deb13u1_riscv64.deb 2bd0bcb8e0e2d6996ede77fdb39893de9f8acaeb79d6701b2890a1a50fab644c sysroot libsystemd0"
+  "libpython3.13-stdlib pool/main/p/python3.13/libpython3.13-stdlib_3.13.5-2+deb13u5_riscv64.deb 0a8cd5a602d1464cd67fe3c5b864cd062f0e5492768ff6dc80d0f4d2b371409b sysroot libpython3.13-stdlib"
+  "libffi8 pool/main/libf/libffi/libffi8_3.4.8-2_riscv64.deb f2dc7319a32fb0af68723f781667aa876efb402301e9cb170d2979d394c11bfb sysroot libffi8"
+  "libmpdec4 pool/main/m/mpdecimal/libmpdec4_4.0.1-5_riscv64.deb d046afd745f532067519c85fe2cb156cb276d07706a7febfc086b620874b63ae sysroot libmpdec4"
+  "libuuid1 pool/main/u/util-linux/libuuid1_2.41.5-0+deb13u1_riscv64.deb 8855961e9dd50ae01e93d8ceebc1b717afa28d7f22dc3854e2286cf1cc1bed6c sysroot libuuid1"
+  "libncursesw6 pool/main/n/ncurses/libncursesw6_6.5+20250216-2_riscv64.deb 16debd916a1ecd95f6449d5bb739015dbb0d4c07f5aaa2360f11d1028b182eac sysroot libncursesw6"
 )
 sysroot="$out/sysroot"
 

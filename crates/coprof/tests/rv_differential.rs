@@ -551,6 +551,7 @@ fn debian_commands() -> Vec<(&'static str, Vec<String>)> {
             ]),
         ),
         ("sysroot/usr/bin/python3.13", s(&["-B", "-c", PYTHON, &readme])),
+        ("sysroot/usr/bin/python3.13", s(&["-B", "-c", PYTHON_STDLIB])),
         ("sysroot/usr/bin/perl", s(&["-e", PERL, &readme])),
         // -P compiles each pattern to RISC-V code with PCRE2's JIT, which
         // then asks riscv_flush_icache before running it.
@@ -653,6 +654,58 @@ print(struct.pack("<dI", math.pi, 7).hex())
 @functools.lru_cache(None)
 def fib(n): return n if n < 2 else fib(n - 1) + fib(n - 2)
 print(fib(300), sorted(itertools.permutations("abcd"))[7])
+"#;
+
+/// A Python program over the parts of the standard library that lean on
+/// the kernel (libpython3.13-stdlib): asyncio's event loop and timers,
+/// threads on a queue and a thread pool, a process pool and a child
+/// process talking through pipes and semaphores (forks of the
+/// interpreter), a subprocess fed on standard input, ctypes calling libc
+/// with a Python callback (libffi writes a trampoline at run time),
+/// decimal (libmpdec) and uuid, and an HTTP server on a thread answering
+/// urllib over loopback TCP. Everything it prints is the same on every
+/// run.
+const PYTHON_STDLIB: &str = r#"
+import asyncio, threading, queue, multiprocessing as mp, subprocess, ctypes, decimal, uuid
+import socketserver, http.server, urllib.request, concurrent.futures as cf
+def square(x): return x * x
+async def later(i):
+    await asyncio.sleep(0.001 * (i % 5))
+    return i * i
+async def gathered():
+    return sum(await asyncio.gather(*(later(i) for i in range(40))))
+class Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers(); self.wfile.write(b"hello " + self.path.encode())
+    def log_message(self, *a): pass
+if __name__ == "__main__":
+    print("asyncio", asyncio.run(gathered()))
+    q, out = queue.Queue(), []
+    def worker():
+        while (x := q.get()) is not None: out.append(x * x)
+    ts = [threading.Thread(target=worker) for _ in range(3)]
+    for t in ts: t.start()
+    for i in range(300): q.put(i)
+    for _ in ts: q.put(None)
+    for t in ts: t.join()
+    print("threads", sum(out), len(out))
+    with cf.ThreadPoolExecutor(3) as ex: print("thread pool", sum(ex.map(square, range(100))))
+    pool = mp.Pool(2); print("process pool", pool.map(square, range(12))); pool.close(); pool.join()
+    mq = mp.Queue(); p = mp.Process(target=mq.put, args=("from a child",)); p.start()
+    print(mq.get()); p.join(); print("exit code", p.exitcode)
+    r = subprocess.run(["sh", "-c", "read x; echo got $x; exit 4"], input=b"hi\n", capture_output=True)
+    print("subprocess", r.stdout, r.returncode)
+    libc = ctypes.CDLL(None)
+    arr = (ctypes.c_int * 6)(5, 2, 9, 1, 7, 3)
+    compare = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+    libc.qsort(arr, 6, ctypes.sizeof(ctypes.c_int), compare(lambda a, b: a[0] - b[0]))
+    print("ctypes", libc.strlen(b"coprof"), list(arr))
+    decimal.getcontext().prec = 50
+    print("decimal", decimal.Decimal(2).sqrt(), uuid.uuid5(uuid.NAMESPACE_DNS, "coprof.example"))
+    srv = socketserver.TCPServer(("127.0.0.1", 0), Hello)
+    t = threading.Thread(target=srv.serve_forever); t.start()
+    print("http", urllib.request.urlopen(f"http://127.0.0.1:{srv.server_address[1]}/x").read())
+    srv.shutdown(); t.join(); srv.server_close()
 "#;
 
 /// Real programs of a Linux distribution, built by others with a newer
@@ -854,6 +907,22 @@ fn debian_programs_profile_their_children() {
             "the child said b'499500\\n' and exited 3\n",
             1,
         ),
+        // A pool of two workers, forks of the interpreter that run no
+        // other program: each is profiled to its exit.
+        (
+            "pool",
+            "sysroot/usr/bin/python3.13",
+            vec![
+                "-B",
+                "-c",
+                "import multiprocessing as mp\n\
+                 def square(x): return x * x\n\
+                 if __name__ == '__main__':\n    \
+                 pool = mp.Pool(2); print(pool.map(square, range(8))); pool.close(); pool.join()\n",
+            ],
+            "[0, 1, 4, 9, 16, 25, 36, 49]\n",
+            2,
+        ),
         // `system` runs the root's /bin/sh (Debian's dash, RISC-V), which
         // forks for the pipeline and execs the root's gzip twice.
         (
@@ -908,6 +977,11 @@ fn debian_programs_profile_their_children() {
                 assert_eq!(by_name, child["argv0"] == "uniq", "{name}: {command}");
                 assert!(by_name || command.contains(" sh -c 'seq 5"), "{command}");
                 uniq += by_name as usize;
+            }
+            if name == "pool" {
+                // A worker took its tasks and left when the pool closed.
+                assert_eq!(child["status"], 0, "{name}: {c}");
+                assert!(child["input"].as_str().unwrap().ends_with("python3.13"), "{c}");
             }
             if name == "python" {
                 // The interpreter run again, by its own path, to its exit.
