@@ -15,9 +15,10 @@
 //! - A `#!` script runs its interpreter, found the same way, with Linux's
 //!   argv (binfmt_script): the interpreter as written, the line's one
 //!   optional argument, the script's path, then the script's arguments.
-//!   A `#!/usr/bin/env NAME` script runs NAME from PATH directly, with the
-//!   argv `env` would give it, so that the process is NAME's from its
-//!   start and not an `env` that replaces itself.
+//!   A `#!/usr/bin/env NAME` or `#!/usr/bin/env -S NAME ARGS…` script
+//!   runs NAME from PATH directly, with the argv `env` would give it, so
+//!   that the process is NAME's from its start and not an `env` that
+//!   replaces itself.
 //!
 //! `argv[0]` stays as given; the program's own file (`/proc/self/exe`,
 //! AT_EXECFN) is the file found.
@@ -75,9 +76,8 @@ pub fn find(args: &[OsString], config: &Config) -> Result<Command, SimError> {
         search(word, config)?
     };
     match kind {
-        Kind::Script { interp, arg, host } => {
-            let mut argv = vec![OsString::from_vec(interp)];
-            argv.extend(arg.map(OsString::from_vec));
+        Kind::Script { head, host } => {
+            let mut argv: Vec<OsString> = head.into_iter().map(OsString::from_vec).collect();
             argv.push(OsString::from_vec(guest));
             argv.extend(args[1..].iter().cloned());
             Ok(Command {
@@ -103,10 +103,10 @@ enum Kind {
     RiscV,
     /// A `#!` script whose interpreter, `host`, is a RISC-V ELF file.
     Script {
-        /// The interpreter as the script names it.
-        interp: Vec<u8>,
-        /// The `#!` line's one argument.
-        arg: Option<Vec<u8>>,
+        /// The interpreter's argv before the script's path: the
+        /// interpreter as the script names it and the `#!` line's one
+        /// argument, or what `env` would run.
+        head: Vec<Vec<u8>>,
         /// The interpreter's host file.
         host: PathBuf,
     },
@@ -132,12 +132,8 @@ fn kind(host: &Path, config: &Config) -> Kind {
     let Some((interp, arg)) = shebang(&head[2..]) else {
         return bad_script("a `#!` script whose first line names no interpreter".into());
     };
-    if let Some(host) = env_target(&interp, arg.as_deref(), config) {
-        return Kind::Script {
-            interp: arg.unwrap_or_default(),
-            arg: None,
-            host,
-        };
+    if let Some((host, head)) = env_target(&interp, arg.as_deref(), config) {
+        return Kind::Script { head, host };
     }
     let interp_host = guest_file(&interp, config);
     let named = format!(
@@ -152,8 +148,7 @@ fn kind(host: &Path, config: &Config) -> Kind {
             what_file(&h)
         )),
         Ok(_) => Kind::Script {
-            interp,
-            arg,
+            head: std::iter::once(interp).chain(arg).collect(),
             host: interp_host,
         },
     }
@@ -226,26 +221,121 @@ fn in_path<'c>(
 }
 
 /// For a script whose `#!` line is `/usr/bin/env NAME` (an `env` and one
-/// plain word, no option and no assignment), the RISC-V program NAME that
-/// `env` would run, found in the program's `PATH` as `env`'s `execvp`
-/// finds it (passing over host programs, as [`find`] does): its host file.
-/// The script then runs NAME directly with the argv `env` would give it
-/// (`NAME`, the script's path, its arguments), so that the process is
-/// NAME's from its start, as under perf, and not an `env` that replaces
-/// itself, which a report about the program it started refuses.
-fn env_target(interp: &[u8], arg: Option<&[u8]>, config: &Config) -> Option<PathBuf> {
-    let name = arg?;
+/// plain word, no option and no assignment) or `/usr/bin/env -S NAME
+/// ARGS…` (GNU env's split string, see [`split_string`]), the RISC-V
+/// program NAME that `env` would run, found in the program's `PATH` as
+/// `env`'s `execvp` finds it (passing over host programs, as [`find`]
+/// does): its host file, and the argv before the script's path (`NAME`
+/// and its arguments). The script then runs NAME directly with the argv
+/// `env` would give it, so that the process is NAME's from its start, as
+/// under perf, and not an `env` that replaces itself, which a report
+/// about the program it started refuses. Anything else `env` is told
+/// (other options, assignments, a NAME with a slash) runs `env` as
+/// written.
+fn env_target(
+    interp: &[u8],
+    arg: Option<&[u8]>,
+    config: &Config,
+) -> Option<(PathBuf, Vec<Vec<u8>>)> {
+    if interp.rsplit(|&b| b == b'/').next() != Some(b"env") {
+        return None;
+    }
+    let arg = arg?;
+    let words = match arg.strip_prefix(b"-S") {
+        Some(rest) => split_string(rest, &config.env)?,
+        None => vec![arg.to_vec()],
+    };
+    let name = words.first()?;
     let plain = !name.is_empty()
         && !name.starts_with(b"-")
         && !name.contains(&b'=')
         && !name.contains(&b'/')
         && !name.iter().any(|b| b.is_ascii_whitespace());
-    if !(interp.rsplit(|&b| b == b'/').next() == Some(b"env") && plain) {
+    if !plain {
         return None;
     }
-    in_path(name, config)
+    let host = in_path(name, config)
         .map(|(host, _)| host)
-        .find(|host| head_of(host).is_ok_and(|head| elf::is_riscv(&head)))
+        .find(|host| head_of(host).is_ok_and(|head| elf::is_riscv(&head)))?;
+    Some((host, words))
+}
+
+/// The words of GNU `env -S STRING`'s string, as coreutils' env splits
+/// it: blanks separate words; `'…'` quotes everything but `\'` and
+/// `\\`; `"…"` and unquoted text take the escapes `\"`, `\'`, `\\`,
+/// `\#`, `\$`, `\_` (a space, or a separator outside quotes), `\t`, `\n`,
+/// `\r`, `\f`, `\v` and `\c` (the end of the string), and `${NAME}`,
+/// the value of NAME in `env` (empty when unset); a word that starts with
+/// `#` starts a comment to the end. `None` for what env would refuse (an
+/// open quote, an unknown escape, a `$` without `{NAME}`), which then
+/// runs `env` itself, to say so.
+fn split_string(s: &[u8], env: &[OsString]) -> Option<Vec<Vec<u8>>> {
+    let blank = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
+    let mut words: Vec<Vec<u8>> = Vec::new();
+    let mut word: Option<Vec<u8>> = None;
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        i += 1;
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(b'\''), b'\\') if matches!(s.get(i), Some(b'\\' | b'\'')) => {
+                word.get_or_insert_with(Vec::new).push(s[i]);
+                i += 1;
+            }
+            (Some(b'\''), c) => word.get_or_insert_with(Vec::new).push(c),
+            (None, c) if blank(c) => words.extend(word.take()),
+            (None, b'#') if word.is_none() => break,
+            (None, b'\'' | b'"') => {
+                quote = Some(c);
+                word.get_or_insert_with(Vec::new);
+            }
+            (_, b'\\') => {
+                let e = *s.get(i)?;
+                i += 1;
+                let lit = match e {
+                    b'"' | b'\'' | b'\\' | b'#' | b'$' => e,
+                    b'_' if quote.is_none() => {
+                        words.extend(word.take());
+                        continue;
+                    }
+                    b'_' => b' ',
+                    b't' => b'\t',
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b'f' => 0x0c,
+                    b'v' => 0x0b,
+                    b'c' if quote.is_none() => break,
+                    _ => return None,
+                };
+                word.get_or_insert_with(Vec::new).push(lit);
+            }
+            (_, b'$') => {
+                let rest = s[i..].strip_prefix(b"{")?;
+                let end = rest.iter().position(|&b| b == b'}')?;
+                let name = &rest[..end];
+                let ok = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+                if name.is_empty() || name[0].is_ascii_digit() || !name.iter().all(ok) {
+                    return None;
+                }
+                let value = env.iter().find_map(|v| {
+                    v.as_bytes()
+                        .strip_prefix(name)
+                        .and_then(|r| r.strip_prefix(b"="))
+                });
+                word.get_or_insert_with(Vec::new)
+                    .extend_from_slice(value.unwrap_or_default());
+                i += 1 + end + 1;
+            }
+            (_, c) => word.get_or_insert_with(Vec::new).push(c),
+        }
+    }
+    if quote.is_some() {
+        return None;
+    }
+    words.extend(word);
+    Some(words)
 }
 
 /// A negated errno as the host's message.
@@ -354,6 +444,52 @@ mod tests {
         assert_eq!(shebang(b""), None);
     }
 
+    #[test]
+    fn env_split_strings_split_as_gnu_env_splits_them() {
+        let env = [OsString::from("HOME=/home/u"), OsString::from("E=")];
+        let split = |s: &[u8]| {
+            split_string(s, &env).map(|w| {
+                w.iter()
+                    .map(|x| String::from_utf8_lossy(x).into_owned())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            split(b" py  -u\t-B "),
+            Some(vec!["py".into(), "-u".into(), "-B".into()])
+        );
+        // Quotes: single ones keep all but \\ and \', double ones take escapes.
+        assert_eq!(
+            split(br#"a'b c\n\'' "d\te\_f\$" '' "#),
+            Some(vec![r"ab c\n'".into(), "d\te f$".into(), "".into()])
+        );
+        // ${NAME} from the environment, empty when unset or empty.
+        assert_eq!(
+            split(b"x${HOME}/y \"${NOPE}${E}z\""),
+            Some(vec!["x/home/u/y".into(), "z".into()])
+        );
+        // \_ separates outside quotes; \c ends the string; # at a word's
+        // start is a comment, elsewhere a letter.
+        assert_eq!(
+            split(b"a\\_b c#d \\c e # f"),
+            Some(vec!["a".into(), "b".into(), "c#d".into()])
+        );
+        assert_eq!(split(b"# all a comment"), Some(vec![]));
+        // What env refuses: an open quote, an unknown escape, a bare $,
+        // a bad name, \c in double quotes, a backslash at the end.
+        for bad in [
+            &b"'open"[..],
+            b"\\q",
+            b"$HOME",
+            b"${1A}",
+            b"${A",
+            b"\"\\c\"",
+            b"a\\",
+        ] {
+            assert_eq!(split(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
     /// An ELF header for machine `m`, padded to 64 bytes.
     fn elf_head(m: u16) -> Vec<u8> {
         let mut h = b"\x7fELF\x02\x01\x01".to_vec();
@@ -455,10 +591,25 @@ mod tests {
         let c = find(&words(&[&e, "a"]), &config("/opt/bin", Some(&sys))).unwrap();
         assert_eq!(c.program, sys.join("opt/bin/py"));
         assert_eq!(c.args, words(&["py", &e, "a"]));
-        write_exe(&env_script, b"#!/usr/bin/env -S py -u\n");
+        // `env -S`: the split string's words run, as GNU env splits them.
+        write_exe(
+            &env_script,
+            b"#!/usr/bin/env -S py -u 'a b' \"${HOME}/x\"\\_c # z\n",
+        );
         let c = find(&words(&[&e, "a"]), &config("/opt/bin", Some(&sys))).unwrap();
-        assert_eq!(c.program, sys.join("usr/bin/env"));
-        assert_eq!(c.args, words(&["/usr/bin/env", "-S py -u", &e, "a"]));
+        assert_eq!(c.program, sys.join("opt/bin/py"));
+        assert_eq!(c.args, words(&["py", "-u", "a b", "/x/x", "c", &e, "a"]));
+        // Options or assignments for env itself: env runs as written.
+        for line in [
+            &b"#!/usr/bin/env -S -i py\n"[..],
+            b"#!/usr/bin/env -S A=1 py\n",
+            b"#!/usr/bin/env -u A py\n",
+        ] {
+            write_exe(&env_script, line);
+            let c = find(&words(&[&e, "a"]), &config("/opt/bin", Some(&sys))).unwrap();
+            assert_eq!(c.program, sys.join("usr/bin/env"));
+            assert_eq!(c.args[2..], words(&[&e, "a"]));
+        }
 
         // An interpreter that is not RISC-V is named, with the script.
         let bad = dir.join("x.sh");

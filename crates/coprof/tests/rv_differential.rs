@@ -1157,4 +1157,53 @@ fn debian_env_scripts_run_by_name() {
         report["instructions"].as_u64().unwrap() > 1_000_000,
         "{report}"
     );
+
+    // `#!/usr/bin/env -S`: the split string's words, its quotes and
+    // `${NAME}` from the program's environment, give Python its options,
+    // as GNU env gives them; the report is of Python.
+    let split = scripts.path().join("split.py");
+    std::fs::write(
+        &split,
+        "#!/usr/bin/env -S python3.13 -B -W \"ignore::${CATEGORY}\" # options\n\
+         import sys\nprint(sys.warnoptions, sys.dont_write_bytecode, sys.argv[1:])\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&split, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let split_path = split.to_string_lossy();
+    let reference = run(qemu_command(
+        &python,
+        &["-B", "-W", "ignore::DeprecationWarning", &split_path, "a"],
+    ))
+    .expect("qemu runs the script's Python");
+    let env = ["--env", "CATEGORY=DeprecationWarning", "--env", &path, "--"];
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
+    cmd.arg("run")
+        .arg("--sysroot")
+        .arg(&sysroot)
+        .args(env)
+        .args(["split.py", "a"]);
+    let candidate = run(cmd).expect("coprof runs the script");
+    if let Some(mismatch) = compare("split.py a", &reference, &candidate) {
+        panic!("qemu (q) and coprof (c) differ:\n{mismatch}");
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&candidate.stdout),
+        "['ignore::DeprecationWarning'] True ['a']\n"
+    );
+    let report = common::json_of(
+        common::coprof()
+            .arg("loops")
+            .arg("--sysroot")
+            .arg(&sysroot)
+            .arg("--json")
+            .args(env)
+            .args(["split.py", "x"]),
+    );
+    assert!(
+        report["instructions"].as_u64().unwrap() > 1_000_000,
+        "{report}"
+    );
 }
