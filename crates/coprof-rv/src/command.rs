@@ -33,9 +33,17 @@ use std::path::{Path, PathBuf};
 
 /// Most bytes of a `#!` line Linux reads (BINPRM_BUF_SIZE).
 const BINPRM_BUF: usize = 256;
+/// Scripts Linux looks through before it gives up with ELOOP: a script's
+/// interpreter may be a script in turn, up to five scripts in all before
+/// the program that runs them (`exec_binprm` in fs/exec.c).
+pub(crate) const MAX_REWRITES: u32 = 5;
 /// The search path of a program whose environment has no `PATH`: glibc's
 /// `execvp`'s.
 const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin";
+
+/// The end of the error about a script whose interpreter the simulator
+/// cannot run.
+const NEEDS_ROOT: &str = "; give the RISC-V root that has one with --sysroot DIR";
 
 /// What a command line runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,7 +95,7 @@ pub fn find(args: &[OsString], config: &Config) -> Result<Command, SimError> {
         }
         Kind::Other { script: true, why } => Err(SimError::Command {
             name: host.display().to_string(),
-            why: format!("{why}; give the RISC-V root that has one with --sysroot DIR"),
+            why,
         }),
         // A RISC-V file, or one the loader names what is wrong with.
         Kind::RiscV | Kind::Other { .. } => Ok(Command {
@@ -117,6 +125,14 @@ enum Kind {
 /// What the host file `host` is, to a run with `config`'s root and
 /// sysroot, which a script's interpreter is looked up under.
 fn kind(host: &Path, config: &Config) -> Kind {
+    kind_at(host, config, 0)
+}
+
+/// [`kind`] of a file reached through `depth` interpreters: a script's
+/// interpreter may be a script in turn, as deep as Linux looks
+/// ([`MAX_REWRITES`]), its argv the inner interpreter's, then the outer
+/// one's path as written and its argument.
+fn kind_at(host: &Path, config: &Config, depth: u32) -> Kind {
     let other = |why: String| Kind::Other { script: false, why };
     let head = match head_of(host) {
         Ok(head) => head,
@@ -141,14 +157,31 @@ fn kind(host: &Path, config: &Config) -> Kind {
         String::from_utf8_lossy(&interp),
         interp_host.display()
     );
+    let own = std::iter::once(interp).chain(arg);
     match head_of(&interp_host) {
-        Err(e) => bad_script(format!("{named} cannot be run: {}", os_error(e))),
+        Err(e) => bad_script(format!(
+            "{named} cannot be run: {}{NEEDS_ROOT}",
+            os_error(e)
+        )),
+        Ok(h) if h.starts_with(b"#!") && depth + 1 < MAX_REWRITES => {
+            match kind_at(&interp_host, config, depth + 1) {
+                Kind::Script { head, host } => Kind::Script {
+                    head: head.into_iter().chain(own).collect(),
+                    host,
+                },
+                Kind::Other { why, .. } => bad_script(format!("{named} is {why}")),
+                Kind::RiscV => unreachable!("a file that starts with #! is no ELF file"),
+            }
+        }
+        Ok(h) if h.starts_with(b"#!") => bad_script(format!(
+            "{named} is a script too: more than {MAX_REWRITES} scripts, each the interpreter of the one before, which Linux refuses (ELOOP)"
+        )),
         Ok(h) if !elf::is_riscv(&h) => bad_script(format!(
-            "{named} is {}, not a RISC-V program",
+            "{named} is {}, not a RISC-V program{NEEDS_ROOT}",
             what_file(&h)
         )),
         Ok(_) => Kind::Script {
-            head: std::iter::once(interp).chain(arg).collect(),
+            head: own.collect(),
             host: interp_host,
         },
     }

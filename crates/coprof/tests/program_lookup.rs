@@ -179,3 +179,77 @@ fn a_programs_own_execve_of_a_bare_name_is_the_current_directorys_file() {
     );
     assert_eq!(out, "tool\ne\n");
 }
+
+/// A script whose interpreter is a script runs the innermost interpreter
+/// with each level's argv in front, as Linux nests them (binfmt_script,
+/// up to five interpreters deep, then ELOOP): on the command line and
+/// through the program's own `execve`.
+#[test]
+fn scripts_whose_interpreter_is_a_script_nest_as_linux_nests_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sys = d.join("sys");
+    let sysroot = sys.display().to_string();
+    place(&common::compile(d, "argv", ARGV), &sys.join("opt/interp"));
+    write_script(&sys.join("opt/inner"), "#!/opt/interp -i\n");
+    let outer = d.join("host/outer.sh");
+    write_script(&outer, "#!/opt/inner -o\n");
+    let o = outer.display().to_string();
+    let out = stdout_of(coprof().args(["run", "--sysroot", &sysroot, "--", &o, "a"]));
+    assert_eq!(out, format!("/opt/interp\n-i\n/opt/inner\n-o\n{o}\na\n"));
+
+    // The program's own execve of such a script.
+    let exec = common::compile(d, "exec_tool", EXEC_TOOL);
+    write_script(&d.join("cwd/tool"), "#!/opt/inner -o\n");
+    let run = |cwd: &Path| {
+        coprof()
+            .args(["run", "--sysroot", &sysroot, "--"])
+            .arg(&exec)
+            .current_dir(cwd)
+            .output()
+            .unwrap()
+    };
+    let out = run(&d.join("cwd"));
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "/opt/interp\n-i\n/opt/inner\n-o\ntool\ne\n"
+    );
+
+    // Six scripts, each the interpreter of the one before: the command
+    // line is refused by name, and the program's execve fails (ELOOP),
+    // so it returns 127.
+    for level in 1..=5 {
+        write_script(
+            &sys.join(format!("opt/s{level}")),
+            &format!("#!/opt/s{}\n", level + 1),
+        );
+    }
+    write_script(&sys.join("opt/s6"), "#!/opt/interp\n");
+    write_script(&d.join("deep/tool"), "#!/opt/s2\n");
+    let out = coprof()
+        .args(["run", "--sysroot", &sysroot, "--"])
+        .arg(d.join("deep/tool"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("more than 5 scripts") && err.contains("ELOOP"),
+        "{err}"
+    );
+    let out = run(&d.join("deep"));
+    assert_eq!(out.status.code(), Some(127), "{out:?}");
+    // Five run, on the command line and through execve.
+    write_script(&d.join("deep/tool"), "#!/opt/s3\n");
+    let five = "/opt/interp\n/opt/s6\n/opt/s5\n/opt/s4\n/opt/s3\n";
+    let tool = d.join("deep/tool").display().to_string();
+    let out = stdout_of(coprof().args(["run", "--sysroot", &sysroot, "--", &tool]));
+    assert_eq!(out, format!("{five}{tool}\n"));
+    let out = run(&d.join("deep"));
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{five}tool\ne\n")
+    );
+}

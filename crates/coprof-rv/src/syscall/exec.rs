@@ -15,7 +15,7 @@
 //! events feed reports about its own program.
 
 use super::{Kernel, Outcome, EFAULT};
-use crate::command::{read_head, shebang};
+use crate::command::{read_head, shebang, MAX_REWRITES};
 use crate::error::SimError;
 use crate::mem::Memory;
 use crate::sysno as nr;
@@ -79,7 +79,7 @@ impl Kernel {
         if bytes > ARG_MAX {
             return Ok(Outcome::Ret(-(libc::E2BIG as i64)));
         }
-        let runs = errno!(self.who_runs(&path, &guest_path, &argv, true));
+        let runs = errno!(self.who_runs(&path, &guest_path, &argv, 0));
         if follower.is_some() && runs == Runs::Host {
             return Err(refused(&format!(
                 " of the host program {}",
@@ -165,16 +165,22 @@ impl Kernel {
     /// `argv`: a RISC-V ELF file, or a `#!` script whose interpreter is
     /// one (Linux's binfmt_script: argv becomes the interpreter as written,
     /// its one optional argument, the script's path, then `argv[1..]`),
-    /// runs in a simulator; anything else on the host. Errors are Linux's:
-    /// EACCES for a file that is not a regular executable one, ENOEXEC for
-    /// a `#!` line without an interpreter.
+    /// runs in a simulator, and so does a script whose interpreter is such
+    /// a script, [`MAX_REWRITES`] deep; anything else on the host. `depth`
+    /// is the number of interpreters looked through to reach `path`.
+    /// Errors are Linux's: EACCES for a file that is not a regular
+    /// executable one, ENOEXEC for a `#!` line without an interpreter,
+    /// ELOOP for scripts nested too deep.
     fn who_runs(
         &self,
         path: &CString,
         guest_path: &[u8],
         argv: &[Vec<u8>],
-        script: bool,
+        depth: u32,
     ) -> Result<Runs, i64> {
+        if depth > MAX_REWRITES {
+            return Err(-(libc::ELOOP as i64));
+        }
         let head = read_head(path)?;
         if crate::elf::is_riscv(&head) {
             return Ok(Runs::Simulator {
@@ -182,7 +188,7 @@ impl Kernel {
                 argv: argv.to_vec(),
             });
         }
-        if !(script && head.starts_with(b"#!")) {
+        if !head.starts_with(b"#!") {
             return Ok(Runs::Host);
         }
         let (interp, arg) = shebang(&head[2..]).ok_or(-(libc::ENOEXEC as i64))?;
@@ -191,7 +197,7 @@ impl Kernel {
         with.extend(arg);
         with.push(guest_path.to_vec());
         with.extend(argv.iter().skip(1).cloned());
-        self.who_runs(&interp_host, &interp, &with, false)
+        self.who_runs(&interp_host, &interp, &with, depth + 1)
     }
 
     /// Puts every guest descriptor that outlives an exec (no FD_CLOEXEC)
