@@ -39,6 +39,8 @@
 #[cfg(target_arch = "x86_64")]
 mod arena;
 #[cfg(target_arch = "x86_64")]
+mod encode;
+#[cfg(target_arch = "x86_64")]
 mod x86;
 
 #[cfg(all(test, target_arch = "x86_64"))]
@@ -51,11 +53,13 @@ use crate::mem::Memory;
 use coprof_core::ClassSet;
 
 /// Executions after which a block is translated: a block run fewer
-/// times costs less to interpret than to translate (some 7 µs a block
-/// with the code assembler). On SQLite's driver over 100 rows, `coprof
-/// run` took 73 ms of user time with 32, 59 with 256, 49 with 1,024 and
-/// 64 interpreting; over 25,000 rows 0.36 to 0.40 s with 32, 0.35 to
-/// 0.37 with 256 and 0.39 to 0.51 with 1,024.
+/// times costs less to interpret than to translate (some 7 µs a block of
+/// Python's, 15 µs before the translations were encoded without iced's
+/// block encoder). On SQLite's driver over 100 rows, `coprof run` took
+/// 73 ms of user time with 32, 59 with 256, 49 with 1,024 and 64
+/// interpreting; over 25,000 rows 0.36 to 0.40 s with 32, 0.35 to 0.37
+/// with 256 and 0.39 to 0.51 with 1,024. With the cheaper encoding, 64
+/// and 128 were no faster than 256 (docs/PERFORMANCE.md).
 pub const HOT: u64 = 256;
 
 /// [`Block::jit`] of a block not translated (yet).

@@ -1,5 +1,5 @@
-//! Translation of a block's ops to x86-64 code, assembled by iced-x86's
-//! code assembler.
+//! Translation of a block's ops to x86-64 code, built with iced-x86's
+//! code assembler and encoded by [`encode`](super::encode).
 //!
 //! The guest registers stay in [`Cpu::x`](crate::cpu::Cpu::x): each op
 //! loads its sources from there and stores its result back, with rax, rcx
@@ -22,7 +22,7 @@ use crate::op::{float_compute, Kind, Op};
 use coprof_core::{flags, Class, ClassSet, Event, Run};
 use iced_x86::code_asm::asm_traits::CodeAsmJmp;
 use iced_x86::code_asm::*;
-use iced_x86::{BlockEncoderOptions, IcedError};
+use iced_x86::IcedError;
 use std::mem::offset_of;
 
 const CTX_X: i32 = offset_of!(Ctx, x) as i32;
@@ -249,7 +249,7 @@ fn emit(
     wants: ClassSet,
     chain: &Chain,
     float_ops: &mut Vec<Box<Op>>,
-) -> Result<Translation, IcedError> {
+) -> Result<Translation, super::encode::EncodeError> {
     let mut a = CodeAssembler::new(64)?;
     let mut out = a.create_label();
     // Per op that may leave early, its label: returns its index.
@@ -382,16 +382,20 @@ fn emit(
     a.pop(r12)?;
     a.pop(rbx)?;
     a.ret()?;
-    let r = a.assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
+    let r = super::encode::encode(a.instructions())?;
+    // The unit tests check every translation they make against iced's
+    // own block encoder.
+    #[cfg(test)]
+    super::encode::check_against_block_encoder(&mut a, &r);
     let mut exits = [0u64; 2];
     for w in 0..2 {
         if links[w] {
-            exits[w] = r.label_ip(&unlinked[w])?;
+            exits[w] = r.label_offset(&unlinked[w])?;
         }
     }
     Ok(Translation {
-        chained_entry: r.label_ip(&chained)?,
-        bytes: r.inner.code_buffer,
+        chained_entry: r.label_offset(&chained)?,
+        bytes: r.bytes,
         exits,
     })
 }
