@@ -1095,115 +1095,84 @@ fn debian_programs_exec_in_place() {
     );
 }
 
-/// A script that starts `#!/usr/bin/env python3.13`, named as a shell
-/// names it (found in the program's PATH under the sysroot): it runs
-/// through the root's RISC-V `env` and Python, with the argv Linux gives
-/// it, and prints what Python run on the script directly prints under
-/// qemu; `coprof profile` of it profiles Python.
+/// Scripts that start `#!/usr/bin/env python3.13` and `#!/usr/bin/env -S
+/// python3.13 …`, named as a shell names them (found in the program's
+/// PATH under the sysroot): each runs the root's RISC-V Python directly,
+/// with the argv `env` would give it (for `-S`, the split string's words,
+/// quotes and `${NAME}` from the program's environment, as GNU env splits
+/// them), and prints what Python run on the script directly prints under
+/// qemu; `coprof loops` of it profiles Python, with no `env` that
+/// replaces itself for the report to refuse.
 #[test]
 fn debian_env_scripts_run_by_name() {
     let dir = fetch_debian_programs();
     let sysroot = dir.join("sysroot");
     let scripts = tempfile::tempdir().unwrap();
-    let script = scripts.path().join("tally.py");
-    std::fs::write(
-        &script,
-        "#!/usr/bin/env python3.13\nimport sys\nprint(sys.argv[1:], sum(i * i for i in range(5000)))\n",
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
     let path = format!("PATH={}:/usr/bin:/bin", scripts.path().display());
     let python = sysroot.join("usr/bin/python3.13");
-    let reference = run(qemu_command(
-        &python,
-        &["-B", &script.to_string_lossy(), "a", "b c"],
-    ))
-    .expect("qemu runs the script's Python");
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
-    cmd.arg("run")
-        .arg("--sysroot")
-        .arg(&sysroot)
-        .args(["--env", "PYTHONDONTWRITEBYTECODE=1", "--env", &path, "--"])
-        .args(["tally.py", "a", "b c"]);
-    let candidate = run(cmd).expect("coprof runs the script");
-    if let Some(mismatch) = compare("tally.py a 'b c'", &reference, &candidate) {
-        panic!("qemu (q) and coprof (c) differ:\n{mismatch}");
-    }
-    assert_eq!(
-        String::from_utf8_lossy(&candidate.stdout),
-        "['a', 'b c'] 41654167500\n"
+    // Writes script `name`, runs it by name with `env` and `args` under
+    // coprof and Python with `options` on it under qemu, and checks both
+    // print `printed`; then profiles it.
+    let check =
+        |name: &str, text: &str, options: &[&str], env: &[&str], args: &[&str], printed: &str| {
+            let script = scripts.path().join(name);
+            std::fs::write(&script, text).unwrap();
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+            let script = script.to_string_lossy();
+            let qemu_args: Vec<&str> = options
+                .iter()
+                .copied()
+                .chain([&*script])
+                .chain(args.iter().copied())
+                .collect();
+            let reference =
+                run(qemu_command(&python, &qemu_args)).expect("qemu runs the script's Python");
+            let env: Vec<&str> = env.iter().copied().chain(["--env", &path, "--"]).collect();
+            let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
+            cmd.arg("run")
+                .arg("--sysroot")
+                .arg(&sysroot)
+                .args(&env)
+                .arg(name)
+                .args(args);
+            let candidate = run(cmd).expect("coprof runs the script");
+            if let Some(mismatch) = compare(name, &reference, &candidate) {
+                panic!("qemu (q) and coprof (c) differ:\n{mismatch}");
+            }
+            assert_eq!(String::from_utf8_lossy(&candidate.stdout), printed);
+            let report = common::json_of(
+                common::coprof()
+                    .arg("loops")
+                    .arg("--sysroot")
+                    .arg(&sysroot)
+                    .arg("--json")
+                    .args(&env)
+                    .arg(name)
+                    .arg("x"),
+            );
+            assert!(
+                report["instructions"].as_u64().unwrap() > 1_000_000,
+                "{name}: {report}"
+            );
+        };
+    check(
+        "tally.py",
+        "#!/usr/bin/env python3.13\nimport sys\nprint(sys.argv[1:], sum(i * i for i in range(5000)))\n",
+        &["-B"],
+        &["--env", "PYTHONDONTWRITEBYTECODE=1"],
+        &["a", "b c"],
+        "['a', 'b c'] 41654167500\n",
     );
-    // Profiled: the program is Python from its start, with no `env`
-    // that replaces itself for the report to refuse.
-    let report = common::json_of(
-        common::coprof()
-            .arg("loops")
-            .arg("--sysroot")
-            .arg(&sysroot)
-            .args([
-                "--json",
-                "--env",
-                "PYTHONDONTWRITEBYTECODE=1",
-                "--env",
-                &path,
-                "--",
-            ])
-            .args(["tally.py", "x"]),
-    );
-    assert!(
-        report["instructions"].as_u64().unwrap() > 1_000_000,
-        "{report}"
-    );
-
-    // `#!/usr/bin/env -S`: the split string's words, its quotes and
-    // `${NAME}` from the program's environment, give Python its options,
-    // as GNU env gives them; the report is of Python.
-    let split = scripts.path().join("split.py");
-    std::fs::write(
-        &split,
+    check(
+        "split.py",
         "#!/usr/bin/env -S python3.13 -B -W \"ignore::${CATEGORY}\" # options\n\
          import sys\nprint(sys.warnoptions, sys.dont_write_bytecode, sys.argv[1:])\n",
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&split, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let split_path = split.to_string_lossy();
-    let reference = run(qemu_command(
-        &python,
-        &["-B", "-W", "ignore::DeprecationWarning", &split_path, "a"],
-    ))
-    .expect("qemu runs the script's Python");
-    let env = ["--env", "CATEGORY=DeprecationWarning", "--env", &path, "--"];
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coprof"));
-    cmd.arg("run")
-        .arg("--sysroot")
-        .arg(&sysroot)
-        .args(env)
-        .args(["split.py", "a"]);
-    let candidate = run(cmd).expect("coprof runs the script");
-    if let Some(mismatch) = compare("split.py a", &reference, &candidate) {
-        panic!("qemu (q) and coprof (c) differ:\n{mismatch}");
-    }
-    assert_eq!(
-        String::from_utf8_lossy(&candidate.stdout),
-        "['ignore::DeprecationWarning'] True ['a']\n"
-    );
-    let report = common::json_of(
-        common::coprof()
-            .arg("loops")
-            .arg("--sysroot")
-            .arg(&sysroot)
-            .arg("--json")
-            .args(env)
-            .args(["split.py", "x"]),
-    );
-    assert!(
-        report["instructions"].as_u64().unwrap() > 1_000_000,
-        "{report}"
+        &["-B", "-W", "ignore::DeprecationWarning"],
+        &["--env", "CATEGORY=DeprecationWarning"],
+        &["a"],
+        "['ignore::DeprecationWarning'] True ['a']\n",
     );
 }
