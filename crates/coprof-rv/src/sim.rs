@@ -95,7 +95,8 @@ pub enum Exit {
 }
 
 impl Exit {
-    /// The exit status a shell reports: the code, or 128 + signal.
+    /// The exit status a shell reports, 0 to 255: the code (its low
+    /// eight bits, all `exit_group` keeps, as Linux), or 128 + signal.
     pub fn status(&self) -> i32 {
         match self {
             Exit::Code(c) => *c,

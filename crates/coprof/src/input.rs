@@ -402,7 +402,7 @@ impl InputArgs {
             std::mem::forget(StdoutToStderr::new());
         }
         progress.done();
-        PROGRAM_STATUS.store(exit.status() & 0xff, std::sync::atomic::Ordering::Relaxed);
+        PROGRAM_STATUS.store(exit.status(), std::sync::atomic::Ordering::Relaxed);
         if !quiet {
             crate::cmd::run::announce_death(&prog, &exit);
             if exit.status() != 0 {

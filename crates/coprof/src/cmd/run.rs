@@ -313,7 +313,7 @@ fn stats_json(
         "instructions": sim.instret(),
         "seconds": secs,
         "mips": sim.instret() as f64 / secs.max(1e-9) / 1e6,
-        "status": exit.status() & 0xff,
+        "status": exit.status(),
         "signal": signal,
         "message": message,
         "limit_reached": *exit == Exit::Limit,
