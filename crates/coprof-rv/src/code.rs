@@ -163,6 +163,16 @@ impl CodeCache {
         idx
     }
 
+    /// Whether any block was decoded from an address in `range`, so that
+    /// a change of what is mapped there (an `munmap`, `mprotect`, an
+    /// `mmap` over it) may leave it stale.
+    pub fn decoded_in(&self, range: &std::ops::Range<u64>) -> bool {
+        self.blocks.iter().any(|b| {
+            let start = b.ops.first().map_or(b.end, |op| op.pc);
+            start < range.end && range.start < b.end.max(start + 1)
+        })
+    }
+
     /// Drops every block (keeping their execution counts).
     pub fn flush(&mut self) {
         for b in self.blocks.drain(..) {

@@ -727,10 +727,16 @@ impl Simulator {
                 self.cpu.x[10] = v as u64;
                 self.cpu.pc = at + 4;
             }
-            Outcome::RetFlush(v) => {
+            Outcome::RetFlush(v, stale) => {
                 self.cpu.x[10] = v as u64;
                 self.cpu.pc = at + 4;
-                self.code.flush();
+                // Only when a decoded block lies there: a library mapped
+                // where nothing ran yet (the loader's `mmap` over its own
+                // reservation, its `mprotect` of the gaps) keeps every
+                // block and translation of the code that did run.
+                if self.code.decoded_in(&stale) {
+                    self.code.flush();
+                }
             }
             Outcome::Exit(code) => return Ok(Some(Exit::Code(code))),
             Outcome::Sigreturn => {

@@ -32,13 +32,19 @@ use crate::threads::Redo;
 use std::ffi::CString;
 use std::path::PathBuf;
 
+/// Every address: for a [`Outcome::RetFlush`] after which any decoded
+/// code may be stale (`riscv_flush_icache`, whose range Linux ignores).
+pub const ALL_CODE: std::ops::Range<u64> = 0..u64::MAX;
+
 /// What a system call did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// Continue with this value in a0.
     Ret(i64),
-    /// Continue with this value in a0; pre-decoded code may be stale.
-    RetFlush(i64),
+    /// Continue with this value in a0; the code decoded from these
+    /// addresses may be stale (unmapped, remapped, or its permissions
+    /// changed). [`ALL_CODE`] when any may be.
+    RetFlush(i64, std::ops::Range<u64>),
     /// The process exited with this status.
     Exit(i32),
     /// `rt_sigreturn`: restore the state saved in the signal frame at sp.
@@ -1071,6 +1077,44 @@ mod tests {
         }
     }
 
+    /// A change of what is mapped says which addresses' decoded code it may
+    /// leave stale when they are, or become, executable, and nothing when
+    /// neither: the simulator then forgets only if it decoded code there.
+    #[test]
+    fn mapping_changes_name_the_code_they_may_leave_stale() {
+        let (mut k, mut mem) = setup();
+        let anon = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
+        let rw = (libc::PROT_READ | libc::PROT_WRITE) as u64;
+        let rx = (libc::PROT_READ | libc::PROT_EXEC) as u64;
+        let mut sys = |num, a: [u64; 6]| {
+            k.syscall(
+                &mut mem,
+                [a[0], a[1], a[2], a[3], a[4], a[5], 0, num],
+                0x1000,
+            )
+            .unwrap()
+        };
+        // Data: no code before or after.
+        let Outcome::Ret(at) = sys(nr::MMAP, [0, 0x2000, rw, anon, u64::MAX, 0]) else {
+            panic!("mmap of data")
+        };
+        let at = at as u64;
+        // Made executable: a fetch there may have faulted before.
+        let out = sys(nr::MPROTECT, [at, 0x1000, rx, 0, 0, 0]);
+        assert_eq!(out, Outcome::RetFlush(0, at..at + 0x1000));
+        // Code unmapped; data unmapped.
+        let out = sys(nr::MUNMAP, [at, 0x1000, 0, 0, 0, 0]);
+        assert_eq!(out, Outcome::RetFlush(0, at..at + 0x1000));
+        assert_eq!(
+            sys(nr::MUNMAP, [at + 0x1000, 0x1000, 0, 0, 0, 0]),
+            Outcome::Ret(0)
+        );
+        // Code mapped where there was none: its own range.
+        let fixed = anon | libc::MAP_FIXED as u64;
+        let out = sys(nr::MMAP, [at, 0x1000, rx, fixed, u64::MAX, 0]);
+        assert_eq!(out, Outcome::RetFlush(at as i64, at..at + 0x1000));
+    }
+
     /// `riscv_flush_icache` forgets the decoded code (a JIT compiler has
     /// written new code) and refuses unknown flags, as Linux does;
     /// Landlock is absent, as from a kernel built without it.
@@ -1084,7 +1128,7 @@ mod tests {
                 0x1000,
             );
             assert!(
-                matches!(out, Ok(Outcome::RetFlush(0))),
+                matches!(&out, Ok(Outcome::RetFlush(0, r)) if *r == ALL_CODE),
                 "flags {flags}: {out:?}"
             );
         }

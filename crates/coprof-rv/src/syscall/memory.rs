@@ -47,7 +47,7 @@ impl Kernel {
                     let code = mem.range_has(a[0], len, perm::X);
                     self.file_maps.forget(a[0], len);
                     match mem.unmap(a[0], len) {
-                        Ok(()) if code => return Ok(Outcome::RetFlush(0)),
+                        Ok(()) if code => return Ok(Outcome::RetFlush(0, a[0]..a[0] + len)),
                         Ok(()) => 0,
                         Err(_) => EINVAL,
                     }
@@ -61,9 +61,13 @@ impl Kernel {
                 if !a[0].is_multiple_of(PAGE) || a[2] & !known != 0 || a[2] & grows == grows {
                     EINVAL
                 } else {
-                    let code = mem.range_has(a[0], page_up(a[1]), perm::X);
-                    match mem.protect(a[0], page_up(a[1]), (a[2] & 7) as u8) {
-                        Ok(()) if code => return Ok(Outcome::RetFlush(0)),
+                    let len = page_up(a[1]);
+                    // Executable before or after: a block decoded there,
+                    // or a fetch that faulted there, may be stale.
+                    let code =
+                        mem.range_has(a[0], len, perm::X) || a[2] & libc::PROT_EXEC as u64 != 0;
+                    match mem.protect(a[0], len, (a[2] & 7) as u8) {
+                        Ok(()) if code => return Ok(Outcome::RetFlush(0, a[0]..a[0] + len)),
                         Ok(()) => 0,
                         Err(e) => -(e.raw_os_error().unwrap_or(libc::ENOMEM) as i64),
                     }
@@ -151,7 +155,7 @@ impl Kernel {
                 if a[2] & !1 != 0 {
                     EINVAL
                 } else {
-                    return Ok(Outcome::RetFlush(0));
+                    return Ok(Outcome::RetFlush(0, super::ALL_CODE));
                 }
             }
             _ => unreachable!("memory_call of a call not in CALLS"),
@@ -251,7 +255,9 @@ impl Kernel {
                 None => return Ok(Outcome::Ret(ENOMEM)),
             }
         };
-        let replaces_code = mem.range_has(at, len, perm::X);
+        // Code there before, or code there after: a block decoded there
+        // (or a fetch that faulted there, kept as a block) may be stale.
+        let changes_code = mem.range_has(at, len, perm::X) || prot & perm::X != 0;
         let host_shared = match (shared, anon) {
             (false, _) => None,
             (true, true) => Some((None, len)),
@@ -294,8 +300,8 @@ impl Kernel {
             }
             None => self.file_maps.forget(at, len),
         }
-        if replaces_code {
-            Ok(Outcome::RetFlush(at as i64))
+        if changes_code {
+            Ok(Outcome::RetFlush(at as i64, at..at + len))
         } else {
             Ok(Outcome::Ret(at as i64))
         }
@@ -342,7 +348,7 @@ impl Kernel {
             });
         }
         let out = self.mremap_pages(mem, a);
-        if let Outcome::Ret(v) | Outcome::RetFlush(v) = out {
+        if let Outcome::Ret(v) | Outcome::RetFlush(v, _) = out {
             let (old, old_len, new_len) = (a[0], page_up(a[1]), page_up(a[2]));
             if v >= 0 && v as u64 != old {
                 self.file_maps.forget(old, old_len);
@@ -369,7 +375,7 @@ impl Kernel {
         let code = mem.range_has(old, old_len, perm::X);
         let done = |v: u64| {
             if code {
-                Outcome::RetFlush(v as i64)
+                Outcome::RetFlush(v as i64, super::ALL_CODE)
             } else {
                 Outcome::Ret(v as i64)
             }
@@ -436,7 +442,7 @@ impl Kernel {
             let _ = mem.unmap(old, old_len);
         }
         if code || mem.range_has(to, new_len, perm::X) {
-            Outcome::RetFlush(to as i64)
+            Outcome::RetFlush(to as i64, super::ALL_CODE)
         } else {
             Outcome::Ret(to as i64)
         }
@@ -485,5 +491,12 @@ fn copy_file(mem: &mut Memory, fd: i32, at: u64, len: u64, off: u64) -> Result<(
         }
         done += n as usize;
     }
-    mem.poke(at, &buf[..done]).map_err(|_| ENOMEM)
+    // A mapping's first contents are no change of code that ran: what
+    // the mapping replaced is the caller's to report (`RetFlush` with its
+    // range), so the loader's `mmap` of a library does not make the
+    // simulator forget every block decoded so far.
+    let written = mem.code_written;
+    let put = mem.poke(at, &buf[..done]).map_err(|_| ENOMEM);
+    mem.code_written = written;
+    put
 }

@@ -400,7 +400,7 @@ impl Kernel {
         let prot = perm::R
             | if read_only { 0 } else { perm::W }
             | if flags & SHM_EXEC != 0 { perm::X } else { 0 };
-        let replaces_code = mem.range_has(at, len, perm::X);
+        let changes_code = mem.range_has(at, len, perm::X) || prot & perm::X != 0;
         if let Err(e) = mem.attach_sysv(at, len, prot, id as i32, read_only) {
             return Ok(Outcome::Ret(
                 -(e.raw_os_error().unwrap_or(libc::EINVAL) as i64),
@@ -411,8 +411,8 @@ impl Kernel {
             .0
             .retain(|&s, &mut l| s + l <= at || s >= at + len);
         self.sysv.0.insert(at, len);
-        Ok(if replaces_code {
-            Outcome::RetFlush(at as i64)
+        Ok(if changes_code {
+            Outcome::RetFlush(at as i64, at..at + len)
         } else {
             Outcome::Ret(at as i64)
         })
@@ -431,7 +431,7 @@ impl Kernel {
         }
         self.sysv.0.remove(&addr);
         Ok(if code {
-            Outcome::RetFlush(0)
+            Outcome::RetFlush(0, addr..addr + len)
         } else {
             Outcome::Ret(0)
         })
