@@ -331,6 +331,33 @@ mod tests {
     }
 
     #[test]
+    fn decoded_code_is_found_by_any_range_that_overlaps_it() {
+        // CODE: addi; addi; jalr (12 bytes), and a fetch that faults
+        // outside the mapping, kept as a block there.
+        let mem = code(&[
+            i_type(0x13, 10, 0, 10, 1),
+            i_type(0x13, 10, 0, 10, 2),
+            i_type(0x67, 0, 0, 1, 0),
+        ]);
+        let mut cache = CodeCache::new();
+        assert!(!cache.decoded_in(&(0..u64::MAX)));
+        cache.lookup(CODE, &mem);
+        let fault = CODE + 0x3000;
+        cache.lookup(fault, &mem);
+        for (range, decoded) in [
+            (CODE..CODE + 1, true),
+            (CODE + 8..CODE + 0x1000, true),
+            (CODE + 12..CODE + 0x1000, false),
+            (CODE - 0x1000..CODE, false),
+            (fault..fault + 0x1000, true),
+            (fault + 0x1000..fault + 0x2000, false),
+            (0..u64::MAX, true),
+        ] {
+            assert_eq!(cache.decoded_in(&range), decoded, "{range:x?}");
+        }
+    }
+
+    #[test]
     fn a_flush_drops_the_links_with_the_blocks() {
         let mem = code(&[
             b_type(0, 10, 11, 8),
