@@ -64,13 +64,24 @@ pub fn page_down(v: u64) -> u64 {
     v & !(PAGE - 1)
 }
 
+/// [`Memory::take_code_written`] when nothing was stored into code: an
+/// empty range that any store widens (its start above its end, so that
+/// the first store's address becomes both).
+#[allow(clippy::reversed_empty_ranges)]
+const NONE_WRITTEN: std::ops::Range<u64> = u64::MAX..0;
+
 /// The guest's memory.
 pub struct Memory {
     base: *mut u8,
     perms: Vec<u8>,
     /// Set when a store hits an executable page: the pre-decoded code may
-    /// be stale and the interpreter drops it at the end of the block.
+    /// be stale, and the interpreter drops it at the end of the block if
+    /// it decoded any from `code_written_at`.
     pub code_written: bool,
+    /// The addresses of the stores into executable pages since the flag
+    /// was last taken ([`take_code_written`](Self::take_code_written)):
+    /// from the lowest to the end of the highest.
+    code_written_at: std::ops::Range<u64>,
 }
 
 impl Memory {
@@ -95,6 +106,7 @@ impl Memory {
             base: base as *mut u8,
             perms: vec![0; PAGES],
             code_written: false,
+            code_written_at: NONE_WRITTEN,
         })
     }
 
@@ -473,7 +485,7 @@ impl Memory {
     pub fn store<const N: usize>(&mut self, addr: u64, v: u64) -> Result<(), Fault> {
         let (p, perms) = self.check(addr, N as u64, perm::W, Access::Write)?;
         if perms & perm::X != 0 {
-            self.code_written = true;
+            self.note_code_written(addr, N as u64);
         }
         // SAFETY: `check` validated N writable bytes at p.
         unsafe {
@@ -602,7 +614,7 @@ impl Memory {
         }
         let p = self.check_range(addr, len, perm::W, Access::Write)?;
         if self.range_has(addr, len, perm::X) {
-            self.code_written = true;
+            self.note_code_written(addr, len);
         }
         // SAFETY: every page of the range is mapped (host RW) per the table.
         Ok(unsafe { std::slice::from_raw_parts_mut(p, len as usize) })
@@ -611,16 +623,46 @@ impl Memory {
     /// Writes bytes ignoring guest permissions (the loader filling
     /// read-only segments). The range must be mapped.
     pub fn poke(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
+        self.write_bytes(addr, bytes)?;
+        if self.range_has(addr, bytes.len() as u64, perm::X) {
+            self.note_code_written(addr, bytes.len() as u64);
+        }
+        Ok(())
+    }
+
+    /// [`poke`](Self::poke) of a new mapping's first contents, which are
+    /// no change of code that ran: whatever the mapping replaced, the call
+    /// that made it says so (so that the loader's `mmap` of a library does
+    /// not make the simulator forget what it decoded elsewhere).
+    pub fn fill_new(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
+        self.write_bytes(addr, bytes)
+    }
+
+    /// Copies `bytes` to `addr`, whatever the guest permissions: every
+    /// page must be mapped.
+    fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
         if bytes.is_empty() {
             return Ok(());
         }
         let p = self.check_range(addr, bytes.len() as u64, perm::MAPPED, Access::Write)?;
         // SAFETY: every page is mapped, hence host RW.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
-        if self.range_has(addr, bytes.len() as u64, perm::X) {
-            self.code_written = true;
-        }
         Ok(())
+    }
+
+    /// Records a store of `len` bytes at `addr` into an executable page.
+    fn note_code_written(&mut self, addr: u64, len: u64) {
+        self.code_written = true;
+        let at = &mut self.code_written_at;
+        *at = at.start.min(addr)..at.end.max(addr.saturating_add(len));
+    }
+
+    /// The addresses stored into in executable pages since the last call
+    /// (from the lowest to the end of the highest; empty when none), and
+    /// clears the flag.
+    pub fn take_code_written(&mut self) -> std::ops::Range<u64> {
+        self.code_written = false;
+        std::mem::replace(&mut self.code_written_at, NONE_WRITTEN)
     }
 
     /// Whether any page of `[addr, addr+len)` carries permission `bit`.
@@ -731,6 +773,30 @@ unsafe fn host_cas<const N: usize>(p: *mut u8, expected: u64, v: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stores into executable pages are noted with their addresses, from
+    /// the lowest to the end of the highest, by every way of writing but
+    /// a new mapping's first contents; stores elsewhere are not.
+    #[test]
+    fn stores_into_code_are_noted_with_where_they_went() {
+        let mut m = Memory::new().unwrap();
+        m.map(0x20000, 2 * PAGE, perm::R | perm::W | perm::X)
+            .unwrap();
+        m.map(0x30000, PAGE, perm::R | perm::W).unwrap();
+        assert_eq!(m.take_code_written(), NONE_WRITTEN);
+        m.store::<4>(0x30000, 1).unwrap();
+        m.fill_new(0x20000, &[1, 2, 3]).unwrap();
+        assert!(!m.code_written);
+        m.store::<4>(0x21000, 1).unwrap();
+        m.store::<8>(0x20010, 1).unwrap();
+        assert!(m.code_written);
+        assert_eq!(m.take_code_written(), 0x20010..0x21004);
+        assert!(!m.code_written);
+        m.slice_mut(0x20100, 16).unwrap()[0] = 9;
+        m.poke(0x20200, &[1, 2]).unwrap();
+        assert_eq!(m.take_code_written(), 0x20100..0x20202);
+        assert_eq!(m.take_code_written(), NONE_WRITTEN);
+    }
 
     /// Shared pages are marked, keep the mark through `protect`, move
     /// with their contents and their mark, and lose it when mapped over

@@ -347,7 +347,7 @@ pub fn start(
     w(0);
     mem.poke(sp, &block).map_err(fault)?;
     let auxv = block[(1 + arg_at.len() + 1 + env_at.len() + 1) * 8..].to_vec();
-    mem.code_written = false;
+    mem.take_code_written();
     Ok(Loaded {
         entry: match (&loader, loader_bias) {
             (Some(l), Some(lb)) => lb.wrapping_add(l.elf.entry),

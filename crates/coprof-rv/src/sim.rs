@@ -521,8 +521,13 @@ impl Simulator {
                 }
             }
             if self.mem.code_written {
-                self.mem.code_written = false;
-                self.code.flush();
+                // Only when code was decoded where the stores went: a JIT
+                // writing into a fresh executable page (libffi's
+                // trampolines) leaves the rest of the program's blocks.
+                let written = self.mem.take_code_written();
+                if self.code.decoded_in(&written) {
+                    self.code.flush();
+                }
             }
             if self.cpu.instret >= check {
                 if self.limit != 0 && self.cpu.instret >= self.limit {

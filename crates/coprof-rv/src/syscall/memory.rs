@@ -491,12 +491,7 @@ fn copy_file(mem: &mut Memory, fd: i32, at: u64, len: u64, off: u64) -> Result<(
         }
         done += n as usize;
     }
-    // A mapping's first contents are no change of code that ran: what
-    // the mapping replaced is the caller's to report (`RetFlush` with its
-    // range), so the loader's `mmap` of a library does not make the
-    // simulator forget every block decoded so far.
-    let written = mem.code_written;
-    let put = mem.poke(at, &buf[..done]).map_err(|_| ENOMEM);
-    mem.code_written = written;
-    put
+    // A mapping's first contents: what it replaced is the caller's to
+    // report (`RetFlush` with its range).
+    mem.fill_new(at, &buf[..done]).map_err(|_| ENOMEM)
 }
