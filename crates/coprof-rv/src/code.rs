@@ -16,10 +16,10 @@
 //! and on `mprotect`/`munmap` of code; the counts survive in a table.
 
 use crate::decode::{self, length};
-use crate::mem::{Access, Memory};
+use crate::mem::{Access, Memory, PAGE};
 use crate::op::{Kind, Op, ZERO_SINK};
 use coprof_core::Class;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Most instructions in one block.
 pub const MAX_BLOCK: usize = 64;
@@ -75,11 +75,17 @@ const _: () = assert!(std::mem::size_of::<Block>() == 64);
 /// [`Block::run_id`] of a block not yet in the runs' block table.
 pub const NO_RUN_ID: u32 = u32::MAX;
 
+/// log2 of [`PAGE`]: a page's number is its address shifted right by it.
+const PAGE_BITS: u32 = PAGE.trailing_zeros();
+
 /// Blocks by start address.
 pub struct CodeCache {
     /// The blocks; indices are stable until the next flush.
     pub blocks: Vec<Block>,
     map: FxHashMap<u64, u32>,
+    /// The pages (address / 4096) that hold a decoded block's bytes: where
+    /// [`decoded_in`](Self::decoded_in) looks first.
+    pages: FxHashSet<u64>,
     fast: Box<[(u64, u32)]>,
     /// Executions per PC of blocks dropped by earlier flushes.
     retired: FxHashMap<u64, u64>,
@@ -107,6 +113,7 @@ impl CodeCache {
             // committed only as blocks fill them).
             blocks: Vec::with_capacity(BLOCKS_RESERVED),
             map: FxHashMap::default(),
+            pages: FxHashSet::default(),
             fast: vec![(u64::MAX, 0); FAST_SLOTS].into_boxed_slice(),
             retired: FxHashMap::default(),
             skipped: FxHashMap::default(),
@@ -136,6 +143,8 @@ impl CodeCache {
             Some(i) => *i,
             None => {
                 let block = translate(pc, mem);
+                self.pages
+                    .extend(pc >> PAGE_BITS..=(block.end.max(pc + 1) - 1) >> PAGE_BITS);
                 let i = self.blocks.len() as u32;
                 self.blocks.push(block);
                 self.map.insert(pc, i);
@@ -167,10 +176,23 @@ impl CodeCache {
     /// a change of what is mapped there (an `munmap`, `mprotect`, an
     /// `mmap` over it) may leave it stale.
     pub fn decoded_in(&self, range: &std::ops::Range<u64>) -> bool {
-        self.blocks.iter().any(|b| {
-            let start = b.ops.first().map_or(b.end, |op| op.pc);
-            start < range.end && range.start < b.end.max(start + 1)
-        })
+        if range.start >= range.end {
+            return false;
+        }
+        // Most changes are of pages where nothing was decoded (a library
+        // mapped by the loader): the pages say so without a look at
+        // every block.
+        let (first, last) = (range.start >> PAGE_BITS, (range.end - 1) >> PAGE_BITS);
+        let on_a_page = if last - first < self.pages.len() as u64 {
+            (first..=last).any(|p| self.pages.contains(&p))
+        } else {
+            self.pages.iter().any(|p| (first..=last).contains(p))
+        };
+        on_a_page
+            && self.blocks.iter().any(|b| {
+                let start = b.ops.first().map_or(b.end, |op| op.pc);
+                start < range.end && range.start < b.end.max(start + 1)
+            })
     }
 
     /// Drops every block (keeping their execution counts).
@@ -183,6 +205,7 @@ impl CodeCache {
             }
         }
         self.map.clear();
+        self.pages.clear();
         self.fast.fill((u64::MAX, 0));
         self.flushes += 1;
     }
