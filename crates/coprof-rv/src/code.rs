@@ -56,6 +56,13 @@ pub struct Block {
 }
 
 impl Block {
+    /// The addresses of the block's bytes: from its first op to the end of
+    /// its last (at least one byte, for a fetch that faulted at once).
+    pub fn span(&self) -> std::ops::Range<u64> {
+        let start = self.ops.first().map_or(self.end, |op| op.pc);
+        start..self.end.max(start + 1)
+    }
+
     /// The way out by which control went to `pc`: 1 falling through to
     /// the address after the block, 0 elsewhere.
     #[inline(always)]
@@ -143,8 +150,9 @@ impl CodeCache {
             Some(i) => *i,
             None => {
                 let block = translate(pc, mem);
+                let span = block.span();
                 self.pages
-                    .extend(pc >> PAGE_BITS..=(block.end.max(pc + 1) - 1) >> PAGE_BITS);
+                    .extend(span.start >> PAGE_BITS..=(span.end - 1) >> PAGE_BITS);
                 let i = self.blocks.len() as u32;
                 self.blocks.push(block);
                 self.map.insert(pc, i);
@@ -190,9 +198,20 @@ impl CodeCache {
         };
         on_a_page
             && self.blocks.iter().any(|b| {
-                let start = b.ops.first().map_or(b.end, |op| op.pc);
-                start < range.end && range.start < b.end.max(start + 1)
+                let span = b.span();
+                span.start < range.end && range.start < span.end
             })
+    }
+
+    /// Drops every block, as [`flush`](Self::flush), if one was decoded
+    /// from an address in `range` ([`decoded_in`](Self::decoded_in)):
+    /// after a store there or a change of its mapping. A library mapped
+    /// where nothing ran yet, or a JIT writing into a fresh page, leaves
+    /// every block and translation of the code that did run.
+    pub fn flush_if_decoded_in(&mut self, range: &std::ops::Range<u64>) {
+        if self.decoded_in(range) {
+            self.flush();
+        }
     }
 
     /// Drops every block (keeping their execution counts).

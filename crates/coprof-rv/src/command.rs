@@ -226,11 +226,14 @@ fn search(word: &OsStr, config: &Config) -> Result<(PathBuf, Vec<u8>, Kind), Sim
 
 /// The program's `PATH`, or glibc's default when it has none.
 fn search_path(config: &Config) -> &[u8] {
-    config
-        .env
-        .iter()
-        .find_map(|e| e.as_bytes().strip_prefix(b"PATH="))
-        .unwrap_or(DEFAULT_PATH)
+    env_value(&config.env, b"PATH").unwrap_or(DEFAULT_PATH)
+}
+
+/// The value of `name` in the environment `env` (`NAME=VALUE` strings),
+/// the first if several, as `getenv` finds it.
+fn env_value<'e>(env: &'e [OsString], name: &[u8]) -> Option<&'e [u8]> {
+    env.iter()
+        .find_map(|e| e.as_bytes().strip_prefix(name)?.strip_prefix(b"="))
 }
 
 /// The files named `word` in the directories of the program's `PATH`, in
@@ -352,13 +355,8 @@ fn split_string(s: &[u8], env: &[OsString]) -> Option<Vec<Vec<u8>>> {
                 if name.is_empty() || name[0].is_ascii_digit() || !name.iter().all(ok) {
                     return None;
                 }
-                let value = env.iter().find_map(|v| {
-                    v.as_bytes()
-                        .strip_prefix(name)
-                        .and_then(|r| r.strip_prefix(b"="))
-                });
                 word.get_or_insert_with(Vec::new)
-                    .extend_from_slice(value.unwrap_or_default());
+                    .extend_from_slice(env_value(env, name).unwrap_or_default());
                 i += 1 + end + 1;
             }
             (_, c) => word.get_or_insert_with(Vec::new).push(c),

@@ -665,6 +665,14 @@ impl Memory {
         std::mem::replace(&mut self.code_written_at, NONE_WRITTEN)
     }
 
+    /// Whether giving `[addr, addr+len)` the permissions `prot` (a mapping
+    /// or `mprotect`) changes code: the range is executable before or
+    /// after, so that a block decoded there, or a fetch that faulted
+    /// there and is kept as a block, may be stale.
+    pub fn changes_code(&self, addr: u64, len: u64, prot: u8) -> bool {
+        self.range_has(addr, len, perm::X) || prot & perm::X != 0
+    }
+
     /// Whether any page of `[addr, addr+len)` carries permission `bit`.
     pub fn range_has(&self, addr: u64, len: u64, bit: u8) -> bool {
         if len == 0 || addr >= LIMIT {

@@ -521,13 +521,8 @@ impl Simulator {
                 }
             }
             if self.mem.code_written {
-                // Only when code was decoded where the stores went: a JIT
-                // writing into a fresh executable page (libffi's
-                // trampolines) leaves the rest of the program's blocks.
                 let written = self.mem.take_code_written();
-                if self.code.decoded_in(&written) {
-                    self.code.flush();
-                }
+                self.code.flush_if_decoded_in(&written);
             }
             if self.cpu.instret >= check {
                 if self.limit != 0 && self.cpu.instret >= self.limit {
@@ -735,13 +730,7 @@ impl Simulator {
             Outcome::RetFlush(v, stale) => {
                 self.cpu.x[10] = v as u64;
                 self.cpu.pc = at + 4;
-                // Only when a decoded block lies there: a library mapped
-                // where nothing ran yet (the loader's `mmap` over its own
-                // reservation, its `mprotect` of the gaps) keeps every
-                // block and translation of the code that did run.
-                if self.code.decoded_in(&stale) {
-                    self.code.flush();
-                }
+                self.code.flush_if_decoded_in(&stale);
             }
             Outcome::Exit(code) => return Ok(Some(Exit::Code(code))),
             Outcome::Sigreturn => {

@@ -35,7 +35,7 @@ impl From<IcedError> for EncodeError {
 /// follows it (its `ip`), the branches to it (their target) and the
 /// memory operands that name it (their displacement). `CodeLabel` hashes
 /// as its id alone; the id is not public otherwise.
-pub(super) fn label_id(label: &CodeLabel) -> u64 {
+fn label_id(label: &CodeLabel) -> u64 {
     struct Id(u64);
     impl Hasher for Id {
         fn finish(&self) -> u64 {

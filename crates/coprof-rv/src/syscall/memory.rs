@@ -61,12 +61,9 @@ impl Kernel {
                 if !a[0].is_multiple_of(PAGE) || a[2] & !known != 0 || a[2] & grows == grows {
                     EINVAL
                 } else {
-                    let len = page_up(a[1]);
-                    // Executable before or after: a block decoded there,
-                    // or a fetch that faulted there, may be stale.
-                    let code =
-                        mem.range_has(a[0], len, perm::X) || a[2] & libc::PROT_EXEC as u64 != 0;
-                    match mem.protect(a[0], len, (a[2] & 7) as u8) {
+                    let (len, prot) = (page_up(a[1]), (a[2] & 7) as u8);
+                    let code = mem.changes_code(a[0], len, prot);
+                    match mem.protect(a[0], len, prot) {
                         Ok(()) if code => return Ok(Outcome::RetFlush(0, a[0]..a[0] + len)),
                         Ok(()) => 0,
                         Err(e) => -(e.raw_os_error().unwrap_or(libc::ENOMEM) as i64),
@@ -255,9 +252,7 @@ impl Kernel {
                 None => return Ok(Outcome::Ret(ENOMEM)),
             }
         };
-        // Code there before, or code there after: a block decoded there
-        // (or a fetch that faulted there, kept as a block) may be stale.
-        let changes_code = mem.range_has(at, len, perm::X) || prot & perm::X != 0;
+        let changes_code = mem.changes_code(at, len, prot);
         let host_shared = match (shared, anon) {
             (false, _) => None,
             (true, true) => Some((None, len)),

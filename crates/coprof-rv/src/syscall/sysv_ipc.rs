@@ -400,7 +400,7 @@ impl Kernel {
         let prot = perm::R
             | if read_only { 0 } else { perm::W }
             | if flags & SHM_EXEC != 0 { perm::X } else { 0 };
-        let changes_code = mem.range_has(at, len, perm::X) || prot & perm::X != 0;
+        let changes_code = mem.changes_code(at, len, prot);
         if let Err(e) = mem.attach_sysv(at, len, prot, id as i32, read_only) {
             return Ok(Outcome::Ret(
                 -(e.raw_os_error().unwrap_or(libc::EINVAL) as i64),
