@@ -36,11 +36,13 @@ fn one_corpus_run_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     CORPUS_RUN.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The corpus programs that run 10 to 70 million instructions: four runs
-/// each would take minutes in a test build, and the code paths they take
-/// are those of the others.
-const LONG: [&str; 5] = [
+/// The corpus programs that run 10 to 230 million instructions: four
+/// runs each would take minutes in a test build, and the code paths they
+/// take are those of the others.
+const LONG: [&str; 7] = [
     "fp_arith",
+    "fp_filter",
+    "fp_hot",
     "recursion",
     "sort_search",
     "malloc",

@@ -5,10 +5,12 @@
 //! ops allow: integer computation (RV64I §2.4, §5.2), multiplication and
 //! division (M §7, but for `mulhsu`), loads and stores (§2.6, and F and
 //! D's), branches and jumps (§2.5), and the F and D ops that compute
-//! (§11, §12), as calls of the interpreter's own code for them
-//! (`cpu::exec_float`), so that their results,
-//! rounding and flags are the interpreter's by construction. Its
-//! translation then runs each time the block does.
+//! (§11, §12): double-precision arithmetic, compares and conversions on
+//! their fast path in place (`float`), with the interpreter's results and
+//! exact flags, and everything else as calls of the interpreter's own
+//! code for them (`cpu::exec_float`), so that their results, rounding
+//! and flags are the interpreter's. Its translation then runs each time
+//! the block does.
 //! Where a block holds an op the translator does not take (`mulhsu`,
 //! atomics, CSRs, `ecall`), or an op whose event the run builds and
 //! the translation does not (anything but a load's or a store's), the
@@ -40,6 +42,8 @@
 mod arena;
 #[cfg(target_arch = "x86_64")]
 mod encode;
+#[cfg(target_arch = "x86_64")]
+mod float;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 

@@ -290,6 +290,18 @@ fn both_from(
     frm: u32,
     wants: ClassSet,
 ) -> (Outcome, Outcome, bool) {
+    both_with_flags(words, regs, fregs, frm, 0, wants)
+}
+
+/// [`both_from`] with the accrued flags `fflags` before the block.
+fn both_with_flags(
+    words: &[u32],
+    regs: &[u64],
+    fregs: &[u64],
+    frm: u32,
+    fflags: u32,
+    wants: ClassSet,
+) -> (Outcome, Outcome, bool) {
     let run = |translated: bool| {
         let mut mem = memory();
         let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -301,6 +313,7 @@ fn both_from(
         }
         cpu.f[..fregs.len()].copy_from_slice(fregs);
         cpu.frm = frm;
+        cpu.fflags = fflags;
         cpu.instret = 1000;
         let mut sink = Collect {
             events: vec![],
@@ -375,6 +388,227 @@ proptest! {
         let (a, b, _) = both_from(&words, &regs, &fregs, frm, wants);
         same(&a, &b)?;
     }
+}
+
+/// One floating-point op of those translated in place
+/// (`jit::float`), with a rounding-mode field that is most often round
+/// to nearest (0) or dynamic (7), else any.
+fn fast_float_word() -> impl Strategy<Value = u32> {
+    let reg = 0u32..32;
+    let rm = prop_oneof![3 => Just(0u32), 3 => Just(7u32), 1 => Just(1u32), 1 => 0u32..8];
+    // OP-FP: (funct7, funct3 or None for the rounding mode, rs2 or None
+    // for a register).
+    let op_fp: Vec<(u32, Option<u32>, Option<u32>)> = vec![
+        (0x01, None, None),       // fadd.d
+        (0x05, None, None),       // fsub.d
+        (0x09, None, None),       // fmul.d
+        (0x0d, None, None),       // fdiv.d
+        (0x51, Some(2), None),    // feq.d
+        (0x51, Some(1), None),    // flt.d
+        (0x51, Some(0), None),    // fle.d
+        (0x61, None, Some(0)),    // fcvt.w.d
+        (0x61, None, Some(2)),    // fcvt.l.d
+        (0x69, None, Some(0)),    // fcvt.d.w
+        (0x69, None, Some(1)),    // fcvt.d.wu
+        (0x69, None, Some(2)),    // fcvt.d.l
+        (0x69, None, Some(3)),    // fcvt.d.lu
+        (0x00, None, None),       // fadd.s
+        (0x04, None, None),       // fsub.s
+        (0x08, None, None),       // fmul.s
+        (0x0c, None, None),       // fdiv.s
+        (0x50, Some(2), None),    // feq.s
+        (0x50, Some(1), None),    // flt.s
+        (0x50, Some(0), None),    // fle.s
+        (0x60, None, Some(0)),    // fcvt.w.s
+        (0x60, None, Some(2)),    // fcvt.l.s
+        (0x68, None, Some(0)),    // fcvt.s.w
+        (0x68, None, Some(1)),    // fcvt.s.wu
+        (0x68, None, Some(2)),    // fcvt.s.l
+        (0x68, None, Some(3)),    // fcvt.s.lu
+        (0x20, None, Some(1)),    // fcvt.s.d
+        (0x21, None, Some(0)),    // fcvt.d.s
+        (0x70, Some(0), Some(0)), // fmv.x.w
+        (0x78, Some(0), Some(0)), // fmv.w.x
+        (0x10, Some(0), None),    // fsgnj.s
+        (0x10, Some(1), None),    // fsgnjn.s
+        (0x10, Some(2), None),    // fsgnjx.s
+    ];
+    prop_oneof![
+        (
+            reg.clone(),
+            reg.clone(),
+            reg.clone(),
+            rm.clone(),
+            prop::sample::select(op_fp)
+        )
+            .prop_map(|(rd, rs1, rs2, rm, (f7, f3, fixed))| {
+                r_type(0x53, rd, f3.unwrap_or(rm), rs1, fixed.unwrap_or(rs2), f7)
+            }),
+        // fmadd fmsub fnmsub fnmadd, single and double.
+        (
+            (reg.clone(), reg.clone(), reg.clone(), reg),
+            rm,
+            0u32..2,
+            prop::sample::select(vec![0x43u32, 0x47, 0x4b, 0x4f])
+        )
+            .prop_map(|((rd, rs1, rs2, rs3), rm, fmt, opcode)| {
+                rs3 << 27 | fmt << 25 | rs2 << 20 | rs1 << 15 | rm << 12 | rd << 7 | opcode
+            }),
+    ]
+}
+
+/// Doubles and NaN-boxed singles for the fast paths: most of them
+/// ordinary numbers, exact or not, some at the edges of the ranges where
+/// the fast paths give way to the call (near the subnormals, near
+/// overflow, at the integers' bounds, subnormals), some of any kind.
+fn fast_float_value() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        3 => fast_double(),
+        2 => fast_single().prop_map(|v| 0xffff_ffff_0000_0000 | v as u64),
+    ]
+}
+
+/// The singles of [`fast_float_value`].
+fn fast_single() -> impl Strategy<Value = u32> {
+    let f = |v: f32| v.to_bits();
+    prop_oneof![
+        3 => (-1000i32..1000).prop_map(|i| (i as f32).to_bits()),
+        3 => (-1000i32..1000, 0u32..30).prop_map(|(i, s)| (i as f32 / 2f32.powi(s as i32)).to_bits()),
+        4 => (any::<u32>(), 100u32..160).prop_map(|(m, e)| (m & 0x807f_ffff) | e << 23),
+        2 => (any::<u32>(), prop_oneof![0u32..30, 230u32..255])
+            .prop_map(|(m, e)| (m & 0x807f_ffff) | e << 23),
+        2 => prop::sample::select(vec![
+            f(1.0e-30),
+            f(1.0e-30) + 1,
+            f(1.0e-30) - 1,
+            f(1.0e37),
+            f(1.0e37) + 1,
+            f(1.0e-15),
+            f(1.0e15),
+            f(f32::MAX),
+            f(f32::MIN_POSITIVE),
+            f(2f32.powi(24) + 2.0),
+            f(2f32.powi(63)),
+            f(-(2f32.powi(63))),
+            f(2f32.powi(31)),
+            f(-(2f32.powi(31))),
+            f(-0.0),
+            f(0.5),
+            f(-2.5),
+            f(f32::INFINITY),
+            0x7fc0_0000,
+            0x7fa0_0000,
+            1,
+        ]),
+        1 => any::<u32>(),
+    ]
+}
+
+/// The doubles of [`fast_float_value`].
+fn fast_double() -> impl Strategy<Value = u64> {
+    let d = |v: f64| v.to_bits();
+    prop_oneof![
+        3 => (-1000i64..1000).prop_map(|i| (i as f64).to_bits()),
+        3 => (-1000i64..1000, 0u32..40).prop_map(|(i, s)| (i as f64 / 2f64.powi(s as i32)).to_bits()),
+        4 => (any::<u64>(), 900u64..1150)
+            .prop_map(|(m, e)| (m & 0x800f_ffff_ffff_ffff) | e << 52),
+        // Subnormals and the smallest normals; the largest numbers.
+        2 => (any::<u64>(), prop_oneof![0u64..80, 1990u64..2047])
+            .prop_map(|(m, e)| (m & 0x800f_ffff_ffff_ffff) | e << 52),
+        2 => prop::sample::select(vec![
+            d(1.0e-280),
+            d(1.0e-280) + 1,
+            d(1.0e-280) - 1,
+            d(1.0e290),
+            d(1.0e290) + 1,
+            d(-1.0e290),
+            d(1.0e-150),
+            d(1.0e150),
+            d(f64::MAX),
+            d(f64::MIN_POSITIVE),
+            d(2f64.powi(53)),
+            d(2f64.powi(63)),
+            d(-(2f64.powi(63))),
+            d(2f64.powi(31)),
+            d(-(2f64.powi(31))),
+            d(-(2f64.powi(31)) - 0.5),
+            d(2f64.powi(31) - 0.5),
+            d(-0.0),
+            d(0.0),
+            d(0.5),
+            d(-2.5),
+            d(f64::INFINITY),
+            0x7ff8_0000_0000_0000,
+            0x7ff4_0000_0000_0000,
+            1,
+        ]),
+        1 => any::<u64>(),
+    ]
+}
+
+/// Integer registers for the conversions to double.
+fn fast_int_value() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        (-100_000i64..100_000).prop_map(|v| v as u64),
+        prop::sample::select(vec![
+            (1u64 << 53) + 1,
+            1 << 63,
+            (1 << 63) + 1,
+            u64::MAX,
+            i64::MAX as u64,
+            i32::MIN as i64 as u64,
+            i32::MAX as u64,
+            u32::MAX as u64,
+            0x8000_0000,
+        ]),
+        any::<u64>(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn floating_point_ops_translated_in_place_do_what_the_interpreter_does(
+        body in prop::collection::vec(fast_float_word(), 1..12),
+        regs in prop::collection::vec(fast_int_value(), 31),
+        fregs in prop::collection::vec(fast_float_value(), 32),
+        frm in prop_oneof![4 => Just(0u32), 1 => 0u32..8],
+        fflags in prop_oneof![Just(0u32), 0u32..32],
+    ) {
+        let (a, b, _) = both_with_flags(&body, &regs, &fregs, frm, fflags, ClassSet::NONE);
+        same(&a, &b)?;
+    }
+}
+
+#[test]
+fn a_quotient_of_a_subnormal_is_inexact_though_its_residual_underflows() {
+    // fdiv.d f3, f1, f2 (round to nearest): 5e-320 / (3 · 2^-140), a
+    // normal quotient whose residual x − r·y is below the smallest
+    // subnormal, so that an FMA gives it as zero: the fast path must
+    // leave such a dividend to the call, which raises NX.
+    let words = [r_type(0x53, 3, 0, 1, 2, 0x0d)];
+    let fregs = [0, 5e-320f64.to_bits(), (3.0 * 2f64.powi(-140)).to_bits()];
+    let (a, b, made) = both_from(&words, &[], &fregs, 0, ClassSet::NONE);
+    assert!(made);
+    same(&a, &b).unwrap();
+    assert_eq!(b.f[3], (5e-320 / (3.0 * 2f64.powi(-140))).to_bits());
+    assert_eq!(b.fflags, crate::fp::flag::NX);
+}
+
+#[test]
+fn a_product_of_singles_in_the_subnormals_raises_underflow() {
+    // fmul.s f3, f1, f2 (round to nearest): 1e-20 · 3e-20 is a subnormal
+    // single, rounded: UF and NX, which only the call raises.
+    use crate::fp::flag;
+    let words = [r_type(0x53, 3, 0, 1, 2, 0x08)];
+    let boxed = |v: f32| 0xffff_ffff_0000_0000 | v.to_bits() as u64;
+    let fregs = [0, boxed(1e-20), boxed(3e-20)];
+    let (a, b, made) = both_from(&words, &[], &fregs, 0, ClassSet::NONE);
+    assert!(made);
+    same(&a, &b).unwrap();
+    assert_eq!(b.f[3], boxed(1e-20 * 3e-20));
+    assert_eq!(b.fflags, flag::UF | flag::NX);
 }
 
 #[test]

@@ -15,7 +15,7 @@
 //! interpreter then runs, so that every fault, signal and event comes
 //! from one place.
 
-use super::{Ctx, Jump, HEADER, JUMPS, NOT_ENTERED};
+use super::{float, Ctx, Jump, HEADER, JUMPS, NOT_ENTERED};
 use crate::cpu::{exec_float, Cpu};
 use crate::mem::{perm, LIMIT, PAGE};
 use crate::op::{float_compute, Kind, Op};
@@ -39,7 +39,7 @@ const CTX_EV_END: i32 = offset_of!(Ctx, ev_end) as i32;
 const CTX_CPU: i32 = offset_of!(Ctx, cpu) as i32;
 
 /// Where [`Cpu::f`] is from [`Cpu::x`], which rbx holds.
-const F_FROM_X: i32 = offset_of!(Cpu, f) as i32 - offset_of!(Cpu, x) as i32;
+pub(super) const F_FROM_X: i32 = offset_of!(Cpu, f) as i32 - offset_of!(Cpu, x) as i32;
 
 const EV_PC: i32 = offset_of!(Event, pc) as i32;
 const EV_ADDR: i32 = offset_of!(Event, addr) as i32;
@@ -130,17 +130,17 @@ fn fits32(v: i64) -> bool {
     v == v as i32 as i64
 }
 
-fn xr(r: u8) -> AsmMemoryOperand {
+pub(super) fn xr(r: u8) -> AsmMemoryOperand {
     qword_ptr(rbx + (r as i32) * 8)
 }
 
-fn xr32(r: u8) -> AsmMemoryOperand {
+pub(super) fn xr32(r: u8) -> AsmMemoryOperand {
     dword_ptr(rbx + (r as i32) * 8)
 }
 
 /// Floating-point register `r` (its low five bits, as the interpreter
 /// reads them).
-fn fr(r: u8) -> AsmMemoryOperand {
+pub(super) fn fr(r: u8) -> AsmMemoryOperand {
     qword_ptr(rbx + F_FROM_X + ((r & 31) as i32) * 8)
 }
 
@@ -167,7 +167,8 @@ fn event_word(e: Event, op: &Op) -> u32 {
 ///
 /// A floating-point op that computes is a call of [`exec_float`] with
 /// a copy of the op, kept in `float_ops`, which must outlive the
-/// translation.
+/// translation; one with a fast path ([`float`]) runs that in place and
+/// makes the call, out of line, only for what the fast path leaves.
 // Boxed: the translations hold each op's address, which must stay put
 // while the list grows.
 #[allow(clippy::vec_box)]
@@ -254,6 +255,10 @@ fn emit(
     let mut out = a.create_label();
     // Per op that may leave early, its label: returns its index.
     let mut bails: Vec<(CodeLabel, u32)> = Vec::new();
+    // Per floating-point op with a fast path: the call's label, the
+    // label after the op, the op's copy and its bail.
+    let mut slows: Vec<(CodeLabel, CodeLabel, *const Op, CodeLabel)> = Vec::new();
+    let fast_floats = float::host_has_fast_paths();
     let links = linkable(ops, len);
     let mut slots = [a.create_label(), a.create_label()];
     let mut target = a.create_label();
@@ -330,8 +335,18 @@ fn emit(
         }
         if called {
             float_ops.push(Box::new(*op));
-            let copy: &Op = float_ops.last().expect("just pushed");
-            float_call(&mut a, copy, bail)?;
+            // The box's address, which stays put while the list grows.
+            let copy: *const Op = &**float_ops.last().expect("just pushed");
+            if fast_floats && float::has_fast_path(op) {
+                // The call out of line, for what the fast path leaves.
+                let slow = a.create_label();
+                let mut done = a.create_label();
+                float::fast_path(&mut a, op, slow)?;
+                a.set_label(&mut done)?;
+                slows.push((slow, done, copy, bail));
+            } else {
+                float_call(&mut a, copy, bail)?;
+            }
             continue;
         }
         let ways = Ways {
@@ -369,6 +384,11 @@ fn emit(
     set_pc(&mut a, ops[0].pc)?;
     a.mov(eax, NOT_ENTERED)?;
     a.jmp(out)?;
+    for (mut slow, done, op, bail) in slows {
+        a.set_label(&mut slow)?;
+        float_call(&mut a, op, bail)?;
+        a.jmp(done)?;
+    }
     for (mut l, i) in bails {
         a.set_label(&mut l)?;
         a.mov(eax, i)?;
@@ -534,9 +554,9 @@ fn division(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
 /// raises the illegal instruction. The stack is 16-byte aligned here
 /// (the entry's return address and five pushes), and no value lives in
 /// a register the call may change.
-fn float_call(a: &mut CodeAssembler, op: &Op, bail: CodeLabel) -> Result<(), IcedError> {
+fn float_call(a: &mut CodeAssembler, op: *const Op, bail: CodeLabel) -> Result<(), IcedError> {
     a.mov(rdi, qword_ptr(r15 + CTX_CPU))?;
-    a.mov(rsi, op as *const Op as u64)?;
+    a.mov(rsi, op as u64)?;
     a.mov(
         rax,
         float_op as extern "sysv64" fn(*mut Cpu, *const Op) -> bool as usize as u64,

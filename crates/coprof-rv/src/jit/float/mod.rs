@@ -1,0 +1,194 @@
+//! Floating-point arithmetic translated in place: the fast paths of the
+//! interpreter's floating-point code (`fp::arith_d`, `fp::arith_s`,
+//! `fp::fma`, `fp::compare`, the conversions) as host instructions, in
+//! front of the call of `cpu::exec_float` that every other case takes.
+//!
+//! Each fast path computes the correctly rounded result with the host's
+//! own instruction (SSE2 and FMA3 round to nearest, ties to even, under
+//! the MXCSR every Rust program runs with) and the one flag it can
+//! raise, NX, exactly, with the error-free transformations the
+//! interpreter uses: Knuth's TwoSum for sums, the FMA residual for
+//! products and quotients of doubles, Boldo and Muller's ErrFma for
+//! fused multiply-adds of doubles, and for singles the same operation
+//! in double precision, where their products are exact. Anything the
+//! fast path cannot answer exactly, a rounding mode other than
+//! round-to-nearest-even (F §11.2), a NaN, an infinity, a single that is
+//! not NaN-boxed (D §12.2), a result near the subnormal or overflow
+//! range, jumps to the call, which recomputes the op from its registers:
+//! so a translation's results and flags are the interpreter's, as the
+//! tests check against it.
+//!
+//! The fast paths need FMA3 (and so AVX, whose three-operand encodings
+//! they use throughout); on a host without them every op is a call.
+
+mod double;
+mod single;
+
+use crate::cpu::Cpu;
+use crate::fp::flag;
+use crate::op::{Kind, Op};
+use iced_x86::code_asm::*;
+use iced_x86::IcedError;
+use std::mem::offset_of;
+
+/// Where `frm` and `fflags` are from [`Cpu::x`], which rbx holds.
+const FRM_FROM_X: i32 = offset_of!(Cpu, frm) as i32 - offset_of!(Cpu, x) as i32;
+const FFLAGS_FROM_X: i32 = offset_of!(Cpu, fflags) as i32 - offset_of!(Cpu, x) as i32;
+
+// The fast paths set NX as bit 0 of a compare's mask.
+const _: () = assert!(flag::NX == 1);
+
+const SIGN: u64 = 1 << 63;
+/// Twice the bits of +∞: a magnitude's bits shifted left by one (the sign
+/// dropped) are below this exactly when it is finite.
+const INF2: u64 = 0x7ff0_0000_0000_0000 << 1;
+/// The interpreter's bounds for doubles (`fp::SAFE_D` and the FMA's
+/// `BIG`), as bits shifted left by one.
+const SAFE2: u64 = 1.0e-280f64.to_bits() << 1;
+const BIG2: u64 = 1.0e290f64.to_bits() << 1;
+
+/// Whether this host runs the fast paths: FMA3 and AVX.
+pub(super) fn host_has_fast_paths() -> bool {
+    std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx")
+}
+
+/// The rounding an op's fast path needs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Needs {
+    /// Round to nearest, ties to even: the op's field 0, or 7 (dynamic)
+    /// with `frm` 0, checked as it runs.
+    Nearest,
+    /// Toward zero, the field 1: C's conversion of a float to an integer.
+    TowardZero,
+    /// Any valid mode: the result is exact. A field of 7 is checked as
+    /// for `Nearest` (another dynamic mode takes the call).
+    Any,
+    /// None: the op has no rounding-mode field (moves, sign injection).
+    Nothing,
+}
+
+/// What the fast path of `kind` needs, or `None` if it has none.
+fn needs(kind: Kind) -> Option<Needs> {
+    use Kind::*;
+    Some(match kind {
+        FaddD | FsubD | FmulD | FdivD | FmaddD | FmsubD | FnmsubD | FnmaddD | FcvtDL | FcvtDLu
+        | FaddS | FsubS | FmulS | FdivS | FmaddS | FmsubS | FnmsubS | FnmaddS | FcvtSW
+        | FcvtSWu | FcvtSL | FcvtSLu | FcvtSD => Needs::Nearest,
+        FcvtWD | FcvtLD | FcvtWS | FcvtLS => Needs::TowardZero,
+        FcvtDW | FcvtDWu | FeqD | FltD | FleD | FeqS | FltS | FleS | FcvtDS => Needs::Any,
+        FmvXW | FmvWX | FsgnjS | FsgnjnS | FsgnjxS => Needs::Nothing,
+        _ => return None,
+    })
+}
+
+/// Whether `op` has a fast path for its rounding-mode field.
+pub(super) fn has_fast_path(op: &Op) -> bool {
+    match needs(op.kind) {
+        Some(Needs::Nearest) => op.rm == 0 || op.rm == 7,
+        Some(Needs::TowardZero) => op.rm == 1,
+        Some(Needs::Any) => op.rm <= 4 || op.rm == 7,
+        Some(Needs::Nothing) => true,
+        None => false,
+    }
+}
+
+/// Emits `op`'s fast path ([`has_fast_path`] must hold): its result in
+/// its destination and NX in `fflags`, or a jump to `slow` before
+/// anything is written.
+pub(super) fn fast_path(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    use Kind::*;
+    if op.rm == 7 && needs(op.kind) != Some(Needs::Nothing) {
+        // The dynamic mode: this path's only if it is round-to-nearest.
+        a.cmp(dword_ptr(rbx + FRM_FROM_X), 0)?;
+        a.jne(slow)?;
+    }
+    match op.kind {
+        FaddD | FsubD => double::add(a, op, slow),
+        FmulD => double::mul(a, op, slow),
+        FdivD => double::div(a, op, slow),
+        FmaddD | FmsubD | FnmsubD | FnmaddD => double::fused(a, op, slow),
+        FeqD | FltD | FleD => double::compare(a, op, slow),
+        FcvtDW | FcvtDWu | FcvtDL | FcvtDLu => double::from_int(a, op, slow),
+        FcvtWD | FcvtLD => double::to_int(a, op, slow),
+        FaddS | FsubS => single::add(a, op, slow),
+        FmulS => single::mul(a, op, slow),
+        FdivS => single::div(a, op, slow),
+        FmaddS | FmsubS | FnmsubS | FnmaddS => single::fused(a, op, slow),
+        FeqS | FltS | FleS => single::compare(a, op, slow),
+        FcvtSW | FcvtSWu | FcvtSL | FcvtSLu => single::from_int(a, op, slow),
+        FcvtWS | FcvtLS => single::to_int(a, op, slow),
+        FcvtSD => single::from_double(a, op, slow),
+        FcvtDS => single::to_double(a, op, slow),
+        FmvXW | FmvWX => single::mv(a, op),
+        FsgnjS | FsgnjnS | FsgnjxS => single::sign_inject(a, op, slow),
+        _ => unreachable!("no fast path for {:?}", op.kind),
+    }
+}
+
+/// The signs of a fused multiply-add (§11.6): the product negated, the
+/// addend negated.
+fn fma_signs(kind: Kind) -> (bool, bool) {
+    use Kind::*;
+    match kind {
+        FmaddD | FmaddS => (false, false),
+        FmsubD | FmsubS => (false, true),
+        FnmsubD | FnmsubS => (true, false),
+        _ => (true, true),
+    }
+}
+
+/// Jumps to `slow` unless `lo2 <= |v| * 2 < hi2` in bits (see [`INF2`]),
+/// for the double in `v`. Uses rax and rcx.
+fn range(
+    a: &mut CodeAssembler,
+    v: AsmRegisterXmm,
+    lo2: u64,
+    hi2: u64,
+    slow: CodeLabel,
+) -> Result<(), IcedError> {
+    a.vmovq(rax, v)?;
+    a.shl(rax, 1)?;
+    if lo2 != 0 {
+        a.mov(rcx, lo2)?;
+        a.sub(rax, rcx)?;
+    }
+    a.mov(rcx, hi2 - lo2)?;
+    a.cmp(rax, rcx)?;
+    a.jae(slow)
+}
+
+/// `v` negated, through `scratch`.
+fn negate(
+    a: &mut CodeAssembler,
+    v: AsmRegisterXmm,
+    scratch: AsmRegisterXmm,
+) -> Result<(), IcedError> {
+    a.mov(rax, SIGN)?;
+    a.vmovq(scratch, rax)?;
+    a.vxorpd(v, v, scratch)
+}
+
+/// Raises NX unless the double in `err` is zero (a NaN counts as not
+/// zero, as Rust's `!=` has it). Uses rax and xmm15.
+fn inexact_unless_zero(a: &mut CodeAssembler, err: AsmRegisterXmm) -> Result<(), IcedError> {
+    a.vxorpd(xmm15, xmm15, xmm15)?;
+    // Predicate 4: not equal, or unordered.
+    a.vcmpsd(err, err, xmm15, 4)?;
+    a.vmovd(eax, err)?;
+    a.and(eax, 1)?;
+    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
+}
+
+/// TwoSum's error term of `s = x + y` into `err` (Knuth; as `fp::two_sum`),
+/// through `t1` and `t2`.
+fn two_sum_error(
+    a: &mut CodeAssembler,
+    [x, y, s]: [AsmRegisterXmm; 3],
+    [err, t1, t2]: [AsmRegisterXmm; 3],
+) -> Result<(), IcedError> {
+    a.vsubsd(t1, s, x)?; // bb = s - x
+    a.vsubsd(t2, s, t1)?; // s - bb
+    a.vsubsd(t2, x, t2)?; // x - (s - bb)
+    a.vsubsd(t1, y, t1)?; // y - bb
+    a.vaddsd(err, t2, t1)
+}

@@ -1,0 +1,332 @@
+//! The single-precision fast paths (F §11): see [`super`]. An operand is
+//! read only if it is NaN-boxed (D §12.2: its upper 32 bits all ones);
+//! one that is not is the canonical NaN to the op, which the call gives.
+//! Results are written NaN-boxed.
+
+use super::{fma_signs, range, BIG2, FFLAGS_FROM_X, INF2, SIGN};
+use crate::jit::x86::{fr, xr, xr32, F_FROM_X};
+use crate::op::{Kind, Op};
+use iced_x86::code_asm::*;
+use iced_x86::IcedError;
+
+const SIGN_S: u32 = 1 << 31;
+/// Twice the bits of +∞ in single precision (see [`super::INF2`]).
+const INF_S2: u32 = 0x7f80_0000 << 1;
+/// The interpreter's bounds for singles (`fp::SAFE_S`, and 1e37 for the
+/// fused multiply-add), as bits shifted left by one.
+const SAFE_S2: u32 = 1.0e-30f32.to_bits() << 1;
+const BIG_S2: u32 = 1.0e37f32.to_bits() << 1;
+/// The bounds of a fused multiply-add's product, in double precision.
+const PRODUCT_LO2: u64 = 1.0e-30f64.to_bits() << 1;
+const PRODUCT_HI2: u64 = 1.0e37f64.to_bits() << 1;
+const _: () = assert!(PRODUCT_HI2 < BIG2 && PRODUCT_HI2 < INF2);
+
+/// The low word of floating-point register `r`, where a single is.
+fn fr_low(r: u8) -> AsmMemoryOperand {
+    dword_ptr(rbx + F_FROM_X + ((r & 31) as i32) * 8)
+}
+
+/// The high word of floating-point register `r`: all ones if it holds a
+/// NaN-boxed single.
+fn fr_high(r: u8) -> AsmMemoryOperand {
+    dword_ptr(rbx + F_FROM_X + ((r & 31) as i32) * 8 + 4)
+}
+
+/// The single in register `r` into `v`, or a jump to `slow` if it is not
+/// NaN-boxed.
+fn load(a: &mut CodeAssembler, v: AsmRegisterXmm, r: u8, slow: CodeLabel) -> Result<(), IcedError> {
+    a.cmp(fr_high(r), -1)?;
+    a.jne(slow)?;
+    a.vmovss(v, fr_low(r))
+}
+
+/// The single in `v` into register `rd`, NaN-boxed. Uses rax and rcx.
+fn store(a: &mut CodeAssembler, v: AsmRegisterXmm, rd: u8) -> Result<(), IcedError> {
+    a.vmovd(eax, v)?;
+    boxed_eax_to(a, rd)
+}
+
+/// eax's single into register `rd`, NaN-boxed. Uses rax and rcx.
+fn boxed_eax_to(a: &mut CodeAssembler, rd: u8) -> Result<(), IcedError> {
+    a.mov(rcx, 0xffff_ffff_0000_0000u64)?;
+    a.or(rax, rcx)?;
+    a.mov(fr(rd), rax)
+}
+
+/// Jumps to `slow` unless `lo2 <= |v| * 2 < hi2` in bits, for the single
+/// in `v`. Uses eax.
+fn range_s(
+    a: &mut CodeAssembler,
+    v: AsmRegisterXmm,
+    lo2: u32,
+    hi2: u32,
+    slow: CodeLabel,
+) -> Result<(), IcedError> {
+    a.vmovd(eax, v)?;
+    a.shl(eax, 1)?;
+    if lo2 != 0 {
+        a.sub(eax, lo2 as i32)?;
+    }
+    a.cmp(eax, (hi2 - lo2) as i32)?;
+    a.jae(slow)
+}
+
+/// `v` negated, through `scratch`.
+fn negate(
+    a: &mut CodeAssembler,
+    v: AsmRegisterXmm,
+    scratch: AsmRegisterXmm,
+) -> Result<(), IcedError> {
+    a.mov(eax, SIGN_S)?;
+    a.vmovd(scratch, eax)?;
+    a.vxorps(v, v, scratch)
+}
+
+/// `v` widened to a double in `d` (exact).
+fn widen(a: &mut CodeAssembler, d: AsmRegisterXmm, v: AsmRegisterXmm) -> Result<(), IcedError> {
+    a.vcvtss2sd(d, d, v)
+}
+
+/// Raises NX when the doubles in `x` and `y` differ (either a NaN counts
+/// as a difference). Uses rax; `x` is overwritten.
+fn inexact_unless_equal(
+    a: &mut CodeAssembler,
+    x: AsmRegisterXmm,
+    y: AsmRegisterXmm,
+) -> Result<(), IcedError> {
+    // Predicate 4: not equal, or unordered.
+    a.vcmpsd(x, x, y, 4)?;
+    a.vmovd(eax, x)?;
+    a.and(eax, 1)?;
+    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
+}
+
+/// `fadd.s`, `fsub.s` (`fp::arith_s`): a finite sum, NX from TwoSum in
+/// single precision.
+pub(super) fn add(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    load(a, xmm0, op.rs1, slow)?;
+    load(a, xmm1, op.rs2, slow)?;
+    if op.kind == Kind::FsubS {
+        negate(a, xmm1, xmm7)?;
+    }
+    a.vaddss(xmm2, xmm0, xmm1)?;
+    range_s(a, xmm2, 0, INF_S2, slow)?;
+    store(a, xmm2, op.rd)?;
+    a.vsubss(xmm3, xmm2, xmm0)?; // bb = r - x
+    a.vsubss(xmm4, xmm2, xmm3)?; // r - bb
+    a.vsubss(xmm4, xmm0, xmm4)?; // x - (r - bb)
+    a.vsubss(xmm3, xmm1, xmm3)?; // y - bb
+    a.vaddss(xmm3, xmm4, xmm3)?; // the error
+    a.vcvtss2sd(xmm3, xmm3, xmm3)?;
+    a.vxorpd(xmm4, xmm4, xmm4)?;
+    inexact_unless_equal(a, xmm3, xmm4)
+}
+
+/// `fmul.s` (`fp::arith_s`): a finite product not near the subnormals,
+/// NX when it differs from the exact product in double precision.
+pub(super) fn mul(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    load(a, xmm0, op.rs1, slow)?;
+    load(a, xmm1, op.rs2, slow)?;
+    a.vmulss(xmm2, xmm0, xmm1)?;
+    range_s(a, xmm2, SAFE_S2, INF_S2, slow)?;
+    store(a, xmm2, op.rd)?;
+    widen(a, xmm3, xmm0)?;
+    widen(a, xmm4, xmm1)?;
+    a.vmulsd(xmm3, xmm3, xmm4)?;
+    widen(a, xmm5, xmm2)?;
+    inexact_unless_equal(a, xmm3, xmm5)
+}
+
+/// `fdiv.s` (`fp::arith_s`): a finite quotient not near the subnormals
+/// (so a finite, non-zero divisor), NX when the quotient times the
+/// divisor, exact in double precision, is not the dividend.
+pub(super) fn div(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    load(a, xmm0, op.rs1, slow)?;
+    load(a, xmm1, op.rs2, slow)?;
+    a.vdivss(xmm2, xmm0, xmm1)?;
+    range_s(a, xmm2, SAFE_S2, INF_S2, slow)?;
+    store(a, xmm2, op.rd)?;
+    widen(a, xmm3, xmm2)?;
+    widen(a, xmm4, xmm1)?;
+    a.vmulsd(xmm3, xmm3, xmm4)?;
+    widen(a, xmm5, xmm0)?;
+    inexact_unless_equal(a, xmm3, xmm5)
+}
+
+/// The fused multiply-adds (`fp::fma_host_s`): the result and a non-zero
+/// addend between the bounds, the product (exact in double precision)
+/// too; NX unless TwoSum of the product and the addend in double
+/// precision is the result with no error.
+pub(super) fn fused(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    let (neg_prod, neg_add) = fma_signs(op.kind);
+    let (x, y, z, r) = (xmm0, xmm1, xmm2, xmm3);
+    load(a, x, op.rs1, slow)?;
+    load(a, y, op.rs2, slow)?;
+    load(a, z, op.rs3, slow)?;
+    if neg_prod {
+        negate(a, x, xmm7)?;
+    }
+    if neg_add {
+        negate(a, z, xmm7)?;
+    }
+    a.vmovaps(r, x)?;
+    a.vfmadd213ss(r, y, z)?; // x·y + z, rounded once
+    range_s(a, r, SAFE_S2, BIG_S2 + 2, slow)?;
+    let mut z_ok = a.create_label();
+    a.vmovd(eax, z)?;
+    a.shl(eax, 1)?;
+    a.jz(z_ok)?;
+    range_s(a, z, SAFE_S2, BIG_S2 + 2, slow)?;
+    a.set_label(&mut z_ok)?;
+    // The product, exact in double precision.
+    let (p, zd, s, e) = (xmm4, xmm5, xmm6, xmm8);
+    widen(a, p, x)?;
+    widen(a, xmm9, y)?;
+    a.vmulsd(p, p, xmm9)?;
+    range(a, p, PRODUCT_LO2, PRODUCT_HI2 + 2, slow)?;
+    store(a, r, op.rd)?;
+    widen(a, zd, z)?;
+    a.vaddsd(s, p, zd)?;
+    super::two_sum_error(a, [p, zd, s], [e, xmm10, xmm11])?;
+    // Inexact unless s is the result and e is zero.
+    widen(a, xmm12, r)?;
+    a.vcmpsd(s, s, xmm12, 4)?;
+    a.vxorpd(xmm13, xmm13, xmm13)?;
+    a.vcmpsd(e, e, xmm13, 4)?;
+    a.vorpd(s, s, e)?;
+    a.vmovd(eax, s)?;
+    a.and(eax, 1)?;
+    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
+}
+
+/// `feq.s`, `flt.s`, `fle.s` (`fp::compare`) of two numbers.
+pub(super) fn compare(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    load(a, xmm0, op.rs1, slow)?;
+    load(a, xmm1, op.rs2, slow)?;
+    a.vucomiss(xmm0, xmm1)?;
+    a.jp(slow)?;
+    match op.kind {
+        Kind::FeqS => a.sete(al)?,
+        Kind::FltS => a.setb(al)?,
+        _ => a.setbe(al)?,
+    }
+    a.movzx(eax, al)?;
+    a.mov(xr(op.rd), rax)
+}
+
+/// `fcvt.s.w`, `fcvt.s.wu`, `fcvt.s.l`, `fcvt.s.lu`: the host's rounding
+/// of the integer, NX when it does not come back (an unsigned one of
+/// 2^63 or more takes the call).
+pub(super) fn from_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    match op.kind {
+        Kind::FcvtSW => a.movsxd(rax, xr32(op.rs1))?,
+        Kind::FcvtSWu => a.mov(eax, xr32(op.rs1))?,
+        _ => a.mov(rax, xr(op.rs1))?,
+    }
+    if op.kind == Kind::FcvtSLu {
+        a.test(rax, rax)?;
+        a.js(slow)?;
+    }
+    a.vxorps(xmm0, xmm0, xmm0)?;
+    a.vcvtsi2ss(xmm0, xmm0, rax)?;
+    // 2^63 comes back as the "integer indefinite", unlike any integer
+    // that rounds to it.
+    a.vcvttss2si(rcx, xmm0)?;
+    a.cmp(rcx, rax)?;
+    a.setne(dl)?;
+    store(a, xmm0, op.rd)?;
+    a.movzx(edx, dl)?;
+    a.or(dword_ptr(rbx + FFLAGS_FROM_X), edx)
+}
+
+/// `fcvt.w.s`, `fcvt.l.s` toward zero (as `fcvt.w.d` and `fcvt.l.d`).
+pub(super) fn to_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    load(a, xmm0, op.rs1, slow)?;
+    if op.kind == Kind::FcvtWS {
+        a.vcvttss2si(eax, xmm0)?;
+        a.cmp(eax, i32::MIN)?;
+        a.je(slow)?;
+        a.movsxd(rcx, eax)?;
+    } else {
+        a.vcvttss2si(rcx, xmm0)?;
+        a.mov(rax, SIGN)?;
+        a.cmp(rcx, rax)?;
+        a.je(slow)?;
+    }
+    a.mov(xr(op.rd), rcx)?;
+    // The integer is exact in single precision: below 2^24, or the
+    // single itself.
+    a.vxorps(xmm1, xmm1, xmm1)?;
+    a.vcvtsi2ss(xmm1, xmm1, rcx)?;
+    a.vucomiss(xmm0, xmm1)?;
+    a.setne(al)?;
+    a.movzx(eax, al)?;
+    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
+}
+
+/// `fcvt.s.d` (`fp::d_to_s`): a zero, or a single not near the
+/// subnormals and finite; NX when it is not the double.
+pub(super) fn from_double(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+) -> Result<(), IcedError> {
+    a.vmovsd(xmm0, fr(op.rs1))?;
+    a.vcvtsd2ss(xmm1, xmm1, xmm0)?;
+    let mut exact_zero = a.create_label();
+    a.vmovq(rax, xmm0)?;
+    a.shl(rax, 1)?;
+    a.jz(exact_zero)?;
+    range_s(a, xmm1, SAFE_S2, INF_S2, slow)?;
+    a.set_label(&mut exact_zero)?;
+    store(a, xmm1, op.rd)?;
+    widen(a, xmm2, xmm1)?;
+    inexact_unless_equal(a, xmm2, xmm0)
+}
+
+/// `fcvt.d.s` (`fp::s_to_d`): exact for any number; a NaN takes the call.
+pub(super) fn to_double(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    load(a, xmm0, op.rs1, slow)?;
+    a.vucomiss(xmm0, xmm0)?;
+    a.jp(slow)?;
+    widen(a, xmm1, xmm0)?;
+    a.vmovsd(fr(op.rd), xmm1)
+}
+
+/// `fmv.x.w` (the single's bits, sign-extended) and `fmv.w.x` (the low
+/// word, NaN-boxed): moves of bits, §11.8.
+pub(super) fn mv(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
+    if op.kind == Kind::FmvXW {
+        a.movsxd(rax, fr_low(op.rs1))?;
+        a.mov(xr(op.rd), rax)
+    } else {
+        a.mov(eax, xr32(op.rs1))?;
+        boxed_eax_to(a, op.rd)
+    }
+}
+
+/// `fsgnj.s`, `fsgnjn.s`, `fsgnjx.s` (`fp::sign_inject`) of NaN-boxed
+/// operands: `fmv.s`, `fneg.s`, `fabs.s`.
+pub(super) fn sign_inject(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+) -> Result<(), IcedError> {
+    a.cmp(fr_high(op.rs1), -1)?;
+    a.jne(slow)?;
+    a.cmp(fr_high(op.rs2), -1)?;
+    a.jne(slow)?;
+    a.mov(eax, fr_low(op.rs1))?;
+    a.mov(ecx, fr_low(op.rs2))?;
+    if op.kind == Kind::FsgnjnS {
+        a.not(ecx)?;
+    }
+    a.and(ecx, SIGN_S as i32)?;
+    if op.kind == Kind::FsgnjxS {
+        a.xor(eax, ecx)?;
+    } else {
+        a.and(eax, !SIGN_S as i32)?;
+        a.or(eax, ecx)?;
+    }
+    boxed_eax_to(a, op.rd)
+}
