@@ -5,7 +5,7 @@
 //! ops allow: integer computation (RV64I §2.4, §5.2), multiplication and
 //! division (M §7, but for `mulhsu`), loads and stores (§2.6, and F and
 //! D's), branches and jumps (§2.5), and the F and D ops that compute
-//! (§11, §12): double-precision arithmetic, compares and conversions on
+//! (§11, §12): arithmetic, compares and conversions of both precisions on
 //! their fast path in place (`float`), with the interpreter's results and
 //! exact flags, and everything else as calls of the interpreter's own
 //! code for them (`cpu::exec_float`), so that their results, rounding

@@ -432,6 +432,12 @@ fn fast_float_word() -> impl Strategy<Value = u32> {
         (0x10, Some(0), None),    // fsgnj.s
         (0x10, Some(1), None),    // fsgnjn.s
         (0x10, Some(2), None),    // fsgnjx.s
+        (0x2d, None, Some(0)),    // fsqrt.d
+        (0x2c, None, Some(0)),    // fsqrt.s
+        (0x15, Some(0), None),    // fmin.d
+        (0x15, Some(1), None),    // fmax.d
+        (0x14, Some(0), None),    // fmin.s
+        (0x14, Some(1), None),    // fmax.s
     ];
     prop_oneof![
         (
@@ -594,6 +600,35 @@ fn a_quotient_of_a_subnormal_is_inexact_though_its_residual_underflows() {
     same(&a, &b).unwrap();
     assert_eq!(b.f[3], (5e-320 / (3.0 * 2f64.powi(-140))).to_bits());
     assert_eq!(b.fflags, crate::fp::flag::NX);
+}
+
+#[test]
+fn a_root_of_a_subnormal_is_inexact_though_its_residual_underflows() {
+    // fsqrt.d f3, f1 (round to nearest) of 8 · 2^-1074: r·r − x is below
+    // the smallest subnormal, so an FMA gives it as zero.
+    let words = [r_type(0x53, 3, 0, 1, 0, 0x2d)];
+    let x = f64::from_bits(8);
+    let (a, b, made) = both_from(&words, &[], &[0, x.to_bits()], 0, ClassSet::NONE);
+    assert!(made);
+    same(&a, &b).unwrap();
+    assert_eq!(b.f[3], x.sqrt().to_bits());
+    assert_eq!(b.fflags, crate::fp::flag::NX);
+}
+
+#[test]
+fn the_minimum_of_two_zeros_is_negative_zero() {
+    // fmin.d f3, f2, f1 and fmax.d f4, f1, f2 of +0 (f1) and -0 (f2):
+    // the host's minsd and maxsd would give their second operand.
+    let words = [
+        r_type(0x53, 3, 0, 2, 1, 0x15),
+        r_type(0x53, 4, 1, 1, 2, 0x15),
+    ];
+    let fregs = [0, 0.0f64.to_bits(), (-0.0f64).to_bits()];
+    let (a, b, made) = both_from(&words, &[], &fregs, 0, ClassSet::NONE);
+    assert!(made);
+    same(&a, &b).unwrap();
+    assert_eq!(b.f[3], (-0.0f64).to_bits());
+    assert_eq!(b.f[4], 0.0f64.to_bits());
 }
 
 #[test]

@@ -1,6 +1,6 @@
-/* fp_hot.c: F and D arithmetic, compares and conversions (RISC-V
- * unprivileged spec chapters 11 and 12) run often enough to be hot: each
- * op over 6,000 generated operands, most of them ordinary numbers, the
+/* fp_hot.c: F and D arithmetic, square roots, minimum and maximum,
+ * compares and conversions (RISC-V unprivileged spec chapters 11 and 12)
+ * run often enough to be hot: each op over 2,000 generated operands, most of them ordinary numbers, the
  * rest small integers, subnormals, numbers near overflow, zeros,
  * infinities and NaNs; per op a checksum of every result's bits and the
  * flags it raised (fflags, section 11.2), in the dynamic rounding mode
@@ -134,6 +134,12 @@ static OPAQUE double s_to_d(float a) { return (double)a; }
 static OPAQUE float neg_s(float a) { return -a; }
 static OPAQUE float abs_s(float a) { return __builtin_fabsf(a); }
 static OPAQUE float sign_s(float a, float b) { return __builtin_copysignf(a, b); }
+static OPAQUE double sqrt_d(double a) { return __builtin_sqrt(a); }
+static OPAQUE float sqrt_s(float a) { return __builtin_sqrtf(a); }
+static OPAQUE double min_d(double a, double b) { return __builtin_fmin(a, b); }
+static OPAQUE double max_d(double a, double b) { return __builtin_fmax(a, b); }
+static OPAQUE float min_s(float a, float b) { return __builtin_fminf(a, b); }
+static OPAQUE float max_s(float a, float b) { return __builtin_fmaxf(a, b); }
 static OPAQUE int64_t bits_s(float a) {
     int64_t r;
     __asm__ volatile("fmv.x.w %0,%1" : "=r"(r) : "f"(a));
@@ -217,6 +223,12 @@ static void all(void) {
     RUN("abs.s", f32_bits(abs_s(xs)));
     RUN("sign.s", f32_bits(sign_s(xs, ys)));
     RUN("fmv.x.w", (uint64_t)bits_s(xs));
+    RUN("sqrt.d", f64_bits(sqrt_d(xd)));
+    RUN("sqrt.s", f32_bits(sqrt_s(xs)));
+    RUN("min.d", f64_bits(min_d(xd, (i & 3) ? yd : -xd)));
+    RUN("max.d", f64_bits(max_d(xd, (i & 3) ? yd : -xd)));
+    RUN("min.s", f32_bits(min_s(xs, (i & 3) ? ys : -xs)));
+    RUN("max.s", f32_bits(max_s(xs, (i & 3) ? ys : -xs)));
 }
 
 int main(void) {

@@ -162,3 +162,46 @@ pub(super) fn to_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<
     a.movzx(eax, al)?;
     a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
 }
+
+/// `fsqrt.d` (`fp::sqrt`) of a positive finite number not below 1e-250
+/// (the interpreter scales smaller ones): NX unless `r·r − x`, exact by
+/// the FMA, is zero.
+pub(super) fn sqrt(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    const LO: u64 = 1.0e-250f64.to_bits();
+    const INF: u64 = 0x7ff0_0000_0000_0000;
+    a.vmovsd(xmm0, fr(op.rs1))?;
+    // The raw bits in [LO, +∞): positive, finite, not tiny.
+    a.vmovq(rax, xmm0)?;
+    a.mov(rcx, LO)?;
+    a.sub(rax, rcx)?;
+    a.mov(rcx, INF - LO)?;
+    a.cmp(rax, rcx)?;
+    a.jae(slow)?;
+    a.vsqrtsd(xmm1, xmm1, xmm0)?;
+    a.vmovsd(fr(op.rd), xmm1)?;
+    a.vmovapd(xmm2, xmm1)?;
+    a.vfmsub213sd(xmm2, xmm1, xmm0)?; // r·r − x
+    inexact_unless_zero(a, xmm2)
+}
+
+/// `fmin.d`, `fmax.d` (`fp::min_max`) of two numbers, not both zeros:
+/// the host's `minsd` and `maxsd`, which differ from RISC-V's only for
+/// NaNs and for ±0, which take the call. Of two equal numbers either is
+/// the result: they have the same bits.
+pub(super) fn min_max(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    a.vmovsd(xmm0, fr(op.rs1))?;
+    a.vmovsd(xmm1, fr(op.rs2))?;
+    a.vucomisd(xmm0, xmm1)?;
+    a.jp(slow)?;
+    a.vmovq(rax, xmm0)?;
+    a.vmovq(rcx, xmm1)?;
+    a.or(rax, rcx)?;
+    a.shl(rax, 1)?;
+    a.jz(slow)?;
+    if op.kind == Kind::FminD {
+        a.vminsd(xmm2, xmm0, xmm1)?;
+    } else {
+        a.vmaxsd(xmm2, xmm0, xmm1)?;
+    }
+    a.vmovsd(fr(op.rd), xmm2)
+}

@@ -1,16 +1,17 @@
 //! Floating-point arithmetic translated in place: the fast paths of the
 //! interpreter's floating-point code (`fp::arith_d`, `fp::arith_s`,
-//! `fp::fma`, `fp::compare`, the conversions) as host instructions, in
-//! front of the call of `cpu::exec_float` that every other case takes.
+//! `fp::fma`, `fp::sqrt`, `fp::min_max`, `fp::compare`, the
+//! conversions) as host instructions, in front of the call of
+//! `cpu::exec_float` that every other case takes.
 //!
 //! Each fast path computes the correctly rounded result with the host's
 //! own instruction (SSE2 and FMA3 round to nearest, ties to even, under
 //! the MXCSR every Rust program runs with) and the one flag it can
 //! raise, NX, exactly, with the error-free transformations the
 //! interpreter uses: Knuth's TwoSum for sums, the FMA residual for
-//! products and quotients of doubles, Boldo and Muller's ErrFma for
-//! fused multiply-adds of doubles, and for singles the same operation
-//! in double precision, where their products are exact. Anything the
+//! products, quotients and square roots of doubles, Boldo and Muller's
+//! ErrFma for fused multiply-adds of doubles, and for singles the same
+//! operation in double precision, where their products are exact. Anything the
 //! fast path cannot answer exactly, a rounding mode other than
 //! round-to-nearest-even (F §11.2), a NaN, an infinity, a single that is
 //! not NaN-boxed (D §12.2), a result near the subnormal or overflow
@@ -63,7 +64,8 @@ enum Needs {
     /// Any valid mode: the result is exact. A field of 7 is checked as
     /// for `Nearest` (another dynamic mode takes the call).
     Any,
-    /// None: the op has no rounding-mode field (moves, sign injection).
+    /// None: the op has no rounding-mode field (moves, sign injection,
+    /// minimum and maximum).
     Nothing,
 }
 
@@ -73,10 +75,12 @@ fn needs(kind: Kind) -> Option<Needs> {
     Some(match kind {
         FaddD | FsubD | FmulD | FdivD | FmaddD | FmsubD | FnmsubD | FnmaddD | FcvtDL | FcvtDLu
         | FaddS | FsubS | FmulS | FdivS | FmaddS | FmsubS | FnmsubS | FnmaddS | FcvtSW
-        | FcvtSWu | FcvtSL | FcvtSLu | FcvtSD => Needs::Nearest,
+        | FcvtSWu | FcvtSL | FcvtSLu | FcvtSD | FsqrtD | FsqrtS => Needs::Nearest,
         FcvtWD | FcvtLD | FcvtWS | FcvtLS => Needs::TowardZero,
         FcvtDW | FcvtDWu | FeqD | FltD | FleD | FeqS | FltS | FleS | FcvtDS => Needs::Any,
-        FmvXW | FmvWX | FsgnjS | FsgnjnS | FsgnjxS => Needs::Nothing,
+        FmvXW | FmvWX | FsgnjS | FsgnjnS | FsgnjxS | FminD | FmaxD | FminS | FmaxS => {
+            Needs::Nothing
+        }
         _ => return None,
     })
 }
@@ -110,6 +114,8 @@ pub(super) fn fast_path(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Resu
         FeqD | FltD | FleD => double::compare(a, op, slow),
         FcvtDW | FcvtDWu | FcvtDL | FcvtDLu => double::from_int(a, op, slow),
         FcvtWD | FcvtLD => double::to_int(a, op, slow),
+        FsqrtD => double::sqrt(a, op, slow),
+        FminD | FmaxD => double::min_max(a, op, slow),
         FaddS | FsubS => single::add(a, op, slow),
         FmulS => single::mul(a, op, slow),
         FdivS => single::div(a, op, slow),
@@ -121,6 +127,8 @@ pub(super) fn fast_path(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Resu
         FcvtDS => single::to_double(a, op, slow),
         FmvXW | FmvWX => single::mv(a, op),
         FsgnjS | FsgnjnS | FsgnjxS => single::sign_inject(a, op, slow),
+        FsqrtS => single::sqrt(a, op, slow),
+        FminS | FmaxS => single::min_max(a, op, slow),
         _ => unreachable!("no fast path for {:?}", op.kind),
     }
 }

@@ -330,3 +330,39 @@ pub(super) fn sign_inject(
     }
     boxed_eax_to(a, op.rd)
 }
+
+/// `fsqrt.s` (`fp::sqrt`) of a positive finite number: NX unless the
+/// root squared, exact in double precision, is the number.
+pub(super) fn sqrt(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    load(a, xmm0, op.rs1, slow)?;
+    // The raw bits in [1, +∞): positive, finite, not zero.
+    a.vmovd(eax, xmm0)?;
+    a.sub(eax, 1)?;
+    a.cmp(eax, 0x7f80_0000 - 1)?;
+    a.jae(slow)?;
+    a.vsqrtss(xmm1, xmm1, xmm0)?;
+    store(a, xmm1, op.rd)?;
+    widen(a, xmm2, xmm1)?;
+    a.vmulsd(xmm2, xmm2, xmm2)?;
+    widen(a, xmm3, xmm0)?;
+    inexact_unless_equal(a, xmm2, xmm3)
+}
+
+/// `fmin.s`, `fmax.s` (`fp::min_max`), as `fmin.d` and `fmax.d`.
+pub(super) fn min_max(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+    load(a, xmm0, op.rs1, slow)?;
+    load(a, xmm1, op.rs2, slow)?;
+    a.vucomiss(xmm0, xmm1)?;
+    a.jp(slow)?;
+    a.vmovd(eax, xmm0)?;
+    a.vmovd(ecx, xmm1)?;
+    a.or(eax, ecx)?;
+    a.shl(eax, 1)?;
+    a.jz(slow)?;
+    if op.kind == Kind::FminS {
+        a.vminss(xmm2, xmm0, xmm1)?;
+    } else {
+        a.vmaxss(xmm2, xmm0, xmm1)?;
+    }
+    store(a, xmm2, op.rd)
+}
