@@ -341,7 +341,7 @@ fn emit(
                 // The call out of line, for what the fast path leaves.
                 let slow = a.create_label();
                 let mut done = a.create_label();
-                float::fast_path(&mut a, op, slow)?;
+                float::fast_path(&mut a, op, slow, done)?;
                 a.set_label(&mut done)?;
                 slows.push((slow, done, copy, bail));
             } else {

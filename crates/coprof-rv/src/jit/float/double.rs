@@ -1,8 +1,8 @@
 //! The double-precision fast paths (D §12): see [`super`].
 
 use super::{
-    fma_signs, inexact_unless_zero, negate, range, two_sum_error, BIG2, FFLAGS_FROM_X, INF2, SAFE2,
-    SIGN,
+    fma_signs, inexact_unless_zero, known_inexact, negate, range, two_sum_error, BIG2,
+    FFLAGS_FROM_X, INF2, SAFE2, SIGN,
 };
 use crate::jit::x86::{fr, xr, xr32};
 use crate::op::{Kind, Op};
@@ -11,7 +11,12 @@ use iced_x86::IcedError;
 
 /// `fadd.d`, `fsub.d` (`fp::arith_d`): a finite sum, NX from TwoSum. A
 /// finite sum has finite operands.
-pub(super) fn add(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn add(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     a.vmovsd(xmm0, fr(op.rs1))?;
     a.vmovsd(xmm1, fr(op.rs2))?;
     if op.kind == Kind::FsubD {
@@ -20,18 +25,25 @@ pub(super) fn add(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(),
     a.vaddsd(xmm2, xmm0, xmm1)?;
     range(a, xmm2, 0, INF2, slow)?;
     a.vmovsd(fr(op.rd), xmm2)?;
+    known_inexact(a, done)?;
     two_sum_error(a, [xmm0, xmm1, xmm2], [xmm3, xmm4, xmm5])?;
     inexact_unless_zero(a, xmm3)
 }
 
 /// `fmul.d` (`fp::arith_d`): a finite product not below the subnormal
 /// range's neighbourhood, NX from the FMA's residual `x·y − r`.
-pub(super) fn mul(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn mul(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     a.vmovsd(xmm0, fr(op.rs1))?;
     a.vmovsd(xmm1, fr(op.rs2))?;
     a.vmulsd(xmm2, xmm0, xmm1)?;
     range(a, xmm2, SAFE2, INF2, slow)?;
     a.vmovsd(fr(op.rd), xmm2)?;
+    known_inexact(a, done)?;
     a.vmovapd(xmm3, xmm0)?;
     a.vfmsub213sd(xmm3, xmm1, xmm2)?; // x·y − r
     inexact_unless_zero(a, xmm3)
@@ -40,13 +52,19 @@ pub(super) fn mul(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(),
 /// `fdiv.d` (`fp::arith_d`): a finite quotient and dividend, neither near
 /// the subnormal range, NX from the residual `x − r·y`. A finite quotient
 /// of that size has a finite, non-zero divisor.
-pub(super) fn div(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn div(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     a.vmovsd(xmm0, fr(op.rs1))?;
     a.vmovsd(xmm1, fr(op.rs2))?;
     a.vdivsd(xmm2, xmm0, xmm1)?;
     range(a, xmm2, SAFE2, INF2, slow)?;
     range(a, xmm0, SAFE2, INF2, slow)?;
     a.vmovsd(fr(op.rd), xmm2)?;
+    known_inexact(a, done)?;
     a.vmovapd(xmm3, xmm2)?;
     a.vfnmadd213sd(xmm3, xmm1, xmm0)?; // −(r·y) + x
     inexact_unless_zero(a, xmm3)
@@ -55,7 +73,12 @@ pub(super) fn div(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(),
 /// The fused multiply-adds (`fp::fma_host_d`): `±(x·y) ± z` with the
 /// product, the result and a non-zero addend all between the bounds, NX
 /// from ErrFma.
-pub(super) fn fused(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn fused(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     let (neg_prod, neg_add) = fma_signs(op.kind);
     let (x, y, z, r, u1, u2) = (xmm0, xmm1, xmm2, xmm3, xmm4, xmm5);
     a.vmovsd(x, fr(op.rs1))?;
@@ -79,6 +102,7 @@ pub(super) fn fused(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(
     range(a, z, SAFE2, BIG2 + 2, slow)?;
     a.set_label(&mut z_ok)?;
     a.vmovsd(fr(op.rd), r)?;
+    known_inexact(a, done)?;
     a.vmovapd(u2, x)?;
     a.vfmsub213sd(u2, y, u1)?; // x·y − u1, exact
                                // (alpha1, zz) = TwoSum(z, u2); (beta1, beta2) = TwoSum(u1, alpha1).
@@ -112,7 +136,12 @@ pub(super) fn compare(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result
 /// `fcvt.d.w`, `fcvt.d.wu` (exact), `fcvt.d.l`, `fcvt.d.lu` (NX when the
 /// integer does not come back from the double; an unsigned one of 2^63 or
 /// more takes the call).
-pub(super) fn from_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn from_int(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     match op.kind {
         Kind::FcvtDW => a.movsxd(rax, xr32(op.rs1))?,
         Kind::FcvtDWu => a.mov(eax, xr32(op.rs1))?,
@@ -126,6 +155,7 @@ pub(super) fn from_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Resul
     a.vcvtsi2sd(xmm0, xmm0, rax)?;
     a.vmovsd(fr(op.rd), xmm0)?;
     if matches!(op.kind, Kind::FcvtDL | Kind::FcvtDLu) {
+        known_inexact(a, done)?;
         // 2^63 comes back as the "integer indefinite" 2^63, unlike any
         // integer that rounds to it.
         a.vcvttsd2si(rcx, xmm0)?;
@@ -141,7 +171,12 @@ pub(super) fn from_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Resul
 /// integer is not the double. The host's "integer indefinite" (the most
 /// negative integer), which a NaN or a double out of range gives, takes
 /// the call, as does the double that truly converts to it.
-pub(super) fn to_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn to_int(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     a.vmovsd(xmm0, fr(op.rs1))?;
     if op.kind == Kind::FcvtWD {
         a.vcvttsd2si(eax, xmm0)?;
@@ -155,6 +190,7 @@ pub(super) fn to_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<
         a.je(slow)?;
     }
     a.mov(xr(op.rd), rcx)?;
+    known_inexact(a, done)?;
     a.vxorpd(xmm1, xmm1, xmm1)?;
     a.vcvtsi2sd(xmm1, xmm1, rcx)?;
     a.vucomisd(xmm0, xmm1)?;
@@ -166,7 +202,12 @@ pub(super) fn to_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<
 /// `fsqrt.d` (`fp::sqrt`) of a positive finite number not below 1e-250
 /// (the interpreter scales smaller ones): NX unless `r·r − x`, exact by
 /// the FMA, is zero.
-pub(super) fn sqrt(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn sqrt(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     const LO: u64 = 1.0e-250f64.to_bits();
     const INF: u64 = 0x7ff0_0000_0000_0000;
     a.vmovsd(xmm0, fr(op.rs1))?;
@@ -179,6 +220,7 @@ pub(super) fn sqrt(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<()
     a.jae(slow)?;
     a.vsqrtsd(xmm1, xmm1, xmm0)?;
     a.vmovsd(fr(op.rd), xmm1)?;
+    known_inexact(a, done)?;
     a.vmovapd(xmm2, xmm1)?;
     a.vfmsub213sd(xmm2, xmm1, xmm0)?; // r·r − x
     inexact_unless_zero(a, xmm2)

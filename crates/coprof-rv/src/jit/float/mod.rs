@@ -99,7 +99,18 @@ pub(super) fn has_fast_path(op: &Op) -> bool {
 /// Emits `op`'s fast path ([`has_fast_path`] must hold): its result in
 /// its destination and NX in `fflags`, or a jump to `slow` before
 /// anything is written.
-pub(super) fn fast_path(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+///
+/// The NX of an op that may round is worked out only while `fflags`
+/// lacks it: once set it stays so until the program clears it, and most
+/// programs never do, so that the error terms, the longest part of the
+/// fast paths, are mostly skipped: a jump to `done`, the label after the
+/// op, which the caller sets.
+pub(super) fn fast_path(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     use Kind::*;
     if op.rm == 7 && needs(op.kind) != Some(Needs::Nothing) {
         // The dynamic mode: this path's only if it is round-to-nearest.
@@ -107,27 +118,27 @@ pub(super) fn fast_path(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Resu
         a.jne(slow)?;
     }
     match op.kind {
-        FaddD | FsubD => double::add(a, op, slow),
-        FmulD => double::mul(a, op, slow),
-        FdivD => double::div(a, op, slow),
-        FmaddD | FmsubD | FnmsubD | FnmaddD => double::fused(a, op, slow),
+        FaddD | FsubD => double::add(a, op, slow, done),
+        FmulD => double::mul(a, op, slow, done),
+        FdivD => double::div(a, op, slow, done),
+        FmaddD | FmsubD | FnmsubD | FnmaddD => double::fused(a, op, slow, done),
         FeqD | FltD | FleD => double::compare(a, op, slow),
-        FcvtDW | FcvtDWu | FcvtDL | FcvtDLu => double::from_int(a, op, slow),
-        FcvtWD | FcvtLD => double::to_int(a, op, slow),
-        FsqrtD => double::sqrt(a, op, slow),
+        FcvtDW | FcvtDWu | FcvtDL | FcvtDLu => double::from_int(a, op, slow, done),
+        FcvtWD | FcvtLD => double::to_int(a, op, slow, done),
+        FsqrtD => double::sqrt(a, op, slow, done),
         FminD | FmaxD => double::min_max(a, op, slow),
-        FaddS | FsubS => single::add(a, op, slow),
-        FmulS => single::mul(a, op, slow),
-        FdivS => single::div(a, op, slow),
-        FmaddS | FmsubS | FnmsubS | FnmaddS => single::fused(a, op, slow),
+        FaddS | FsubS => single::add(a, op, slow, done),
+        FmulS => single::mul(a, op, slow, done),
+        FdivS => single::div(a, op, slow, done),
+        FmaddS | FmsubS | FnmsubS | FnmaddS => single::fused(a, op, slow, done),
         FeqS | FltS | FleS => single::compare(a, op, slow),
-        FcvtSW | FcvtSWu | FcvtSL | FcvtSLu => single::from_int(a, op, slow),
-        FcvtWS | FcvtLS => single::to_int(a, op, slow),
-        FcvtSD => single::from_double(a, op, slow),
+        FcvtSW | FcvtSWu | FcvtSL | FcvtSLu => single::from_int(a, op, slow, done),
+        FcvtWS | FcvtLS => single::to_int(a, op, slow, done),
+        FcvtSD => single::from_double(a, op, slow, done),
         FcvtDS => single::to_double(a, op, slow),
         FmvXW | FmvWX => single::mv(a, op),
         FsgnjS | FsgnjnS | FsgnjxS => single::sign_inject(a, op, slow),
-        FsqrtS => single::sqrt(a, op, slow),
+        FsqrtS => single::sqrt(a, op, slow, done),
         FminS | FmaxS => single::min_max(a, op, slow),
         _ => unreachable!("no fast path for {:?}", op.kind),
     }
@@ -174,6 +185,13 @@ fn negate(
     a.mov(rax, SIGN)?;
     a.vmovq(scratch, rax)?;
     a.vxorpd(v, v, scratch)
+}
+
+/// Jumps to `done` if `fflags` has NX already: what the op would raise
+/// is then known, and the rest of its fast path only works that out.
+fn known_inexact(a: &mut CodeAssembler, done: CodeLabel) -> Result<(), IcedError> {
+    a.test(dword_ptr(rbx + FFLAGS_FROM_X), flag::NX)?;
+    a.jnz(done)
 }
 
 /// Raises NX unless the double in `err` is zero (a NaN counts as not

@@ -3,7 +3,7 @@
 //! one that is not is the canonical NaN to the op, which the call gives.
 //! Results are written NaN-boxed.
 
-use super::{fma_signs, range, BIG2, FFLAGS_FROM_X, INF2, SIGN};
+use super::{fma_signs, known_inexact, range, BIG2, FFLAGS_FROM_X, INF2, SIGN};
 use crate::jit::x86::{fr, xr, xr32, F_FROM_X};
 use crate::op::{Kind, Op};
 use iced_x86::code_asm::*;
@@ -103,7 +103,12 @@ fn inexact_unless_equal(
 
 /// `fadd.s`, `fsub.s` (`fp::arith_s`): a finite sum, NX from TwoSum in
 /// single precision.
-pub(super) fn add(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn add(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     load(a, xmm0, op.rs1, slow)?;
     load(a, xmm1, op.rs2, slow)?;
     if op.kind == Kind::FsubS {
@@ -112,6 +117,7 @@ pub(super) fn add(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(),
     a.vaddss(xmm2, xmm0, xmm1)?;
     range_s(a, xmm2, 0, INF_S2, slow)?;
     store(a, xmm2, op.rd)?;
+    known_inexact(a, done)?;
     a.vsubss(xmm3, xmm2, xmm0)?; // bb = r - x
     a.vsubss(xmm4, xmm2, xmm3)?; // r - bb
     a.vsubss(xmm4, xmm0, xmm4)?; // x - (r - bb)
@@ -124,12 +130,18 @@ pub(super) fn add(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(),
 
 /// `fmul.s` (`fp::arith_s`): a finite product not near the subnormals,
 /// NX when it differs from the exact product in double precision.
-pub(super) fn mul(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn mul(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     load(a, xmm0, op.rs1, slow)?;
     load(a, xmm1, op.rs2, slow)?;
     a.vmulss(xmm2, xmm0, xmm1)?;
     range_s(a, xmm2, SAFE_S2, INF_S2, slow)?;
     store(a, xmm2, op.rd)?;
+    known_inexact(a, done)?;
     widen(a, xmm3, xmm0)?;
     widen(a, xmm4, xmm1)?;
     a.vmulsd(xmm3, xmm3, xmm4)?;
@@ -140,12 +152,18 @@ pub(super) fn mul(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(),
 /// `fdiv.s` (`fp::arith_s`): a finite quotient not near the subnormals
 /// (so a finite, non-zero divisor), NX when the quotient times the
 /// divisor, exact in double precision, is not the dividend.
-pub(super) fn div(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn div(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     load(a, xmm0, op.rs1, slow)?;
     load(a, xmm1, op.rs2, slow)?;
     a.vdivss(xmm2, xmm0, xmm1)?;
     range_s(a, xmm2, SAFE_S2, INF_S2, slow)?;
     store(a, xmm2, op.rd)?;
+    known_inexact(a, done)?;
     widen(a, xmm3, xmm2)?;
     widen(a, xmm4, xmm1)?;
     a.vmulsd(xmm3, xmm3, xmm4)?;
@@ -157,7 +175,12 @@ pub(super) fn div(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(),
 /// addend between the bounds, the product (exact in double precision)
 /// too; NX unless TwoSum of the product and the addend in double
 /// precision is the result with no error.
-pub(super) fn fused(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn fused(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     let (neg_prod, neg_add) = fma_signs(op.kind);
     let (x, y, z, r) = (xmm0, xmm1, xmm2, xmm3);
     load(a, x, op.rs1, slow)?;
@@ -185,6 +208,7 @@ pub(super) fn fused(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(
     a.vmulsd(p, p, xmm9)?;
     range(a, p, PRODUCT_LO2, PRODUCT_HI2 + 2, slow)?;
     store(a, r, op.rd)?;
+    known_inexact(a, done)?;
     widen(a, zd, z)?;
     a.vaddsd(s, p, zd)?;
     super::two_sum_error(a, [p, zd, s], [e, xmm10, xmm11])?;
@@ -217,7 +241,12 @@ pub(super) fn compare(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result
 /// `fcvt.s.w`, `fcvt.s.wu`, `fcvt.s.l`, `fcvt.s.lu`: the host's rounding
 /// of the integer, NX when it does not come back (an unsigned one of
 /// 2^63 or more takes the call).
-pub(super) fn from_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn from_int(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     match op.kind {
         Kind::FcvtSW => a.movsxd(rax, xr32(op.rs1))?,
         Kind::FcvtSWu => a.mov(eax, xr32(op.rs1))?,
@@ -229,18 +258,25 @@ pub(super) fn from_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Resul
     }
     a.vxorps(xmm0, xmm0, xmm0)?;
     a.vcvtsi2ss(xmm0, xmm0, rax)?;
+    a.mov(rdx, rax)?;
+    store(a, xmm0, op.rd)?;
+    known_inexact(a, done)?;
     // 2^63 comes back as the "integer indefinite", unlike any integer
     // that rounds to it.
     a.vcvttss2si(rcx, xmm0)?;
-    a.cmp(rcx, rax)?;
-    a.setne(dl)?;
-    store(a, xmm0, op.rd)?;
-    a.movzx(edx, dl)?;
-    a.or(dword_ptr(rbx + FFLAGS_FROM_X), edx)
+    a.cmp(rcx, rdx)?;
+    a.setne(al)?;
+    a.movzx(eax, al)?;
+    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
 }
 
 /// `fcvt.w.s`, `fcvt.l.s` toward zero (as `fcvt.w.d` and `fcvt.l.d`).
-pub(super) fn to_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn to_int(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     load(a, xmm0, op.rs1, slow)?;
     if op.kind == Kind::FcvtWS {
         a.vcvttss2si(eax, xmm0)?;
@@ -254,6 +290,7 @@ pub(super) fn to_int(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<
         a.je(slow)?;
     }
     a.mov(xr(op.rd), rcx)?;
+    known_inexact(a, done)?;
     // The integer is exact in single precision: below 2^24, or the
     // single itself.
     a.vxorps(xmm1, xmm1, xmm1)?;
@@ -270,6 +307,7 @@ pub(super) fn from_double(
     a: &mut CodeAssembler,
     op: &Op,
     slow: CodeLabel,
+    done: CodeLabel,
 ) -> Result<(), IcedError> {
     a.vmovsd(xmm0, fr(op.rs1))?;
     a.vcvtsd2ss(xmm1, xmm1, xmm0)?;
@@ -280,6 +318,7 @@ pub(super) fn from_double(
     range_s(a, xmm1, SAFE_S2, INF_S2, slow)?;
     a.set_label(&mut exact_zero)?;
     store(a, xmm1, op.rd)?;
+    known_inexact(a, done)?;
     widen(a, xmm2, xmm1)?;
     inexact_unless_equal(a, xmm2, xmm0)
 }
@@ -333,7 +372,12 @@ pub(super) fn sign_inject(
 
 /// `fsqrt.s` (`fp::sqrt`) of a positive finite number: NX unless the
 /// root squared, exact in double precision, is the number.
-pub(super) fn sqrt(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
+pub(super) fn sqrt(
+    a: &mut CodeAssembler,
+    op: &Op,
+    slow: CodeLabel,
+    done: CodeLabel,
+) -> Result<(), IcedError> {
     load(a, xmm0, op.rs1, slow)?;
     // The raw bits in [1, +∞): positive, finite, not zero.
     a.vmovd(eax, xmm0)?;
@@ -342,6 +386,7 @@ pub(super) fn sqrt(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<()
     a.jae(slow)?;
     a.vsqrtss(xmm1, xmm1, xmm0)?;
     store(a, xmm1, op.rd)?;
+    known_inexact(a, done)?;
     widen(a, xmm2, xmm1)?;
     a.vmulsd(xmm2, xmm2, xmm2)?;
     widen(a, xmm3, xmm0)?;
