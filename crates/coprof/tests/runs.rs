@@ -39,10 +39,11 @@ fn one_corpus_run_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 /// The corpus programs that run 10 to 230 million instructions: four
 /// runs each would take minutes in a test build, and the code paths they
 /// take are those of the others.
-const LONG: [&str; 7] = [
+const LONG: [&str; 8] = [
     "fp_arith",
     "fp_filter",
     "fp_hot",
+    "fp_libm",
     "recursion",
     "sort_search",
     "malloc",
