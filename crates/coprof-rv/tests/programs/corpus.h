@@ -68,6 +68,16 @@ static inline unsigned rv_take_fflags(void) {
 }
 #define OPAQUE __attribute__((noipa))
 
+/* An OPAQUE function `name` of three operands of type T running one
+ * R4-type instruction, `ins.suf` (fmadd.d, fnmsub.s, ...), in the
+ * dynamic rounding mode. */
+#define FOP3(name, T, ins, suf)                                                          \
+    static OPAQUE T name(T a, T b, T c) {                                                \
+        T r;                                                                             \
+        __asm__ volatile(ins "." suf " %0,%1,%2,%3" : "=f"(r) : "f"(a), "f"(b), "f"(c)); \
+        return r;                                                                        \
+    }
+
 /* fflags as letters NV DZ OF UF NX, "-" where clear. */
 static inline const char *fflags_str(unsigned f) {
     static char s[6];

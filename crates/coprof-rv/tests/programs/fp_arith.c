@@ -20,12 +20,6 @@ static volatile float fv[] = {
 #define ND (sizeof dv / sizeof dv[0])
 #define NF (sizeof fv / sizeof fv[0])
 
-#define FOP3(name, T, ins, suf)                                                \
-    static OPAQUE T name(T a, T b, T c) {                                             \
-        T r;                                                                   \
-        __asm__ volatile(ins "." suf " %0,%1,%2,%3" : "=f"(r) : "f"(a), "f"(b), "f"(c)); \
-        return r;                                                              \
-    }
 static OPAQUE double add_d(double a, double b) { return a + b; }
 static OPAQUE double sub_d(double a, double b) { return a - b; }
 static OPAQUE double mul_d(double a, double b) { return a * b; }

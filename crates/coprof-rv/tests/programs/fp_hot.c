@@ -80,12 +80,6 @@ static int64_t gen_i(void) {
     }
 }
 
-#define FOP3(name, T, ins, suf)                                                          \
-    static OPAQUE T name(T a, T b, T c) {                                                \
-        T r;                                                                             \
-        __asm__ volatile(ins "." suf " %0,%1,%2,%3" : "=f"(r) : "f"(a), "f"(b), "f"(c)); \
-        return r;                                                                        \
-    }
 #define FOP2_RNE(name, T, ins, suf)                                         \
     static OPAQUE T name(T a, T b) {                                        \
         T r;                                                                \

@@ -22,6 +22,7 @@
 //! The fast paths need FMA3 (and so AVX, whose three-operand encodings
 //! they use throughout); on a host without them every op is a call.
 
+mod both;
 mod double;
 mod single;
 
@@ -119,27 +120,25 @@ pub(super) fn fast_path(
     }
     match op.kind {
         FaddD | FsubD => double::add(a, op, slow, done),
-        FmulD => double::mul(a, op, slow, done),
-        FdivD => double::div(a, op, slow, done),
+        FmulD | FdivD => double::mul_div(a, op, slow, done),
         FmaddD | FmsubD | FnmsubD | FnmaddD => double::fused(a, op, slow, done),
-        FeqD | FltD | FleD => double::compare(a, op, slow),
-        FcvtDW | FcvtDWu | FcvtDL | FcvtDLu => double::from_int(a, op, slow, done),
-        FcvtWD | FcvtLD => double::to_int(a, op, slow, done),
+        FeqD | FltD | FleD => both::compare(a, op, slow, &double::DOUBLE),
+        FcvtDW | FcvtDWu | FcvtDL | FcvtDLu => both::from_int(a, op, slow, done, &double::DOUBLE),
+        FcvtWD | FcvtLD => both::to_int(a, op, slow, done, &double::DOUBLE),
         FsqrtD => double::sqrt(a, op, slow, done),
-        FminD | FmaxD => double::min_max(a, op, slow),
+        FminD | FmaxD => both::min_max(a, op, slow, &double::DOUBLE),
         FaddS | FsubS => single::add(a, op, slow, done),
-        FmulS => single::mul(a, op, slow, done),
-        FdivS => single::div(a, op, slow, done),
+        FmulS | FdivS => single::mul_div(a, op, slow, done),
         FmaddS | FmsubS | FnmsubS | FnmaddS => single::fused(a, op, slow, done),
-        FeqS | FltS | FleS => single::compare(a, op, slow),
-        FcvtSW | FcvtSWu | FcvtSL | FcvtSLu => single::from_int(a, op, slow, done),
-        FcvtWS | FcvtLS => single::to_int(a, op, slow, done),
+        FeqS | FltS | FleS => both::compare(a, op, slow, &single::SINGLE),
+        FcvtSW | FcvtSWu | FcvtSL | FcvtSLu => both::from_int(a, op, slow, done, &single::SINGLE),
+        FcvtWS | FcvtLS => both::to_int(a, op, slow, done, &single::SINGLE),
         FcvtSD => single::from_double(a, op, slow, done),
         FcvtDS => single::to_double(a, op, slow),
         FmvXW | FmvWX => single::mv(a, op),
         FsgnjS | FsgnjnS | FsgnjxS => single::sign_inject(a, op, slow),
         FsqrtS => single::sqrt(a, op, slow, done),
-        FminS | FmaxS => single::min_max(a, op, slow),
+        FminS | FmaxS => both::min_max(a, op, slow, &single::SINGLE),
         _ => unreachable!("no fast path for {:?}", op.kind),
     }
 }
@@ -156,17 +155,31 @@ fn fma_signs(kind: Kind) -> (bool, bool) {
     }
 }
 
+/// A floating-point format.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Single,
+    Double,
+}
+
 /// Jumps to `slow` unless `lo2 <= |v| * 2 < hi2` in bits (see [`INF2`]),
-/// for the double in `v`. Uses rax and rcx.
+/// for the number of format `f` in `v`. Uses rax and rcx.
 fn range(
     a: &mut CodeAssembler,
+    f: Format,
     v: AsmRegisterXmm,
     lo2: u64,
     hi2: u64,
     slow: CodeLabel,
 ) -> Result<(), IcedError> {
-    a.vmovq(rax, v)?;
-    a.shl(rax, 1)?;
+    // The bits shifted left by one: the sign dropped.
+    if f == Format::Single {
+        a.vmovd(eax, v)?;
+        a.shl(eax, 1)?;
+    } else {
+        a.vmovq(rax, v)?;
+        a.shl(rax, 1)?;
+    }
     if lo2 != 0 {
         a.mov(rcx, lo2)?;
         a.sub(rax, rcx)?;

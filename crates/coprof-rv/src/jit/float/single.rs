@@ -3,19 +3,35 @@
 //! one that is not is the canonical NaN to the op, which the call gives.
 //! Results are written NaN-boxed.
 
-use super::{fma_signs, known_inexact, range, BIG2, FFLAGS_FROM_X, INF2, SIGN};
+use super::both::Precision;
+use super::Format::{Double as D, Single as S};
+use super::{fma_signs, known_inexact, range, BIG2, FFLAGS_FROM_X, INF2};
 use crate::jit::x86::{fr, xr, xr32, F_FROM_X};
 use crate::op::{Kind, Op};
 use iced_x86::code_asm::*;
 use iced_x86::IcedError;
 
+/// The single-precision instructions of the shared fast paths.
+pub(super) const SINGLE: Precision = Precision {
+    load,
+    store,
+    truncate32: |a, r, v| a.vcvttss2si(r, v),
+    truncate64: |a, r, v| a.vcvttss2si(r, v),
+    convert: |a, v, r| a.vcvtsi2ss(v, v, r),
+    compare: |a, x, y| a.vucomiss(x, y),
+    min: |a, r, x, y| a.vminss(r, x, y),
+    max: |a, r, x, y| a.vmaxss(r, x, y),
+    sign_bit: 31,
+    holds_32_bit_integers: false,
+};
+
 const SIGN_S: u32 = 1 << 31;
 /// Twice the bits of +∞ in single precision (see [`super::INF2`]).
-const INF_S2: u32 = 0x7f80_0000 << 1;
+const INF_S2: u64 = 0x7f80_0000 << 1;
 /// The interpreter's bounds for singles (`fp::SAFE_S`, and 1e37 for the
 /// fused multiply-add), as bits shifted left by one.
-const SAFE_S2: u32 = 1.0e-30f32.to_bits() << 1;
-const BIG_S2: u32 = 1.0e37f32.to_bits() << 1;
+const SAFE_S2: u64 = (1.0e-30f32.to_bits() as u64) << 1;
+const BIG_S2: u64 = (1.0e37f32.to_bits() as u64) << 1;
 /// The bounds of a fused multiply-add's product, in double precision.
 const PRODUCT_LO2: u64 = 1.0e-30f64.to_bits() << 1;
 const PRODUCT_HI2: u64 = 1.0e37f64.to_bits() << 1;
@@ -51,24 +67,6 @@ fn boxed_eax_to(a: &mut CodeAssembler, rd: u8) -> Result<(), IcedError> {
     a.mov(rcx, 0xffff_ffff_0000_0000u64)?;
     a.or(rax, rcx)?;
     a.mov(fr(rd), rax)
-}
-
-/// Jumps to `slow` unless `lo2 <= |v| * 2 < hi2` in bits, for the single
-/// in `v`. Uses eax.
-fn range_s(
-    a: &mut CodeAssembler,
-    v: AsmRegisterXmm,
-    lo2: u32,
-    hi2: u32,
-    slow: CodeLabel,
-) -> Result<(), IcedError> {
-    a.vmovd(eax, v)?;
-    a.shl(eax, 1)?;
-    if lo2 != 0 {
-        a.sub(eax, lo2 as i32)?;
-    }
-    a.cmp(eax, (hi2 - lo2) as i32)?;
-    a.jae(slow)
 }
 
 /// `v` negated, through `scratch`.
@@ -115,7 +113,7 @@ pub(super) fn add(
         negate(a, xmm1, xmm7)?;
     }
     a.vaddss(xmm2, xmm0, xmm1)?;
-    range_s(a, xmm2, 0, INF_S2, slow)?;
+    range(a, S, xmm2, 0, INF_S2, slow)?;
     store(a, xmm2, op.rd)?;
     known_inexact(a, done)?;
     a.vsubss(xmm3, xmm2, xmm0)?; // bb = r - x
@@ -128,46 +126,37 @@ pub(super) fn add(
     inexact_unless_equal(a, xmm3, xmm4)
 }
 
-/// `fmul.s` (`fp::arith_s`): a finite product not near the subnormals,
-/// NX when it differs from the exact product in double precision.
-pub(super) fn mul(
+/// `fmul.s`, `fdiv.s` (`fp::arith_s`): a finite result not near the
+/// subnormals (so a finite, non-zero divisor), NX unless the product,
+/// exact in double precision, is the result, or the quotient times the
+/// divisor, exact too, is the dividend.
+pub(super) fn mul_div(
     a: &mut CodeAssembler,
     op: &Op,
     slow: CodeLabel,
     done: CodeLabel,
 ) -> Result<(), IcedError> {
+    let div = op.kind == Kind::FdivS;
     load(a, xmm0, op.rs1, slow)?;
     load(a, xmm1, op.rs2, slow)?;
-    a.vmulss(xmm2, xmm0, xmm1)?;
-    range_s(a, xmm2, SAFE_S2, INF_S2, slow)?;
+    if div {
+        a.vdivss(xmm2, xmm0, xmm1)?;
+    } else {
+        a.vmulss(xmm2, xmm0, xmm1)?;
+    }
+    range(a, S, xmm2, SAFE_S2, INF_S2, slow)?;
     store(a, xmm2, op.rd)?;
     known_inexact(a, done)?;
-    widen(a, xmm3, xmm0)?;
-    widen(a, xmm4, xmm1)?;
+    // x·y against r, or r·y against x.
+    let (p, q, other) = if div {
+        (xmm2, xmm1, xmm0)
+    } else {
+        (xmm0, xmm1, xmm2)
+    };
+    widen(a, xmm3, p)?;
+    widen(a, xmm4, q)?;
     a.vmulsd(xmm3, xmm3, xmm4)?;
-    widen(a, xmm5, xmm2)?;
-    inexact_unless_equal(a, xmm3, xmm5)
-}
-
-/// `fdiv.s` (`fp::arith_s`): a finite quotient not near the subnormals
-/// (so a finite, non-zero divisor), NX when the quotient times the
-/// divisor, exact in double precision, is not the dividend.
-pub(super) fn div(
-    a: &mut CodeAssembler,
-    op: &Op,
-    slow: CodeLabel,
-    done: CodeLabel,
-) -> Result<(), IcedError> {
-    load(a, xmm0, op.rs1, slow)?;
-    load(a, xmm1, op.rs2, slow)?;
-    a.vdivss(xmm2, xmm0, xmm1)?;
-    range_s(a, xmm2, SAFE_S2, INF_S2, slow)?;
-    store(a, xmm2, op.rd)?;
-    known_inexact(a, done)?;
-    widen(a, xmm3, xmm2)?;
-    widen(a, xmm4, xmm1)?;
-    a.vmulsd(xmm3, xmm3, xmm4)?;
-    widen(a, xmm5, xmm0)?;
+    widen(a, xmm5, other)?;
     inexact_unless_equal(a, xmm3, xmm5)
 }
 
@@ -194,19 +183,19 @@ pub(super) fn fused(
     }
     a.vmovaps(r, x)?;
     a.vfmadd213ss(r, y, z)?; // x·y + z, rounded once
-    range_s(a, r, SAFE_S2, BIG_S2 + 2, slow)?;
+    range(a, S, r, SAFE_S2, BIG_S2 + 2, slow)?;
     let mut z_ok = a.create_label();
     a.vmovd(eax, z)?;
     a.shl(eax, 1)?;
     a.jz(z_ok)?;
-    range_s(a, z, SAFE_S2, BIG_S2 + 2, slow)?;
+    range(a, S, z, SAFE_S2, BIG_S2 + 2, slow)?;
     a.set_label(&mut z_ok)?;
     // The product, exact in double precision.
     let (p, zd, s, e) = (xmm4, xmm5, xmm6, xmm8);
     widen(a, p, x)?;
     widen(a, xmm9, y)?;
     a.vmulsd(p, p, xmm9)?;
-    range(a, p, PRODUCT_LO2, PRODUCT_HI2 + 2, slow)?;
+    range(a, D, p, PRODUCT_LO2, PRODUCT_HI2 + 2, slow)?;
     store(a, r, op.rd)?;
     known_inexact(a, done)?;
     widen(a, zd, z)?;
@@ -220,84 +209,6 @@ pub(super) fn fused(
     a.vorpd(s, s, e)?;
     a.vmovd(eax, s)?;
     a.and(eax, 1)?;
-    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
-}
-
-/// `feq.s`, `flt.s`, `fle.s` (`fp::compare`) of two numbers.
-pub(super) fn compare(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
-    load(a, xmm0, op.rs1, slow)?;
-    load(a, xmm1, op.rs2, slow)?;
-    a.vucomiss(xmm0, xmm1)?;
-    a.jp(slow)?;
-    match op.kind {
-        Kind::FeqS => a.sete(al)?,
-        Kind::FltS => a.setb(al)?,
-        _ => a.setbe(al)?,
-    }
-    a.movzx(eax, al)?;
-    a.mov(xr(op.rd), rax)
-}
-
-/// `fcvt.s.w`, `fcvt.s.wu`, `fcvt.s.l`, `fcvt.s.lu`: the host's rounding
-/// of the integer, NX when it does not come back (an unsigned one of
-/// 2^63 or more takes the call).
-pub(super) fn from_int(
-    a: &mut CodeAssembler,
-    op: &Op,
-    slow: CodeLabel,
-    done: CodeLabel,
-) -> Result<(), IcedError> {
-    match op.kind {
-        Kind::FcvtSW => a.movsxd(rax, xr32(op.rs1))?,
-        Kind::FcvtSWu => a.mov(eax, xr32(op.rs1))?,
-        _ => a.mov(rax, xr(op.rs1))?,
-    }
-    if op.kind == Kind::FcvtSLu {
-        a.test(rax, rax)?;
-        a.js(slow)?;
-    }
-    a.vxorps(xmm0, xmm0, xmm0)?;
-    a.vcvtsi2ss(xmm0, xmm0, rax)?;
-    a.mov(rdx, rax)?;
-    store(a, xmm0, op.rd)?;
-    known_inexact(a, done)?;
-    // 2^63 comes back as the "integer indefinite", unlike any integer
-    // that rounds to it.
-    a.vcvttss2si(rcx, xmm0)?;
-    a.cmp(rcx, rdx)?;
-    a.setne(al)?;
-    a.movzx(eax, al)?;
-    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
-}
-
-/// `fcvt.w.s`, `fcvt.l.s` toward zero (as `fcvt.w.d` and `fcvt.l.d`).
-pub(super) fn to_int(
-    a: &mut CodeAssembler,
-    op: &Op,
-    slow: CodeLabel,
-    done: CodeLabel,
-) -> Result<(), IcedError> {
-    load(a, xmm0, op.rs1, slow)?;
-    if op.kind == Kind::FcvtWS {
-        a.vcvttss2si(eax, xmm0)?;
-        a.cmp(eax, i32::MIN)?;
-        a.je(slow)?;
-        a.movsxd(rcx, eax)?;
-    } else {
-        a.vcvttss2si(rcx, xmm0)?;
-        a.mov(rax, SIGN)?;
-        a.cmp(rcx, rax)?;
-        a.je(slow)?;
-    }
-    a.mov(xr(op.rd), rcx)?;
-    known_inexact(a, done)?;
-    // The integer is exact in single precision: below 2^24, or the
-    // single itself.
-    a.vxorps(xmm1, xmm1, xmm1)?;
-    a.vcvtsi2ss(xmm1, xmm1, rcx)?;
-    a.vucomiss(xmm0, xmm1)?;
-    a.setne(al)?;
-    a.movzx(eax, al)?;
     a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
 }
 
@@ -315,7 +226,7 @@ pub(super) fn from_double(
     a.vmovq(rax, xmm0)?;
     a.shl(rax, 1)?;
     a.jz(exact_zero)?;
-    range_s(a, xmm1, SAFE_S2, INF_S2, slow)?;
+    range(a, S, xmm1, SAFE_S2, INF_S2, slow)?;
     a.set_label(&mut exact_zero)?;
     store(a, xmm1, op.rd)?;
     known_inexact(a, done)?;
@@ -391,23 +302,4 @@ pub(super) fn sqrt(
     a.vmulsd(xmm2, xmm2, xmm2)?;
     widen(a, xmm3, xmm0)?;
     inexact_unless_equal(a, xmm2, xmm3)
-}
-
-/// `fmin.s`, `fmax.s` (`fp::min_max`), as `fmin.d` and `fmax.d`.
-pub(super) fn min_max(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Result<(), IcedError> {
-    load(a, xmm0, op.rs1, slow)?;
-    load(a, xmm1, op.rs2, slow)?;
-    a.vucomiss(xmm0, xmm1)?;
-    a.jp(slow)?;
-    a.vmovd(eax, xmm0)?;
-    a.vmovd(ecx, xmm1)?;
-    a.or(eax, ecx)?;
-    a.shl(eax, 1)?;
-    a.jz(slow)?;
-    if op.kind == Kind::FminS {
-        a.vminss(xmm2, xmm0, xmm1)?;
-    } else {
-        a.vmaxss(xmm2, xmm0, xmm1)?;
-    }
-    store(a, xmm2, op.rd)
 }
