@@ -2,7 +2,7 @@
 //! instructions: compares, minimum and maximum, conversions from and to
 //! integers. Each takes the [`Precision`] whose instructions it uses.
 
-use super::{known_inexact, FFLAGS_FROM_X, SIGN};
+use super::{inexact_if_not_equal, known_inexact, SIGN};
 use crate::jit::x86::{xr, xr32};
 use crate::op::{Kind, Op};
 use iced_x86::code_asm::*;
@@ -110,9 +110,7 @@ pub(super) fn from_int(
     // that rounds to it.
     (p.truncate64)(a, rcx, xmm0)?;
     a.cmp(rcx, rdx)?;
-    a.setne(al)?;
-    a.movzx(eax, al)?;
-    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
+    inexact_if_not_equal(a)
 }
 
 /// `fcvt.w`, `fcvt.l` toward zero: the host's truncation, NX when the
@@ -145,7 +143,5 @@ pub(super) fn to_int(
     a.vxorps(xmm1, xmm1, xmm1)?;
     (p.convert)(a, xmm1, rcx)?;
     (p.compare)(a, xmm0, xmm1)?;
-    a.setne(al)?;
-    a.movzx(eax, al)?;
-    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
+    inexact_if_not_equal(a)
 }

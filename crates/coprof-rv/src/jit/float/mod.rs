@@ -213,8 +213,20 @@ fn inexact_unless_zero(a: &mut CodeAssembler, err: AsmRegisterXmm) -> Result<(),
     a.vxorpd(xmm15, xmm15, xmm15)?;
     // Predicate 4: not equal, or unordered.
     a.vcmpsd(err, err, xmm15, 4)?;
-    a.vmovd(eax, err)?;
+    inexact_if_mask(a, err)
+}
+
+/// Raises NX if the compare's mask in `mask` is all ones. Uses rax.
+fn inexact_if_mask(a: &mut CodeAssembler, mask: AsmRegisterXmm) -> Result<(), IcedError> {
+    a.vmovd(eax, mask)?;
     a.and(eax, 1)?;
+    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
+}
+
+/// Raises NX if the last compare found its operands not equal. Uses rax.
+fn inexact_if_not_equal(a: &mut CodeAssembler) -> Result<(), IcedError> {
+    a.setne(al)?;
+    a.movzx(eax, al)?;
     a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
 }
 

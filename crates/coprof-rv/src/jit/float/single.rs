@@ -5,7 +5,7 @@
 
 use super::both::Precision;
 use super::Format::{Double as D, Single as S};
-use super::{fma_signs, known_inexact, range, BIG2, FFLAGS_FROM_X, INF2};
+use super::{fma_signs, inexact_if_mask, known_inexact, range, BIG2, INF2};
 use crate::jit::x86::{fr, xr, xr32, F_FROM_X};
 use crate::op::{Kind, Op};
 use iced_x86::code_asm::*;
@@ -94,9 +94,7 @@ fn inexact_unless_equal(
 ) -> Result<(), IcedError> {
     // Predicate 4: not equal, or unordered.
     a.vcmpsd(x, x, y, 4)?;
-    a.vmovd(eax, x)?;
-    a.and(eax, 1)?;
-    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
+    inexact_if_mask(a, x)
 }
 
 /// `fadd.s`, `fsub.s` (`fp::arith_s`): a finite sum, NX from TwoSum in
@@ -207,9 +205,7 @@ pub(super) fn fused(
     a.vxorpd(xmm13, xmm13, xmm13)?;
     a.vcmpsd(e, e, xmm13, 4)?;
     a.vorpd(s, s, e)?;
-    a.vmovd(eax, s)?;
-    a.and(eax, 1)?;
-    a.or(dword_ptr(rbx + FFLAGS_FROM_X), eax)
+    inexact_if_mask(a, s)
 }
 
 /// `fcvt.s.d` (`fp::d_to_s`): a zero, or a single not near the
