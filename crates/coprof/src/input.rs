@@ -17,12 +17,42 @@ use coprof_core::{Sink, Source};
 use coprof_rv::sim::{ChildRun, ExecFollower};
 use coprof_rv::{Exit, Simulator};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::BufReader;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// What a trace read from standard input (`-`) is called in messages.
+const STDIN_NAME: &str = "standard input";
+
+/// A trace from standard input whose header [`InputArgs::describe`] read:
+/// standard input can be read only once, so its reader waits here for
+/// [`InputArgs::run`].
+static STDIN_TRACE: Mutex<Option<TraceReader<BufReader<File>>>> = Mutex::new(None);
+
+/// Opens the trace `file`, or standard input when it is `-` (as
+/// `coprof run --trace /dev/stdout -- prog | coprof loops -` gives it).
+pub fn open_trace(file: &Path) -> anyhow::Result<TraceReader<BufReader<File>>> {
+    if file != Path::new("-") {
+        return Ok(TraceReader::open(file)?);
+    }
+    if let Some(r) = STDIN_TRACE.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Ok(r);
+    }
+    let fd = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .with_context(|| format!("{STDIN_NAME}: cannot be read"))?;
+    let input = BufReader::with_capacity(1 << 20, File::from(fd));
+    Ok(TraceReader::from_reader(input, Path::new(STDIN_NAME))?)
+}
 
 /// The input of a report command: a trace file or a program after `--`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct InputArgs {
-    /// Trace file (.cpt) to read: make one with `coprof gen` or `coprof run --trace`.
+    /// Trace file (.cpt) to read, or `-` for standard input: make one with
+    /// `coprof gen` or `coprof run --trace`.
     #[arg(value_name = "FILE", required_unless_present = "program")]
     pub file: Option<PathBuf>,
     /// An RV64 Linux program (static, or dynamically linked with its
@@ -258,7 +288,14 @@ impl InputArgs {
     pub fn describe(&self) -> anyhow::Result<TraceMeta> {
         self.check_trace_options()?;
         match &self.file {
-            Some(file) => Ok(TraceReader::open(file)?.meta().clone()),
+            Some(file) => {
+                let reader = open_trace(file)?;
+                let meta = reader.meta().clone();
+                if file == Path::new("-") {
+                    *STDIN_TRACE.lock().unwrap_or_else(|e| e.into_inner()) = Some(reader);
+                }
+                Ok(meta)
+            }
             None => Ok(TraceMeta {
                 source: "rv-sim".into(),
                 isa: "rv64gc".into(),
@@ -314,7 +351,7 @@ impl InputArgs {
         }
         match &self.file {
             Some(file) => {
-                let mut reader = TraceReader::open(file)?;
+                let mut reader = open_trace(file)?;
                 let meta = reader.meta().clone();
                 let mut progress = ProgressSink::new(sink, meta.events, "events");
                 let events = reader

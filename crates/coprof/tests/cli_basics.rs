@@ -170,6 +170,73 @@ fn bad_traces_exit_2_naming_file_and_offset() {
 }
 
 #[test]
+fn a_trace_on_standard_input_is_read_as_dash() {
+    // `-` reads the trace from standard input, once, in every command that
+    // takes a trace: the same reports as from the file.
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen_trace(dir.path(), "mixed", 200_000, 5);
+    let bytes = std::fs::read(&p).unwrap();
+    for cmd in [
+        vec!["loops"],
+        vec!["ranges", "--stream", "load-value", "--json"],
+        vec!["values"],
+        vec!["sample", "-s", "counter:16", "--eval"],
+        vec!["profile", "--json"],
+        vec!["info", "--json"],
+    ] {
+        let from_file = coprof().args(&cmd).arg(&p).output().unwrap();
+        assert!(from_file.status.success(), "{cmd:?} of the file");
+        let from_stdin = coprof()
+            .args(&cmd)
+            .arg("-")
+            .write_stdin(bytes.clone())
+            .output()
+            .unwrap();
+        assert!(from_stdin.status.success(), "{cmd:?} of standard input");
+        let name = p.to_str().unwrap();
+        let file_text = String::from_utf8(from_file.stdout).unwrap();
+        let stdin_text = String::from_utf8(from_stdin.stdout).unwrap();
+        assert!(file_text.len() > 200, "{cmd:?}: {file_text}");
+        assert_eq!(
+            file_text.replace(name, "-"),
+            stdin_text,
+            "{cmd:?}: the same report but for the input's name"
+        );
+    }
+    // A sampled trace written from standard input: the header's event
+    // count (read before the events) and the samples are the file's.
+    let out = dir.path().join("sampled.cpt");
+    coprof()
+        .args(["sample", "-s", "counter:16", "-o"])
+        .arg(&out)
+        .arg("-")
+        .write_stdin(bytes.clone())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("of 200,000 events"));
+    // Bad input there is named as standard input, with the offset.
+    coprof()
+        .args(["loops", "-"])
+        .write_stdin(b"#!/bin/sh\n".to_vec())
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("standard input: byte 0")
+                .and(predicate::str::contains("not a coprof trace")),
+        );
+    coprof()
+        .args(["ranges", "-"])
+        .write_stdin(bytes[..bytes.len() / 2].to_vec())
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("standard input")
+                .and(predicate::str::contains("truncated"))
+                .and(predicate::str::contains("panicked").not()),
+        );
+}
+
+#[test]
 fn bad_options_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let o = dir.path().join("x.cpt");

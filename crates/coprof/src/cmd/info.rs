@@ -1,7 +1,7 @@
 //! `coprof info`: what a trace holds.
 
 use crate::output::{pct, print_json, thousands};
-use coprof_core::trace::{TraceMeta, TraceReader};
+use coprof_core::trace::TraceMeta;
 use coprof_core::Class;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  coprof info loops.cpt\n  coprof info --json run.cpt")]
 pub struct Args {
-    /// Trace file (.cpt).
+    /// Trace file (.cpt), or `-` for standard input.
     file: PathBuf,
     /// Print as JSON.
     #[arg(long)]
@@ -36,7 +36,7 @@ struct Info {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let mut r = TraceReader::open(&a.file)?;
+    let mut r = crate::input::open_trace(&a.file)?;
     let mut per_class = [0u64; Class::ALL.len()];
     let bar = crate::progress::bar(r.meta().events, "events");
     while let Some(batch) = r.next_batch()? {
