@@ -3,16 +3,17 @@
 //!
 //! A block that has run [`HOT`] times is translated, once, as far as its
 //! ops allow: integer computation (RV64I §2.4, §5.2), multiplication and
-//! division (M §7, but for `mulhsu`), loads and stores (§2.6, and F and
-//! D's), branches and jumps (§2.5), and the F and D ops that compute
+//! division (M §7), loads and stores (§2.6, and F and D's), branches and
+//! jumps (§2.5), the floating-point CSRs (§9.1, F §11.2), and the F and
+//! D ops that compute
 //! (§11, §12): arithmetic, compares and conversions of both precisions on
 //! their fast path in place (`float`), with the interpreter's results and
 //! exact flags, and everything else as calls of the interpreter's own
 //! code for them (`cpu::exec_float`), so that their results, rounding
 //! and flags are the interpreter's. Its translation then runs each time
 //! the block does.
-//! Where a block holds an op the translator does not take (`mulhsu`,
-//! atomics, CSRs, `ecall`), or an op whose event the run builds and
+//! Where a block holds an op the translator does not take (atomics, the
+//! counter CSRs, `ecall`), or an op whose event the run builds and
 //! the translation does not (anything but a load's or a store's), the
 //! translation covers the ops before it and the interpreter runs the
 //! rest. A load or store whose address is not on the fast path (a fault,

@@ -36,7 +36,7 @@ fn r_word(opcode: u32, table: Vec<(u32, u32)>) -> impl Strategy<Value = u32> {
 }
 
 /// One instruction that the translator takes, or one it leaves to the
-/// interpreter (`mulhsu`, a read of `instret`).
+/// interpreter (a read of `instret`).
 fn body_word() -> impl Strategy<Value = u32> {
     let reg = 0u32..32;
     let imm12 = -2048i32..2048;
@@ -392,7 +392,8 @@ proptest! {
 
 /// One floating-point op of those translated in place
 /// (`jit::float`), with a rounding-mode field that is most often round
-/// to nearest (0) or dynamic (7), else any.
+/// to nearest (0) or dynamic (7), else any, or an instruction on the
+/// floating-point CSRs.
 fn fast_float_word() -> impl Strategy<Value = u32> {
     let reg = 0u32..32;
     let rm = prop_oneof![3 => Just(0u32), 3 => Just(7u32), 1 => Just(1u32), 1 => 0u32..8];
@@ -450,6 +451,16 @@ fn fast_float_word() -> impl Strategy<Value = u32> {
             .prop_map(|(rd, rs1, rs2, rm, (f7, f3, fixed))| {
                 r_type(0x53, rd, f3.unwrap_or(rm), rs1, fixed.unwrap_or(rs2), f7)
             }),
+        // The floating-point CSRs (fflags, frm, fcsr), read, written, set
+        // and cleared from a register or an immediate: frflags, fsflags,
+        // fsrm, fscsr and the rest.
+        (
+            reg.clone(),
+            reg.clone(),
+            prop::sample::select(vec![1u32, 2, 3, 5, 6, 7]),
+            1i32..4
+        )
+            .prop_map(|(rd, rs1, f3, csr)| i_type(0x73, rd, f3, rs1, csr)),
         // fmadd fmsub fnmsub fnmadd, single and double.
         (
             (reg.clone(), reg.clone(), reg.clone(), reg),
@@ -644,6 +655,29 @@ fn a_product_of_singles_in_the_subnormals_raises_underflow() {
     same(&a, &b).unwrap();
     assert_eq!(b.f[3], boxed(1e-20 * 3e-20));
     assert_eq!(b.fflags, flag::UF | flag::NX);
+}
+
+#[test]
+fn mulhsu_is_translated_for_every_sign() {
+    // mulhsu a0, a1, a2 for rs1 of either sign and rs2 with or without
+    // its top bit: the high half of signed times unsigned.
+    let words = [r_type(0x33, 10, 2, 11, 12, 1)];
+    for (x, y) in [
+        (-1i64 as u64, u64::MAX),
+        (-3i64 as u64, 5),
+        (i64::MIN as u64, 1 << 63),
+        (7, u64::MAX),
+        (1 << 62, 12345),
+    ] {
+        let mut regs = vec![0u64; 31];
+        regs[10] = x; // a1 (x11)
+        regs[11] = y; // a2 (x12)
+        let (a, b, made) = both(&words, &regs, ClassSet::NONE);
+        assert!(made);
+        same(&a, &b).unwrap();
+        let want = ((x as i64 as i128).wrapping_mul(y as u128 as i128) >> 64) as u64;
+        assert_eq!(b.x[10], want, "{x:#x} * {y:#x}");
+    }
 }
 
 #[test]

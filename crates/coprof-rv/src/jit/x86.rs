@@ -92,7 +92,8 @@ pub(super) fn translatable(op: &Op, wants: ClassSet) -> bool {
         Li | Addi | Slti | Sltiu | Xori | Ori | Andi | Slli | Srli | Srai | Addiw | Slliw
         | Srliw | Sraiw => fits32(op.imm) || op.kind == Li,
         Add | Sub | Sll | Slt | Sltu | Xor | Srl | Sra | Or | And | Addw | Subw | Sllw | Srlw
-        | Sraw | Mul | Mulh | Mulhu | Mulw | Fence => true,
+        | Sraw | Mul | Mulh | Mulhsu | Mulhu | Mulw | Fence => true,
+        Csrrw | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci => float::is_float_csr(op),
         Div | Divu | Rem | Remu | Divw | Divuw | Remw | Remuw => true,
         Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd => fits32(op.imm),
         Flw | Fld | Fsw | Fsd => fits32(op.imm),
@@ -698,15 +699,24 @@ fn op_code(
             a.movsxd(rax, eax)?;
             a.mov(xr(rd), rax)?;
         }
-        Mulh | Mulhu => {
+        Mulh | Mulhu | Mulhsu => {
             a.mov(rax, xr(rs1))?;
             if op.kind == Mulh {
                 a.imul(xr(rs2))?;
             } else {
                 a.mul(xr(rs2))?;
             }
+            if op.kind == Mulhsu {
+                // Signed times unsigned: the unsigned product's high half,
+                // less rs2 when rs1 is negative.
+                a.mov(rcx, xr(rs1))?;
+                a.sar(rcx, 63)?;
+                a.and(rcx, xr(rs2))?;
+                a.sub(rdx, rcx)?;
+            }
             a.mov(xr(rd), rdx)?;
         }
+        Csrrw | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci => float::csr(a, op)?,
         Div | Divu | Rem | Remu | Divw | Divuw | Remw | Remuw => division(a, op)?,
         Fence => {}
         FmvXD => {

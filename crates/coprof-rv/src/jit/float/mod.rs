@@ -26,7 +26,7 @@ mod both;
 mod double;
 mod single;
 
-use crate::cpu::Cpu;
+use crate::cpu::{csr, Cpu};
 use crate::fp::flag;
 use crate::op::{Kind, Op};
 use iced_x86::code_asm::*;
@@ -141,6 +141,69 @@ pub(super) fn fast_path(
         FminS | FmaxS => both::min_max(a, op, slow, &single::SINGLE),
         _ => unreachable!("no fast path for {:?}", op.kind),
     }
+}
+
+/// Whether `op`, a Zicsr instruction (§9.1), is on the floating-point
+/// CSRs (`fflags`, `frm`, `fcsr`, F §11.2), which translate: the
+/// counters take the interpreter, which knows the instructions retired.
+pub(super) fn is_float_csr(op: &Op) -> bool {
+    matches!(op.imm as u32, csr::FFLAGS | csr::FRM | csr::FCSR)
+}
+
+/// A Zicsr instruction on a floating-point CSR ([`is_float_csr`]), as
+/// `cpu::csr_op` runs it: the old value to rd, the new one written,
+/// `fflags` five bits wide, `frm` three, `fcsr` both. A set or a clear
+/// with x0 (or 0) writes nothing (§9.1): here it writes the old value
+/// back, the same for these CSRs, which are all writable.
+pub(super) fn csr(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
+    let num = op.imm as u32;
+    let (fflags, frm) = (dword_ptr(rbx + FFLAGS_FROM_X), dword_ptr(rbx + FRM_FROM_X));
+    match num {
+        csr::FFLAGS => a.mov(eax, fflags)?,
+        csr::FRM => a.mov(eax, frm)?,
+        _ => {
+            a.mov(eax, frm)?;
+            a.shl(eax, 5)?;
+            a.or(eax, fflags)?;
+        }
+    }
+    let immediate = matches!(op.kind, Kind::Csrrwi | Kind::Csrrsi | Kind::Csrrci);
+    if immediate {
+        a.mov(ecx, op.rs1 as u32)?;
+    } else {
+        a.mov(ecx, super::x86::xr32(op.rs1))?;
+    }
+    match op.kind {
+        Kind::Csrrw | Kind::Csrrwi => a.mov(edx, ecx)?,
+        Kind::Csrrs | Kind::Csrrsi => {
+            a.mov(edx, eax)?;
+            a.or(edx, ecx)?;
+        }
+        _ => {
+            a.mov(edx, ecx)?;
+            a.not(edx)?;
+            a.and(edx, eax)?;
+        }
+    }
+    match num {
+        csr::FFLAGS => {
+            a.and(edx, 0x1f)?;
+            a.mov(fflags, edx)?;
+        }
+        csr::FRM => {
+            a.and(edx, 7)?;
+            a.mov(frm, edx)?;
+        }
+        _ => {
+            a.mov(ecx, edx)?;
+            a.and(ecx, 0x1f)?;
+            a.mov(fflags, ecx)?;
+            a.shr(edx, 5)?;
+            a.and(edx, 7)?;
+            a.mov(frm, edx)?;
+        }
+    }
+    a.mov(super::x86::xr(op.rd), rax)
 }
 
 /// The signs of a fused multiply-add (§11.6): the product negated, the
