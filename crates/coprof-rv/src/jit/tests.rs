@@ -409,6 +409,8 @@ fn fast_float_word() -> impl Strategy<Value = u32> {
         (0x51, Some(0), None),    // fle.d
         (0x61, None, Some(0)),    // fcvt.w.d
         (0x61, None, Some(2)),    // fcvt.l.d
+        (0x61, None, Some(1)),    // fcvt.wu.d
+        (0x61, None, Some(3)),    // fcvt.lu.d
         (0x69, None, Some(0)),    // fcvt.d.w
         (0x69, None, Some(1)),    // fcvt.d.wu
         (0x69, None, Some(2)),    // fcvt.d.l
@@ -422,6 +424,8 @@ fn fast_float_word() -> impl Strategy<Value = u32> {
         (0x50, Some(0), None),    // fle.s
         (0x60, None, Some(0)),    // fcvt.w.s
         (0x60, None, Some(2)),    // fcvt.l.s
+        (0x60, None, Some(1)),    // fcvt.wu.s
+        (0x60, None, Some(3)),    // fcvt.lu.s
         (0x68, None, Some(0)),    // fcvt.s.w
         (0x68, None, Some(1)),    // fcvt.s.wu
         (0x68, None, Some(2)),    // fcvt.s.l

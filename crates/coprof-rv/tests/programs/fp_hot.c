@@ -115,6 +115,21 @@ static OPAQUE int64_t d_to_w(double a) { return (int32_t)a; }
 static OPAQUE int64_t d_to_l(double a) { return (int64_t)a; }
 static OPAQUE int64_t s_to_w(float a) { return (int32_t)a; }
 static OPAQUE int64_t s_to_l(float a) { return (int64_t)a; }
+static OPAQUE uint64_t d_to_wu(double a) { return (uint32_t)a; }
+static OPAQUE uint64_t d_to_lu(double a) { return (uint64_t)a; }
+static OPAQUE uint64_t s_to_wu(float a) { return (uint32_t)a; }
+static OPAQUE uint64_t s_to_lu(float a) { return (uint64_t)a; }
+/* lrint, llrint: the dynamic rounding mode. */
+static OPAQUE int64_t d_to_l_dyn(double a) {
+    int64_t r;
+    __asm__ volatile("fcvt.l.d %0,%1,dyn" : "=r"(r) : "f"(a));
+    return r;
+}
+static OPAQUE int64_t s_to_w_dyn(float a) {
+    int64_t r;
+    __asm__ volatile("fcvt.w.s %0,%1,dyn" : "=r"(r) : "f"(a));
+    return r;
+}
 static OPAQUE double w_to_d(int64_t v) { return (double)(int32_t)v; }
 static OPAQUE double wu_to_d(int64_t v) { return (double)(uint32_t)v; }
 static OPAQUE double l_to_d(int64_t v) { return (double)v; }
@@ -203,6 +218,12 @@ static void all(void) {
     RUN("d->l", (uint64_t)d_to_l(xd));
     RUN("s->w", (uint64_t)s_to_w(xs));
     RUN("s->l", (uint64_t)s_to_l(xs));
+    RUN("d->wu", d_to_wu(xd));
+    RUN("d->lu", d_to_lu(xd));
+    RUN("s->wu", s_to_wu(xs));
+    RUN("s->lu", s_to_lu(xs));
+    RUN("d->l dyn", (uint64_t)d_to_l_dyn(xd));
+    RUN("s->w dyn", (uint64_t)s_to_w_dyn(xs));
     RUN("w->d", f64_bits(w_to_d(v)));
     RUN("wu->d", f64_bits(wu_to_d(v)));
     RUN("l->d", f64_bits(l_to_d(v)));

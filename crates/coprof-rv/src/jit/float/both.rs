@@ -18,9 +18,11 @@ pub(super) struct Precision {
     /// The value in an xmm register into floating-point register `rd`
     /// (a single NaN-boxed). Uses rax and rcx.
     pub store: fn(&mut CodeAssembler, AsmRegisterXmm, u8) -> Emitted,
-    /// `cvttsd2si` or `cvttss2si`, to a 32-bit and to a 64-bit register.
-    pub truncate32: fn(&mut CodeAssembler, AsmRegister32, AsmRegisterXmm) -> Emitted,
+    /// `cvttsd2si` or `cvttss2si` to a 64-bit register: toward zero.
     pub truncate64: fn(&mut CodeAssembler, AsmRegister64, AsmRegisterXmm) -> Emitted,
+    /// `cvtsd2si` or `cvtss2si` to a 64-bit register, rounded by the
+    /// host's MXCSR (to nearest).
+    pub round64: fn(&mut CodeAssembler, AsmRegister64, AsmRegisterXmm) -> Emitted,
     /// `cvtsi2sd` or `cvtsi2ss` of a 64-bit register, rounded by the
     /// host's MXCSR (to nearest).
     pub convert: fn(&mut CodeAssembler, AsmRegisterXmm, AsmRegister64) -> Emitted,
@@ -113,10 +115,13 @@ pub(super) fn from_int(
     inexact_if_not_equal(a)
 }
 
-/// `fcvt.w`, `fcvt.l` toward zero: the host's truncation, NX when the
-/// integer is not the float. The host's "integer indefinite" (the most
-/// negative integer), which a NaN or a float out of range gives, takes
-/// the call, as does the float that truly converts to it.
+/// `fcvt.{w,wu,l,lu}.{d,s}` toward zero (C's casts) or to nearest
+/// (`lrint`): the host's conversion to a 64-bit integer, which must be in
+/// the destination's range (a 32-bit result sign-extended, also for
+/// `wu`), NX when the integer is not the float. The host's "integer
+/// indefinite" (the most negative integer), which a NaN or a float out of
+/// range gives, takes the call, as does the float that truly converts to
+/// it, and so do integers out of range, for NV.
 pub(super) fn to_int(
     a: &mut CodeAssembler,
     op: &Op,
@@ -124,24 +129,41 @@ pub(super) fn to_int(
     done: CodeLabel,
     p: &Precision,
 ) -> Emitted {
+    use Kind::*;
     (p.load)(a, xmm0, op.rs1, slow)?;
-    if matches!(op.kind, Kind::FcvtWD | Kind::FcvtWS) {
-        (p.truncate32)(a, eax, xmm0)?;
-        a.cmp(eax, i32::MIN)?;
-        a.je(slow)?;
-        a.movsxd(rcx, eax)?;
+    if op.rm == 1 {
+        (p.truncate64)(a, rdx, xmm0)?;
     } else {
-        (p.truncate64)(a, rcx, xmm0)?;
-        a.mov(rax, SIGN)?;
-        a.cmp(rcx, rax)?;
-        a.je(slow)?;
+        (p.round64)(a, rdx, xmm0)?;
+    }
+    a.mov(rax, SIGN)?;
+    a.cmp(rdx, rax)?;
+    a.je(slow)?;
+    match op.kind {
+        FcvtWD | FcvtWS => {
+            a.movsxd(rcx, edx)?;
+            a.cmp(rcx, rdx)?;
+            a.jne(slow)?;
+        }
+        FcvtWuD | FcvtWuS => {
+            a.mov(ecx, edx)?;
+            a.cmp(rcx, rdx)?;
+            a.jne(slow)?;
+            a.movsxd(rcx, edx)?;
+        }
+        FcvtLuD | FcvtLuS => {
+            a.test(rdx, rdx)?;
+            a.js(slow)?;
+            a.mov(rcx, rdx)?;
+        }
+        _ => a.mov(rcx, rdx)?,
     }
     a.mov(xr(op.rd), rcx)?;
     known_inexact(a, done)?;
-    // The integer converts back exactly: it is below 2^24, or the float
-    // itself.
+    // The integer converts back exactly: it is below the format's
+    // precision, or the float itself.
     a.vxorps(xmm1, xmm1, xmm1)?;
-    (p.convert)(a, xmm1, rcx)?;
+    (p.convert)(a, xmm1, rdx)?;
     (p.compare)(a, xmm0, xmm1)?;
     inexact_if_not_equal(a)
 }

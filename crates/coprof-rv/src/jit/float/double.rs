@@ -14,8 +14,8 @@ use iced_x86::IcedError;
 pub(super) const DOUBLE: Precision = Precision {
     load: |a, v, r, _| a.vmovsd(v, fr(r)),
     store: |a, v, rd| a.vmovsd(fr(rd), v),
-    truncate32: |a, r, v| a.vcvttsd2si(r, v),
     truncate64: |a, r, v| a.vcvttsd2si(r, v),
+    round64: |a, r, v| a.vcvtsd2si(r, v),
     convert: |a, v, r| a.vcvtsi2sd(v, v, r),
     compare: |a, x, y| a.vucomisd(x, y),
     min: |a, r, x, y| a.vminsd(r, x, y),

@@ -13,7 +13,8 @@
 //! ErrFma for fused multiply-adds of doubles, and for singles the same
 //! operation in double precision, where their products are exact. Anything the
 //! fast path cannot answer exactly, a rounding mode other than
-//! round-to-nearest-even (F §11.2), a NaN, an infinity, a single that is
+//! round-to-nearest-even (F §11.2; toward zero too for conversions to
+//! integers), a NaN, an infinity, a single that is
 //! not NaN-boxed (D §12.2), a result near the subnormal or overflow
 //! range, jumps to the call, which recomputes the op from its registers:
 //! so a translation's results and flags are the interpreter's, as the
@@ -60,8 +61,9 @@ enum Needs {
     /// Round to nearest, ties to even: the op's field 0, or 7 (dynamic)
     /// with `frm` 0, checked as it runs.
     Nearest,
-    /// Toward zero, the field 1: C's conversion of a float to an integer.
-    TowardZero,
+    /// Toward zero (the field 1: C's conversion of a float to an
+    /// integer) or to nearest (as for `Nearest`: `lrint`).
+    ToInteger,
     /// Any valid mode: the result is exact. A field of 7 is checked as
     /// for `Nearest` (another dynamic mode takes the call).
     Any,
@@ -77,7 +79,9 @@ fn needs(kind: Kind) -> Option<Needs> {
         FaddD | FsubD | FmulD | FdivD | FmaddD | FmsubD | FnmsubD | FnmaddD | FcvtDL | FcvtDLu
         | FaddS | FsubS | FmulS | FdivS | FmaddS | FmsubS | FnmsubS | FnmaddS | FcvtSW
         | FcvtSWu | FcvtSL | FcvtSLu | FcvtSD | FsqrtD | FsqrtS => Needs::Nearest,
-        FcvtWD | FcvtLD | FcvtWS | FcvtLS => Needs::TowardZero,
+        FcvtWD | FcvtWuD | FcvtLD | FcvtLuD | FcvtWS | FcvtWuS | FcvtLS | FcvtLuS => {
+            Needs::ToInteger
+        }
         FcvtDW | FcvtDWu | FeqD | FltD | FleD | FeqS | FltS | FleS | FcvtDS => Needs::Any,
         FmvXW | FmvWX | FsgnjS | FsgnjnS | FsgnjxS | FminD | FmaxD | FminS | FmaxS => {
             Needs::Nothing
@@ -90,7 +94,7 @@ fn needs(kind: Kind) -> Option<Needs> {
 pub(super) fn has_fast_path(op: &Op) -> bool {
     match needs(op.kind) {
         Some(Needs::Nearest) => op.rm == 0 || op.rm == 7,
-        Some(Needs::TowardZero) => op.rm == 1,
+        Some(Needs::ToInteger) => matches!(op.rm, 0 | 1 | 7),
         Some(Needs::Any) => op.rm <= 4 || op.rm == 7,
         Some(Needs::Nothing) => true,
         None => false,
@@ -124,7 +128,7 @@ pub(super) fn fast_path(
         FmaddD | FmsubD | FnmsubD | FnmaddD => double::fused(a, op, slow, done),
         FeqD | FltD | FleD => both::compare(a, op, slow, &double::DOUBLE),
         FcvtDW | FcvtDWu | FcvtDL | FcvtDLu => both::from_int(a, op, slow, done, &double::DOUBLE),
-        FcvtWD | FcvtLD => both::to_int(a, op, slow, done, &double::DOUBLE),
+        FcvtWD | FcvtWuD | FcvtLD | FcvtLuD => both::to_int(a, op, slow, done, &double::DOUBLE),
         FsqrtD => double::sqrt(a, op, slow, done),
         FminD | FmaxD => both::min_max(a, op, slow, &double::DOUBLE),
         FaddS | FsubS => single::add(a, op, slow, done),
@@ -132,7 +136,7 @@ pub(super) fn fast_path(
         FmaddS | FmsubS | FnmsubS | FnmaddS => single::fused(a, op, slow, done),
         FeqS | FltS | FleS => both::compare(a, op, slow, &single::SINGLE),
         FcvtSW | FcvtSWu | FcvtSL | FcvtSLu => both::from_int(a, op, slow, done, &single::SINGLE),
-        FcvtWS | FcvtLS => both::to_int(a, op, slow, done, &single::SINGLE),
+        FcvtWS | FcvtWuS | FcvtLS | FcvtLuS => both::to_int(a, op, slow, done, &single::SINGLE),
         FcvtSD => single::from_double(a, op, slow, done),
         FcvtDS => single::to_double(a, op, slow),
         FmvXW | FmvWX => single::mv(a, op),

@@ -15,8 +15,8 @@ use iced_x86::IcedError;
 pub(super) const SINGLE: Precision = Precision {
     load,
     store,
-    truncate32: |a, r, v| a.vcvttss2si(r, v),
     truncate64: |a, r, v| a.vcvttss2si(r, v),
+    round64: |a, r, v| a.vcvtss2si(r, v),
     convert: |a, v, r| a.vcvtsi2ss(v, v, r),
     compare: |a, x, y| a.vucomiss(x, y),
     min: |a, r, x, y| a.vminss(r, x, y),
