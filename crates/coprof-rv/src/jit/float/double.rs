@@ -3,7 +3,8 @@
 use super::both::Precision;
 use super::Format::Double as D;
 use super::{
-    fma_signs, inexact_unless_zero, known_inexact, negate, range, two_sum_error, BIG2, INF2, SAFE2,
+    fma_signs, inexact_unless_zero, known_inexact, negate, range, range_unless_zero, two_sum_error,
+    BIG2, INF2, SAFE2,
 };
 use crate::jit::x86::fr;
 use crate::op::{Kind, Op};
@@ -35,7 +36,7 @@ pub(super) fn add(
     a.vmovsd(xmm0, fr(op.rs1))?;
     a.vmovsd(xmm1, fr(op.rs2))?;
     if op.kind == Kind::FsubD {
-        negate(a, xmm1, xmm7)?;
+        negate(a, D, xmm1, xmm7)?;
     }
     a.vaddsd(xmm2, xmm0, xmm1)?;
     range(a, D, xmm2, 0, INF2, slow)?;
@@ -95,27 +96,23 @@ pub(super) fn fused(
     a.vmovsd(y, fr(op.rs2))?;
     a.vmovsd(z, fr(op.rs3))?;
     if neg_prod {
-        negate(a, x, xmm7)?;
+        negate(a, D, x, xmm7)?;
     }
     if neg_add {
-        negate(a, z, xmm7)?;
+        negate(a, D, z, xmm7)?;
     }
     a.vmovapd(r, x)?;
     a.vfmadd213sd(r, y, z)?; // x·y + z, rounded once
     a.vmulsd(u1, x, y)?;
     range(a, D, u1, SAFE2, BIG2 + 2, slow)?;
     range(a, D, r, SAFE2, BIG2 + 2, slow)?;
-    let mut z_ok = a.create_label();
-    a.vmovq(rax, z)?;
-    a.shl(rax, 1)?;
-    a.jz(z_ok)?;
-    range(a, D, z, SAFE2, BIG2 + 2, slow)?;
-    a.set_label(&mut z_ok)?;
+    range_unless_zero(a, D, z, SAFE2, BIG2 + 2, slow)?;
     a.vmovsd(fr(op.rd), r)?;
     known_inexact(a, done)?;
     a.vmovapd(u2, x)?;
-    a.vfmsub213sd(u2, y, u1)?; // x·y − u1, exact
-                               // (alpha1, zz) = TwoSum(z, u2); (beta1, beta2) = TwoSum(u1, alpha1).
+    // x·y − u1, exact; then (alpha1, zz) = TwoSum(z, u2) and
+    // (beta1, beta2) = TwoSum(u1, alpha1).
+    a.vfmsub213sd(u2, y, u1)?;
     let (alpha1, zz, beta1, beta2) = (xmm6, xmm7, xmm8, xmm9);
     a.vaddsd(alpha1, z, u2)?;
     two_sum_error(a, [z, u2, alpha1], [zz, xmm10, xmm11])?;

@@ -239,14 +239,7 @@ fn range(
     hi2: u64,
     slow: CodeLabel,
 ) -> Result<(), IcedError> {
-    // The bits shifted left by one: the sign dropped.
-    if f == Format::Single {
-        a.vmovd(eax, v)?;
-        a.shl(eax, 1)?;
-    } else {
-        a.vmovq(rax, v)?;
-        a.shl(rax, 1)?;
-    }
+    magnitude_bits(a, f, v)?;
     if lo2 != 0 {
         a.mov(rcx, lo2)?;
         a.sub(rax, rcx)?;
@@ -256,13 +249,43 @@ fn range(
     a.jae(slow)
 }
 
-/// `v` negated, through `scratch`.
+/// The bits of the number of format `f` in `v` shifted left by one, the
+/// sign dropped, into rax; the flags say whether they are zero.
+fn magnitude_bits(a: &mut CodeAssembler, f: Format, v: AsmRegisterXmm) -> Result<(), IcedError> {
+    if f == Format::Single {
+        a.vmovd(eax, v)?;
+        a.shl(eax, 1)
+    } else {
+        a.vmovq(rax, v)?;
+        a.shl(rax, 1)
+    }
+}
+
+/// [`range`], but a zero passes too: a fused multiply-add's addend.
+fn range_unless_zero(
+    a: &mut CodeAssembler,
+    f: Format,
+    v: AsmRegisterXmm,
+    lo2: u64,
+    hi2: u64,
+    slow: CodeLabel,
+) -> Result<(), IcedError> {
+    let mut zero = a.create_label();
+    magnitude_bits(a, f, v)?;
+    a.jz(zero)?;
+    range(a, f, v, lo2, hi2, slow)?;
+    a.set_label(&mut zero)
+}
+
+/// The number of format `f` in `v` negated, through `scratch`.
 fn negate(
     a: &mut CodeAssembler,
+    f: Format,
     v: AsmRegisterXmm,
     scratch: AsmRegisterXmm,
 ) -> Result<(), IcedError> {
-    a.mov(rax, SIGN)?;
+    let sign = if f == Format::Single { 1 << 31 } else { SIGN };
+    a.mov(rax, sign)?;
     a.vmovq(scratch, rax)?;
     a.vxorpd(v, v, scratch)
 }
@@ -275,12 +298,23 @@ fn known_inexact(a: &mut CodeAssembler, done: CodeLabel) -> Result<(), IcedError
 }
 
 /// Raises NX unless the double in `err` is zero (a NaN counts as not
-/// zero, as Rust's `!=` has it). Uses rax and xmm15.
+/// zero, as Rust's `!=` has it). Uses rax and xmm15; `err` is
+/// overwritten.
 fn inexact_unless_zero(a: &mut CodeAssembler, err: AsmRegisterXmm) -> Result<(), IcedError> {
     a.vxorpd(xmm15, xmm15, xmm15)?;
+    inexact_unless_equal(a, err, xmm15)
+}
+
+/// Raises NX when the doubles in `x` and `y` differ (either a NaN counts
+/// as a difference). Uses rax; `x` is overwritten.
+fn inexact_unless_equal(
+    a: &mut CodeAssembler,
+    x: AsmRegisterXmm,
+    y: AsmRegisterXmm,
+) -> Result<(), IcedError> {
     // Predicate 4: not equal, or unordered.
-    a.vcmpsd(err, err, xmm15, 4)?;
-    inexact_if_mask(a, err)
+    a.vcmpsd(x, x, y, 4)?;
+    inexact_if_mask(a, x)
 }
 
 /// Raises NX if the compare's mask in `mask` is all ones. Uses rax.

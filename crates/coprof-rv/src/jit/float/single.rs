@@ -5,7 +5,10 @@
 
 use super::both::Precision;
 use super::Format::{Double as D, Single as S};
-use super::{fma_signs, inexact_if_mask, known_inexact, range, BIG2, INF2};
+use super::{
+    fma_signs, inexact_if_mask, inexact_unless_equal, inexact_unless_zero, known_inexact, negate,
+    range, range_unless_zero, BIG2, INF2,
+};
 use crate::jit::x86::{fr, xr, xr32, F_FROM_X};
 use crate::op::{Kind, Op};
 use iced_x86::code_asm::*;
@@ -69,32 +72,9 @@ fn boxed_eax_to(a: &mut CodeAssembler, rd: u8) -> Result<(), IcedError> {
     a.mov(fr(rd), rax)
 }
 
-/// `v` negated, through `scratch`.
-fn negate(
-    a: &mut CodeAssembler,
-    v: AsmRegisterXmm,
-    scratch: AsmRegisterXmm,
-) -> Result<(), IcedError> {
-    a.mov(eax, SIGN_S)?;
-    a.vmovd(scratch, eax)?;
-    a.vxorps(v, v, scratch)
-}
-
 /// `v` widened to a double in `d` (exact).
 fn widen(a: &mut CodeAssembler, d: AsmRegisterXmm, v: AsmRegisterXmm) -> Result<(), IcedError> {
     a.vcvtss2sd(d, d, v)
-}
-
-/// Raises NX when the doubles in `x` and `y` differ (either a NaN counts
-/// as a difference). Uses rax; `x` is overwritten.
-fn inexact_unless_equal(
-    a: &mut CodeAssembler,
-    x: AsmRegisterXmm,
-    y: AsmRegisterXmm,
-) -> Result<(), IcedError> {
-    // Predicate 4: not equal, or unordered.
-    a.vcmpsd(x, x, y, 4)?;
-    inexact_if_mask(a, x)
 }
 
 /// `fadd.s`, `fsub.s` (`fp::arith_s`): a finite sum, NX from TwoSum in
@@ -108,7 +88,7 @@ pub(super) fn add(
     load(a, xmm0, op.rs1, slow)?;
     load(a, xmm1, op.rs2, slow)?;
     if op.kind == Kind::FsubS {
-        negate(a, xmm1, xmm7)?;
+        negate(a, S, xmm1, xmm7)?;
     }
     a.vaddss(xmm2, xmm0, xmm1)?;
     range(a, S, xmm2, 0, INF_S2, slow)?;
@@ -119,9 +99,8 @@ pub(super) fn add(
     a.vsubss(xmm4, xmm0, xmm4)?; // x - (r - bb)
     a.vsubss(xmm3, xmm1, xmm3)?; // y - bb
     a.vaddss(xmm3, xmm4, xmm3)?; // the error
-    a.vcvtss2sd(xmm3, xmm3, xmm3)?;
-    a.vxorpd(xmm4, xmm4, xmm4)?;
-    inexact_unless_equal(a, xmm3, xmm4)
+    widen(a, xmm3, xmm3)?;
+    inexact_unless_zero(a, xmm3)
 }
 
 /// `fmul.s`, `fdiv.s` (`fp::arith_s`): a finite result not near the
@@ -174,20 +153,15 @@ pub(super) fn fused(
     load(a, y, op.rs2, slow)?;
     load(a, z, op.rs3, slow)?;
     if neg_prod {
-        negate(a, x, xmm7)?;
+        negate(a, S, x, xmm7)?;
     }
     if neg_add {
-        negate(a, z, xmm7)?;
+        negate(a, S, z, xmm7)?;
     }
     a.vmovaps(r, x)?;
     a.vfmadd213ss(r, y, z)?; // x·y + z, rounded once
     range(a, S, r, SAFE_S2, BIG_S2 + 2, slow)?;
-    let mut z_ok = a.create_label();
-    a.vmovd(eax, z)?;
-    a.shl(eax, 1)?;
-    a.jz(z_ok)?;
-    range(a, S, z, SAFE_S2, BIG_S2 + 2, slow)?;
-    a.set_label(&mut z_ok)?;
+    range_unless_zero(a, S, z, SAFE_S2, BIG_S2 + 2, slow)?;
     // The product, exact in double precision.
     let (p, zd, s, e) = (xmm4, xmm5, xmm6, xmm8);
     widen(a, p, x)?;
@@ -201,9 +175,9 @@ pub(super) fn fused(
     super::two_sum_error(a, [p, zd, s], [e, xmm10, xmm11])?;
     // Inexact unless s is the result and e is zero.
     widen(a, xmm12, r)?;
-    a.vcmpsd(s, s, xmm12, 4)?;
+    a.vcmpsd(s, s, xmm12, 4)?; // s ≠ r
     a.vxorpd(xmm13, xmm13, xmm13)?;
-    a.vcmpsd(e, e, xmm13, 4)?;
+    a.vcmpsd(e, e, xmm13, 4)?; // e ≠ 0
     a.vorpd(s, s, e)?;
     inexact_if_mask(a, s)
 }
