@@ -31,10 +31,16 @@ const STDIN_NAME: &str = "standard input";
 /// [`InputArgs::run`].
 static STDIN_TRACE: Mutex<Option<TraceReader<BufReader<File>>>> = Mutex::new(None);
 
+/// Whether `file` names standard input: `-`.
+fn is_stdin(file: &Path) -> bool {
+    file == Path::new("-")
+}
+
 /// Opens the trace `file`, or standard input when it is `-` (as
-/// `coprof run --trace /dev/stdout -- prog | coprof loops -` gives it).
+/// `coprof run --trace /dev/fd/3 -- prog 3>&1 >/dev/null | coprof loops -`
+/// gives it; the program's own output must go elsewhere).
 pub fn open_trace(file: &Path) -> anyhow::Result<TraceReader<BufReader<File>>> {
-    if file != Path::new("-") {
+    if !is_stdin(file) {
         return Ok(TraceReader::open(file)?);
     }
     if let Some(r) = STDIN_TRACE.lock().unwrap_or_else(|e| e.into_inner()).take() {
@@ -291,7 +297,7 @@ impl InputArgs {
             Some(file) => {
                 let reader = open_trace(file)?;
                 let meta = reader.meta().clone();
-                if file == Path::new("-") {
+                if is_stdin(file) {
                     *STDIN_TRACE.lock().unwrap_or_else(|e| e.into_inner()) = Some(reader);
                 }
                 Ok(meta)
