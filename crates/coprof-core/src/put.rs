@@ -22,6 +22,17 @@ fn written_into(path: &Path) -> bool {
     link || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
+/// Whether `path` names a pipe, a socket or a character device (itself or
+/// through symbolic links): a destination read as it is written, that
+/// cannot be written back into, such as `/dev/fd/3` of a shell pipeline.
+pub fn is_stream(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| {
+        let t = m.file_type();
+        t.is_fifo() || t.is_socket() || t.is_char_device()
+    })
+}
+
 /// A temporary file for the output `path`, named `prefix…suffix`: in
 /// `path`'s directory, so that [`put`] can rename it over `path`, or in
 /// the system's temporary directory when `path` is written into (a

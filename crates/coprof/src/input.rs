@@ -358,12 +358,14 @@ impl InputArgs {
         match &self.file {
             Some(file) => {
                 let mut reader = open_trace(file)?;
-                let meta = reader.meta().clone();
-                let mut progress = ProgressSink::new(sink, meta.events, "events");
+                let mut progress = ProgressSink::new(sink, reader.meta().events, "events");
                 let events = reader
                     .run(&mut progress)
                     .with_context(|| format!("reading {}", file.display()))?;
                 progress.done();
+                // Read after the events: a streamed trace's final metadata
+                // (its modules, its counts) follows them.
+                let meta = reader.meta().clone();
                 let symbols = self.symbols_for(&meta);
                 Ok(InputInfo {
                     events,

@@ -129,14 +129,54 @@ fn reports_name_the_program_and_its_libraries_live_and_from_a_trace() {
     assert_eq!(places(&traced), live_places);
     // `coprof info` lists where each file's code was.
     let info = stdout_of(coprof().arg("info").arg(&trace));
-    for file in ["dyn", "ld-linux-riscv64-lp64d.so.1", "libc.so.6"] {
-        assert!(
-            info.lines()
-                .any(|l| l.starts_with("code") || l.starts_with("  "))
-                && info.contains(&format!("/{file}\n")),
-            "{file} missing from:\n{info}"
-        );
-    }
+    let lists_every_file = |info: &str| {
+        for file in ["dyn", "ld-linux-riscv64-lp64d.so.1", "libc.so.6"] {
+            assert!(
+                info.lines()
+                    .any(|l| l.starts_with("code") || l.starts_with("  "))
+                    && info.contains(&format!("/{file}\n")),
+                "{file} missing from:\n{info}"
+            );
+        }
+    };
+    lists_every_file(&info);
+
+    // Streamed through a pipe, the trace's header names only the files
+    // mapped before the program started; the libraries come in its final
+    // metadata, after the events, and name their PCs just the same. A
+    // sampled trace written from that stream keeps them.
+    let sampled = dir.path().join("sampled.cpt");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(
+            "\"$0\" run --trace /dev/fd/3 -- \"$1\" \"$2\" 3>&1 >/dev/null | tee \"$3.stream\" \
+             | \"$0\" sample -s counter:4 -o \"$3\" - >/dev/null && \"$0\" loops --json \"$3.stream\"",
+        )
+        .arg(assert_cmd::cargo::cargo_bin("coprof"))
+        .arg(&bin)
+        .arg(&data)
+        .arg(&sampled)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let streamed = places(&serde_json::from_slice(&out.stdout).unwrap());
+    // (The shell's environment moves the loader's loops, which run over
+    // it, in the ranking: the program's and libc's are compared.)
+    let named = |p: &[(String, String)]| {
+        let mut v: Vec<_> = p
+            .iter()
+            .filter(|(f, _)| f == "main" || f == "checksum" || f.ends_with("libc.so.6"))
+            .cloned()
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(named(&streamed), named(&live_places));
+    assert!(
+        streamed.iter().any(|(f, _)| f == "strlen in libc.so.6"),
+        "{streamed:?}"
+    );
+    lists_every_file(&stdout_of(coprof().arg("info").arg(&sampled)));
 }
 
 #[test]

@@ -108,6 +108,87 @@ fn stats_and_trace() {
         .stderr(predicate::str::contains("--stats"));
 }
 
+/// A program with a hot loop, for reports from its traces.
+const LOOP: &str = r#"
+#include <stdio.h>
+int main(void) {
+    unsigned s = 1;
+    for (int i = 0; i < 300000; i++) s = s * 1103515245u + (unsigned)i;
+    printf("%u\n", s);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_trace_streams_through_a_pipe() {
+    // `--trace /dev/fd/3` in a pipeline: the trace goes into the pipe as
+    // it is written, and `coprof loops -` reads it as it comes, with the
+    // report the file gives.
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::compile_with(dir.path(), "loop", LOOP, &["-static", "-O1", "-g"]);
+    let file = dir.path().join("loop.cpt");
+    // Every run from the same shell, so that the program sees the same
+    // environment (its start-up code's loops run over it).
+    let bin = assert_cmd::cargo::cargo_bin("coprof");
+    let shell = |script: &str| {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg(&bin)
+            .arg(&prog)
+            .arg(&file)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}: {out:?}");
+        out.stdout
+    };
+    shell("\"$0\" run --trace \"$2\" -- \"$1\" >/dev/null");
+    let pipeline = |reader: &str| {
+        let out = shell(&format!(
+            "\"$0\" run --trace /dev/fd/3 -- \"$1\" 3>&1 >/dev/null | \"$0\" {reader}"
+        ));
+        String::from_utf8(out).unwrap()
+    };
+    let from_file = common::stdout_of(coprof().arg("loops").arg(&file));
+    assert!(from_file.contains("main (loop.c:"), "{from_file}");
+    assert_eq!(
+        pipeline("loops -"),
+        from_file.replace(file.to_str().unwrap(), "-")
+    );
+    let info = pipeline("info -");
+    assert!(info.contains(".cpt version 1, streamed"), "{info}");
+    let file_info = common::stdout_of(coprof().arg("info").arg(&file));
+    let events = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("events"))
+            .map(str::to_owned)
+    };
+    assert_eq!(events(&info), events(&file_info));
+    assert!(events(&info).is_some(), "{info}");
+
+    // Kept in a file, a streamed trace reads as one; cut short, it is
+    // named truncated.
+    let kept = shell("\"$0\" run --trace /dev/fd/3 -- \"$1\" 3>&1 >/dev/null");
+    let streamed = dir.path().join("streamed.cpt");
+    std::fs::write(&streamed, &kept).unwrap();
+    assert_eq!(
+        common::stdout_of(coprof().arg("loops").arg(&streamed)),
+        from_file.replace(file.to_str().unwrap(), streamed.to_str().unwrap())
+    );
+    coprof()
+        .args(["loops", "-"])
+        .write_stdin(kept[..kept.len() - 20].to_vec())
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("standard input")
+                .and(predicate::str::contains("truncated"))
+                .and(predicate::str::contains("final metadata")),
+        );
+}
+
 #[test]
 fn refuses_files_it_cannot_run() {
     let dir = tempfile::tempdir().unwrap();

@@ -4,12 +4,19 @@
 pub const MAGIC: [u8; 8] = *b"CPTRACE\0";
 /// The format version this code writes and reads.
 pub const VERSION: u16 = 1;
+/// Header flag: the trace was streamed, and its final metadata follows the
+/// end marker (see [`META_TAG`]); the header's is what was known at the
+/// start.
+pub const FLAG_STREAMED: u16 = 1;
 /// Bytes in the fixed part of the header: magic, version, flags, meta length.
 pub const HEADER_FIXED: usize = 16;
 /// Tag at the start of every chunk header: "CHNK".
 pub const CHUNK_TAG: [u8; 4] = *b"CHNK";
 /// Tag at the start of the end marker: "CEND".
 pub const END_TAG: [u8; 4] = *b"CEND";
+/// Tag of the final metadata after the end marker of a streamed trace:
+/// "CMET", followed by its length (u32) and the JSON object.
+pub const META_TAG: [u8; 4] = *b"CMET";
 /// Bytes in a chunk header: tag, compressed length, raw length, event count, CRC-32.
 pub const CHUNK_HEADER: usize = 20;
 /// Bytes in the end marker: tag, reserved, total event count.

@@ -44,6 +44,9 @@ pub struct TraceReader<R: Read = BufReader<File>> {
     decompressor: zstd::bulk::Decompressor<'static>,
     stats: TraceStats,
     done: bool,
+    /// Whether the final metadata follows the end marker
+    /// ([`FLAG_STREAMED`]).
+    streamed: bool,
 }
 
 impl TraceReader<BufReader<File>> {
@@ -69,6 +72,7 @@ impl<R: Read> TraceReader<R> {
                 .map_err(|e| TraceError::new(path, 0, TraceErrorKind::Io(e)))?,
             stats: TraceStats::default(),
             done: false,
+            streamed: false,
         };
         r.read_header()?;
         Ok(r)
@@ -123,7 +127,7 @@ impl<R: Read> TraceReader<R> {
             return Err(self.err(8, TraceErrorKind::UnknownVersion(version)));
         }
         let hflags = u16::from_le_bytes([h[10], h[11]]);
-        if hflags != 0 {
+        if hflags & !FLAG_STREAMED != 0 {
             return Err(self.err(
                 10,
                 TraceErrorKind::Corrupt(format!(
@@ -131,29 +135,42 @@ impl<R: Read> TraceReader<R> {
                 )),
             ));
         }
+        self.streamed = hflags & FLAG_STREAMED != 0;
         let meta_len = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
-        if meta_len > MAX_META {
-            return Err(self.err(
-                12,
-                TraceErrorKind::Corrupt(format!(
-                    "metadata length {meta_len} exceeds the limit of {MAX_META} bytes"
-                )),
-            ));
-        }
-        let mut m = Vec::new();
-        self.read_exact_into(&mut m, meta_len as usize, "the metadata block")?;
-        self.meta = serde_json::from_slice(&m).map_err(|e| {
-            self.err(
-                HEADER_FIXED as u64,
-                TraceErrorKind::BadMetadata(e.to_string()),
-            )
-        })?;
+        self.meta = self.read_meta(12, meta_len, "the metadata block")?;
         Ok(())
     }
 
-    /// The trace's metadata.
+    /// Reads a metadata block of `len` bytes, whose length field is at
+    /// byte `len_at`; `what` names it if the file ends.
+    fn read_meta(&mut self, len_at: u64, len: u32, what: &str) -> Result<TraceMeta, TraceError> {
+        if len > MAX_META {
+            return Err(self.err(
+                len_at,
+                TraceErrorKind::Corrupt(format!(
+                    "metadata length {len} exceeds the limit of {MAX_META} bytes"
+                )),
+            ));
+        }
+        let at = self.offset;
+        let mut m = Vec::new();
+        self.read_exact_into(&mut m, len as usize, what)?;
+        serde_json::from_slice(&m)
+            .map_err(|e| self.err(at, TraceErrorKind::BadMetadata(e.to_string())))
+    }
+
+    /// The trace's metadata. A streamed trace's ([`is_streamed`](Self::is_streamed))
+    /// is what its header says until the end marker is read, and the final
+    /// metadata from then on, with the counts of events and the modules
+    /// found while it was written.
     pub fn meta(&self) -> &TraceMeta {
         &self.meta
+    }
+
+    /// Whether the trace was streamed: written as it went, with its final
+    /// metadata after the end marker.
+    pub fn is_streamed(&self) -> bool {
+        self.streamed
     }
 
     /// Sizes read so far.
@@ -303,6 +320,9 @@ impl<R: Read> TraceReader<R> {
                 )),
             ));
         }
+        if self.streamed {
+            self.read_final_meta()?;
+        }
         let mut extra = [0u8; 1];
         match self.input.read(&mut extra) {
             Ok(0) => {}
@@ -317,6 +337,36 @@ impl<R: Read> TraceReader<R> {
         }
         self.done = true;
         Ok(None)
+    }
+}
+
+impl<R: Read> TraceReader<R> {
+    /// Reads the final metadata after a streamed trace's end marker.
+    fn read_final_meta(&mut self) -> Result<(), TraceError> {
+        let start = self.offset;
+        let mut h = Vec::new();
+        self.read_exact_into(&mut h, 8, "the final metadata's header")
+            .map_err(|e| match e.kind {
+                TraceErrorKind::Truncated(_) => self.err(
+                    start,
+                    TraceErrorKind::Truncated(
+                        "the file ends before the final metadata of a streamed trace".into(),
+                    ),
+                ),
+                _ => e,
+            })?;
+        if h[0..4] != META_TAG {
+            return Err(self.err(
+                start,
+                TraceErrorKind::Corrupt(format!(
+                    "expected the final metadata (\"CMET\") after the end marker of a streamed trace, found bytes {:02x?}",
+                    &h[0..4]
+                )),
+            ));
+        }
+        let len = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
+        self.meta = self.read_meta(start + 4, len, "the final metadata")?;
+        Ok(())
     }
 }
 

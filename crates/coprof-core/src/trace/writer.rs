@@ -1,10 +1,14 @@
 //! The streaming trace writer.
 //!
 //! Events are encoded into a chunk buffer; every [`CHUNK_EVENTS`] events
-//! the chunk is compressed and written. The file is written under a
+//! the chunk is compressed and written. A file is written under a
 //! temporary name in the destination's directory and renamed into place by
 //! [`TraceWriter::commit`], so an interrupted writer leaves either the old
-//! file, a complete new trace, or nothing.
+//! file, a complete new trace, or nothing. A pipe, a socket or a character
+//! device (`/dev/fd/3` in a shell pipeline) is written as the trace goes,
+//! so that its reader works beside the writer: the header then holds the
+//! metadata known at the start, and the final metadata follows the end
+//! marker ([`FLAG_STREAMED`]).
 
 use super::codec::Encoder;
 use super::error::{TraceError, TraceErrorKind};
@@ -12,9 +16,43 @@ use super::format::*;
 use super::meta::TraceMeta;
 use crate::event::{Class, ClassSet, Event};
 use crate::stream::Sink;
+use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
+
+/// Where a trace's bytes go.
+enum Destination {
+    /// A temporary file, put in place by [`TraceWriter::commit`], whose
+    /// header is written again there with the final metadata.
+    File(BufWriter<NamedTempFile>),
+    /// A pipe, socket or character device, written as the trace goes, with
+    /// the final metadata after the end marker.
+    Stream(BufWriter<File>),
+}
+
+impl Write for Destination {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Destination::File(f) => f.write(buf),
+            Destination::Stream(s) => s.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Destination::File(f) => f.write_all(buf),
+            Destination::Stream(s) => s.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Destination::File(f) => f.flush(),
+            Destination::Stream(s) => s.flush(),
+        }
+    }
+}
 
 /// What a finished trace holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,7 +77,7 @@ const MODULE_ROOM: usize = 16 << 10;
 /// [`commit`](TraceWriter::commit).
 pub struct TraceWriter {
     path: PathBuf,
-    file: BufWriter<NamedTempFile>,
+    file: Destination,
     meta: TraceMeta,
     meta_reserve: usize,
     wants: ClassSet,
@@ -55,29 +93,23 @@ pub struct TraceWriter {
 
 impl TraceWriter {
     /// Starts a trace at `path` with metadata `meta`, recording the classes
-    /// in `classes`. Nothing appears at `path` until [`commit`](Self::commit).
+    /// in `classes`. Nothing appears at a file's `path` until
+    /// [`commit`](Self::commit); a pipe, socket or character device gets
+    /// the trace as it is written (see [`FLAG_STREAMED`]).
     pub fn create(
         path: &Path,
         mut meta: TraceMeta,
         classes: ClassSet,
     ) -> Result<TraceWriter, TraceError> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
+        let file = if crate::put::is_stream(path) {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| TraceError::new(path, 0, TraceErrorKind::Create(e)))?;
+            Destination::Stream(BufWriter::with_capacity(1 << 20, f))
+        } else {
+            Destination::File(BufWriter::with_capacity(1 << 20, Self::temp_for(path)?))
         };
-        let tmp = crate::put::temp_for(path, ".coprof-", ".cpt.tmp").map_err(|e| {
-            // The operating system's words, without the temporary
-            // file's name, which means nothing to the user.
-            let e = match (e.raw_os_error(), e.kind()) {
-                (Some(code), _) => std::io::Error::from_raw_os_error(code),
-                (None, std::io::ErrorKind::NotFound) => std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    format!("directory {} does not exist", dir.display()),
-                ),
-                (None, kind) => std::io::Error::from(kind),
-            };
-            TraceError::new(path, 0, TraceErrorKind::Create(e))
-        })?;
         meta.classes = classes.names();
         // Reserve room for the final metadata: the same JSON with every
         // count at its widest.
@@ -100,7 +132,7 @@ impl TraceWriter {
             + module_room;
         let mut w = TraceWriter {
             path: path.to_path_buf(),
-            file: BufWriter::with_capacity(1 << 20, tmp),
+            file,
             meta,
             meta_reserve,
             wants: classes,
@@ -120,6 +152,33 @@ impl TraceWriter {
         };
         w.write_header()?;
         Ok(w)
+    }
+
+    /// The temporary file a trace for the file `path` is written into.
+    fn temp_for(path: &Path) -> Result<NamedTempFile, TraceError> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        crate::put::temp_for(path, ".coprof-", ".cpt.tmp").map_err(|e| {
+            // The operating system's words, without the temporary
+            // file's name, which means nothing to the user.
+            let e = match (e.raw_os_error(), e.kind()) {
+                (Some(code), _) => std::io::Error::from_raw_os_error(code),
+                (None, std::io::ErrorKind::NotFound) => std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("directory {} does not exist", dir.display()),
+                ),
+                (None, kind) => std::io::Error::from(kind),
+            };
+            TraceError::new(path, 0, TraceErrorKind::Create(e))
+        })
+    }
+
+    /// Whether the trace goes to a pipe, socket or character device as it
+    /// is written, with its final metadata after the end marker.
+    pub fn is_streamed(&self) -> bool {
+        matches!(self.file, Destination::Stream(_))
     }
 
     /// Sets the modules the final metadata names (see
@@ -165,22 +224,28 @@ impl TraceWriter {
         Some(bytes)
     }
 
-    /// The header: magic, version, flags, metadata length and metadata.
-    fn header(meta: &[u8]) -> Vec<u8> {
+    /// The header: magic, version, `flags`, metadata length and metadata.
+    fn header(meta: &[u8], flags: u16) -> Vec<u8> {
         let mut h = Vec::with_capacity(HEADER_FIXED + meta.len());
         h.extend_from_slice(&MAGIC);
         h.extend_from_slice(&VERSION.to_le_bytes());
-        h.extend_from_slice(&0u16.to_le_bytes());
+        h.extend_from_slice(&flags.to_le_bytes());
         h.extend_from_slice(&(meta.len() as u32).to_le_bytes());
         h.extend_from_slice(meta);
         h
     }
 
+    /// The header: a file's with room for the final metadata, a stream's
+    /// with the metadata known now.
     fn write_header(&mut self) -> Result<(), TraceError> {
-        let meta = self
-            .padded(self.meta_json())
-            .expect("the reserve is the metadata's widest form");
-        let h = Self::header(&meta);
+        let h = if self.is_streamed() {
+            Self::header(&self.meta_json(), FLAG_STREAMED)
+        } else {
+            let meta = self
+                .padded(self.meta_json())
+                .expect("the reserve is the metadata's widest form");
+            Self::header(&meta, 0)
+        };
         self.file.write_all(&h).map_err(|e| self.io_err(e))?;
         self.offset = h.len() as u64;
         Ok(())
@@ -219,12 +284,18 @@ impl TraceWriter {
         self.raw.clear();
         self.chunk_events = 0;
         self.enc.reset();
+        // A stream's reader gets each chunk as soon as it is whole.
+        if let Destination::Stream(s) = &mut self.file {
+            s.flush()
+                .map_err(|e| TraceError::new(&self.path, self.offset, TraceErrorKind::Io(e)))?;
+        }
         Ok(())
     }
 
     /// Writes the last chunk, the end marker and the final metadata, and
     /// renames the file into place. Returns the first error met, if any,
-    /// in which case no file is left at the destination.
+    /// in which case no file is left at the destination (a stream has
+    /// what was written before the error).
     pub fn commit(mut self) -> Result<WriteSummary, TraceError> {
         if let Some(e) = self.error.take() {
             return Err(e);
@@ -238,15 +309,28 @@ impl TraceWriter {
         let path = self.path.clone();
         let full = self.meta_json();
         let meta = self.padded(full.clone());
+        let mut file = match self.file {
+            Destination::File(f) => f,
+            Destination::Stream(ref mut s) => {
+                let mut trailer = Vec::with_capacity(8 + full.len());
+                trailer.extend_from_slice(&META_TAG);
+                trailer.extend_from_slice(&(full.len() as u32).to_le_bytes());
+                trailer.extend_from_slice(&full);
+                s.write_all(&trailer)
+                    .and_then(|_| s.flush())
+                    .map_err(|e| TraceError::new(&path, self.offset, TraceErrorKind::Io(e)))?;
+                self.summary.file_bytes = self.offset + trailer.len() as u64;
+                return Ok(self.summary);
+            }
+        };
         if let Some(meta) = &meta {
-            self.file
-                .seek(SeekFrom::Start(HEADER_FIXED as u64))
-                .and_then(|_| self.file.write_all(meta))
-                .map_err(|e| self.io_err(e))?;
+            file.seek(SeekFrom::Start(HEADER_FIXED as u64))
+                .and_then(|_| file.write_all(meta))
+                .map_err(|e| TraceError::new(&path, self.offset, TraceErrorKind::Io(e)))?;
         }
-        self.file.flush().map_err(|e| self.io_err(e))?;
-        let mut tmp = self
-            .file
+        file.flush()
+            .map_err(|e| TraceError::new(&path, self.offset, TraceErrorKind::Io(e)))?;
+        let mut tmp = file
             .into_inner()
             .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e.into_error())))?;
         self.summary.file_bytes = self.offset;
@@ -254,7 +338,7 @@ impl TraceWriter {
             // More modules than the room reserved: the chunks move behind
             // a header that holds them all, in a second file.
             let old_header = (HEADER_FIXED + self.meta_reserve) as u64;
-            tmp = Self::with_header(&path, tmp, old_header, &Self::header(&full))?;
+            tmp = Self::with_header(&path, tmp, old_header, &Self::header(&full, 0))?;
             self.summary.file_bytes = self.offset - old_header + (HEADER_FIXED + full.len()) as u64;
         }
         tmp.as_file()

@@ -25,6 +25,8 @@ pub struct Args {
 struct Info {
     file: PathBuf,
     version: u16,
+    /// Written as it went, with the final metadata after the end marker.
+    streamed: bool,
     meta: TraceMeta,
     events: u64,
     classes: BTreeMap<String, u64>,
@@ -55,6 +57,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let info = Info {
         file: a.file.clone(),
         version: coprof_core::trace::VERSION,
+        streamed: r.is_streamed(),
         meta: r.meta().clone(),
         events: st.events,
         classes: Class::ALL
@@ -73,7 +76,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let m = &info.meta;
     println!("trace      {}", info.file.display());
-    println!("format     .cpt version {}", info.version);
+    println!(
+        "format     .cpt version {}{}",
+        info.version,
+        if info.streamed { ", streamed" } else { "" }
+    );
     println!("source     {} ({})", m.source, m.isa);
     if !m.program.is_empty() {
         println!("program    {} {}", m.program, m.args.join(" "));

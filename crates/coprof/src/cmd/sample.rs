@@ -132,11 +132,16 @@ fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow
     meta.extra
         .insert("mean_interval".into(), spec.mean_interval().into());
     let mut w = TraceWriter::create(out, meta, classes)?;
-    let (seen, samples) = {
+    let (seen, samples, info) = {
         let mut s = SampledSink::new(sampler, classes, &mut w);
-        a.input.run_sinks(vec![&mut s])?;
-        (s.seen(), s.samples())
+        let info = a.input.run_sinks(vec![&mut s])?;
+        (s.seen(), s.samples(), info)
     };
+    // The modules the input found as it went: a streamed trace names
+    // them only after its events.
+    if !info.meta.modules.is_empty() {
+        w.set_modules(info.meta.modules);
+    }
     let summary = w.commit()?;
     let r = WriteReport {
         sampler: spec.to_string(),
