@@ -21,15 +21,32 @@ use std::fs::File;
 use std::io::BufReader;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What a trace read from standard input (`-`) is called in messages.
 const STDIN_NAME: &str = "standard input";
 
 /// A trace from standard input whose header [`InputArgs::describe`] read:
 /// standard input can be read only once, so its reader waits here for
-/// [`InputArgs::run`].
-static STDIN_TRACE: Mutex<Option<TraceReader<BufReader<File>>>> = Mutex::new(None);
+/// [`InputArgs::run`]. Clones share it.
+#[derive(Clone, Default)]
+pub struct HeldTrace(Arc<Mutex<Option<TraceReader<BufReader<File>>>>>);
+
+impl HeldTrace {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<TraceReader<BufReader<File>>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl std::fmt::Debug for HeldTrace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.slot().is_some() {
+            "HeldTrace(standard input)"
+        } else {
+            "HeldTrace(none)"
+        })
+    }
+}
 
 /// Whether `file` names standard input: `-`.
 fn is_stdin(file: &Path) -> bool {
@@ -42,9 +59,6 @@ fn is_stdin(file: &Path) -> bool {
 pub fn open_trace(file: &Path) -> anyhow::Result<TraceReader<BufReader<File>>> {
     if !is_stdin(file) {
         return Ok(TraceReader::open(file)?);
-    }
-    if let Some(r) = STDIN_TRACE.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        return Ok(r);
     }
     let fd = std::io::stdin()
         .as_fd()
@@ -140,6 +154,9 @@ pub struct InputArgs {
     /// itself a followed child's (set by `coprof profile`, not an option).
     #[arg(skip)]
     pub setup: LiveSetup,
+    /// The trace from standard input, once its header is read.
+    #[arg(skip)]
+    pub held: HeldTrace,
 }
 
 /// What a live run does beyond running the program: follow its child
@@ -289,16 +306,25 @@ impl InputArgs {
         }
     }
 
+    /// The trace `file`: standard input's reader that
+    /// [`describe`](Self::describe) kept, if any, else opened.
+    fn open(&self, file: &Path) -> anyhow::Result<TraceReader<BufReader<File>>> {
+        match is_stdin(file).then(|| self.held.slot().take()).flatten() {
+            Some(r) => Ok(r),
+            None => open_trace(file),
+        }
+    }
+
     /// The metadata of the input before it runs: a trace's header, or the
     /// program and arguments of a live run.
     pub fn describe(&self) -> anyhow::Result<TraceMeta> {
         self.check_trace_options()?;
         match &self.file {
             Some(file) => {
-                let reader = open_trace(file)?;
+                let reader = self.open(file)?;
                 let meta = reader.meta().clone();
                 if is_stdin(file) {
-                    *STDIN_TRACE.lock().unwrap_or_else(|e| e.into_inner()) = Some(reader);
+                    *self.held.slot() = Some(reader);
                 }
                 Ok(meta)
             }
@@ -357,7 +383,7 @@ impl InputArgs {
         }
         match &self.file {
             Some(file) => {
-                let mut reader = open_trace(file)?;
+                let mut reader = self.open(file)?;
                 let mut progress = ProgressSink::new(sink, reader.meta().events, "events");
                 let events = reader
                     .run(&mut progress)
