@@ -26,7 +26,10 @@ use std::time::Instant;
     after_help = "Examples:\n  coprof run -- ./hello\n  coprof run --stats -- ./crc32 1000\n  coprof run --trace crc.cpt --classes load,cond-branch -- ./crc32\n  coprof run --root /srv/rv-sysroot -- ./prog /etc/config\n\nExit status: the program's own, 128 + signal if it died of one, 2 if the\nfile cannot be run or the program needs something the simulator lacks."
 )]
 pub struct Args {
-    /// Write the retired instructions to this trace file (.cpt).
+    /// Write the retired instructions to this trace file (.cpt). A pipe
+    /// (`/dev/fd/3` in a shell pipeline) gets the trace as it is written,
+    /// for a reader beside the program: `coprof run --trace /dev/fd/3 --
+    /// prog 3>&1 >/dev/null | coprof loops -`.
     #[arg(long, value_name = "OUT.cpt", value_parser = crate::output::output_file())]
     trace: Option<PathBuf>,
     /// Instruction classes to record in the trace (comma-separated:
