@@ -108,6 +108,51 @@ impl<R: Read> TraceReader<R> {
         Ok(())
     }
 
+    /// Reads into `buf` the `n` bytes that start the next structure,
+    /// `what`: a file that ends before any of them is truncated before
+    /// `expected`, named at the structure's start.
+    fn read_start(
+        &mut self,
+        buf: &mut Vec<u8>,
+        n: usize,
+        what: &str,
+        expected: &str,
+    ) -> Result<(), TraceError> {
+        let start = self.offset;
+        self.read_exact_into(buf, n, what)
+            .map_err(|e| match e.kind {
+                TraceErrorKind::Truncated(_) => self.err(
+                    start,
+                    TraceErrorKind::Truncated(format!("the file ends before {expected}")),
+                ),
+                _ => e,
+            })
+    }
+
+    /// Reads the final metadata after a streamed trace's end marker.
+    fn read_final_meta(&mut self) -> Result<(), TraceError> {
+        let start = self.offset;
+        let mut h = Vec::new();
+        self.read_start(
+            &mut h,
+            8,
+            "the final metadata's header",
+            "the final metadata of a streamed trace",
+        )?;
+        if h[0..4] != META_TAG {
+            return Err(self.err(
+                start,
+                TraceErrorKind::Corrupt(format!(
+                    "expected the final metadata (\"CMET\") after the end marker of a streamed trace, found bytes {:02x?}",
+                    &h[0..4]
+                )),
+            ));
+        }
+        let len = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
+        self.meta = self.read_meta(start + 4, len, "the final metadata")?;
+        Ok(())
+    }
+
     fn read_header(&mut self) -> Result<(), TraceError> {
         let mut h = Vec::new();
         self.read_exact_into(&mut h, HEADER_FIXED, "the header")
@@ -185,16 +230,7 @@ impl<R: Read> TraceReader<R> {
         }
         let start = self.offset;
         let mut h = std::mem::take(&mut self.packed);
-        self.read_exact_into(&mut h, 4, "a chunk header")
-            .map_err(|e| match e.kind {
-                TraceErrorKind::Truncated(_) => self.err(
-                    start,
-                    TraceErrorKind::Truncated(
-                        "the file ends before the end-of-trace marker".into(),
-                    ),
-                ),
-                _ => e,
-            })?;
+        self.read_start(&mut h, 4, "a chunk header", "the end-of-trace marker")?;
         let tag = [h[0], h[1], h[2], h[3]];
         if tag == END_TAG {
             self.read_exact_into(&mut h, END_MARKER - 4, "the end-of-trace marker")?;
@@ -337,36 +373,6 @@ impl<R: Read> TraceReader<R> {
         }
         self.done = true;
         Ok(None)
-    }
-}
-
-impl<R: Read> TraceReader<R> {
-    /// Reads the final metadata after a streamed trace's end marker.
-    fn read_final_meta(&mut self) -> Result<(), TraceError> {
-        let start = self.offset;
-        let mut h = Vec::new();
-        self.read_exact_into(&mut h, 8, "the final metadata's header")
-            .map_err(|e| match e.kind {
-                TraceErrorKind::Truncated(_) => self.err(
-                    start,
-                    TraceErrorKind::Truncated(
-                        "the file ends before the final metadata of a streamed trace".into(),
-                    ),
-                ),
-                _ => e,
-            })?;
-        if h[0..4] != META_TAG {
-            return Err(self.err(
-                start,
-                TraceErrorKind::Corrupt(format!(
-                    "expected the final metadata (\"CMET\") after the end marker of a streamed trace, found bytes {:02x?}",
-                    &h[0..4]
-                )),
-            ));
-        }
-        let len = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
-        self.meta = self.read_meta(start + 4, len, "the final metadata")?;
-        Ok(())
     }
 }
 
