@@ -67,7 +67,7 @@ fn streamed_bytes(events: &[Event], modules: u64) -> Vec<u8> {
     drop(w);
     assert!(tw.is_streamed(), "a pipe is written as the trace goes");
     tw.write(events).unwrap();
-    tw.set_modules((0..modules).map(module).collect());
+    tw.set_modules((0..modules).map(module).collect(), None);
     let s = tw.commit().unwrap();
     let bytes = reader.join().unwrap();
     assert_eq!(
@@ -123,7 +123,7 @@ fn a_streamed_trace_is_read_while_it_is_written() {
         .expect("the reader got the first chunk before the trace was complete");
     assert_eq!(got, CHUNK_EVENTS);
     tw.write(&events[CHUNK_EVENTS..]).unwrap();
-    tw.set_modules(vec![module(0), module(1), module(2)]);
+    tw.set_modules(vec![module(0), module(1), module(2)], None);
     tw.commit().unwrap();
     let (header, all, last) = reader.join().unwrap();
     assert_eq!(all, canonical(&events));

@@ -117,7 +117,7 @@ fn modules_beyond_the_reserved_room_are_all_kept() {
         let mut w = TraceWriter::create(&p, start, ClassSet::ALL).unwrap();
         w.write(&events).unwrap();
         let all: Vec<Module> = (0..count).map(module).collect();
-        w.set_modules(all.clone());
+        w.set_modules(all.clone(), None);
         let summary = w.commit().unwrap();
         assert_eq!(
             summary.file_bytes,

@@ -494,7 +494,8 @@ impl InputArgs {
 
     /// What a live run of `sim` that ended with `exit` told, counting the
     /// instructions it retired after the first `before` (those of a
-    /// followed child's parent before the fork); `meta` names the program.
+    /// followed child's parent before the fork); `meta` names the program,
+    /// and gets the files whose code it ran, as a trace of the run would.
     pub fn live_info(
         &self,
         sim: &Simulator,
@@ -506,6 +507,8 @@ impl InputArgs {
             events: sim.events_delivered(),
             meta: TraceMeta {
                 events: sim.events_delivered(),
+                modules: sim.modules().to_vec(),
+                sysroot: sim.sysroot().map(Path::to_path_buf),
                 ..meta
             },
             live: Some(LiveRun {

@@ -177,6 +177,17 @@ fn reports_name_the_program_and_its_libraries_live_and_from_a_trace() {
         "{streamed:?}"
     );
     lists_every_file(&stdout_of(coprof().arg("info").arg(&sampled)));
+    // So does one written from a live run, which knows them at its end.
+    let live_sampled = dir.path().join("live-sampled.cpt");
+    coprof()
+        .args(["sample", "-s", "counter:4", "-o"])
+        .arg(&live_sampled)
+        .arg("--")
+        .arg(&bin)
+        .arg(&data)
+        .assert()
+        .success();
+    lists_every_file(&stdout_of(coprof().arg("info").arg(&live_sampled)));
 }
 
 #[test]

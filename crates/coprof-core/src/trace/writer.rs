@@ -183,11 +183,15 @@ impl TraceWriter {
 
     /// Sets the modules the final metadata names (see
     /// [`TraceMeta::modules`]): those the source found while the trace was
-    /// written. All are kept: when they do not fit the room reserved,
+    /// written, and the sysroot they were looked up in, if one. All are
+    /// kept: when they do not fit the room reserved,
     /// [`commit`](Self::commit) writes the chunks again behind a larger
     /// header.
-    pub fn set_modules(&mut self, modules: Vec<super::Module>) {
+    pub fn set_modules(&mut self, modules: Vec<super::Module>, sysroot: Option<PathBuf>) {
         self.meta.modules = modules;
+        if sysroot.is_some() {
+            self.meta.sysroot = sysroot;
+        }
     }
 
     /// Sets the zstd compression level (1 to 19; default 3).

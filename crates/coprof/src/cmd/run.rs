@@ -246,7 +246,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             };
             let mut w = TraceWriter::create(out, meta, a.classes)?;
             let exit = sim.run_to_exit(&mut w).map_err(sim_error)?;
-            w.set_modules(sim.modules().to_vec());
+            w.set_modules(
+                sim.modules().to_vec(),
+                sim.sysroot().map(std::path::Path::to_path_buf),
+            );
             let s = w.commit()?;
             (exit, Some((out, s.events, s.file_bytes)))
         }

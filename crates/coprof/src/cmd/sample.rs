@@ -137,10 +137,10 @@ fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow
         let info = a.input.run_sinks(vec![&mut s])?;
         (s.seen(), s.samples(), info)
     };
-    // The modules the input found as it went: a streamed trace names
-    // them only after its events.
+    // Where the input's code was, known once it has run: a live run's,
+    // or a streamed trace's, which names them after its events.
     if !info.meta.modules.is_empty() {
-        w.set_modules(info.meta.modules);
+        w.set_modules(info.meta.modules, info.meta.sysroot);
     }
     let summary = w.commit()?;
     let r = WriteReport {
