@@ -15,7 +15,7 @@ mod varint;
 mod writer;
 
 pub use error::{TraceError, TraceErrorKind};
-pub use format::{CHUNK_EVENTS, MAGIC, VERSION};
+pub use format::{CHUNK_EVENTS, FLAG_STREAMED, MAGIC, META_TAG, VERSION};
 pub use meta::{Module, TraceMeta};
 pub use reader::{TraceReader, TraceStats};
 pub use writer::{TraceWriter, WriteSummary};
