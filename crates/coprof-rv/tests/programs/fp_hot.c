@@ -4,8 +4,12 @@
  * rest small integers, subnormals, numbers near overflow, zeros,
  * infinities and NaNs; per op a checksum of every result's bits and the
  * flags it raised (fflags, section 11.2), in the dynamic rounding mode
- * round-to-nearest, then again toward zero and upward. */
+ * round-to-nearest, then again toward zero and upward. Conversions from
+ * and to integers run in the static modes too (down, up, to nearest with
+ * ties away from zero), as libm's floor, ceil and round use them, over
+ * numbers and over halves (ties). */
 #include <fenv.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "corpus.h"
@@ -130,6 +134,39 @@ static OPAQUE int64_t s_to_w_dyn(float a) {
     __asm__ volatile("fcvt.w.s %0,%1,dyn" : "=r"(r) : "f"(a));
     return r;
 }
+/* Conversions in a static rounding mode (section 11.7). */
+#define CVT_TO_INT(name, T, ins, rm)                                        \
+    static OPAQUE int64_t name(T a) {                                       \
+        int64_t r;                                                          \
+        __asm__ volatile(ins " %0,%1," rm : "=r"(r) : "f"(a));              \
+        return r;                                                           \
+    }
+#define CVT_FROM_INT(name, T, ins, rm)                                      \
+    static OPAQUE T name(int64_t v) {                                       \
+        T r;                                                                \
+        __asm__ volatile(ins " %0,%1," rm : "=f"(r) : "r"(v));              \
+        return r;                                                           \
+    }
+CVT_TO_INT(d_to_l_rdn, double, "fcvt.l.d", "rdn")
+CVT_TO_INT(d_to_l_rup, double, "fcvt.l.d", "rup")
+CVT_TO_INT(d_to_l_rmm, double, "fcvt.l.d", "rmm")
+CVT_TO_INT(d_to_w_rdn, double, "fcvt.w.d", "rdn")
+CVT_TO_INT(d_to_wu_rup, double, "fcvt.wu.d", "rup")
+CVT_TO_INT(d_to_lu_rmm, double, "fcvt.lu.d", "rmm")
+CVT_TO_INT(s_to_w_rdn, float, "fcvt.w.s", "rdn")
+CVT_TO_INT(s_to_w_rup, float, "fcvt.w.s", "rup")
+CVT_TO_INT(s_to_l_rmm, float, "fcvt.l.s", "rmm")
+CVT_TO_INT(s_to_lu_rdn, float, "fcvt.lu.s", "rdn")
+CVT_FROM_INT(l_to_d_rdn, double, "fcvt.d.l", "rdn")
+CVT_FROM_INT(lu_to_d_rup, double, "fcvt.d.lu", "rup")
+CVT_FROM_INT(w_to_s_rmm, float, "fcvt.s.w", "rmm")
+CVT_FROM_INT(l_to_s_rtz, float, "fcvt.s.l", "rtz")
+static OPAQUE double floor_d(double a) { return floor(a); }
+static OPAQUE double ceil_d(double a) { return ceil(a); }
+static OPAQUE double round_d(double a) { return round(a); }
+static OPAQUE int64_t lround_d(double a) { return lround(a); }
+static OPAQUE float floor_s(float a) { return floorf(a); }
+static OPAQUE float roundf_s(float a) { return roundf(a); }
 static OPAQUE double w_to_d(int64_t v) { return (double)(int32_t)v; }
 static OPAQUE double wu_to_d(int64_t v) { return (double)(uint32_t)v; }
 static OPAQUE double l_to_d(int64_t v) { return (double)v; }
@@ -181,8 +218,10 @@ static void show(const char *name, const struct sum *s) {
             double xd = gen_d(), yd = gen_d(), zd = gen_d(); \
             float xs = gen_s(), ys = gen_s(), zs = gen_s(); \
             int64_t v = gen_i();                            \
+            double hd = (double)(v % 4001) * 0.5;           \
+            float hs = (float)(v % 401) * 0.5f;             \
             (void)xd, (void)yd, (void)zd, (void)xs;         \
-            (void)ys, (void)zs, (void)v;                    \
+            (void)ys, (void)zs, (void)v, (void)hd, (void)hs; \
             rv_take_fflags();                               \
             add(&s, (expr));                                \
         }                                                   \
@@ -224,6 +263,28 @@ static void all(void) {
     RUN("s->lu", s_to_lu(xs));
     RUN("d->l dyn", (uint64_t)d_to_l_dyn(xd));
     RUN("s->w dyn", (uint64_t)s_to_w_dyn(xs));
+    RUN("d->l rdn", (uint64_t)d_to_l_rdn(xd));
+    RUN("d->l rup", (uint64_t)d_to_l_rup(xd));
+    RUN("d->l rmm", (uint64_t)d_to_l_rmm(xd));
+    RUN("d->l rmm h", (uint64_t)d_to_l_rmm(hd));
+    RUN("d->l rdn h", (uint64_t)d_to_l_rdn(hd));
+    RUN("d->w rdn", (uint64_t)d_to_w_rdn(xd));
+    RUN("d->wu rup", (uint64_t)d_to_wu_rup(xd));
+    RUN("d->lu rmm", (uint64_t)d_to_lu_rmm((i & 1) ? hd : xd));
+    RUN("s->w rdn", (uint64_t)s_to_w_rdn(xs));
+    RUN("s->w rup h", (uint64_t)s_to_w_rup(hs));
+    RUN("s->l rmm", (uint64_t)s_to_l_rmm((i & 1) ? hs : xs));
+    RUN("s->lu rdn", (uint64_t)s_to_lu_rdn((i & 1) ? hs : xs));
+    RUN("l->d rdn", f64_bits(l_to_d_rdn(v)));
+    RUN("lu->d rup", f64_bits(lu_to_d_rup(v)));
+    RUN("w->s rmm", f32_bits(w_to_s_rmm(v)));
+    RUN("l->s rtz", f32_bits(l_to_s_rtz(v)));
+    RUN("floor", f64_bits(floor_d((i & 1) ? hd : xd)));
+    RUN("ceil", f64_bits(ceil_d((i & 1) ? hd : xd)));
+    RUN("round", f64_bits(round_d((i & 1) ? hd : xd)));
+    RUN("lround", (uint64_t)lround_d((i & 1) ? hd : xd));
+    RUN("floorf", f32_bits(floor_s((i & 1) ? hs : xs)));
+    RUN("roundf", f32_bits(roundf_s((i & 1) ? hs : xs)));
     RUN("w->d", f64_bits(w_to_d(v)));
     RUN("wu->d", f64_bits(wu_to_d(v)));
     RUN("l->d", f64_bits(l_to_d(v)));

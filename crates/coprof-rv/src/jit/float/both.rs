@@ -28,6 +28,11 @@ pub(super) struct Precision {
     pub convert: fn(&mut CodeAssembler, AsmRegisterXmm, AsmRegister64) -> Emitted,
     /// `ucomisd` or `ucomiss`.
     pub compare: fn(&mut CodeAssembler, AsmRegisterXmm, AsmRegisterXmm) -> Emitted,
+    /// `subsd` or `subss`, into the first register.
+    pub subtract: fn(&mut CodeAssembler, AsmRegisterXmm, AsmRegisterXmm, AsmRegisterXmm) -> Emitted,
+    /// The bits of 0.5 and of −0.5.
+    pub half: u64,
+    pub minus_half: u64,
     /// `minsd`/`maxsd` or `minss`/`maxss`, into the first register.
     pub min: fn(&mut CodeAssembler, AsmRegisterXmm, AsmRegisterXmm, AsmRegisterXmm) -> Emitted,
     pub max: fn(&mut CodeAssembler, AsmRegisterXmm, AsmRegisterXmm, AsmRegisterXmm) -> Emitted,
@@ -81,7 +86,10 @@ pub(super) fn min_max(a: &mut CodeAssembler, op: &Op, slow: CodeLabel, p: &Preci
 
 /// `fcvt.{d,s}.{w,wu,l,lu}`: the host's rounding of the integer (an
 /// unsigned one of 2^63 or more takes the call), NX when it does not
-/// come back, which 32-bit integers always do into doubles.
+/// come back, which 32-bit integers always do into doubles. In a mode
+/// other than to nearest (a static field of 1 to 4: `floor` converts its
+/// integer back rounding down), only an integer that converts exactly,
+/// whatever the mode, stays on this path.
 pub(super) fn from_int(
     a: &mut CodeAssembler,
     op: &Op,
@@ -90,7 +98,7 @@ pub(super) fn from_int(
     p: &Precision,
 ) -> Emitted {
     use Kind::*;
-    let narrow = matches!(op.kind, FcvtDW | FcvtDWu | FcvtSW | FcvtSWu);
+    let exact = narrow(op.kind) && p.holds_32_bit_integers;
     match op.kind {
         FcvtDW | FcvtSW => a.movsxd(rax, xr32(op.rs1))?,
         FcvtDWu | FcvtSWu => a.mov(eax, xr32(op.rs1))?,
@@ -103,20 +111,79 @@ pub(super) fn from_int(
     a.vxorps(xmm0, xmm0, xmm0)?;
     (p.convert)(a, xmm0, rax)?;
     a.mov(rdx, rax)?;
-    (p.store)(a, xmm0, op.rd)?;
-    if narrow && p.holds_32_bit_integers {
-        return Ok(());
+    if exact {
+        return (p.store)(a, xmm0, op.rd);
     }
-    known_inexact(a, done)?;
     // 2^63 comes back as the "integer indefinite", unlike any integer
     // that rounds to it.
-    (p.truncate64)(a, rcx, xmm0)?;
-    a.cmp(rcx, rdx)?;
-    inexact_if_not_equal(a)
+    if matches!(op.rm, 0 | 7) {
+        (p.store)(a, xmm0, op.rd)?;
+        known_inexact(a, done)?;
+        (p.truncate64)(a, rcx, xmm0)?;
+        a.cmp(rcx, rdx)?;
+        inexact_if_not_equal(a)
+    } else {
+        (p.truncate64)(a, rcx, xmm0)?;
+        a.cmp(rcx, rdx)?;
+        a.jne(slow)?;
+        (p.store)(a, xmm0, op.rd)
+    }
 }
 
-/// `fcvt.{w,wu,l,lu}.{d,s}` toward zero (C's casts) or to nearest
-/// (`lrint`): the host's conversion to a 64-bit integer, which must be in
+/// Whether `kind` converts from a 32-bit integer.
+fn narrow(kind: Kind) -> bool {
+    use Kind::*;
+    matches!(kind, FcvtDW | FcvtDWu | FcvtSW | FcvtSWu)
+}
+
+/// Turns rdx, the float in xmm0 truncated (not the integer indefinite),
+/// into the float rounded in mode `rm`: down (2, `floor`), up (3,
+/// `ceil`) or to nearest with ties away from zero (4, `round`), from
+/// the fraction the truncation dropped, x − trunc(x), which is exact: an
+/// integer of the float's magnitude converts back exactly (a float of
+/// 2^52 or more, 2^23 for a single, is an integer, and its fraction 0).
+/// Uses rax, rcx, xmm1 and xmm2.
+fn round_truncated(a: &mut CodeAssembler, rm: u8, p: &Precision) -> Emitted {
+    a.vxorps(xmm1, xmm1, xmm1)?;
+    (p.convert)(a, xmm1, rdx)?;
+    (p.subtract)(a, xmm1, xmm0, xmm1)?;
+    a.xor(ecx, ecx)?;
+    match rm {
+        // A fraction below 0: one less.
+        2 => {
+            a.vxorps(xmm2, xmm2, xmm2)?;
+            (p.compare)(a, xmm2, xmm1)?;
+            a.seta(cl)?;
+            a.sub(rdx, rcx)
+        }
+        // Above 0: one more.
+        3 => {
+            a.vxorps(xmm2, xmm2, xmm2)?;
+            (p.compare)(a, xmm1, xmm2)?;
+            a.seta(cl)?;
+            a.add(rdx, rcx)
+        }
+        // At least a half away from 0: one further.
+        _ => {
+            a.mov(rax, p.half)?;
+            a.vmovq(xmm2, rax)?;
+            (p.compare)(a, xmm1, xmm2)?;
+            a.setae(cl)?;
+            a.add(rdx, rcx)?;
+            a.mov(rax, p.minus_half)?;
+            a.vmovq(xmm2, rax)?;
+            (p.compare)(a, xmm2, xmm1)?;
+            a.setae(cl)?;
+            a.sub(rdx, rcx)
+        }
+    }
+}
+
+/// `fcvt.{w,wu,l,lu}.{d,s}` toward zero (C's casts), to nearest
+/// (`lrint`), down (`floor`), up (`ceil`) or to nearest with ties away
+/// from zero (`round`, `lround`): the host's conversion to a 64-bit
+/// integer (toward zero, then moved by one in the last three modes, see
+/// [`round_truncated`]), which must be in
 /// the destination's range (a 32-bit result sign-extended, also for
 /// `wu`), NX when the integer is not the float. The host's "integer
 /// indefinite" (the most negative integer), which a NaN or a float out of
@@ -131,14 +198,17 @@ pub(super) fn to_int(
 ) -> Emitted {
     use Kind::*;
     (p.load)(a, xmm0, op.rs1, slow)?;
-    if op.rm == 1 {
-        (p.truncate64)(a, rdx, xmm0)?;
-    } else {
+    if matches!(op.rm, 0 | 7) {
         (p.round64)(a, rdx, xmm0)?;
+    } else {
+        (p.truncate64)(a, rdx, xmm0)?;
     }
     a.mov(rax, SIGN)?;
     a.cmp(rdx, rax)?;
     a.je(slow)?;
+    if matches!(op.rm, 2..=4) {
+        round_truncated(a, op.rm, p)?;
+    }
     match op.kind {
         FcvtWD | FcvtWS => {
             a.movsxd(rcx, edx)?;

@@ -13,8 +13,9 @@
 //! ErrFma for fused multiply-adds of doubles, and for singles the same
 //! operation in double precision, where their products are exact. Anything the
 //! fast path cannot answer exactly, a rounding mode other than
-//! round-to-nearest-even (F §11.2; toward zero too for conversions to
-//! integers), a NaN, an infinity, a single that is
+//! round-to-nearest-even (F §11.2; every static mode for conversions to
+//! integers, and for conversions from integers that are exact), a NaN,
+//! an infinity, a single that is
 //! not NaN-boxed (D §12.2), a result near the subnormal or overflow
 //! range, jumps to the call, which recomputes the op from its registers:
 //! so a translation's results and flags are the interpreter's, as the
@@ -61,9 +62,15 @@ enum Needs {
     /// Round to nearest, ties to even: the op's field 0, or 7 (dynamic)
     /// with `frm` 0, checked as it runs.
     Nearest,
-    /// Toward zero (the field 1: C's conversion of a float to an
-    /// integer) or to nearest (as for `Nearest`: `lrint`).
+    /// Any valid static mode (toward zero, C's conversion of a float to
+    /// an integer; down, up and to nearest with ties away from zero,
+    /// `floor`, `ceil` and `round`), or to nearest (as for `Nearest`:
+    /// `lrint`).
     ToInteger,
+    /// To nearest (as for `Nearest`), or any other valid static mode for
+    /// an integer that converts exactly (the integer `floor` converts
+    /// back, rounding down).
+    FromInteger,
     /// Any valid mode: the result is exact. A field of 7 is checked as
     /// for `Nearest` (another dynamic mode takes the call).
     Any,
@@ -76,9 +83,11 @@ enum Needs {
 fn needs(kind: Kind) -> Option<Needs> {
     use Kind::*;
     Some(match kind {
-        FaddD | FsubD | FmulD | FdivD | FmaddD | FmsubD | FnmsubD | FnmaddD | FcvtDL | FcvtDLu
-        | FaddS | FsubS | FmulS | FdivS | FmaddS | FmsubS | FnmsubS | FnmaddS | FcvtSW
-        | FcvtSWu | FcvtSL | FcvtSLu | FcvtSD | FsqrtD | FsqrtS => Needs::Nearest,
+        FaddD | FsubD | FmulD | FdivD | FmaddD | FmsubD | FnmsubD | FnmaddD | FaddS | FsubS
+        | FmulS | FdivS | FmaddS | FmsubS | FnmsubS | FnmaddS | FcvtSD | FsqrtD | FsqrtS => {
+            Needs::Nearest
+        }
+        FcvtDL | FcvtDLu | FcvtSW | FcvtSWu | FcvtSL | FcvtSLu => Needs::FromInteger,
         FcvtWD | FcvtWuD | FcvtLD | FcvtLuD | FcvtWS | FcvtWuS | FcvtLS | FcvtLuS => {
             Needs::ToInteger
         }
@@ -94,8 +103,7 @@ fn needs(kind: Kind) -> Option<Needs> {
 pub(super) fn has_fast_path(op: &Op) -> bool {
     match needs(op.kind) {
         Some(Needs::Nearest) => op.rm == 0 || op.rm == 7,
-        Some(Needs::ToInteger) => matches!(op.rm, 0 | 1 | 7),
-        Some(Needs::Any) => op.rm <= 4 || op.rm == 7,
+        Some(Needs::ToInteger | Needs::FromInteger | Needs::Any) => op.rm <= 4 || op.rm == 7,
         Some(Needs::Nothing) => true,
         None => false,
     }
