@@ -54,8 +54,8 @@ fn is_stdin(file: &Path) -> bool {
 }
 
 /// Opens the trace `file`, or standard input when it is `-` (as
-/// `coprof run --trace /dev/fd/3 -- prog 3>&1 >/dev/null | coprof loops -`
-/// gives it; the program's own output must go elsewhere).
+/// `coprof run --trace - -- prog | coprof loops -` gives it, with the
+/// program's own output on standard error).
 pub fn open_trace(file: &Path) -> anyhow::Result<TraceReader<BufReader<File>>> {
     if !is_stdin(file) {
         return Ok(TraceReader::open(file)?);
@@ -535,12 +535,12 @@ impl InputArgs {
 /// While alive, file descriptor 1 points at standard error, so that a
 /// program run live writes its output there and coprof's standard output
 /// keeps only the report. Dropping it restores standard output.
-struct StdoutToStderr {
+pub(crate) struct StdoutToStderr {
     saved: i32,
 }
 
 impl StdoutToStderr {
-    fn new() -> Option<StdoutToStderr> {
+    pub(crate) fn new() -> Option<StdoutToStderr> {
         use std::io::Write;
         let _ = std::io::stdout().flush();
         // SAFETY: dup and dup2 on descriptors this process owns; failure is

@@ -1,14 +1,18 @@
 //! Printing a report as text or JSON.
 
+use anyhow::Context;
 use clap::builder::TypedValueParser;
+use coprof_core::trace::{TraceMeta, TraceWriter};
+use coprof_core::ClassSet;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
 
-/// The value parser of an option that names a file to write (a trace, a
-/// profile, a tree dump): `-` is refused by name, since it would make a
-/// file called `-` where a user of gzip or tar means standard output,
-/// which these files cannot be (a trace is written back into at its end;
-/// standard output carries the report).
+/// The value parser of an option that names a file to write (a profile,
+/// a tree dump): `-` is refused by name, since it would make a file
+/// called `-` where a user of gzip or tar means standard output, which
+/// these files cannot be (standard output carries the report; a trace
+/// can go there, see [`trace_file`]).
 pub fn output_file() -> impl TypedValueParser<Value = PathBuf> {
     clap::builder::OsStringValueParser::new().try_map(|s| {
         if s == "-" {
@@ -20,6 +24,60 @@ pub fn output_file() -> impl TypedValueParser<Value = PathBuf> {
             Ok(PathBuf::from(s))
         }
     })
+}
+
+/// The value parser of an option that names a trace to write: a file, or
+/// `-` for standard output, where the trace streams
+/// ([`trace_writer`]).
+pub fn trace_file() -> impl TypedValueParser<Value = PathBuf> {
+    clap::builder::PathBufValueParser::new()
+}
+
+/// Whether a trace's destination is standard output: `-`.
+pub fn is_stdout(path: &Path) -> bool {
+    path == Path::new("-")
+}
+
+/// Starts a trace at `path`, or streamed on standard output when it is
+/// `-`: a command that writes one there writes its own summary on
+/// standard error.
+pub fn trace_writer(
+    path: &Path,
+    meta: TraceMeta,
+    classes: ClassSet,
+) -> anyhow::Result<TraceWriter> {
+    if !is_stdout(path) {
+        return Ok(TraceWriter::create(path, meta, classes)?);
+    }
+    let fd = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .context("standard output: cannot be written")?;
+    Ok(TraceWriter::to_stream(
+        std::fs::File::from(fd),
+        Path::new("standard output"),
+        meta,
+        classes,
+    )?)
+}
+
+/// How a summary names the trace's destination `path`.
+pub fn trace_name(path: &Path) -> String {
+    if is_stdout(path) {
+        "standard output".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Prints the summary `text` of a command that wrote a trace to `path`:
+/// on standard output, or on standard error when the trace went there.
+pub fn print_summary(path: &Path, text: &str) {
+    if is_stdout(path) {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
+    }
 }
 
 /// Prints `value` as pretty JSON on stdout.

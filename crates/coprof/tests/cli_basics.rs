@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{coprof, gen_trace};
+use common::{coprof, gen_trace, json_of};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -443,16 +443,14 @@ fn bench_io_measures_every_workload_and_reports_json() {
     assert!(rows[2]["file_bytes_per_event"].as_f64().unwrap() <= 10.0);
 }
 
-/// An option that names a file to write refuses `-` by name, where a
-/// user of gzip or tar means standard output, instead of writing a file
-/// called `-`.
+/// An option that names a file to write other than a trace refuses `-`
+/// by name, where a user of gzip or tar means standard output, instead of
+/// writing a file called `-`.
 #[test]
 fn a_dash_for_an_output_file_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let trace = gen_trace(dir.path(), "zipf", 1000, 1);
-    let cases: [(&[&str], &str); 4] = [
-        (&["gen", "--workload", "zipf", "-o", "-"], "--output"),
-        (&["run", "--trace", "-", "--", "prog"], "--trace"),
+    let cases: [(&[&str], &str); 2] = [
         (&["profile", "-o", "-", "--", "prog"], "--output"),
         (&["ranges", "--dump", "-"], "--dump"),
     ];
@@ -473,4 +471,78 @@ fn a_dash_for_an_output_file_is_refused_by_name() {
             "{args:?} wrote a file named -"
         );
     }
+}
+
+/// A trace written to `-` streams on standard output, and the command's
+/// summary goes to standard error, naming standard output: `gen` and
+/// `sample -o` into a reader (`run --trace -` in tests/run.rs).
+#[test]
+fn a_dash_for_a_trace_is_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = gen_trace(dir.path(), "mixed", 50_000, 3);
+    let gen = coprof()
+        .current_dir(dir.path())
+        .args([
+            "gen",
+            "--workload",
+            "mixed",
+            "--events",
+            "50000",
+            "--seed",
+            "3",
+            "-o",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(gen.status.success(), "{gen:?}");
+    let summary = String::from_utf8_lossy(&gen.stderr);
+    assert!(
+        summary.contains("wrote 50,000 mixed events to standard output"),
+        "{summary}"
+    );
+    // The same events as the file, streamed.
+    let loops = |input: Option<Vec<u8>>| {
+        let mut cmd = coprof();
+        cmd.args(["loops", "--json"]);
+        match input {
+            Some(bytes) => cmd.arg("-").write_stdin(bytes),
+            None => cmd.arg(&file),
+        };
+        let mut v = json_of(&mut cmd);
+        v["input"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(loops(Some(gen.stdout.clone())), loops(None));
+    let info = coprof()
+        .args(["info", "-"])
+        .write_stdin(gen.stdout.clone())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&info.stdout).contains(".cpt version 1, streamed"),
+        "{info:?}"
+    );
+    // A sampled trace of standard input, on standard output.
+    let sampled = coprof()
+        .current_dir(dir.path())
+        .args(["sample", "-s", "counter:16", "-o", "-", "-"])
+        .write_stdin(gen.stdout)
+        .output()
+        .unwrap();
+    assert!(sampled.status.success(), "{sampled:?}");
+    assert!(
+        String::from_utf8_lossy(&sampled.stderr)
+            .contains("of 50,000 events (all) with counter:16 into standard output"),
+        "{sampled:?}"
+    );
+    let info = coprof()
+        .args(["info", "--json", "-"])
+        .write_stdin(sampled.stdout)
+        .output()
+        .unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(info["events"], 50_000 / 16, "{info}");
+    assert_eq!(info["meta"]["source"], "sample");
+    assert!(!dir.path().join("-").exists(), "a file named - was written");
 }

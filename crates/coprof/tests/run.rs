@@ -157,6 +157,21 @@ fn a_trace_streams_through_a_pipe() {
         pipeline("loops -"),
         from_file.replace(file.to_str().unwrap(), "-")
     );
+    // `--trace -`: the trace on standard output, and the program's own
+    // output on standard error instead.
+    assert_eq!(
+        String::from_utf8(shell(
+            "\"$0\" run --trace - -- \"$1\" 2>/dev/null | \"$0\" loops -"
+        ))
+        .unwrap(),
+        from_file.replace(file.to_str().unwrap(), "-")
+    );
+    let plain = shell("\"$0\" run -- \"$1\"");
+    assert!(!plain.is_empty());
+    assert_eq!(
+        shell("\"$0\" run --trace - -- \"$1\" 2>&1 >/dev/null"),
+        plain
+    );
     let info = pipeline("info -");
     assert!(info.contains(".cpt version 1, streamed"), "{info}");
     let file_info = common::stdout_of(coprof().arg("info").arg(&file));

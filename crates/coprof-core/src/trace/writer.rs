@@ -98,7 +98,7 @@ impl TraceWriter {
     /// the trace as it is written (see [`FLAG_STREAMED`]).
     pub fn create(
         path: &Path,
-        mut meta: TraceMeta,
+        meta: TraceMeta,
         classes: ClassSet,
     ) -> Result<TraceWriter, TraceError> {
         let file = if crate::put::is_stream(path) {
@@ -110,6 +110,29 @@ impl TraceWriter {
         } else {
             Destination::File(BufWriter::with_capacity(1 << 20, Self::temp_for(path)?))
         };
+        Self::start(path, file, meta, classes)
+    }
+
+    /// Starts a trace streamed into `file`, already open (standard
+    /// output, a socket), as [`create`](Self::create) streams into a
+    /// pipe; `name` names it in errors.
+    pub fn to_stream(
+        file: File,
+        name: &Path,
+        meta: TraceMeta,
+        classes: ClassSet,
+    ) -> Result<TraceWriter, TraceError> {
+        let file = Destination::Stream(BufWriter::with_capacity(1 << 20, file));
+        Self::start(name, file, meta, classes)
+    }
+
+    /// Writes the header of a trace into `file`, named `path`.
+    fn start(
+        path: &Path,
+        file: Destination,
+        mut meta: TraceMeta,
+        classes: ClassSet,
+    ) -> Result<TraceWriter, TraceError> {
         meta.classes = classes.names();
         // Reserve room for the final metadata: the same JSON with every
         // count at its widest.

@@ -1,9 +1,9 @@
 //! `coprof gen`: write a synthetic stream with a known answer to a trace.
 
 use crate::error::bad_input;
-use crate::output::{print_json, thousands};
+use crate::output::thousands;
 use coprof_core::synth::{GenConfig, Generator, Workload};
-use coprof_core::trace::{TraceMeta, TraceWriter};
+use coprof_core::trace::TraceMeta;
 use coprof_core::{ClassSet, Source};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -38,8 +38,9 @@ pub struct Args {
     /// Only record these classes (comma-separated, e.g. load,cond-branch; default all).
     #[arg(long, value_parser = parse_classes, default_value = "all")]
     classes: ClassSet,
-    /// Output trace file.
-    #[arg(long, short, value_parser = crate::output::output_file())]
+    /// Output trace file, or `-` for standard output (streamed; the
+    /// summary then goes to standard error).
+    #[arg(long, short, value_parser = crate::output::trace_file())]
     output: PathBuf,
     /// Print the summary as JSON.
     #[arg(long)]
@@ -86,7 +87,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ],
         ..TraceMeta::default()
     };
-    let mut w = TraceWriter::create(&a.output, meta, a.classes)?;
+    let mut w = crate::output::trace_writer(&a.output, meta, a.classes)?;
     {
         let mut p = crate::progress::ProgressSink::new(&mut w, a.events, "events");
         gen.run(&mut p).expect("generators do not fail");
@@ -101,17 +102,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         raw_bytes: s.raw_bytes,
         bytes_per_event: s.file_bytes as f64 / s.events.max(1) as f64,
     };
-    if a.json {
-        print_json(&sum)
+    let text = if a.json {
+        serde_json::to_string_pretty(&sum)?
     } else {
-        println!(
+        format!(
             "wrote {} {} events to {} ({} bytes, {:.2} bytes/event)",
             thousands(s.events),
             a.workload,
-            a.output.display(),
+            crate::output::trace_name(&a.output),
             thousands(s.file_bytes),
             sum.bytes_per_event
-        );
-        Ok(())
-    }
+        )
+    };
+    crate::output::print_summary(&a.output, &text);
+    Ok(())
 }

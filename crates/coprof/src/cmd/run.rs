@@ -5,7 +5,7 @@
 use crate::error::bad_input;
 use crate::guest_env::EnvArgs;
 use crate::output::thousands;
-use coprof_core::trace::{TraceMeta, TraceWriter};
+use coprof_core::trace::TraceMeta;
 use coprof_core::{ClassSet, Discard};
 use coprof_rv::{Config, Exit, SimError, Simulator};
 use std::ffi::OsString;
@@ -26,11 +26,12 @@ use std::time::Instant;
     after_help = "Examples:\n  coprof run -- ./hello\n  coprof run --stats -- ./crc32 1000\n  coprof run --trace crc.cpt --classes load,cond-branch -- ./crc32\n  coprof run --root /srv/rv-sysroot -- ./prog /etc/config\n\nExit status: the program's own, 128 + signal if it died of one, 2 if the\nfile cannot be run or the program needs something the simulator lacks."
 )]
 pub struct Args {
-    /// Write the retired instructions to this trace file (.cpt). A pipe
-    /// (`/dev/fd/3` in a shell pipeline) gets the trace as it is written,
-    /// for a reader beside the program: `coprof run --trace /dev/fd/3 --
-    /// prog 3>&1 >/dev/null | coprof loops -`.
-    #[arg(long, value_name = "OUT.cpt", value_parser = crate::output::output_file())]
+    /// Write the retired instructions to this trace file (.cpt), or to
+    /// standard output with `-`, where the program's standard output then
+    /// goes to standard error. A pipe gets the trace as it is written, for
+    /// a reader beside the program: `coprof run --trace - -- prog |
+    /// coprof loops -`.
+    #[arg(long, value_name = "OUT.cpt", value_parser = crate::output::trace_file())]
     trace: Option<PathBuf>,
     /// Instruction classes to record in the trace (comma-separated:
     /// load, store, cond-branch, jump, call, return, int-alu, mul-div,
@@ -244,8 +245,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 sysroot: sim.sysroot().map(std::path::Path::to_path_buf),
                 ..TraceMeta::default()
             };
-            let mut w = TraceWriter::create(out, meta, a.classes)?;
-            let exit = sim.run_to_exit(&mut w).map_err(sim_error)?;
+            let mut w = crate::output::trace_writer(out, meta, a.classes)?;
+            // Standard output carries the trace when it is the output
+            // (the writer holds it): the program's goes to standard error.
+            let to_stderr = crate::output::is_stdout(out)
+                .then(crate::input::StdoutToStderr::new)
+                .flatten();
+            let exit = sim.run_to_exit(&mut w).map_err(sim_error);
+            drop(to_stderr);
+            let exit = exit?;
             w.set_modules(
                 sim.modules().to_vec(),
                 sim.sysroot().map(std::path::Path::to_path_buf),

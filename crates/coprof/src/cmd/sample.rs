@@ -5,10 +5,9 @@
 use crate::error::bad_input;
 use crate::input::InputInfo;
 use crate::job::{Job, Rendered};
-use crate::output::{pct, print_json, thousands};
+use crate::output::{pct, thousands};
 use crate::sampled::{ProfileKind, SampleEval, SampledSink};
 use coprof_brr::{Sampler, SamplerSpec};
-use coprof_core::trace::TraceWriter;
 use coprof_core::{ClassSet, Sink};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -49,8 +48,15 @@ pub struct Args {
     /// Seed of the random samplers (the same seed gives the same samples).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Write the sampled events to this trace file.
-    #[arg(long, short, conflicts_with = "eval", required_unless_present = "eval")]
+    /// Write the sampled events to this trace file, or `-` for standard
+    /// output (streamed; the summary then goes to standard error).
+    #[arg(
+        long,
+        short,
+        conflicts_with = "eval",
+        required_unless_present = "eval",
+        value_parser = crate::output::trace_file()
+    )]
     output: Option<PathBuf>,
     /// Compare the sampled profile with the full one instead of writing.
     #[arg(long)]
@@ -131,7 +137,7 @@ fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow
         .insert("sampled_from".into(), a.input.name().into());
     meta.extra
         .insert("mean_interval".into(), spec.mean_interval().into());
-    let mut w = TraceWriter::create(out, meta, classes)?;
+    let mut w = crate::output::trace_writer(out, meta, classes)?;
     let (seen, samples, info) = {
         let mut s = SampledSink::new(sampler, classes, &mut w);
         let info = a.input.run_sinks(vec![&mut s])?;
@@ -152,18 +158,20 @@ fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow
         mean_interval: spec.mean_interval(),
         file_bytes: summary.file_bytes,
     };
-    if a.json {
-        return print_json(&r);
-    }
-    println!(
-        "sampled {} of {} events ({}) with {} into {} ({} bytes)",
-        thousands(samples),
-        thousands(seen),
-        classes,
-        spec,
-        out.display(),
-        thousands(summary.file_bytes)
-    );
+    let text = if a.json {
+        serde_json::to_string_pretty(&r)?
+    } else {
+        format!(
+            "sampled {} of {} events ({}) with {} into {} ({} bytes)",
+            thousands(samples),
+            thousands(seen),
+            classes,
+            spec,
+            crate::output::trace_name(out),
+            thousands(summary.file_bytes)
+        )
+    };
+    crate::output::print_summary(out, &text);
     Ok(())
 }
 
