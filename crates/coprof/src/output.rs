@@ -5,6 +5,7 @@ use clap::builder::TypedValueParser;
 use coprof_core::trace::{TraceMeta, TraceWriter};
 use coprof_core::ClassSet;
 use serde::Serialize;
+use std::io::IsTerminal;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
@@ -49,6 +50,7 @@ pub fn trace_writer(
     if !is_stdout(path) {
         return Ok(TraceWriter::create(path, meta, classes)?);
     }
+    refuse_terminal(path)?;
     let fd = std::io::stdout()
         .as_fd()
         .try_clone_to_owned()
@@ -59,6 +61,19 @@ pub fn trace_writer(
         meta,
         classes,
     )?)
+}
+
+/// Refuses a trace for standard output (`path` is `-`) when that is a
+/// terminal, as gzip refuses compressed data: a binary stream is no use
+/// on a screen.
+pub fn refuse_terminal(path: &Path) -> anyhow::Result<()> {
+    if is_stdout(path) && std::io::stdout().is_terminal() {
+        return Err(crate::error::bad_input(
+            "standard output is a terminal: a trace is binary; send it to a file \
+             (`> run.cpt`) or to a reader (`| coprof loops -`)",
+        ));
+    }
+    Ok(())
 }
 
 /// How a summary names the trace's destination `path`.

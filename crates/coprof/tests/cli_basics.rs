@@ -546,3 +546,23 @@ fn a_dash_for_a_trace_is_standard_output() {
     assert_eq!(info["meta"]["source"], "sample");
     assert!(!dir.path().join("-").exists(), "a file named - was written");
 }
+
+/// A trace is not written to a terminal, as gzip writes no compressed
+/// data there: `-` on a terminal is refused by name, before anything
+/// runs. (`script`, of util-linux, gives the command a terminal.)
+#[test]
+fn a_trace_is_not_written_to_a_terminal() {
+    let bin = assert_cmd::cargo::cargo_bin("coprof");
+    for args in ["gen -w loops -n 1000 -o -", "run --trace - -- /nonexistent"] {
+        let out = std::process::Command::new("script")
+            .args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"])
+            .output()
+            .expect("script (util-linux) runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{args}: {text}");
+        assert!(
+            text.contains("standard output is a terminal: a trace is binary"),
+            "{args}: {text}"
+        );
+    }
+}

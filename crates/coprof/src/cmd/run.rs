@@ -215,6 +215,9 @@ fn runner(shape: &Shape<'_>) -> Option<Vec<OsString>> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    if let Some(out) = &a.trace {
+        crate::output::refuse_terminal(out)?;
+    }
     let shape = Shape {
         root: &a.root,
         sysroot: &a.sysroot,
