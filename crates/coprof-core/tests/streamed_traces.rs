@@ -236,3 +236,22 @@ fn damage_after_a_streamed_end_marker_is_named() {
         "{e}"
     );
 }
+
+#[test]
+fn a_write_error_of_the_thread_that_compresses_comes_back() {
+    // /dev/full refuses every write (ENOSPC): the chunks' thread meets
+    // the error, and the writer returns it, naming the destination,
+    // at the next chunk or at the commit; it does not hang or panic.
+    let events = generate(&GenConfig::new(Workload::Mixed, CHUNK_EVENTS as u64 * 4)).unwrap();
+    let path = Path::new("/dev/full");
+    let mut w = TraceWriter::create(path, meta(), ClassSet::ALL).unwrap();
+    assert!(w.is_streamed());
+    let written = events.chunks(CHUNK_EVENTS).try_for_each(|c| w.write(c));
+    let e = match written {
+        Err(e) => e,
+        Ok(()) => w.commit().expect_err("a full device took the trace"),
+    };
+    assert!(matches!(e.kind, TraceErrorKind::Io(_)), "{e}");
+    assert!(e.to_string().contains("/dev/full"), "{e}");
+    assert!(e.to_string().contains("No space left"), "{e}");
+}

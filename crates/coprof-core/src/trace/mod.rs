@@ -6,6 +6,7 @@
 //! count. Writing and reading are streaming: memory stays bounded by one
 //! chunk however long the trace. docs/trace-format.md specifies every byte.
 
+mod chunks;
 mod codec;
 mod error;
 mod format;

@@ -10,6 +10,7 @@
 //! metadata known at the start, and the final metadata follows the end
 //! marker ([`FLAG_STREAMED`]).
 
+use super::chunks::{Chunks, Destination, Output};
 use super::codec::Encoder;
 use super::error::{TraceError, TraceErrorKind};
 use super::format::*;
@@ -20,39 +21,6 @@ use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
-
-/// Where a trace's bytes go.
-enum Destination {
-    /// A temporary file, put in place by [`TraceWriter::commit`], whose
-    /// header is written again there with the final metadata.
-    File(BufWriter<NamedTempFile>),
-    /// A pipe, socket or character device, written as the trace goes, with
-    /// the final metadata after the end marker.
-    Stream(BufWriter<File>),
-}
-
-impl Write for Destination {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Destination::File(f) => f.write(buf),
-            Destination::Stream(s) => s.write(buf),
-        }
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        match self {
-            Destination::File(f) => f.write_all(buf),
-            Destination::Stream(s) => s.write_all(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Destination::File(f) => f.flush(),
-            Destination::Stream(s) => s.flush(),
-        }
-    }
-}
 
 /// What a finished trace holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +45,11 @@ const MODULE_ROOM: usize = 16 << 10;
 /// [`commit`](TraceWriter::commit).
 pub struct TraceWriter {
     path: PathBuf,
-    file: Destination,
+    /// The destination, and the thread that compresses and writes chunks
+    /// once the first is whole.
+    out: Output,
+    /// Whether the destination is a stream (see [`FLAG_STREAMED`]).
+    streamed: bool,
     meta: TraceMeta,
     meta_reserve: usize,
     wants: ClassSet,
@@ -85,7 +57,6 @@ pub struct TraceWriter {
     raw: Vec<u8>,
     chunk_events: usize,
     counts: [u64; Class::ALL.len()],
-    offset: u64,
     summary: WriteSummary,
     level: i32,
     error: Option<TraceError>,
@@ -153,9 +124,11 @@ impl TraceWriter {
             .expect("metadata serialises")
             .len()
             + module_room;
+        let streamed = matches!(file, Destination::Stream(_));
         let mut w = TraceWriter {
             path: path.to_path_buf(),
-            file,
+            out: Output::Here(Chunks::new(file, path.to_path_buf())),
+            streamed,
             meta,
             meta_reserve,
             wants: classes,
@@ -163,7 +136,6 @@ impl TraceWriter {
             raw: Vec::with_capacity(CHUNK_EVENTS * 12),
             chunk_events: 0,
             counts: [0; Class::ALL.len()],
-            offset: 0,
             summary: WriteSummary {
                 events: 0,
                 file_bytes: 0,
@@ -201,7 +173,7 @@ impl TraceWriter {
     /// Whether the trace goes to a pipe, socket or character device as it
     /// is written, with its final metadata after the end marker.
     pub fn is_streamed(&self) -> bool {
-        matches!(self.file, Destination::Stream(_))
+        self.streamed
     }
 
     /// Sets the modules the final metadata names (see
@@ -221,10 +193,6 @@ impl TraceWriter {
     pub fn level(mut self, level: i32) -> TraceWriter {
         self.level = level.clamp(1, 19);
         self
-    }
-
-    fn io_err(&self, e: std::io::Error) -> TraceError {
-        TraceError::new(&self.path, self.offset, TraceErrorKind::Io(e))
     }
 
     /// The metadata as it stands, as JSON, with the event and class
@@ -273,9 +241,7 @@ impl TraceWriter {
                 .expect("the reserve is the metadata's widest form");
             Self::header(&meta, 0)
         };
-        self.file.write_all(&h).map_err(|e| self.io_err(e))?;
-        self.offset = h.len() as u64;
-        Ok(())
+        self.out.here()?.write_raw(&h)
     }
 
     /// Appends events.
@@ -292,30 +258,16 @@ impl TraceWriter {
         Ok(())
     }
 
+    /// Sends the chunk's records to be compressed and written.
     fn flush_chunk(&mut self) -> Result<(), TraceError> {
         if self.chunk_events == 0 {
             return Ok(());
         }
-        let packed = zstd::bulk::compress(&self.raw, self.level).map_err(|e| self.io_err(e))?;
-        let mut h = [0u8; CHUNK_HEADER];
-        h[0..4].copy_from_slice(&CHUNK_TAG);
-        h[4..8].copy_from_slice(&(packed.len() as u32).to_le_bytes());
-        h[8..12].copy_from_slice(&(self.raw.len() as u32).to_le_bytes());
-        h[12..16].copy_from_slice(&(self.chunk_events as u32).to_le_bytes());
-        h[16..20].copy_from_slice(&crc32fast::hash(&packed).to_le_bytes());
-        self.file.write_all(&h).map_err(|e| self.io_err(e))?;
-        self.file.write_all(&packed).map_err(|e| self.io_err(e))?;
-        self.offset += (CHUNK_HEADER + packed.len()) as u64;
-        self.summary.raw_bytes += self.raw.len() as u64;
-        self.summary.chunks += 1;
-        self.raw.clear();
+        let raw = std::mem::take(&mut self.raw);
+        self.raw = self.out.put(raw, self.chunk_events, self.level)?;
+        self.raw.reserve(CHUNK_EVENTS * 12);
         self.chunk_events = 0;
         self.enc.reset();
-        // A stream's reader gets each chunk as soon as it is whole.
-        if let Destination::Stream(s) = &mut self.file {
-            s.flush()
-                .map_err(|e| TraceError::new(&self.path, self.offset, TraceErrorKind::Io(e)))?;
-        }
         Ok(())
     }
 
@@ -331,42 +283,49 @@ impl TraceWriter {
         let mut end = [0u8; END_MARKER];
         end[0..4].copy_from_slice(&END_TAG);
         end[8..16].copy_from_slice(&self.summary.events.to_le_bytes());
-        self.file.write_all(&end).map_err(|e| self.io_err(e))?;
-        self.offset += END_MARKER as u64;
         let path = self.path.clone();
         let full = self.meta_json();
         let meta = self.padded(full.clone());
-        let mut file = match self.file {
+        // Every chunk written, by the thread if there is one.
+        self.out.here()?;
+        let Output::Here(mut chunks) = std::mem::replace(&mut self.out, Output::Gone) else {
+            unreachable!("here() leaves the chunks here")
+        };
+        chunks.write_raw(&end)?;
+        self.summary.raw_bytes = chunks.raw_bytes;
+        self.summary.chunks = chunks.chunks;
+        let offset = chunks.offset;
+        let mut file = match chunks.file {
             Destination::File(f) => f,
-            Destination::Stream(ref mut s) => {
+            Destination::Stream(mut s) => {
                 let mut trailer = Vec::with_capacity(8 + full.len());
                 trailer.extend_from_slice(&META_TAG);
                 trailer.extend_from_slice(&(full.len() as u32).to_le_bytes());
                 trailer.extend_from_slice(&full);
                 s.write_all(&trailer)
                     .and_then(|_| s.flush())
-                    .map_err(|e| TraceError::new(&path, self.offset, TraceErrorKind::Io(e)))?;
-                self.summary.file_bytes = self.offset + trailer.len() as u64;
+                    .map_err(|e| TraceError::new(&path, offset, TraceErrorKind::Io(e)))?;
+                self.summary.file_bytes = offset + trailer.len() as u64;
                 return Ok(self.summary);
             }
         };
         if let Some(meta) = &meta {
             file.seek(SeekFrom::Start(HEADER_FIXED as u64))
                 .and_then(|_| file.write_all(meta))
-                .map_err(|e| TraceError::new(&path, self.offset, TraceErrorKind::Io(e)))?;
+                .map_err(|e| TraceError::new(&path, offset, TraceErrorKind::Io(e)))?;
         }
         file.flush()
-            .map_err(|e| TraceError::new(&path, self.offset, TraceErrorKind::Io(e)))?;
+            .map_err(|e| TraceError::new(&path, offset, TraceErrorKind::Io(e)))?;
         let mut tmp = file
             .into_inner()
             .map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e.into_error())))?;
-        self.summary.file_bytes = self.offset;
+        self.summary.file_bytes = offset;
         if meta.is_none() {
             // More modules than the room reserved: the chunks move behind
             // a header that holds them all, in a second file.
             let old_header = (HEADER_FIXED + self.meta_reserve) as u64;
             tmp = Self::with_header(&path, tmp, old_header, &Self::header(&full, 0))?;
-            self.summary.file_bytes = self.offset - old_header + (HEADER_FIXED + full.len()) as u64;
+            self.summary.file_bytes = offset - old_header + (HEADER_FIXED + full.len()) as u64;
         }
         tmp.as_file()
             .sync_all()
