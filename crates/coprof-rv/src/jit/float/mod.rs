@@ -248,6 +248,17 @@ fn range(
     slow: CodeLabel,
 ) -> Result<(), IcedError> {
     magnitude_bits(a, f, v)?;
+    range_of_bits(a, lo2, hi2, slow)
+}
+
+/// [`range`] of the magnitude's bits in rax ([`magnitude_bits`]). Uses
+/// rcx.
+fn range_of_bits(
+    a: &mut CodeAssembler,
+    lo2: u64,
+    hi2: u64,
+    slow: CodeLabel,
+) -> Result<(), IcedError> {
     if lo2 != 0 {
         a.mov(rcx, lo2)?;
         a.sub(rax, rcx)?;
@@ -281,7 +292,7 @@ fn range_unless_zero(
     let mut zero = a.create_label();
     magnitude_bits(a, f, v)?;
     a.jz(zero)?;
-    range(a, f, v, lo2, hi2, slow)?;
+    range_of_bits(a, lo2, hi2, slow)?;
     a.set_label(&mut zero)
 }
 
