@@ -85,6 +85,11 @@ impl Chunks {
         Ok(())
     }
 
+    /// Writes out what the destination buffers.
+    pub(super) fn flush(&mut self) -> Result<(), TraceError> {
+        self.file.flush().map_err(|e| self.io_err(e))
+    }
+
     /// Compresses the records `raw` of `count` events with `zstd` and
     /// writes them as a chunk: its header, then the compressed bytes. A
     /// stream's reader gets each chunk as soon as it is whole.
@@ -105,9 +110,8 @@ impl Chunks {
         self.write_raw(&packed)?;
         self.raw_bytes += raw.len() as u64;
         self.chunks += 1;
-        if let Destination::Stream(s) = &mut self.file {
-            s.flush()
-                .map_err(|e| TraceError::new(&self.path, self.offset, TraceErrorKind::Io(e)))?;
+        if let Destination::Stream(_) = self.file {
+            self.flush()?;
         }
         Ok(())
     }
@@ -199,12 +203,10 @@ impl Output {
         count: usize,
         level: i32,
     ) -> Result<Vec<u8>, TraceError> {
-        if let Output::Here(_) = self {
-            let Output::Here(chunks) = std::mem::replace(self, Output::Gone) else {
-                unreachable!()
-            };
-            *self = Output::Thread(Worker::start(chunks, level)?);
-        }
+        *self = match std::mem::replace(self, Output::Gone) {
+            Output::Here(chunks) => Output::Thread(Worker::start(chunks, level)?),
+            other => other,
+        };
         let Output::Thread(worker) = self else {
             return Err(failed_before());
         };
@@ -219,18 +221,22 @@ impl Output {
     /// The destination back here, once every chunk sent is written, or the
     /// thread's first error.
     pub(super) fn here(&mut self) -> Result<&mut Chunks, TraceError> {
-        if let Output::Thread(worker) = self {
-            match worker.finish() {
-                Ok(chunks) => *self = Output::Here(chunks),
-                Err(e) => {
-                    *self = Output::Gone;
-                    return Err(e);
-                }
-            }
+        if !matches!(self, Output::Here(_)) {
+            *self = Output::Here(std::mem::replace(self, Output::Gone).finish()?);
         }
+        let Output::Here(chunks) = self else {
+            unreachable!("set just above")
+        };
+        Ok(chunks)
+    }
+
+    /// The destination, once every chunk sent is written, or the thread's
+    /// first error.
+    pub(super) fn finish(self) -> Result<Chunks, TraceError> {
         match self {
             Output::Here(chunks) => Ok(chunks),
-            _ => Err(failed_before()),
+            Output::Thread(mut worker) => worker.finish(),
+            Output::Gone => Err(failed_before()),
         }
     }
 }

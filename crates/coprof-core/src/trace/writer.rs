@@ -285,30 +285,25 @@ impl TraceWriter {
         end[8..16].copy_from_slice(&self.summary.events.to_le_bytes());
         let path = self.path.clone();
         let full = self.meta_json();
-        let meta = self.padded(full.clone());
         // Every chunk written, by the thread if there is one.
-        self.out.here()?;
-        let Output::Here(mut chunks) = std::mem::replace(&mut self.out, Output::Gone) else {
-            unreachable!("here() leaves the chunks here")
-        };
+        let mut chunks = std::mem::replace(&mut self.out, Output::Gone).finish()?;
         chunks.write_raw(&end)?;
         self.summary.raw_bytes = chunks.raw_bytes;
         self.summary.chunks = chunks.chunks;
+        if self.streamed {
+            // The final metadata after the end marker.
+            chunks.write_raw(&META_TAG)?;
+            chunks.write_raw(&(full.len() as u32).to_le_bytes())?;
+            chunks.write_raw(&full)?;
+            chunks.flush()?;
+            self.summary.file_bytes = chunks.offset;
+            return Ok(self.summary);
+        }
         let offset = chunks.offset;
-        let mut file = match chunks.file {
-            Destination::File(f) => f,
-            Destination::Stream(mut s) => {
-                let mut trailer = Vec::with_capacity(8 + full.len());
-                trailer.extend_from_slice(&META_TAG);
-                trailer.extend_from_slice(&(full.len() as u32).to_le_bytes());
-                trailer.extend_from_slice(&full);
-                s.write_all(&trailer)
-                    .and_then(|_| s.flush())
-                    .map_err(|e| TraceError::new(&path, offset, TraceErrorKind::Io(e)))?;
-                self.summary.file_bytes = offset + trailer.len() as u64;
-                return Ok(self.summary);
-            }
+        let Destination::File(mut file) = chunks.file else {
+            unreachable!("a destination that is not a stream is a file")
         };
+        let meta = self.padded(full.clone());
         if let Some(meta) = &meta {
             file.seek(SeekFrom::Start(HEADER_FIXED as u64))
                 .and_then(|_| file.write_all(meta))
