@@ -46,6 +46,8 @@ mod encode;
 #[cfg(target_arch = "x86_64")]
 mod float;
 #[cfg(target_arch = "x86_64")]
+mod regs;
+#[cfg(target_arch = "x86_64")]
 mod x86;
 
 #[cfg(all(test, target_arch = "x86_64"))]

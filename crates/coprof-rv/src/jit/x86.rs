@@ -1,9 +1,10 @@
 //! Translation of a block's ops to x86-64 code, built with iced-x86's
 //! code assembler and encoded by [`encode`](super::encode).
 //!
-//! The guest registers stay in [`Cpu::x`](crate::cpu::Cpu::x): each op
-//! loads its sources from there and stores its result back, with rax, rcx
-//! and rdx as scratch. Five callee-saved host registers hold what every op
+//! Six guest registers live in host registers while translations run
+//! ([`regs`]); the others stay in [`Cpu::x`](crate::cpu::Cpu::x), where
+//! each op loads its sources and stores its result, with rax, rcx and rdx
+//! as scratch. Five callee-saved host registers hold what every op
 //! needs: rbx the guest registers, r12 the guest memory's host base, r13
 //! its table of page permissions, r14 the next free event slot and r15
 //! the [`Ctx`]. A load or store checks its address as
@@ -15,6 +16,7 @@
 //! interpreter then runs, so that every fault, signal and event comes
 //! from one place.
 
+use super::regs::{self, get, get32, on_x, put, with_x, with_x32};
 use super::{float, Ctx, Jump, HEADER, JUMPS, NOT_ENTERED};
 use crate::cpu::{exec_float, Cpu};
 use crate::mem::{perm, LIMIT, PAGE};
@@ -129,14 +131,6 @@ fn is_float_move(k: Kind) -> bool {
 
 fn fits32(v: i64) -> bool {
     v == v as i32 as i64
-}
-
-pub(super) fn xr(r: u8) -> AsmMemoryOperand {
-    qword_ptr(rbx + (r as i32) * 8)
-}
-
-pub(super) fn xr32(r: u8) -> AsmMemoryOperand {
-    dword_ptr(rbx + (r as i32) * 8)
 }
 
 /// Floating-point register `r` (its low five bits, as the interpreter
@@ -291,6 +285,7 @@ fn emit(
     a.mov(r13, qword_ptr(r15 + CTX_PERMS))?;
     a.mov(r14, qword_ptr(r15 + CTX_EV))?;
     a.mov(dword_ptr(r15 + CTX_BI), chain.idx)?;
+    regs::load_all(&mut a)?;
     a.jmp(body)?;
 
     // The entry from another translation, whose block's length is in
@@ -396,6 +391,7 @@ fn emit(
         a.jmp(out)?;
     }
     a.set_label(&mut out)?;
+    regs::store_all(&mut a)?;
     a.mov(qword_ptr(r15 + CTX_EV), r14)?;
     a.pop(r15)?;
     a.pop(r14)?;
@@ -456,7 +452,7 @@ fn address(
     want: u32,
     bail: CodeLabel,
 ) -> Result<(), IcedError> {
-    a.mov(rax, xr(op.rs1))?;
+    get(a, rax, op.rs1)?;
     if op.imm != 0 {
         a.add(rax, op.imm as i32)?;
     }
@@ -492,12 +488,12 @@ fn division(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
     let mut divide = a.create_label();
     let mut done = a.create_label();
     if word {
-        a.mov(eax, xr32(op.rs1))?;
-        a.mov(ecx, xr32(op.rs2))?;
+        get32(a, eax, op.rs1)?;
+        get32(a, ecx, op.rs2)?;
         a.test(ecx, ecx)?;
     } else {
-        a.mov(rax, xr(op.rs1))?;
-        a.mov(rcx, xr(op.rs2))?;
+        get(a, rax, op.rs1)?;
+        get(a, rcx, op.rs2)?;
         a.test(rcx, rcx)?;
     }
     // A remainder by zero is the dividend, already in rax (eax).
@@ -547,15 +543,17 @@ fn division(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
     if word {
         a.movsxd(rax, eax)?;
     }
-    a.mov(xr(op.rd), rax)
+    put(a, op.rd, rax)
 }
 
 /// A call of [`exec_float`] for `op` (F §11, D §12), which leaves to
 /// `bail` when the op's rounding mode is reserved: the interpreter then
 /// raises the illegal instruction. The stack is 16-byte aligned here
-/// (the entry's return address and five pushes), and no value lives in
-/// a register the call may change.
+/// (the entry's return address and five pushes); the held guest
+/// registers go home before the call and come back after it, and no
+/// other value lives in a register the call may change.
 fn float_call(a: &mut CodeAssembler, op: *const Op, bail: CodeLabel) -> Result<(), IcedError> {
+    regs::store_all(a)?;
     a.mov(rdi, qword_ptr(r15 + CTX_CPU))?;
     a.mov(rsi, op as u64)?;
     a.mov(
@@ -563,6 +561,7 @@ fn float_call(a: &mut CodeAssembler, op: *const Op, bail: CodeLabel) -> Result<(
         float_op as extern "sysv64" fn(*mut Cpu, *const Op) -> bool as usize as u64,
     )?;
     a.call(rax)?;
+    regs::load_all(a)?;
     a.test(al, al)?;
     a.je(bail)
 }
@@ -576,7 +575,7 @@ fn set_less(a: &mut CodeAssembler, signed: bool, rd: u8) -> Result<(), IcedError
         a.setb(al)?;
     }
     a.movzx(eax, al)?;
-    a.mov(xr(rd), rax)
+    put(a, rd, rax)
 }
 
 /// Writes an event at r14 and moves r14 on: `pc`, the address in rax, the
@@ -610,35 +609,35 @@ fn op_code(
     match op.kind {
         Li => {
             a.mov(rax, op.imm as u64)?;
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
         }
         Addi | Xori | Ori | Andi => {
-            a.mov(rax, xr(rs1))?;
+            get(a, rax, rs1)?;
             match op.kind {
                 Addi => a.add(rax, imm)?,
                 Xori => a.xor(rax, imm)?,
                 Ori => a.or(rax, imm)?,
                 _ => a.and(rax, imm)?,
             }
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
         }
         Slti | Sltiu => {
-            a.mov(rax, xr(rs1))?;
+            get(a, rax, rs1)?;
             a.cmp(rax, imm)?;
             set_less(a, op.kind == Slti, rd)?;
         }
         Slli | Srli | Srai => {
             let s = (op.imm & 63) as u32;
-            a.mov(rax, xr(rs1))?;
+            get(a, rax, rs1)?;
             match op.kind {
                 Slli => a.shl(rax, s)?,
                 Srli => a.shr(rax, s)?,
                 _ => a.sar(rax, s)?,
             }
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
         }
         Addiw | Slliw | Srliw | Sraiw => {
-            a.mov(eax, xr32(rs1))?;
+            get32(a, eax, rs1)?;
             let s = (op.imm & 31) as u32;
             match op.kind {
                 Addiw => a.add(eax, imm)?,
@@ -647,84 +646,84 @@ fn op_code(
                 _ => a.sar(eax, s)?,
             }
             a.movsxd(rax, eax)?;
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
         }
         Add | Sub | Xor | Or | And | Mul => {
-            a.mov(rax, xr(rs1))?;
+            get(a, rax, rs1)?;
             match op.kind {
-                Add => a.add(rax, xr(rs2))?,
-                Sub => a.sub(rax, xr(rs2))?,
-                Xor => a.xor(rax, xr(rs2))?,
-                Or => a.or(rax, xr(rs2))?,
-                And => a.and(rax, xr(rs2))?,
-                _ => a.imul_2(rax, xr(rs2))?,
+                Add => with_x!(a, add, rax, rs2)?,
+                Sub => with_x!(a, sub, rax, rs2)?,
+                Xor => with_x!(a, xor, rax, rs2)?,
+                Or => with_x!(a, or, rax, rs2)?,
+                And => with_x!(a, and, rax, rs2)?,
+                _ => with_x!(a, imul_2, rax, rs2)?,
             }
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
         }
         Sll | Srl | Sra => {
             // x86 masks a 64-bit shift's count to 6 bits, as RV64 does.
-            a.mov(rax, xr(rs1))?;
-            a.mov(rcx, xr(rs2))?;
+            get(a, rax, rs1)?;
+            get(a, rcx, rs2)?;
             match op.kind {
                 Sll => a.shl(rax, cl)?,
                 Srl => a.shr(rax, cl)?,
                 _ => a.sar(rax, cl)?,
             }
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
         }
         Slt | Sltu => {
-            a.mov(rax, xr(rs1))?;
-            a.cmp(rax, xr(rs2))?;
+            get(a, rax, rs1)?;
+            with_x!(a, cmp, rax, rs2)?;
             set_less(a, op.kind == Slt, rd)?;
         }
         Addw | Subw | Mulw => {
-            a.mov(eax, xr32(rs1))?;
+            get32(a, eax, rs1)?;
             match op.kind {
-                Addw => a.add(eax, xr32(rs2))?,
-                Subw => a.sub(eax, xr32(rs2))?,
-                _ => a.imul_2(eax, xr32(rs2))?,
+                Addw => with_x32!(a, add, eax, rs2)?,
+                Subw => with_x32!(a, sub, eax, rs2)?,
+                _ => with_x32!(a, imul_2, eax, rs2)?,
             }
             a.movsxd(rax, eax)?;
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
         }
         Sllw | Srlw | Sraw => {
             // A 32-bit shift's count is masked to 5 bits, as RV64's *w.
-            a.mov(eax, xr32(rs1))?;
-            a.mov(rcx, xr(rs2))?;
+            get32(a, eax, rs1)?;
+            get(a, rcx, rs2)?;
             match op.kind {
                 Sllw => a.shl(eax, cl)?,
                 Srlw => a.shr(eax, cl)?,
                 _ => a.sar(eax, cl)?,
             }
             a.movsxd(rax, eax)?;
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
         }
         Mulh | Mulhu | Mulhsu => {
-            a.mov(rax, xr(rs1))?;
+            get(a, rax, rs1)?;
             if op.kind == Mulh {
-                a.imul(xr(rs2))?;
+                on_x!(a, imul, rs2)?;
             } else {
-                a.mul(xr(rs2))?;
+                on_x!(a, mul, rs2)?;
             }
             if op.kind == Mulhsu {
                 // Signed times unsigned: the unsigned product's high half,
                 // less rs2 when rs1 is negative.
-                a.mov(rcx, xr(rs1))?;
+                get(a, rcx, rs1)?;
                 a.sar(rcx, 63)?;
-                a.and(rcx, xr(rs2))?;
+                with_x!(a, and, rcx, rs2)?;
                 a.sub(rdx, rcx)?;
             }
-            a.mov(xr(rd), rdx)?;
+            put(a, rd, rdx)?;
         }
         Csrrw | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci => float::csr(a, op)?,
         Div | Divu | Rem | Remu | Divw | Divuw | Remw | Remuw => division(a, op)?,
         Fence => {}
         FmvXD => {
             a.mov(rax, fr(rs1))?;
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
         }
         FmvDX => {
-            a.mov(rax, xr(rs1))?;
+            get(a, rax, rs1)?;
             a.mov(fr(rd), rax)?;
         }
         FsgnjD | FsgnjnD | FsgnjxD => {
@@ -774,7 +773,7 @@ fn op_code(
             if matches!(op.kind, Flw | Fld) {
                 a.mov(fr(rd), rdx)?;
             } else {
-                a.mov(xr(rd), rdx)?;
+                put(a, rd, rdx)?;
             }
             if wants.contains(Class::Load) {
                 event(a, op.pc, event_word(Event::load(op.pc, 0, n as u8, 0), op))?;
@@ -793,7 +792,7 @@ fn op_code(
             if matches!(op.kind, Fsw | Fsd) {
                 a.mov(rcx, fr(rs2))?;
             } else {
-                a.mov(rcx, xr(rs2))?;
+                get(a, rcx, rs2)?;
             }
             match n {
                 1 => a.mov(byte_ptr(r12 + rax), cl)?,
@@ -813,8 +812,8 @@ fn op_code(
         }
         Beq | Bne | Blt | Bge | Bltu | Bgeu => {
             let mut taken = a.create_label();
-            a.mov(rax, xr(rs1))?;
-            a.cmp(rax, xr(rs2))?;
+            get(a, rax, rs1)?;
+            with_x!(a, cmp, rax, rs2)?;
             match op.kind {
                 Beq => a.je(taken)?,
                 Bne => a.jne(taken)?,
@@ -831,7 +830,7 @@ fn op_code(
         }
         Jal => {
             a.mov(rax, op.next_pc())?;
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
             exit(
                 a,
                 w.links[0],
@@ -845,13 +844,13 @@ fn op_code(
         }
         Jalr => {
             // The target before the link: rd may be rs1.
-            a.mov(rdx, xr(rs1))?;
+            get(a, rdx, rs1)?;
             a.mov(rcx, op.imm as u64)?;
             a.add(rdx, rcx)?;
             a.and(rdx, -2)?;
             a.mov(qword_ptr(r15 + CTX_PC), rdx)?;
             a.mov(rax, op.next_pc())?;
-            a.mov(xr(rd), rax)?;
+            put(a, rd, rax)?;
             // On to the block linked for this target, if it is the one;
             // else to the one the jump cache holds for it, if any; else
             // back to the loop, which may link it instead.

@@ -3,7 +3,7 @@
 //! integers. Each takes the [`Precision`] whose instructions it uses.
 
 use super::{inexact_if_not_equal, known_inexact, SIGN};
-use crate::jit::x86::{xr, xr32};
+use crate::jit::regs::{get, get32, get_sx32, put};
 use crate::op::{Kind, Op};
 use iced_x86::code_asm::*;
 use iced_x86::IcedError;
@@ -56,7 +56,7 @@ pub(super) fn compare(a: &mut CodeAssembler, op: &Op, slow: CodeLabel, p: &Preci
         _ => a.setbe(al)?,
     }
     a.movzx(eax, al)?;
-    a.mov(xr(op.rd), rax)
+    put(a, op.rd, rax)
 }
 
 /// `fmin`, `fmax` (`fp::min_max`) of two numbers, not both zeros: the
@@ -100,9 +100,9 @@ pub(super) fn from_int(
     use Kind::*;
     let exact = narrow(op.kind) && p.holds_32_bit_integers;
     match op.kind {
-        FcvtDW | FcvtSW => a.movsxd(rax, xr32(op.rs1))?,
-        FcvtDWu | FcvtSWu => a.mov(eax, xr32(op.rs1))?,
-        _ => a.mov(rax, xr(op.rs1))?,
+        FcvtDW | FcvtSW => get_sx32(a, rax, op.rs1)?,
+        FcvtDWu | FcvtSWu => get32(a, eax, op.rs1)?,
+        _ => get(a, rax, op.rs1)?,
     }
     if matches!(op.kind, FcvtDLu | FcvtSLu) {
         a.test(rax, rax)?;
@@ -228,7 +228,7 @@ pub(super) fn to_int(
         }
         _ => a.mov(rcx, rdx)?,
     }
-    a.mov(xr(op.rd), rcx)?;
+    put(a, op.rd, rcx)?;
     known_inexact(a, done)?;
     // The integer converts back exactly: it is below the format's
     // precision, or the float itself.

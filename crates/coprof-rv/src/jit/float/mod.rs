@@ -30,6 +30,7 @@ mod single;
 
 use crate::cpu::{csr, Cpu};
 use crate::fp::flag;
+use crate::jit::regs::{get32, put};
 use crate::op::{Kind, Op};
 use iced_x86::code_asm::*;
 use iced_x86::IcedError;
@@ -183,7 +184,7 @@ pub(super) fn csr(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
     if immediate {
         a.mov(ecx, op.rs1 as u32)?;
     } else {
-        a.mov(ecx, super::x86::xr32(op.rs1))?;
+        get32(a, ecx, op.rs1)?;
     }
     match op.kind {
         Kind::Csrrw | Kind::Csrrwi => a.mov(edx, ecx)?,
@@ -215,7 +216,7 @@ pub(super) fn csr(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
             a.mov(frm, edx)?;
         }
     }
-    a.mov(super::x86::xr(op.rd), rax)
+    put(a, op.rd, rax)
 }
 
 /// The signs of a fused multiply-add (§11.6): the product negated, the

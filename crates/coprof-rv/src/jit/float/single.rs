@@ -9,7 +9,8 @@ use super::{
     fma_signs, inexact_if_mask, inexact_unless_equal, inexact_unless_zero, known_inexact, negate,
     range, range_unless_zero, BIG2, INF2,
 };
-use crate::jit::x86::{fr, xr, xr32, F_FROM_X};
+use crate::jit::regs::{get32, put};
+use crate::jit::x86::{fr, F_FROM_X};
 use crate::op::{Kind, Op};
 use iced_x86::code_asm::*;
 use iced_x86::IcedError;
@@ -221,9 +222,9 @@ pub(super) fn to_double(a: &mut CodeAssembler, op: &Op, slow: CodeLabel) -> Resu
 pub(super) fn mv(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
     if op.kind == Kind::FmvXW {
         a.movsxd(rax, fr_low(op.rs1))?;
-        a.mov(xr(op.rd), rax)
+        put(a, op.rd, rax)
     } else {
-        a.mov(eax, xr32(op.rs1))?;
+        get32(a, eax, op.rs1)?;
         boxed_eax_to(a, op.rd)
     }
 }
