@@ -107,56 +107,6 @@ pub(super) fn home32(r: u8) -> AsmMemoryOperand {
     dword_ptr(rbx + (r as i32) * 8)
 }
 
-/// `dst = x[r]`.
-pub(super) fn get(a: &mut CodeAssembler, dst: AsmRegister64, r: u8) -> Result<(), IcedError> {
-    match held(r) {
-        Some(h) => a.mov(dst, h.q),
-        None => a.mov(dst, home(r)),
-    }
-}
-
-/// `dst = x[r]`'s low word, zero-extended.
-pub(super) fn get32(a: &mut CodeAssembler, dst: AsmRegister32, r: u8) -> Result<(), IcedError> {
-    match held(r) {
-        Some(h) => a.mov(dst, h.d),
-        None => a.mov(dst, home32(r)),
-    }
-}
-
-/// `dst = x[r]`'s low word, sign-extended.
-pub(super) fn get_sx32(a: &mut CodeAssembler, dst: AsmRegister64, r: u8) -> Result<(), IcedError> {
-    match held(r) {
-        Some(h) => a.movsxd(dst, h.d),
-        None => a.movsxd(dst, home32(r)),
-    }
-}
-
-/// `x[r] = src`.
-pub(super) fn put(a: &mut CodeAssembler, r: u8, src: AsmRegister64) -> Result<(), IcedError> {
-    match held(r) {
-        Some(h) => a.mov(h.q, src),
-        None => a.mov(home(r), src),
-    }
-}
-
-/// Sends every held register home to `Cpu::x`: before control leaves the
-/// translations, and before a call.
-pub(super) fn store_all(a: &mut CodeAssembler) -> Result<(), IcedError> {
-    for h in HELD {
-        a.mov(home(h.guest), h.q)?;
-    }
-    Ok(())
-}
-
-/// Loads every held register from `Cpu::x`: on the entry from the loop,
-/// and after a call.
-pub(super) fn load_all(a: &mut CodeAssembler) -> Result<(), IcedError> {
-    for h in HELD {
-        a.mov(h.q, home(h.guest))?;
-    }
-    Ok(())
-}
-
 /// `a.m(dst, x[r])`: an op whose second operand is a guest register, in
 /// its host register or its home.
 macro_rules! with_x {
@@ -186,6 +136,47 @@ macro_rules! on_x {
             None => $a.$m($crate::jit::regs::home($r)),
         }
     };
+}
+
+/// `dst = x[r]`.
+pub(super) fn get(a: &mut CodeAssembler, dst: AsmRegister64, r: u8) -> Result<(), IcedError> {
+    with_x!(a, mov, dst, r)
+}
+
+/// `dst = x[r]`'s low word, zero-extended.
+pub(super) fn get32(a: &mut CodeAssembler, dst: AsmRegister32, r: u8) -> Result<(), IcedError> {
+    with_x32!(a, mov, dst, r)
+}
+
+/// `dst = x[r]`'s low word, sign-extended.
+pub(super) fn get_sx32(a: &mut CodeAssembler, dst: AsmRegister64, r: u8) -> Result<(), IcedError> {
+    with_x32!(a, movsxd, dst, r)
+}
+
+/// `x[r] = src`.
+pub(super) fn put(a: &mut CodeAssembler, r: u8, src: AsmRegister64) -> Result<(), IcedError> {
+    match held(r) {
+        Some(h) => a.mov(h.q, src),
+        None => a.mov(home(r), src),
+    }
+}
+
+/// Sends every held register home to `Cpu::x`: before control leaves the
+/// translations, and before a call.
+pub(super) fn store_all(a: &mut CodeAssembler) -> Result<(), IcedError> {
+    for h in HELD {
+        a.mov(home(h.guest), h.q)?;
+    }
+    Ok(())
+}
+
+/// Loads every held register from `Cpu::x`: on the entry from the loop,
+/// and after a call.
+pub(super) fn load_all(a: &mut CodeAssembler) -> Result<(), IcedError> {
+    for h in HELD {
+        a.mov(h.q, home(h.guest))?;
+    }
+    Ok(())
 }
 
 pub(super) use {on_x, with_x, with_x32};
