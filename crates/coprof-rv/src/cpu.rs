@@ -40,8 +40,10 @@ pub struct Cpu {
     pub frm: u32,
     /// Instructions retired before the current block.
     pub instret: u64,
-    /// Address reserved by the last LR, if any.
-    pub reservation: Option<u64>,
+    /// Address reserved by the last LR, or [`Cpu::NO_RESERVATION`]: a
+    /// plain word rather than an `Option`, so that translated code reads
+    /// and writes it.
+    pub reservation: u64,
     /// The value the last LR loaded: in shared memory, which another
     /// process may write at any time, the SC succeeds only if the word
     /// still holds it (a host compare-and-swap).
@@ -51,6 +53,10 @@ pub struct Cpu {
 }
 
 impl Cpu {
+    /// [`reservation`](Cpu::reservation) when no LR holds one: no LR
+    /// reserves it, as no aligned word starts there.
+    pub const NO_RESERVATION: u64 = u64::MAX;
+
     /// A hart with every register zero, starting at `pc`.
     pub fn new(pc: u64) -> Cpu {
         Cpu {
@@ -60,7 +66,7 @@ impl Cpu {
             fflags: 0,
             frm: 0,
             instret: 0,
-            reservation: None,
+            reservation: Cpu::NO_RESERVATION,
             reserved_value: 0,
             started: std::time::Instant::now(),
         }
@@ -448,7 +454,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 } else {
                     v
                 };
-                cpu.reservation = Some(addr);
+                cpu.reservation = addr;
                 cpu.reserved_value = v;
                 if EV && ev.wants.contains(Class::Load) {
                     let mut e = Event::load(op.pc, addr, n as u8, v);
@@ -462,8 +468,8 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 if !addr.is_multiple_of(n) {
                     return Stop::Misaligned { at: i!(op), addr };
                 }
-                let reserved = cpu.reservation == Some(addr);
-                cpu.reservation = None;
+                let reserved = cpu.reservation == addr;
+                cpu.reservation = Cpu::NO_RESERVATION;
                 let v = x!(op.rs2);
                 let expected = cpu.reserved_value;
                 let ok = reserved

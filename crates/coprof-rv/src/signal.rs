@@ -567,7 +567,7 @@ pub fn enter_handler(
     if flags & SA_RESETHAND != 0 {
         signals.actions[sig as usize][0] = SIG_DFL;
     }
-    cpu.reservation = None;
+    cpu.reservation = Cpu::NO_RESERVATION;
     cpu.x[1] = TRAMPOLINE;
     cpu.x[2] = frame;
     cpu.x[10] = sig as u64;
@@ -599,7 +599,7 @@ pub fn sigreturn(signals: &mut Signals, cpu: &mut Cpu, mem: &Memory) -> Result<(
     let fcsr = get(FCSR, 4) as u32;
     cpu.fflags = fcsr & 0x1f;
     cpu.frm = (fcsr >> 5) & 7;
-    cpu.reservation = None;
+    cpu.reservation = Cpu::NO_RESERVATION;
     // `restore_altstack`: as `sigaltstack` would, its errors ignored.
     let _ = signals.set_altstack(
         get(UC_STACK, 8),

@@ -3,7 +3,8 @@
 //!
 //! A block that has run [`HOT`] times is translated, once, as far as its
 //! ops allow: integer computation (RV64I §2.4, §5.2), multiplication and
-//! division (M §7), loads and stores (§2.6, and F and D's), branches and
+//! division (M §7), loads and stores (§2.6, and F and D's), the AMOs, LR
+//! and SC (A §8, `atomic`), branches and
 //! jumps (§2.5), the floating-point CSRs (§9.1, F §11.2), and the F and
 //! D ops that compute
 //! (§11, §12): arithmetic, compares and conversions of both precisions on
@@ -12,12 +13,13 @@
 //! code for them (`cpu::exec_float`), so that their results, rounding
 //! and flags are the interpreter's. Its translation then runs each time
 //! the block does.
-//! Where a block holds an op the translator does not take (atomics, the
-//! counter CSRs, `ecall`), or an op whose event the run builds and
+//! Where a block holds an op the translator does not take (the counter
+//! CSRs, `ecall`), or an op whose event the run builds and
 //! the translation does not (anything but a load's or a store's), the
 //! translation covers the ops before it and the interpreter runs the
 //! rest. A load or store whose address is not on the fast path (a fault,
-//! an access across two pages, a store to code) also hands the rest of
+//! an access across two pages, a store to code; for an atomic op also a
+//! misaligned address or shared memory) also hands the rest of
 //! the block to the interpreter, at that op, as does a floating-point op
 //! whose rounding mode is reserved. So every fault, signal, and
 //! event other than a load's or a store's comes from the interpreter, and
@@ -41,6 +43,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod arena;
+#[cfg(target_arch = "x86_64")]
+mod atomic;
 #[cfg(target_arch = "x86_64")]
 mod encode;
 #[cfg(target_arch = "x86_64")]

@@ -15,12 +15,16 @@ const CODE: u64 = 0x1000;
 const DATA: u64 = 0x8000;
 const READ_ONLY: u64 = 0xa000;
 const UNMAPPED: u64 = 0xb000;
+/// Shared memory, whose atomic ops are the interpreter's.
+const SHARED: u64 = 0xc000;
 
 fn memory() -> Memory {
     let mut mem = Memory::new().unwrap();
     mem.map(CODE, 0x1000, perm::R | perm::X).unwrap();
     mem.map(DATA, 0x2000, perm::R | perm::W).unwrap();
     mem.map(READ_ONLY, 0x1000, perm::R).unwrap();
+    mem.map_shared(SHARED, 0x1000, perm::R | perm::W, None, 0)
+        .unwrap();
     let fill: Vec<u8> = (0..0x3000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -125,9 +129,35 @@ fn body_word() -> impl Strategy<Value = u32> {
         (reg.clone(), reg.clone(), 0u32..4, off)
             .prop_map(|(rs2, rs1, f3, imm)| s_type(0x23, f3, rs1, rs2, imm)),
         // csrrs rd, instret, x0.
-        reg.prop_map(|rd| i_type(0x73, rd, 2, 0, 0xc02)),
+        reg.clone().prop_map(|rd| i_type(0x73, rd, 2, 0, 0xc02)),
         float_word(),
         float_word(),
+        atomic_word(),
+    ]
+}
+
+/// One op of the A extension: an AMO or an SC (funct5 3), of a word or
+/// a doubleword, with any aq and rl bits; or an LR (rs2 0).
+fn atomic_word() -> impl Strategy<Value = u32> {
+    let funct5s = [1u32, 0, 4, 0xc, 8, 0x10, 0x14, 0x18, 0x1c, 3];
+    let table: Vec<(u32, u32)> = [2u32, 3]
+        .iter()
+        .flat_map(|&f3| {
+            funct5s
+                .iter()
+                .flat_map(move |&f5| (0..4).map(move |aqrl| (f3, f5 << 2 | aqrl)))
+        })
+        .collect();
+    prop_oneof![
+        r_word(0x2f, table),
+        (0u32..32, 0u32..32, 2u32..4, 0u32..4).prop_map(|(rd, rs1, f3, aqrl)| r_type(
+            0x2f,
+            rd,
+            f3,
+            rs1,
+            0,
+            2 << 2 | aqrl
+        )),
     ]
 }
 
@@ -247,6 +277,7 @@ fn reg_value() -> impl Strategy<Value = u64> {
         (0u64..0x1000).prop_map(|o| READ_ONLY + o),
         (0u64..0x1000).prop_map(|o| CODE + o),
         (0u64..0x1000).prop_map(|o| UNMAPPED + o),
+        (0u64..0x1000).prop_map(|o| SHARED + o),
         Just(crate::mem::LIMIT - 4),
     ]
 }
@@ -258,8 +289,11 @@ struct Outcome {
     fflags: u32,
     pc: u64,
     data: Vec<u8>,
+    shared: Vec<u8>,
     code_written: bool,
     events: Vec<Event>,
+    /// The hart's reservation and the value its LR loaded.
+    reservation: (u64, u64),
 }
 
 fn outcome(stop: Stop, cpu: &Cpu, mem: &Memory, events: Vec<Event>) -> Outcome {
@@ -270,8 +304,10 @@ fn outcome(stop: Stop, cpu: &Cpu, mem: &Memory, events: Vec<Event>) -> Outcome {
         fflags: cpu.fflags,
         pc: cpu.pc,
         data: mem.slice(DATA, 0x2000, perm::R).unwrap().to_vec(),
+        shared: mem.slice(SHARED, 0x1000, perm::R).unwrap().to_vec(),
         code_written: mem.code_written,
         events,
+        reservation: (cpu.reservation, cpu.reserved_value),
     }
 }
 
@@ -315,6 +351,10 @@ fn both_with_flags(
         cpu.frm = frm;
         cpu.fflags = fflags;
         cpu.instret = 1000;
+        // A reservation of a0's address, so that an SC with that base
+        // may succeed without an LR in the block.
+        cpu.reservation = cpu.x[10];
+        cpu.reserved_value = 0;
         let mut sink = Collect {
             events: vec![],
             wants,
@@ -357,8 +397,10 @@ fn same(a: &Outcome, b: &Outcome) -> Result<(), TestCaseError> {
     prop_assert_eq!(a.fflags, b.fflags);
     prop_assert_eq!(a.pc, b.pc);
     prop_assert!(a.data == b.data, "data pages differ");
+    prop_assert!(a.shared == b.shared, "shared pages differ");
     prop_assert_eq!(a.code_written, b.code_written);
     prop_assert_eq!(&a.events, &b.events);
+    prop_assert_eq!(a.reservation, b.reservation);
     Ok(())
 }
 
@@ -708,6 +750,151 @@ fn a_block_of_integer_ops_is_translated_whole() {
     assert_eq!(b.pc, CODE + 16);
     assert_eq!(b.events.len(), 1);
     assert_eq!(b.events[0].addr, DATA + 8);
+}
+
+/// A block of atomic ops on the data page at a3 (x13): each AMO of a
+/// word and a doubleword, then an LR and an SC of the same word, which
+/// succeeds, and an SC with no reservation left, which fails.
+fn atomic_block() -> Vec<u32> {
+    let amo = |f5: u32, f3: u32, rd: u32, rs1: u32| r_type(0x2f, rd, f3, rs1, 11, f5 << 2);
+    let mut words = Vec::new();
+    for (i, f5) in [1u32, 0, 4, 0xc, 8, 0x10, 0x14, 0x18, 0x1c]
+        .into_iter()
+        .enumerate()
+    {
+        // amo<op>.w a2, a1, (a3); amo<op>.d a4, a1, (a5); add a1, a1, a2
+        words.push(amo(f5, 2, 12, 13));
+        words.push(amo(f5, 3, 14, 15));
+        words.push(r_type(0x33, 11, 0, 11, 12, 0));
+        // Move the bases on, so that each op sees a word of its own.
+        words.push(i_type(0x13, 13, 0, 13, 8 * (i as i32 % 2)));
+    }
+    // lr.w a6, (a5); sc.w a7, a1, (a5); sc.d t3, a1, (a5)
+    words.push(r_type(0x2f, 16, 2, 15, 0, 2 << 2));
+    words.push(r_type(0x2f, 17, 2, 15, 11, 3 << 2));
+    words.push(r_type(0x2f, 28, 3, 15, 11, 3 << 2));
+    words
+}
+
+#[test]
+fn atomic_ops_are_translated_and_do_what_the_interpreter_does() {
+    let words = atomic_block();
+    for a1 in [0x8000_0000_7fff_fff0u64, 5, u64::MAX, 0x1234_5678_9abc_def0] {
+        let mut regs = vec![0u64; 31];
+        regs[10] = a1; // a1 (x11)
+        regs[12] = DATA + 0x100; // a3
+        regs[14] = DATA + 0x200; // a5
+                                 // Loads and stores: events the translation makes (one of another
+                                 // class would leave the rest of the block to the interpreter).
+        let memory = ClassSet::of(Class::Load).with(Class::Store);
+        for wants in [ClassSet::NONE, memory] {
+            let (a, b, made) = both(&words, &regs, wants);
+            assert!(made);
+            same(&a, &b).unwrap();
+            assert_eq!(b.stop, Stop::Ebreak, "the block ran to its end");
+            assert_eq!(b.x[17], 0, "the sc after the lr stores");
+            assert_eq!(b.x[28], 1, "the second sc has no reservation");
+            assert_eq!(b.reservation.0, Cpu::NO_RESERVATION);
+            if wants == memory {
+                // 18 AMOs and an LR load, two SCs store (the second of
+                // no bytes).
+                let loads = b.events.iter().filter(|e| e.class == Class::Load).count();
+                assert_eq!(loads, 19);
+                let stores: Vec<u8> = b
+                    .events
+                    .iter()
+                    .filter(|e| e.class == Class::Store)
+                    .map(|e| e.size)
+                    .collect();
+                assert_eq!(stores, vec![4, 0]);
+            }
+        }
+    }
+}
+
+#[test]
+fn atomic_ops_on_shared_or_misaligned_words_are_the_interpreters() {
+    let words = atomic_block();
+    for (a3, a5) in [
+        (SHARED + 8, DATA + 0x200),
+        (DATA + 0x102, DATA + 0x200),
+        (DATA + 0x100, SHARED),
+    ] {
+        let mut regs = vec![0u64; 31];
+        regs[10] = 7;
+        regs[12] = a3;
+        regs[14] = a5;
+        let (a, b, made) = both(&words, &regs, ClassSet::ALL);
+        assert!(made);
+        same(&a, &b).unwrap();
+    }
+}
+
+/// A loop of one block of three AMOs that runs `n` times: `amoadd.w t0,
+/// t1, (a3); amoadd.d t2, t1, (a4); amoor.w t3, t1, (a3); addi a0, a0,
+/// 1; bne a0, a1, -16`, with its load events; translated and linked to
+/// itself, or interpreted. Returns the events, the registers and the
+/// data page.
+fn atomic_loop(n: u64, translated: bool) -> (Vec<Event>, Vec<u64>, Vec<u8>) {
+    let words = [
+        r_type(0x2f, 5, 2, 13, 6, 0),
+        r_type(0x2f, 7, 3, 14, 6, 0),
+        r_type(0x2f, 28, 2, 13, 6, 8 << 2),
+        i_type(0x13, 10, 0, 10, 1),
+        b_type(1, 10, 11, -16),
+    ];
+    let mut mem = memory();
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    mem.poke(CODE, &bytes).unwrap();
+    let mut cpu = Cpu::new(CODE);
+    cpu.x[11] = n;
+    cpu.x[13] = DATA + 0x40;
+    cpu.x[14] = DATA + 0x48;
+    cpu.x[6] = 0x0101_0101_0101_0103;
+    let wants = ClassSet::of(Class::Load);
+    let mut sink = Collect {
+        events: vec![],
+        wants,
+    };
+    {
+        let mut ev = Events::new(&mut sink);
+        let mut code = CodeCache::new();
+        code.blocks.push(translate(CODE, &mem));
+        let mut jit = Jit::new().unwrap();
+        if translated {
+            jit.begin_run(&mut code, wants, false);
+            jit.translate(&mut code, 0, wants);
+            assert!(code.blocks[0].jit < UNTRANSLATABLE);
+            jit.link(&code, 0, 0, CODE);
+        }
+        // Each time the loop finds no room for the next run's events, it
+        // goes back to the caller, as to the simulator's loop.
+        while cpu.pc == CODE {
+            let stop = if translated {
+                jit.run::<true, false>(&mut code, 0, &mut cpu, &mut mem, &mut ev, u64::MAX)
+                    .1
+            } else {
+                exec_block::<true>(&mut cpu, &mut mem, &code.blocks[0].ops, &mut ev)
+            };
+            assert_eq!(stop, Stop::Next);
+        }
+        ev.flush();
+    }
+    let data = mem.slice(DATA, 0x2000, perm::R).unwrap().to_vec();
+    (sink.events, cpu.x[..32].to_vec(), data)
+}
+
+#[test]
+fn a_linked_loop_of_amos_makes_room_for_their_events() {
+    // 3 load events a run, 30,000 in all: a linked translation entered
+    // from itself must find room for all three before it starts, across
+    // many batches of events.
+    let (events, x, data) = atomic_loop(10_000, true);
+    assert_eq!(events.len(), 30_000);
+    let (want_events, want_x, want_data) = atomic_loop(10_000, false);
+    assert!(events == want_events, "the events differ");
+    assert_eq!(x, want_x);
+    assert!(data == want_data);
 }
 
 #[test]

@@ -17,7 +17,7 @@
 //! from one place.
 
 use super::regs::{self, get, get32, on_x, put, with_x, with_x32};
-use super::{float, Ctx, Jump, HEADER, JUMPS, NOT_ENTERED};
+use super::{atomic, float, Ctx, Jump, HEADER, JUMPS, NOT_ENTERED};
 use crate::cpu::{exec_float, Cpu};
 use crate::mem::{perm, LIMIT, PAGE};
 use crate::op::{float_compute, Kind, Op};
@@ -101,18 +101,20 @@ pub(super) fn translatable(op: &Op, wants: ClassSet) -> bool {
         Flw | Fld | Fsw | Fsd => fits32(op.imm),
         float_compute!() => true,
         Beq | Bne | Blt | Bge | Bltu | Bgeu | Jal | Jalr => true,
-        _ => false,
+        k => atomic::is_atomic(k),
     };
-    let event_ok = is_memory(op.kind) || !wants.contains(op.class);
+    let event_ok = accesses_memory(op.kind) || !wants.contains(op.class);
     kind_ok && event_ok && op.rd <= 32 && op.rs1 < 32 && op.rs2 < 32
 }
 
-fn is_memory(k: Kind) -> bool {
+/// Whether `k` loads or stores: a plain access or an atomic one, each of
+/// which may leave the translation before it and makes its own event.
+fn accesses_memory(k: Kind) -> bool {
     use Kind::*;
     matches!(
         k,
         Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd | Flw | Fld | Fsw | Fsd
-    )
+    ) || atomic::is_atomic(k)
 }
 
 fn is_float_compute(k: Kind) -> bool {
@@ -150,7 +152,7 @@ extern "sysv64" fn float_op(cpu: *mut Cpu, op: *const Op) -> bool {
 
 /// The last word of an event (class, size, flags) as the interpreter
 /// builds it for `op`.
-fn event_word(e: Event, op: &Op) -> u32 {
+pub(super) fn event_word(e: Event, op: &Op) -> u32 {
     let fl = e.flags | if op.len == 2 { flags::COMPRESSED } else { 0 };
     e.class as u32 | (e.size as u32) << 8 | (fl as u32) << 16
 }
@@ -300,7 +302,7 @@ fn emit(
     if chain.events {
         let n = ops
             .iter()
-            .filter(|op| is_memory(op.kind) && wants.contains(op.class))
+            .filter(|op| accesses_memory(op.kind) && wants.contains(op.class))
             .count()
             .max(1);
         a.lea(rax, qword_ptr(r14 + (n * EV_SIZE) as i32))?;
@@ -322,11 +324,11 @@ fn emit(
     a.set_label(&mut body)?;
     let mut ended = false;
     for (i, op) in ops.iter().enumerate() {
-        // Only a load, a store or a floating-point op leaves before its
-        // op.
+        // Only a load, a store, an atomic op or a floating-point op
+        // leaves before its op.
         let bail = a.create_label();
         let called = is_float_compute(op.kind) && !is_float_move(op.kind);
-        if is_memory(op.kind) || called {
+        if accesses_memory(op.kind) || called {
             bails.push((bail, i as u32));
         }
         if called {
@@ -444,7 +446,7 @@ fn set_pc(a: &mut CodeAssembler, pc: u64) -> Result<(), IcedError> {
 /// The address `x[rs1] + imm` into rax, and a leave to `bail` unless it
 /// is in the guest range, its `n` bytes on one page, and the page's
 /// permissions masked by `mask` are `want`.
-fn address(
+pub(super) fn address(
     a: &mut CodeAssembler,
     op: &Op,
     n: u32,
@@ -580,7 +582,7 @@ fn set_less(a: &mut CodeAssembler, signed: bool, rd: u8) -> Result<(), IcedError
 
 /// Writes an event at r14 and moves r14 on: `pc`, the address in rax, the
 /// value in rcx, and `word`.
-fn event(a: &mut CodeAssembler, pc: u64, word: u32) -> Result<(), IcedError> {
+pub(super) fn event(a: &mut CodeAssembler, pc: u64, word: u32) -> Result<(), IcedError> {
     if fits32(pc as i64) {
         a.mov(qword_ptr(r14 + EV_PC), pc as i64 as i32)?;
     } else {
@@ -810,6 +812,7 @@ fn op_code(
                 event(a, op.pc, event_word(Event::store(op.pc, 0, n as u8, 0), op))?;
             }
         }
+        k if atomic::is_atomic(k) => atomic::atomic(a, op, wants, bail)?,
         Beq | Bne | Blt | Bge | Bltu | Bgeu => {
             let mut taken = a.create_label();
             get(a, rax, rs1)?;

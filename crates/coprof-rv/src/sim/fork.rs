@@ -27,6 +27,7 @@
 //! `wait4` and `waitid` are the host's.
 
 use super::{Exit, Simulator};
+use crate::cpu::Cpu;
 use crate::host_signals::{self, HostSignals};
 use crate::itimer::Itimers;
 use crate::syscall::{clone_flags, CloneArgs};
@@ -117,7 +118,7 @@ impl Simulator {
         }
         self.cpu.x[10] = 0;
         self.cpu.pc = at + 4;
-        self.cpu.reservation = None;
+        self.cpu.reservation = Cpu::NO_RESERVATION;
         self.limit = 0;
         self.redirected = None;
         self.redo = None;

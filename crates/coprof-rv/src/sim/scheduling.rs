@@ -5,6 +5,7 @@
 //! the deadlock when nothing could end every thread's wait.
 
 use super::{deadlock, Exit, Simulator, SHARED_FUTEX_LOOK};
+use crate::cpu::Cpu;
 use crate::error::SimError;
 use crate::itimer::earlier;
 use crate::signal::Pending;
@@ -29,7 +30,7 @@ impl Simulator {
         }
         cpu.x[10] = 0;
         cpu.pc = at + 4;
-        cpu.reservation = None;
+        cpu.reservation = Cpu::NO_RESERVATION;
         // Failed writes of the ids are the program's own fault, as on
         // Linux (which drops them too).
         if args.flags & clone_flags::PARENT_SETTID != 0 {
@@ -327,7 +328,7 @@ impl Simulator {
         self.redirected.get_or_insert(self.cpu.pc);
         self.cpu = next.cpu;
         self.cpu.instret = instret;
-        self.cpu.reservation = None;
+        self.cpu.reservation = Cpu::NO_RESERVATION;
         self.kernel.tid = next.tid;
         self.kernel.clear_tid = next.clear_tid;
         self.kernel.signals.set_mask(next.mask);
