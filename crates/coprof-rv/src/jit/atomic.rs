@@ -27,13 +27,16 @@ const RESERVATION_FROM_X: i32 = offset_of!(Cpu, reservation) as i32 - offset_of!
 const RESERVED_VALUE_FROM_X: i32 =
     offset_of!(Cpu, reserved_value) as i32 - offset_of!(Cpu, x) as i32;
 
-/// Page permissions that decide whether an atomic access is the
-/// translation's: those of `mask`, which must be `want`.
-const MASK: u32 = (perm::R | perm::W | perm::X | perm::SHARED) as u32;
-/// Readable and writable, not code, not shared.
-const READ_WRITE: u32 = (perm::R | perm::W) as u32;
-/// Readable, not shared (an LR may read code).
-const READ: u32 = perm::R as u32;
+/// The page permissions an AMO or SC takes (of a mask, the value they
+/// must have): readable and writable, not code, not shared.
+const READ_WRITE: (u32, u32) = (
+    (perm::R | perm::W | perm::X | perm::SHARED) as u32,
+    (perm::R | perm::W) as u32,
+);
+/// The page permissions an LR takes: readable and not shared. An LR of
+/// shared memory reads it as any load does, but stays the interpreter's
+/// with the SC it pairs with; it may read code.
+const READ: (u32, u32) = ((perm::R | perm::SHARED) as u32, perm::R as u32);
 
 /// Whether `kind` is an AMO, LR or SC.
 pub(super) fn is_atomic(kind: Kind) -> bool {
@@ -75,16 +78,16 @@ fn width(kind: Kind) -> u32 {
 }
 
 /// The address in rs1, in rax, with a jump to `bail` unless it is
-/// aligned to `n` and its page's permissions, of [`MASK`], are `want`.
+/// aligned to `n` and its page's permissions, of `mask`, are `want`.
 fn checked_address(
     a: &mut CodeAssembler,
     op: &Op,
     n: u32,
-    want: u32,
+    (mask, want): (u32, u32),
     bail: CodeLabel,
 ) -> Result<(), IcedError> {
     debug_assert_eq!(op.imm, 0, "an atomic op has no offset");
-    address(a, op, n, MASK, want, bail)?;
+    address(a, op, n, mask, want, bail)?;
     a.test(eax, n - 1)?;
     a.jne(bail)
 }
@@ -182,11 +185,7 @@ fn load_reserved(
     bail: CodeLabel,
 ) -> Result<(), IcedError> {
     let n = width(op.kind);
-    // Readable and not shared: an LR of shared memory reads it as any
-    // load does, but stays the interpreter's with the SC it pairs with.
-    address(a, op, n, (perm::R | perm::SHARED) as u32, READ, bail)?;
-    a.test(eax, n - 1)?;
-    a.jne(bail)?;
+    checked_address(a, op, n, READ, bail)?;
     load_word(a, n)?;
     put_loaded(a, op, n)?;
     a.mov(qword_ptr(rbx + RESERVATION_FROM_X), rax)?;
