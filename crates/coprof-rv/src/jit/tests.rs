@@ -491,6 +491,8 @@ fn fast_float_word() -> impl Strategy<Value = u32> {
         (0x15, Some(1), None),    // fmax.d
         (0x14, Some(0), None),    // fmin.s
         (0x14, Some(1), None),    // fmax.s
+        (0x71, Some(1), Some(0)), // fclass.d
+        (0x70, Some(1), Some(0)), // fclass.s
     ];
     prop_oneof![
         (
@@ -895,6 +897,42 @@ fn a_linked_loop_of_amos_makes_room_for_their_events() {
     assert!(events == want_events, "the events differ");
     assert_eq!(x, want_x);
     assert!(data == want_data);
+}
+
+#[test]
+fn fclass_of_every_class_is_the_interpreters() {
+    // fclass.d a0, fa0; fclass.s a1, fa1 (F §11.9): the bit of each of
+    // the ten classes, in both precisions, and a single that is not
+    // NaN-boxed, which is the canonical NaN.
+    let words = [
+        r_type(0x53, 10, 1, 10, 0, 0x71),
+        r_type(0x53, 11, 1, 11, 0, 0x70),
+    ];
+    let boxed = |s: u64| 0xffff_ffff_0000_0000 | s;
+    let cases: [(u64, u64, u32); 12] = [
+        (0xfff0_0000_0000_0000, boxed(0xff80_0000), 0),
+        (0xbff0_0000_0000_0000, boxed(0xbf80_0000), 1),
+        (0x8000_0000_0000_0001, boxed(0x8000_0001), 2),
+        (0x8000_0000_0000_0000, boxed(0x8000_0000), 3),
+        (0, boxed(0), 4),
+        (0x000f_ffff_ffff_ffff, boxed(0x007f_ffff), 5),
+        (0x3ff0_0000_0000_0000, boxed(0x3f80_0000), 6),
+        (0x7fef_ffff_ffff_ffff, boxed(0x7f7f_ffff), 6),
+        (0x7ff0_0000_0000_0000, boxed(0x7f80_0000), 7),
+        (0x7ff0_0000_0000_0001, boxed(0x7f80_0001), 8),
+        (0xfff8_0000_0000_0001, boxed(0xffc0_0001), 9),
+        (0x7ff8_0000_0000_0000, 0x3f80_0000, 9),
+    ];
+    for (d, s, bit) in cases {
+        let mut fregs = vec![0u64; 32];
+        fregs[10] = d;
+        fregs[11] = s;
+        let (a, b, made) = both_from(&words, &[0; 31], &fregs, 0, ClassSet::NONE);
+        assert!(made);
+        same(&a, &b).unwrap();
+        assert_eq!(b.x[10], 1 << bit, "fclass.d of {d:#x}");
+        assert_eq!(b.x[11], 1 << bit, "fclass.s of {s:#x}");
+    }
 }
 
 #[test]

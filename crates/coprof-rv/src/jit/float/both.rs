@@ -1,6 +1,7 @@
 //! The fast paths whose code is the same in both precisions but for its
 //! instructions: compares, minimum and maximum, conversions from and to
-//! integers. Each takes the [`Precision`] whose instructions it uses.
+//! integers, classification. Each takes the [`Precision`] whose
+//! instructions it uses.
 
 use super::{inexact_if_not_equal, known_inexact, SIGN};
 use crate::jit::regs::{get, get32, get_sx32, put};
@@ -38,6 +39,8 @@ pub(super) struct Precision {
     pub max: fn(&mut CodeAssembler, AsmRegisterXmm, AsmRegisterXmm, AsmRegisterXmm) -> Emitted,
     /// The sign bit's place in the format's bits.
     pub sign_bit: u32,
+    /// Bits of the exponent field.
+    pub exp_bits: u32,
     /// Whether every 32-bit integer converts exactly (into a double, not a
     /// single).
     pub holds_32_bit_integers: bool,
@@ -56,6 +59,60 @@ pub(super) fn compare(a: &mut CodeAssembler, op: &Op, slow: CodeLabel, p: &Preci
         _ => a.setbe(al)?,
     }
     a.movzx(eax, al)?;
+    put(a, op.rd, rax)
+}
+
+/// `fclass` (`fp::classify`): the one bit of the ten classes (F §11.9)
+/// that the operand is in, worked out from its bits; a single that is
+/// not NaN-boxed takes the call. The sign moved to bit 63, the
+/// magnitude shifted left once has the exponent at its top, and shifted
+/// left again by the exponent's width, the fraction, whose top bit is
+/// the quiet bit of a NaN.
+pub(super) fn classify(a: &mut CodeAssembler, op: &Op, slow: CodeLabel, p: &Precision) -> Emitted {
+    let e = p.exp_bits;
+    let mut finite = a.create_label();
+    let mut signed = a.create_label();
+    let mut class = a.create_label();
+    (p.load)(a, xmm0, op.rs1, slow)?;
+    a.vmovq(rax, xmm0)?;
+    if p.sign_bit != 63 {
+        a.shl(rax, 63 - p.sign_bit)?;
+    }
+    a.mov(rcx, rax)?;
+    a.shl(rcx, 1)?;
+    a.mov(rdx, rcx)?;
+    a.shr(rdx, 64 - e)?;
+    a.shl(rcx, e)?;
+    a.cmp(edx, (1i32 << e) - 1)?;
+    a.jne(finite)?;
+    // An infinity (bit 7, or 0 when negative), else a NaN: signaling
+    // (bit 8) or quiet (bit 9), whatever its sign.
+    a.mov(edx, 7)?;
+    a.test(rcx, rcx)?;
+    a.jz(signed)?;
+    a.bt(rcx, 63)?;
+    a.mov(edx, 8)?;
+    a.adc(edx, 0)?;
+    a.jmp(class)?;
+    // Normal (bit 6), zero (bit 4) or subnormal (bit 5); when negative,
+    // the bit as far below 7 as these are above 0.
+    a.set_label(&mut finite)?;
+    a.test(edx, edx)?;
+    a.mov(edx, 6)?;
+    a.jnz(signed)?;
+    a.mov(edx, 4)?;
+    a.test(rcx, rcx)?;
+    a.jz(signed)?;
+    a.mov(edx, 5)?;
+    a.set_label(&mut signed)?;
+    a.test(rax, rax)?;
+    a.jns(class)?;
+    a.neg(edx)?;
+    a.add(edx, 7)?;
+    a.set_label(&mut class)?;
+    a.mov(ecx, edx)?;
+    a.mov(eax, 1)?;
+    a.shl(eax, cl)?;
     put(a, op.rd, rax)
 }
 

@@ -25,6 +25,7 @@ pub(super) const DOUBLE: Precision = Precision {
     min: |a, r, x, y| a.vminsd(r, x, y),
     max: |a, r, x, y| a.vmaxsd(r, x, y),
     sign_bit: 63,
+    exp_bits: 11,
     holds_32_bit_integers: true,
 };
 

@@ -1,7 +1,7 @@
 //! Floating-point arithmetic translated in place: the fast paths of the
 //! interpreter's floating-point code (`fp::arith_d`, `fp::arith_s`,
 //! `fp::fma`, `fp::sqrt`, `fp::min_max`, `fp::compare`, the
-//! conversions) as host instructions, in front of the call of
+//! conversions, `fp::classify`) as host instructions, in front of the call of
 //! `cpu::exec_float` that every other case takes.
 //!
 //! Each fast path computes the correctly rounded result with the host's
@@ -93,9 +93,8 @@ fn needs(kind: Kind) -> Option<Needs> {
             Needs::ToInteger
         }
         FcvtDW | FcvtDWu | FeqD | FltD | FleD | FeqS | FltS | FleS | FcvtDS => Needs::Any,
-        FmvXW | FmvWX | FsgnjS | FsgnjnS | FsgnjxS | FminD | FmaxD | FminS | FmaxS => {
-            Needs::Nothing
-        }
+        FmvXW | FmvWX | FsgnjS | FsgnjnS | FsgnjxS | FminD | FmaxD | FminS | FmaxS | FclassS
+        | FclassD => Needs::Nothing,
         _ => return None,
     })
 }
@@ -152,6 +151,8 @@ pub(super) fn fast_path(
         FsgnjS | FsgnjnS | FsgnjxS => single::sign_inject(a, op, slow),
         FsqrtS => single::sqrt(a, op, slow, done),
         FminS | FmaxS => both::min_max(a, op, slow, &single::SINGLE),
+        FclassD => both::classify(a, op, slow, &double::DOUBLE),
+        FclassS => both::classify(a, op, slow, &single::SINGLE),
         _ => unreachable!("no fast path for {:?}", op.kind),
     }
 }

@@ -29,6 +29,7 @@ pub(super) const SINGLE: Precision = Precision {
     min: |a, r, x, y| a.vminss(r, x, y),
     max: |a, r, x, y| a.vmaxss(r, x, y),
     sign_bit: 31,
+    exp_bits: 8,
     holds_32_bit_integers: false,
 };
 
