@@ -205,14 +205,12 @@ fn store_conditional(
     let n = width(op.kind);
     let mut failed = a.create_label();
     let mut done = a.create_label();
-    // Misaligned is the interpreter's, reserved or not; so is a store
-    // it would make to a page that is not plain writable memory.
-    get(a, rax, op.rs1)?;
-    a.test(eax, n - 1)?;
-    a.jne(bail)?;
+    // A misaligned address is the interpreter's, reserved or not; so is
+    // one on a page that is not plain writable memory, where the
+    // interpreter fails the SC without a reservation as this code would.
+    checked_address(a, op, n, READ_WRITE, bail)?;
     a.cmp(rax, qword_ptr(rbx + RESERVATION_FROM_X))?;
     a.jne(failed)?;
-    checked_address(a, op, n, READ_WRITE, bail)?;
     get(a, rcx, op.rs2)?;
     if n == 4 {
         a.mov(dword_ptr(r12 + rax), ecx)?;
