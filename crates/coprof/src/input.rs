@@ -175,6 +175,12 @@ pub struct LiveSetup {
     /// nothing on its standard error (the program's, which its parent
     /// may be reading).
     pub child: bool,
+    /// On several threads, feed the reports that take events on the
+    /// simulator's thread as it makes the events, and hand out only the
+    /// reports that take runs of basic blocks alone (see
+    /// [`InputArgs::feed`]); set by `coprof profile` when a code profile
+    /// of the paper's buffer alone keeps an engine thread busy.
+    pub events_at_source: bool,
 }
 
 impl std::fmt::Debug for LiveSetup {
@@ -183,6 +189,7 @@ impl std::fmt::Debug for LiveSetup {
             .field("follow", &self.follow.as_ref().map(|(_, runner)| runner))
             .field("exec", &self.exec)
             .field("child", &self.child)
+            .field("events_at_source", &self.events_at_source)
             .finish()
     }
 }
@@ -365,11 +372,29 @@ impl InputArgs {
             let local: Vec<&mut dyn Sink> = sinks.into_iter().map(|s| s as &mut dyn Sink).collect();
             return feed_on_threads(local, Vec::new(), 0, body);
         }
-        // Each report a group of its own, fed by whichever of the
-        // workers and the simulator's thread is free: the simulator's
-        // thread feeds reports whenever one falls behind.
-        let groups: Vec<Vec<SendSink<'_>>> = sinks.into_iter().map(|s| vec![s]).collect();
-        feed_on_threads(Vec::new(), groups, threads - 1, body)
+        // With `events_at_source`, in a live run, the reports that take
+        // events (the value profiles) are fed on the simulator's thread as
+        // it makes them, and the reports that take runs of basic blocks
+        // alone go to the other threads: the events, 32 bytes each, then
+        // never leave the core that wrote them, and only the runs, 8 bytes
+        // a block, cross (docs/profile.md#threads---threads-n). Otherwise,
+        // with reports of one kind only, or from a trace, which makes no
+        // runs, every report is a group of its own, fed by whichever
+        // thread is free.
+        let (local, groups) = if self.file.is_none() && self.setup.events_at_source {
+            split_by_events(sinks)
+        } else {
+            (Vec::new(), sinks)
+        };
+        if local.is_empty() || groups.is_empty() {
+            let groups = local.into_iter().chain(groups).map(|s| vec![s]).collect();
+            return feed_on_threads(Vec::new(), groups, threads - 1, body);
+        }
+        let local: Vec<&mut dyn Sink> = local.into_iter().map(|s| s as &mut dyn Sink).collect();
+        let groups = groups.into_iter().map(|s| vec![s]).collect();
+        // The simulator's thread also feeds the other reports whenever one
+        // falls behind.
+        feed_on_threads(local, groups, threads - 1, body)
     }
 
     /// Pushes every event of the input into `sink`, with a progress bar on
@@ -581,5 +606,59 @@ pub(crate) fn children_note(started: u64) -> Option<String> {
             "started {n} child processes, which ran unobserved: the reports are of the program alone \
              (`coprof profile --follow-children` profiles children too)"
         )),
+    }
+}
+
+/// Splits `sinks` into those that need events, and those that take the
+/// instruction stream as runs of basic blocks and need no events then.
+#[allow(clippy::type_complexity)]
+fn split_by_events<'a>(sinks: Vec<SendSink<'a>>) -> (Vec<SendSink<'a>>, Vec<SendSink<'a>>) {
+    sinks.into_iter().partition(|s| {
+        !s.wants_with_runs()
+            .is_some_and(|classes| classes.is_empty())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coprof_core::{Class, ClassSet, Event};
+
+    /// A sink that wants `wants`, and with runs `with_runs`.
+    struct Wants {
+        wants: ClassSet,
+        with_runs: Option<ClassSet>,
+    }
+
+    impl Sink for Wants {
+        fn wants(&self) -> ClassSet {
+            self.wants
+        }
+        fn observe(&mut self, _: &[Event]) {}
+        fn wants_with_runs(&self) -> Option<ClassSet> {
+            self.with_runs
+        }
+    }
+
+    #[test]
+    fn reports_that_take_runs_alone_are_handed_out_and_the_others_stay() {
+        let loads = ClassSet::NONE.with(Class::Load);
+        let mut events_only = Wants {
+            wants: loads,
+            with_runs: None,
+        };
+        let mut runs_alone = Wants {
+            wants: ClassSet::ALL,
+            with_runs: Some(ClassSet::NONE),
+        };
+        let mut runs_and_loads = Wants {
+            wants: ClassSet::ALL,
+            with_runs: Some(loads),
+        };
+        let sinks: Vec<SendSink<'_>> = vec![&mut events_only, &mut runs_alone, &mut runs_and_loads];
+        let (local, handed_out) = split_by_events(sinks);
+        let kinds = |v: &[SendSink<'_>]| v.iter().map(|s| s.wants_with_runs()).collect::<Vec<_>>();
+        assert_eq!(kinds(&local), vec![None, Some(loads)]);
+        assert_eq!(kinds(&handed_out), vec![Some(ClassSet::NONE)]);
     }
 }

@@ -580,6 +580,10 @@ fn engine_threads_change_no_report() {
                 "--threads {threads}, {input:?}"
             );
         }
+        // With a block buffer the value profiles are handed out too,
+        // rather than fed on the simulator's thread: the same reports.
+        let buffered = ["profile", "--block-buffer", "4096"];
+        assert_eq!(with("2", &buffered), with("1", &buffered), "{input:?}");
         // A single report with one thread beside the source.
         let ranges = ["ranges", "--stream", "pc"];
         assert_eq!(with("2", &ranges), with("1", &ranges), "{input:?}");

@@ -221,6 +221,23 @@ fn is_code_profile(p: &Planned) -> bool {
         }
 }
 
+/// Whether, on several threads, the reports that take events should be
+/// fed on the simulator's thread rather than handed out like the others
+/// ([`LiveSetup::events_at_source`](crate::input::LiveSetup)): when a code
+/// profile with the paper's buffer alone is among them. That report costs
+/// about as much as the simulator and the value profiles together, so
+/// the engine threads have work enough from the reports that take runs,
+/// and the events never cross to another core, where a virtual machine's
+/// cores that pass memory slowly at times make every event cost more
+/// (docs/PERFORMANCE.md). With `--block-buffer` the code profile is cheap,
+/// and an engine thread left with it alone would idle while the
+/// simulator's thread carries the value profiles: every report is then
+/// handed out to whichever thread is free.
+fn events_at_source(plan: &[Planned]) -> bool {
+    plan.iter()
+        .any(|p| is_code_profile(p) && !p.options.iter().any(|o| o.starts_with("--block-buffer")))
+}
+
 /// The reports a profile holds: the default set, or those of `--report`.
 /// `--exact` is added to every report that takes it, and `--block-buffer`
 /// to every code profile that has none.
@@ -446,8 +463,10 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
             .chain(a.input.program_text())
             .collect(),
     };
+    let plan = plan(a.exact, a.block_buffer, &a.reports)?;
+    a.input.setup.events_at_source = events_at_source(&plan);
     let mut lines = Vec::new();
-    for p in plan(a.exact, a.block_buffer, &a.reports)? {
+    for p in plan {
         let mut argv = p.options.clone();
         argv.extend(input.iter().cloned());
         let line = format!("coprof {} {}", p.command, shell_words(&argv));
@@ -798,4 +817,30 @@ fn shell_words(args: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_stay_on_the_simulators_thread_beside_a_code_profile_of_the_papers_buffer() {
+        let planned = |reports: &[&str], block_buffer| {
+            let reports: Vec<String> = reports.iter().map(|r| r.to_string()).collect();
+            events_at_source(&plan(false, block_buffer, &reports).unwrap())
+        };
+        // The default set holds `ranges --stream pc`.
+        assert!(planned(&[], None));
+        assert!(!planned(&[], Some(16384)));
+        assert!(planned(&["values", "ranges --stream=pc"], None));
+        assert!(!planned(
+            &["values", "ranges --stream pc --block-buffer 4096"],
+            None
+        ));
+        assert!(!planned(
+            &["values", "ranges --stream load-value", "loops"],
+            None
+        ));
+        assert!(!planned(&["ranges --dims pc,load-addr", "values"], None));
+    }
 }
