@@ -137,11 +137,13 @@ pub struct InputArgs {
     #[arg(long)]
     pub no_symbol_cache: bool,
     /// Threads to run on, in all: the one that simulates the program or
-    /// reads the trace, and N - 1 threads for the engines. Any of them
-    /// feeds any report, one thread at a time: the engine threads take
-    /// whichever report has events waiting, and the simulator's thread
-    /// feeds reports whenever one falls behind. 1 runs everything on one
-    /// thread. The reports are the same whatever the count. [default: with
+    /// reads the trace, and N - 1 threads for the engines, which take
+    /// whichever report has events or runs waiting, one thread at a time;
+    /// the simulator's thread feeds reports too whenever one falls behind.
+    /// Beside a code profile of the paper's buffer alone, the reports that
+    /// take events are fed on the simulator's thread, so that the events
+    /// never cross to another core. 1 runs everything on one thread. The
+    /// reports are the same whatever the count. [default: with
     /// several reports (`coprof profile`) on a machine with more than one
     /// core, one thread per core, else 1]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
