@@ -39,7 +39,12 @@
 # seconds of each tool, and ratios (above 1 means coprof is faster):
 # callgrind's median CPU time to coprof profile --threads 1's and to
 # coprof run's; callgrind's median wall time (it runs on one thread) to
-# coprof profile's and coprof profile --block-buffer's with threads.
+# coprof profile's and coprof profile --block-buffer's with threads. The
+# last columns are the default profile's largest resident set and its
+# CPU time on all threads over its CPU time on one, the same work: near 1
+# as a rule, well above it when the machine's cores pass memory to each
+# other slowly, which a virtual machine's do in some periods (each
+# round's times are on standard error).
 #
 # With --engines, it times instead what each engine costs: per round,
 # `coprof run` (the simulator alone), then each report of `coprof
@@ -382,9 +387,9 @@ for w in "${workloads[@]}"; do
   cm="$(median "$scratch/coprof.times" 4 | awk '{ printf "%.0f", $1 / 1024 }')"
   mips="$(awk -v i="${insns//,/}" -v s="$oc" 'BEGIN { if (s > 0) printf "%.0f", i / s / 1e6; else print "–" }')"
   ir_fmt="$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"${ir:-?}")"
-  rows+=("| $name | $insns | $ir_fmt | $oc = $mips MIPS | $cw ($cc) | $bw ($bc) | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$oc")** | **$(ratio "$vw" "$cw")** | $(ratio "$vw" "$bw") | $(ratio "$vc" "$rc") | $cm |")
+  rows+=("| $name | $insns | $ir_fmt | $oc = $mips MIPS | $cw ($cc) | $bw ($bc) | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$oc")** | **$(ratio "$vw" "$cw")** | $(ratio "$vw" "$bw") | $(ratio "$vc" "$rc") | $cm | $(ratio "$cc" "$oc") |")
 done
 
-echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile --threads 1, CPU s | coprof profile, wall s (CPU s) | profile --block-buffer 16384, wall s (CPU s) | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile --threads 1, CPU | callgrind/profile, wall | callgrind/profile --block-buffer, wall | callgrind/run, CPU | coprof profile, largest resident set, MiB |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile --threads 1, CPU s | coprof profile, wall s (CPU s) | profile --block-buffer 16384, wall s (CPU s) | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile --threads 1, CPU | callgrind/profile, wall | callgrind/profile --block-buffer, wall | callgrind/run, CPU | coprof profile, largest resident set, MiB | coprof profile, CPU on all threads / on one |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
