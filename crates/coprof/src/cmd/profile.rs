@@ -235,7 +235,13 @@ fn is_code_profile(p: &Planned) -> bool {
 /// handed out to whichever thread is free.
 fn events_at_source(plan: &[Planned]) -> bool {
     plan.iter()
-        .any(|p| is_code_profile(p) && !p.options.iter().any(|o| o.starts_with("--block-buffer")))
+        .any(|p| is_code_profile(p) && !has_block_buffer(p))
+}
+
+/// Whether a report's options give it a block buffer (`--block-buffer
+/// BYTES` or `--block-buffer=BYTES`).
+fn has_block_buffer(p: &Planned) -> bool {
+    p.options.iter().any(|o| o.starts_with("--block-buffer"))
 }
 
 /// The reports a profile holds: the default set, or those of `--report`.
@@ -279,7 +285,7 @@ fn plan(
             ));
         }
         for p in &mut plan {
-            if is_code_profile(p) && !p.options.iter().any(|o| o.starts_with("--block-buffer")) {
+            if is_code_profile(p) && !has_block_buffer(p) {
                 p.options.push("--block-buffer".into());
                 p.options.push(bytes.to_string());
             }
