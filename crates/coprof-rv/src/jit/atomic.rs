@@ -12,7 +12,7 @@
 //! the same time and the interpreter uses the host's atomic operations.
 
 use super::regs::{get, put};
-use super::x86::{address, event, event_word};
+use super::x86::{address, event, event_word, load_event, load_rcx, store_rcx};
 use crate::cpu::Cpu;
 use crate::mem::perm;
 use crate::op::{Kind, Op};
@@ -108,15 +108,6 @@ pub(super) fn atomic(
     }
 }
 
-/// The word at rax into rcx, zero-extended.
-fn load_word(a: &mut CodeAssembler, n: u32) -> Result<(), IcedError> {
-    if n == 4 {
-        a.mov(ecx, dword_ptr(r12 + rax))
-    } else {
-        a.mov(rcx, qword_ptr(r12 + rax))
-    }
-}
-
 /// rd gets the word in rcx (a word sign-extended), by way of rdx.
 fn put_loaded(a: &mut CodeAssembler, op: &Op, n: u32) -> Result<(), IcedError> {
     if n == 4 {
@@ -127,21 +118,13 @@ fn put_loaded(a: &mut CodeAssembler, op: &Op, n: u32) -> Result<(), IcedError> {
     put(a, op.rd, rdx)
 }
 
-/// A load event at the address in rax of the word in rcx.
-fn load_event(a: &mut CodeAssembler, op: &Op, n: u32, wants: ClassSet) -> Result<(), IcedError> {
-    if wants.contains(Class::Load) {
-        event(a, op.pc, event_word(Event::load(op.pc, 0, n as u8, 0), op))?;
-    }
-    Ok(())
-}
-
 /// An AMO (A §8.4): rd gets the old word, the word gets the op of the
 /// old word and rs2.
 fn amo(a: &mut CodeAssembler, op: &Op, wants: ClassSet, bail: CodeLabel) -> Result<(), IcedError> {
     use Kind::*;
     let n = width(op.kind);
     checked_address(a, op, n, READ_WRITE, bail)?;
-    load_word(a, n)?;
+    load_rcx(a, n)?;
     get(a, rdx, op.rs2)?;
     // The new word in rdx, from the old in rcx and rs2 in rdx.
     let word = n == 4;
@@ -186,7 +169,7 @@ fn load_reserved(
 ) -> Result<(), IcedError> {
     let n = width(op.kind);
     checked_address(a, op, n, READ, bail)?;
-    load_word(a, n)?;
+    load_rcx(a, n)?;
     put_loaded(a, op, n)?;
     a.mov(qword_ptr(rbx + RESERVATION_FROM_X), rax)?;
     a.mov(qword_ptr(rbx + RESERVED_VALUE_FROM_X), rcx)?;
@@ -212,15 +195,7 @@ fn store_conditional(
     a.cmp(rax, qword_ptr(rbx + RESERVATION_FROM_X))?;
     a.jne(failed)?;
     get(a, rcx, op.rs2)?;
-    if n == 4 {
-        a.mov(dword_ptr(r12 + rax), ecx)?;
-        a.mov(ecx, ecx)?;
-    } else {
-        a.mov(qword_ptr(r12 + rax), rcx)?;
-    }
-    if wants.contains(Class::Store) {
-        event(a, op.pc, event_word(Event::store(op.pc, 0, n as u8, 0), op))?;
-    }
+    store_rcx(a, op, n, wants)?;
     a.xor(edx, edx)?;
     a.jmp(done)?;
     a.set_label(&mut failed)?;

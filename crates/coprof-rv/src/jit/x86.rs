@@ -580,6 +580,56 @@ fn set_less(a: &mut CodeAssembler, signed: bool, rd: u8) -> Result<(), IcedError
     put(a, rd, rax)
 }
 
+/// The `n` bytes at guest address rax into rcx, zero-extended.
+pub(super) fn load_rcx(a: &mut CodeAssembler, n: u32) -> Result<(), IcedError> {
+    match n {
+        1 => a.movzx(ecx, byte_ptr(r12 + rax)),
+        2 => a.movzx(ecx, word_ptr(r12 + rax)),
+        4 => a.mov(ecx, dword_ptr(r12 + rax)),
+        _ => a.mov(rcx, qword_ptr(r12 + rax)),
+    }
+}
+
+/// The load event of `op`, of `n` bytes at rax whose value is in rcx,
+/// when `wants` asks for loads.
+pub(super) fn load_event(
+    a: &mut CodeAssembler,
+    op: &Op,
+    n: u32,
+    wants: ClassSet,
+) -> Result<(), IcedError> {
+    if wants.contains(Class::Load) {
+        event(a, op.pc, event_word(Event::load(op.pc, 0, n as u8, 0), op))?;
+    }
+    Ok(())
+}
+
+/// Stores the low `n` bytes of rcx at guest address rax, with `op`'s
+/// store event of them (zero-extended) when `wants` asks for stores.
+pub(super) fn store_rcx(
+    a: &mut CodeAssembler,
+    op: &Op,
+    n: u32,
+    wants: ClassSet,
+) -> Result<(), IcedError> {
+    match n {
+        1 => a.mov(byte_ptr(r12 + rax), cl)?,
+        2 => a.mov(word_ptr(r12 + rax), cx)?,
+        4 => a.mov(dword_ptr(r12 + rax), ecx)?,
+        _ => a.mov(qword_ptr(r12 + rax), rcx)?,
+    }
+    if wants.contains(Class::Store) {
+        match n {
+            1 => a.movzx(ecx, cl)?,
+            2 => a.movzx(ecx, cx)?,
+            4 => a.mov(ecx, ecx)?,
+            _ => {}
+        }
+        event(a, op.pc, event_word(Event::store(op.pc, 0, n as u8, 0), op))?;
+    }
+    Ok(())
+}
+
 /// Writes an event at r14 and moves r14 on: `pc`, the address in rax, the
 /// value in rcx, and `word`.
 pub(super) fn event(a: &mut CodeAssembler, pc: u64, word: u32) -> Result<(), IcedError> {
@@ -755,12 +805,7 @@ fn op_code(
                 _ => 8,
             };
             address(a, op, n, perm::R as u32, perm::R as u32, bail)?;
-            match n {
-                1 => a.movzx(ecx, byte_ptr(r12 + rax))?,
-                2 => a.movzx(ecx, word_ptr(r12 + rax))?,
-                4 => a.mov(ecx, dword_ptr(r12 + rax))?,
-                _ => a.mov(rcx, qword_ptr(r12 + rax))?,
-            }
+            load_rcx(a, n)?;
             match op.kind {
                 Lb => a.movsx(rdx, cl)?,
                 Lh => a.movsx(rdx, cx)?,
@@ -777,9 +822,7 @@ fn op_code(
             } else {
                 put(a, rd, rdx)?;
             }
-            if wants.contains(Class::Load) {
-                event(a, op.pc, event_word(Event::load(op.pc, 0, n as u8, 0), op))?;
-            }
+            load_event(a, op, n, wants)?;
         }
         Sb | Sh | Sw | Sd | Fsw | Fsd => {
             let n = match op.kind {
@@ -796,21 +839,7 @@ fn op_code(
             } else {
                 get(a, rcx, rs2)?;
             }
-            match n {
-                1 => a.mov(byte_ptr(r12 + rax), cl)?,
-                2 => a.mov(word_ptr(r12 + rax), cx)?,
-                4 => a.mov(dword_ptr(r12 + rax), ecx)?,
-                _ => a.mov(qword_ptr(r12 + rax), rcx)?,
-            }
-            if wants.contains(Class::Store) {
-                match n {
-                    1 => a.movzx(ecx, cl)?,
-                    2 => a.movzx(ecx, cx)?,
-                    4 => a.mov(ecx, ecx)?,
-                    _ => {}
-                }
-                event(a, op.pc, event_word(Event::store(op.pc, 0, n as u8, 0), op))?;
-            }
+            store_rcx(a, op, n, wants)?;
         }
         k if atomic::is_atomic(k) => atomic::atomic(a, op, wants, bail)?,
         Beq | Bne | Blt | Bge | Bltu | Bgeu => {
