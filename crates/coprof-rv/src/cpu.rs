@@ -15,10 +15,11 @@
 //! instruction tests its class against the sink's class set (the
 //! co-processor paper's decode-time filter, Zilles & Sohi, HPCA 2001, §3.1).
 
+use crate::bitmanip::bit_op;
 use crate::events::Events;
 use crate::fp::{self, Arith, Cmp, D, S};
 use crate::mem::{Fault, Memory};
-use crate::op::{float_compute, Emit, Kind, Op, ZERO_SINK};
+use crate::op::{bit_manip, float_compute, Emit, Kind, Op, ZERO_SINK};
 use coprof_core::{flags, Class, Event};
 
 /// Architectural state of the hart.
@@ -342,6 +343,7 @@ pub(crate) fn exec_ops<const EV: bool, const TAIL: bool>(
                 x!(op.rd) = ((x!(op.rs1) as u32) >> (x!(op.rs2) & 31)) as i32 as i64 as u64
             }
             Kind::Sraw => x!(op.rd) = ((x!(op.rs1) as i32) >> (x!(op.rs2) & 31)) as i64 as u64,
+            bit_manip!() => x!(op.rd) = bit_op(op.kind, x!(op.rs1), x!(op.rs2), op.imm),
             Kind::Fence => {}
             Kind::FenceI => {
                 if EV && ev.wants.contains(Class::System) {

@@ -4,7 +4,9 @@
 //! (version 20191213, §2.2 formats and §2.3 immediate encodings), the RV64I
 //! opcode map (§5, Table 24.1 "RISC-V base opcode map"), and the M, A, F, D,
 //! Zicsr and Zifencei listings in chapter 24 ("RV32/64G Instruction Set
-//! Listings"). Compressed instructions are first expanded to their 32-bit
+//! Listings"), and for Zba, Zbb and Zbs the RISC-V Bit-Manipulation
+//! ISA-extensions, version 1.0.0 (§1.4, the instructions' pages in §1.5,
+//! RV64 encodings). Compressed instructions are first expanded to their 32-bit
 //! equivalents (§16, see [`crate::rvc`]). Every encoding that the
 //! specification leaves reserved decodes to [`Kind::Illegal`]; the decoder
 //! itself never fails and never panics, whatever the bits.
@@ -246,6 +248,7 @@ pub fn decode32(raw: u32, pc: u64) -> Op {
                 1 if raw >> 26 == 0 => b.alu(Kind::Slli, imm & 0x3f),
                 5 if raw >> 26 == 0 => b.alu(Kind::Srli, imm & 0x3f),
                 5 if raw >> 26 == 0b010000 => b.alu(Kind::Srai, imm & 0x3f),
+                1 | 5 => decode_bit_imm(&b, raw, f3),
                 _ => b.illegal(),
             }
         }
@@ -256,6 +259,16 @@ pub fn decode32(raw: u32, pc: u64) -> Op {
                 (1, 0) => b.alu(Kind::Slliw, imm & 0x1f),
                 (5, 0) => b.alu(Kind::Srliw, imm & 0x1f),
                 (5, 0x20) => b.alu(Kind::Sraiw, imm & 0x1f),
+                // Zba's slli.uw, a 6-bit shamt (§1.4.1); Zbb's clzw, ctzw,
+                // cpopw and roriw (§1.4.2).
+                (1, _) if raw >> 26 == 0b000010 => b.alu(Kind::SlliUw, imm & 0x3f),
+                (1, 0x30) => match raw >> 20 & 0x1f {
+                    0 => b.alu(Kind::Clzw, 0),
+                    1 => b.alu(Kind::Ctzw, 0),
+                    2 => b.alu(Kind::Cpopw, 0),
+                    _ => b.illegal(),
+                },
+                (5, 0x30) => b.alu(Kind::Roriw, imm & 0x1f),
                 _ => b.illegal(),
             }
         }
@@ -272,6 +285,23 @@ pub fn decode32(raw: u32, pc: u64) -> Op {
                 (0x20, 5) => Kind::Sra,
                 (0, 6) => Kind::Or,
                 (0, 7) => Kind::And,
+                // Zba (§1.4.1), Zbb (§1.4.2) and Zbs (§1.4.4).
+                (0x10, 2) => Kind::Sh1add,
+                (0x10, 4) => Kind::Sh2add,
+                (0x10, 6) => Kind::Sh3add,
+                (0x20, 7) => Kind::Andn,
+                (0x20, 6) => Kind::Orn,
+                (0x20, 4) => Kind::Xnor,
+                (0x05, 6) => Kind::Max,
+                (0x05, 7) => Kind::Maxu,
+                (0x05, 4) => Kind::Min,
+                (0x05, 5) => Kind::Minu,
+                (0x30, 1) => Kind::Rol,
+                (0x30, 5) => Kind::Ror,
+                (0x24, 1) => Kind::Bclr,
+                (0x24, 5) => Kind::Bext,
+                (0x34, 1) => Kind::Binv,
+                (0x14, 1) => Kind::Bset,
                 (1, f) => {
                     let kind = [
                         Kind::Mul,
@@ -296,6 +326,15 @@ pub fn decode32(raw: u32, pc: u64) -> Op {
                 (0, 1) => Kind::Sllw,
                 (0, 5) => Kind::Srlw,
                 (0x20, 5) => Kind::Sraw,
+                // Zba (§1.4.1) and Zbb (§1.4.2); zext.h is the RV64
+                // encoding, with rs2 = x0.
+                (0x04, 0) => Kind::AddUw,
+                (0x10, 2) => Kind::Sh1addUw,
+                (0x10, 4) => Kind::Sh2addUw,
+                (0x10, 6) => Kind::Sh3addUw,
+                (0x04, 4) if rs2(raw) == 0 => Kind::ZextH,
+                (0x30, 1) => Kind::Rolw,
+                (0x30, 5) => Kind::Rorw,
                 (1, f) => {
                     let kind = match f {
                         0 => Kind::Mulw,
@@ -384,6 +423,31 @@ fn is_link(r: u8) -> bool {
 /// Rounding-mode field values 5 and 6 are reserved (§11.2, Table 11.1).
 fn rm_valid(rm: u32) -> bool {
     rm != 5 && rm != 6
+}
+
+/// The OP-IMM encodings of funct3 1 and 5 other than RV64I's shifts:
+/// Zbb's unary ops and `rori` (§1.4.2), and Zbs's immediate forms
+/// (§1.4.4), each with a 6-bit shamt where it takes one.
+fn decode_bit_imm(b: &B, raw: u32, f3: u32) -> Op {
+    let shamt = ((raw >> 20) & 0x3f) as i64;
+    match (f3, raw >> 26) {
+        (1, 0b011000) => match raw >> 20 & 0x3f {
+            0 => b.alu(Kind::Clz, 0),
+            1 => b.alu(Kind::Ctz, 0),
+            2 => b.alu(Kind::Cpop, 0),
+            4 => b.alu(Kind::SextB, 0),
+            5 => b.alu(Kind::SextH, 0),
+            _ => b.illegal(),
+        },
+        (5, 0b011000) => b.alu(Kind::Rori, shamt),
+        (5, _) if raw >> 20 == 0x287 => b.alu(Kind::OrcB, 0),
+        (5, _) if raw >> 20 == 0x6b8 => b.alu(Kind::Rev8, 0),
+        (1, 0b010010) => b.alu(Kind::Bclri, shamt),
+        (5, 0b010010) => b.alu(Kind::Bexti, shamt),
+        (1, 0b011010) => b.alu(Kind::Binvi, shamt),
+        (1, 0b001010) => b.alu(Kind::Bseti, shamt),
+        _ => b.illegal(),
+    }
 }
 
 fn decode_amo(b: &B, raw: u32, f3: u32) -> Op {

@@ -85,7 +85,7 @@ pub fn disassemble(op: &Op, frm: u32) -> String {
                 )
             } else {
                 format!(
-                    "not an RV64GC instruction: {:#010x}, major opcode {:#04x} ({})",
+                    "not an RV64GC, Zba, Zbb or Zbs instruction: {:#010x}, major opcode {:#04x} ({})",
                     raw,
                     raw & 0x7f,
                     major_opcode_name(raw)
@@ -106,8 +106,11 @@ pub fn disassemble(op: &Op, frm: u32) -> String {
         Flw | Fld => format!("{m} {}, {}({})", f(op.rd), op.imm, x(op.rs1)),
         Fsw | Fsd => format!("{m} {}, {}({})", f(op.rs2), op.imm, x(op.rs1)),
         Addi | Slti | Sltiu | Xori | Ori | Andi | Slli | Srli | Srai | Addiw | Slliw | Srliw
-        | Sraiw => {
+        | Sraiw | SlliUw | Rori | Roriw | Bclri | Bexti | Binvi | Bseti => {
             format!("{m} {}, {}, {}", x(op.rd), x(op.rs1), op.imm)
+        }
+        Clz | Clzw | Ctz | Ctzw | Cpop | Cpopw | SextB | SextH | ZextH | OrcB | Rev8 => {
+            format!("{m} {}, {}", x(op.rd), x(op.rs1))
         }
         Fence | FenceI | Ecall | Ebreak => m,
         Csrrw | Csrrs | Csrrc => format!("{m} {}, {:#x}, {}", x(op.rd), op.imm, x(op.rs1)),

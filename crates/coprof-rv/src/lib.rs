@@ -35,6 +35,7 @@
 
 #![warn(missing_docs)]
 
+mod bitmanip;
 pub mod code;
 pub mod command;
 pub mod cpu;

@@ -3,7 +3,9 @@
 //!
 //! Every RV64GC instruction (RISC-V Unprivileged ISA, version 20191213:
 //! RV64I §2 and §5, Zifencei §3, M §7, A §8, Zicsr §9, F §11, D §12, and C
-//! §16 after expansion) becomes one [`Op`]: a dense opcode ([`Kind`]) plus
+//! §16 after expansion), and every one of the bit-manipulation extensions
+//! Zba, Zbb and Zbs (RISC-V Bit-Manipulation ISA-extensions, version
+//! 1.0.0, the B of the RVA22U64 profile), becomes one [`Op`]: a dense opcode ([`Kind`]) plus
 //! register numbers and a 64-bit immediate in which the decoder has already
 //! folded whatever can be known before execution (absolute branch targets,
 //! `auipc` results, CSR numbers). Dispatch is one `match` over `Kind`.
@@ -95,6 +97,51 @@ pub enum Kind {
     Divuw,
     Remw,
     Remuw,
+    // Zba, address generation (Bit-Manipulation ISA-extensions 1.0.0,
+    // §1.4.1; each instruction's page in §1.5): `zext.w` is `add.uw` with
+    // rs2 = x0.
+    Sh1add,
+    Sh2add,
+    Sh3add,
+    AddUw,
+    Sh1addUw,
+    Sh2addUw,
+    Sh3addUw,
+    SlliUw,
+    // Zbb, basic bit manipulation (§1.4.2).
+    Andn,
+    Orn,
+    Xnor,
+    Clz,
+    Clzw,
+    Ctz,
+    Ctzw,
+    Cpop,
+    Cpopw,
+    Max,
+    Maxu,
+    Min,
+    Minu,
+    SextB,
+    SextH,
+    ZextH,
+    Rol,
+    Rolw,
+    Ror,
+    Rori,
+    Roriw,
+    Rorw,
+    OrcB,
+    Rev8,
+    // Zbs, single-bit instructions (§1.4.4).
+    Bclr,
+    Bclri,
+    Bext,
+    Bexti,
+    Binv,
+    Binvi,
+    Bset,
+    Bseti,
     // A (§8).
     LrW,
     ScW,
@@ -181,13 +228,63 @@ pub enum Kind {
     FmvDX,
     FcvtSD,
     FcvtDS,
-    /// Not a valid RV64GC encoding; `imm` holds the raw bits. Executing it
-    /// raises an illegal-instruction exception (SIGILL).
+    /// Not a valid encoding of RV64GC, Zba, Zbb or Zbs; `imm` holds the
+    /// raw bits. Executing it raises an illegal-instruction exception
+    /// (SIGILL).
     Illegal,
     /// The instruction could not be fetched (no execute permission or
     /// unmapped); `imm` holds the address that failed.
     FetchFault,
 }
+
+/// A pattern of every op of Zba, Zbb and Zbs: integer ops of one or two
+/// registers or a register and a shift amount, whose results
+/// [`bit_op`](crate::bitmanip::bit_op) computes.
+macro_rules! bit_manip {
+    () => {
+        $crate::op::Kind::Sh1add
+            | $crate::op::Kind::Sh2add
+            | $crate::op::Kind::Sh3add
+            | $crate::op::Kind::AddUw
+            | $crate::op::Kind::Sh1addUw
+            | $crate::op::Kind::Sh2addUw
+            | $crate::op::Kind::Sh3addUw
+            | $crate::op::Kind::SlliUw
+            | $crate::op::Kind::Andn
+            | $crate::op::Kind::Orn
+            | $crate::op::Kind::Xnor
+            | $crate::op::Kind::Clz
+            | $crate::op::Kind::Clzw
+            | $crate::op::Kind::Ctz
+            | $crate::op::Kind::Ctzw
+            | $crate::op::Kind::Cpop
+            | $crate::op::Kind::Cpopw
+            | $crate::op::Kind::Max
+            | $crate::op::Kind::Maxu
+            | $crate::op::Kind::Min
+            | $crate::op::Kind::Minu
+            | $crate::op::Kind::SextB
+            | $crate::op::Kind::SextH
+            | $crate::op::Kind::ZextH
+            | $crate::op::Kind::Rol
+            | $crate::op::Kind::Rolw
+            | $crate::op::Kind::Ror
+            | $crate::op::Kind::Rori
+            | $crate::op::Kind::Roriw
+            | $crate::op::Kind::Rorw
+            | $crate::op::Kind::OrcB
+            | $crate::op::Kind::Rev8
+            | $crate::op::Kind::Bclr
+            | $crate::op::Kind::Bclri
+            | $crate::op::Kind::Bext
+            | $crate::op::Kind::Bexti
+            | $crate::op::Kind::Binv
+            | $crate::op::Kind::Binvi
+            | $crate::op::Kind::Bset
+            | $crate::op::Kind::Bseti
+    };
+}
+pub(crate) use bit_manip;
 
 /// A pattern of every F and D op that computes (§11, §12): all of the
 /// two extensions but their loads and stores, which
