@@ -133,6 +133,88 @@ fn body_word() -> impl Strategy<Value = u32> {
         float_word(),
         float_word(),
         atomic_word(),
+        bit_word(),
+        bit_word(),
+    ]
+}
+
+/// One op of Zba, Zbb or Zbs (Bit-Manipulation ISA-extensions 1.0.0,
+/// §1.4): the register forms of OP and OP-32, `zext.h`, the unary ops
+/// and the immediate forms with every shift amount.
+fn bit_word() -> impl Strategy<Value = u32> {
+    let reg = 0u32..32;
+    prop_oneof![
+        // sh1add sh2add sh3add andn orn xnor max maxu min minu rol ror
+        // bclr bext binv bset.
+        r_word(
+            0x33,
+            vec![
+                (2, 0x10),
+                (4, 0x10),
+                (6, 0x10),
+                (7, 0x20),
+                (6, 0x20),
+                (4, 0x20),
+                (6, 5),
+                (7, 5),
+                (4, 5),
+                (5, 5),
+                (1, 0x30),
+                (5, 0x30),
+                (1, 0x24),
+                (5, 0x24),
+                (1, 0x34),
+                (1, 0x14),
+            ]
+        ),
+        // add.uw sh1add.uw sh2add.uw sh3add.uw rolw rorw.
+        r_word(
+            0x3b,
+            vec![
+                (0, 4),
+                (2, 0x10),
+                (4, 0x10),
+                (6, 0x10),
+                (1, 0x30),
+                (5, 0x30)
+            ]
+        ),
+        // zext.h (rs2 = x0).
+        (reg.clone(), reg.clone()).prop_map(|(rd, rs1)| r_type(0x3b, rd, 4, rs1, 0, 4)),
+        // clz ctz cpop sext.b sext.h; orc.b rev8; clzw ctzw cpopw.
+        (
+            reg.clone(),
+            reg.clone(),
+            prop::sample::select(vec![
+                (0x13u32, 1u32, 0x600i32),
+                (0x13, 1, 0x601),
+                (0x13, 1, 0x602),
+                (0x13, 1, 0x604),
+                (0x13, 1, 0x605),
+                (0x13, 5, 0x287),
+                (0x13, 5, 0x6b8),
+                (0x1b, 1, 0x600),
+                (0x1b, 1, 0x601),
+                (0x1b, 1, 0x602),
+            ])
+        )
+            .prop_map(|(rd, rs1, (opc, f3, imm))| i_type(opc, rd, f3, rs1, imm)),
+        // rori bclri bexti binvi bseti, slli.uw (6-bit amounts); roriw.
+        (
+            reg.clone(),
+            reg.clone(),
+            0i32..64,
+            prop::sample::select(vec![
+                (0x13u32, 5u32, 0x600i32),
+                (0x13, 1, 0x480),
+                (0x13, 5, 0x480),
+                (0x13, 1, 0x680),
+                (0x13, 1, 0x280),
+                (0x1b, 1, 0x080),
+            ])
+        )
+            .prop_map(|(rd, rs1, sh, (opc, f3, hi))| i_type(opc, rd, f3, rs1, hi | sh)),
+        (reg.clone(), reg, 0i32..32).prop_map(|(rd, rs1, sh)| i_type(0x1b, rd, 5, rs1, 0x600 | sh)),
     ]
 }
 
@@ -756,6 +838,86 @@ fn a_block_of_integer_ops_is_translated_whole() {
     assert_eq!(b.pc, CODE + 16);
     assert_eq!(b.events.len(), 1);
     assert_eq!(b.events[0].addr, DATA + 8);
+}
+
+#[test]
+fn bit_manipulation_ops_are_translated_at_their_edges() {
+    // Each Zba, Zbb and Zbs op of a0 and a1 into a2, for sources at the
+    // edges of their counts, signs and words: zero, all ones, the top
+    // bit of the word and of the register, one, and a mixed pattern.
+    let edges = [
+        0u64,
+        u64::MAX,
+        0x8000_0000,
+        1 << 63,
+        1,
+        0x0080_ff00_0001_7f00,
+        0xffff_ffff_0000_0000,
+    ];
+    let ops: Vec<u32> = [
+        (0x33, 2, 0x10),
+        (0x33, 4, 0x10),
+        (0x33, 6, 0x10),
+        (0x33, 7, 0x20),
+        (0x33, 6, 0x20),
+        (0x33, 4, 0x20),
+        (0x33, 6, 5),
+        (0x33, 7, 5),
+        (0x33, 4, 5),
+        (0x33, 5, 5),
+        (0x33, 1, 0x30),
+        (0x33, 5, 0x30),
+        (0x33, 1, 0x24),
+        (0x33, 5, 0x24),
+        (0x33, 1, 0x34),
+        (0x33, 1, 0x14),
+        (0x3b, 0, 4),
+        (0x3b, 2, 0x10),
+        (0x3b, 4, 0x10),
+        (0x3b, 6, 0x10),
+        (0x3b, 1, 0x30),
+        (0x3b, 5, 0x30),
+    ]
+    .into_iter()
+    .map(|(opc, f3, f7)| r_type(opc, 12, f3, 10, 11, f7))
+    .chain([r_type(0x3b, 12, 4, 10, 0, 4)])
+    .chain(
+        [
+            (0x13, 1, 0x600),
+            (0x13, 1, 0x601),
+            (0x13, 1, 0x602),
+            (0x13, 1, 0x604),
+            (0x13, 1, 0x605),
+            (0x13, 5, 0x287),
+            (0x13, 5, 0x6b8),
+            (0x1b, 1, 0x600),
+            (0x1b, 1, 0x601),
+            (0x1b, 1, 0x602),
+            (0x13, 5, 0x63f),
+            (0x13, 1, 0x4bf),
+            (0x13, 5, 0x480),
+            (0x13, 1, 0x6a0),
+            (0x13, 1, 0x29f),
+            (0x1b, 1, 0x0bf),
+            (0x1b, 5, 0x61f),
+        ]
+        .map(|(opc, f3, imm)| i_type(opc, 12, f3, 10, imm)),
+    )
+    .collect();
+    assert_eq!(ops.len(), 40, "every op of the three extensions");
+    for &word in &ops {
+        let kind = crate::decode::decode(word, CODE).kind;
+        for &x in &edges {
+            for &y in &edges {
+                let mut regs = vec![0u64; 31];
+                regs[9] = x; // a0
+                regs[10] = y; // a1
+                let (a, b, made) = both(&[word], &regs, ClassSet::NONE);
+                assert!(made, "{kind:?} not translated");
+                same(&a, &b).unwrap_or_else(|e| panic!("{kind:?} {x:#x} {y:#x}: {e}"));
+            }
+        }
+    }
 }
 
 /// Loads and stores: events the translation makes (one of another class

@@ -17,10 +17,10 @@
 //! from one place.
 
 use super::regs::{self, get, get32, on_x, put, with_x, with_x32};
-use super::{atomic, float, Ctx, Jump, HEADER, JUMPS, NOT_ENTERED};
+use super::{atomic, bits, float, Ctx, Jump, HEADER, JUMPS, NOT_ENTERED};
 use crate::cpu::{exec_float, Cpu};
 use crate::mem::{perm, LIMIT, PAGE};
-use crate::op::{float_compute, Kind, Op};
+use crate::op::{bit_manip, float_compute, Kind, Op};
 use coprof_core::{flags, Class, ClassSet, Event, Run};
 use iced_x86::code_asm::asm_traits::CodeAsmJmp;
 use iced_x86::code_asm::*;
@@ -101,6 +101,7 @@ pub(super) fn translatable(op: &Op, wants: ClassSet) -> bool {
         Flw | Fld | Fsw | Fsd => fits32(op.imm),
         float_compute!() => true,
         Beq | Bne | Blt | Bge | Bltu | Bgeu | Jal | Jalr => true,
+        bit_manip!() => bits::translates(op.kind),
         k => atomic::is_atomic(k),
     };
     let event_ok = accesses_memory(op.kind) || !wants.contains(op.class);
@@ -769,6 +770,7 @@ fn op_code(
         }
         Csrrw | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci => float::csr(a, op)?,
         Div | Divu | Rem | Remu | Divw | Divuw | Remw | Remuw => division(a, op)?,
+        bit_manip!() => bits::code(a, op)?,
         Fence => {}
         FmvXD => {
             a.mov(rax, fr(rs1))?;
