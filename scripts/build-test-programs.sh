@@ -4,7 +4,10 @@
 # compiler) with the Debian RISC-V cross compilers, statically linked, at
 # -O0, -O2 and -Os, and dynamically linked at -O2 (level "dyn", run with
 # the cross compiler's libraries in /usr/riscv64-linux-gnu), into
-# target/rv-programs/NAME-LEVEL. Installs the cross compiler and qemu-user
+# target/rv-programs/NAME-LEVEL. A source whose text holds
+# "coprof-corpus: +zb" is also built at -O2 for the bit-manipulation
+# extensions Zba, Zbb and Zbs (-march=rv64gc_zba_zbb_zbs, level "zb"), so
+# that the compiler's own use of them is checked too. Installs the cross compiler and qemu-user
 # first when they are missing (scripts/install-deps.sh).
 #
 # Idempotent: a binary is rebuilt only when its source or the shared header
@@ -37,7 +40,9 @@ for c in "$src"/*.c "$src"/*.cpp; do
   name="$(basename "${c%.*}")"
   compiler="$cc"
   [[ "$c" == *.cpp ]] && compiler="$cxx"
-  for level in "${levels[@]}"; do
+  these=("${levels[@]}")
+  grep -q "coprof-corpus: +zb" "$c" && these+=(zb)
+  for level in "${these[@]}"; do
     bin="$out/$name-$level"
     if [ -f "$bin" ] && [ "$bin" -nt "$c" ] && [ "$bin" -nt "$header" ] && [ "$bin" -nt "${BASH_SOURCE[0]}" ]; then
       kept=$((kept + 1))
@@ -46,6 +51,7 @@ for c in "$src"/*.c "$src"/*.cpp; do
     tmp="$bin.tmp.$$"
     link=(-static -"$level")
     [ "$level" = dyn ] && link=(-O2)
+    [ "$level" = zb ] && link=(-static -O2 -march=rv64gc_zba_zbb_zbs)
     if ! "$compiler" "${link[@]}" -g -Wall -o "$tmp" "$c" -lm -latomic; then
       rm -f "$tmp"
       echo "build-test-programs: failed to compile $c at -$level" >&2

@@ -1,7 +1,8 @@
 //! Differential test of the RV64 simulator (issue 3, "Correctness"): every
 //! program of the corpus in `crates/coprof-rv/tests/programs/`, compiled
 //! with `riscv64-linux-gnu-gcc -static` (C++ with `riscv64-linux-gnu-g++`)
-//! at -O0, -O2 and -Os, and dynamically linked at -O2, by
+//! at -O0, -O2 and -Os, and dynamically linked at -O2 (some also at -O2
+//! for the bit-manipulation extensions Zba, Zbb and Zbs), by
 //! `scripts/build-test-programs.sh`, runs under `qemu-riscv64` (an
 //! independent RV64 implementation) and under `coprof run --`, with the
 //! same arguments, environment, working directory and standard input. Their
@@ -23,8 +24,29 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// The optimisation levels the build script produces, as binary suffixes.
+/// The optimisation levels the build script produces for every program,
+/// as binary suffixes.
 const LEVELS: [&str; 4] = ["O0", "O2", "Os", "dyn"];
+
+/// The build of the programs whose source holds [`ZB_MARK`]: -O2 for the
+/// bit-manipulation extensions Zba, Zbb and Zbs.
+const ZB_LEVEL: &str = "zb";
+const ZB_MARK: &str = "coprof-corpus: +zb";
+
+/// The levels `name` was built at: [`LEVELS`], and [`ZB_LEVEL`] when its
+/// source asks for it, as the build script decides.
+fn levels_of(name: &str) -> Vec<&'static str> {
+    let dir = repo_root().join("crates/coprof-rv/tests/programs");
+    let source = ["c", "cpp"]
+        .iter()
+        .find_map(|ext| std::fs::read_to_string(dir.join(format!("{name}.{ext}"))).ok())
+        .unwrap_or_else(|| panic!("no source of {name} in {}", dir.display()));
+    let mut levels = LEVELS.to_vec();
+    if source.contains(ZB_MARK) {
+        levels.push(ZB_LEVEL);
+    }
+    levels
+}
 
 /// Where the dynamically linked builds (level `dyn`) find their loader and
 /// libraries: the cross compiler's, which qemu is told with `-L` and
@@ -314,8 +336,11 @@ fn corpus_matches_qemu() {
         .unwrap_or_default();
     let mut mismatches = Vec::new();
     let mut compared = 0;
+    let mut with_zb = 0;
     for name in program_names() {
-        for level in LEVELS {
+        let levels = levels_of(&name);
+        with_zb += levels.contains(&ZB_LEVEL) as usize;
+        for level in levels {
             let label = format!("{name}-{level}");
             if !only.is_empty() && !only.iter().any(|o| label.contains(o.as_str())) {
                 continue;
@@ -341,6 +366,10 @@ fn corpus_matches_qemu() {
     assert!(
         compared > 0,
         "no program matched COPROF_RV_DIFF_ONLY={only:?}"
+    );
+    assert!(
+        with_zb >= 2,
+        "{with_zb} programs built for Zba, Zbb and Zbs"
     );
     assert!(
         mismatches.is_empty(),

@@ -3,9 +3,10 @@
 //! key-value pairs. glibc 2.40 and later ask it at startup to choose its
 //! string functions, so every static binary they link calls it.
 //!
-//! The hart is RV64GC: the base behaviour IMA, F and D, C (whose 16-bit
+//! The hart is RV64GC with the bit-manipulation extensions Zba, Zbb and
+//! Zbs: the base behaviour IMA, F and D, C (whose 16-bit
 //! instructions Linux 6.11 and later also report as Zca and, with D, Zcd),
-//! no vector unit, no vendor extension and no cache-block operations. Its
+//! Zba, Zbb and Zbs, no vector unit, no vendor extension and no cache-block operations. Its
 //! `time` CSR counts at 10 MHz, and user addresses end at the top of
 //! Sv39. Misaligned loads and stores are performed (as Linux does for
 //! user code that traps on them), and reported as SLOW: glibc then keeps
@@ -40,9 +41,12 @@ mod key {
 
 /// `RISCV_HWPROBE_BASE_BEHAVIOR_IMA`.
 const BASE_IMA: u64 = 1;
-/// IMA_EXT_0 bits: F and D, C, Zca, Zcd.
+/// IMA_EXT_0 bits: F and D, C, Zba, Zbb, Zbs, Zca, Zcd.
 const IMA_FD: u64 = 1 << 0;
 const IMA_C: u64 = 1 << 1;
+const EXT_ZBA: u64 = 1 << 3;
+const EXT_ZBB: u64 = 1 << 4;
+const EXT_ZBS: u64 = 1 << 5;
 const EXT_ZCA: u64 = 1 << 43;
 const EXT_ZCD: u64 = 1 << 45;
 /// `RISCV_HWPROBE_MISALIGNED_SCALAR_SLOW`.
@@ -59,7 +63,7 @@ fn value(key: i64) -> Option<u64> {
         // does not name its maker; the ISA and block sizes say the rest.
         0..=2 => 0,
         key::BASE_BEHAVIOR => BASE_IMA,
-        key::IMA_EXT_0 => IMA_FD | IMA_C | EXT_ZCA | EXT_ZCD,
+        key::IMA_EXT_0 => IMA_FD | IMA_C | EXT_ZBA | EXT_ZBB | EXT_ZBS | EXT_ZCA | EXT_ZCD,
         key::CPUPERF_0 | key::MISALIGNED_SCALAR_PERF => MISALIGNED_SLOW,
         key::HIGHEST_VIRT_ADDRESS => LIMIT - 1,
         key::TIME_CSR_FREQ => TIMEBASE_HZ,
@@ -246,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn answers_what_an_rv64gc_hart_is_and_marks_unknown_keys() {
+    fn answers_what_the_hart_is_and_marks_unknown_keys() {
         let mut mem = memory();
         put_pairs(
             &mut mem,
@@ -265,8 +269,8 @@ mod tests {
         let got = pairs(&mem, 8);
         assert_eq!(
             got[0],
-            (4, 0b11 | 1 << 43 | 1 << 45),
-            "FD, C, Zca, Zcd; no V, no Zb*"
+            (4, 0b11 | 0b111 << 3 | 1 << 43 | 1 << 45),
+            "FD, C, Zba, Zbb, Zbs, Zca, Zcd; no V, no Zbc"
         );
         assert_eq!(got[1], (3, 1), "base behaviour IMA");
         assert_eq!(got[2], (5, 2), "misaligned accesses: slow");
@@ -319,6 +323,8 @@ mod tests {
         };
         assert_eq!(ask(&mut mem, &[(4, 0b11)]), 1, "has F, D and C");
         assert_eq!(ask(&mut mem, &[(4, 0b100)]), 0, "has no V");
+        assert_eq!(ask(&mut mem, &[(4, 1 << 4 | 1 << 3)]), 1, "has Zba and Zbb");
+        assert_eq!(ask(&mut mem, &[(4, 1 << 7)]), 0, "has no Zbc");
         assert_eq!(ask(&mut mem, &[(8, 10_000_000), (3, 1)]), 1);
         assert_eq!(ask(&mut mem, &[(8, 1)]), 0, "another timebase");
         assert_eq!(

@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The build (optimisation level, or "dyn" for the dynamically linked,
- * position-independent one), for the names of the files it writes: the
+/* The build (optimisation level, "dyn" for the dynamically linked,
+ * position-independent one, or "zb" for the one with the bit-manipulation
+ * extensions), for the names of the files it writes: the
  * builds of one program may run at once. */
 #if defined(__PIE__)
 #define LEVEL "dyn"
+#elif defined(__riscv_zbb)
+#define LEVEL "zb"
 #elif defined(__OPTIMIZE_SIZE__)
 #define LEVEL "Os"
 #elif defined(__OPTIMIZE__)

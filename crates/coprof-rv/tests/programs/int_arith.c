@@ -1,3 +1,4 @@
+/* coprof-corpus: +zb (also built with -march=rv64gc_zba_zbb_zbs) */
 /* int_arith.c: RV64I integer arithmetic on 64-bit edge values: wrapping
  * add/sub, the W (32-bit, sign-extending) forms, shifts with amounts the
  * hardware masks (RV64I, unprivileged spec section 5.2), set-less-than and

@@ -1,3 +1,4 @@
+/* coprof-corpus: +zb (also built with -march=rv64gc_zba_zbb_zbs) */
 /* int_divmul.c: the M extension (RISC-V unprivileged spec chapter 13) on
  * its edge cases: division by zero (quotient all ones, remainder the
  * dividend), signed overflow INT_MIN / -1 (quotient INT_MIN, remainder 0)

@@ -1,3 +1,4 @@
+/* coprof-corpus: +zb (also built with -march=rv64gc_zba_zbb_zbs) */
 /* malloc.c: glibc's allocator driven through brk (small blocks), mmap and
  * munmap (blocks above the 128 KiB mmap threshold) and mremap (realloc of a
  * large block), with calloc zeroing, realloc growth and shrinking in

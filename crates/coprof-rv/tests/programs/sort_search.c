@@ -1,3 +1,4 @@
+/* coprof-corpus: +zb (also built with -march=rv64gc_zba_zbb_zbs) */
 /* sort_search.c: qsort (glibc's merge sort with its quicksort fallback,
  * called back through function pointers) on integers, doubles, strings and
  * records with ties, checked for order and permutation, then bsearch,

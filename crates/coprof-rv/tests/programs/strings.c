@@ -1,3 +1,4 @@
+/* coprof-corpus: +zb (also built with -march=rv64gc_zba_zbb_zbs) */
 /* strings.c: glibc's string and conversion functions, whose RV64 versions
  * read memory a word at a time with unaligned heads and tails: strlen,
  * strcmp, memcpy, memmove with overlap, memset, memchr, strchr, strrchr,
