@@ -25,9 +25,16 @@
 # them under valgrind's callgrind). Static like the RV64 build, so that
 # neither side pays for a dynamic loader.
 #
-# Usage: workloads/build-real.sh [--native] [--only NAME[,NAME...]] [OUTPUT_DIR]
+# With --march ARCH the RV64 build is compiled for ARCH instead of the
+# compiler's default rv64gc (`-march=ARCH`; for instance
+# rv64gc_zba_zbb_zbs, the B extensions coprof also runs), into
+# workloads/build/real-ARCH: to see what an ISA extension changes in the
+# profiles and instruction counts of the same programs.
+#
+# Usage: workloads/build-real.sh [--native | --march ARCH] [--only NAME[,NAME...]] [OUTPUT_DIR]
 #   (default: all five programs, into workloads/build/real, or
-#   workloads/build/real-x86_64 with --native)
+#   workloads/build/real-x86_64 with --native, or workloads/build/real-ARCH
+#   with --march)
 # Environment: RISCV_CC (default riscv64-linux-gnu-gcc), HOST_CC (default
 # gcc, for --native).
 # Prints one line per program: built (with seconds) or up to date.
@@ -40,6 +47,7 @@ all="bzip2 minigzip luarun sqlrun zstdrun"
 only="$all"
 out=""
 native=0
+march=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --only)
@@ -51,8 +59,13 @@ while [ $# -gt 0 ]; do
       native=1
       shift
       ;;
+    --march)
+      [ $# -ge 2 ] || { echo "build-real: --march needs an ISA string (e.g. rv64gc_zba_zbb_zbs)" >&2; exit 2; }
+      march="$2"
+      shift 2
+      ;;
     -h | --help)
-      sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     -*)
@@ -65,9 +78,15 @@ while [ $# -gt 0 ]; do
       ;;
   esac
 done
+# Flags beside the build's own: the ISA of --march.
+arch_flags=()
 if [ $native -eq 1 ]; then
+  [ -z "$march" ] || { echo "build-real: --march is for the RV64 build, not --native" >&2; exit 2; }
   cc="${HOST_CC:-gcc}"
   out="${out:-$here/build/real-x86_64}"
+elif [ -n "$march" ]; then
+  arch_flags=(-march="$march")
+  out="${out:-$here/build/real-$march}"
 else
   out="${out:-$here/build/real}"
 fi
@@ -132,7 +151,7 @@ compile() {
   fi
   local tmp="$bin.tmp.$$" t0
   t0=$(date +%s%N)
-  if ! "$cc" -static -O2 -g -o "$tmp" "$@"; then
+  if ! "$cc" -static -O2 -g "${arch_flags[@]}" -o "$tmp" "$@"; then
     rm -f "$tmp"
     echo "build-real: failed to compile $name" >&2
     exit 1
