@@ -138,83 +138,95 @@ fn body_word() -> impl Strategy<Value = u32> {
     ]
 }
 
+/// The register forms of Zba, Zbb and Zbs in OP, as (funct3, funct7):
+/// sh1add sh2add sh3add andn orn xnor max maxu min minu rol ror bclr
+/// bext binv bset.
+const BIT_OP: [(u32, u32); 16] = [
+    (2, 0x10),
+    (4, 0x10),
+    (6, 0x10),
+    (7, 0x20),
+    (6, 0x20),
+    (4, 0x20),
+    (6, 5),
+    (7, 5),
+    (4, 5),
+    (5, 5),
+    (1, 0x30),
+    (5, 0x30),
+    (1, 0x24),
+    (5, 0x24),
+    (1, 0x34),
+    (1, 0x14),
+];
+
+/// The register forms in OP-32: add.uw sh1add.uw sh2add.uw sh3add.uw rolw
+/// rorw (and zext.h, funct3 4 and funct7 4 with rs2 = x0).
+const BIT_OP_32: [(u32, u32); 6] = [
+    (0, 4),
+    (2, 0x10),
+    (4, 0x10),
+    (6, 0x10),
+    (1, 0x30),
+    (5, 0x30),
+];
+
+/// The unary ops, as (opcode, funct3, imm12): clz ctz cpop sext.b sext.h
+/// orc.b rev8, clzw ctzw cpopw.
+const BIT_UNARY: [(u32, u32, i32); 10] = [
+    (0x13, 1, 0x600),
+    (0x13, 1, 0x601),
+    (0x13, 1, 0x602),
+    (0x13, 1, 0x604),
+    (0x13, 1, 0x605),
+    (0x13, 5, 0x287),
+    (0x13, 5, 0x6b8),
+    (0x1b, 1, 0x600),
+    (0x1b, 1, 0x601),
+    (0x1b, 1, 0x602),
+];
+
+/// The immediate forms, as (opcode, funct3, imm12 without the amount,
+/// amounts): rori bclri bexti binvi bseti slli.uw (six bits), roriw
+/// (five).
+const BIT_SHIFTS: [(u32, u32, i32, i32); 7] = [
+    (0x13, 5, 0x600, 64),
+    (0x13, 1, 0x480, 64),
+    (0x13, 5, 0x480, 64),
+    (0x13, 1, 0x680, 64),
+    (0x13, 1, 0x280, 64),
+    (0x1b, 1, 0x080, 64),
+    (0x1b, 5, 0x600, 32),
+];
+
 /// One op of Zba, Zbb or Zbs (Bit-Manipulation ISA-extensions 1.0.0,
 /// §1.4): the register forms of OP and OP-32, `zext.h`, the unary ops
 /// and the immediate forms with every shift amount.
 fn bit_word() -> impl Strategy<Value = u32> {
     let reg = 0u32..32;
     prop_oneof![
-        // sh1add sh2add sh3add andn orn xnor max maxu min minu rol ror
-        // bclr bext binv bset.
-        r_word(
-            0x33,
-            vec![
-                (2, 0x10),
-                (4, 0x10),
-                (6, 0x10),
-                (7, 0x20),
-                (6, 0x20),
-                (4, 0x20),
-                (6, 5),
-                (7, 5),
-                (4, 5),
-                (5, 5),
-                (1, 0x30),
-                (5, 0x30),
-                (1, 0x24),
-                (5, 0x24),
-                (1, 0x34),
-                (1, 0x14),
-            ]
-        ),
-        // add.uw sh1add.uw sh2add.uw sh3add.uw rolw rorw.
-        r_word(
-            0x3b,
-            vec![
-                (0, 4),
-                (2, 0x10),
-                (4, 0x10),
-                (6, 0x10),
-                (1, 0x30),
-                (5, 0x30)
-            ]
-        ),
-        // zext.h (rs2 = x0).
+        r_word(0x33, BIT_OP.to_vec()),
+        r_word(0x3b, BIT_OP_32.to_vec()),
         (reg.clone(), reg.clone()).prop_map(|(rd, rs1)| r_type(0x3b, rd, 4, rs1, 0, 4)),
-        // clz ctz cpop sext.b sext.h; orc.b rev8; clzw ctzw cpopw.
         (
             reg.clone(),
             reg.clone(),
-            prop::sample::select(vec![
-                (0x13u32, 1u32, 0x600i32),
-                (0x13, 1, 0x601),
-                (0x13, 1, 0x602),
-                (0x13, 1, 0x604),
-                (0x13, 1, 0x605),
-                (0x13, 5, 0x287),
-                (0x13, 5, 0x6b8),
-                (0x1b, 1, 0x600),
-                (0x1b, 1, 0x601),
-                (0x1b, 1, 0x602),
-            ])
+            prop::sample::select(BIT_UNARY.to_vec())
         )
             .prop_map(|(rd, rs1, (opc, f3, imm))| i_type(opc, rd, f3, rs1, imm)),
-        // rori bclri bexti binvi bseti, slli.uw (6-bit amounts); roriw.
         (
             reg.clone(),
-            reg.clone(),
-            0i32..64,
-            prop::sample::select(vec![
-                (0x13u32, 5u32, 0x600i32),
-                (0x13, 1, 0x480),
-                (0x13, 5, 0x480),
-                (0x13, 1, 0x680),
-                (0x13, 1, 0x280),
-                (0x1b, 1, 0x080),
-            ])
+            reg,
+            prop::sample::select(BIT_SHIFTS.to_vec()),
+            0i32..64
         )
-            .prop_map(|(rd, rs1, sh, (opc, f3, hi))| i_type(opc, rd, f3, rs1, hi | sh)),
-        (reg.clone(), reg, 0i32..32).prop_map(|(rd, rs1, sh)| i_type(0x1b, rd, 5, rs1, 0x600 | sh)),
+            .prop_map(|(rd, rs1, (opc, f3, hi, amounts), sh)| i_type(
+                opc,
+                rd,
+                f3,
+                rs1,
+                hi | (sh % amounts)
+            )),
     ]
 }
 
@@ -854,57 +866,26 @@ fn bit_manipulation_ops_are_translated_at_their_edges() {
         0x0080_ff00_0001_7f00,
         0xffff_ffff_0000_0000,
     ];
-    let ops: Vec<u32> = [
-        (0x33, 2, 0x10),
-        (0x33, 4, 0x10),
-        (0x33, 6, 0x10),
-        (0x33, 7, 0x20),
-        (0x33, 6, 0x20),
-        (0x33, 4, 0x20),
-        (0x33, 6, 5),
-        (0x33, 7, 5),
-        (0x33, 4, 5),
-        (0x33, 5, 5),
-        (0x33, 1, 0x30),
-        (0x33, 5, 0x30),
-        (0x33, 1, 0x24),
-        (0x33, 5, 0x24),
-        (0x33, 1, 0x34),
-        (0x33, 1, 0x14),
-        (0x3b, 0, 4),
-        (0x3b, 2, 0x10),
-        (0x3b, 4, 0x10),
-        (0x3b, 6, 0x10),
-        (0x3b, 1, 0x30),
-        (0x3b, 5, 0x30),
-    ]
-    .into_iter()
-    .map(|(opc, f3, f7)| r_type(opc, 12, f3, 10, 11, f7))
+    let ops: Vec<u32> = (BIT_OP
+        .iter()
+        .map(|&(f3, f7)| r_type(0x33, 12, f3, 10, 11, f7)))
+    .chain(
+        BIT_OP_32
+            .iter()
+            .map(|&(f3, f7)| r_type(0x3b, 12, f3, 10, 11, f7)),
+    )
     .chain([r_type(0x3b, 12, 4, 10, 0, 4)])
     .chain(
-        [
-            (0x13, 1, 0x600),
-            (0x13, 1, 0x601),
-            (0x13, 1, 0x602),
-            (0x13, 1, 0x604),
-            (0x13, 1, 0x605),
-            (0x13, 5, 0x287),
-            (0x13, 5, 0x6b8),
-            (0x1b, 1, 0x600),
-            (0x1b, 1, 0x601),
-            (0x1b, 1, 0x602),
-            (0x13, 5, 0x63f),
-            (0x13, 1, 0x4bf),
-            (0x13, 5, 0x480),
-            (0x13, 1, 0x6a0),
-            (0x13, 1, 0x29f),
-            (0x1b, 1, 0x0bf),
-            (0x1b, 5, 0x61f),
-        ]
-        .map(|(opc, f3, imm)| i_type(opc, 12, f3, 10, imm)),
+        BIT_UNARY
+            .iter()
+            .map(|&(opc, f3, imm)| i_type(opc, 12, f3, 10, imm)),
     )
+    // Each immediate form at its largest amount and at 0.
+    .chain(BIT_SHIFTS.iter().flat_map(|&(opc, f3, hi, amounts)| {
+        [hi | (amounts - 1), hi].map(|imm| i_type(opc, 12, f3, 10, imm))
+    }))
     .collect();
-    assert_eq!(ops.len(), 40, "every op of the three extensions");
+    assert_eq!(ops.len(), 47, "every op of the three extensions");
     for &word in &ops {
         let kind = crate::decode::decode(word, CODE).kind;
         for &x in &edges {
