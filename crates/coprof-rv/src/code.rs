@@ -16,6 +16,7 @@
 //! and on `mprotect`/`munmap` of code; the counts survive in a table.
 
 use crate::decode::{self, length};
+use crate::isa::Isa;
 use crate::mem::{Access, Memory, PAGE};
 use crate::op::{Kind, Op, ZERO_SINK};
 use coprof_core::Class;
@@ -102,6 +103,8 @@ pub struct CodeCache {
     skipped: FxHashMap<u64, u64>,
     /// Times the cache was dropped.
     pub flushes: u64,
+    /// The instruction set blocks are decoded for.
+    pub isa: Isa,
 }
 
 impl Default for CodeCache {
@@ -125,6 +128,15 @@ impl CodeCache {
             retired: FxHashMap::default(),
             skipped: FxHashMap::default(),
             flushes: 0,
+            isa: Isa::default(),
+        }
+    }
+
+    /// An empty cache of blocks decoded for `isa`.
+    pub fn with_isa(isa: Isa) -> CodeCache {
+        CodeCache {
+            isa,
+            ..CodeCache::new()
         }
     }
 
@@ -149,7 +161,7 @@ impl CodeCache {
         let idx = match self.map.get(&pc) {
             Some(i) => *i,
             None => {
-                let block = translate(pc, mem);
+                let block = translate(pc, mem, self.isa);
                 let span = block.span();
                 self.pages
                     .extend(span.start >> PAGE_BITS..=(span.end - 1) >> PAGE_BITS);
@@ -272,9 +284,11 @@ fn fetch_fault(pc: u64, addr: u64) -> Op {
     }
 }
 
-/// Decodes the block starting at `pc`: up to the first instruction that
-/// ends a block, an instruction that cannot be fetched, or [`MAX_BLOCK`].
-pub fn translate(start: u64, mem: &Memory) -> Block {
+/// Decodes the block starting at `pc` for `isa`: up to the first
+/// instruction that ends a block, an instruction that cannot be fetched,
+/// or [`MAX_BLOCK`]. An instruction of an extension `isa` leaves out is
+/// illegal.
+pub fn translate(start: u64, mem: &Memory, isa: Isa) -> Block {
     let mut ops = Vec::with_capacity(8);
     let mut pc = start;
     loop {
@@ -297,7 +311,10 @@ pub fn translate(start: u64, mem: &Memory) -> Block {
         } else {
             low as u32
         };
-        let op = decode::decode(raw, pc);
+        let mut op = decode::decode(raw, pc);
+        if !isa.has(op.kind) {
+            op = decode::illegal(raw, pc, op.len);
+        }
         let end = op.ends_block();
         pc = op.next_pc();
         ops.push(op);

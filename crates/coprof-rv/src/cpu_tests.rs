@@ -39,7 +39,7 @@ fn run(words: &[u32], setup: impl FnOnce(&mut Cpu, &mut Memory)) -> (Cpu, Memory
     };
     let mut ev = Events::new(&mut sink);
     loop {
-        let block = translate(cpu.pc, &mem);
+        let block = translate(cpu.pc, &mem, crate::Isa::default());
         let stop = exec_block::<false>(&mut cpu, &mut mem, &block.ops, &mut ev);
         cpu.instret += stop.retired(block.ops.len()) as u64;
         if stop != Stop::Next {

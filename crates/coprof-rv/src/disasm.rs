@@ -2,6 +2,7 @@
 //! listings. Mnemonics and operand order are those of the RISC-V assembly
 //! manual (ABI register names, `offset(base)` for memory operands).
 
+use crate::decode::decode;
 use crate::op::{Kind, Op, ZERO_SINK};
 
 const XNAMES: [&str; 33] = [
@@ -82,6 +83,14 @@ pub fn disassemble(op: &Op, frm: u32) -> String {
                 format!(
                     "not an RV64GC instruction: reserved compressed encoding {:#06x}",
                     raw as u16
+                )
+            } else if let Some(ext) = crate::isa::extension_of(decode(raw, op.pc).kind) {
+                // An instruction of an extension the hart was given
+                // without (`--isa`).
+                format!(
+                    "{}: an instruction of {ext}, which this hart's instruction set leaves out \
+                     (see --isa)",
+                    disassemble(&decode(raw, op.pc), frm)
                 )
             } else {
                 format!(
@@ -176,7 +185,6 @@ fn rm_text(rm: u8, dyn_bad: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::decode;
 
     #[test]
     fn text_of_common_instructions() {

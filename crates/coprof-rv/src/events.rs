@@ -280,7 +280,7 @@ mod tests {
         words.push(i_type(0x67, 0, 0, 1, 0));
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         mem.poke(0x10000, &bytes).unwrap();
-        translate(0x10000, &mem)
+        translate(0x10000, &mem, crate::Isa::default())
     }
 
     #[test]

@@ -48,6 +48,7 @@ pub mod events;
 pub mod fdtable;
 pub mod fp;
 pub mod host_signals;
+pub mod isa;
 pub mod itimer;
 pub mod jit;
 pub mod mem;
@@ -64,4 +65,5 @@ pub mod sysroot;
 pub mod threads;
 
 pub use error::SimError;
+pub use isa::Isa;
 pub use sim::{Config, Exit, Simulator};

@@ -15,6 +15,7 @@ use crate::elf;
 use crate::error::SimError;
 use crate::events::Events;
 use crate::host_signals::HostSignals;
+use crate::isa::Isa;
 use crate::jit::{self, Jit};
 use crate::mem::Memory;
 use crate::op::TAIL_CLASSES;
@@ -75,6 +76,9 @@ pub struct Config {
     /// The results are the same either way; this is for comparing the
     /// two, and for hosts where translated code misbehaves.
     pub interpret: bool,
+    /// The hart's instruction set: RV64GC and which of Zba, Zbb and Zbs
+    /// ([`Isa`]; all three by default).
+    pub isa: Isa,
 }
 
 /// How the process ended.
@@ -284,11 +288,12 @@ impl Simulator {
         }
         kernel.fds.adopt(&config.inherited_fds);
         kernel.runner = config.runner.clone();
+        kernel.isa = config.isa;
         kernel.unobserved = config.exec_in_place;
         Ok(Simulator {
             cpu,
             mem,
-            code: CodeCache::new(),
+            code: CodeCache::with_isa(config.isa),
             jit: if config.interpret { None } else { Jit::new() },
             kernel,
             limit: config.max_instructions,

@@ -205,6 +205,8 @@ pub struct Kernel {
     pub own_files: proc_self::OwnFiles,
     /// Return ENOSYS for unknown calls instead of stopping.
     pub enosys: bool,
+    /// The hart's instruction set, which `riscv_hwprobe` reports.
+    pub isa: crate::isa::Isa,
     /// Dispositions, mask, pending signals and the alternate stack.
     pub signals: Signals,
     /// `setitimer`'s three timers.
@@ -491,6 +493,7 @@ impl Kernel {
             file_maps: proc_self::FileMaps::default(),
             own_files: proc_self::OwnFiles::default(),
             enosys,
+            isa: crate::isa::Isa::default(),
             signals: Signals::default(),
             timers: Itimers::default(),
             sp: 0,
@@ -643,7 +646,7 @@ impl Kernel {
                 tryf!(mem.slice_mut(a[0], out.len() as u64)).copy_from_slice(&out);
                 0
             }
-            nr::RISCV_HWPROBE => return Ok(hwprobe::riscv_hwprobe(mem, a)),
+            nr::RISCV_HWPROBE => return Ok(hwprobe::riscv_hwprobe(mem, a, self.isa)),
             nr::SIGNALFD4 => self.signalfd4(mem, a),
             n if files::CALLS.contains(&n) => return self.file_call(mem, a, pc),
             n if memory::CALLS.contains(&n) => return self.memory_call(mem, a, pc),

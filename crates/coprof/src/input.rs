@@ -119,6 +119,12 @@ pub struct InputArgs {
     /// run faster.
     #[arg(long, requires = "program")]
     pub interpret: bool,
+    /// With a program: the simulated hart's instruction set, as a -march
+    /// string: rv64gc and any of _zba, _zbb and _zbs (default
+    /// rv64gc_zba_zbb_zbs). An instruction of an extension left out is
+    /// illegal (SIGILL), as on a board without it.
+    #[arg(long, value_name = "ISA", requires = "program")]
+    pub isa: Option<coprof_rv::Isa>,
     /// With a program: its environment (`--clear-env`, `--unset`, `--env`).
     #[command(flatten)]
     pub env: crate::guest_env::EnvArgs,
@@ -269,6 +275,7 @@ impl InputArgs {
             seed: self.random_seed,
             quantum: self.quantum,
             interpret: self.interpret,
+            isa: self.isa.unwrap_or_default(),
             env: &self.env,
         }
     }
@@ -301,6 +308,7 @@ impl InputArgs {
             ("--enosys", self.enosys),
             ("--random-seed", self.random_seed.is_some()),
             ("--quantum", self.quantum.is_some()),
+            ("--isa", self.isa.is_some()),
             ("--clear-env", self.env.clear_env),
             ("--unset", !self.env.unset.is_empty()),
             ("--env", !self.env.set.is_empty()),

@@ -273,6 +273,7 @@ fn program_options_are_refused_with_a_trace_file() {
         (vec!["ranges", "--random-seed", "3"], "--random-seed"),
         (vec!["values", "--enosys"], "--enosys"),
         (vec!["profile", "--root", "/tmp"], "--root"),
+        (vec!["loops", "--isa", "rv64gc"], "--isa"),
     ] {
         coprof()
             .args(&command)

@@ -275,6 +275,96 @@ fn illegal_instruction_and_fault_exit_like_signals() {
         .stderr(predicate::str::contains("SIGSEGV"));
 }
 
+/// A program that spawns itself as a child, and each runs `clz` (Zbb):
+/// what the child and then the parent print.
+const ZBB_SPAWNER: &str = r#"
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+extern char **environ;
+static unsigned long clz(unsigned long a) {
+    unsigned long r;
+    __asm__(".option push\n.option arch, +zbb\nclz %0, %1\n.option pop" : "=r"(r) : "r"(a));
+    return r;
+}
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "child") == 0) {
+        printf("child clz %lu\n", clz(1));
+        return 0;
+    }
+    pid_t pid;
+    char *args[] = {argv[0], "child", 0};
+    if (posix_spawn(&pid, argv[0], 0, 0, args, environ) != 0) return 1;
+    int st;
+    waitpid(pid, &st, 0);
+    printf("child %s %d\n", WIFSIGNALED(st) ? "signal" : "exit",
+           WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    fflush(stdout);
+    printf("parent clz %lu\n", clz(1));
+    return 0;
+}
+"#;
+
+/// `--isa` makes the hart a plain RV64GC one, or leaves out some of Zba,
+/// Zbb and Zbs: their instructions are then illegal, in the program and
+/// in the children it runs, as on a board without them (and under
+/// `qemu-riscv64 -cpu rv64,zbb=false`).
+#[test]
+fn an_isa_without_an_extension_makes_its_instructions_illegal() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "zbb", ZBB_SPAWNER, false);
+    let all = "child clz 63\nchild exit 0\nparent clz 63\n";
+    coprof()
+        .args(["run", "--"])
+        .arg(&prog)
+        .assert()
+        .success()
+        .stdout(all);
+    coprof()
+        .args(["run", "--isa", "rv64gc_zicsr_zifencei_zbb", "--"])
+        .arg(&prog)
+        .assert()
+        .success()
+        .stdout(all);
+    coprof()
+        .args(["run", "--isa", "rv64gc_zba_zbs", "--"])
+        .arg(&prog)
+        .assert()
+        .code(128 + 4)
+        // The child's own simulator ends as `coprof run` does for a
+        // program killed by SIGILL: with status 128 + 4.
+        .stdout("child exit 132\n")
+        .stderr(predicate::str::contains("illegal instruction at pc 0x"))
+        .stderr(predicate::str::contains("(clz "))
+        .stderr(predicate::str::contains(
+            "an instruction of Zbb, which this hart's instruction set leaves out (see --isa)",
+        ));
+    // The reports say how to run them again, on the same hart.
+    let json = dir.path().join("p.json");
+    coprof()
+        .args(["profile", "--isa", "rv64gc", "-o"])
+        .arg(&json)
+        .arg("--")
+        .arg(&prog)
+        .assert()
+        .code(128 + 4);
+    let profile: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for r in profile["reports"].as_array().expect("reports") {
+        let command = r["command"].as_str().unwrap();
+        assert!(command.contains("--isa rv64gc --"), "{command}");
+    }
+    coprof()
+        .args(["run", "--isa", "rv64gcv", "--"])
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "extension 'v' is not one the simulator has",
+        ));
+}
+
 #[test]
 fn unknown_system_calls_stop_or_return_enosys() {
     let dir = tempfile::tempdir().unwrap();

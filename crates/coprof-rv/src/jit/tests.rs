@@ -461,7 +461,8 @@ fn both_with_flags(
         let stop = {
             let mut ev = Events::new(&mut sink);
             let mut code = CodeCache::new();
-            code.blocks.push(translate(CODE, &mem));
+            code.blocks
+                .push(translate(CODE, &mem, crate::Isa::default()));
             let stop = if translated {
                 let mut jit = Jit::new().unwrap();
                 jit.begin_run(&mut code, wants, false);
@@ -1006,7 +1007,8 @@ fn atomic_loop(n: u64, translated: bool) -> (Vec<Event>, Vec<u64>, Vec<u8>) {
     {
         let mut ev = Events::new(&mut sink);
         let mut code = CodeCache::new();
-        code.blocks.push(translate(CODE, &mem));
+        code.blocks
+            .push(translate(CODE, &mem, crate::Isa::default()));
         let mut jit = Jit::new().unwrap();
         if translated {
             jit.begin_run(&mut code, wants, false);
@@ -1146,7 +1148,8 @@ fn run_linked(words: &[u32], cpu: &mut Cpu, check: u64, pc: u64) -> u64 {
     };
     let mut ev = Events::new(&mut sink);
     let mut code = CodeCache::new();
-    code.blocks.push(translate(CODE, &mem));
+    code.blocks
+        .push(translate(CODE, &mem, crate::Isa::default()));
     assert_eq!(code.blocks[0].ops.len(), words.len());
     let mut jit = Jit::new().unwrap();
     jit.begin_run(&mut code, ClassSet::NONE, false);
@@ -1335,7 +1338,7 @@ fn jump_cached_loop(cached: bool) -> (usize, u64, u64, [u64; 3], u64) {
     let mut ev = Events::new(&mut sink);
     let mut code = CodeCache::new();
     for pc in [CODE, CODE + 24, CODE + 32] {
-        code.blocks.push(translate(pc, &mem));
+        code.blocks.push(translate(pc, &mem, crate::Isa::default()));
     }
     let mut jit = Jit::new().unwrap();
     jit.begin_run(&mut code, ClassSet::NONE, false);

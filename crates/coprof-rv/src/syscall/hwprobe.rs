@@ -4,7 +4,8 @@
 //! string functions, so every static binary they link calls it.
 //!
 //! The hart is RV64GC with the bit-manipulation extensions Zba, Zbb and
-//! Zbs: the base behaviour IMA, F and D, C (whose 16-bit
+//! Zbs, or those of them `--isa` leaves ([`Isa`]): the base behaviour IMA,
+//! F and D, C (whose 16-bit
 //! instructions Linux 6.11 and later also report as Zca and, with D, Zcd),
 //! Zba, Zbb and Zbs, no vector unit, no vendor extension and no cache-block operations. Its
 //! `time` CSR counts at 10 MHz, and user addresses end at the top of
@@ -16,6 +17,7 @@
 //! harts of one machine would.
 
 use super::{Outcome, EFAULT, EINVAL};
+use crate::isa::Isa;
 use crate::mem::{perm, Memory, LIMIT};
 
 /// `flags`: reduce the CPU set to the CPUs that match the pairs.
@@ -56,14 +58,24 @@ const VECTOR_MISALIGNED_UNSUPPORTED: u64 = 4;
 /// The `time` CSR's frequency ([`crate::cpu`]'s timebase).
 const TIMEBASE_HZ: u64 = 10_000_000;
 
-/// The hart's value for `key`, `None` for a key Linux does not know.
-fn value(key: i64) -> Option<u64> {
+/// The value for `key` of a hart of `isa`, `None` for a key Linux does
+/// not know.
+fn value(key: i64, isa: Isa) -> Option<u64> {
     Some(match key {
         // mvendorid, marchid, mimpid: not populated, as on a hart that
         // does not name its maker; the ISA and block sizes say the rest.
         0..=2 => 0,
         key::BASE_BEHAVIOR => BASE_IMA,
-        key::IMA_EXT_0 => IMA_FD | IMA_C | EXT_ZBA | EXT_ZBB | EXT_ZBS | EXT_ZCA | EXT_ZCD,
+        key::IMA_EXT_0 => {
+            let bit = |on: bool, b: u64| if on { b } else { 0 };
+            IMA_FD
+                | IMA_C
+                | bit(isa.zba, EXT_ZBA)
+                | bit(isa.zbb, EXT_ZBB)
+                | bit(isa.zbs, EXT_ZBS)
+                | EXT_ZCA
+                | EXT_ZCD
+        }
         key::CPUPERF_0 | key::MISALIGNED_SCALAR_PERF => MISALIGNED_SLOW,
         key::HIGHEST_VIRT_ADDRESS => LIMIT - 1,
         key::TIME_CSR_FREQ => TIMEBASE_HZ,
@@ -128,13 +140,15 @@ fn store_pair(mem: &mut Memory, at: u64, key: i64, value: u64) -> Result<(), i64
     mem.store::<8>(at + 8, value).map_err(|_| EFAULT)
 }
 
-/// `riscv_hwprobe(pairs, pair_count, cpusetsize, cpus, flags)`.
-pub(super) fn riscv_hwprobe(mem: &mut Memory, a: [u64; 8]) -> Outcome {
+/// `riscv_hwprobe(pairs, pair_count, cpusetsize, cpus, flags)` on harts
+/// of `isa`.
+pub(super) fn riscv_hwprobe(mem: &mut Memory, a: [u64; 8], isa: Isa) -> Outcome {
     let (pairs, count, size, cpus, flags) = (a[0], a[1], a[2], a[3], a[4] as u32 as u64);
+    let value = |key| value(key, isa);
     let r = if flags & WHICH_CPUS != 0 {
-        which_cpus(mem, pairs, count, size, cpus, flags)
+        which_cpus(mem, pairs, count, size, cpus, flags, value)
     } else {
-        values(mem, pairs, count, size, cpus, flags)
+        values(mem, pairs, count, size, cpus, flags, value)
     };
     Outcome::Ret(r.err().unwrap_or(0))
 }
@@ -149,6 +163,7 @@ fn values(
     size: u64,
     cpus: u64,
     flags: u64,
+    value: impl Fn(i64) -> Option<u64>,
 ) -> Result<(), i64> {
     if flags != 0 {
         return Err(EINVAL);
@@ -180,6 +195,7 @@ fn which_cpus(
     size: u64,
     cpus: u64,
     flags: u64,
+    value: impl Fn(i64) -> Option<u64>,
 ) -> Result<(), i64> {
     if flags != WHICH_CPUS || size == 0 || cpus == 0 {
         return Err(EINVAL);
@@ -243,7 +259,11 @@ mod tests {
     }
 
     fn call(mem: &mut Memory, count: u64, size: u64, cpus: u64, flags: u64) -> i64 {
-        match riscv_hwprobe(mem, [AT, count, size, cpus, flags, 0, 0, 258]) {
+        match riscv_hwprobe(
+            mem,
+            [AT, count, size, cpus, flags, 0, 0, 258],
+            Isa::default(),
+        ) {
             Outcome::Ret(r) => r,
             other => panic!("{other:?}"),
         }
@@ -279,6 +299,24 @@ mod tests {
         assert_eq!(got[5], (10, 4), "no vector unit");
         assert_eq!(got[6], (-1, 0), "an unknown key is cleared");
         assert_eq!(got[7], (-1, 0));
+    }
+
+    #[test]
+    fn a_plain_rv64gc_hart_reports_no_bit_manipulation() {
+        let mut mem = memory();
+        put_pairs(&mut mem, &[(4, 0)]);
+        let a = [AT, 1, 0, 0, 0, 0, 0, 258];
+        assert!(matches!(
+            riscv_hwprobe(&mut mem, a, Isa::RV64GC),
+            Outcome::Ret(0)
+        ));
+        assert_eq!(pairs(&mem, 1)[0], (4, 0b11 | 1 << 43 | 1 << 45));
+        let zbb = Isa {
+            zbb: true,
+            ..Isa::RV64GC
+        };
+        assert!(matches!(riscv_hwprobe(&mut mem, a, zbb), Outcome::Ret(0)));
+        assert_eq!(pairs(&mem, 1)[0], (4, 0b11 | 1 << 4 | 1 << 43 | 1 << 45));
     }
 
     #[test]

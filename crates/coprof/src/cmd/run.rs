@@ -7,7 +7,7 @@ use crate::guest_env::EnvArgs;
 use crate::output::thousands;
 use coprof_core::trace::TraceMeta;
 use coprof_core::{ClassSet, Discard};
-use coprof_rv::{Config, Exit, SimError, Simulator};
+use coprof_rv::{Config, Exit, Isa, SimError, Simulator};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -75,6 +75,12 @@ pub struct Args {
     /// results are the same; translation only makes the run faster.
     #[arg(long)]
     interpret: bool,
+    /// The simulated hart's instruction set, as a -march string: rv64gc
+    /// and any of _zba, _zbb and _zbs (default rv64gc_zba_zbb_zbs). An
+    /// instruction of an extension left out is illegal (SIGILL), as on a
+    /// board without it.
+    #[arg(long, value_name = "ISA", default_value_t = Isa::default())]
+    isa: Isa,
     /// Stop once this many instructions have retired (at the end of the
     /// basic block that reaches the count; the exact number is printed).
     #[arg(long, value_name = "N")]
@@ -114,6 +120,8 @@ pub(crate) struct Shape<'a> {
     pub quantum: Option<u64>,
     /// `--interpret`.
     pub interpret: bool,
+    /// `--isa`.
+    pub isa: Isa,
     /// `--clear-env`, `--unset` and `--env`.
     pub env: &'a EnvArgs,
 }
@@ -148,6 +156,7 @@ pub(crate) fn sim_config(
         quantum: shape.quantum,
         exec_in_place: false,
         interpret: shape.interpret,
+        isa: shape.isa,
     })
 }
 
@@ -201,6 +210,9 @@ impl Shape<'_> {
         if self.interpret {
             v.push("--interpret".into());
         }
+        if self.isa != Isa::default() {
+            v.extend(["--isa".into(), self.isa.to_string().into()]);
+        }
         Some(v)
     }
 }
@@ -225,6 +237,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         seed: a.random_seed,
         quantum: a.quantum,
         interpret: a.interpret,
+        isa: a.isa,
         env: &a.env,
     };
     let mut config = sim_config(&a.command, &shape, a.max_instructions.unwrap_or(0))?;

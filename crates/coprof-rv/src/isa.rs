@@ -1,0 +1,183 @@
+//! Which instruction set the simulated hart implements: RV64GC always,
+//! and each of the bit-manipulation extensions Zba, Zbb and Zbs (RISC-V
+//! Bit-Manipulation ISA-extensions 1.0.0, §1.4) unless left out.
+//!
+//! By default the hart has all three, the B of the RVA22U64 profile, so
+//! that programs built for it run. `--isa rv64gc` makes it a plain RV64GC
+//! hart, as the boards without B are: an instruction of a left-out
+//! extension is then an illegal instruction, as on such a board (and as
+//! under `qemu-riscv64 -cpu rv64,zba=false,zbb=false,zbs=false`), and
+//! `riscv_hwprobe` does not report it. The string is GCC's `-march`
+//! spelling, so the one a program was built with can be given as it is.
+
+use crate::op::Kind;
+use std::fmt;
+use std::str::FromStr;
+
+/// The extensions of the hart beyond RV64GC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Isa {
+    /// Zba: address generation (`sh1add`, `add.uw`, …).
+    pub zba: bool,
+    /// Zbb: basic bit manipulation (`clz`, `rev8`, `min`, rotations, …).
+    pub zbb: bool,
+    /// Zbs: single-bit instructions (`bset`, `bext`, …).
+    pub zbs: bool,
+}
+
+impl Default for Isa {
+    /// RV64GC with Zba, Zbb and Zbs.
+    fn default() -> Isa {
+        Isa::FULL
+    }
+}
+
+/// The extensions a `-march` string may name after the base, beside the
+/// three that can be left out: those every RV64GC hart here has.
+const ALWAYS: [&str; 6] = ["zicsr", "zifencei", "zmmul", "zaamo", "zalrsc", "zca"];
+
+impl Isa {
+    /// RV64GC with Zba, Zbb and Zbs.
+    pub const FULL: Isa = Isa {
+        zba: true,
+        zbb: true,
+        zbs: true,
+    };
+    /// Plain RV64GC.
+    pub const RV64GC: Isa = Isa {
+        zba: false,
+        zbb: false,
+        zbs: false,
+    };
+
+    /// Whether the hart executes ops of `kind`: every RV64GC op, and
+    /// those of the extensions it has.
+    pub fn has(self, kind: Kind) -> bool {
+        match extension_of(kind) {
+            Some("Zba") => self.zba,
+            Some("Zbb") => self.zbb,
+            Some("Zbs") => self.zbs,
+            _ => true,
+        }
+    }
+}
+
+/// The extension beyond RV64GC whose op `kind` is (`"Zba"`, `"Zbb"` or
+/// `"Zbs"`), if any.
+pub fn extension_of(kind: Kind) -> Option<&'static str> {
+    use Kind::*;
+    Some(match kind {
+        Sh1add | Sh2add | Sh3add | AddUw | Sh1addUw | Sh2addUw | Sh3addUw | SlliUw => "Zba",
+        Bclr | Bclri | Bext | Bexti | Binv | Binvi | Bset | Bseti => "Zbs",
+        Andn | Orn | Xnor | Clz | Clzw | Ctz | Ctzw | Cpop | Cpopw | Max | Maxu | Min | Minu
+        | SextB | SextH | ZextH | Rol | Rolw | Ror | Rori | Roriw | Rorw | OrcB | Rev8 => "Zbb",
+        _ => return None,
+    })
+}
+
+impl fmt::Display for Isa {
+    /// The `-march` string: `rv64gc`, then `_zba`, `_zbb`, `_zbs` for the
+    /// extensions the hart has.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("rv64gc")?;
+        for (name, on) in [("zba", self.zba), ("zbb", self.zbb), ("zbs", self.zbs)] {
+            if on {
+                write!(f, "_{name}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Isa {
+    type Err = String;
+
+    /// A `-march` string: `rv64gc` (or `rv64imafdc`, the same), then any
+    /// of `_zba`, `_zbb`, `_zbs`, and `_b` for all three; `_zicsr`,
+    /// `_zifencei` and the other parts of RV64GC may be named too.
+    fn from_str(s: &str) -> Result<Isa, String> {
+        let lower = s.trim().to_ascii_lowercase();
+        let rest = ["rv64gc", "rv64imafdc"]
+            .iter()
+            .find_map(|base| lower.strip_prefix(base))
+            .ok_or_else(|| {
+                format!(
+                    "ISA '{s}' does not start with rv64gc: the hart is RV64GC, with any of \
+                     Zba, Zbb and Zbs (rv64gc_zba_zbb_zbs)"
+                )
+            })?;
+        let mut isa = Isa::RV64GC;
+        for part in rest.split('_').filter(|p| !p.is_empty()) {
+            match part {
+                "zba" => isa.zba = true,
+                "zbb" => isa.zbb = true,
+                "zbs" => isa.zbs = true,
+                "b" => isa = Isa::FULL,
+                p if ALWAYS.contains(&p) => {}
+                p => {
+                    return Err(format!(
+                        "ISA '{s}': extension '{p}' is not one the simulator has \
+                         (beyond RV64GC it has zba, zbb and zbs)"
+                    ))
+                }
+            }
+        }
+        Ok(isa)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn march_strings_name_the_extensions() {
+        let parse = |s: &str| s.parse::<Isa>();
+        assert_eq!(parse("rv64gc"), Ok(Isa::RV64GC));
+        assert_eq!(parse("rv64gc_zba_zbb_zbs"), Ok(Isa::FULL));
+        assert_eq!(
+            parse("RV64IMAFDC_Zbb"),
+            Ok(Isa {
+                zbb: true,
+                ..Isa::RV64GC
+            })
+        );
+        assert_eq!(
+            parse("rv64gc_zicsr_zifencei_zba"),
+            Ok(Isa {
+                zba: true,
+                ..Isa::RV64GC
+            })
+        );
+        assert_eq!(parse("rv64gc_b"), Ok(Isa::FULL));
+        let e = parse("rv64gcv").unwrap_err();
+        assert!(e.contains("extension 'v'"), "{e}");
+        let e = parse("rv64gc_zbc").unwrap_err();
+        assert!(e.contains("'zbc'") && e.contains("zba, zbb and zbs"), "{e}");
+        let e = parse("rv32gc").unwrap_err();
+        assert!(e.contains("does not start with rv64gc"), "{e}");
+        for isa in [
+            Isa::FULL,
+            Isa::RV64GC,
+            Isa {
+                zbs: true,
+                ..Isa::RV64GC
+            },
+        ] {
+            assert_eq!(parse(&isa.to_string()), Ok(isa), "{isa}");
+        }
+        assert_eq!(Isa::default().to_string(), "rv64gc_zba_zbb_zbs");
+    }
+
+    #[test]
+    fn each_extension_holds_its_own_ops() {
+        let only_zbb = Isa {
+            zbb: true,
+            ..Isa::RV64GC
+        };
+        assert!(only_zbb.has(Kind::Clz) && only_zbb.has(Kind::Rev8));
+        assert!(!only_zbb.has(Kind::Sh1add) && !only_zbb.has(Kind::Bset));
+        assert!(Isa::RV64GC.has(Kind::Add) && Isa::RV64GC.has(Kind::FaddD));
+        assert!(!Isa::RV64GC.has(Kind::SlliUw) && !Isa::RV64GC.has(Kind::Bexti));
+    }
+}
