@@ -1,9 +1,11 @@
-//! The results of the bit-manipulation extensions Zba, Zbb and Zbs (RISC-V
-//! Bit-Manipulation ISA-extensions, version 1.0.0), as the interpreter
-//! computes them: the B of the RVA22U64 profile, which compilers use for
-//! `-march=rv64gc_zba_zbb_zbs` and later profiles (address arithmetic of
-//! scaled indices, counts of leading and trailing zeros, population count,
-//! byte reversal, rotations, minimum and maximum, single bits).
+//! The results of the bit-manipulation extensions Zba, Zbb, Zbc and Zbs
+//! (RISC-V Bit-Manipulation ISA-extensions, version 1.0.0), as the
+//! interpreter computes them: Zba, Zbb and Zbs are the B of the RVA22U64
+//! profile, which compilers use for `-march=rv64gc_zba_zbb_zbs` and later
+//! profiles (address arithmetic of scaled indices, counts of leading and
+//! trailing zeros, population count, byte reversal, rotations, minimum and
+//! maximum, single bits); Zbc's carry-less products serve CRCs and
+//! Galois-field arithmetic.
 //!
 //! Each arm follows the instruction's pseudocode in §1.5 of the
 //! specification, written here with Rust's own integer operations rather
@@ -12,7 +14,7 @@
 
 use crate::op::Kind;
 
-/// The result of the Zba, Zbb or Zbs op `kind` (one of
+/// The result of the Zba, Zbb, Zbc or Zbs op `kind` (one of
 /// [`bit_manip!`](crate::op::bit_manip)) with `a` in rs1, `b` in rs2 and
 /// the decoded immediate `imm` (a shift amount or bit index).
 pub(crate) fn bit_op(kind: Kind, a: u64, b: u64, imm: i64) -> u64 {
@@ -58,6 +60,11 @@ pub(crate) fn bit_op(kind: Kind, a: u64, b: u64, imm: i64) -> u64 {
         // Each byte all ones if any of its bits is set, else zero.
         Kind::OrcB => u64::from_le_bytes(a.to_le_bytes().map(|x| if x != 0 { 0xff } else { 0 })),
         Kind::Rev8 => a.swap_bytes(),
+        // Zbc (§1.4.3): the low half, the high half, and bits 126 to 63
+        // of the 128-bit carry-less product.
+        Kind::Clmul => carryless(a, b) as u64,
+        Kind::Clmulh => (carryless(a, b) >> 64) as u64,
+        Kind::Clmulr => (carryless(a, b) >> 63) as u64,
         // Zbs (§1.4.4): the bit rs2 (or the immediate) names, mod 64.
         Kind::Bclr => a & !(1 << (b & 63)),
         Kind::Bclri => a & !(1 << (imm & 63)),
@@ -69,6 +76,14 @@ pub(crate) fn bit_op(kind: Kind, a: u64, b: u64, imm: i64) -> u64 {
         Kind::Bseti => a | (1 << (imm & 63)),
         _ => unreachable!("{kind:?} is not a bit-manipulation op"),
     }
+}
+
+/// The carry-less product of `a` and `b`: `a` shifted by each set bit of
+/// `b`, the shifts combined by exclusive or.
+fn carryless(a: u64, b: u64) -> u128 {
+    (0..64)
+        .filter(|i| b >> i & 1 == 1)
+        .fold(0u128, |acc, i| acc ^ (a as u128) << i)
 }
 
 #[cfg(test)]
@@ -133,5 +148,14 @@ mod tests {
         assert_eq!(bit_op(Bclri, 0xff, 0, 0), 0xfe);
         assert_eq!(bit_op(Binvi, 0xff, 0, 63), 0xff | 1 << 63);
         assert_eq!(bit_op(Bset, 0, 70, 0), 1 << 6);
+        // (x + 1)(x + 1) = x^2 + 1 without carries; the top bit times x
+        // leaves the low half for the high one.
+        assert_eq!(bit_op(Clmul, 3, 3, 0), 5);
+        assert_eq!(bit_op(Clmulh, 3, 3, 0), 0);
+        assert_eq!(bit_op(Clmul, 1 << 63, 2, 0), 0);
+        assert_eq!(bit_op(Clmulh, 1 << 63, 2, 0), 1);
+        assert_eq!(bit_op(Clmulr, 1 << 63, 2, 0), 2);
+        assert_eq!(bit_op(Clmulr, 1 << 63, 1 << 63, 0), 1 << 63);
+        assert_eq!(bit_op(Clmulh, u64::MAX, u64::MAX, 0), 0x5555_5555_5555_5555);
     }
 }

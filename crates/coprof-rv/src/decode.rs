@@ -4,7 +4,7 @@
 //! (version 20191213, §2.2 formats and §2.3 immediate encodings), the RV64I
 //! opcode map (§5, Table 24.1 "RISC-V base opcode map"), and the M, A, F, D,
 //! Zicsr and Zifencei listings in chapter 24 ("RV32/64G Instruction Set
-//! Listings"), and for Zba, Zbb and Zbs the RISC-V Bit-Manipulation
+//! Listings"), and for Zba, Zbb, Zbc and Zbs the RISC-V Bit-Manipulation
 //! ISA-extensions, version 1.0.0 (§1.4, the instructions' pages in §1.5,
 //! RV64 encodings). Compressed instructions are first expanded to their 32-bit
 //! equivalents (§16, see [`crate::rvc`]). Every encoding that the
@@ -285,7 +285,7 @@ pub fn decode32(raw: u32, pc: u64) -> Op {
                 (0x20, 5) => Kind::Sra,
                 (0, 6) => Kind::Or,
                 (0, 7) => Kind::And,
-                // Zba (§1.4.1), Zbb (§1.4.2) and Zbs (§1.4.4).
+                // Zba (§1.4.1), Zbb (§1.4.2), Zbc (§1.4.3), Zbs (§1.4.4).
                 (0x10, 2) => Kind::Sh1add,
                 (0x10, 4) => Kind::Sh2add,
                 (0x10, 6) => Kind::Sh3add,
@@ -296,6 +296,9 @@ pub fn decode32(raw: u32, pc: u64) -> Op {
                 (0x05, 7) => Kind::Maxu,
                 (0x05, 4) => Kind::Min,
                 (0x05, 5) => Kind::Minu,
+                (0x05, 1) => Kind::Clmul,
+                (0x05, 2) => Kind::Clmulr,
+                (0x05, 3) => Kind::Clmulh,
                 (0x30, 1) => Kind::Rol,
                 (0x30, 5) => Kind::Ror,
                 (0x24, 1) => Kind::Bclr,

@@ -94,7 +94,7 @@ pub fn disassemble(op: &Op, frm: u32) -> String {
                 )
             } else {
                 format!(
-                    "not an RV64GC, Zba, Zbb or Zbs instruction: {:#010x}, major opcode {:#04x} ({})",
+                    "not an RV64GC, Zba, Zbb, Zbc or Zbs instruction: {:#010x}, major opcode {:#04x} ({})",
                     raw,
                     raw & 0x7f,
                     major_opcode_name(raw)

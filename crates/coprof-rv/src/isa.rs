@@ -1,13 +1,14 @@
 //! Which instruction set the simulated hart implements: RV64GC always,
-//! and each of the bit-manipulation extensions Zba, Zbb and Zbs (RISC-V
-//! Bit-Manipulation ISA-extensions 1.0.0, §1.4) unless left out.
+//! and each of the bit-manipulation extensions Zba, Zbb, Zbc and Zbs
+//! (RISC-V Bit-Manipulation ISA-extensions 1.0.0, §1.4) unless left out.
 //!
-//! By default the hart has all three, the B of the RVA22U64 profile, so
-//! that programs built for it run. `--isa rv64gc` makes it a plain RV64GC
-//! hart, as the boards without B are: an instruction of a left-out
+//! By default the hart has all four (Zba, Zbb and Zbs are the B of the
+//! RVA22U64 profile), so that programs built for them run, as
+//! `qemu-riscv64` runs them by default. `--isa rv64gc` makes it a plain
+//! RV64GC hart, as the boards without B are: an instruction of a left-out
 //! extension is then an illegal instruction, as on such a board (and as
-//! under `qemu-riscv64 -cpu rv64,zba=false,zbb=false,zbs=false`), and
-//! `riscv_hwprobe` does not report it. The string is GCC's `-march`
+//! under `qemu-riscv64 -cpu rv64,zba=false,zbb=false,zbc=false,zbs=false`),
+//! and `riscv_hwprobe` does not report it. The string is GCC's `-march`
 //! spelling, so the one a program was built with can be given as it is.
 
 use crate::op::Kind;
@@ -21,12 +22,14 @@ pub struct Isa {
     pub zba: bool,
     /// Zbb: basic bit manipulation (`clz`, `rev8`, `min`, rotations, …).
     pub zbb: bool,
+    /// Zbc: carry-less multiplication (`clmul`, `clmulh`, `clmulr`).
+    pub zbc: bool,
     /// Zbs: single-bit instructions (`bset`, `bext`, …).
     pub zbs: bool,
 }
 
 impl Default for Isa {
-    /// RV64GC with Zba, Zbb and Zbs.
+    /// RV64GC with Zba, Zbb, Zbc and Zbs.
     fn default() -> Isa {
         Isa::FULL
     }
@@ -37,16 +40,18 @@ impl Default for Isa {
 const ALWAYS: [&str; 6] = ["zicsr", "zifencei", "zmmul", "zaamo", "zalrsc", "zca"];
 
 impl Isa {
-    /// RV64GC with Zba, Zbb and Zbs.
+    /// RV64GC with Zba, Zbb, Zbc and Zbs.
     pub const FULL: Isa = Isa {
         zba: true,
         zbb: true,
+        zbc: true,
         zbs: true,
     };
     /// Plain RV64GC.
     pub const RV64GC: Isa = Isa {
         zba: false,
         zbb: false,
+        zbc: false,
         zbs: false,
     };
 
@@ -56,19 +61,21 @@ impl Isa {
         match extension_of(kind) {
             Some("Zba") => self.zba,
             Some("Zbb") => self.zbb,
+            Some("Zbc") => self.zbc,
             Some("Zbs") => self.zbs,
             _ => true,
         }
     }
 }
 
-/// The extension beyond RV64GC whose op `kind` is (`"Zba"`, `"Zbb"` or
-/// `"Zbs"`), if any.
+/// The extension beyond RV64GC whose op `kind` is (`"Zba"`, `"Zbb"`,
+/// `"Zbc"` or `"Zbs"`), if any.
 pub fn extension_of(kind: Kind) -> Option<&'static str> {
     use Kind::*;
     Some(match kind {
         Sh1add | Sh2add | Sh3add | AddUw | Sh1addUw | Sh2addUw | Sh3addUw | SlliUw => "Zba",
         Bclr | Bclri | Bext | Bexti | Binv | Binvi | Bset | Bseti => "Zbs",
+        Clmul | Clmulh | Clmulr => "Zbc",
         Andn | Orn | Xnor | Clz | Clzw | Ctz | Ctzw | Cpop | Cpopw | Max | Maxu | Min | Minu
         | SextB | SextH | ZextH | Rol | Rolw | Ror | Rori | Roriw | Rorw | OrcB | Rev8 => "Zbb",
         _ => return None,
@@ -76,11 +83,16 @@ pub fn extension_of(kind: Kind) -> Option<&'static str> {
 }
 
 impl fmt::Display for Isa {
-    /// The `-march` string: `rv64gc`, then `_zba`, `_zbb`, `_zbs` for the
-    /// extensions the hart has.
+    /// The `-march` string: `rv64gc`, then `_zba`, `_zbb`, `_zbc`, `_zbs`
+    /// for the extensions the hart has.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("rv64gc")?;
-        for (name, on) in [("zba", self.zba), ("zbb", self.zbb), ("zbs", self.zbs)] {
+        for (name, on) in [
+            ("zba", self.zba),
+            ("zbb", self.zbb),
+            ("zbc", self.zbc),
+            ("zbs", self.zbs),
+        ] {
             if on {
                 write!(f, "_{name}")?;
             }
@@ -93,8 +105,9 @@ impl FromStr for Isa {
     type Err = String;
 
     /// A `-march` string: `rv64gc` (or `rv64imafdc`, the same), then any
-    /// of `_zba`, `_zbb`, `_zbs`, and `_b` for all three; `_zicsr`,
-    /// `_zifencei` and the other parts of RV64GC may be named too.
+    /// of `_zba`, `_zbb`, `_zbc`, `_zbs`, and `_b` for Zba, Zbb and Zbs
+    /// (the B extension); `_zicsr`, `_zifencei` and the other parts of
+    /// RV64GC may be named too.
     fn from_str(s: &str) -> Result<Isa, String> {
         let lower = s.trim().to_ascii_lowercase();
         let rest = ["rv64gc", "rv64imafdc"]
@@ -103,7 +116,7 @@ impl FromStr for Isa {
             .ok_or_else(|| {
                 format!(
                     "ISA '{s}' does not start with rv64gc: the hart is RV64GC, with any of \
-                     Zba, Zbb and Zbs (rv64gc_zba_zbb_zbs)"
+                     Zba, Zbb, Zbc and Zbs (rv64gc_zba_zbb_zbc_zbs)"
                 )
             })?;
         let mut isa = Isa::RV64GC;
@@ -111,13 +124,18 @@ impl FromStr for Isa {
             match part {
                 "zba" => isa.zba = true,
                 "zbb" => isa.zbb = true,
+                "zbc" => isa.zbc = true,
                 "zbs" => isa.zbs = true,
-                "b" => isa = Isa::FULL,
+                "b" => {
+                    isa.zba = true;
+                    isa.zbb = true;
+                    isa.zbs = true;
+                }
                 p if ALWAYS.contains(&p) => {}
                 p => {
                     return Err(format!(
                         "ISA '{s}': extension '{p}' is not one the simulator has \
-                         (beyond RV64GC it has zba, zbb and zbs)"
+                         (beyond RV64GC it has zba, zbb, zbc and zbs)"
                     ))
                 }
             }
@@ -134,7 +152,14 @@ mod tests {
     fn march_strings_name_the_extensions() {
         let parse = |s: &str| s.parse::<Isa>();
         assert_eq!(parse("rv64gc"), Ok(Isa::RV64GC));
-        assert_eq!(parse("rv64gc_zba_zbb_zbs"), Ok(Isa::FULL));
+        assert_eq!(parse("rv64gc_zba_zbb_zbc_zbs"), Ok(Isa::FULL));
+        assert_eq!(
+            parse("rv64gc_zba_zbb_zbs"),
+            Ok(Isa {
+                zbc: false,
+                ..Isa::FULL
+            })
+        );
         assert_eq!(
             parse("RV64IMAFDC_Zbb"),
             Ok(Isa {
@@ -149,11 +174,21 @@ mod tests {
                 ..Isa::RV64GC
             })
         );
-        assert_eq!(parse("rv64gc_b"), Ok(Isa::FULL));
+        assert_eq!(parse("rv64gc_b_zbc"), Ok(Isa::FULL));
+        assert_eq!(
+            parse("rv64gc_b"),
+            Ok(Isa {
+                zbc: false,
+                ..Isa::FULL
+            })
+        );
         let e = parse("rv64gcv").unwrap_err();
         assert!(e.contains("extension 'v'"), "{e}");
-        let e = parse("rv64gc_zbc").unwrap_err();
-        assert!(e.contains("'zbc'") && e.contains("zba, zbb and zbs"), "{e}");
+        let e = parse("rv64gc_zbkb").unwrap_err();
+        assert!(
+            e.contains("'zbkb'") && e.contains("zba, zbb, zbc and zbs"),
+            "{e}"
+        );
         let e = parse("rv32gc").unwrap_err();
         assert!(e.contains("does not start with rv64gc"), "{e}");
         for isa in [
@@ -166,7 +201,7 @@ mod tests {
         ] {
             assert_eq!(parse(&isa.to_string()), Ok(isa), "{isa}");
         }
-        assert_eq!(Isa::default().to_string(), "rv64gc_zba_zbb_zbs");
+        assert_eq!(Isa::default().to_string(), "rv64gc_zba_zbb_zbc_zbs");
     }
 
     #[test]
@@ -177,6 +212,7 @@ mod tests {
         };
         assert!(only_zbb.has(Kind::Clz) && only_zbb.has(Kind::Rev8));
         assert!(!only_zbb.has(Kind::Sh1add) && !only_zbb.has(Kind::Bset));
+        assert!(!only_zbb.has(Kind::Clmul) && Isa::FULL.has(Kind::Clmulr));
         assert!(Isa::RV64GC.has(Kind::Add) && Isa::RV64GC.has(Kind::FaddD));
         assert!(!Isa::RV64GC.has(Kind::SlliUw) && !Isa::RV64GC.has(Kind::Bexti));
     }

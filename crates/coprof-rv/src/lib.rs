@@ -1,4 +1,4 @@
-//! coprof-rv: an RV64GC (and Zba, Zbb, Zbs) Linux user-mode simulator that runs real,
+//! coprof-rv: an RV64GC (and Zba, Zbb, Zbc, Zbs) Linux user-mode simulator that runs real,
 //! unmodified executables, static or dynamically linked, and emits coprof
 //! [`Event`]s.
 //!

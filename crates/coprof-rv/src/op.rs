@@ -4,8 +4,9 @@
 //! Every RV64GC instruction (RISC-V Unprivileged ISA, version 20191213:
 //! RV64I §2 and §5, Zifencei §3, M §7, A §8, Zicsr §9, F §11, D §12, and C
 //! §16 after expansion), and every one of the bit-manipulation extensions
-//! Zba, Zbb and Zbs (RISC-V Bit-Manipulation ISA-extensions, version
-//! 1.0.0, the B of the RVA22U64 profile), becomes one [`Op`]: a dense opcode ([`Kind`]) plus
+//! Zba, Zbb, Zbc and Zbs (RISC-V Bit-Manipulation ISA-extensions, version
+//! 1.0.0; Zba, Zbb and Zbs are the B of the RVA22U64 profile), becomes one
+//! [`Op`]: a dense opcode ([`Kind`]) plus
 //! register numbers and a 64-bit immediate in which the decoder has already
 //! folded whatever can be known before execution (absolute branch targets,
 //! `auipc` results, CSR numbers). Dispatch is one `match` over `Kind`.
@@ -133,6 +134,10 @@ pub enum Kind {
     Rorw,
     OrcB,
     Rev8,
+    // Zbc, carry-less multiplication (§1.4.3).
+    Clmul,
+    Clmulh,
+    Clmulr,
     // Zbs, single-bit instructions (§1.4.4).
     Bclr,
     Bclri,
@@ -228,7 +233,7 @@ pub enum Kind {
     FmvDX,
     FcvtSD,
     FcvtDS,
-    /// Not a valid encoding of RV64GC, Zba, Zbb or Zbs; `imm` holds the
+    /// Not a valid encoding of RV64GC, Zba, Zbb, Zbc or Zbs; `imm` holds the
     /// raw bits. Executing it raises an illegal-instruction exception
     /// (SIGILL).
     Illegal,
@@ -237,7 +242,7 @@ pub enum Kind {
     FetchFault,
 }
 
-/// A pattern of every op of Zba, Zbb and Zbs: integer ops of one or two
+/// A pattern of every op of Zba, Zbb, Zbc and Zbs: integer ops of one or two
 /// registers or a register and a shift amount, whose results
 /// [`bit_op`](crate::bitmanip::bit_op) computes.
 macro_rules! bit_manip {
@@ -274,6 +279,9 @@ macro_rules! bit_manip {
             | $crate::op::Kind::Rorw
             | $crate::op::Kind::OrcB
             | $crate::op::Kind::Rev8
+            | $crate::op::Kind::Clmul
+            | $crate::op::Kind::Clmulh
+            | $crate::op::Kind::Clmulr
             | $crate::op::Kind::Bclr
             | $crate::op::Kind::Bclri
             | $crate::op::Kind::Bext

@@ -76,8 +76,8 @@ pub struct Config {
     /// The results are the same either way; this is for comparing the
     /// two, and for hosts where translated code misbehaves.
     pub interpret: bool,
-    /// The hart's instruction set: RV64GC and which of Zba, Zbb and Zbs
-    /// ([`Isa`]; all three by default).
+    /// The hart's instruction set: RV64GC and which of Zba, Zbb, Zbc and
+    /// Zbs ([`Isa`]; all four by default).
     pub isa: Isa,
 }
 

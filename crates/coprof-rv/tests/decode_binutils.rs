@@ -4,9 +4,9 @@
 //! share with RV64I and M (OP, OP-32, OP-IMM and OP-IMM-32: every funct7
 //! and funct3 of the register forms, every 12-bit immediate and funct3 of
 //! the immediate forms) is assembled with `.insn` into an object for
-//! `rv64gc_zba_zbb_zbs`, and `riscv64-linux-gnu-objdump -M no-aliases`
+//! `rv64gc_zba_zbb_zbc_zbs`, and `riscv64-linux-gnu-objdump -M no-aliases`
 //! says what each word is. coprof must call the same words illegal (the
-//! ones objdump prints as `.4byte`, Zbc's and Zbkb's among them) and give
+//! ones objdump prints as `.4byte`, Zbkb's among them) and give
 //! the others the same mnemonic and operands.
 //!
 //! The cross binutils come with the cross compiler that
@@ -68,7 +68,7 @@ fn objdump(words: &[u32], dir: &Path) -> Vec<Option<String>> {
         }
     };
     tool("as")(&[
-        "-march=rv64gc_zba_zbb_zbs".as_ref(),
+        "-march=rv64gc_zba_zbb_zbc_zbs".as_ref(),
         s.as_os_str(),
         "-o".as_ref(),
         o.as_os_str(),

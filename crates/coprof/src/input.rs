@@ -120,8 +120,8 @@ pub struct InputArgs {
     #[arg(long, requires = "program")]
     pub interpret: bool,
     /// With a program: the simulated hart's instruction set, as a -march
-    /// string: rv64gc and any of _zba, _zbb and _zbs (default
-    /// rv64gc_zba_zbb_zbs). An instruction of an extension left out is
+    /// string: rv64gc and any of _zba, _zbb, _zbc and _zbs (default
+    /// rv64gc_zba_zbb_zbc_zbs). An instruction of an extension left out is
     /// illegal (SIGILL), as on a board without it.
     #[arg(long, value_name = "ISA", requires = "program")]
     pub isa: Option<coprof_rv::Isa>,

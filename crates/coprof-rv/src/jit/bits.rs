@@ -1,5 +1,5 @@
-//! Translation of the bit-manipulation ops of Zba, Zbb and Zbs (RISC-V
-//! Bit-Manipulation ISA-extensions 1.0.0, §1.4) to x86-64 code.
+//! Translation of the bit-manipulation ops of Zba, Zbb, Zbc and Zbs
+//! (RISC-V Bit-Manipulation ISA-extensions 1.0.0, §1.4) to x86-64 code.
 //!
 //! Each op is a few host instructions on the scratch registers, from
 //! the x86-64 baseline where one exists: shifts and adds for the address
@@ -8,22 +8,27 @@
 //! the register's width there instead), conditional moves for minimum and
 //! maximum, `bswap`, the rotations, and `bt*` for single bits, whose
 //! register index x86 takes modulo 64 as RV64 does. `cpop` needs
-//! `popcnt`, which the x86-64 baseline lacks: on a host without it the
-//! two counts of set bits are left to the interpreter.
+//! `popcnt`, which the x86-64 baseline lacks, and Zbc's carry-less
+//! products `pclmulqdq` (with AVX): on a host without them those ops are
+//! left to the interpreter.
 
 use super::regs::{get, get32, put, with_x};
 use crate::op::{bit_manip, Kind, Op};
 use iced_x86::code_asm::*;
 use iced_x86::IcedError;
 
-/// Whether the translator takes `kind`, one of Zba's, Zbb's or Zbs's ops,
-/// on this host.
+/// Whether the translator takes `kind`, one of Zba's, Zbb's, Zbc's or
+/// Zbs's ops, on this host.
 pub(super) fn translates(kind: Kind) -> bool {
-    let counts_bits = matches!(kind, Kind::Cpop | Kind::Cpopw);
-    matches!(kind, bit_manip!()) && (!counts_bits || std::arch::is_x86_feature_detected!("popcnt"))
+    use std::arch::is_x86_feature_detected as has;
+    match kind {
+        Kind::Cpop | Kind::Cpopw => has!("popcnt"),
+        Kind::Clmul | Kind::Clmulh | Kind::Clmulr => has!("pclmulqdq") && has!("avx"),
+        k => matches!(k, bit_manip!()),
+    }
 }
 
-/// The code of `op`, one of Zba's, Zbb's or Zbs's ops that
+/// The code of `op`, one of Zba's, Zbb's, Zbc's or Zbs's ops that
 /// [`translates`] takes: its result in rax, then in rd.
 pub(super) fn code(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
     use Kind::*;
@@ -170,6 +175,27 @@ pub(super) fn code(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
         Rev8 => {
             get(a, rax, rs1)?;
             a.bswap(rax)?;
+        }
+        // The 128-bit product in xmm0 (VEX forms, as the floating-point
+        // translations use): its low half, its high half, or the bits
+        // from 63 up.
+        Clmul | Clmulh | Clmulr => {
+            get(a, rax, rs1)?;
+            a.vmovq(xmm0, rax)?;
+            get(a, rax, rs2)?;
+            a.vmovq(xmm1, rax)?;
+            a.vpclmulqdq(xmm0, xmm0, xmm1, 0)?;
+            match op.kind {
+                Clmul => a.vmovq(rax, xmm0)?,
+                Clmulh => a.vpextrq(rax, xmm0, 1)?,
+                _ => {
+                    a.vmovq(rax, xmm0)?;
+                    a.vpextrq(rcx, xmm0, 1)?;
+                    a.shr(rax, 63)?;
+                    a.shl(rcx, 1)?;
+                    a.or(rax, rcx)?;
+                }
+            }
         }
         Bclr | Bset | Binv => {
             get(a, rax, rs1)?;

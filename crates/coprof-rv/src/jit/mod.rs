@@ -3,7 +3,7 @@
 //!
 //! A block that has run [`HOT`] times is translated, once, as far as its
 //! ops allow: integer computation (RV64I §2.4, §5.2), multiplication and
-//! division (M §7), the bit manipulation of Zba, Zbb and Zbs (`bits`),
+//! division (M §7), the bit manipulation of Zba, Zbb, Zbc and Zbs (`bits`),
 //! loads and stores (§2.6, and F and D's), the AMOs, LR
 //! and SC (A §8, `atomic`), branches and
 //! jumps (§2.5), the floating-point CSRs (§9.1, F §11.2), and the F and

@@ -138,10 +138,10 @@ fn body_word() -> impl Strategy<Value = u32> {
     ]
 }
 
-/// The register forms of Zba, Zbb and Zbs in OP, as (funct3, funct7):
-/// sh1add sh2add sh3add andn orn xnor max maxu min minu rol ror bclr
-/// bext binv bset.
-const BIT_OP: [(u32, u32); 16] = [
+/// The register forms of Zba, Zbb, Zbc and Zbs in OP, as (funct3,
+/// funct7): sh1add sh2add sh3add andn orn xnor max maxu min minu rol ror
+/// bclr bext binv bset clmul clmulr clmulh.
+const BIT_OP: [(u32, u32); 19] = [
     (2, 0x10),
     (4, 0x10),
     (6, 0x10),
@@ -158,6 +158,9 @@ const BIT_OP: [(u32, u32); 16] = [
     (5, 0x24),
     (1, 0x34),
     (1, 0x14),
+    (1, 5),
+    (2, 5),
+    (3, 5),
 ];
 
 /// The register forms in OP-32: add.uw sh1add.uw sh2add.uw sh3add.uw rolw
@@ -199,7 +202,7 @@ const BIT_SHIFTS: [(u32, u32, i32, i32); 7] = [
     (0x1b, 5, 0x600, 32),
 ];
 
-/// One op of Zba, Zbb or Zbs (Bit-Manipulation ISA-extensions 1.0.0,
+/// One op of Zba, Zbb, Zbc or Zbs (Bit-Manipulation ISA-extensions 1.0.0,
 /// §1.4): the register forms of OP and OP-32, `zext.h`, the unary ops
 /// and the immediate forms with every shift amount.
 fn bit_word() -> impl Strategy<Value = u32> {
@@ -855,7 +858,7 @@ fn a_block_of_integer_ops_is_translated_whole() {
 
 #[test]
 fn bit_manipulation_ops_are_translated_at_their_edges() {
-    // Each Zba, Zbb and Zbs op of a0 and a1 into a2, for sources at the
+    // Each Zba, Zbb, Zbc and Zbs op of a0 and a1 into a2, for sources at the
     // edges of their counts, signs and words: zero, all ones, the top
     // bit of the word and of the register, one, and a mixed pattern.
     let edges = [
@@ -886,7 +889,7 @@ fn bit_manipulation_ops_are_translated_at_their_edges() {
         [hi | (amounts - 1), hi].map(|imm| i_type(opc, 12, f3, 10, imm))
     }))
     .collect();
-    assert_eq!(ops.len(), 47, "every op of the three extensions");
+    assert_eq!(ops.len(), 50, "every op of the four extensions");
     for &word in &ops {
         let kind = crate::decode::decode(word, CODE).kind;
         for &x in &edges {

@@ -3,11 +3,11 @@
 //! key-value pairs. glibc 2.40 and later ask it at startup to choose its
 //! string functions, so every static binary they link calls it.
 //!
-//! The hart is RV64GC with the bit-manipulation extensions Zba, Zbb and
-//! Zbs, or those of them `--isa` leaves ([`Isa`]): the base behaviour IMA,
-//! F and D, C (whose 16-bit
+//! The hart is RV64GC with the bit-manipulation extensions Zba, Zbb, Zbc
+//! and Zbs, or those of them `--isa` leaves ([`Isa`]): the base behaviour
+//! IMA, F and D, C (whose 16-bit
 //! instructions Linux 6.11 and later also report as Zca and, with D, Zcd),
-//! Zba, Zbb and Zbs, no vector unit, no vendor extension and no cache-block operations. Its
+//! Zba, Zbb, Zbc and Zbs, no vector unit, no vendor extension and no cache-block operations. Its
 //! `time` CSR counts at 10 MHz, and user addresses end at the top of
 //! Sv39. Misaligned loads and stores are performed (as Linux does for
 //! user code that traps on them), and reported as SLOW: glibc then keeps
@@ -43,12 +43,13 @@ mod key {
 
 /// `RISCV_HWPROBE_BASE_BEHAVIOR_IMA`.
 const BASE_IMA: u64 = 1;
-/// IMA_EXT_0 bits: F and D, C, Zba, Zbb, Zbs, Zca, Zcd.
+/// IMA_EXT_0 bits: F and D, C, Zba, Zbb, Zbs, Zbc, Zca, Zcd.
 const IMA_FD: u64 = 1 << 0;
 const IMA_C: u64 = 1 << 1;
 const EXT_ZBA: u64 = 1 << 3;
 const EXT_ZBB: u64 = 1 << 4;
 const EXT_ZBS: u64 = 1 << 5;
+const EXT_ZBC: u64 = 1 << 7;
 const EXT_ZCA: u64 = 1 << 43;
 const EXT_ZCD: u64 = 1 << 45;
 /// `RISCV_HWPROBE_MISALIGNED_SCALAR_SLOW`.
@@ -73,6 +74,7 @@ fn value(key: i64, isa: Isa) -> Option<u64> {
                 | bit(isa.zba, EXT_ZBA)
                 | bit(isa.zbb, EXT_ZBB)
                 | bit(isa.zbs, EXT_ZBS)
+                | bit(isa.zbc, EXT_ZBC)
                 | EXT_ZCA
                 | EXT_ZCD
         }
@@ -289,8 +291,8 @@ mod tests {
         let got = pairs(&mem, 8);
         assert_eq!(
             got[0],
-            (4, 0b11 | 0b111 << 3 | 1 << 43 | 1 << 45),
-            "FD, C, Zba, Zbb, Zbs, Zca, Zcd; no V, no Zbc"
+            (4, 0b11 | 0b111 << 3 | 1 << 7 | 1 << 43 | 1 << 45),
+            "FD, C, Zba, Zbb, Zbs, Zbc, Zca, Zcd; no V"
         );
         assert_eq!(got[1], (3, 1), "base behaviour IMA");
         assert_eq!(got[2], (5, 2), "misaligned accesses: slow");
@@ -362,7 +364,8 @@ mod tests {
         assert_eq!(ask(&mut mem, &[(4, 0b11)]), 1, "has F, D and C");
         assert_eq!(ask(&mut mem, &[(4, 0b100)]), 0, "has no V");
         assert_eq!(ask(&mut mem, &[(4, 1 << 4 | 1 << 3)]), 1, "has Zba and Zbb");
-        assert_eq!(ask(&mut mem, &[(4, 1 << 7)]), 0, "has no Zbc");
+        assert_eq!(ask(&mut mem, &[(4, 1 << 7)]), 1, "has Zbc");
+        assert_eq!(ask(&mut mem, &[(4, 1 << 8)]), 0, "has no Zbkb");
         assert_eq!(ask(&mut mem, &[(8, 10_000_000), (3, 1)]), 1);
         assert_eq!(ask(&mut mem, &[(8, 1)]), 0, "another timebase");
         assert_eq!(

@@ -1,5 +1,5 @@
-/* bitmanip.c: the bit-manipulation extensions Zba, Zbb and Zbs (RISC-V
- * Bit-Manipulation ISA-extensions 1.0.0), each instruction by inline
+/* bitmanip.c: the bit-manipulation extensions Zba, Zbb, Zbc and Zbs
+ * (RISC-V Bit-Manipulation ISA-extensions 1.0.0), each instruction by inline
  * assembly over 64-bit edge values and every shift amount an immediate
  * form takes, then C that a compiler turns into them when it may
  * (`-march=rv64gc_zba_zbb_zbs`, this program's extra build "zb"): counts
@@ -23,7 +23,7 @@ static volatile uint64_t vals[] = {
 };
 #define NV (sizeof vals / sizeof vals[0])
 
-#define ARCH ".option push\n.option arch, +zba, +zbb, +zbs\n"
+#define ARCH ".option push\n.option arch, +zba, +zbb, +zbc, +zbs\n"
 /* A register form, named `name` here and `text` by the assembler (which
  * spells the .uw forms with a dot, which a C name cannot hold). */
 #define RN(name, text) \
@@ -58,6 +58,7 @@ R(sh1add) R(sh2add) R(sh3add) RN(add_uw, "add.uw") RN(sh1add_uw, "sh1add.uw")
 RN(sh2add_uw, "sh2add.uw") RN(sh3add_uw, "sh3add.uw")
 R(andn) R(orn) R(xnor) R(max) R(maxu) R(min) R(minu)
 R(rol) R(rolw) R(ror) R(rorw) R(bclr) R(bext) R(binv) R(bset)
+R(clmul) R(clmulh) R(clmulr)
 U(clz, "clz") U(clzw, "clzw") U(ctz, "ctz") U(ctzw_raw, "ctzw") U(cpop, "cpop") U(cpopw, "cpopw")
 U(sext_b, "sext.b") U(sext_h, "sext.h") U(zext_h, "zext.h") U(zext_w, "zext.w")
 U(orc_b, "orc.b") U(rev8, "rev8")
@@ -87,6 +88,7 @@ static const struct op ops[] = {
     E(sh1add), E(sh2add), E(sh3add), E(add_uw), E(sh1add_uw), E(sh2add_uw), E(sh3add_uw),
     E(andn), E(orn), E(xnor), E(max), E(maxu), E(min), E(minu),
     E(rol), E(rolw), E(ror), E(rorw), E(bclr), E(bext), E(binv), E(bset),
+    E(clmul), E(clmulh), E(clmulr),
     E(clz), E(clzw), E(ctz), E(ctzw), E(cpop), E(cpopw),
     E(sext_b), E(sext_h), E(zext_h), E(zext_w), E(orc_b), E(rev8),
     E6(slli_uw), E6(rori), E6(bclri), E6(bexti), E6(binvi), E6(bseti), E5(roriw),

@@ -76,7 +76,7 @@ pub struct Args {
     #[arg(long)]
     interpret: bool,
     /// The simulated hart's instruction set, as a -march string: rv64gc
-    /// and any of _zba, _zbb and _zbs (default rv64gc_zba_zbb_zbs). An
+    /// and any of _zba, _zbb, _zbc and _zbs. An
     /// instruction of an extension left out is illegal (SIGILL), as on a
     /// board without it.
     #[arg(long, value_name = "ISA", default_value_t = Isa::default())]
