@@ -44,7 +44,12 @@
 # CPU time on all threads over its CPU time on one, the same work: near 1
 # as a rule, well above it when the machine's cores pass memory to each
 # other slowly, which a virtual machine's do in some periods (each
-# round's times are on standard error).
+# round's times are on standard error). The very last is callgrind's
+# wall time per x86-64 instruction it counted over the default profile's
+# per RV64 instruction retired: the two builds of the same sources
+# retire different numbers of instructions (Zstandard 2.6 times as many
+# on RV64GC), and this ratio says how fast each tool goes through its
+# own ISA's instructions, beside the target's plain wall-time ratio.
 #
 # With --engines, it times instead what each engine costs: per round,
 # `coprof run` (the simulator alone), then each report of `coprof
@@ -387,9 +392,12 @@ for w in "${workloads[@]}"; do
   cm="$(median "$scratch/coprof.times" 4 | awk '{ printf "%.0f", $1 / 1024 }')"
   mips="$(awk -v i="${insns//,/}" -v s="$oc" 'BEGIN { if (s > 0) printf "%.0f", i / s / 1e6; else print "–" }')"
   ir_fmt="$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"${ir:-?}")"
-  rows+=("| $name | $insns | $ir_fmt | $oc = $mips MIPS | $cw ($cc) | $bw ($bc) | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$oc")** | **$(ratio "$vw" "$cw")** | $(ratio "$vw" "$bw") | $(ratio "$vc" "$rc") | $cm | $(ratio "$cc" "$oc") |")
+  # Wall time per instruction retired, each tool on its own ISA's count:
+  # callgrind's per x86-64 instruction over the profile's per RV64 one.
+  per_insn="$(awk -v vw="$vw" -v ir="${ir:-0}" -v cw="$cw" -v i="${insns//,/}" 'BEGIN { if (ir > 0 && cw > 0 && i > 0) printf "%.2f×", (vw / ir) / (cw / i); else print "–" }')"
+  rows+=("| $name | $insns | $ir_fmt | $oc = $mips MIPS | $cw ($cc) | $bw ($bc) | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$oc")** | **$(ratio "$vw" "$cw")** | $(ratio "$vw" "$bw") | $(ratio "$vc" "$rc") | $cm | $(ratio "$cc" "$oc") | $per_insn |")
 done
 
-echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile --threads 1, CPU s | coprof profile, wall s (CPU s) | profile --block-buffer 16384, wall s (CPU s) | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile --threads 1, CPU | callgrind/profile, wall | callgrind/profile --block-buffer, wall | callgrind/run, CPU | coprof profile, largest resident set, MiB | coprof profile, CPU on all threads / on one |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile --threads 1, CPU s | coprof profile, wall s (CPU s) | profile --block-buffer 16384, wall s (CPU s) | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile --threads 1, CPU | callgrind/profile, wall | callgrind/profile --block-buffer, wall | callgrind/run, CPU | coprof profile, largest resident set, MiB | coprof profile, CPU on all threads / on one | callgrind/profile, wall per instruction retired |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
