@@ -347,7 +347,7 @@ impl InputArgs {
             }
             None => Ok(TraceMeta {
                 source: "rv-sim".into(),
-                isa: "rv64gc".into(),
+                isa: self.isa.unwrap_or_default().to_string(),
                 program: self.name(),
                 args: self.program_text().into_iter().skip(1).collect(),
                 ..TraceMeta::default()

@@ -355,6 +355,17 @@ fn an_isa_without_an_extension_makes_its_instructions_illegal() {
         let command = r["command"].as_str().unwrap();
         assert!(command.contains("--isa rv64gc --"), "{command}");
     }
+    // A trace says which hart made it.
+    let trace = dir.path().join("t.cpt");
+    coprof()
+        .args(["run", "--isa", "rv64gc_zbb", "--trace"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&prog)
+        .assert()
+        .success();
+    let info = common::json_of(coprof().args(["info", "--json"]).arg(&trace));
+    assert_eq!(info["meta"]["isa"], "rv64gc_zbb");
     coprof()
         .args(["run", "--isa", "rv64gcv", "--"])
         .arg(&prog)

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 pub struct TraceMeta {
     /// What produced the events: "rv-sim", "native", "synthetic", "sample", or a tracer's own name.
     pub source: String,
-    /// The instruction set of the PCs: "rv64gc", "x86-64", "synthetic".
+    /// The instruction set of the PCs: "rv64gc" with the extensions the
+    /// simulator's hart had ("rv64gc_zba_zbb_zbc_zbs"), "x86-64",
+    /// "synthetic".
     pub isa: String,
     /// The program traced (path or generator name).
     #[serde(default)]

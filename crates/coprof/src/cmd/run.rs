@@ -254,7 +254,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Some(out) => {
             let meta = TraceMeta {
                 source: "rv-sim".into(),
-                isa: "rv64gc".into(),
+                isa: a.isa.to_string(),
                 program: a.command[0].to_string_lossy().into_owned(),
                 args: crate::input::as_text(&a.command[1..]),
                 modules: sim.modules().to_vec(),
