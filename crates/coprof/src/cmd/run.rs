@@ -93,6 +93,11 @@ pub struct Args {
     /// `-sh`) sees. Write `--argv0=-sh` for a name starting with `-`.
     #[arg(long, value_name = "NAME")]
     argv0: Option<OsString>,
+    /// End by the program's fatal signal rather than with status 128 + N:
+    /// what the process a program's `execve` runs in does (its runner), so
+    /// that the parent's wait sees the signal, as under Linux.
+    #[arg(long, hide = true)]
+    die_by_signal: bool,
     /// The program and its arguments (after `--`). A name without a
     /// slash is looked for in the program's PATH (under --sysroot first),
     /// then the current directory; a `#!` script runs its interpreter.
@@ -223,6 +228,7 @@ impl Shape<'_> {
 fn runner(shape: &Shape<'_>) -> Option<Vec<OsString>> {
     let mut cmd: Vec<OsString> = vec![std::env::current_exe().ok()?.into(), "run".into()];
     cmd.extend(shape.options(true)?);
+    cmd.push("--die-by-signal".into());
     Some(cmd)
 }
 
@@ -311,11 +317,36 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             thousands(sim.instret())
         );
     }
+    if let (true, Exit::Signal { signal, .. }) = (a.die_by_signal, &exit) {
+        die_by(*signal);
+    }
     let status = exit.status();
     if status != 0 {
         std::process::exit(status);
     }
     Ok(())
+}
+
+/// Ends this process by `signal`'s default action, as the program did,
+/// without a core file of coprof's own (qemu-user ends so too); a signal
+/// whose default is not to end the process ends it with 128 + `signal`.
+fn die_by(signal: i32) -> ! {
+    // SAFETY: plain calls on this process's own limits, disposition and
+    // mask, with valid pointers to locals.
+    unsafe {
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(signal);
+    }
+    std::process::exit(128 + signal)
 }
 
 /// `--stats --json`: what `--stats` prints, as one object, with how the
