@@ -79,18 +79,20 @@ pub fn disassemble(op: &Op, frm: u32) -> String {
     match op.kind {
         Illegal => {
             let raw = op.imm as u32;
+            // What the bits are to a hart with every extension: an
+            // instruction of one this hart was given without (`--isa`),
+            // or nothing.
+            let full = decode(raw, op.pc);
             if op.len == 2 {
                 format!(
                     "not an RV64GC instruction: reserved compressed encoding {:#06x}",
                     raw as u16
                 )
-            } else if let Some(ext) = crate::isa::extension_of(decode(raw, op.pc).kind) {
-                // An instruction of an extension the hart was given
-                // without (`--isa`).
+            } else if let Some(ext) = crate::isa::extension_of(full.kind) {
                 format!(
                     "{}: an instruction of {ext}, which this hart's instruction set leaves out \
                      (see --isa)",
-                    disassemble(&decode(raw, op.pc), frm)
+                    disassemble(&full, frm)
                 )
             } else {
                 format!(
@@ -201,5 +203,12 @@ mod tests {
         );
         let ill = disassemble(&decode(0x0000_000b, 0), 0);
         assert!(ill.contains("custom-0"), "{ill}");
+        // sh1add a0, a1, a2 on a hart without Zba.
+        let left_out = disassemble(&crate::decode::illegal(0x20c5_a533, 0, 4), 0);
+        assert_eq!(
+            left_out,
+            "sh1add a0, a1, a2: an instruction of Zba, which this hart's instruction set \
+             leaves out (see --isa)"
+        );
     }
 }
