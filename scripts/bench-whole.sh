@@ -74,11 +74,14 @@
 # and the floor the engines alone would leave if simulating and
 # delivering cost nothing.
 #
-# Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--engines | --timing] [--list]
+# Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--engines | --timing] [--march ARCH] [--list]
 #   --runs     rounds per workload (default 3; medians are taken over them)
 #   --only     run only these workloads (names from --list)
 #   --engines  time each report alone (see above) instead of the profile
 #   --timing   time each report inside one pass (see above) instead
+#   --march    run RV64 builds for this ISA string instead of the
+#              compiler's default rv64gc (workloads/build-real.sh --march
+#              ARCH; rv64gc_zba_zbb_zbs, say), beside the same x86-64 build
 #   --list     print the workloads and their command lines, run nothing
 # Environment: COPROF=path/to/coprof (default: target/release/coprof, built
 # with `cargo build --release -p coprof` first).
@@ -122,6 +125,7 @@ only=""
 list=0
 engines=0
 timing=0
+march=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs)
@@ -133,7 +137,8 @@ while [ $# -gt 0 ]; do
     --list) list=1; shift ;;
     --engines) engines=1; shift ;;
     --timing) timing=1; shift ;;
-    -h | --help) sed -n '2,76p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --march) [ $# -ge 2 ] || { echo "bench-whole: --march needs an ISA string" >&2; exit 2; }; march="$2"; shift 2 ;;
+    -h | --help) sed -n '2,89p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-whole: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -150,7 +155,12 @@ fi
 for t in qemu-riscv64 valgrind /usr/bin/time; do
   command -v "$t" >/dev/null || { echo "bench-whole: $t is not installed" >&2; exit 2; }
 done
-"$wl/build-real.sh" >&2
+if [ -n "$march" ]; then
+  rv="$wl/build/real-$march"
+  "$wl/build-real.sh" --march "$march" >&2
+else
+  "$wl/build-real.sh" >&2
+fi
 "$wl/build-real.sh" --native >&2
 "$wl/gen-inputs.sh" >&2
 coprof="${COPROF:-$root/target/release/coprof}"
