@@ -158,4 +158,139 @@ mod tests {
         assert_eq!(bit_op(Clmulr, 1 << 63, 1 << 63, 0), 1 << 63);
         assert_eq!(bit_op(Clmulh, u64::MAX, u64::MAX, 0), 0x5555_5555_5555_5555);
     }
+
+    /// Bit `i` of `x`.
+    fn bit(x: u64, i: u32) -> u64 {
+        (x >> i) & 1
+    }
+
+    /// A value from its bits, bit `i` given by `f(i)`.
+    fn from_bits(width: u32, f: impl Fn(u32) -> u64) -> u64 {
+        (0..width).fold(0, |v, i| v | f(i) << i)
+    }
+
+    /// The word `w` sign-extended to 64 bits, bit by bit.
+    fn sext32(w: u64) -> u64 {
+        from_bits(64, |i| bit(w, i.min(31)))
+    }
+
+    /// Each op one bit at a time, as the specification's pseudocode loops
+    /// (§1.5): a second derivation, for the property test below.
+    fn by_bits(kind: Kind, a: u64, b: u64, imm: i64) -> u64 {
+        let lead = |x: u64, w: u32| (0..w).rev().take_while(|&i| bit(x, i) == 0).count() as u64;
+        let trail = |x: u64, w: u32| (0..w).take_while(|&i| bit(x, i) == 0).count() as u64;
+        let ones = |x: u64, w: u32| (0..w).map(|i| bit(x, i)).sum::<u64>();
+        let rotr = |x: u64, n: u32, w: u32| from_bits(w, |i| bit(x, (i + n) % w));
+        let low = a & 0xffff_ffff;
+        // Bit k of the carry-less product: the parity of a_i b_j, i + j = k.
+        let clmul_bit = |k: u32| {
+            (0..64)
+                .filter(|&i| i <= k && k - i < 64)
+                .fold(0, |p, i| p ^ (bit(a, i) & bit(b, k - i)))
+        };
+        let sh = (imm & 63) as u32;
+        match kind {
+            Sh1add => a.wrapping_mul(2).wrapping_add(b),
+            Sh2add => a.wrapping_mul(4).wrapping_add(b),
+            Sh3add => a.wrapping_mul(8).wrapping_add(b),
+            AddUw => low.wrapping_add(b),
+            Sh1addUw => (low * 2).wrapping_add(b),
+            Sh2addUw => (low * 4).wrapping_add(b),
+            Sh3addUw => (low * 8).wrapping_add(b),
+            SlliUw => from_bits(64, |i| if i >= sh { bit(low, i - sh) } else { 0 }),
+            Andn => from_bits(64, |i| bit(a, i) & (1 - bit(b, i))),
+            Orn => from_bits(64, |i| bit(a, i) | (1 - bit(b, i))),
+            Xnor => from_bits(64, |i| 1 - (bit(a, i) ^ bit(b, i))),
+            Clz => lead(a, 64),
+            Clzw => lead(low, 32),
+            Ctz => trail(a, 64),
+            Ctzw => trail(low, 32),
+            Cpop => ones(a, 64),
+            Cpopw => ones(low, 32),
+            // Signed order: flip the sign bits, then compare unsigned.
+            Max | Min => {
+                let flip = 1 << 63;
+                let a_first = (a ^ flip) > (b ^ flip);
+                if a_first == (kind == Max) {
+                    a
+                } else {
+                    b
+                }
+            }
+            Maxu => {
+                if a > b {
+                    a
+                } else {
+                    b
+                }
+            }
+            Minu => {
+                if a < b {
+                    a
+                } else {
+                    b
+                }
+            }
+            SextB => from_bits(64, |i| bit(a, i.min(7))),
+            SextH => from_bits(64, |i| bit(a, i.min(15))),
+            ZextH => from_bits(16, |i| bit(a, i)),
+            Rol => rotr(a, (64 - (b & 63) as u32) % 64, 64),
+            Ror => rotr(a, (b & 63) as u32, 64),
+            Rori => rotr(a, sh, 64),
+            Rolw => sext32(rotr(low, (32 - (b & 31) as u32) % 32, 32)),
+            Rorw => sext32(rotr(low, (b & 31) as u32, 32)),
+            Roriw => sext32(rotr(low, sh & 31, 32)),
+            OrcB => from_bits(64, |i| (a >> (i / 8 * 8) & 0xff != 0) as u64),
+            Rev8 => from_bits(64, |i| bit(a, (7 - i / 8) * 8 + i % 8)),
+            Clmul => from_bits(64, clmul_bit),
+            Clmulh => from_bits(64, |i| clmul_bit(i + 64)),
+            Clmulr => from_bits(64, |i| clmul_bit(i + 63)),
+            Bclr => from_bits(64, |i| if i as u64 == b & 63 { 0 } else { bit(a, i) }),
+            Bclri => from_bits(64, |i| if i == sh { 0 } else { bit(a, i) }),
+            Bext => bit(a, (b & 63) as u32),
+            Bexti => bit(a, sh),
+            Binv => from_bits(64, |i| bit(a, i) ^ (i as u64 == b & 63) as u64),
+            Binvi => from_bits(64, |i| bit(a, i) ^ (i == sh) as u64),
+            Bset => from_bits(64, |i| bit(a, i) | (i as u64 == b & 63) as u64),
+            Bseti => from_bits(64, |i| bit(a, i) | (i == sh) as u64),
+            _ => unreachable!(),
+        }
+    }
+
+    const EVERY: [Kind; 43] = [
+        Sh1add, Sh2add, Sh3add, AddUw, Sh1addUw, Sh2addUw, Sh3addUw, SlliUw, Andn, Orn, Xnor, Clz,
+        Clzw, Ctz, Ctzw, Cpop, Cpopw, Max, Maxu, Min, Minu, SextB, SextH, ZextH, Rol, Rolw, Ror,
+        Rori, Roriw, Rorw, OrcB, Rev8, Clmul, Clmulh, Clmulr, Bclr, Bclri, Bext, Bexti, Binv,
+        Binvi, Bset, Bseti,
+    ];
+
+    /// Values with runs of zeros and ones, bytes of zero, and words of
+    /// zero, where the counts and `orc.b` have their edges.
+    fn value() -> impl proptest::strategy::Strategy<Value = u64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            any::<u64>(),
+            (any::<u64>(), any::<u64>()).prop_map(|(x, m)| x & m & m.rotate_left(17)),
+            any::<u32>().prop_map(|w| (w as u64) << 32),
+            any::<u32>().prop_map(|w| w as u64),
+            (0u32..64).prop_map(|i| 1u64 << i),
+            (0u32..64).prop_map(|i| u64::MAX >> i),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+
+        /// Every op agrees with its definition one bit at a time.
+        #[test]
+        fn every_op_is_its_bitwise_definition(a in value(), b in value(), imm in 0i64..64) {
+            for kind in EVERY {
+                proptest::prop_assert_eq!(
+                    bit_op(kind, a, b, imm),
+                    by_bits(kind, a, b, imm),
+                    "{:?} {:#x} {:#x} {}", kind, a, b, imm
+                );
+            }
+        }
+    }
 }
