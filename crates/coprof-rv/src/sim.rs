@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 mod delivery;
 mod fork;
 mod scheduling;
-pub use fork::end_child;
+pub use fork::{die_by, end_child};
 
 /// How to start a program.
 #[derive(Clone, Debug, Default)]

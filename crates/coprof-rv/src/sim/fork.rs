@@ -144,28 +144,36 @@ pub fn end_child(end: Result<Exit, SimError>, stderr: Option<i32>) -> ! {
             if matches!(signal, 4 | 5 | 7 | 8 | 11) {
                 say(stderr, &format!("coprof: child process {pid}: {message}\n"));
             }
-            let no_core = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            // SAFETY: plain calls on local values; raise returns only if
-            // the signal did not kill.
-            unsafe {
-                libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-                libc::signal(signal, libc::SIG_DFL);
-                let mut set: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut set);
-                libc::sigaddset(&mut set, signal);
-                libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-                libc::raise(signal);
-            }
-            exit_now(128 + signal)
+            die_by(signal)
         }
         Err(e) => {
             say(stderr, &format!("coprof: child process {pid}: {e}\n"));
             exit_now(2)
         }
     }
+}
+
+/// Ends this host process by `signal`'s default action, as the program it
+/// ran died, so that its parent's wait sees the signal, without a core
+/// file of coprof's own (qemu-user ends so too); a signal whose default
+/// is not to end the process ends it with 128 + `signal`.
+pub fn die_by(signal: i32) -> ! {
+    let no_core = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain calls on local values; raise returns only if the
+    // signal did not kill.
+    unsafe {
+        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(signal);
+    }
+    exit_now(128 + signal)
 }
 
 /// Ends the host process at once: nothing of the parent's (buffered

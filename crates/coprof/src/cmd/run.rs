@@ -318,35 +318,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
     if let (true, Exit::Signal { signal, .. }) = (a.die_by_signal, &exit) {
-        die_by(*signal);
+        coprof_rv::sim::die_by(*signal);
     }
     let status = exit.status();
     if status != 0 {
         std::process::exit(status);
     }
     Ok(())
-}
-
-/// Ends this process by `signal`'s default action, as the program did,
-/// without a core file of coprof's own (qemu-user ends so too); a signal
-/// whose default is not to end the process ends it with 128 + `signal`.
-fn die_by(signal: i32) -> ! {
-    // SAFETY: plain calls on this process's own limits, disposition and
-    // mask, with valid pointers to locals.
-    unsafe {
-        let none = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        libc::setrlimit(libc::RLIMIT_CORE, &none);
-        libc::signal(signal, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, signal);
-        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::raise(signal);
-    }
-    std::process::exit(128 + signal)
 }
 
 /// `--stats --json`: what `--stats` prints, as one object, with how the
