@@ -351,6 +351,7 @@ fn an_isa_without_an_extension_makes_its_instructions_illegal() {
         .code(128 + 4);
     let profile: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(profile["isa"], "rv64gc", "the profile names its hart");
     for r in profile["reports"].as_array().expect("reports") {
         let command = r["command"].as_str().unwrap();
         assert!(command.contains("--isa rv64gc --"), "{command}");

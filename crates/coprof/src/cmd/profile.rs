@@ -103,6 +103,11 @@ pub struct Profile {
     /// run as `gzip`), a login shell's `-sh`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub argv0: Option<String>,
+    /// The instruction set of the profiled PCs: the simulated hart's for a
+    /// live run (`rv64gc_zba_zbb_zbc_zbs`, or what `--isa` gave), the
+    /// trace's own for a trace file. Absent in profiles written before it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub isa: Option<String>,
     /// Events delivered to the engines.
     pub events: u64,
     /// Instructions retired (live runs).
@@ -422,6 +427,7 @@ fn profile_of(input: &InputArgs, info: &InputInfo, exact: bool, reports: Vec<Sec
                 input.program.first().map(base) != Some(base(name))
             })
             .map(|name| name.to_string_lossy().into_owned()),
+        isa: Some(info.meta.isa.clone()).filter(|isa| !isa.is_empty()),
         events: info.events,
         instructions: info.live.as_ref().map(|l| l.instructions),
         instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
