@@ -88,7 +88,7 @@ pub fn disassemble(op: &Op, frm: u32) -> String {
                     "not an RV64GC instruction: reserved compressed encoding {:#06x}",
                     raw as u16
                 )
-            } else if let Some(ext) = crate::isa::extension_of(full.kind) {
+            } else if let Some(ext) = crate::isa::extension_of(full.kind).map(|e| e.name()) {
                 format!(
                     "{}: an instruction of {ext}, which this hart's instruction set leaves out \
                      (see --isa)",

@@ -36,7 +36,7 @@ impl Default for Isa {
 }
 
 /// The extensions a `-march` string may name after the base, beside the
-/// three that can be left out: those every RV64GC hart here has.
+/// four that can be left out: those every RV64GC hart here has.
 const ALWAYS: [&str; 6] = ["zicsr", "zifencei", "zmmul", "zaamo", "zalrsc", "zca"];
 
 impl Isa {
@@ -58,26 +58,71 @@ impl Isa {
     /// Whether the hart executes ops of `kind`: every RV64GC op, and
     /// those of the extensions it has.
     pub fn has(self, kind: Kind) -> bool {
-        match extension_of(kind) {
-            Some("Zba") => self.zba,
-            Some("Zbb") => self.zbb,
-            Some("Zbc") => self.zbc,
-            Some("Zbs") => self.zbs,
-            _ => true,
+        extension_of(kind).is_none_or(|e| self.has_extension(e))
+    }
+
+    /// Whether the hart has extension `e`.
+    pub fn has_extension(mut self, e: Extension) -> bool {
+        *self.flag(e)
+    }
+
+    /// The field that says whether the hart has `e`.
+    fn flag(&mut self, e: Extension) -> &mut bool {
+        match e {
+            Extension::Zba => &mut self.zba,
+            Extension::Zbb => &mut self.zbb,
+            Extension::Zbc => &mut self.zbc,
+            Extension::Zbs => &mut self.zbs,
         }
     }
 }
 
-/// The extension beyond RV64GC whose op `kind` is (`"Zba"`, `"Zbb"`,
-/// `"Zbc"` or `"Zbs"`), if any.
-pub fn extension_of(kind: Kind) -> Option<&'static str> {
+/// An extension beyond RV64GC that the hart may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extension {
+    /// Address generation.
+    Zba,
+    /// Basic bit manipulation.
+    Zbb,
+    /// Carry-less multiplication.
+    Zbc,
+    /// Single-bit instructions.
+    Zbs,
+}
+
+impl Extension {
+    /// Every one, in the order of a `-march` string.
+    pub const ALL: [Extension; 4] = [
+        Extension::Zba,
+        Extension::Zbb,
+        Extension::Zbc,
+        Extension::Zbs,
+    ];
+
+    /// Its name as the specification writes it (`Zba`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Extension::Zba => "Zba",
+            Extension::Zbb => "Zbb",
+            Extension::Zbc => "Zbc",
+            Extension::Zbs => "Zbs",
+        }
+    }
+}
+
+/// The extension beyond RV64GC whose op `kind` is, if any.
+pub fn extension_of(kind: Kind) -> Option<Extension> {
     use Kind::*;
     Some(match kind {
-        Sh1add | Sh2add | Sh3add | AddUw | Sh1addUw | Sh2addUw | Sh3addUw | SlliUw => "Zba",
-        Bclr | Bclri | Bext | Bexti | Binv | Binvi | Bset | Bseti => "Zbs",
-        Clmul | Clmulh | Clmulr => "Zbc",
+        Sh1add | Sh2add | Sh3add | AddUw | Sh1addUw | Sh2addUw | Sh3addUw | SlliUw => {
+            Extension::Zba
+        }
+        Bclr | Bclri | Bext | Bexti | Binv | Binvi | Bset | Bseti => Extension::Zbs,
+        Clmul | Clmulh | Clmulr => Extension::Zbc,
         Andn | Orn | Xnor | Clz | Clzw | Ctz | Ctzw | Cpop | Cpopw | Max | Maxu | Min | Minu
-        | SextB | SextH | ZextH | Rol | Rolw | Ror | Rori | Roriw | Rorw | OrcB | Rev8 => "Zbb",
+        | SextB | SextH | ZextH | Rol | Rolw | Ror | Rori | Roriw | Rorw | OrcB | Rev8 => {
+            Extension::Zbb
+        }
         _ => return None,
     })
 }
@@ -87,15 +132,11 @@ impl fmt::Display for Isa {
     /// for the extensions the hart has.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("rv64gc")?;
-        for (name, on) in [
-            ("zba", self.zba),
-            ("zbb", self.zbb),
-            ("zbc", self.zbc),
-            ("zbs", self.zbs),
-        ] {
-            if on {
-                write!(f, "_{name}")?;
-            }
+        for e in Extension::ALL
+            .into_iter()
+            .filter(|&e| self.has_extension(e))
+        {
+            write!(f, "_{}", e.name().to_ascii_lowercase())?;
         }
         Ok(())
     }
@@ -121,15 +162,18 @@ impl FromStr for Isa {
             })?;
         let mut isa = Isa::RV64GC;
         for part in rest.split('_').filter(|p| !p.is_empty()) {
+            let named = Extension::ALL
+                .into_iter()
+                .find(|e| e.name().eq_ignore_ascii_case(part));
+            if let Some(e) = named {
+                *isa.flag(e) = true;
+                continue;
+            }
             match part {
-                "zba" => isa.zba = true,
-                "zbb" => isa.zbb = true,
-                "zbc" => isa.zbc = true,
-                "zbs" => isa.zbs = true,
                 "b" => {
-                    isa.zba = true;
-                    isa.zbb = true;
-                    isa.zbs = true;
+                    for e in [Extension::Zba, Extension::Zbb, Extension::Zbs] {
+                        *isa.flag(e) = true;
+                    }
                 }
                 p if ALWAYS.contains(&p) => {}
                 p => {

@@ -5,11 +5,11 @@
 //!
 //! The hart is RV64GC with the bit-manipulation extensions Zba, Zbb, Zbc
 //! and Zbs, or those of them `--isa` leaves ([`Isa`]): the base behaviour
-//! IMA, F and D, C (whose 16-bit
-//! instructions Linux 6.11 and later also report as Zca and, with D, Zcd),
-//! Zba, Zbb, Zbc and Zbs, no vector unit, no vendor extension and no cache-block operations. Its
-//! `time` CSR counts at 10 MHz, and user addresses end at the top of
-//! Sv39. Misaligned loads and stores are performed (as Linux does for
+//! IMA, F and D, C (whose 16-bit instructions Linux 6.11 and later also
+//! report as Zca and, with D, Zcd), the bit-manipulation extensions it
+//! has, no vector unit, no vendor extension and no cache-block
+//! operations. Its `time` CSR counts at 10 MHz, and user addresses end at
+//! the top of Sv39. Misaligned loads and stores are performed (as Linux does for
 //! user code that traps on them), and reported as SLOW: glibc then keeps
 //! the string functions it uses without `riscv_hwprobe` and on most of
 //! today's boards, so a profile does not change with the glibc that built
@@ -17,7 +17,7 @@
 //! harts of one machine would.
 
 use super::{Outcome, EFAULT, EINVAL};
-use crate::isa::Isa;
+use crate::isa::{Extension, Isa};
 use crate::mem::{perm, Memory, LIMIT};
 
 /// `flags`: reduce the CPU set to the CPUs that match the pairs.
@@ -43,13 +43,10 @@ mod key {
 
 /// `RISCV_HWPROBE_BASE_BEHAVIOR_IMA`.
 const BASE_IMA: u64 = 1;
-/// IMA_EXT_0 bits: F and D, C, Zba, Zbb, Zbs, Zbc, Zca, Zcd.
+/// IMA_EXT_0 bits: F and D, C, Zca, Zcd; the bit-manipulation extensions'
+/// are [`ext_bit`]'s.
 const IMA_FD: u64 = 1 << 0;
 const IMA_C: u64 = 1 << 1;
-const EXT_ZBA: u64 = 1 << 3;
-const EXT_ZBB: u64 = 1 << 4;
-const EXT_ZBS: u64 = 1 << 5;
-const EXT_ZBC: u64 = 1 << 7;
 const EXT_ZCA: u64 = 1 << 43;
 const EXT_ZCD: u64 = 1 << 45;
 /// `RISCV_HWPROBE_MISALIGNED_SCALAR_SLOW`.
@@ -59,6 +56,16 @@ const VECTOR_MISALIGNED_UNSUPPORTED: u64 = 4;
 /// The `time` CSR's frequency ([`crate::cpu`]'s timebase).
 const TIMEBASE_HZ: u64 = 10_000_000;
 
+/// IMA_EXT_0's bit for `e`: RISCV_HWPROBE_EXT_ZBA, _ZBB, _ZBC, _ZBS.
+fn ext_bit(e: Extension) -> u64 {
+    match e {
+        Extension::Zba => 1 << 3,
+        Extension::Zbb => 1 << 4,
+        Extension::Zbc => 1 << 7,
+        Extension::Zbs => 1 << 5,
+    }
+}
+
 /// The value for `key` of a hart of `isa`, `None` for a key Linux does
 /// not know.
 fn value(key: i64, isa: Isa) -> Option<u64> {
@@ -67,17 +74,10 @@ fn value(key: i64, isa: Isa) -> Option<u64> {
         // does not name its maker; the ISA and block sizes say the rest.
         0..=2 => 0,
         key::BASE_BEHAVIOR => BASE_IMA,
-        key::IMA_EXT_0 => {
-            let bit = |on: bool, b: u64| if on { b } else { 0 };
-            IMA_FD
-                | IMA_C
-                | bit(isa.zba, EXT_ZBA)
-                | bit(isa.zbb, EXT_ZBB)
-                | bit(isa.zbs, EXT_ZBS)
-                | bit(isa.zbc, EXT_ZBC)
-                | EXT_ZCA
-                | EXT_ZCD
-        }
+        key::IMA_EXT_0 => Extension::ALL
+            .into_iter()
+            .filter(|&e| isa.has_extension(e))
+            .fold(IMA_FD | IMA_C | EXT_ZCA | EXT_ZCD, |v, e| v | ext_bit(e)),
         key::CPUPERF_0 | key::MISALIGNED_SCALAR_PERF => MISALIGNED_SLOW,
         key::HIGHEST_VIRT_ADDRESS => LIMIT - 1,
         key::TIME_CSR_FREQ => TIMEBASE_HZ,
