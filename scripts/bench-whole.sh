@@ -74,11 +74,20 @@
 # and the floor the engines alone would leave if simulating and
 # delivering cost nothing.
 #
-# Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--engines | --timing] [--march ARCH] [--list]
+# With --leave-out, it asks instead what making one report free would
+# buy: per round, `coprof profile` as by default (wall time, on as many
+# threads as the machine has cores), then the same profile without each
+# report in turn (--report with every other report of the default set),
+# then without both range profiles, then callgrind. A variant that is
+# still slower than callgrind says that no speed-up of the reports left
+# out can meet the target on this machine by itself.
+#
+# Usage: scripts/bench-whole.sh [--runs N] [--only NAME[,NAME...]] [--engines | --timing | --leave-out] [--march ARCH] [--list]
 #   --runs     rounds per workload (default 3; medians are taken over them)
 #   --only     run only these workloads (names from --list)
 #   --engines  time each report alone (see above) instead of the profile
 #   --timing   time each report inside one pass (see above) instead
+#   --leave-out  time the profile without each report (see above) instead
 #   --march    run RV64 builds for this ISA string instead of the
 #              compiler's default rv64gc (workloads/build-real.sh --march
 #              ARCH; rv64gc_zba_zbb_zbs, say), beside the same x86-64 build
@@ -125,6 +134,7 @@ only=""
 list=0
 engines=0
 timing=0
+leave_out=0
 march=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -137,12 +147,13 @@ while [ $# -gt 0 ]; do
     --list) list=1; shift ;;
     --engines) engines=1; shift ;;
     --timing) timing=1; shift ;;
+    --leave-out) leave_out=1; shift ;;
     --march) [ $# -ge 2 ] || { echo "bench-whole: --march needs an ISA string" >&2; exit 2; }; march="$2"; shift 2 ;;
-    -h | --help) sed -n '2,89p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,98p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-whole: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ $((engines + timing)) -le 1 ] || { echo "bench-whole: --engines and --timing exclude each other" >&2; exit 2; }
+[ $((engines + timing + leave_out)) -le 1 ] || { echo "bench-whole: --engines, --timing and --leave-out exclude each other" >&2; exit 2; }
 check_only bench-whole
 if [ $list -eq 1 ]; then
   for w in "${workloads[@]}"; do
@@ -306,6 +317,61 @@ if [ $timing -eq 1 ]; then
   report_columns "CPU s"
   echo "$head every report, CPU s | the simulator and delivery, CPU s | floor of profile's wall on $cores cores, s | callgrind, CPU s | callgrind / floor | floor of the reports alone, s | callgrind / that floor |"
   echo "$rule---:|---:|---:|---:|---:|---:|---:|"
+  printf '%s\n' "${rows[@]}"
+  exit 0
+fi
+
+if [ $leave_out -eq 1 ]; then
+  # The variants: a name and the reports left out (names of $reports,
+  # separated by commas).
+  variants=()
+  for rep in "${reports[@]}"; do
+    IFS='|' read -r rname _ <<<"$rep"
+    variants+=("without $rname|$rname")
+  done
+  variants+=("without either range profile|ranges-pc,ranges-load-value")
+  echo "bench-whole --leave-out: $runs rounds of coprof profile, the profile without each report and callgrind per workload; $(nproc) cores; load: $(uptime | sed 's/.*load average: //')" >&2
+  rows=()
+  for w in "${workloads[@]}"; do
+    start_workload "$w" || continue
+    for ((r = 1; r <= runs; r++)); do
+      timed profile "$scratch/p.out" /dev/null "$coprof" profile -- "$rv/$prog" "${argv[@]}" ||
+        fail "$name: coprof profile failed (round $r)" "$scratch/p.out"
+      grep -q "exit status 0," "$scratch/p.out" || fail "$name: the program did not exit 0 under coprof profile (round $r)" "$scratch/p.out"
+      i=0
+      for v in "${variants[@]}"; do
+        IFS='|' read -r _ out <<<"$v"
+        rargv=()
+        for rep in "${reports[@]}"; do
+          IFS='|' read -r rname ropts <<<"$rep"
+          [[ ",$out," == *",$rname,"* ]] || rargv+=(--report "$ropts")
+        done
+        timed "variant$i" "$scratch/p.out" /dev/null "$coprof" profile "${rargv[@]}" -- "$rv/$prog" "${argv[@]}" ||
+          fail "$name: coprof profile ${rargv[*]} failed (round $r)" "$scratch/p.out"
+        grep -q "exit status 0," "$scratch/p.out" || fail "$name: the program did not exit 0 under coprof profile ${rargv[*]} (round $r)" "$scratch/p.out"
+        i=$((i + 1))
+      done
+      time_callgrind "$r"
+      echo "bench-whole --leave-out: $name round $r done" >&2
+    done
+    vw="$(median "$scratch/callgrind.times" 3)"
+    pw="$(median "$scratch/profile.times" 3)"
+    cells=""
+    for ((i = 0; i < ${#variants[@]}; i++)); do
+      t="$(median "$scratch/variant$i.times" 3)"
+      cells+=" $t ($(ratio "$vw" "$t")) |"
+    done
+    rows+=("| $name | $pw ($(ratio "$vw" "$pw")) |$cells $vw |")
+  done
+  head="| workload | coprof profile, wall s (callgrind/profile) |"
+  rule="|---|---:|"
+  for v in "${variants[@]}"; do
+    IFS='|' read -r vname _ <<<"$v"
+    head+=" $vname, wall s (callgrind/that) |"
+    rule+="---:|"
+  done
+  echo "$head callgrind, wall s |"
+  echo "$rule---:|"
   printf '%s\n' "${rows[@]}"
   exit 0
 fi
