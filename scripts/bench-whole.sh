@@ -254,6 +254,19 @@ time_callgrind() {
     fail "$name: valgrind --tool=callgrind failed (round $1)" "$scratch/v.err"
 }
 
+# time_profile TOOL ROUND WHAT ARGS...: one round of `coprof profile ARGS
+# -- PROG ARGV` on the current workload, timed as TOOL, its report in
+# $scratch/TOOL.out, which must say that the program exited 0; WHAT names
+# the run in errors.
+time_profile() {
+  local tool="$1" round="$2" what="$3"
+  shift 3
+  timed "$tool" "$scratch/$tool.out" /dev/null "$coprof" profile "$@" -- "$rv/$prog" "${argv[@]}" ||
+    fail "$name: $what failed (round $round)" "$scratch/$tool.out"
+  grep -q "exit status 0," "$scratch/$tool.out" ||
+    fail "$name: the program did not exit 0 under $what (round $round)" "$scratch/$tool.out"
+}
+
 # sum A B, larger A B: numbers to two decimals; ratio A B: A / B as
 # "N.NN×", or "–" when B is 0.
 sum() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a + b }'; }
@@ -335,20 +348,16 @@ if [ $leave_out -eq 1 ]; then
   for w in "${workloads[@]}"; do
     start_workload "$w" || continue
     for ((r = 1; r <= runs; r++)); do
-      timed profile "$scratch/p.out" /dev/null "$coprof" profile -- "$rv/$prog" "${argv[@]}" ||
-        fail "$name: coprof profile failed (round $r)" "$scratch/p.out"
-      grep -q "exit status 0," "$scratch/p.out" || fail "$name: the program did not exit 0 under coprof profile (round $r)" "$scratch/p.out"
+      time_profile profile "$r" "coprof profile"
       i=0
       for v in "${variants[@]}"; do
-        IFS='|' read -r _ out <<<"$v"
+        IFS='|' read -r vname out <<<"$v"
         rargv=()
         for rep in "${reports[@]}"; do
           IFS='|' read -r rname ropts <<<"$rep"
           [[ ",$out," == *",$rname,"* ]] || rargv+=(--report "$ropts")
         done
-        timed "variant$i" "$scratch/p.out" /dev/null "$coprof" profile "${rargv[@]}" -- "$rv/$prog" "${argv[@]}" ||
-          fail "$name: coprof profile ${rargv[*]} failed (round $r)" "$scratch/p.out"
-        grep -q "exit status 0," "$scratch/p.out" || fail "$name: the program did not exit 0 under coprof profile ${rargv[*]} (round $r)" "$scratch/p.out"
+        time_profile "variant$i" "$r" "coprof profile $vname" "${rargv[@]}"
         i=$((i + 1))
       done
       time_callgrind "$r"
@@ -433,13 +442,8 @@ for w in "${workloads[@]}"; do
     [[ "$line" == *"exit status 0,"* ]] || fail "$name: the program did not exit 0 under coprof profile --threads 1 (round $r): ${line:-no summary line}" "$scratch/c.out"
     insns="$(sed -E 's/^([0-9,]+) instructions.*/\1/' <<<"$line")"
 
-    timed coprof "$scratch/c.out" /dev/null "$coprof" profile -- "$rv/$prog" "${argv[@]}" ||
-      fail "$name: coprof profile failed (round $r)" "$scratch/c.out"
-    grep -q "exit status 0," "$scratch/c.out" || fail "$name: the program did not exit 0 under coprof profile (round $r)" "$scratch/c.out"
-
-    timed coprofbb "$scratch/b.out" /dev/null "$coprof" profile --block-buffer 16384 -- "$rv/$prog" "${argv[@]}" ||
-      fail "$name: coprof profile --block-buffer failed (round $r)" "$scratch/b.out"
-    grep -q "exit status 0," "$scratch/b.out" || fail "$name: the program did not exit 0 under coprof profile --block-buffer (round $r)" "$scratch/b.out"
+    time_profile coprof "$r" "coprof profile"
+    time_profile coprofbb "$r" "coprof profile --block-buffer" --block-buffer 16384
 
     time_run "$r"
 
