@@ -29,11 +29,17 @@ pub fn under(sysroot: &Path, guest: &[u8]) -> Option<PathBuf> {
     if guest.first() != Some(&b'/') || guest.iter().all(|b| *b == b'/') {
         return None;
     }
-    let mut p = sysroot.as_os_str().as_encoded_bytes().to_vec();
-    p.extend_from_slice(guest);
-    // SAFETY: the bytes are a sysroot path's followed by a path's bytes.
-    let p = PathBuf::from(unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(p) });
+    let p = joined(sysroot, guest);
     std::fs::symlink_metadata(&p).is_ok().then_some(p)
+}
+
+/// `dir`'s path followed by the absolute guest path `guest`: where
+/// `guest` lies under a sysroot or under `--root`.
+fn joined(dir: &Path, guest: &[u8]) -> PathBuf {
+    let mut p = dir.as_os_str().as_encoded_bytes().to_vec();
+    p.extend_from_slice(guest);
+    // SAFETY: the bytes are a directory path's followed by a path's bytes.
+    PathBuf::from(unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(p) })
 }
 
 /// The host file the guest path `guest` names: an absolute path under
@@ -44,9 +50,7 @@ pub fn host_file(guest: &[u8], root: Option<&Path>, sysroot: Option<&Path>) -> V
         return guest.to_vec();
     }
     if let Some(root) = root {
-        let mut p = root.as_os_str().as_encoded_bytes().to_vec();
-        p.extend_from_slice(guest);
-        return p;
+        return joined(root, guest).into_os_string().into_encoded_bytes();
     }
     match sysroot.and_then(|s| under(s, guest)) {
         Some(p) => p.into_os_string().into_encoded_bytes(),
@@ -80,9 +84,7 @@ pub fn choose(
         looked,
     };
     if let Some(root) = root {
-        let mut p = root.as_os_str().to_os_string();
-        p.push(interp);
-        let p = PathBuf::from(p);
+        let p = joined(root, guest);
         return match p.exists() {
             true => Ok((None, p)),
             false => Err(not_found(format!("--root {}", root.display()))),
@@ -133,6 +135,24 @@ mod tests {
         assert_eq!((sysroot, file), (Some(dir.clone()), dir.join("lib/ld.so")));
         let (sysroot, file) = choose("/lib/ld.so", None, Some(&dir)).unwrap();
         assert_eq!((sysroot, file), (None, dir.join("lib/ld.so")));
+        // Under --root every absolute path lies there, found or not;
+        // under a sysroot only what it holds; a relative path stays. A
+        // loader missing under the root is named with the root.
+        let bytes = |p: PathBuf| p.into_os_string().into_encoded_bytes();
+        assert_eq!(
+            host_file(b"/etc/passwd", Some(&dir), Some(&dir)),
+            bytes(dir.join("etc/passwd"))
+        );
+        assert_eq!(
+            host_file(b"/lib/ld.so", None, Some(&dir)),
+            bytes(dir.join("lib/ld.so"))
+        );
+        assert_eq!(host_file(b"/etc/passwd", None, Some(&dir)), b"/etc/passwd");
+        assert_eq!(host_file(b"lib/ld.so", Some(&dir), None), b"lib/ld.so");
+        let e = choose("/lib/none.so", None, Some(&dir))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/lib/none.so") && e.contains("--root"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
