@@ -101,6 +101,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=workloads/select.sh
 . "$root/workloads/select.sh"
+# shellcheck source=scripts/usage.sh
+. "$root/scripts/usage.sh"
 wl="$root/workloads"
 rv="$wl/build/real"
 x86="$wl/build/real-x86_64"
@@ -149,7 +151,7 @@ while [ $# -gt 0 ]; do
     --timing) timing=1; shift ;;
     --leave-out) leave_out=1; shift ;;
     --march) [ $# -ge 2 ] || { echo "bench-whole: --march needs an ISA string" >&2; exit 2; }; march="$2"; shift 2 ;;
-    -h | --help) sed -n '2,98p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench-whole: unknown argument $1" >&2; exit 2 ;;
   esac
 done

@@ -46,6 +46,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=workloads/select.sh
 . "$root/workloads/select.sh"
+# shellcheck source=scripts/usage.sh
+. "$root/scripts/usage.sh"
 wl="$root/workloads"
 kernels="$wl/build"
 rv="$wl/build/real"
@@ -121,7 +123,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --only) [ $# -ge 2 ] || { echo "results: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
     --list) list=1; shift ;;
-    -h | --help) sed -n '2,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "results: unknown argument $1" >&2; exit 2 ;;
   esac
 done

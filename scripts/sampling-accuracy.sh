@@ -28,6 +28,8 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/usage.sh
+. "$root/scripts/usage.sh"
 events=3000000
 seed=2
 intervals="10 13"
@@ -52,7 +54,7 @@ while [ $# -gt 0 ]; do
       intervals="$2"
       shift 2
       ;;
-    -h | --help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "sampling-accuracy: unknown argument $1" >&2; exit 2 ;;
   esac
 done

@@ -42,6 +42,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
+# shellcheck source=scripts/usage.sh
+. "$root/scripts/usage.sh"
 cc="${RISCV_CC:-riscv64-linux-gnu-gcc}"
 all="bzip2 minigzip luarun sqlrun zstdrun"
 only="$all"
@@ -65,7 +67,7 @@ while [ $# -gt 0 ]; do
       shift 2
       ;;
     -h | --help)
-      sed -n '2,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      usage_from_header "${BASH_SOURCE[0]}"
       exit 0
       ;;
     -*)

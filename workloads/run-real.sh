@@ -20,6 +20,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 # shellcheck source=workloads/select.sh
 . "$root/workloads/select.sh"
+# shellcheck source=scripts/usage.sh
+. "$root/scripts/usage.sh"
 bin="$here/build/real"
 inputs="$here/build/inputs"
 real="$here/real"
@@ -48,7 +50,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --only) [ $# -ge 2 ] || { echo "run-real: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
     --list) list=1; shift ;;
-    -h | --help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "run-real: unknown argument $1" >&2; exit 2 ;;
   esac
 done
