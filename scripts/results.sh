@@ -13,6 +13,9 @@
 #   loops --sample-interval K      K = 5, 25, 50 (1 is the first report)
 #   loops --sweep --target 0.9     the 672 configurations of Fig. 3
 #   ranges --stream S --epsilon E  RAP, S = pc, load-value; E = 0.1, 0.01
+#   ranges --stream pc --epsilon E --block-buffer 16384
+#                                  the code profile with the option beside
+#                                  the paper's buffer, E = 0.1, 0.01
 #   values --algo A                A = coproc (and with --watch-new-loads),
 #                                  simple (every 1024th load; and every
 #                                  16384th), hotlist --period 1024
@@ -96,6 +99,8 @@ reports=(
   "loops --sweep --target 0.9"
   "ranges --stream pc --epsilon 0.1"
   "ranges --stream pc --epsilon 0.01"
+  "ranges --stream pc --epsilon 0.1 --block-buffer 16384"
+  "ranges --stream pc --epsilon 0.01 --block-buffer 16384"
   "ranges --stream load-value --epsilon 0.1"
   "ranges --stream load-value --epsilon 0.01"
   "values --algo coproc"
