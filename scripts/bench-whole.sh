@@ -50,6 +50,9 @@
 # retire different numbers of instructions (Zstandard 2.6 times as many
 # on RV64GC), and this ratio says how fast each tool goes through its
 # own ISA's instructions, beside the target's plain wall-time ratio.
+# Two lines after the table sum up the target's column and the
+# --block-buffer one: their range and median, and the workloads on which
+# coprof profile was faster than callgrind.
 #
 # With --engines, it times instead what each engine costs: per round,
 # `coprof run` (the simulator alone), then each report of `coprof
@@ -275,6 +278,30 @@ sum() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a + b }'; }
 larger() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > a) ? b : a }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
 
+# spread WHAT WHO LINES...: one line on a column of ratios, each LINE
+# "workload callgrind-seconds coprof-seconds": their range and median,
+# and the workloads on which WHO (coprof) was faster than callgrind,
+# the issue's target: "WHAT: 0.41× to 1.30×, 0.99× at the median; WHO
+# faster on 6 of 13 (bzip2-random, ...)".
+spread() {
+  local what="$1" who="$2"
+  shift 2
+  printf '%s\n' "$@" | awk -v what="$what" -v who="$who" '
+    $3 > 0 { n++; r[n] = $2 / $3; name[n] = $1; if (r[n] > 1) { fast++; names = names (names ? ", " : "") $1 } }
+    END {
+      if (n == 0) exit
+      for (i = 1; i <= n; i++) {
+        v = r[i]
+        for (j = i - 1; j >= 1 && s[j] > v; j--) s[j + 1] = s[j]
+        s[j + 1] = v
+      }
+      med = (n % 2) ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
+      printf "%s: %.2f× to %.2f×, %.2f× at the median; %s faster on %d of %d", what, s[1], s[n], med, who, fast, n
+      if (fast) printf " (%s)", names
+      printf "\n"
+    }'
+}
+
 # report_columns SUFFIX: sets head and rule to the table's first columns
 # ("| workload |" and what is in them already) followed by a column per
 # report, named with SUFFIX.
@@ -433,6 +460,8 @@ fi
 
 echo "bench-whole: $runs rounds of coprof profile, qemu-riscv64 and callgrind per workload; $(nproc) cores; load: $(uptime | sed 's/.*load average: //')" >&2
 rows=()
+target=()
+target_bb=()
 for w in "${workloads[@]}"; do
   start_workload "$w" || continue
   insns=""
@@ -477,9 +506,14 @@ for w in "${workloads[@]}"; do
   # Wall time per instruction retired, each tool on its own ISA's count:
   # callgrind's per x86-64 instruction over the profile's per RV64 one.
   per_insn="$(awk -v vw="$vw" -v ir="${ir:-0}" -v cw="$cw" -v i="${insns//,/}" 'BEGIN { if (ir > 0 && cw > 0 && i > 0) printf "%.2f×", (vw / ir) / (cw / i); else print "–" }')"
+  target+=("$name $vw $cw")
+  target_bb+=("$name $vw $bw")
   rows+=("| $name | $insns | $ir_fmt | $oc = $mips MIPS | $cw ($cc) | $bw ($bc) | $rc | $qc ($qw) | $vc ($vw) | **$(ratio "$vc" "$oc")** | **$(ratio "$vw" "$cw")** | $(ratio "$vw" "$bw") | $(ratio "$vc" "$rc") | $cm | $(ratio "$cc" "$oc") | $per_insn |")
 done
 
 echo "| workload | RV64 instructions | x86-64 instructions (callgrind Ir) | coprof profile --threads 1, CPU s | coprof profile, wall s (CPU s) | profile --block-buffer 16384, wall s (CPU s) | coprof run, CPU s | qemu-riscv64, CPU s (wall s) | callgrind, CPU s (wall s) | callgrind/profile --threads 1, CPU | callgrind/profile, wall | callgrind/profile --block-buffer, wall | callgrind/run, CPU | coprof profile, largest resident set, MiB | coprof profile, CPU on all threads / on one | callgrind/profile, wall per instruction retired |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
+echo
+spread "The target, callgrind/profile (wall)" "coprof profile" "${target[@]}"
+spread "With --block-buffer 16384" "coprof profile --block-buffer 16384" "${target_bb[@]}"
