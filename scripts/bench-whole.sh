@@ -52,7 +52,8 @@
 # own ISA's instructions, beside the target's plain wall-time ratio.
 # Two lines after the table sum up the target's column and the
 # --block-buffer one: their range and median, and the workloads on which
-# coprof profile was faster than callgrind.
+# coprof profile was faster than callgrind (--leave-out sums up each of
+# its columns the same way).
 #
 # With --engines, it times instead what each engine costs: per round,
 # `coprof run` (the simulator alone), then each report of `coprof
@@ -394,10 +395,12 @@ if [ $leave_out -eq 1 ]; then
     done
     vw="$(median "$scratch/callgrind.times" 3)"
     pw="$(median "$scratch/profile.times" 3)"
+    echo "$name $vw $pw" >>"$scratch/profile.spread"
     cells=""
     for ((i = 0; i < ${#variants[@]}; i++)); do
       t="$(median "$scratch/variant$i.times" 3)"
       cells+=" $t ($(ratio "$vw" "$t")) |"
+      echo "$name $vw $t" >>"$scratch/variant$i.spread"
     done
     rows+=("| $name | $pw ($(ratio "$vw" "$pw")) |$cells $vw |")
   done
@@ -411,6 +414,14 @@ if [ $leave_out -eq 1 ]; then
   echo "$head callgrind, wall s |"
   echo "$rule---:|"
   printf '%s\n' "${rows[@]}"
+  echo
+  mapfile -t lines <"$scratch/profile.spread"
+  spread "coprof profile, callgrind/profile (wall)" "coprof profile" "${lines[@]}"
+  for ((i = 0; i < ${#variants[@]}; i++)); do
+    IFS='|' read -r vname _ <<<"${variants[$i]}"
+    mapfile -t lines <"$scratch/variant$i.spread"
+    spread "$vname" "the profile $vname" "${lines[@]}"
+  done
   exit 0
 fi
 
