@@ -781,8 +781,8 @@ at its peak.
 
 
 def hot_set(j):
-    """A report's hot ranges as a set of (lo, hi)."""
-    return {(tuple(h["lo"]) if isinstance(h["lo"], list) else h["lo"], tuple(h["hi"]) if isinstance(h["hi"], list) else h["hi"]) for h in j["hot_ranges"]}
+    """A code profile's hot ranges as a set of (lo, hi)."""
+    return {(h["lo"], h["hi"]) for h in j["hot_ranges"]}
 
 
 def block_buffer_section(ws, notes):
@@ -817,30 +817,25 @@ def block_buffer_section(ws, notes):
         hdr += [f"ε={e} hot", "same as 2a", "avg err", "max err", "worst/εn", "nodes max"]
     hdr += ["block runs combined"]
 
-    def pairs(eps, key):
-        out = []
-        for w in ws:
-            paper, bb = w.json(RANGES[("pc", eps)]), w.json(RANGES_BB[eps])
-            if paper is not None and bb is not None:
-                out.append((paper[key], bb[key], w))
-        return out
-
-    same = {
-        e: sum(1 for w in ws if w.json(RANGES[("pc", e)]) and w.json(RANGES_BB[e]) and hot_set(w.json(RANGES[("pc", e)])) == hot_set(w.json(RANGES_BB[e])))
+    # Per ε, the workloads with both profiles: (workload, paper's, block buffer's).
+    both = {
+        e: [(w, w.json(RANGES[("pc", e)]), w.json(RANGES_BB[e])) for w in ws if w.json(RANGES[("pc", e)]) and w.json(RANGES_BB[e])]
         for e in ("0.1", "0.01")
     }
+
+    def pairs(eps, key):
+        return [(paper[key], bb[key], w) for w, paper, bb in both[eps]]
+
+    same = {e: sum(1 for _, paper, bb in both[e] if hot_set(paper) == hot_set(bb)) for e in both}
     # The ranges hot in one profile and not in the other, with their own
-    # shares: (workload, ε, share).
+    # shares: (workload, share).
     apart = []
-    for w in ws:
-        for e in ("0.1", "0.01"):
-            paper, bb = w.json(RANGES[("pc", e)]), w.json(RANGES_BB[e])
-            if paper is None or bb is None:
-                continue
+    for e in both:
+        for w, paper, bb in both[e]:
             a, b = hot_set(paper), hot_set(bb)
             for j, only in ((paper, a - b), (bb, b - a)):
-                apart += [(w, e, h["own_share"]) for h in j["hot_ranges"] if (h["lo"], h["hi"]) in only]
-    compared = len(pairs("0.01", "avg_error_pct"))
+                apart += [(w, h["own_share"]) for h in j["hot_ranges"] if (h["lo"], h["hi"]) in only]
+    compared = len(both["0.01"])
     # Errors compared as the table shows them, to a thousandth of a percent.
     def shown(x):
         return round(x, 3)
@@ -860,8 +855,8 @@ def block_buffer_section(ws, notes):
     )
     apart_text = (
         " Every range that one finds hot and the other does not holds an own share within "
-        f"{100 * max(abs(x - 0.1) for _, _, x in apart):.2f} points of the 10% threshold "
-        f"({', '.join(sorted({w.name for w, _, _ in apart}))}): a range on the edge, which "
+        f"{100 * max(abs(x - 0.1) for _, x in apart):.2f} points of the 10% threshold "
+        f"({', '.join(sorted({w.name for w, _ in apart}))}): a range on the edge, which "
         "any difference in the order of the events may tip either way."
         if apart
         else ""
