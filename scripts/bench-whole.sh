@@ -288,7 +288,7 @@ spread() {
   local what="$1" who="$2"
   shift 2
   printf '%s\n' "$@" | awk -v what="$what" -v who="$who" '
-    $3 > 0 { n++; r[n] = $2 / $3; name[n] = $1; if (r[n] > 1) { fast++; names = names (names ? ", " : "") $1 } }
+    $3 > 0 { n++; r[n] = $2 / $3; if (r[n] > 1) { fast++; names = names (names ? ", " : "") $1 } }
     END {
       if (n == 0) exit
       for (i = 1; i <= n; i++) {
