@@ -54,6 +54,7 @@ pub mod location;
 mod names;
 pub mod source;
 pub mod span;
+mod split_dwarf;
 pub mod symbolizer;
 pub mod symtab;
 

@@ -42,6 +42,12 @@ pub struct DebugInfo {
     /// The separate debug file its DWARF and symbols came from, when the
     /// binary itself has none ([`crate::debug_file`]).
     pub debug_file: Option<PathBuf>,
+    /// Units whose functions are in split DWARF files (`-gsplit-dwarf`),
+    /// and the files of those that were not found
+    /// ([`crate::split_dwarf`]).
+    pub split_units: usize,
+    /// See `split_units`.
+    pub missing_split_files: Vec<PathBuf>,
 }
 
 impl DebugInfo {
@@ -58,9 +64,18 @@ impl DebugInfo {
         }
     }
 
-    /// One sentence for a report when the binary lacks debug info.
+    /// One sentence for a report when the binary lacks debug info, or
+    /// some of its split DWARF files.
     pub fn note(&self) -> Option<String> {
-        let mut base = self.best().note()?.to_string();
+        let split = crate::split_dwarf::Census {
+            units: self.split_units,
+            missing: self.missing_split_files.clone(),
+        }
+        .note();
+        let Some(base) = self.best().note() else {
+            return split;
+        };
+        let mut base = base.to_string();
         if self.best() == Quality::GoTable {
             base.push_str(match self.go_inlining {
                 true => ", with inlined frames from its inlining trees",
@@ -141,7 +156,7 @@ impl Symbolizer {
         let mut symbols = SymbolTable::from_object(&file);
         let go = GoTable::from_object(&file);
         let code = Code::from_object(&file);
-        let (mut dwarf, mut dwarf_error) = match dwarf::load(&file) {
+        let (mut dwarf, mut dwarf_error) = match dwarf::load(&file, path) {
             Ok(d) => (d, None),
             Err(e) => (None, Some(e)),
         };
@@ -151,7 +166,7 @@ impl Symbolizer {
         if let Some(sep) = separate.as_ref() {
             if let Ok(dbg) = object::File::parse(&*sep.data) {
                 if dwarf.is_none() {
-                    match dwarf::load(&dbg) {
+                    match dwarf::load(&dbg, path) {
                         Ok(d) => dwarf = d,
                         Err(e) => dwarf_error = Some(format!("{}: {e}", sep.path.display())),
                     }
@@ -169,6 +184,10 @@ impl Symbolizer {
             go_functions: go.as_ref().map_or(0, GoTable::len),
             go_inlining: go.as_ref().is_some_and(GoTable::has_inlining),
             debug_file,
+            split_units: dwarf.as_ref().map_or(0, |d| d.census.units),
+            missing_split_files: dwarf
+                .as_ref()
+                .map_or_else(Vec::new, |d| d.census.missing.clone()),
         };
         Ok(Symbolizer {
             path: path.to_path_buf(),
@@ -271,15 +290,17 @@ impl Symbolizer {
     /// DWARF frames of `pc`, innermost first; `None` when DWARF says
     /// nothing useful about it (no unit covers it, or it is malformed).
     fn dwarf_frames(&self, pc: u64) -> Option<Vec<Frame>> {
-        let ctx = &self.dwarf.as_ref()?.context;
+        let dwarf = self.dwarf.as_ref()?;
+        let ctx = &dwarf.context;
         // addr2line probes `[pc, pc + 1)`, which overflows at the very last
         // address; no instruction can start there anyway.
         if pc == u64::MAX {
             return None;
         }
-        let mut iter = ctx.find_frames(pc).skip_all_loads().ok()?;
+        // With split DWARF, the frames and their unit are the `.dwo`'s.
+        let mut iter = dwarf.split.resolve(ctx.find_frames(pc)).ok()?;
         // The unit the frames come from: their DIE offsets are in it.
-        let unit = ctx.find_dwarf_and_unit(pc).skip_all_loads();
+        let unit = dwarf.split.resolve(ctx.find_dwarf_and_unit(pc));
         let mut frames = Vec::new();
         // A malformed entry ends the chain: keep what was read before it.
         while let Ok(Some(f)) = iter.next() {
@@ -503,7 +524,7 @@ impl Symbolizer {
                     + l.inlined.capacity() * std::mem::size_of::<Frame>()
             })
             .sum();
-        self.dwarf.as_ref().map_or(0, |d| d.bytes)
+        self.dwarf.as_ref().map_or(0, |d| d.bytes + d.split.bytes())
             + self.symbols.bytes()
             + self.code.bytes()
             + self.names.bytes()

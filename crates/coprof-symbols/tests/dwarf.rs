@@ -6,8 +6,9 @@
 
 mod common;
 
-use common::{build, c_line, find_loop, h_line, instructions, mnemonic, Target};
-use coprof_symbols::{Location, Quality};
+use common::{build, c_line, find_loop, h_line, instructions, mnemonic, Built, Target};
+use coprof_symbols::{Location, Quality, Symbolizer};
+use std::path::PathBuf;
 
 fn ends_with(file: &Option<String>, name: &str) -> bool {
     file.as_deref()
@@ -325,4 +326,159 @@ fn riscv_compressed_debug_sections() {
 #[test]
 fn x86_64_compressed_debug_sections() {
     compressed_debug_sections(Target::X86_64);
+}
+
+/// Every PC of `sum_scaled` in `plain`, with its answer there and in
+/// `other` (the same source built another way).
+fn answers_beside(plain: &Symbolizer, other: &Symbolizer) -> Vec<(u64, Location, Location)> {
+    let pcs: Vec<u64> = instructions(plain, "sum_scaled")
+        .iter()
+        .map(|d| d.pc)
+        .collect();
+    assert!(!pcs.is_empty());
+    pcs.into_iter()
+        .map(|pc| (pc, plain.lookup(pc), other.lookup(pc)))
+        .collect()
+}
+
+/// `other` names every PC of `sum_scaled` as `plain` does, inlined
+/// frames included, and some PC is in the inlined `scale`.
+fn same_frames(plain: &Symbolizer, other: &Symbolizer) {
+    let mut inlined = 0;
+    for (pc, x, y) in answers_beside(plain, other) {
+        assert_eq!(y.source, Quality::Dwarf, "{y:?}");
+        assert_eq!(
+            x.inlined_chain().to_string(),
+            y.inlined_chain().to_string(),
+            "at {pc:#x}"
+        );
+        inlined += usize::from(!y.inlined.is_empty());
+    }
+    assert!(inlined > 0, "no PC of sum_scaled is in the inlined scale");
+}
+
+/// The base name of a location's file.
+fn base(l: &Location) -> Option<&str> {
+    l.file.as_deref().and_then(|f| f.rsplit('/').next())
+}
+
+/// The `.dwo` files a build left in its directory.
+fn dwo_files(b: &Built) -> Vec<PathBuf> {
+    let dir = b.binary.parent().unwrap();
+    let dwo: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "dwo"))
+        .collect();
+    assert_eq!(
+        dwo.len(),
+        1,
+        "one .dwo beside {}: {dwo:?}",
+        b.binary.display()
+    );
+    dwo
+}
+
+/// Split DWARF (`-gsplit-dwarf`, DWARF 5): the binary keeps a skeleton
+/// unit and the line table; the functions and inlined frames are in a
+/// `.dwo` file beside the object. With the `.dwo` in place every PC gets
+/// the answer of a build with the DWARF in the binary.
+#[test]
+fn x86_64_split_dwarf() {
+    let plain = build(Target::X86_64, &["-g"]);
+    let split = build(Target::X86_64, &["-g", "-gsplit-dwarf"]);
+    let sym = split.open();
+    assert!(sym.debug_info().dwarf, "{:?}", sym.debug_info());
+    assert_eq!(sym.debug_info().split_units, 1);
+    assert_eq!(sym.debug_info().note(), None, "{:?}", sym.debug_info());
+    same_frames(&plain.open(), &sym);
+}
+
+/// GCC 12 writes RISC-V `.dwo` files whose functions have a length of 0
+/// (`DW_AT_high_pc`: the length is a difference of labels that linker
+/// relaxation may change, left to a relocation that the `.dwo`, never
+/// linked, does not get), so no frame of theirs covers a PC. Each PC still
+/// gets its line from the skeleton's line table, and its function from
+/// the symbol table.
+#[test]
+fn riscv_split_dwarf_gives_lines() {
+    let plain = build(Target::Riscv64, &["-g"]);
+    let split = build(Target::Riscv64, &["-g", "-gsplit-dwarf"]);
+    let sym = split.open();
+    dwo_files(&split);
+    assert_eq!(sym.debug_info().split_units, 1);
+    assert_eq!(sym.debug_info().note(), None, "{:?}", sym.debug_info());
+    for (pc, x, y) in answers_beside(&plain.open(), &sym) {
+        assert_eq!((base(&x), x.line), (base(&y), y.line), "at {pc:#x}");
+        assert_eq!(y.outer_function(), Some("sum_scaled"), "at {pc:#x}");
+    }
+}
+
+/// A `.dwo` that is gone: the lines are still the skeleton's, and the
+/// note names the file.
+#[test]
+fn x86_64_split_dwarf_without_its_dwo_file() {
+    let plain = build(Target::X86_64, &["-g"]);
+    let split = build(Target::X86_64, &["-g", "-gsplit-dwarf"]);
+    let dwo = dwo_files(&split);
+    std::fs::remove_file(&dwo[0]).unwrap();
+    let sym = split.open();
+    let note = sym
+        .debug_info()
+        .note()
+        .expect("a note for the missing .dwo");
+    assert!(
+        note.contains(&format!("split DWARF file {} not found", dwo[0].display())),
+        "{note}"
+    );
+    assert!(note.contains("(1 of 1 units)"), "{note}");
+    for (pc, x, y) in answers_beside(&plain.open(), &sym) {
+        assert_eq!(y.source, Quality::Dwarf, "{y:?}");
+        assert_eq!((base(&x), x.line), (base(&y), y.line), "at {pc:#x}");
+    }
+}
+
+/// A build moved elsewhere whole: the `.dwo` is not under the
+/// compilation directory its unit names, but beside the binary.
+#[test]
+fn x86_64_split_dwarf_beside_a_moved_binary() {
+    let plain = build(Target::X86_64, &["-g"]);
+    let split = build(Target::X86_64, &["-g", "-gsplit-dwarf"]);
+    let dwo = dwo_files(&split);
+    let moved = tempfile::tempdir().unwrap();
+    let binary = moved.path().join("symtest");
+    std::fs::copy(&split.binary, &binary).unwrap();
+    std::fs::rename(&dwo[0], moved.path().join(dwo[0].file_name().unwrap())).unwrap();
+    let sym = Symbolizer::open(&binary).unwrap();
+    assert_eq!(sym.debug_info().note(), None, "{:?}", sym.debug_info());
+    same_frames(&plain.open(), &sym);
+}
+
+/// A DWARF package (`dwp -e BINARY`, `BINARY.dwp` beside it) stands for
+/// the `.dwo` files it packs. binutils' `dwp` packs DWARF 4 only (GCC's
+/// split DWARF extension to it, `DW_AT_GNU_dwo_id`), which this also
+/// covers.
+#[test]
+fn x86_64_split_dwarf_4_from_a_package() {
+    let plain = build(Target::X86_64, &["-g"]);
+    let split = build(Target::X86_64, &["-g", "-gdwarf-4", "-gsplit-dwarf"]);
+    let dwo = dwo_files(&split);
+    let mut dwp = split.binary.clone().into_os_string();
+    dwp.push(".dwp");
+    let out = std::process::Command::new("dwp")
+        .arg("-e")
+        .arg(&split.binary)
+        .arg("-o")
+        .arg(&dwp)
+        .output()
+        .expect("dwp (binutils) runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(&dwo[0]).unwrap();
+    let sym = split.open();
+    assert_eq!(sym.debug_info().note(), None, "{:?}", sym.debug_info());
+    same_frames(&plain.open(), &sym);
 }
