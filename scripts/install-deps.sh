@@ -5,7 +5,9 @@
 # simulator is checked against), curl, with which
 # scripts/fetch-debian-rv.sh downloads Debian's own RV64 programs, and the
 # Go toolchain, which builds the Go program whose DWARF checks the
-# symbolizer's reading of Go's own tables. Safe to run again: it installs
+# symbolizer's reading of Go's own tables, and dwz, which makes the
+# supplementary DWARF files distributions' debug packages link to. Safe
+# to run again: it installs
 # only what is missing.
 set -euo pipefail
 need=()
@@ -15,6 +17,7 @@ command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 command -v curl >/dev/null 2>&1 || need+=(curl ca-certificates)
 command -v xz >/dev/null 2>&1 || need+=(xz-utils)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
+command -v dwz >/dev/null 2>&1 || need+=(dwz)
 if [ ${#need[@]} -gt 0 ]; then
   sudo_=""
   [ "$(id -u)" -eq 0 ] || sudo_="sudo"

@@ -16,9 +16,16 @@
 //!
 //! A candidate that does not match is passed over: a stale debug file
 //! would name the wrong lines.
+//!
+//! The same goes for the supplementary file that `dwz -m` makes of the
+//! DWARF several files share, named by a `.gnu_debugaltlink` (path and
+//! build ID) in each: Debian's and Fedora's debug packages are built so,
+//! under `/usr/lib/debug/.dwz/`. Without it, the names of the functions
+//! moved there are missing.
 
 use object::Object;
 use serde::{Deserialize, Serialize};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Where distributions install debug files.
@@ -107,6 +114,72 @@ pub fn find(binary: &Path, file: &object::File<'_>, debug_dirs: &[PathBuf]) -> O
         })
 }
 
+/// Where a `.gnu_debugaltlink` of `file` (read from `holder`, a binary or
+/// its separate debug file) may lead, in the order they are tried, and
+/// the build ID they must have: the supplementary DWARF file that `dwz -m`
+/// moved the units several files share to (distributions' debug packages
+/// are built so). As GDB looks for it: by its build ID under each debug
+/// directory, then the path the link gives, under each debug directory
+/// when it lies in `/usr/lib/debug` (a sysroot's), then as it is, a
+/// relative one from `holder`'s directory. `None` when `file` has no
+/// link.
+fn supplementary_candidates<'d, R: object::ReadRef<'d>>(
+    holder: &Path,
+    file: &object::File<'d, R>,
+    debug_dirs: &[PathBuf],
+) -> Option<(PathBuf, Vec<PathBuf>, Vec<u8>)> {
+    let (name, id) = file.gnu_debugaltlink().ok().flatten()?;
+    let named = PathBuf::from(std::ffi::OsStr::from_bytes(name));
+    let mut out = Vec::new();
+    if id.len() >= 2 {
+        let (head, rest) = id.split_at(1);
+        for dir in debug_dirs {
+            out.push(
+                dir.join(".build-id")
+                    .join(hex(head))
+                    .join(format!("{}.debug", hex(rest))),
+            );
+        }
+    }
+    if let Ok(rest) = named.strip_prefix(DEFAULT_DEBUG_DIR) {
+        out.extend(debug_dirs.iter().map(|d| d.join(rest)));
+    }
+    let dir = holder.parent().unwrap_or(Path::new(""));
+    out.push(dir.join(&named));
+    Some((named, out, id.to_vec()))
+}
+
+/// What a `.gnu_debugaltlink` led to.
+pub enum Supplementary {
+    /// The supplementary file, with the build ID the link records.
+    Found(DebugFile),
+    /// The file the link names, found nowhere with its build ID.
+    Missing(PathBuf),
+}
+
+/// The supplementary DWARF file of `file` (read from `holder`): by its
+/// build ID under `debug_dirs`, then where the link says, or `None` when
+/// `file` has no `.gnu_debugaltlink`.
+pub fn find_supplementary(
+    holder: &Path,
+    file: &object::File<'_>,
+    debug_dirs: &[PathBuf],
+) -> Option<Supplementary> {
+    let (named, candidates, id) = supplementary_candidates(holder, file, debug_dirs)?;
+    let found = candidates.into_iter().find_map(|path| {
+        let data = std::fs::read(&path).ok()?;
+        let same = object::File::parse(&*data)
+            .ok()
+            .and_then(|f| f.build_id().ok().flatten().map(|b| b == &id[..]))
+            .unwrap_or(false);
+        same.then_some(DebugFile { path, data })
+    });
+    Some(match found {
+        Some(f) => Supplementary::Found(f),
+        None => Supplementary::Missing(named),
+    })
+}
+
 /// A file as it is now: where, how long, and when it was last changed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStamp {
@@ -137,7 +210,9 @@ impl FileStamp {
 /// The stamps of every file whose contents decide what
 /// [`Symbolizer::open_with_debug_dirs`](crate::Symbolizer::open_with_debug_dirs)
 /// of `binary` answers: the binary, and, when it has no DWARF of its own,
-/// each candidate separate debug file that exists now. While none of them
+/// each candidate separate debug file that exists now, and each
+/// candidate of the supplementary file its `.gnu_debugaltlink` names
+/// that exists now. While none of them
 /// changes (and no candidate appears), opening it again gives the same
 /// answers; a cache of answers keys them by this.
 pub fn stamps(binary: &Path, debug_dirs: &[PathBuf]) -> std::io::Result<Vec<FileStamp>> {
@@ -147,13 +222,18 @@ pub fn stamps(binary: &Path, debug_dirs: &[PathBuf]) -> std::io::Result<Vec<File
     // cache hit it is not opened again.
     let data = object::ReadCache::new(std::fs::File::open(binary)?);
     if let Ok(file) = object::File::parse(&data) {
+        let mut paths = Vec::new();
         if !crate::dwarf::has_info(&file) {
-            for (path, _) in candidates(binary, &file, debug_dirs) {
-                if let Ok(stamp) = FileStamp::of(&path) {
-                    out.push(stamp);
-                }
-            }
+            paths.extend(
+                candidates(binary, &file, debug_dirs)
+                    .into_iter()
+                    .map(|(p, _)| p),
+            );
         }
+        if let Some((_, sup, _)) = supplementary_candidates(binary, &file, debug_dirs) {
+            paths.extend(sup);
+        }
+        out.extend(paths.iter().filter_map(|p| FileStamp::of(p).ok()));
     }
     Ok(out)
 }

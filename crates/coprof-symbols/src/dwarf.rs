@@ -73,11 +73,17 @@ pub fn has_info<'d, R: object::ReadRef<'d>>(file: &object::File<'d, R>) -> bool 
 }
 
 /// Reads the DWARF of `file`, the binary at `binary` or its separate
-/// debug file, with the split DWARF files of the binary at `binary`
-/// ([`crate::split_dwarf`]). `Ok(None)` when it has no `.debug_info` (built
-/// without `-g`, or stripped with `strip --strip-debug`); `Err` with the
-/// parser's message when the sections are there but malformed.
-pub fn load(file: &object::File<'_>, binary: &Path) -> Result<Option<Dwarf>, String> {
+/// debug file, with its supplementary file `sup` when it has one (`dwz
+/// -m`, [`crate::debug_file::find_supplementary`]), and the split DWARF
+/// files of the binary at `binary` ([`crate::split_dwarf`]). `Ok(None)`
+/// when it has no `.debug_info` (built without `-g`, or stripped with
+/// `strip --strip-debug`); `Err` with the parser's message when the
+/// sections are there but malformed.
+pub fn load(
+    file: &object::File<'_>,
+    sup: Option<&object::File<'_>>,
+    binary: &Path,
+) -> Result<Option<Dwarf>, String> {
     if !has_info(file) {
         return Ok(None);
     }
@@ -87,8 +93,11 @@ pub fn load(file: &object::File<'_>, binary: &Path) -> Result<Option<Dwarf>, Str
         RunTimeEndian::Big
     };
     let mut bytes = 0usize;
-    let dwarf =
+    let mut dwarf =
         gimli::Dwarf::load(|id: SectionId| read_section(file, id, false, endian, &mut bytes))?;
+    if let Some(sup) = sup {
+        dwarf.load_sup(|id: SectionId| read_section(sup, id, false, endian, &mut bytes))?;
+    }
     let split = SplitDwarf::open(binary, endian);
     let census = split.census(&dwarf);
     let context = addr2line::Context::from_dwarf(dwarf).map_err(|e| format!("DWARF: {e}"))?;

@@ -42,6 +42,12 @@ pub struct DebugInfo {
     /// The separate debug file its DWARF and symbols came from, when the
     /// binary itself has none ([`crate::debug_file`]).
     pub debug_file: Option<PathBuf>,
+    /// The supplementary DWARF file (`dwz -m`) its DWARF's
+    /// `.gnu_debugaltlink` led to ([`crate::debug_file::find_supplementary`]).
+    pub supplementary_file: Option<PathBuf>,
+    /// The supplementary file its link names, when it was not found: the
+    /// names of the functions moved there are then missing.
+    pub missing_supplementary_file: Option<PathBuf>,
     /// Units whose functions are in split DWARF files (`-gsplit-dwarf`),
     /// and the files of those that were not found
     /// ([`crate::split_dwarf`]).
@@ -72,8 +78,16 @@ impl DebugInfo {
             missing: self.missing_split_files.clone(),
         }
         .note();
+        let sup = self.missing_supplementary_file.as_ref().map(|f| {
+            format!(
+                "supplementary DWARF file {} (.gnu_debugaltlink) not found: the names of \
+                 the functions moved there are missing",
+                f.display()
+            )
+        });
         let Some(base) = self.best().note() else {
-            return split;
+            let notes: Vec<String> = sup.into_iter().chain(split).collect();
+            return (!notes.is_empty()).then(|| notes.join("; "));
         };
         let mut base = base.to_string();
         if self.best() == Quality::GoTable {
@@ -86,6 +100,44 @@ impl DebugInfo {
             Some(e) => format!("{base}; its DWARF is unreadable: {e}"),
             None => base.to_string(),
         })
+    }
+}
+
+/// The supplementary DWARF file of the file whose DWARF is read (a
+/// binary, or its separate debug file): where it was found, or what its
+/// link named when it was not.
+#[derive(Default)]
+struct Supplement {
+    found: Option<PathBuf>,
+    missing: Option<PathBuf>,
+}
+
+impl Supplement {
+    /// [`dwarf::load`] of `file` (read from `holder`; `binary` is the
+    /// program's file), with its supplementary file when its link leads
+    /// to one.
+    fn load(
+        &mut self,
+        file: &object::File<'_>,
+        holder: &Path,
+        binary: &Path,
+        debug_dirs: &[PathBuf],
+    ) -> Result<Option<Dwarf>, String> {
+        if !dwarf::has_info(file) {
+            return Ok(None);
+        }
+        let found = match debug_file::find_supplementary(holder, file, debug_dirs) {
+            None => return dwarf::load(file, None, binary),
+            Some(debug_file::Supplementary::Missing(named)) => {
+                self.missing = Some(named);
+                return dwarf::load(file, None, binary);
+            }
+            Some(debug_file::Supplementary::Found(f)) => f,
+        };
+        let sup = object::File::parse(&*found.data)
+            .map_err(|e| format!("{}: {e}", found.path.display()))?;
+        self.found = Some(found.path.clone());
+        dwarf::load(file, Some(&sup), binary)
     }
 }
 
@@ -128,19 +180,21 @@ impl Symbolizer {
             Ok(f) if !dwarf::has_info(&f) => debug_file::find(path, &f, debug_dirs),
             _ => None,
         };
-        Symbolizer::parse(path, &data, separate)
+        Symbolizer::parse(path, &data, separate, debug_dirs)
     }
 
     /// Parses an ELF file already in memory; `path` names it in errors.
-    /// No separate debug file is looked for.
+    /// No separate debug file is looked for, and a supplementary DWARF
+    /// file only where its link says.
     pub fn from_bytes(path: &Path, data: &[u8]) -> Result<Symbolizer, SymbolError> {
-        Symbolizer::parse(path, data, None)
+        Symbolizer::parse(path, data, None, &[])
     }
 
     fn parse(
         path: &Path,
         data: &[u8],
         separate: Option<debug_file::DebugFile>,
+        debug_dirs: &[PathBuf],
     ) -> Result<Symbolizer, SymbolError> {
         if !data.starts_with(b"\x7fELF") {
             return Err(SymbolError::NotElf {
@@ -156,7 +210,8 @@ impl Symbolizer {
         let mut symbols = SymbolTable::from_object(&file);
         let go = GoTable::from_object(&file);
         let code = Code::from_object(&file);
-        let (mut dwarf, mut dwarf_error) = match dwarf::load(&file, path) {
+        let mut sup = Supplement::default();
+        let (mut dwarf, mut dwarf_error) = match sup.load(&file, path, path, debug_dirs) {
             Ok(d) => (d, None),
             Err(e) => (None, Some(e)),
         };
@@ -166,7 +221,7 @@ impl Symbolizer {
         if let Some(sep) = separate.as_ref() {
             if let Ok(dbg) = object::File::parse(&*sep.data) {
                 if dwarf.is_none() {
-                    match dwarf::load(&dbg, path) {
+                    match sup.load(&dbg, &sep.path, path, debug_dirs) {
                         Ok(d) => dwarf = d,
                         Err(e) => dwarf_error = Some(format!("{}: {e}", sep.path.display())),
                     }
@@ -184,6 +239,8 @@ impl Symbolizer {
             go_functions: go.as_ref().map_or(0, GoTable::len),
             go_inlining: go.as_ref().is_some_and(GoTable::has_inlining),
             debug_file,
+            supplementary_file: sup.found,
+            missing_supplementary_file: sup.missing,
             split_units: dwarf.as_ref().map_or(0, |d| d.census.units),
             missing_split_files: dwarf
                 .as_ref()

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{build, instructions, Target};
+use common::{build, ensure_tool, instructions, Built, Target};
 use coprof_symbols::{Quality, Symbolizer};
 use std::path::Path;
 use std::process::Command;
@@ -168,4 +168,113 @@ fn riscv_separate_debug_files() {
 #[test]
 fn x86_64_separate_debug_files() {
     separate_debug_files(Target::X86_64);
+}
+
+/// Two builds of symtest.c whose DWARF `dwz -m` has made share a
+/// supplementary file, named in each by a `.gnu_debugaltlink` of
+/// `link` (the path written in the link; `file` is where it is
+/// written), as distributions' debug packages are built. Returns the
+/// plain build, for the answers to compare with, and the two.
+fn dwz_pair(target: Target, file: &Path, link: &Path) -> (Built, Built, Built) {
+    ensure_tool("dwz");
+    let plain = build(target, &["-g"]);
+    let (a, b) = (build(target, &["-g"]), build(target, &["-g"]));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let out = Command::new("dwz")
+        .arg("-m")
+        .arg(file)
+        .arg("-M")
+        .arg(link)
+        .arg(&a.binary)
+        .arg(&b.binary)
+        .output()
+        .expect("dwz runs");
+    assert!(
+        out.status.success(),
+        "dwz: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (plain, a, b)
+}
+
+/// `dwz` moved the DIEs the two builds share, among them the inlined
+/// `scale`'s, to the supplementary file: with it, every PC gets the
+/// answer of the build before `dwz`, inlined frames included.
+fn dwz_supplementary_file(target: Target) {
+    let dir = tempfile::tempdir().unwrap();
+    let sup = dir.path().join("common.debug");
+    let (plain, a, _b) = dwz_pair(target, &sup, &sup);
+    let (want, got) = (plain.open(), a.open());
+    assert_eq!(
+        got.debug_info().supplementary_file.as_deref(),
+        Some(sup.as_path())
+    );
+    assert_eq!(got.debug_info().note(), None);
+    let mut inlined = 0;
+    for d in instructions(&want, "sum_scaled") {
+        let (x, y) = (want.lookup(d.pc), got.lookup(d.pc));
+        assert_eq!(
+            x.inlined_chain().to_string(),
+            y.inlined_chain().to_string(),
+            "{target:?} at {:#x}",
+            d.pc
+        );
+        inlined += usize::from(!y.inlined.is_empty());
+    }
+    assert!(inlined > 0, "{target:?}: no PC in the inlined scale");
+}
+
+#[test]
+fn riscv_dwz_supplementary_file() {
+    dwz_supplementary_file(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_dwz_supplementary_file() {
+    dwz_supplementary_file(Target::X86_64);
+}
+
+/// A link into `/usr/lib/debug` is followed under each debug directory
+/// (a sysroot's `usr/lib/debug`), and the answers about symbols are keyed
+/// by the file found there; with it gone, the note names the file the
+/// link gives, and every PC keeps its line.
+#[test]
+fn dwz_link_under_a_debug_directory_and_missing() {
+    let root = tempfile::tempdir().unwrap();
+    let debug = root.path().join("usr/lib/debug");
+    let rest = Path::new(".dwz/x86_64-linux-gnu/symtest.debug");
+    let file = debug.join(rest);
+    let link = Path::new("/usr/lib/debug").join(rest);
+    let (plain, a, _b) = dwz_pair(Target::X86_64, &file, &link);
+    let dirs = [debug.clone()];
+    let got = Symbolizer::open_with_debug_dirs(&a.binary, &dirs).unwrap();
+    assert_eq!(
+        got.debug_info().supplementary_file.as_deref(),
+        Some(file.as_path())
+    );
+    assert_eq!(stamped(&a.binary, &dirs), [a.binary.clone(), file.clone()]);
+
+    std::fs::remove_file(&file).unwrap();
+    let got = Symbolizer::open_with_debug_dirs(&a.binary, &dirs).unwrap();
+    assert_eq!(
+        got.debug_info().missing_supplementary_file.as_deref(),
+        Some(link.as_path())
+    );
+    let note = got
+        .debug_info()
+        .note()
+        .expect("a note for the missing file");
+    assert!(
+        note.contains(&format!(
+            "supplementary DWARF file {} (.gnu_debugaltlink) not found",
+            link.display()
+        )),
+        "{note}"
+    );
+    let want = plain.open();
+    for d in instructions(&want, "sum_scaled") {
+        let (x, y) = (want.lookup(d.pc), got.lookup(d.pc));
+        assert_eq!(y.source, Quality::Dwarf, "{y:?}");
+        assert_eq!(x.line, y.line, "at {:#x}", d.pc);
+    }
 }

@@ -85,6 +85,28 @@ fn ensure_compiler(target: Target) {
     );
 }
 
+/// Asserts that the program `name` runs, after `scripts/install-deps.sh`
+/// when it does not (a missing tool fails the test, never skips it).
+pub fn ensure_tool(name: &str) {
+    let runs = || {
+        Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !runs() {
+        let st = Command::new("bash")
+            .arg(repo_root().join("scripts/install-deps.sh"))
+            .status()
+            .expect("scripts/install-deps.sh runs");
+        assert!(st.success(), "installing {name} failed");
+    }
+    assert!(
+        runs(),
+        "{name} is needed (scripts/install-deps.sh installs it)"
+    );
+}
+
 /// A built test program and the sources it was built from.
 pub struct Built {
     /// Keeps the sources and the binary alive for the test.
