@@ -11,7 +11,8 @@
 //! - [`Symbolizer::lookup`]: function, file, line and the chain of inlined
 //!   frames for one PC, from the ELF's DWARF (via `addr2line`, `gimli` and
 //!   `object`; a stripped binary's separate debug file is found by build
-//!   ID or debug link, [`debug_file`]), falling back to the Go runtime's table for Go code
+//!   ID or debug link, and a supplementary `dwz` file by its link, [`debug_file`];
+//!   split DWARF's `.dwo` files and packages, [`split_dwarf`]), falling back to the Go runtime's table for Go code
 //!   ([`gopclntab`]: function, file and line), to the ELF symbol table
 //!   (function + offset) and then to the raw address; [`Location::source`] says which, and
 //!   [`Quality::note`] gives the sentence a report prints. Functions are
@@ -54,7 +55,7 @@ pub mod location;
 mod names;
 pub mod source;
 pub mod span;
-mod split_dwarf;
+pub mod split_dwarf;
 pub mod symbolizer;
 pub mod symtab;
 
