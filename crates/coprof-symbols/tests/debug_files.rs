@@ -6,8 +6,9 @@
 
 mod common;
 
-use common::{build, ensure_tool, instructions, Built, Target};
+use common::{build, ensure_tool, instructions, run, Built, Target};
 use coprof_symbols::{Quality, Symbolizer};
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 
@@ -16,19 +17,6 @@ fn tool(target: Target, name: &str) -> String {
         Target::Riscv64 => format!("riscv64-linux-gnu-{name}"),
         Target::X86_64 => name.to_string(),
     }
-}
-
-fn run(dir: &Path, program: &str, args: &[&str]) {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("{program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn separate_debug_files(target: Target) {
@@ -50,19 +38,23 @@ fn separate_debug_files(target: Target) {
     );
     let objcopy = tool(target, "objcopy");
     run(
-        &dir,
+        Some(&dir),
         &objcopy,
-        &["--only-keep-debug", "symtest", "symtest.debug"],
+        ["--only-keep-debug", "symtest", "symtest.debug"],
     );
     let kept = dir.join("kept.debug");
     std::fs::copy(dir.join("symtest.debug"), &kept).unwrap();
-    run(&dir, &tool(target, "strip"), &["--strip-all", "symtest"]);
+    run(
+        Some(&dir),
+        &tool(target, "strip"),
+        ["--strip-all", "symtest"],
+    );
     let bare = Symbolizer::open(&full.binary).unwrap();
     assert_eq!(bare.debug_info().best(), Quality::Address, "stripped");
     run(
-        &dir,
+        Some(&dir),
         &objcopy,
-        &["--add-gnu-debuglink=symtest.debug", "symtest"],
+        ["--add-gnu-debuglink=symtest.debug", "symtest"],
     );
     // Stripped, with a link: on the binary and the linked file beside it,
     // the only candidate that exists.
@@ -106,9 +98,9 @@ fn separate_debug_files(target: Target) {
 
     // By build ID, under a debug directory, without a link.
     run(
-        &dir,
+        Some(&dir),
         &objcopy,
-        &["--remove-section=.gnu_debuglink", "symtest"],
+        ["--remove-section=.gnu_debuglink", "symtest"],
     );
     let id = build_id(&dir.join("symtest"));
     let root = tempfile::tempdir().unwrap();
@@ -180,19 +172,17 @@ fn dwz_pair(target: Target, file: &Path, link: &Path) -> (Built, Built, Built) {
     let plain = build(target, &["-g"]);
     let (a, b) = (build(target, &["-g"]), build(target, &["-g"]));
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    let out = Command::new("dwz")
-        .arg("-m")
-        .arg(file)
-        .arg("-M")
-        .arg(link)
-        .arg(&a.binary)
-        .arg(&b.binary)
-        .output()
-        .expect("dwz runs");
-    assert!(
-        out.status.success(),
-        "dwz: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let args = [
+        OsStr::new("-m"),
+        file.as_os_str(),
+        OsStr::new("-M"),
+        link.as_os_str(),
+    ];
+    run(
+        None,
+        "dwz",
+        args.into_iter()
+            .chain([a.binary.as_os_str(), b.binary.as_os_str()]),
     );
     (plain, a, b)
 }

@@ -6,8 +6,9 @@
 
 mod common;
 
-use common::{build, c_line, find_loop, h_line, instructions, mnemonic, Built, Target};
+use common::{build, c_line, find_loop, h_line, instructions, mnemonic, run, Built, Target};
 use coprof_symbols::{Location, Quality, Symbolizer};
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 fn ends_with(file: &Option<String>, name: &str) -> bool {
@@ -308,17 +309,12 @@ fn compressed_debug_sections(target: Target) {
         Target::Riscv64 => "riscv64-linux-gnu-objcopy",
         Target::X86_64 => "objcopy",
     };
-    let out = std::process::Command::new(objcopy)
-        .arg("--compress-debug-sections=zstd")
-        .arg(&plain.binary)
-        .arg(&zstd)
-        .output()
-        .expect("objcopy runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let args = [
+        OsStr::new("--compress-debug-sections=zstd"),
+        plain.binary.as_os_str(),
+        zstd.as_os_str(),
+    ];
+    run(None, objcopy, args);
     let a = plain.open();
     let pcs: Vec<u64> = instructions(&a, "sum_scaled")
         .iter()
@@ -485,17 +481,15 @@ fn x86_64_split_dwarf_4_from_a_package() {
     let dwo = dwo_files(&split);
     let mut dwp = split.binary.clone().into_os_string();
     dwp.push(".dwp");
-    let out = std::process::Command::new("dwp")
-        .arg("-e")
-        .arg(&split.binary)
-        .arg("-o")
-        .arg(&dwp)
-        .output()
-        .expect("dwp (binutils) runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run(
+        None,
+        "dwp",
+        [
+            OsStr::new("-e"),
+            split.binary.as_os_str(),
+            OsStr::new("-o"),
+            &dwp,
+        ],
     );
     std::fs::remove_file(&dwo[0]).unwrap();
     let sym = split.open();

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 use coprof_symbols::{Disassembly, Symbolizer};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Once;
@@ -59,51 +60,46 @@ pub fn repo_root() -> PathBuf {
 
 static DEPS: Once = Once::new();
 
-fn have(compiler: &str) -> bool {
-    Command::new(compiler)
+fn have(program: &str) -> bool {
+    Command::new(program)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
 }
 
-fn ensure_compiler(target: Target) {
-    if target == Target::Riscv64 {
+/// Asserts that the program `name` runs, after `scripts/install-deps.sh`
+/// (run once per test binary) when it does not: a missing tool fails the
+/// test, never skips it.
+pub fn ensure_tool(name: &str) {
+    if !have(name) {
         DEPS.call_once(|| {
-            if !have("riscv64-linux-gnu-gcc") {
-                let st = Command::new("bash")
-                    .arg(repo_root().join("scripts/install-deps.sh"))
-                    .status()
-                    .expect("scripts/install-deps.sh runs");
-                assert!(st.success(), "installing the RISC-V cross compiler failed");
-            }
+            let st = Command::new("bash")
+                .arg(repo_root().join("scripts/install-deps.sh"))
+                .status()
+                .expect("scripts/install-deps.sh runs");
+            assert!(st.success(), "scripts/install-deps.sh failed");
         });
     }
     assert!(
-        have(target.compiler()),
-        "{} is needed to build the test programs (scripts/install-deps.sh installs it)",
-        target.compiler()
+        have(name),
+        "{name} is needed (scripts/install-deps.sh installs it)"
     );
 }
 
-/// Asserts that the program `name` runs, after `scripts/install-deps.sh`
-/// when it does not (a missing tool fails the test, never skips it).
-pub fn ensure_tool(name: &str) {
-    let runs = || {
-        Command::new(name)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !runs() {
-        let st = Command::new("bash")
-            .arg(repo_root().join("scripts/install-deps.sh"))
-            .status()
-            .expect("scripts/install-deps.sh runs");
-        assert!(st.success(), "installing {name} failed");
+/// Runs `program` with `args` (in `dir`, when given) and asserts that it
+/// succeeded, with its standard error in the message when it did not.
+pub fn run<S: AsRef<OsStr>>(dir: Option<&Path>, program: &str, args: impl IntoIterator<Item = S>) {
+    let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let mut cmd = Command::new(program);
+    cmd.args(&args);
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
     }
+    let out = cmd.output().unwrap_or_else(|e| panic!("{program}: {e}"));
     assert!(
-        runs(),
-        "{name} is needed (scripts/install-deps.sh installs it)"
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 
@@ -132,7 +128,7 @@ impl Built {
 /// Builds symtest.c for `target` at -O2 with the extra `flags`
 /// (`-g`, `-g0`, `-s`).
 pub fn build(target: Target, flags: &[&str]) -> Built {
-    ensure_compiler(target);
+    ensure_tool(target.compiler());
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("symtest.c");
     let header = dir.path().join("scale.h");
