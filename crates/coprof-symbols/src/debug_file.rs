@@ -9,6 +9,8 @@
 //!   `NT_GNU_BUILD_ID` note `abcdef…`, under each debug directory
 //!   (`/usr/lib/debug` by default), and only if the file's own build ID
 //!   is the same;
+//! - by build ID in the debuginfod client's cache, where a debuginfod
+//!   server's answers are kept ([`debuginfod_cache`]);
 //! - by debug link (the `.gnu_debuglink` section's file name and CRC-32):
 //!   in the binary's directory, in its `.debug` subdirectory, and under
 //!   each debug directory followed by the binary's directory, and only if
@@ -51,6 +53,34 @@ enum Check {
     Crc(u32),
 }
 
+/// The cache of the debuginfod client (elfutils' `debuginfod-find`, and
+/// GDB and perf through it), where debug files fetched from a debuginfod
+/// server are kept, chosen as the client chooses it:
+/// `$DEBUGINFOD_CACHE_PATH`; else `$HOME/.debuginfod_client_cache` if it
+/// exists (its older place); else `$XDG_CACHE_HOME/debuginfod_client`;
+/// else `$HOME/.cache/debuginfod_client` (an empty variable counts as
+/// unset, and no `HOME` as `/`). `env` reads an environment variable and
+/// `is_dir` asks whether a directory exists. Only files already fetched
+/// are read: coprof fetches nothing.
+pub fn debuginfod_cache(
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    is_dir: impl Fn(&Path) -> bool,
+) -> PathBuf {
+    let set = |v: &str| env(v).filter(|x| !x.is_empty()).map(PathBuf::from);
+    let home = set("HOME").unwrap_or_else(|| PathBuf::from("/"));
+    let older = home.join(".debuginfod_client_cache");
+    set("DEBUGINFOD_CACHE_PATH")
+        .or_else(|| is_dir(&older).then_some(older))
+        .or_else(|| set("XDG_CACHE_HOME").map(|d| d.join("debuginfod_client")))
+        .unwrap_or_else(|| home.join(".cache/debuginfod_client"))
+}
+
+/// Where the debuginfod client keeps the debug file of build ID `id`:
+/// `CACHE/<the ID in hex>/debuginfo`.
+pub fn debuginfod_path(cache: &Path, id: &[u8]) -> PathBuf {
+    cache.join(hex(id)).join("debuginfo")
+}
+
 /// Every file that could be `binary`'s separate debug file, in the order
 /// they are tried, each with its check.
 fn candidates<'d, R: object::ReadRef<'d>>(
@@ -68,6 +98,8 @@ fn candidates<'d, R: object::ReadRef<'d>>(
                 .join(format!("{}.debug", hex(rest)));
             out.push((path, Check::BuildId(id.to_vec())));
         }
+        let cache = debuginfod_cache(|v| std::env::var_os(v), Path::is_dir);
+        out.push((debuginfod_path(&cache, id), Check::BuildId(id.to_vec())));
     }
     let Some((name, crc)) = file.gnu_debuglink().ok().flatten() else {
         return out;
@@ -236,4 +268,55 @@ pub fn stamps(binary: &Path, debug_dirs: &[PathBuf]) -> std::io::Result<Vec<File
         out.extend(paths.iter().filter_map(|p| FileStamp::of(p).ok()));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    #[test]
+    fn the_debuginfod_cache_is_where_the_client_puts_it() {
+        let none = |_: &Path| false;
+        let all = [
+            ("DEBUGINFOD_CACHE_PATH", "/d"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(debuginfod_cache(env(&all), none), PathBuf::from("/d"));
+        assert_eq!(
+            debuginfod_cache(env(&all[1..]), none),
+            PathBuf::from("/x/debuginfod_client")
+        );
+        assert_eq!(
+            debuginfod_cache(env(&all[2..]), none),
+            PathBuf::from("/h/.cache/debuginfod_client")
+        );
+        // The older place, where it exists, before XDG's.
+        let older = |p: &Path| p == Path::new("/h/.debuginfod_client_cache");
+        assert_eq!(
+            debuginfod_cache(env(&all[1..]), older),
+            PathBuf::from("/h/.debuginfod_client_cache")
+        );
+        assert_eq!(debuginfod_cache(env(&all), older), PathBuf::from("/d"));
+        // An empty variable counts as unset, as the client takes it, and
+        // no HOME as `/`.
+        let empty = [("DEBUGINFOD_CACHE_PATH", ""), ("XDG_CACHE_HOME", "")];
+        assert_eq!(
+            debuginfod_cache(env(&empty), none),
+            PathBuf::from("/.cache/debuginfod_client")
+        );
+        assert_eq!(
+            debuginfod_path(Path::new("/d"), &[0xab, 0x01, 0xff]),
+            PathBuf::from("/d/ab01ff/debuginfo")
+        );
+    }
 }

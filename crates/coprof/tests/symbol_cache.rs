@@ -1,8 +1,8 @@
 //! The answers about symbols kept between runs (`src/symbol_cache.rs`):
 //! a second run answers from them and prints the same profile, a changed
-//! binary or a debug file installed since is not answered from them, a
-//! damaged cache file is passed over, and `--no-symbol-cache` leaves the
-//! cache alone.
+//! binary or a debug file installed since (beside it, or in the
+//! debuginfod client's cache) is not answered from them, a damaged cache
+//! file is passed over, and `--no-symbol-cache` leaves the cache alone.
 
 mod common;
 
@@ -141,6 +141,65 @@ fn a_debug_file_installed_since_is_read_not_the_answers_without_it() {
     let (with, err) = profile(dir.path(), &cache, &stripped, &[]);
     assert!(err.contains("debug info from"), "{err}");
     assert!(with.to_string().contains("spin.c:"), "{with}");
+}
+
+/// A debug file that a debuginfod client fetched (`debuginfod-find
+/// debuginfo`, GDB, perf) is read from the client's cache, by build ID,
+/// and a later run's answers are keyed by it.
+#[test]
+fn a_debug_file_in_the_debuginfod_cache_is_read() {
+    use object::Object;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let fetched = dir.path().join("debuginfod");
+    let full = compile(dir.path(), "spin", PROGRAM);
+    let stripped = dir.path().join("stripped");
+    let objcopy = |args: &[&str], from: &Path, to: &Path| {
+        let st = std::process::Command::new("riscv64-linux-gnu-objcopy")
+            .args(args)
+            .arg(from)
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(st.success(), "objcopy {args:?}");
+    };
+    objcopy(&["--strip-debug"], &full, &stripped);
+    let data = std::fs::read(&full).unwrap();
+    let id = object::File::parse(&*data)
+        .unwrap()
+        .build_id()
+        .unwrap()
+        .unwrap()
+        .to_vec();
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let place = fetched.join(&hex).join("debuginfo");
+    let run = || {
+        let file = dir.path().join("p.json");
+        let out = coprof()
+            .env("XDG_CACHE_HOME", &cache)
+            .env("DEBUGINFOD_CACHE_PATH", &fetched)
+            .args(["profile", "--random-seed", "1", "-o"])
+            .arg(&file)
+            .arg("--")
+            .arg(&stripped)
+            .arg("300")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        (std::fs::read_to_string(&file).unwrap(), err)
+    };
+    let (without, err) = run();
+    assert!(err.contains("no debug info"), "{err}");
+    assert!(!without.contains("spin.c:"), "{without}");
+    std::fs::create_dir_all(place.parent().unwrap()).unwrap();
+    objcopy(&["--only-keep-debug"], &full, &place);
+    let (with, err) = run();
+    assert!(
+        err.contains(&format!("debug info from {}", place.display())),
+        "{err}"
+    );
+    assert!(with.contains("spin.c:"), "{with}");
 }
 
 #[test]
