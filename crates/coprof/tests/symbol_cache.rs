@@ -49,6 +49,17 @@ fn profile(dir: &Path, cache: &Path, prog: &Path, extra: &[&str]) -> (Value, Str
     (p["reports"].clone(), stderr)
 }
 
+/// `riscv64-linux-gnu-objcopy ARGS FROM TO`, which must succeed.
+fn objcopy(args: &[&str], from: &Path, to: &Path) {
+    let st = std::process::Command::new("riscv64-linux-gnu-objcopy")
+        .args(args)
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(st.success(), "objcopy {args:?}");
+}
+
 /// The cache's files.
 fn kept(cache: &Path) -> Vec<PathBuf> {
     let dir = cache.join("coprof/symbols");
@@ -120,15 +131,6 @@ fn a_debug_file_installed_since_is_read_not_the_answers_without_it() {
     // A stripped copy that links to `spin.debug`, not there yet.
     let debug = dir.path().join("spin.debug");
     let stripped = dir.path().join("stripped");
-    let objcopy = |args: &[&str], from: &Path, to: &Path| {
-        let st = std::process::Command::new("riscv64-linux-gnu-objcopy")
-            .args(args)
-            .arg(from)
-            .arg(to)
-            .status()
-            .unwrap();
-        assert!(st.success(), "objcopy {args:?}");
-    };
     objcopy(&["--only-keep-debug"], &full, &debug);
     let link = format!("--add-gnu-debuglink={}", debug.display());
     objcopy(&["--strip-debug", &link], &full, &stripped);
@@ -154,15 +156,6 @@ fn a_debug_file_in_the_debuginfod_cache_is_read() {
     let fetched = dir.path().join("debuginfod");
     let full = compile(dir.path(), "spin", PROGRAM);
     let stripped = dir.path().join("stripped");
-    let objcopy = |args: &[&str], from: &Path, to: &Path| {
-        let st = std::process::Command::new("riscv64-linux-gnu-objcopy")
-            .args(args)
-            .arg(from)
-            .arg(to)
-            .status()
-            .unwrap();
-        assert!(st.success(), "objcopy {args:?}");
-    };
     objcopy(&["--strip-debug"], &full, &stripped);
     let data = std::fs::read(&full).unwrap();
     let id = object::File::parse(&*data)
