@@ -90,16 +90,9 @@ fn candidates<'d, R: object::ReadRef<'d>>(
 ) -> Vec<(PathBuf, Check)> {
     let mut out = Vec::new();
     if let Some(id) = file.build_id().ok().flatten().filter(|id| id.len() >= 2) {
-        let (head, rest) = id.split_at(1);
-        for dir in debug_dirs {
-            let path = dir
-                .join(".build-id")
-                .join(hex(head))
-                .join(format!("{}.debug", hex(rest)));
-            out.push((path, Check::BuildId(id.to_vec())));
-        }
         let cache = debuginfod_cache(|v| std::env::var_os(v), Path::is_dir);
-        out.push((debuginfod_path(&cache, id), Check::BuildId(id.to_vec())));
+        let paths = build_id_paths(id, debug_dirs).chain([debuginfod_path(&cache, id)]);
+        out.extend(paths.map(|path| (path, Check::BuildId(id.to_vec()))));
     }
     let Some((name, crc)) = file.gnu_debuglink().ok().flatten() else {
         return out;
@@ -128,27 +121,49 @@ fn candidates<'d, R: object::ReadRef<'d>>(
     out
 }
 
+/// `DIR/.build-id/ab/cdef….debug` under each of `debug_dirs`, where
+/// distributions put the debug file of build ID `abcdef…` (none for an ID
+/// shorter than two bytes).
+fn build_id_paths<'a>(
+    id: &'a [u8],
+    debug_dirs: &'a [PathBuf],
+) -> impl Iterator<Item = PathBuf> + 'a {
+    let split = (id.len() >= 2).then(|| id.split_at(1));
+    debug_dirs.iter().filter_map(move |dir| {
+        let (head, rest) = split?;
+        Some(
+            dir.join(".build-id")
+                .join(hex(head))
+                .join(format!("{}.debug", hex(rest))),
+        )
+    })
+}
+
+/// The first of `candidates` that can be read and passes its check.
+fn first_match(candidates: Vec<(PathBuf, Check)>) -> Option<DebugFile> {
+    candidates.into_iter().find_map(|(path, check)| {
+        let data = std::fs::read(&path).ok()?;
+        let same = match &check {
+            Check::BuildId(id) => object::File::parse(&*data)
+                .ok()
+                .and_then(|f| f.build_id().ok().flatten().map(|b| b == &id[..]))
+                .unwrap_or(false),
+            Check::Crc(crc) => crc32fast::hash(&data) == *crc,
+        };
+        same.then_some(DebugFile { path, data })
+    })
+}
+
 /// The separate debug file of `file` (read from `binary`), looked for
 /// under `debug_dirs`, or `None`.
 pub fn find(binary: &Path, file: &object::File<'_>, debug_dirs: &[PathBuf]) -> Option<DebugFile> {
-    candidates(binary, file, debug_dirs)
-        .into_iter()
-        .find_map(|(path, check)| {
-            let data = std::fs::read(&path).ok()?;
-            let same = match &check {
-                Check::BuildId(id) => object::File::parse(&*data)
-                    .ok()
-                    .and_then(|f| f.build_id().ok().flatten().map(|b| b == &id[..]))
-                    .unwrap_or(false),
-                Check::Crc(crc) => crc32fast::hash(&data) == *crc,
-            };
-            same.then_some(DebugFile { path, data })
-        })
+    first_match(candidates(binary, file, debug_dirs))
 }
 
-/// Where a `.gnu_debugaltlink` of `file` (read from `holder`, a binary or
-/// its separate debug file) may lead, in the order they are tried, and
-/// the build ID they must have: the supplementary DWARF file that `dwz -m`
+/// The path a `.gnu_debugaltlink` of `file` (read from `holder`, a binary
+/// or its separate debug file) names, and where it may lead, in the order
+/// they are tried, each checked by the link's build ID: the supplementary
+/// DWARF file that `dwz -m`
 /// moved the units several files share to (distributions' debug packages
 /// are built so). As GDB looks for it: by its build ID under each debug
 /// directory, then the path the link gives, under each debug directory
@@ -159,26 +174,17 @@ fn supplementary_candidates<'d, R: object::ReadRef<'d>>(
     holder: &Path,
     file: &object::File<'d, R>,
     debug_dirs: &[PathBuf],
-) -> Option<(PathBuf, Vec<PathBuf>, Vec<u8>)> {
+) -> Option<(PathBuf, Vec<(PathBuf, Check)>)> {
     let (name, id) = file.gnu_debugaltlink().ok().flatten()?;
     let named = PathBuf::from(std::ffi::OsStr::from_bytes(name));
-    let mut out = Vec::new();
-    if id.len() >= 2 {
-        let (head, rest) = id.split_at(1);
-        for dir in debug_dirs {
-            out.push(
-                dir.join(".build-id")
-                    .join(hex(head))
-                    .join(format!("{}.debug", hex(rest))),
-            );
-        }
-    }
+    let mut out: Vec<PathBuf> = build_id_paths(id, debug_dirs).collect();
     if let Ok(rest) = named.strip_prefix(DEFAULT_DEBUG_DIR) {
         out.extend(debug_dirs.iter().map(|d| d.join(rest)));
     }
     let dir = holder.parent().unwrap_or(Path::new(""));
     out.push(dir.join(&named));
-    Some((named, out, id.to_vec()))
+    let checked = out.into_iter().map(|p| (p, Check::BuildId(id.to_vec())));
+    Some((named, checked.collect()))
 }
 
 /// What a `.gnu_debugaltlink` led to.
@@ -197,16 +203,8 @@ pub fn find_supplementary(
     file: &object::File<'_>,
     debug_dirs: &[PathBuf],
 ) -> Option<Supplementary> {
-    let (named, candidates, id) = supplementary_candidates(holder, file, debug_dirs)?;
-    let found = candidates.into_iter().find_map(|path| {
-        let data = std::fs::read(&path).ok()?;
-        let same = object::File::parse(&*data)
-            .ok()
-            .and_then(|f| f.build_id().ok().flatten().map(|b| b == &id[..]))
-            .unwrap_or(false);
-        same.then_some(DebugFile { path, data })
-    });
-    Some(match found {
+    let (named, candidates) = supplementary_candidates(holder, file, debug_dirs)?;
+    Some(match first_match(candidates) {
         Some(f) => Supplementary::Found(f),
         None => Supplementary::Missing(named),
     })
@@ -262,8 +260,8 @@ pub fn stamps(binary: &Path, debug_dirs: &[PathBuf]) -> std::io::Result<Vec<File
                     .map(|(p, _)| p),
             );
         }
-        if let Some((_, sup, _)) = supplementary_candidates(binary, &file, debug_dirs) {
-            paths.extend(sup);
+        if let Some((_, sup)) = supplementary_candidates(binary, &file, debug_dirs) {
+            paths.extend(sup.into_iter().map(|(p, _)| p));
         }
         out.extend(paths.iter().filter_map(|p| FileStamp::of(p).ok()));
     }

@@ -183,20 +183,18 @@ fn empty(endian: RunTimeEndian) -> Reader {
     gimli::EndianReader::new(crate::dwarf::SectionBytes::empty(), endian)
 }
 
-impl Census {
-    /// The sentence a report prints when split files are missing.
-    pub(crate) fn note(&self) -> Option<String> {
-        let first = self.missing.first()?;
-        let more = match self.missing.len() {
-            1 => String::new(),
-            n => format!(" and {} more", n - 1),
-        };
-        Some(format!(
-            "split DWARF file {}{more} not found ({} of {} units): their code has \
-             lines but no inlined frames",
-            first.display(),
-            self.missing.len(),
-            self.units
-        ))
-    }
+/// The sentence a report prints when `missing` of `units` skeleton
+/// units' split files were not found ([`SplitDwarf::census`]).
+pub(crate) fn missing_note(units: usize, missing: &[PathBuf]) -> Option<String> {
+    let first = missing.first()?;
+    let more = match missing.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    Some(format!(
+        "split DWARF file {}{more} not found ({} of {units} units): their code has \
+         lines but no inlined frames",
+        first.display(),
+        missing.len(),
+    ))
 }

@@ -73,11 +73,7 @@ impl DebugInfo {
     /// One sentence for a report when the binary lacks debug info, or
     /// some of its split DWARF files.
     pub fn note(&self) -> Option<String> {
-        let split = crate::split_dwarf::Census {
-            units: self.split_units,
-            missing: self.missing_split_files.clone(),
-        }
-        .note();
+        let split = crate::split_dwarf::missing_note(self.split_units, &self.missing_split_files);
         let sup = self.missing_supplementary_file.as_ref().map(|f| {
             format!(
                 "supplementary DWARF file {} (.gnu_debugaltlink) not found: the names of \
