@@ -12,13 +12,6 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 
-fn tool(target: Target, name: &str) -> String {
-    match target {
-        Target::Riscv64 => format!("riscv64-linux-gnu-{name}"),
-        Target::X86_64 => name.to_string(),
-    }
-}
-
 fn separate_debug_files(target: Target) {
     let full = build(target, &["-g"]);
     let expected: Vec<_> = {
@@ -36,7 +29,7 @@ fn separate_debug_files(target: Target) {
         stamped(&full.binary, no_dirs),
         std::slice::from_ref(&full.binary)
     );
-    let objcopy = tool(target, "objcopy");
+    let objcopy = target.tool("objcopy");
     run(
         Some(&dir),
         &objcopy,
@@ -46,7 +39,7 @@ fn separate_debug_files(target: Target) {
     std::fs::copy(dir.join("symtest.debug"), &kept).unwrap();
     run(
         Some(&dir),
-        &tool(target, "strip"),
+        &target.tool("strip"),
         ["--strip-all", "symtest"],
     );
     let bare = Symbolizer::open(&full.binary).unwrap();

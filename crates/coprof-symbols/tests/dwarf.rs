@@ -305,26 +305,16 @@ fn compressed_debug_sections(target: Target) {
     let plain = build(target, &["-g"]);
     let packed = build(target, &["-g", "-gz"]);
     let zstd = plain.binary.with_extension("zstd");
-    let objcopy = match target {
-        Target::Riscv64 => "riscv64-linux-gnu-objcopy",
-        Target::X86_64 => "objcopy",
-    };
     let args = [
         OsStr::new("--compress-debug-sections=zstd"),
         plain.binary.as_os_str(),
         zstd.as_os_str(),
     ];
-    run(None, objcopy, args);
+    run(None, &target.tool("objcopy"), args);
     let a = plain.open();
-    let pcs: Vec<u64> = instructions(&a, "sum_scaled")
-        .iter()
-        .map(|d| d.pc)
-        .collect();
-    assert!(!pcs.is_empty());
     for b in [packed.open(), Symbolizer::open(&zstd).unwrap()] {
         assert!(b.debug_info().dwarf, "{:?}", b.debug_info());
-        for &pc in &pcs {
-            let (x, y) = (a.lookup(pc), b.lookup(pc));
+        for (_, x, y) in answers_beside(&a, &b) {
             assert_eq!(y.source, Quality::Dwarf);
             assert_eq!(
                 (x.function, x.line, x.inlined.len()),

@@ -32,6 +32,15 @@ impl Target {
         }
     }
 
+    /// The binutils program `name` (`objcopy`, `strip`) for this
+    /// instruction set.
+    pub fn tool(self, name: &str) -> String {
+        match self {
+            Target::Riscv64 => format!("riscv64-linux-gnu-{name}"),
+            Target::X86_64 => name.to_string(),
+        }
+    }
+
     /// Whether `text` is a conditional or unconditional branch of this
     /// instruction set.
     pub fn is_branch(self, text: &str) -> bool {
