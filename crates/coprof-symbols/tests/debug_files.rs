@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{build, ensure_tool, instructions, run, Built, Target};
+use common::{answers_beside, build, ensure_tool, instructions, run, same_frames, Built, Target};
 use coprof_symbols::{Quality, Symbolizer};
 use std::ffi::OsStr;
 use std::path::Path;
@@ -193,18 +193,7 @@ fn dwz_supplementary_file(target: Target) {
         Some(sup.as_path())
     );
     assert_eq!(got.debug_info().note(), None);
-    let mut inlined = 0;
-    for d in instructions(&want, "sum_scaled") {
-        let (x, y) = (want.lookup(d.pc), got.lookup(d.pc));
-        assert_eq!(
-            x.inlined_chain().to_string(),
-            y.inlined_chain().to_string(),
-            "{target:?} at {:#x}",
-            d.pc
-        );
-        inlined += usize::from(!y.inlined.is_empty());
-    }
-    assert!(inlined > 0, "{target:?}: no PC in the inlined scale");
+    same_frames(&want, &got);
 }
 
 #[test]
@@ -254,10 +243,8 @@ fn dwz_link_under_a_debug_directory_and_missing() {
         )),
         "{note}"
     );
-    let want = plain.open();
-    for d in instructions(&want, "sum_scaled") {
-        let (x, y) = (want.lookup(d.pc), got.lookup(d.pc));
+    for (pc, x, y) in answers_beside(&plain.open(), &got) {
         assert_eq!(y.source, Quality::Dwarf, "{y:?}");
-        assert_eq!(x.line, y.line, "at {:#x}", d.pc);
+        assert_eq!(x.line, y.line, "at {pc:#x}");
     }
 }

@@ -6,7 +6,10 @@
 
 mod common;
 
-use common::{build, c_line, find_loop, h_line, instructions, mnemonic, run, Built, Target};
+use common::{
+    answers_beside, build, c_line, find_loop, h_line, instructions, mnemonic, run, same_frames,
+    Built, Target,
+};
 use coprof_symbols::{Location, Quality, Symbolizer};
 use std::ffi::OsStr;
 use std::path::PathBuf;
@@ -332,35 +335,6 @@ fn riscv_compressed_debug_sections() {
 #[test]
 fn x86_64_compressed_debug_sections() {
     compressed_debug_sections(Target::X86_64);
-}
-
-/// Every PC of `sum_scaled` in `plain`, with its answer there and in
-/// `other` (the same source built another way).
-fn answers_beside(plain: &Symbolizer, other: &Symbolizer) -> Vec<(u64, Location, Location)> {
-    let pcs: Vec<u64> = instructions(plain, "sum_scaled")
-        .iter()
-        .map(|d| d.pc)
-        .collect();
-    assert!(!pcs.is_empty());
-    pcs.into_iter()
-        .map(|pc| (pc, plain.lookup(pc), other.lookup(pc)))
-        .collect()
-}
-
-/// `other` names every PC of `sum_scaled` as `plain` does, inlined
-/// frames included, and some PC is in the inlined `scale`.
-fn same_frames(plain: &Symbolizer, other: &Symbolizer) {
-    let mut inlined = 0;
-    for (pc, x, y) in answers_beside(plain, other) {
-        assert_eq!(y.source, Quality::Dwarf, "{y:?}");
-        assert_eq!(
-            x.inlined_chain().to_string(),
-            y.inlined_chain().to_string(),
-            "at {pc:#x}"
-        );
-        inlined += usize::from(!y.inlined.is_empty());
-    }
-    assert!(inlined > 0, "no PC of sum_scaled is in the inlined scale");
 }
 
 /// The base name of a location's file.

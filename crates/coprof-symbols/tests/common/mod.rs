@@ -1,12 +1,13 @@
 //! Shared by the symbolization tests: builds `tests/programs/symtest.c`
 //! with the RISC-V cross compiler or the host's gcc, finds source lines by
-//! their `MARK:` comments, and walks a function instruction by instruction.
-//! A missing compiler fails the test (after trying
-//! `scripts/install-deps.sh`), never skips it.
+//! their `MARK:` comments, walks a function instruction by instruction,
+//! and compares the answers of two builds of it. A missing compiler or
+//! tool fails the test (after trying `scripts/install-deps.sh`), never
+//! skips it.
 
 #![allow(dead_code)]
 
-use coprof_symbols::{Disassembly, Symbolizer};
+use coprof_symbols::{Disassembly, Location, Quality, Symbolizer};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -252,4 +253,33 @@ pub fn build_cpp() -> BuiltCpp {
         String::from_utf8_lossy(&out.stderr)
     );
     BuiltCpp { _dir: dir, binary }
+}
+
+/// Every PC of `sum_scaled` in `plain`, with its answer there and in
+/// `other` (the same source built another way).
+pub fn answers_beside(plain: &Symbolizer, other: &Symbolizer) -> Vec<(u64, Location, Location)> {
+    let pcs: Vec<u64> = instructions(plain, "sum_scaled")
+        .iter()
+        .map(|d| d.pc)
+        .collect();
+    assert!(!pcs.is_empty());
+    pcs.into_iter()
+        .map(|pc| (pc, plain.lookup(pc), other.lookup(pc)))
+        .collect()
+}
+
+/// `other` names every PC of `sum_scaled` as `plain` does, inlined
+/// frames included, and some PC is in the inlined `scale`.
+pub fn same_frames(plain: &Symbolizer, other: &Symbolizer) {
+    let mut inlined = 0;
+    for (pc, x, y) in answers_beside(plain, other) {
+        assert_eq!(y.source, Quality::Dwarf, "{y:?}");
+        assert_eq!(
+            x.inlined_chain().to_string(),
+            y.inlined_chain().to_string(),
+            "at {pc:#x}"
+        );
+        inlined += usize::from(!y.inlined.is_empty());
+    }
+    assert!(inlined > 0, "no PC of sum_scaled is in the inlined scale");
 }
