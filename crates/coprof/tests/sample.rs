@@ -254,6 +254,18 @@ fn eval_of_a_live_program_finds_the_resonance() {
         assert_eq!(top[1]["full"], 20_000, "{v}");
         assert!(v["events"].as_u64().unwrap() >= 40_000);
         assert!(top[0]["full_share"].as_f64().unwrap() > 0.4, "{v}");
+        // Each called function is named, with the file and line of its entry.
+        let mut places: Vec<&str> = top[..2]
+            .iter()
+            .map(|e| {
+                e["place"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("no place: {e}"))
+            })
+            .collect();
+        places.sort_unstable();
+        assert!(places[0].starts_with("tick (ticktock.c:"), "{places:?}");
+        assert!(places[1].starts_with("tock (ticktock.c:"), "{places:?}");
     }
     assert_eq!(counter, live("counter:4"), "a live run is deterministic");
     // Counting calls by 4, the counter samples only one of the two.

@@ -91,6 +91,10 @@ struct Entry {
     full_share: f64,
     sampled: u64,
     sampled_share: f64,
+    /// Where the key is, with the program's symbols: `function (file:line)`
+    /// of the PC, or of the called function's entry in a method profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    place: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -220,7 +224,7 @@ impl Job for EvalJob {
         &mut self.eval
     }
 
-    fn finish(self: Box<Self>, _info: &InputInfo) -> anyhow::Result<Rendered> {
+    fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
         let e = &self.eval;
         if e.full.is_empty() {
             return Err(bad_input(format!(
@@ -246,6 +250,7 @@ impl Job for EvalJob {
                     full_share: share(c, full_total),
                     sampled: s,
                     sampled_share: share(s, sampled_total),
+                    place: info.symbols.as_ref().and_then(|sym| sym.place(k)),
                 }
             })
             .collect();
@@ -287,7 +292,8 @@ impl Job for EvalJob {
             pct(r.missed_share)
         );
         crate::outln!(out);
-        crate::outln!(
+        let places = r.top.iter().any(|t| t.place.is_some());
+        crate::out!(
             out,
             "{:>18}  {:>14} {:>8}  {:>10} {:>8}",
             "key",
@@ -296,8 +302,12 @@ impl Job for EvalJob {
             "sampled",
             "share"
         );
+        if places {
+            crate::out!(out, "  where");
+        }
+        crate::outln!(out);
         for t in &r.top {
-            crate::outln!(
+            crate::out!(
                 out,
                 "{:>18}  {:>14} {:>8}  {:>10} {:>8}",
                 t.key,
@@ -306,6 +316,10 @@ impl Job for EvalJob {
                 thousands(t.sampled),
                 pct(t.sampled_share)
             );
+            if places {
+                crate::out!(out, "  {}", t.place.as_deref().unwrap_or(""));
+            }
+            crate::outln!(out);
         }
         Ok(Rendered {
             json: serde_json::to_value(&r)?,
