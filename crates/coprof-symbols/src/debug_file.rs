@@ -239,12 +239,15 @@ impl FileStamp {
 
 /// The stamps of every file whose contents decide what
 /// [`Symbolizer::open_with_debug_dirs`](crate::Symbolizer::open_with_debug_dirs)
-/// of `binary` answers: the binary, and, when it has no DWARF of its own,
-/// each candidate separate debug file that exists now, and each
-/// candidate of the supplementary file its `.gnu_debugaltlink` names
-/// that exists now. While none of them
-/// changes (and no candidate appears), opening it again gives the same
-/// answers; a cache of answers keys them by this.
+/// of `binary` answers, but for split DWARF's `.dwo` files: the binary,
+/// its DWARF package (`BINARY.dwp`) when there is one, and, when it has
+/// no DWARF of its own, each candidate separate debug file that exists
+/// now, and each candidate of the supplementary file its
+/// `.gnu_debugaltlink` names that exists now. While none of them changes
+/// (and no candidate appears), opening it again gives the same answers; a
+/// cache of answers keys them by this. Which `.dwo` files count is known
+/// only from the binary's DWARF, which this does not read: a cache checks
+/// them by [`Symbolizer::split_files`](crate::Symbolizer::split_files).
 pub fn stamps(binary: &Path, debug_dirs: &[PathBuf]) -> std::io::Result<Vec<FileStamp>> {
     let mut out = vec![FileStamp::of(binary)?];
     // Read in place, only the parts the questions need (the section
@@ -252,7 +255,7 @@ pub fn stamps(binary: &Path, debug_dirs: &[PathBuf]) -> std::io::Result<Vec<File
     // cache hit it is not opened again.
     let data = object::ReadCache::new(std::fs::File::open(binary)?);
     if let Ok(file) = object::File::parse(&data) {
-        let mut paths = Vec::new();
+        let mut paths = vec![crate::split_dwarf::package_path(binary)];
         if !crate::dwarf::has_info(&file) {
             paths.extend(
                 candidates(binary, &file, debug_dirs)

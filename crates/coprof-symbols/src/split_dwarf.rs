@@ -15,7 +15,7 @@
 use crate::dwarf::{read_section, Reader};
 use addr2line::{LookupContinuation, LookupResult, SplitDwarfLoad};
 use gimli::{RunTimeEndian, UnitType};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,6 +30,19 @@ pub(crate) struct SplitDwarf {
     endian: RunTimeEndian,
     /// Bytes of section data read from `.dwo` files and the package.
     bytes: Cell<usize>,
+    /// The package and the `.dwo` files read so far, in the order read.
+    read: RefCell<Vec<PathBuf>>,
+}
+
+/// The split files the answers so far were read from, and those looked for
+/// and not found: what a cache of answers must see unchanged, and still
+/// absent, for them to hold ([`crate::Symbolizer::split_files`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SplitFiles {
+    /// The package and each `.dwo` read, each once.
+    pub read: Vec<PathBuf>,
+    /// Every place a missing unit's split file was looked for.
+    pub absent: Vec<PathBuf>,
 }
 
 /// What a binary's skeleton units need, for the note a report prints.
@@ -39,14 +52,15 @@ pub(crate) struct Census {
     pub units: usize,
     /// The split files of those units that were not found, in unit order.
     pub missing: Vec<PathBuf>,
+    /// Every candidate of those files, where each was looked for.
+    pub absent: Vec<PathBuf>,
 }
 
 impl SplitDwarf {
     /// The split files of the binary at `binary`.
     pub(crate) fn open(binary: &Path, endian: RunTimeEndian) -> SplitDwarf {
         let mut bytes = 0;
-        let mut name = binary.as_os_str().to_owned();
-        name.push(".dwp");
+        let name = package_path(binary);
         let package = std::fs::read(&name).ok().and_then(|data| {
             let file = object::File::parse(&*data).ok()?;
             let load = |id: gimli::SectionId| {
@@ -56,9 +70,19 @@ impl SplitDwarf {
         });
         SplitDwarf {
             binary_dir: binary.parent().map(Path::to_path_buf).unwrap_or_default(),
+            read: RefCell::new(package.as_ref().map(|_| name).into_iter().collect()),
             package,
             endian,
             bytes: Cell::new(bytes),
+        }
+    }
+
+    /// The split files read so far, and where those of `census` that are
+    /// missing were looked for.
+    pub(crate) fn files(&self, census: &Census) -> SplitFiles {
+        SplitFiles {
+            read: self.read.borrow().clone(),
+            absent: census.absent.clone(),
         }
     }
 
@@ -133,6 +157,10 @@ impl SplitDwarf {
         }
         dwo.make_dwo(parent);
         self.bytes.set(self.bytes.get() + bytes);
+        let mut read = self.read.borrow_mut();
+        if !read.iter().any(|p| p == path) {
+            read.push(path.to_path_buf());
+        }
         Some(Arc::new(dwo))
     }
 
@@ -172,10 +200,18 @@ impl SplitDwarf {
             let candidates = self.candidates(unit.comp_dir.as_ref(), &name);
             if !candidates.iter().any(|p| p.is_file()) {
                 census.missing.push(candidates[0].clone());
+                census.absent.extend(candidates);
             }
         }
         census
     }
+}
+
+/// Where the DWARF package of the binary at `binary` is: `BINARY.dwp`.
+pub fn package_path(binary: &Path) -> PathBuf {
+    let mut name = binary.as_os_str().to_owned();
+    name.push(".dwp");
+    PathBuf::from(name)
 }
 
 /// An empty section.

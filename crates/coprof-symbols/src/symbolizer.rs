@@ -271,6 +271,18 @@ impl Symbolizer {
         &self.info
     }
 
+    /// The split DWARF files its answers so far were read from, and where
+    /// the missing ones were looked for: answers kept between runs hold
+    /// while the first are unchanged and the second still absent. (The
+    /// package, `BINARY.dwp`, is in the first when it was read; whether it
+    /// exists is part of [`crate::debug_file::stamps`].)
+    pub fn split_files(&self) -> crate::split_dwarf::SplitFiles {
+        self.dwarf
+            .as_ref()
+            .map(|d| d.split.files(&d.census))
+            .unwrap_or_default()
+    }
+
     /// Start address of the function symbol `name`, if the symbol table has
     /// one (e.g. to find a known function's PCs).
     pub fn function_address(&self, name: &str) -> Option<u64> {

@@ -25,6 +25,7 @@
 //! them saved may be replaced by what the other did.
 
 use coprof_symbols::debug_file::{stamps, FileStamp};
+use coprof_symbols::split_dwarf::SplitFiles;
 use coprof_symbols::Location;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -128,6 +129,16 @@ pub struct Answers {
     /// (Files kept before this answer was asked have none.)
     #[serde(default, with = "pairs")]
     pub functions_in: HashMap<(u64, u64), FunctionsIn>,
+    /// The split DWARF files (`.dwo`, `.dwp`) the answers were read from,
+    /// as they were: the answers hold while each is unchanged. Which they
+    /// are is known only once the binary's DWARF is read, so they are not
+    /// part of the key, which is worked out without reading it.
+    #[serde(default)]
+    pub split_read: Vec<FileStamp>,
+    /// Where split files that were missing were looked for: the answers
+    /// hold while none of them is there.
+    #[serde(default)]
+    pub split_absent: Vec<PathBuf>,
 }
 
 impl Answers {
@@ -153,6 +164,35 @@ impl Answers {
         add(&mut self.disassembly, other.disassembly);
         add(&mut self.listings, other.listings);
         add(&mut self.functions_in, other.functions_in);
+        self.depend_on(other.split_read, other.split_absent);
+    }
+
+    /// Adds split files the answers were read from, and places where one
+    /// was missing; whether any was new.
+    fn depend_on(&mut self, read: Vec<FileStamp>, absent: Vec<PathBuf>) -> bool {
+        let mut new = false;
+        for f in read {
+            if !self.split_read.iter().any(|g| g.path == f.path) {
+                self.split_read.push(f);
+                new = true;
+            }
+        }
+        for p in absent {
+            if !self.split_absent.contains(&p) {
+                self.split_absent.push(p);
+                new = true;
+            }
+        }
+        new
+    }
+
+    /// Whether the split files the answers were read from are as they
+    /// were, and those that were missing still are.
+    fn split_files_hold(&self) -> bool {
+        self.split_read
+            .iter()
+            .all(|f| FileStamp::of(&f.path).is_ok_and(|now| now == *f))
+            && !self.split_absent.iter().any(|p| p.exists())
     }
 }
 
@@ -229,6 +269,22 @@ impl SymbolCache {
         self.added = true;
     }
 
+    /// Records the split DWARF files that the symbols' answers so far were
+    /// read from, as they are now, and where missing ones were looked for
+    /// ([`coprof_symbols::Symbolizer::split_files`]): a later run takes the
+    /// answers only while those files are unchanged and the missing ones
+    /// still missing.
+    pub fn depend_on(&mut self, files: &SplitFiles) {
+        let read = files
+            .read
+            .iter()
+            .filter_map(|p| FileStamp::of(p).ok())
+            .collect();
+        if self.answers.depend_on(read, files.absent.clone()) {
+            self.touch();
+        }
+    }
+
     /// Writes the answers, when any were added, merged with what another
     /// process may have written meanwhile. A cache that cannot be written
     /// is no error: the next run works the answers out again.
@@ -284,7 +340,7 @@ fn prune(dir: &Path, max: usize, keep: usize) {
 fn read(path: &Path, key: &Key) -> Option<Answers> {
     let text = std::fs::read(path).ok()?;
     let saved: Saved = serde_json::from_slice(&text).ok()?;
-    (saved.key == *key).then_some(saved.answers)
+    (saved.key == *key && saved.answers.split_files_hold()).then_some(saved.answers)
 }
 
 /// Writes `saved` to `path` under a temporary name put in place when
@@ -330,6 +386,45 @@ mod tests {
             got, want,
             "the later save's own answers first, then the earlier's"
         );
+    }
+
+    #[test]
+    fn answers_hold_while_their_split_files_are_as_they_were() {
+        let dir = tempfile::tempdir().unwrap();
+        let build = tempfile::tempdir().unwrap();
+        let (dwo, gone) = (build.path().join("a.dwo"), build.path().join("b.dwo"));
+        std::fs::write(&dwo, b"first").unwrap();
+        let open = || SymbolCache::open(Path::new(BINARY), &[], dir.path()).unwrap();
+        let mut a = open();
+        a.answers.opened = true;
+        a.touch();
+        a.depend_on(&SplitFiles {
+            read: vec![dwo.clone()],
+            absent: vec![gone.clone()],
+        });
+        a.save();
+        assert!(open().hit(), "nothing changed");
+        // A `.dwo` rewritten (by a build that did not relink) is another
+        // file: the answers read from the old one are passed over.
+        std::fs::write(&dwo, b"second, longer").unwrap();
+        assert!(!open().hit(), "the .dwo changed");
+        let mut b = open();
+        b.answers.opened = true;
+        b.touch();
+        b.depend_on(&SplitFiles {
+            read: vec![dwo.clone()],
+            absent: vec![gone.clone()],
+        });
+        b.save();
+        assert!(open().hit(), "written again with the .dwo as it is now");
+        // A split file that was missing and is there now has frames the
+        // answers lack.
+        std::fs::write(&gone, b"found").unwrap();
+        assert!(!open().hit(), "a missing .dwo appeared");
+        std::fs::remove_file(&gone).unwrap();
+        assert!(open().hit());
+        std::fs::remove_file(&dwo).unwrap();
+        assert!(!open().hit(), "a .dwo read was removed");
     }
 
     #[test]

@@ -226,7 +226,11 @@ impl Loaded {
 impl Drop for Loaded {
     fn drop(&mut self) {
         if let Some(cache) = &self.cache {
-            cache.borrow_mut().save();
+            let mut cache = cache.borrow_mut();
+            if let Some(Some(sym)) = self.sym.get() {
+                cache.depend_on(&sym.split_files());
+            }
+            cache.save();
         }
     }
 }

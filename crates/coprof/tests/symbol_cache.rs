@@ -1,7 +1,8 @@
 //! The answers about symbols kept between runs (`src/symbol_cache.rs`):
 //! a second run answers from them and prints the same profile, a changed
-//! binary or a debug file installed since (beside it, or in the
-//! debuginfod client's cache) is not answered from them, a damaged cache
+//! binary, a debug file installed since (beside it, or in the
+//! debuginfod client's cache) or a split DWARF file found since is not
+//! answered from them, a damaged cache
 //! file is passed over, and `--no-symbol-cache` leaves the cache alone.
 
 mod common;
@@ -143,6 +144,41 @@ fn a_debug_file_installed_since_is_read_not_the_answers_without_it() {
     let (with, err) = profile(dir.path(), &cache, &stripped, &[]);
     assert!(err.contains("debug info from"), "{err}");
     assert!(with.to_string().contains("spin.c:"), "{with}");
+}
+
+#[test]
+fn a_split_dwarf_file_found_since_is_not_answered_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let prog = common::compile_with(
+        dir.path(),
+        "spin",
+        PROGRAM,
+        &["-static", "-O1", "-g", "-gsplit-dwarf"],
+    );
+    let dwo = dir.path().join("spin.dwo");
+    let away = dir.path().join("away");
+    std::fs::create_dir(&away).unwrap();
+    let note = "split DWARF file";
+    std::fs::rename(&dwo, away.join("spin.dwo")).unwrap();
+    let (_, err) = profile(dir.path(), &cache, &prog, &[]);
+    assert!(err.contains(note), "no note of the missing .dwo: {err}");
+    let (_, err) = profile(dir.path(), &cache, &prog, &[]);
+    assert!(err.contains(note), "the kept answers lost the note: {err}");
+    // Put back, the `.dwo` is read, not the answers kept without it.
+    std::fs::rename(away.join("spin.dwo"), &dwo).unwrap();
+    let (with, err) = profile(dir.path(), &cache, &prog, &[]);
+    assert!(!err.contains(note), "answers kept without the .dwo: {err}");
+    let (plain, _) = profile(dir.path(), &cache, &prog, &["--no-symbol-cache"]);
+    assert_eq!(with, plain);
+    // Kept with it, they hold while it is there ...
+    assert!(rename_in_cache(&cache, "spin", "kept_spin") > 0);
+    let (kept_with, _) = profile(dir.path(), &cache, &prog, &[]);
+    assert!(kept_with.to_string().contains("kept_spin"), "{kept_with}");
+    // ... and not once it is gone again.
+    std::fs::rename(&dwo, away.join("spin.dwo")).unwrap();
+    let (_, err) = profile(dir.path(), &cache, &prog, &[]);
+    assert!(err.contains(note), "answers kept with the .dwo: {err}");
 }
 
 /// A debug file that a debuginfod client fetched (`debuginfod-find
