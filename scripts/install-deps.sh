@@ -5,8 +5,10 @@
 # simulator is checked against), curl, with which
 # scripts/fetch-debian-rv.sh downloads Debian's own RV64 programs, and the
 # Go toolchain, which builds the Go program whose DWARF checks the
-# symbolizer's reading of Go's own tables, and dwz, which makes the
-# supplementary DWARF files distributions' debug packages link to. Safe
+# symbolizer's reading of Go's own tables, dwz, which makes the
+# supplementary DWARF files distributions' debug packages link to, and
+# LLVM's llvm-dwp, which packs DWARF 5 split units (binutils' dwp packs
+# DWARF 4 only). Safe
 # to run again: it installs
 # only what is missing.
 set -euo pipefail
@@ -18,6 +20,7 @@ command -v curl >/dev/null 2>&1 || need+=(curl ca-certificates)
 command -v xz >/dev/null 2>&1 || need+=(xz-utils)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 command -v dwz >/dev/null 2>&1 || need+=(dwz)
+command -v llvm-dwp >/dev/null 2>&1 || need+=(llvm)
 if [ ${#need[@]} -gt 0 ]; then
   sudo_=""
   [ "$(id -u)" -eq 0 ] || sudo_="sudo"

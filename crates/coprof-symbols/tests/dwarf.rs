@@ -7,8 +7,8 @@
 mod common;
 
 use common::{
-    answers_beside, build, c_line, find_loop, h_line, instructions, mnemonic, run, same_frames,
-    Built, Target,
+    answers_beside, build, c_line, ensure_tool, find_loop, h_line, instructions, mnemonic, run,
+    same_frames, Built, Target,
 };
 use coprof_symbols::{Location, Quality, Symbolizer};
 use std::ffi::OsStr;
@@ -434,29 +434,47 @@ fn x86_64_split_dwarf_beside_a_moved_binary() {
     same_frames(&plain.open(), &sym);
 }
 
-/// A DWARF package (`dwp -e BINARY`, `BINARY.dwp` beside it) stands for
-/// the `.dwo` files it packs. binutils' `dwp` packs DWARF 4 only (GCC's
-/// split DWARF extension to it, `DW_AT_GNU_dwo_id`), which this also
-/// covers.
-#[test]
-fn x86_64_split_dwarf_4_from_a_package() {
+/// A DWARF package (`PACKER -e BINARY`, `BINARY.dwp` beside it) stands
+/// for the `.dwo` files it packs, which are then removed: every PC gets
+/// the answer of a build with the DWARF in the binary, and no note says a
+/// file is missing. `dwarf` is the DWARF version's option.
+fn x86_64_split_dwarf_from_a_package(dwarf: &str, packer: &str) {
+    ensure_tool(packer);
     let plain = build(Target::X86_64, &["-g"]);
-    let split = build(Target::X86_64, &["-g", "-gdwarf-4", "-gsplit-dwarf"]);
+    let split = build(Target::X86_64, &["-g", dwarf, "-gsplit-dwarf"]);
     let dwo = dwo_files(&split);
-    let mut dwp = split.binary.clone().into_os_string();
-    dwp.push(".dwp");
+    let dwp = coprof_symbols::split_dwarf::package_path(&split.binary);
     run(
         None,
-        "dwp",
+        packer,
         [
             OsStr::new("-e"),
             split.binary.as_os_str(),
             OsStr::new("-o"),
-            &dwp,
+            dwp.as_os_str(),
         ],
     );
     std::fs::remove_file(&dwo[0]).unwrap();
     let sym = split.open();
     assert_eq!(sym.debug_info().note(), None, "{:?}", sym.debug_info());
     same_frames(&plain.open(), &sym);
+    assert!(
+        sym.split_files().read.contains(&dwp),
+        "{:?}",
+        sym.split_files()
+    );
+}
+
+/// binutils' `dwp` packs DWARF 4 only: GCC's split DWARF extension to it
+/// (`DW_AT_GNU_dwo_id`, the GNU package index, version 2).
+#[test]
+fn x86_64_split_dwarf_4_from_a_package() {
+    x86_64_split_dwarf_from_a_package("-gdwarf-4", "dwp");
+}
+
+/// LLVM's `llvm-dwp` packs DWARF 5 (`DW_UT_skeleton` units, the standard
+/// package index of DWARF 5, §7.3.5), which binutils' `dwp` cannot.
+#[test]
+fn x86_64_split_dwarf_5_from_a_package() {
+    x86_64_split_dwarf_from_a_package("-gdwarf-5", "llvm-dwp");
 }
