@@ -395,27 +395,24 @@ mod tests {
         let (dwo, gone) = (build.path().join("a.dwo"), build.path().join("b.dwo"));
         std::fs::write(&dwo, b"first").unwrap();
         let open = || SymbolCache::open(Path::new(BINARY), &[], dir.path()).unwrap();
-        let mut a = open();
-        a.answers.opened = true;
-        a.touch();
-        a.depend_on(&SplitFiles {
+        let files = SplitFiles {
             read: vec![dwo.clone()],
             absent: vec![gone.clone()],
-        });
-        a.save();
+        };
+        let keep = || {
+            let mut c = open();
+            c.answers.opened = true;
+            c.touch();
+            c.depend_on(&files);
+            c.save();
+        };
+        keep();
         assert!(open().hit(), "nothing changed");
         // A `.dwo` rewritten (by a build that did not relink) is another
         // file: the answers read from the old one are passed over.
         std::fs::write(&dwo, b"second, longer").unwrap();
         assert!(!open().hit(), "the .dwo changed");
-        let mut b = open();
-        b.answers.opened = true;
-        b.touch();
-        b.depend_on(&SplitFiles {
-            read: vec![dwo.clone()],
-            absent: vec![gone.clone()],
-        });
-        b.save();
+        keep();
         assert!(open().hit(), "written again with the .dwo as it is now");
         // A split file that was missing and is there now has frames the
         // answers lack.
