@@ -164,18 +164,28 @@ impl SplitDwarf {
         Some(Arc::new(dwo))
     }
 
-    /// The skeleton units of `dwarf` (DWARF 5's `DW_UT_skeleton`) and
-    /// which of their split files are nowhere to be found. Only unit
-    /// headers are read, and the first entry of each skeleton unit: a
-    /// binary without split DWARF pays a walk over its headers. (GCC's
-    /// DWARF 4 extension, `-gdwarf-4 -gsplit-dwarf`, marks its skeletons
-    /// only in their first entry: its split files are loaded, but not
-    /// counted here.)
+    /// The skeleton units of `dwarf` and which of their split files are
+    /// nowhere to be found. A DWARF 5 skeleton is marked in its unit
+    /// header (`DW_UT_skeleton`); GCC's DWARF 4 extension (`-gdwarf-4
+    /// -gsplit-dwarf`) marks its skeletons only in their first entry
+    /// (`DW_AT_GNU_dwo_id`), so a DWARF 4 unit's first entry is read when
+    /// the binary has a `.debug_addr`, which only split units use before
+    /// DWARF 5. Otherwise only unit headers are read: a binary without
+    /// split DWARF pays a walk over its headers.
     pub(crate) fn census(&self, dwarf: &gimli::Dwarf<Reader>) -> Census {
+        use gimli::{Reader as _, Section as _};
+        let gnu_split = !dwarf.debug_addr.reader().is_empty();
         let mut census = Census::default();
         let mut headers = dwarf.units();
         while let Ok(Some(header)) = headers.next() {
-            let UnitType::Skeleton(id) = header.type_() else {
+            let gnu = gnu_split && header.version() < 5;
+            if !matches!(header.type_(), UnitType::Skeleton(_)) && !gnu {
+                continue;
+            }
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
+            };
+            let Some(id) = unit.dwo_id else {
                 continue;
             };
             census.units += 1;
@@ -186,9 +196,6 @@ impl SplitDwarf {
             {
                 continue;
             }
-            let Ok(unit) = dwarf.unit(header) else {
-                continue;
-            };
             let name = unit
                 .dwo_name()
                 .ok()

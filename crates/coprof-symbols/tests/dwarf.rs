@@ -395,12 +395,12 @@ fn riscv_split_dwarf_gives_lines() {
 }
 
 /// A `.dwo` that is gone: the lines are still the skeleton's, and the
-/// note names the file.
-#[test]
-fn x86_64_split_dwarf_without_its_dwo_file() {
+/// note names the file. `dwarf` is the DWARF version's option.
+fn x86_64_split_dwarf_without_its_dwo_file(dwarf: &str) {
     let plain = build(Target::X86_64, &["-g"]);
-    let split = build(Target::X86_64, &["-g", "-gsplit-dwarf"]);
+    let split = build(Target::X86_64, &["-g", dwarf, "-gsplit-dwarf"]);
     let dwo = dwo_files(&split);
+    assert_eq!(split.open().debug_info().split_units, 1, "{dwarf}");
     std::fs::remove_file(&dwo[0]).unwrap();
     let sym = split.open();
     let note = sym
@@ -416,6 +416,19 @@ fn x86_64_split_dwarf_without_its_dwo_file() {
         assert_eq!(y.source, Quality::Dwarf, "{y:?}");
         assert_eq!((base(&x), x.line), (base(&y), y.line), "at {pc:#x}");
     }
+    assert_eq!(sym.split_files().absent[0], dwo[0]);
+}
+
+#[test]
+fn x86_64_split_dwarf_5_without_its_dwo_file() {
+    x86_64_split_dwarf_without_its_dwo_file("-gdwarf-5");
+}
+
+/// GCC's DWARF 4 extension marks a skeleton only in its first entry
+/// (`DW_AT_GNU_dwo_id`): its missing `.dwo` is noted too.
+#[test]
+fn x86_64_split_dwarf_4_without_its_dwo_file() {
+    x86_64_split_dwarf_without_its_dwo_file("-gdwarf-4");
 }
 
 /// A build moved elsewhere whole: the `.dwo` is not under the
