@@ -171,19 +171,21 @@ impl fmt::Display for Frame {
 }
 
 /// `crc32_update (crc32.c:42)` from debug info, `memcpy+0x1a` from the
-/// symbol table, `0x10a3c` otherwise.
+/// symbol table (`memcpy` at its entry, as `addr2line -f` and perf name
+/// it), `0x10a3c` otherwise.
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.source {
             Quality::Dwarf | Quality::GoTable => {
                 write_frame(f, self.function.as_deref(), self.file.as_deref(), self.line)
             }
-            Quality::Symbols => write!(
-                f,
-                "{}+{:#x}",
-                self.function.as_deref().unwrap_or("??"),
-                self.offset.unwrap_or(0)
-            ),
+            Quality::Symbols => {
+                f.write_str(self.function.as_deref().unwrap_or("??"))?;
+                match self.offset.unwrap_or(0) {
+                    0 => Ok(()),
+                    offset => write!(f, "+{offset:#x}"),
+                }
+            }
             Quality::Address => write!(f, "{:#x}", self.pc),
         }
     }
@@ -242,6 +244,15 @@ mod tests {
             ..Location::address(0x2000)
         };
         assert_eq!(s.to_string(), "memcpy+0x1a");
+        let entry = Location {
+            offset: Some(0),
+            ..s.clone()
+        };
+        assert_eq!(
+            entry.to_string(),
+            "memcpy",
+            "a function's entry is its name"
+        );
         assert!(s.source.note().is_some());
         assert_eq!(Location::address(0x10a3c).to_string(), "0x10a3c");
         assert_eq!(Quality::Dwarf.note(), None);
