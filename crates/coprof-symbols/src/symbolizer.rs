@@ -147,6 +147,8 @@ pub struct Symbolizer {
     dwarf: Option<Dwarf>,
     info: DebugInfo,
     symbols: SymbolTable,
+    /// The data objects (global and static variables), by address.
+    objects: SymbolTable,
     go: Option<GoTable>,
     code: Code,
     names: FunctionNames,
@@ -204,6 +206,7 @@ impl Symbolizer {
         })?;
         let arch = Arch::from_object(file.architecture());
         let mut symbols = SymbolTable::from_object(&file);
+        let mut objects = SymbolTable::data_from_object(&file);
         let go = GoTable::from_object(&file);
         let code = Code::from_object(&file);
         let mut sup = Supplement::default();
@@ -224,6 +227,7 @@ impl Symbolizer {
                 }
                 if symbols.is_empty() {
                     symbols = SymbolTable::from_object(&dbg);
+                    objects = SymbolTable::data_from_object(&dbg);
                 }
                 debug_file = Some(sep.path.clone());
             }
@@ -248,6 +252,7 @@ impl Symbolizer {
             dwarf,
             info,
             symbols,
+            objects,
             go,
             code,
             names: FunctionNames::default(),
@@ -301,6 +306,13 @@ impl Symbolizer {
     /// what a code range wider than a function covers.
     pub fn function_symbols_in(&self, lo: u64, hi: u64) -> &[FunctionSymbol] {
         self.symbols.overlapping(lo, hi)
+    }
+
+    /// The data objects (global and static variables, from the symbol
+    /// table) that overlap `[lo, hi]`, by address: what a hot range of
+    /// load or store addresses covers.
+    pub fn data_symbols_in(&self, lo: u64, hi: u64) -> &[FunctionSymbol] {
+        self.objects.overlapping(lo, hi)
     }
 
     /// The source location of `pc`, from the cache when it was asked for
@@ -591,6 +603,7 @@ impl Symbolizer {
             .sum();
         self.dwarf.as_ref().map_or(0, |d| d.bytes + d.split.bytes())
             + self.symbols.bytes()
+            + self.objects.bytes()
             + self.code.bytes()
             + self.names.bytes()
             + cache.capacity() * per_entry

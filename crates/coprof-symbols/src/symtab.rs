@@ -1,6 +1,9 @@
 //! The ELF symbol table as a sorted list of function ranges: the fallback
 //! for code without debug info (function + offset), as DCPI's tools fell
-//! back to image symbols for code without line tables.
+//! back to image symbols for code without line tables. Its data objects
+//! (`STT_OBJECT`: global and static variables) in a list of their own name
+//! the data an address range covers, as `perf mem` names a sample's data
+//! symbol.
 
 use object::{Object, ObjectSymbol, SymbolKind};
 
@@ -41,6 +44,21 @@ impl SymbolTable {
                 }
             }
         }
+        SymbolTable { syms }
+    }
+
+    /// Reads the data objects of `file` with a size (global and static
+    /// variables; the static symbol table, or the dynamic one when the
+    /// static table was stripped). Thread-local ones are left out: their
+    /// addresses are offsets in each thread's block, not addresses.
+    pub fn data_from_object(file: &object::File<'_>) -> SymbolTable {
+        let mut syms = collect_kind(file.symbols(), SymbolKind::Data);
+        if syms.is_empty() {
+            syms = collect_kind(file.dynamic_symbols(), SymbolKind::Data);
+        }
+        syms.retain(|s| s.size > 0);
+        syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
+        syms.dedup_by_key(|s| s.addr);
         SymbolTable { syms }
     }
 
@@ -89,7 +107,15 @@ impl SymbolTable {
 }
 
 fn collect<'a, S: ObjectSymbol<'a>>(it: impl Iterator<Item = S>) -> Vec<FunctionSymbol> {
-    it.filter(|s| s.kind() == SymbolKind::Text && s.is_definition() && s.address() != 0)
+    collect_kind(it, SymbolKind::Text)
+}
+
+/// The defined symbols of `kind` with a name and an address.
+fn collect_kind<'a, S: ObjectSymbol<'a>>(
+    it: impl Iterator<Item = S>,
+    kind: SymbolKind,
+) -> Vec<FunctionSymbol> {
+    it.filter(|s| s.kind() == kind && s.is_definition() && s.address() != 0)
         .filter_map(|s| {
             let name = s.name().ok()?;
             if name.is_empty() {

@@ -100,13 +100,25 @@ pub struct Row {
     pub location: Location,
 }
 
-/// The function symbols a code range overlaps: how many, and the names
-/// of the first and last by address.
+/// The function symbols a code range overlaps, or the data objects a
+/// range of addresses does: how many, and the names of the first and last
+/// by address.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FunctionsIn {
     pub count: usize,
     pub first: Option<String>,
     pub last: Option<String>,
+}
+
+impl FunctionsIn {
+    /// Of `symbols`, in address order.
+    pub fn of(symbols: &[coprof_symbols::symtab::FunctionSymbol]) -> FunctionsIn {
+        FunctionsIn {
+            count: symbols.len(),
+            first: symbols.first().map(|f| f.name.clone()),
+            last: symbols.last().map(|f| f.name.clone()),
+        }
+    }
 }
 
 /// Answers about one file's addresses (the file's own, not the run's).
@@ -129,6 +141,9 @@ pub struct Answers {
     /// (Files kept before this answer was asked have none.)
     #[serde(default, with = "pairs")]
     pub functions_in: HashMap<(u64, u64), FunctionsIn>,
+    /// The data objects a range of addresses overlaps.
+    #[serde(default, with = "pairs")]
+    pub objects_in: HashMap<(u64, u64), FunctionsIn>,
     /// The split DWARF files (`.dwo`, `.dwp`) the answers were read from,
     /// as they were: the answers hold while each is unchanged. Which they
     /// are is known only once the binary's DWARF is read, so they are not
@@ -149,6 +164,7 @@ impl Answers {
             + self.disassembly.len()
             + self.listings.len()
             + self.functions_in.len()
+            + self.objects_in.len()
     }
 
     /// `other`'s answers added where these have none.
@@ -164,6 +180,7 @@ impl Answers {
         add(&mut self.disassembly, other.disassembly);
         add(&mut self.listings, other.listings);
         add(&mut self.functions_in, other.functions_in);
+        add(&mut self.objects_in, other.objects_in);
         self.depend_on(other.split_read, other.split_absent);
     }
 

@@ -156,14 +156,16 @@ impl Loaded {
         self.answer(
             |k| &mut k.functions_in,
             (lo, hi),
-            |s| {
-                let inside = s.map_or(&[][..], |s| s.function_symbols_in(lo, hi));
-                FunctionsIn {
-                    count: inside.len(),
-                    first: inside.first().map(|f| f.name.clone()),
-                    last: inside.last().map(|f| f.name.clone()),
-                }
-            },
+            |s| FunctionsIn::of(s.map_or(&[][..], |s| s.function_symbols_in(lo, hi))),
+        )
+    }
+
+    /// The data objects (global and static variables) `[lo, hi]` overlaps.
+    fn objects_in(&self, lo: u64, hi: u64) -> FunctionsIn {
+        self.answer(
+            |k| &mut k.objects_in,
+            (lo, hi),
+            |s| FunctionsIn::of(s.map_or(&[][..], |s| s.data_symbols_in(lo, hi))),
         )
     }
 
@@ -442,6 +444,22 @@ impl Symbols {
             (Some(x), Some(y)) => format!("{x} .. {y} ({} functions)", inside.count.max(2)),
             (Some(x), None) | (None, Some(x)) => x,
             (None, None) => return None,
+        };
+        m.named(Some(what), a)
+    }
+
+    /// The data a range of addresses covers, from the symbol table's data
+    /// objects (global and static variables), as `perf mem` names a
+    /// sample's data symbol: `table`, or `first .. last (N objects)`,
+    /// with ` in libc.so.6` for a library's. `None` where no object lies
+    /// (the heap, the stack, a mapping of no file).
+    pub fn data_range(&self, lo: u64, hi: u64) -> Option<String> {
+        let (m, a, b) = self.only_file_in(lo, hi)?;
+        let inside = m.objects_in(a, b);
+        let what = match (inside.first, inside.last) {
+            (Some(x), Some(y)) if inside.count == 1 || x == y => x,
+            (Some(x), Some(y)) => format!("{x} .. {y} ({} objects)", inside.count),
+            _ => return None,
         };
         m.named(Some(what), a)
     }

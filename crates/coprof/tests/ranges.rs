@@ -295,3 +295,97 @@ fn hot_code_ranges_name_the_functions_they_span() {
     }
     assert!(spanning > 0, "no hot range spans functions: {hot:?}");
 }
+
+/// Data objects of an RV64 binary as `readelf` lists them (an
+/// implementation of its own): (start, end, name) of each sized
+/// `OBJECT` symbol, one per address (the largest), by address.
+fn readelf_objects(bin: &Path) -> Vec<(u64, u64, String)> {
+    let out = std::process::Command::new("riscv64-linux-gnu-readelf")
+        .args(["-sW"])
+        .arg(bin)
+        .output()
+        .expect("riscv64-linux-gnu-readelf runs");
+    assert!(out.status.success());
+    let mut objects: Vec<(u64, u64, String)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let [_, value, size, kind, _, _, ndx, name] = f[..] else {
+                return None;
+            };
+            let start = u64::from_str_radix(value, 16).ok()?;
+            let size: u64 = size.parse().ok()?;
+            (kind == "OBJECT" && ndx != "UND" && size > 0 && start != 0)
+                .then(|| (start, start + size, name.to_string()))
+        })
+        .collect();
+    objects.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    objects.dedup_by_key(|o| o.0);
+    objects
+}
+
+/// A hot range of load addresses is named by the data objects (global
+/// and static variables) it overlaps, as `readelf` lists them, as `perf
+/// mem` names a sample's data symbol; a range of the heap, where no
+/// object is, by none.
+#[test]
+fn hot_address_ranges_name_the_data_objects_they_cover() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = r#"
+#include <stdio.h>
+#include <stdlib.h>
+static unsigned hot_table[4096];
+unsigned cold_table[4096];
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 100;
+    unsigned s = 0, *heap = malloc(4096 * sizeof *heap);
+    for (int j = 0; j < 4096; j++) { hot_table[j] = j * 2654435761u; cold_table[j] = j; heap[j] = j; }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < 4096; j++)
+            s += hot_table[(j * 7 + i) & 4095] ^ heap[(j * 5 + i) & 4095];
+    printf("%u\n", s + cold_table[n & 4095]);
+    return 0;
+}
+"#;
+    let bin = common::compile_with(dir.path(), "tables", src, &["-static", "-O2", "-g"]);
+    let objects = readelf_objects(&bin);
+    let v = json_of(
+        coprof()
+            .args([
+                "ranges",
+                "--stream",
+                "load-addr",
+                "--json",
+                "--hot",
+                "0.05",
+                "--",
+            ])
+            .arg(&bin)
+            .arg("100"),
+    );
+    let hot = v["hot_ranges"].as_array().unwrap();
+    let (mut named_hot, mut unnamed) = (0, 0);
+    for h in hot {
+        let (lo, hi) = (h["lo"].as_u64().unwrap(), h["hi"].as_u64().unwrap());
+        assert!(h.get("functions").is_none(), "{h}");
+        let label = h["objects"].as_str();
+        let inside: Vec<&String> = objects
+            .iter()
+            .filter(|o| o.0 <= hi && lo < o.1)
+            .map(|o| &o.2)
+            .collect();
+        match inside[..] {
+            [] => assert_eq!(label, None, "{h}"),
+            [one] => assert_eq!(label, Some(one.as_str()), "{h}"),
+            [first, .., last] => {
+                let want = format!("{first} .. {last} ({} objects)", inside.len());
+                assert_eq!(label, Some(want.as_str()), "{h}");
+            }
+        }
+        named_hot += (label == Some("hot_table")) as usize;
+        unnamed += label.is_none() as usize;
+    }
+    assert!(named_hot > 0, "no hot range named hot_table: {hot:?}");
+    assert!(unnamed > 0, "no hot range of the heap: {hot:?}");
+}

@@ -210,7 +210,7 @@ impl<const D: usize> Job for RangesJob<D> {
             };
             (hot, summary)
         });
-        let wheres = code_places(&self.dims, &hot, info);
+        let (where_key, wheres) = places(&self.dims, &hot, info);
         let shown = Shown {
             hot_share: self.hot,
             dims: &self.dims,
@@ -218,6 +218,7 @@ impl<const D: usize> Job for RangesJob<D> {
             hot: &hot,
             checked: checked.as_ref(),
             wheres: &wheres,
+            where_key,
             blocks: self.sink.engine.block_buffer(),
         };
         let mut text = String::new();
@@ -250,18 +251,42 @@ fn print_block_buffer(out: &mut String, b: &BlockBuffer) {
     }
 }
 
-/// The functions each hot range's code dimension covers, when a dimension
-/// is code (pc, narrow-pc) and the program's symbols are at hand.
-fn code_places(dims: &[Stream], hot: &[HotRange], info: &InputInfo) -> Vec<Option<String>> {
+/// Where each hot range is, when the program's symbols are at hand, and
+/// the JSON field that says it: the functions its code dimension covers
+/// (`functions`), when a dimension is code (pc, narrow-pc); else the data
+/// objects its address dimension covers (`objects`), when one is an
+/// address (load-addr, store-addr, zero-load-addr).
+fn places(
+    dims: &[Stream],
+    hot: &[HotRange],
+    info: &InputInfo,
+) -> (&'static str, Vec<Option<String>>) {
     let code = dims
         .iter()
         .position(|d| matches!(d, Stream::Pc | Stream::NarrowPc));
-    hot.iter()
+    let data = dims.iter().position(|d| {
+        matches!(
+            d,
+            Stream::LoadAddr | Stream::StoreAddr | Stream::ZeroLoadAddr
+        )
+    });
+    let key = if code.is_some() {
+        "functions"
+    } else {
+        "objects"
+    };
+    let wheres = hot
+        .iter()
         .map(|h| {
-            let (sym, d) = (info.symbols.as_ref()?, code?);
-            sym.code_range(h.lo[d], h.hi[d])
+            let sym = info.symbols.as_ref()?;
+            match (code, data) {
+                (Some(d), _) => sym.code_range(h.lo[d], h.hi[d]),
+                (None, Some(d)) => sym.data_range(h.lo[d], h.hi[d]),
+                (None, None) => None,
+            }
         })
-        .collect()
+        .collect();
+    (key, wheres)
 }
 
 /// A coordinate list as JSON: a number in one dimension, an array in more.
@@ -281,8 +306,10 @@ struct Shown<'a> {
     snap: &'a RapSnapshot,
     hot: &'a [HotRange],
     checked: Option<&'a (Vec<coprof_engines::rap::CheckedHotRange>, ExactSummary)>,
-    /// The functions each hot range covers, when known.
+    /// The functions or data objects each hot range covers, when known.
     wheres: &'a [Option<String>],
+    /// The JSON field of `wheres`: `functions` or `objects`.
+    where_key: &'static str,
     /// The block buffer in front of a code profile, if there is one.
     blocks: Option<&'a BlockBuffer>,
 }
@@ -295,6 +322,7 @@ fn report_json(file: Option<&PathBuf>, shown: &Shown) -> Value {
         hot,
         checked,
         wheres,
+        where_key,
         blocks,
     } = *shown;
     let hot_ranges: Vec<Value> = hot
@@ -311,7 +339,7 @@ fn report_json(file: Option<&PathBuf>, shown: &Shown) -> Value {
                 "own_share": h.own_share,
             });
             if let Some(w) = &wheres[i] {
-                o["functions"] = json!(w);
+                o[where_key] = json!(w);
             }
             if let Some((c, _)) = checked {
                 o["exact"] = json!(c[i].exact);
