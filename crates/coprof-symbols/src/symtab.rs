@@ -28,14 +28,7 @@ impl SymbolTable {
     /// Reads the function symbols of `file` (the static symbol table, or
     /// the dynamic one when the static table was stripped).
     pub fn from_object(file: &object::File<'_>) -> SymbolTable {
-        let mut syms = collect(file.symbols());
-        if syms.is_empty() {
-            syms = collect(file.dynamic_symbols());
-        }
-        // Sort by address, larger first among equal addresses so that the
-        // sized symbol wins over a zero-sized alias; then keep one per address.
-        syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
-        syms.dedup_by_key(|s| s.addr);
+        let mut syms = by_address(file, SymbolKind::Text);
         // A zero-sized symbol (hand-written assembly) runs to the next one.
         for i in 0..syms.len() {
             if syms[i].size == 0 {
@@ -52,13 +45,8 @@ impl SymbolTable {
     /// static table was stripped). Thread-local ones are left out: their
     /// addresses are offsets in each thread's block, not addresses.
     pub fn data_from_object(file: &object::File<'_>) -> SymbolTable {
-        let mut syms = collect_kind(file.symbols(), SymbolKind::Data);
-        if syms.is_empty() {
-            syms = collect_kind(file.dynamic_symbols(), SymbolKind::Data);
-        }
+        let mut syms = by_address(file, SymbolKind::Data);
         syms.retain(|s| s.size > 0);
-        syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
-        syms.dedup_by_key(|s| s.addr);
         SymbolTable { syms }
     }
 
@@ -106,12 +94,22 @@ impl SymbolTable {
     }
 }
 
-fn collect<'a, S: ObjectSymbol<'a>>(it: impl Iterator<Item = S>) -> Vec<FunctionSymbol> {
-    collect_kind(it, SymbolKind::Text)
+/// The defined symbols of `kind` in `file` (its static symbol table, or
+/// the dynamic one when the static table was stripped), by address, one
+/// per address: the largest, so that the sized symbol wins over a
+/// zero-sized alias.
+fn by_address(file: &object::File<'_>, kind: SymbolKind) -> Vec<FunctionSymbol> {
+    let mut syms = collect(file.symbols(), kind);
+    if syms.is_empty() {
+        syms = collect(file.dynamic_symbols(), kind);
+    }
+    syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
+    syms.dedup_by_key(|s| s.addr);
+    syms
 }
 
 /// The defined symbols of `kind` with a name and an address.
-fn collect_kind<'a, S: ObjectSymbol<'a>>(
+fn collect<'a, S: ObjectSymbol<'a>>(
     it: impl Iterator<Item = S>,
     kind: SymbolKind,
 ) -> Vec<FunctionSymbol> {
