@@ -292,9 +292,13 @@ impl SymbolCache {
     /// answers only while those files are unchanged and the missing ones
     /// still missing.
     pub fn depend_on(&mut self, files: &SplitFiles) {
+        // Stamped when first recorded: a file already there keeps the
+        // stamp its answers were read with.
+        let known = &self.answers.split_read;
         let read = files
             .read
             .iter()
+            .filter(|p| !known.iter().any(|f| &f.path == *p))
             .filter_map(|p| FileStamp::of(p).ok())
             .collect();
         if self.answers.depend_on(read, files.absent.clone()) {
