@@ -29,12 +29,24 @@ int main(int argc, char **argv) {
 }
 "#;
 
-/// `coprof profile` of `prog` with `cache` as `XDG_CACHE_HOME`, and the
-/// profile file it wrote.
+/// `coprof profile` of `prog` with `cache` as `XDG_CACHE_HOME`: the
+/// reports of the profile file it wrote, and its standard error.
 fn profile(dir: &Path, cache: &Path, prog: &Path, extra: &[&str]) -> (Value, String) {
+    profile_with(dir, cache, prog, extra, &[])
+}
+
+/// [`profile`] with the environment variables `env` set too.
+fn profile_with(
+    dir: &Path,
+    cache: &Path,
+    prog: &Path,
+    extra: &[&str],
+    env: &[(&str, &Path)],
+) -> (Value, String) {
     let file = dir.join("p.json");
     let out = coprof()
         .env("XDG_CACHE_HOME", cache)
+        .envs(env.iter().copied())
         .arg("profile")
         .args(["--random-seed", "1", "-o"])
         .arg(&file)
@@ -203,24 +215,12 @@ fn a_debug_file_in_the_debuginfod_cache_is_read() {
     let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
     let place = fetched.join(&hex).join("debuginfo");
     let run = || {
-        let file = dir.path().join("p.json");
-        let out = coprof()
-            .env("XDG_CACHE_HOME", &cache)
-            .env("DEBUGINFOD_CACHE_PATH", &fetched)
-            .args(["profile", "--random-seed", "1", "-o"])
-            .arg(&file)
-            .arg("--")
-            .arg(&stripped)
-            .arg("300")
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{err}");
-        (std::fs::read_to_string(&file).unwrap(), err)
+        let env = [("DEBUGINFOD_CACHE_PATH", fetched.as_path())];
+        profile_with(dir.path(), &cache, &stripped, &[], &env)
     };
     let (without, err) = run();
     assert!(err.contains("no debug info"), "{err}");
-    assert!(!without.contains("spin.c:"), "{without}");
+    assert!(!without.to_string().contains("spin.c:"), "{without}");
     std::fs::create_dir_all(place.parent().unwrap()).unwrap();
     objcopy(&["--only-keep-debug"], &full, &place);
     let (with, err) = run();
@@ -228,7 +228,7 @@ fn a_debug_file_in_the_debuginfod_cache_is_read() {
         err.contains(&format!("debug info from {}", place.display())),
         "{err}"
     );
-    assert!(with.contains("spin.c:"), "{with}");
+    assert!(with.to_string().contains("spin.c:"), "{with}");
 }
 
 #[test]
