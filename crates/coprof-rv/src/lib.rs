@@ -35,6 +35,7 @@
 
 #![warn(missing_docs)]
 
+pub mod areas;
 mod bitmanip;
 pub mod code;
 pub mod command;

@@ -222,6 +222,19 @@ pub fn file_pages(elf: &Elf, bias: u64) -> Vec<(u64, u64, u64)> {
         .collect()
 }
 
+/// The bytes of `elf`'s PT_LOAD segments loaded with `bias`, `.bss`
+/// included: `[start, end)` of each, as the program's variables lie.
+pub fn segment_ranges(elf: &Elf, bias: u64) -> Vec<(u64, u64)> {
+    elf.segments
+        .iter()
+        .filter(|s| s.kind == PT_LOAD && s.memsz > 0)
+        .map(|s| {
+            let start = bias.wrapping_add(s.vaddr);
+            (start, start.wrapping_add(s.memsz))
+        })
+        .collect()
+}
+
 /// Address of the program headers in memory, for `AT_PHDR`.
 fn phdr_addr(elf: &Elf, bias: u64) -> u64 {
     if let Some(p) = elf.segments.iter().find(|s| s.kind == PT_PHDR) {

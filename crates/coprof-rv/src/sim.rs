@@ -345,6 +345,13 @@ impl Simulator {
         &self.kernel.modules
     }
 
+    /// Every area of the address space mapped over the run so far,
+    /// named: the files' segments, `[heap]`, `[stack]`, `[anon]`,
+    /// `[shm]` ([`crate::areas`]), to name data addresses by.
+    pub fn areas(&self) -> &crate::areas::Areas {
+        &self.kernel.areas
+    }
+
     /// The directory the program's absolute paths are looked up in first:
     /// `--root`, or the sysroot of a dynamically linked program.
     pub fn sysroot(&self) -> Option<&Path> {

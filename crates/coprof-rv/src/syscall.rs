@@ -201,6 +201,9 @@ pub struct Kernel {
     pub modules: Vec<crate::process::Module>,
     /// The address ranges mapped from files, for `/proc/self/maps`.
     pub file_maps: proc_self::FileMaps,
+    /// Every area mapped over the run, named, to name a profile's data
+    /// addresses ([`crate::areas`]).
+    pub areas: crate::areas::Areas,
     /// The program's own `/proc/self/cmdline`, `environ` and `auxv`.
     pub own_files: proc_self::OwnFiles,
     /// Return ENOSYS for unknown calls instead of stopping.
@@ -491,6 +494,12 @@ impl Kernel {
             sysroot: None,
             modules: Vec::new(),
             file_maps: proc_self::FileMaps::default(),
+            areas: {
+                let mut a = crate::areas::Areas::default();
+                let stack = crate::process::STACK_TOP - crate::process::STACK_SIZE;
+                a.record(stack, crate::process::STACK_TOP, crate::areas::STACK);
+                a
+            },
             own_files: proc_self::OwnFiles::default(),
             enosys,
             isa: crate::isa::Isa::default(),

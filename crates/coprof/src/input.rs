@@ -228,6 +228,9 @@ pub struct LiveRun {
     /// How the program ended (`Exit::status` gives the status a shell
     /// would report: 128 + signal if it died of one).
     pub exit: Exit,
+    /// Every area of its address space mapped over the run, named, to
+    /// name hot data addresses that no variable covers.
+    pub areas: coprof_rv::areas::Areas,
 }
 
 /// Command-line words as text, for reports and messages: bytes that are
@@ -550,6 +553,7 @@ impl InputArgs {
                 instructions: sim.instret() - before,
                 in_runs: sim.instructions_in_runs(),
                 exit,
+                areas: sim.areas().clone(),
             }),
             symbols: if self.no_symbols {
                 None

@@ -389,3 +389,90 @@ int main(int argc, char **argv) {
     assert!(named_hot > 0, "no hot range named hot_table: {hot:?}");
     assert!(unnamed > 0, "no hot range of the heap: {hot:?}");
 }
+
+/// A hot range of load addresses of a live run is named by the mappings
+/// it overlaps, as `perf mem` names a sample's data object: the heap,
+/// the stack, anonymous memory (glibc maps a large `malloc` block) and
+/// the program's own file, where the program itself says its variables
+/// are. Where no variable is, the text names the range by them.
+#[test]
+fn hot_address_ranges_are_named_by_the_mappings_they_lie_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = r#"
+#include <stdio.h>
+#include <stdlib.h>
+static unsigned table[4096];
+int main(int argc, char **argv) {
+    int n = atoi(argv[1]);
+    unsigned *heap = malloc(4096 * sizeof *heap);
+    unsigned *big = malloc(4 << 20);
+    volatile unsigned local[4096];
+    for (int j = 0; j < 4096; j++) { table[j] = j; heap[j] = 3 * j; big[256 * j] = j; local[j] = j; }
+    unsigned s = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < 4096; j++) {
+            int k = (7 * j + i) & 4095;
+            s += table[k] ^ heap[k] ^ big[256 * k] ^ local[k];
+        }
+    FILE *f = fopen(argv[2], "w");
+    fprintf(f, "%p %p %p %p %u\n", (void *)table, (void *)heap, (void *)big, (void *)local, s);
+    return fclose(f);
+}
+"#;
+    let bin = common::compile_with(dir.path(), "areas", src, &["-static", "-O2", "-g"]);
+    let said = dir.path().join("addresses");
+    let run = |json: bool| {
+        let mut c = coprof();
+        c.args(["ranges", "--stream", "load-addr", "--hot", "0.05"]);
+        if json {
+            c.arg("--json");
+        }
+        c.arg("--").arg(&bin).arg("50").arg(&said);
+        c
+    };
+    let v = json_of(&mut run(true));
+    let text = String::from_utf8(run(false).output().unwrap().stdout).unwrap();
+    let said = std::fs::read_to_string(&said).unwrap();
+    let at: Vec<u64> = said
+        .split_whitespace()
+        .take(4)
+        .map(|p| u64::from_str_radix(p.trim_start_matches("0x"), 16).unwrap())
+        .collect();
+    let file = std::fs::canonicalize(&bin).unwrap().display().to_string();
+    // Each array's first address, bytes and mapping.
+    let places = [
+        (at[0], 16 << 10, file.as_str()),
+        (at[1], 16 << 10, "[heap]"),
+        (at[2], 4 << 20, "[anon]"),
+        (at[3], 16 << 10, "[stack]"),
+    ];
+    let (mut seen, mut inside) = ([false; 4], [false; 4]);
+    for h in v["hot_ranges"].as_array().unwrap() {
+        let (lo, hi) = (h["lo"].as_u64().unwrap(), h["hi"].as_u64().unwrap());
+        let areas: Vec<&str> = h["areas"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no areas: {h}"))
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        for (i, &(start, bytes, name)) in places.iter().enumerate() {
+            let end = start + bytes;
+            if start <= hi && lo < end {
+                assert!(areas.contains(&name), "{name} not named in {h}");
+                seen[i] = true;
+            }
+            if start <= lo && hi < end && i > 0 {
+                // Inside the heap, the big block or the stack: nothing
+                // else was mapped there, and no variable is.
+                assert_eq!(areas, [name], "{h}");
+                assert!(h.get("objects").is_none(), "{h}");
+                let line = format!("[{lo:#x}, {hi:#x}]");
+                let line = text.lines().find(|l| l.contains(&line)).unwrap();
+                assert!(line.ends_with(&format!("  {name}")), "{line}");
+                inside[i] = true;
+            }
+        }
+    }
+    assert_eq!(seen, [true; 4], "hot ranges miss a place: {v}");
+    assert_eq!(inside[1..], [true; 3], "no hot range inside a mapping: {v}");
+}

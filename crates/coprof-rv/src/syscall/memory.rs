@@ -173,6 +173,8 @@ impl Kernel {
             {
                 return Outcome::Ret(self.brk as i64);
             }
+            self.areas
+                .record(self.brk_start, new_end, crate::areas::HEAP);
         } else if new_end < cur_end && mem.unmap(new_end, cur_end - new_end).is_err() {
             return Outcome::Ret(self.brk as i64);
         }
@@ -292,8 +294,12 @@ impl Kernel {
                     self.note_module(host, &path, at, off);
                 }
                 self.file_maps.record(at, len, off, &path);
+                self.areas.record_file(at, at + len, &path);
             }
-            None => self.file_maps.forget(at, len),
+            None => {
+                self.file_maps.forget(at, len);
+                self.areas.record(at, at + len, crate::areas::ANON);
+            }
         }
         if changes_code {
             Ok(Outcome::RetFlush(at as i64, at..at + len))
@@ -323,6 +329,11 @@ impl Kernel {
         for (start, len, offset) in crate::process::file_pages(elf, bias) {
             self.file_maps.record(start, len, offset, path);
         }
+        // A segment's `.bss` is anonymous in the maps, but its variables
+        // are the file's.
+        for (start, end) in crate::process::segment_ranges(elf, bias) {
+            self.areas.record_file(start, end, path);
+        }
     }
 
     /// `mremap`, and what it does to the file mappings: the pages it
@@ -348,6 +359,12 @@ impl Kernel {
             if v >= 0 && v as u64 != old {
                 self.file_maps.forget(old, old_len);
                 self.file_maps.forget(v as u64, new_len);
+                let to = v as u64;
+                self.areas.record(to, to + new_len, crate::areas::ANON);
+            } else if v >= 0 && new_len > old_len {
+                // Grown in place: the new pages are anonymous.
+                self.areas
+                    .record(old + old_len, old + new_len, crate::areas::ANON);
             } else if v >= 0 && new_len < old_len {
                 self.file_maps.forget(old + new_len, old_len - new_len);
             }

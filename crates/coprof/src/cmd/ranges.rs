@@ -210,15 +210,16 @@ impl<const D: usize> Job for RangesJob<D> {
             };
             (hot, summary)
         });
-        let (where_key, wheres) = places(&self.dims, &hot, info);
+        let places = places(&self.dims, &hot, info);
         let shown = Shown {
             hot_share: self.hot,
             dims: &self.dims,
             snap: &snap,
             hot: &hot,
             checked: checked.as_ref(),
-            wheres: &wheres,
-            where_key,
+            wheres: &places.wheres,
+            where_key: places.key,
+            areas: places.areas.as_deref(),
             blocks: self.sink.engine.block_buffer(),
         };
         let mut text = String::new();
@@ -255,12 +256,10 @@ fn print_block_buffer(out: &mut String, b: &BlockBuffer) {
 /// the JSON field that says it: the functions its code dimension covers
 /// (`functions`), when a dimension is code (pc, narrow-pc); else the data
 /// objects its address dimension covers (`objects`), when one is an
-/// address (load-addr, store-addr, zero-load-addr).
-fn places(
-    dims: &[Stream],
-    hot: &[HotRange],
-    info: &InputInfo,
-) -> (&'static str, Vec<Option<String>>) {
+/// address (load-addr, store-addr, zero-load-addr); and for a live run's
+/// addresses, the areas each range lies in (`[heap]`, `[stack]`,
+/// `[anon]`, a file), which name in the text a range no object covers.
+fn places(dims: &[Stream], hot: &[HotRange], info: &InputInfo) -> Places {
     let code = dims
         .iter()
         .position(|d| matches!(d, Stream::Pc | Stream::NarrowPc));
@@ -275,6 +274,11 @@ fn places(
     } else {
         "objects"
     };
+    let areas: Option<Vec<Vec<String>>> = data.zip(info.live.as_ref()).map(|(d, live)| {
+        hot.iter()
+            .map(|h| areas_in(&live.areas, h.lo[d], h.hi[d]))
+            .collect()
+    });
     let wheres = hot
         .iter()
         .map(|h| {
@@ -286,7 +290,71 @@ fn places(
             }
         })
         .collect();
-    (key, wheres)
+    Places { key, wheres, areas }
+}
+
+/// What [`places`] found for the hot ranges, in their order.
+struct Places {
+    /// The JSON field of `wheres`: `functions` or `objects`.
+    key: &'static str,
+    /// The functions or data objects each hot range covers, when known.
+    wheres: Vec<Option<String>>,
+    /// The names of the areas each hot range's addresses overlap, for a
+    /// live run's range of addresses.
+    areas: Option<Vec<Vec<String>>>,
+}
+
+/// The names of the areas of `areas` that overlap `[lo, hi]`, each once,
+/// by address.
+fn areas_in(areas: &coprof_rv::areas::Areas, lo: u64, hi: u64) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for a in areas.overlapping(lo, hi) {
+        if !names.contains(&a.name) {
+            names.push(a.name.clone());
+        }
+    }
+    names
+}
+
+/// A range of addresses in words: the data objects it covers
+/// (`objects`), followed by the areas of no file it overlaps too
+/// (`table + [heap]`); else the areas it lies in ([`area_label`]).
+fn data_label(objects: Option<&str>, areas: Option<&[String]>) -> Option<String> {
+    let areas = areas.unwrap_or_default();
+    match objects {
+        Some(o) => {
+            let mut label = o.to_string();
+            for a in areas.iter().filter(|a| a.starts_with('[')) {
+                label.push_str(" + ");
+                label.push_str(a);
+            }
+            Some(label)
+        }
+        None => area_label(areas),
+    }
+}
+
+/// Areas in words: `[heap]`, a file by its name (`prog`), or `first ..
+/// last (N areas)`; `None` for none.
+fn area_label(names: &[String]) -> Option<String> {
+    let short = |n: &String| -> String {
+        if n.starts_with('[') {
+            return n.clone();
+        }
+        std::path::Path::new(n)
+            .file_name()
+            .map_or_else(|| n.clone(), |f| f.to_string_lossy().into_owned())
+    };
+    match names {
+        [] => None,
+        [one] => Some(short(one)),
+        [first, .., last] => Some(format!(
+            "{} .. {} ({} areas)",
+            short(first),
+            short(last),
+            names.len()
+        )),
+    }
 }
 
 /// A coordinate list as JSON: a number in one dimension, an array in more.
@@ -310,6 +378,9 @@ struct Shown<'a> {
     wheres: &'a [Option<String>],
     /// The JSON field of `wheres`: `functions` or `objects`.
     where_key: &'static str,
+    /// The areas each hot range's addresses overlap, for a live run's
+    /// range of addresses.
+    areas: Option<&'a [Vec<String>]>,
     /// The block buffer in front of a code profile, if there is one.
     blocks: Option<&'a BlockBuffer>,
 }
@@ -323,6 +394,7 @@ fn report_json(file: Option<&PathBuf>, shown: &Shown) -> Value {
         checked,
         wheres,
         where_key,
+        areas,
         blocks,
     } = *shown;
     let hot_ranges: Vec<Value> = hot
@@ -340,6 +412,9 @@ fn report_json(file: Option<&PathBuf>, shown: &Shown) -> Value {
             });
             if let Some(w) = &wheres[i] {
                 o[where_key] = json!(w);
+            }
+            if let Some(a) = areas {
+                o["areas"] = json!(a[i]);
             }
             if let Some((c, _)) = checked {
                 o["exact"] = json!(c[i].exact);
@@ -400,6 +475,8 @@ fn print_text(out: &mut String, shown: &Shown) {
         hot,
         checked,
         wheres,
+        where_key,
+        areas,
         ..
     } = *shown;
     crate::outln!(
@@ -509,7 +586,8 @@ fn print_text(out: &mut String, shown: &Shown) {
                 c[i].error_pct
             ));
         }
-        if let Some(w) = &wheres[i] {
+        let areas = areas.filter(|_| where_key == "objects").map(|a| &a[i][..]);
+        if let Some(w) = data_label(wheres[i].as_deref(), areas) {
             line.push_str(&format!("  {w}"));
         }
         crate::outln!(out, "{line}");
@@ -536,5 +614,35 @@ fn print_text(out: &mut String, shown: &Shown) {
             thousands(s.exact_distinct as u64),
             thousands(s.exact_bytes as u64)
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owned(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn a_range_of_addresses_reads_as_its_objects_then_its_mappings() {
+        let heap = owned(&["[heap]"]);
+        assert_eq!(data_label(None, Some(&heap)).as_deref(), Some("[heap]"));
+        assert_eq!(data_label(None, None), None);
+        assert_eq!(data_label(None, Some(&[])), None);
+        // Files read by their names; several mappings by the first and last.
+        let three = owned(&["/w/build/prog", "[heap]", "[stack]"]);
+        assert_eq!(
+            data_label(None, Some(&three)).as_deref(),
+            Some("prog .. [stack] (3 areas)")
+        );
+        // Objects first; then only the memory of no file, since the
+        // objects already name the file's.
+        assert_eq!(
+            data_label(Some("table"), Some(&three)).as_deref(),
+            Some("table + [heap] + [stack]")
+        );
+        assert_eq!(data_label(Some("table"), None).as_deref(), Some("table"));
     }
 }
