@@ -10,6 +10,7 @@
 //! - [`trace`]: the `.cpt` trace file format, streaming writer and reader;
 //! - [`synth`]: deterministic synthetic streams with known answers.
 
+pub mod areas;
 pub mod event;
 pub mod exact;
 pub mod key_counts;

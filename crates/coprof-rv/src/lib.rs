@@ -35,7 +35,6 @@
 
 #![warn(missing_docs)]
 
-pub mod areas;
 mod bitmanip;
 pub mod code;
 pub mod command;

@@ -347,8 +347,8 @@ impl Simulator {
 
     /// Every area of the address space mapped over the run so far,
     /// named: the files' segments, `[heap]`, `[stack]`, `[anon]`,
-    /// `[shm]` ([`crate::areas`]), to name data addresses by.
-    pub fn areas(&self) -> &crate::areas::Areas {
+    /// `[shm]` ([`coprof_core::areas`]), to name data addresses by.
+    pub fn areas(&self) -> &coprof_core::areas::Areas {
         &self.kernel.areas
     }
 

@@ -202,8 +202,8 @@ pub struct Kernel {
     /// The address ranges mapped from files, for `/proc/self/maps`.
     pub file_maps: proc_self::FileMaps,
     /// Every area mapped over the run, named, to name a profile's data
-    /// addresses ([`crate::areas`]).
-    pub areas: crate::areas::Areas,
+    /// addresses ([`coprof_core::areas`]).
+    pub areas: coprof_core::areas::Areas,
     /// The program's own `/proc/self/cmdline`, `environ` and `auxv`.
     pub own_files: proc_self::OwnFiles,
     /// Return ENOSYS for unknown calls instead of stopping.
@@ -495,9 +495,9 @@ impl Kernel {
             modules: Vec::new(),
             file_maps: proc_self::FileMaps::default(),
             areas: {
-                let mut a = crate::areas::Areas::default();
+                let mut a = coprof_core::areas::Areas::default();
                 let stack = crate::process::STACK_TOP - crate::process::STACK_SIZE;
-                a.record(stack, crate::process::STACK_TOP, crate::areas::STACK);
+                a.record(stack, crate::process::STACK_TOP, coprof_core::areas::STACK);
                 a
             },
             own_files: proc_self::OwnFiles::default(),

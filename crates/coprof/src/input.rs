@@ -228,9 +228,6 @@ pub struct LiveRun {
     /// How the program ended (`Exit::status` gives the status a shell
     /// would report: 128 + signal if it died of one).
     pub exit: Exit,
-    /// Every area of its address space mapped over the run, named, to
-    /// name hot data addresses that no variable covers.
-    pub areas: coprof_rv::areas::Areas,
 }
 
 /// Command-line words as text, for reports and messages: bytes that are
@@ -547,13 +544,13 @@ impl InputArgs {
                 events: sim.events_delivered(),
                 modules: sim.modules().to_vec(),
                 sysroot: sim.sysroot().map(Path::to_path_buf),
+                areas: sim.areas().clone(),
                 ..meta
             },
             live: Some(LiveRun {
                 instructions: sim.instret() - before,
                 in_runs: sim.instructions_in_runs(),
                 exit,
-                areas: sim.areas().clone(),
             }),
             symbols: if self.no_symbols {
                 None

@@ -475,4 +475,18 @@ int main(int argc, char **argv) {
     }
     assert_eq!(seen, [true; 4], "hot ranges miss a place: {v}");
     assert_eq!(inside[1..], [true; 3], "no hot range inside a mapping: {v}");
+
+    // A trace of the run keeps its mappings and names its ranges alike.
+    let trace = dir.path().join("areas.cpt");
+    coprof()
+        .args(["run", "--trace"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&bin)
+        .arg("50")
+        .arg(dir.path().join("addresses"))
+        .assert()
+        .success();
+    let traced = json(&["--stream", "load-addr", "--hot", "0.05"], &trace);
+    assert_eq!(traced["hot_ranges"], v["hot_ranges"]);
 }

@@ -40,6 +40,12 @@ pub struct TraceMeta {
     /// `usr/lib/debug` holds the separate debug files of its libraries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysroot: Option<std::path::PathBuf>,
+    /// Every area of the program's address space mapped over the run,
+    /// named (`[heap]`, `[stack]`, `[anon]`, `[shm]`, a file), to name
+    /// hot data addresses by. Empty when the source does not say.
+    /// Written when the trace is complete.
+    #[serde(default, skip_serializing_if = "crate::areas::Areas::is_empty")]
+    pub areas: crate::areas::Areas,
     /// Any other keys.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,

@@ -189,6 +189,14 @@ impl TraceWriter {
         }
     }
 
+    /// Sets the areas of the address space the final metadata names (see
+    /// [`TraceMeta::areas`]): those the source mapped while the trace was
+    /// written. Like the modules, they are all kept, behind a larger
+    /// header when they do not fit the room reserved.
+    pub fn set_areas(&mut self, areas: crate::areas::Areas) {
+        self.meta.areas = areas;
+    }
+
     /// Sets the zstd compression level (1 to 19; default 3).
     pub fn level(mut self, level: i32) -> TraceWriter {
         self.level = level.clamp(1, 19);

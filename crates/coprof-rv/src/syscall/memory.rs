@@ -174,7 +174,7 @@ impl Kernel {
                 return Outcome::Ret(self.brk as i64);
             }
             self.areas
-                .record(self.brk_start, new_end, crate::areas::HEAP);
+                .record(self.brk_start, new_end, coprof_core::areas::HEAP);
         } else if new_end < cur_end && mem.unmap(new_end, cur_end - new_end).is_err() {
             return Outcome::Ret(self.brk as i64);
         }
@@ -298,7 +298,7 @@ impl Kernel {
             }
             None => {
                 self.file_maps.forget(at, len);
-                self.areas.record(at, at + len, crate::areas::ANON);
+                self.areas.record(at, at + len, coprof_core::areas::ANON);
             }
         }
         if changes_code {
@@ -360,11 +360,12 @@ impl Kernel {
                 self.file_maps.forget(old, old_len);
                 self.file_maps.forget(v as u64, new_len);
                 let to = v as u64;
-                self.areas.record(to, to + new_len, crate::areas::ANON);
+                self.areas
+                    .record(to, to + new_len, coprof_core::areas::ANON);
             } else if v >= 0 && new_len > old_len {
                 // Grown in place: the new pages are anonymous.
                 self.areas
-                    .record(old + old_len, old + new_len, crate::areas::ANON);
+                    .record(old + old_len, old + new_len, coprof_core::areas::ANON);
             } else if v >= 0 && new_len < old_len {
                 self.file_maps.forget(old + new_len, old_len - new_len);
             }

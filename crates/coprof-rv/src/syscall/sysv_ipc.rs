@@ -407,7 +407,7 @@ impl Kernel {
             ));
         }
         self.file_maps.forget(at, len);
-        self.areas.record(at, at + len, crate::areas::SHM);
+        self.areas.record(at, at + len, coprof_core::areas::SHM);
         self.sysv
             .0
             .retain(|&s, &mut l| s + l <= at || s >= at + len);

@@ -94,6 +94,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             module.path.display()
         );
     }
+    for (i, area) in m.areas.iter().enumerate() {
+        println!(
+            "{:<10} {:#x}..{:#x} {}",
+            if i == 0 { "mapped" } else { "" },
+            area.start,
+            area.end,
+            area.name
+        );
+    }
     println!(
         "recorded   {}",
         if m.classes.is_empty() {

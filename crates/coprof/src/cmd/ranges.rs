@@ -256,9 +256,10 @@ fn print_block_buffer(out: &mut String, b: &BlockBuffer) {
 /// the JSON field that says it: the functions its code dimension covers
 /// (`functions`), when a dimension is code (pc, narrow-pc); else the data
 /// objects its address dimension covers (`objects`), when one is an
-/// address (load-addr, store-addr, zero-load-addr); and for a live run's
-/// addresses, the areas each range lies in (`[heap]`, `[stack]`,
-/// `[anon]`, a file), which name in the text a range no object covers.
+/// address (load-addr, store-addr, zero-load-addr); and for addresses of
+/// a run whose mappings are known (live, or traced by `coprof run`), the
+/// areas each range lies in (`[heap]`, `[stack]`, `[anon]`, a file), which
+/// name in the text a range no object covers.
 fn places(dims: &[Stream], hot: &[HotRange], info: &InputInfo) -> Places {
     let code = dims
         .iter()
@@ -274,9 +275,10 @@ fn places(dims: &[Stream], hot: &[HotRange], info: &InputInfo) -> Places {
     } else {
         "objects"
     };
-    let areas: Option<Vec<Vec<String>>> = data.zip(info.live.as_ref()).map(|(d, live)| {
+    let known = &info.meta.areas;
+    let areas: Option<Vec<Vec<String>>> = data.filter(|_| !known.is_empty()).map(|d| {
         hot.iter()
-            .map(|h| areas_in(&live.areas, h.lo[d], h.hi[d]))
+            .map(|h| areas_in(known, h.lo[d], h.hi[d]))
             .collect()
     });
     let wheres = hot
@@ -299,14 +301,14 @@ struct Places {
     key: &'static str,
     /// The functions or data objects each hot range covers, when known.
     wheres: Vec<Option<String>>,
-    /// The names of the areas each hot range's addresses overlap, for a
-    /// live run's range of addresses.
+    /// The names of the areas each hot range's addresses overlap, when
+    /// the run's mappings are known.
     areas: Option<Vec<Vec<String>>>,
 }
 
 /// The names of the areas of `areas` that overlap `[lo, hi]`, each once,
 /// by address.
-fn areas_in(areas: &coprof_rv::areas::Areas, lo: u64, hi: u64) -> Vec<String> {
+fn areas_in(areas: &coprof_core::areas::Areas, lo: u64, hi: u64) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for a in areas.overlapping(lo, hi) {
         if !names.contains(&a.name) {
@@ -378,8 +380,8 @@ struct Shown<'a> {
     wheres: &'a [Option<String>],
     /// The JSON field of `wheres`: `functions` or `objects`.
     where_key: &'static str,
-    /// The areas each hot range's addresses overlap, for a live run's
-    /// range of addresses.
+    /// The areas each hot range's addresses overlap, when the run's
+    /// mappings are known.
     areas: Option<&'a [Vec<String>]>,
     /// The block buffer in front of a code profile, if there is one.
     blocks: Option<&'a BlockBuffer>,

@@ -280,6 +280,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 sim.modules().to_vec(),
                 sim.sysroot().map(std::path::Path::to_path_buf),
             );
+            w.set_areas(sim.areas().clone());
             let s = w.commit()?;
             (exit, Some((out, s.events, s.file_bytes)))
         }

@@ -152,6 +152,7 @@ fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow
     if !info.meta.modules.is_empty() {
         w.set_modules(info.meta.modules, info.meta.sysroot);
     }
+    w.set_areas(info.meta.areas);
     let summary = w.commit()?;
     let r = WriteReport {
         sampler: spec.to_string(),

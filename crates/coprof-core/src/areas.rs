@@ -4,18 +4,23 @@
 //! ranges of data addresses that no variable covers, as `perf mem`'s
 //! data object column names a sample's address by its mapping.
 //!
-//! `/proc/self/maps` ([`super::syscall::proc_self`]) tells what is mapped
-//! now; a profile needs what was mapped at any time, since the addresses
+//! A program's `/proc/self/maps` tells what is mapped now; a profile needs what was mapped at any time, since the addresses
 //! it counted were loaded over the whole run: a buffer `malloc` mapped
 //! and freed still held the loads made while it lived. So every area is
 //! kept once recorded, and areas of the same name that touch are joined.
 //! Where several kinds of mapping lay at one address one after the other,
 //! the address is in an area of each.
 
+//!
+//! A live run's areas reach the reports through a trace's metadata
+//! ([`TraceMeta::areas`](crate::trace::TraceMeta::areas)), so that a
+//! trace of the run names its ranges as the run itself does.
+
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// An address range and what was mapped there.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Area {
     /// First address.
     pub start: u64,
@@ -36,9 +41,10 @@ pub const HEAP: &str = "[heap]";
 /// The name of the main thread's stack.
 pub const STACK: &str = "[stack]";
 
-/// Every area recorded over a run, by name and start; areas of one name
-/// never touch or overlap each other.
-#[derive(Clone, Debug, Default)]
+/// Every area recorded over a run, by start and name; areas of one name
+/// never touch or overlap each other. As JSON, a list of areas.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct Areas(Vec<Area>);
 
 impl Areas {
@@ -73,6 +79,12 @@ impl Areas {
     /// Records `[start, end)` as mapped from the file `path`.
     pub fn record_file(&mut self, start: u64, end: u64, path: &Path) {
         self.record(start, end, &path.display().to_string());
+    }
+
+    /// Whether no area was recorded (a trace whose source says nothing
+    /// of its address space).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// Every area, by start.
