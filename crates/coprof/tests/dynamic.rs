@@ -409,9 +409,13 @@ fn a_trace_of_a_program_with_hundreds_of_libraries_names_the_last() {
     let traced = json_of(coprof().arg("loops").arg(&trace).arg("--json"));
     assert_eq!(places(&traced), places(&live));
     let info = stdout_of(coprof().arg("info").arg(&trace));
+    // The code's files, listed before the areas mapped (where each file
+    // shows once per segment).
+    let (code, mapped) = info.split_once("\nmapped ").unwrap();
     assert_eq!(
-        info.matches("/plugins/plugin").count(),
+        code.matches("/plugins/plugin").count(),
         COUNT,
         "every library listed:\n{info}"
     );
+    assert!(mapped.contains(&format!("plugin{:03}.so\n", COUNT - 1)));
 }
