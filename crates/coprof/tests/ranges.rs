@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{coprof, gen_trace, json_of};
+use common::{coprof, gen_trace, json_of, stdout_of};
 use predicates::str::contains;
 use serde_json::Value;
 use std::path::Path;
@@ -489,4 +489,92 @@ int main(int argc, char **argv) {
         .success();
     let traced = json(&["--stream", "load-addr", "--hot", "0.05"], &trace);
     assert_eq!(traced["hot_ranges"], v["hot_ranges"]);
+}
+
+/// A hot range of code no function symbol covers is named by the mapping
+/// it lies in, as perf names such samples by their mapping: code a
+/// program generated at run time (a JIT's) by `[anon]`, and the code of a
+/// stripped program by its file.
+#[test]
+fn hot_code_without_symbols_is_named_by_its_mapping() {
+    let dir = tempfile::tempdir().unwrap();
+    // The generated function: a0 += a1 in a loop of a1 steps.
+    let src = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+int main(int argc, char **argv) {
+    int n = atoi(argv[1]);
+    unsigned *code = mmap(0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    code[0] = 0x00150513; /* addi a0, a0, 1 */
+    code[1] = 0xfff58593; /* addi a1, a1, -1 */
+    code[2] = 0xfe059ce3; /* bnez a1, code[0] */
+    code[3] = 0x00008067; /* ret */
+    __builtin___clear_cache((char *)code, (char *)(code + 4));
+    long (*f)(long, long) = (long (*)(long, long))code;
+    long s = 0;
+    for (int i = 0; i < n; i++)
+        s = f(s, 1000);
+    printf("%ld %p\n", s, (void *)code);
+    return 0;
+}
+"#;
+    let bin = common::compile_with(dir.path(), "jit", src, &["-static", "-O2", "-g"]);
+    let out = coprof()
+        .args(["ranges", "--stream", "pc", "--hot", "0.5", "--"])
+        .arg(&bin)
+        .arg("200")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // The program's own output goes to standard error under coprof.
+    let said = String::from_utf8_lossy(&out.stderr);
+    let line = said.lines().find(|l| l.starts_with("200000 ")).unwrap();
+    let code = u64::from_str_radix(line[7..].trim_start_matches("0x"), 16).unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let hot = text
+        .lines()
+        .find(|l| l.contains(&format!("{code:#x}")))
+        .unwrap_or_else(|| panic!("no hot range at the generated code:\n{text}"));
+    assert!(hot.ends_with("  [anon]"), "{hot}");
+
+    // A stripped copy: no symbol anywhere, so every hot range of the
+    // program's own code reads as its file's name.
+    let stripped = dir.path().join("jit-stripped");
+    let ok = std::process::Command::new("riscv64-linux-gnu-strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&bin)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let v = json_of(
+        coprof()
+            .args(["ranges", "--stream", "pc", "--hot", "0.001", "--json", "--"])
+            .arg(&stripped)
+            .arg("20"),
+    );
+    let text = stdout_of(
+        coprof()
+            .args(["ranges", "--stream", "pc", "--hot", "0.001", "--"])
+            .arg(&stripped)
+            .arg("20"),
+    );
+    let file = std::fs::canonicalize(&stripped)
+        .unwrap()
+        .display()
+        .to_string();
+    let mut own = 0;
+    for h in v["hot_ranges"].as_array().unwrap() {
+        let areas = h["areas"].as_array().unwrap();
+        if areas.len() == 1 && areas[0] == file.as_str() {
+            let (lo, hi) = (h["lo"].as_u64().unwrap(), h["hi"].as_u64().unwrap());
+            let at = format!("[{lo:#x}, {hi:#x}]");
+            let line = text.lines().find(|l| l.contains(&at)).unwrap();
+            assert!(line.ends_with("  jit-stripped"), "{line}");
+            own += 1;
+        }
+    }
+    assert!(own > 0, "no hot range in the program's own code: {v}");
 }

@@ -256,10 +256,12 @@ fn print_block_buffer(out: &mut String, b: &BlockBuffer) {
 /// the JSON field that says it: the functions its code dimension covers
 /// (`functions`), when a dimension is code (pc, narrow-pc); else the data
 /// objects its address dimension covers (`objects`), when one is an
-/// address (load-addr, store-addr, zero-load-addr); and for addresses of
-/// a run whose mappings are known (live, or traced by `coprof run`), the
-/// areas each range lies in (`[heap]`, `[stack]`, `[anon]`, a file), which
-/// name in the text a range no object covers.
+/// address (load-addr, store-addr, zero-load-addr). And for a run whose
+/// mappings are known (live, or traced by `coprof run`), the areas the
+/// same dimension overlaps (`[heap]`, `[stack]`, `[anon]`, a file), which
+/// name in the text a range of addresses no object covers, and a range of
+/// code no function symbol covers (a JIT's code in `[anon]`, a stripped
+/// file's by the file's name).
 fn places(dims: &[Stream], hot: &[HotRange], info: &InputInfo) -> Places {
     let code = dims
         .iter()
@@ -276,7 +278,7 @@ fn places(dims: &[Stream], hot: &[HotRange], info: &InputInfo) -> Places {
         "objects"
     };
     let known = &info.meta.areas;
-    let areas: Option<Vec<Vec<String>>> = data.filter(|_| !known.is_empty()).map(|d| {
+    let areas: Option<Vec<Vec<String>>> = code.or(data).filter(|_| !known.is_empty()).map(|d| {
         hot.iter()
             .map(|h| areas_in(known, h.lo[d], h.hi[d]))
             .collect()
@@ -301,8 +303,8 @@ struct Places {
     key: &'static str,
     /// The functions or data objects each hot range covers, when known.
     wheres: Vec<Option<String>>,
-    /// The names of the areas each hot range's addresses overlap, when
-    /// the run's mappings are known.
+    /// The names of the areas each hot range overlaps in the dimension
+    /// `wheres` names, when the run's mappings are known.
     areas: Option<Vec<Vec<String>>>,
 }
 
@@ -380,8 +382,8 @@ struct Shown<'a> {
     wheres: &'a [Option<String>],
     /// The JSON field of `wheres`: `functions` or `objects`.
     where_key: &'static str,
-    /// The areas each hot range's addresses overlap, when the run's
-    /// mappings are known.
+    /// The areas each hot range overlaps in the dimension `wheres`
+    /// names, when the run's mappings are known.
     areas: Option<&'a [Vec<String>]>,
     /// The block buffer in front of a code profile, if there is one.
     blocks: Option<&'a BlockBuffer>,
@@ -588,8 +590,13 @@ fn print_text(out: &mut String, shown: &Shown) {
                 c[i].error_pct
             ));
         }
-        let areas = areas.filter(|_| where_key == "objects").map(|a| &a[i][..]);
-        if let Some(w) = data_label(wheres[i].as_deref(), areas) {
+        let areas = areas.map(|a| &a[i][..]);
+        let label = if where_key == "objects" {
+            data_label(wheres[i].as_deref(), areas)
+        } else {
+            wheres[i].clone().or_else(|| area_label(areas?))
+        };
+        if let Some(w) = label {
             line.push_str(&format!("  {w}"));
         }
         crate::outln!(out, "{line}");
