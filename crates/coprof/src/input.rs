@@ -214,6 +214,9 @@ pub struct InputInfo {
     pub live: Option<LiveRun>,
     /// Names for the input's PCs, when the program's ELF file was found.
     pub symbols: Option<Symbols>,
+    /// `--no-symbols`: addresses are shown raw, not named by symbols or
+    /// by the mappings they lie in.
+    pub raw_addresses: bool,
 }
 
 /// How a live run went.
@@ -433,6 +436,7 @@ impl InputArgs {
                     meta,
                     live: None,
                     symbols,
+                    raw_addresses: self.no_symbols,
                 })
             }
             None => self.run_live(sink),
@@ -552,6 +556,7 @@ impl InputArgs {
                 in_runs: sim.instructions_in_runs(),
                 exit,
             }),
+            raw_addresses: self.no_symbols,
             symbols: if self.no_symbols {
                 None
             } else {

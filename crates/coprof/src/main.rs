@@ -1,5 +1,6 @@
 //! The `coprof` command-line program: wires sources, engines and reports.
 
+mod areas;
 mod cmd;
 mod error;
 mod guest_env;

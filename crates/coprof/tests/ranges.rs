@@ -491,12 +491,13 @@ int main(int argc, char **argv) {
     assert_eq!(traced["hot_ranges"], v["hot_ranges"]);
 }
 
-/// A hot range of code no function symbol covers is named by the mapping
-/// it lies in, as perf names such samples by their mapping: code a
-/// program generated at run time (a JIT's) by `[anon]`, and the code of a
-/// stripped program by its file.
+/// Code no function symbol covers is named by the mapping it lies in, as
+/// perf names such samples by their mapping, in every report that names
+/// code: code a program generated at run time (a JIT's) by `[anon]`, and
+/// the code of a stripped program by its file. `--no-symbols` shows raw
+/// addresses only.
 #[test]
-fn hot_code_without_symbols_is_named_by_its_mapping() {
+fn code_without_symbols_is_named_by_its_mapping() {
     let dir = tempfile::tempdir().unwrap();
     // The generated function: a0 += a1 in a loop of a1 steps.
     let src = r#"
@@ -538,6 +539,46 @@ int main(int argc, char **argv) {
         .find(|l| l.contains(&format!("{code:#x}")))
         .unwrap_or_else(|| panic!("no hot range at the generated code:\n{text}"));
     assert!(hot.ends_with("  [anon]"), "{hot}");
+    let report = |args: &[&str], prog: &Path, json: bool| {
+        let mut c = coprof();
+        c.args(args);
+        if json {
+            c.arg("--json");
+        }
+        // 200 calls of the generated code: more than any other function has.
+        c.arg("--").arg(prog).arg("200");
+        c
+    };
+    // The loop in the generated code, its PCs and the calls to it.
+    let loops = json_of(&mut report(&["loops"], &bin, true));
+    let top = &loops["loops"][0];
+    assert_eq!(top["body_lo"], code, "{top}");
+    assert_eq!(top["area"], "[anon]", "{top}");
+    let text = stdout_of(&mut report(&["loops"], &bin, false));
+    let row = text.lines().find(|l| l.starts_with("   1  ")).unwrap();
+    assert!(row.ends_with("  [anon]"), "{row}");
+    for profile in ["pc", "method"] {
+        let args = [
+            "sample",
+            "--sampler",
+            "periodic:64",
+            "--eval",
+            "--profile",
+            profile,
+        ];
+        let v = json_of(&mut report(&args, &bin, true));
+        let top = &v["top"][0];
+        assert_eq!(top["key"], format!("{code:#x}"), "{profile}: {top}");
+        assert_eq!(top["area"], "[anon]", "{profile}: {top}");
+        let text = stdout_of(&mut report(&args, &bin, false));
+        let row = text
+            .lines()
+            .find(|l| l.contains(&format!("{code:#x}")))
+            .unwrap();
+        assert!(row.ends_with("  [anon]"), "{profile}: {row}");
+    }
+    let raw = json_of(&mut report(&["ranges", "--no-symbols"], &bin, true));
+    assert!(!raw.to_string().contains("areas"), "{raw}");
 
     // A stripped copy: no symbol anywhere, so every hot range of the
     // program's own code reads as its file's name.
@@ -577,4 +618,22 @@ int main(int argc, char **argv) {
         }
     }
     assert!(own > 0, "no hot range in the program's own code: {v}");
+    // Each load of the stripped program, by its file.
+    let v = json_of(&mut report(&["values"], &stripped, true));
+    let text = stdout_of(&mut report(&["values"], &stripped, false));
+    let pcs = v["pcs"].as_array().unwrap();
+    assert!(!pcs.is_empty());
+    for p in pcs {
+        assert_eq!(p["area"], file.as_str(), "{p}");
+        assert!(p.get("place").is_none(), "{p}");
+    }
+    let at = format!("{:#x}", pcs[0]["pc"].as_u64().unwrap());
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(&at));
+    let (row, under) = (lines.next().unwrap(), lines.next().unwrap());
+    assert!(
+        under.trim_end().ends_with(" jit-stripped"),
+        "{row}\n{under}"
+    );
 }

@@ -184,6 +184,11 @@ struct Row {
     /// The loop body as source lines (`crc32.c:20-24`).
     #[serde(skip_serializing_if = "Option::is_none")]
     source: Option<String>,
+    /// The mapping the loop's branch lies in (`[anon]` for generated
+    /// code, else its file's path), when the run's mappings are known:
+    /// what names a loop no symbol covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    area: Option<String>,
     /// The body's instructions beside their source lines (`--listing`).
     #[serde(skip_serializing_if = "Option::is_none")]
     listing: Option<Vec<Listed>>,
@@ -345,6 +350,7 @@ impl Job for LoopsJob {
                 Row {
                     function: sym.and_then(|s| s.function(hi)),
                     source: sym.and_then(|s| s.span(lo, hi)),
+                    area: crate::areas::of(info, hi),
                     listing: (i < self.listing)
                         .then(|| listing(sym?, lo, hi, exact))
                         .flatten(),
@@ -498,7 +504,7 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
     let symbols = r
         .loops
         .iter()
-        .any(|l| l.function.is_some() || l.source.is_some());
+        .any(|l| l.function.is_some() || l.source.is_some() || l.area.is_some());
     crate::out!(
         out,
         "{:>4}  {:>12}  {:>27}  {:>6}  {:>12}  {:>7}  {:>9}",
@@ -553,7 +559,11 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
                 (Some(f), Some(s)) if !s.starts_with(f.as_str()) => format!("{f} ({s})"),
                 (_, Some(s)) => s.clone(),
                 (Some(f), None) => f.clone(),
-                (None, None) => String::new(),
+                (None, None) => row
+                    .area
+                    .as_deref()
+                    .map(crate::areas::short)
+                    .unwrap_or_default(),
             };
             crate::out!(out, "  {place}");
         }

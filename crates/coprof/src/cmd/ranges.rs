@@ -277,12 +277,14 @@ fn places(dims: &[Stream], hot: &[HotRange], info: &InputInfo) -> Places {
     } else {
         "objects"
     };
-    let known = &info.meta.areas;
-    let areas: Option<Vec<Vec<String>>> = code.or(data).filter(|_| !known.is_empty()).map(|d| {
-        hot.iter()
-            .map(|h| areas_in(known, h.lo[d], h.hi[d]))
-            .collect()
-    });
+    let areas: Option<Vec<Vec<String>>> =
+        code.or(data)
+            .zip(crate::areas::known(info))
+            .map(|(d, known)| {
+                hot.iter()
+                    .map(|h| crate::areas::names_in(known, h.lo[d], h.hi[d]))
+                    .collect()
+            });
     let wheres = hot
         .iter()
         .map(|h| {
@@ -306,59 +308,6 @@ struct Places {
     /// The names of the areas each hot range overlaps in the dimension
     /// `wheres` names, when the run's mappings are known.
     areas: Option<Vec<Vec<String>>>,
-}
-
-/// The names of the areas of `areas` that overlap `[lo, hi]`, each once,
-/// by address.
-fn areas_in(areas: &coprof_core::areas::Areas, lo: u64, hi: u64) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for a in areas.overlapping(lo, hi) {
-        if !names.contains(&a.name) {
-            names.push(a.name.clone());
-        }
-    }
-    names
-}
-
-/// A range of addresses in words: the data objects it covers
-/// (`objects`), followed by the areas of no file it overlaps too
-/// (`table + [heap]`); else the areas it lies in ([`area_label`]).
-fn data_label(objects: Option<&str>, areas: Option<&[String]>) -> Option<String> {
-    let areas = areas.unwrap_or_default();
-    match objects {
-        Some(o) => {
-            let mut label = o.to_string();
-            for a in areas.iter().filter(|a| a.starts_with('[')) {
-                label.push_str(" + ");
-                label.push_str(a);
-            }
-            Some(label)
-        }
-        None => area_label(areas),
-    }
-}
-
-/// Areas in words: `[heap]`, a file by its name (`prog`), or `first ..
-/// last (N areas)`; `None` for none.
-fn area_label(names: &[String]) -> Option<String> {
-    let short = |n: &String| -> String {
-        if n.starts_with('[') {
-            return n.clone();
-        }
-        std::path::Path::new(n)
-            .file_name()
-            .map_or_else(|| n.clone(), |f| f.to_string_lossy().into_owned())
-    };
-    match names {
-        [] => None,
-        [one] => Some(short(one)),
-        [first, .., last] => Some(format!(
-            "{} .. {} ({} areas)",
-            short(first),
-            short(last),
-            names.len()
-        )),
-    }
 }
 
 /// A coordinate list as JSON: a number in one dimension, an array in more.
@@ -592,9 +541,9 @@ fn print_text(out: &mut String, shown: &Shown) {
         }
         let areas = areas.map(|a| &a[i][..]);
         let label = if where_key == "objects" {
-            data_label(wheres[i].as_deref(), areas)
+            crate::areas::data_label(wheres[i].as_deref(), areas)
         } else {
-            wheres[i].clone().or_else(|| area_label(areas?))
+            wheres[i].clone().or_else(|| crate::areas::label(areas?))
         };
         if let Some(w) = label {
             line.push_str(&format!("  {w}"));
@@ -623,35 +572,5 @@ fn print_text(out: &mut String, shown: &Shown) {
             thousands(s.exact_distinct as u64),
             thousands(s.exact_bytes as u64)
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn owned(names: &[&str]) -> Vec<String> {
-        names.iter().map(|n| n.to_string()).collect()
-    }
-
-    #[test]
-    fn a_range_of_addresses_reads_as_its_objects_then_its_mappings() {
-        let heap = owned(&["[heap]"]);
-        assert_eq!(data_label(None, Some(&heap)).as_deref(), Some("[heap]"));
-        assert_eq!(data_label(None, None), None);
-        assert_eq!(data_label(None, Some(&[])), None);
-        // Files read by their names; several mappings by the first and last.
-        let three = owned(&["/w/build/prog", "[heap]", "[stack]"]);
-        assert_eq!(
-            data_label(None, Some(&three)).as_deref(),
-            Some("prog .. [stack] (3 areas)")
-        );
-        // Objects first; then only the memory of no file, since the
-        // objects already name the file's.
-        assert_eq!(
-            data_label(Some("table"), Some(&three)).as_deref(),
-            Some("table + [heap] + [stack]")
-        );
-        assert_eq!(data_label(Some("table"), None).as_deref(), Some("table"));
     }
 }

@@ -95,6 +95,11 @@ struct Entry {
     /// of the PC, or of the called function's entry in a method profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     place: Option<String>,
+    /// The mapping the key lies in (`[anon]` for generated code, else
+    /// its file's path), when the run's mappings are known: what names a
+    /// key no symbol covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    area: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -252,6 +257,7 @@ impl Job for EvalJob {
                     sampled: s,
                     sampled_share: share(s, sampled_total),
                     place: info.symbols.as_ref().and_then(|sym| sym.place(k)),
+                    area: crate::areas::of(info, k),
                 }
             })
             .collect();
@@ -293,7 +299,7 @@ impl Job for EvalJob {
             pct(r.missed_share)
         );
         crate::outln!(out);
-        let places = r.top.iter().any(|t| t.place.is_some());
+        let places = r.top.iter().any(|t| t.place.is_some() || t.area.is_some());
         crate::out!(
             out,
             "{:>18}  {:>14} {:>8}  {:>10} {:>8}",
@@ -318,7 +324,12 @@ impl Job for EvalJob {
                 pct(t.sampled_share)
             );
             if places {
-                crate::out!(out, "  {}", t.place.as_deref().unwrap_or(""));
+                let area = || t.area.as_deref().map(crate::areas::short);
+                crate::out!(
+                    out,
+                    "  {}",
+                    t.place.clone().or_else(area).unwrap_or_default()
+                );
             }
             crate::outln!(out);
         }

@@ -444,6 +444,11 @@ struct PcOut {
     /// Where the load is: `function (file:line)`, with the program's symbols.
     #[serde(skip_serializing_if = "Option::is_none")]
     place: Option<String>,
+    /// The mapping the load lies in (`[anon]` for generated code, else
+    /// its file's path), when the run's mappings are known: what names a
+    /// load no symbol covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    area: Option<String>,
     /// The load instruction's assembly text.
     #[serde(skip_serializing_if = "Option::is_none")]
     disasm: Option<String>,
@@ -558,6 +563,7 @@ impl Job for Run {
                         })
                         .collect(),
                     place: sym.and_then(|s| s.place(p.pc)),
+                    area: crate::areas::of(info, p.pc),
                     disasm: sym.and_then(|s| s.disassemble(p.pc)),
                     source_text: sym.and_then(|s| s.source_text(p.pc)),
                 })
@@ -650,13 +656,17 @@ fn print_text(out: &mut String, r: &Report, limit: usize) {
             status,
             values.join(", ")
         );
-        if p.place.is_some() || p.disasm.is_some() {
+        let place = p
+            .place
+            .clone()
+            .or_else(|| p.area.as_deref().map(crate::areas::short));
+        if place.is_some() || p.disasm.is_some() {
             crate::outln!(
                 out,
                 "{:>18}  {:<24} {}{}",
                 "",
                 p.disasm.as_deref().unwrap_or(""),
-                p.place.as_deref().unwrap_or(""),
+                place.as_deref().unwrap_or(""),
                 p.source_text
                     .as_deref()
                     .map(|t| format!("  | {t}"))
