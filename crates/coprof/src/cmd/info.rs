@@ -85,24 +85,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if !m.program.is_empty() {
         println!("program    {} {}", m.program, m.args.join(" "));
     }
-    for (i, module) in m.modules.iter().enumerate() {
-        println!(
-            "{:<10} {:#x}..{:#x} {}",
-            if i == 0 { "code" } else { "" },
-            module.start,
-            module.end,
-            module.path.display()
-        );
-    }
-    for (i, area) in m.areas.iter().enumerate() {
-        println!(
-            "{:<10} {:#x}..{:#x} {}",
-            if i == 0 { "mapped" } else { "" },
-            area.start,
-            area.end,
-            area.name
-        );
-    }
+    print_spans(
+        "code",
+        m.modules
+            .iter()
+            .map(|x| (x.start, x.end, x.path.display().to_string())),
+    );
+    print_spans(
+        "mapped",
+        m.areas.iter().map(|a| (a.start, a.end, a.name.clone())),
+    );
     println!(
         "recorded   {}",
         if m.classes.is_empty() {
@@ -125,4 +117,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         println!("{:<12} {:>14} {:>8}", c, thousands(*k), pct(*k as f64 / n));
     }
     Ok(())
+}
+
+/// Address ranges and their names, one per line, the first under `title`.
+fn print_spans(title: &str, spans: impl Iterator<Item = (u64, u64, String)>) {
+    for (i, (start, end, name)) in spans.enumerate() {
+        let title = if i == 0 { title } else { "" };
+        println!("{title:<10} {start:#x}..{end:#x} {name}");
+    }
 }
