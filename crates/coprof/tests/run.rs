@@ -1618,3 +1618,102 @@ int main(void) {
         "the host's kernel"
     );
 }
+
+/// A trace keeps every area the run mapped, named as `/proc/self/maps`
+/// would name it while it lived: `mmap`'d and `mremap`'d anonymous
+/// memory (unmapped before the end, still listed), System V shared
+/// memory, the break and the stack, and the program's file.
+#[test]
+fn a_trace_lists_every_area_the_run_mapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = r#"
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    char *a = mmap(0, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    a[0] = 1;
+    /* Grown where it is, then, with the page after it taken, moved. */
+    char *b = mremap(a, 1 << 16, 1 << 20, MREMAP_MAYMOVE);
+    mmap(b + (1 << 20), 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    char *c = mremap(b, 1 << 20, 1 << 24, MREMAP_MAYMOVE);
+    c[1 << 23] = 2;
+    munmap(c, 1 << 24);
+    int id = shmget(IPC_PRIVATE, 1 << 16, IPC_CREAT | 0600);
+    char *s = shmat(id, 0, 0);
+    shmctl(id, IPC_RMID, 0);
+    s[0] = 3;
+    char *brk0 = sbrk(0);
+    sbrk(1 << 20);
+    char *brk1 = sbrk(0);
+    FILE *f = fopen(argv[1], "w");
+    fprintf(f, "%p %p %p %p %p %p %p\n", a, b, c, s, brk0, brk1, (void *)&id);
+    return fclose(f);
+}
+"#;
+    let prog = compile(dir.path(), "mapper", src, false);
+    let said = dir.path().join("addresses");
+    let trace = dir.path().join("mapper.cpt");
+    coprof()
+        .args(["run", "--trace"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&prog)
+        .arg(&said)
+        .assert()
+        .success();
+    let at: Vec<u64> = std::fs::read_to_string(&said)
+        .unwrap()
+        .split_whitespace()
+        .map(|p| u64::from_str_radix(p.trim_start_matches("0x"), 16).unwrap())
+        .collect();
+    let out = coprof()
+        .args(["info", "--json"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let areas = v["meta"]["areas"].as_array().unwrap();
+    let named = |start: u64, end: u64, name: &str| {
+        areas.iter().any(|x| {
+            x["name"] == name
+                && x["start"].as_u64().unwrap() <= start
+                && end <= x["end"].as_u64().unwrap()
+        })
+    };
+    let file = std::fs::canonicalize(&prog).unwrap().display().to_string();
+    let [a, b, c, s, brk0, brk1, stack] = at[..] else {
+        panic!("{at:?}")
+    };
+    assert_eq!(b, a, "mremap did not grow the mapping in place");
+    assert!(c != b, "mremap did not move the mapping");
+    for (start, end, name) in [
+        (a, b + (1 << 20), "[anon]"),
+        (c, c + (1 << 24), "[anon]"),
+        (s, s + (1 << 16), "[shm]"),
+        (brk0, brk1, "[heap]"),
+        (stack, stack + 4, "[stack]"),
+        (prog_entry(&prog), prog_entry(&prog) + 4, file.as_str()),
+    ] {
+        assert!(
+            named(start, end, name),
+            "{name} {start:#x}..{end:#x} not in {areas:?}"
+        );
+    }
+    // `coprof info` lists them under `mapped`.
+    let text =
+        String::from_utf8(coprof().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+    let mapped = text.split_once("\nmapped ").unwrap().1;
+    for name in ["[anon]", "[shm]", "[heap]", "[stack]"] {
+        assert!(mapped.contains(name), "{name}:\n{text}");
+    }
+}
+
+/// The entry point of the ELF file `prog`, an address of its code.
+fn prog_entry(prog: &Path) -> u64 {
+    let bytes = std::fs::read(prog).unwrap();
+    u64::from_le_bytes(bytes[24..32].try_into().unwrap())
+}
