@@ -14,11 +14,12 @@ pub fn known(info: &InputInfo) -> Option<&Areas> {
 }
 
 /// The mapping `addr` lies in, by its full name (a file's host path);
-/// the latest recorded, where several lay there one after the other.
+/// the narrowest, where several held it over the run: the anonymous
+/// `.bss` a loader mapped over part of a library's file mapping, say.
 pub fn of(info: &InputInfo, addr: u64) -> Option<String> {
     known(info)?
         .overlapping(addr, addr)
-        .last()
+        .min_by_key(|a| a.end - a.start)
         .map(|a| a.name.clone())
 }
 
