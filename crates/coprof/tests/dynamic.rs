@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{coprof, gen_trace, json_of, stdout_of};
+use common::{coprof, gen_trace, json_of, stdout_of, traced_run};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -117,14 +117,7 @@ fn reports_name_the_program_and_its_libraries_live_and_from_a_trace() {
     );
     // The trace keeps where each file was loaded, so it reads the same.
     let trace = dir.path().join("dyn.cpt");
-    stdout_of(
-        coprof()
-            .args(["run", "--trace"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&bin)
-            .arg(&data),
-    );
+    stdout_of(traced_run(&trace, &bin).arg(&data));
     let traced = json_of(coprof().arg("loops").arg(&trace).arg("--json"));
     assert_eq!(places(&traced), live_places);
     // `coprof info` lists where each file's code was.
@@ -396,15 +389,7 @@ fn a_trace_of_a_program_with_hundreds_of_libraries_names_the_last() {
     );
 
     let trace = dir.path().join("host.cpt");
-    let out = stdout_of(
-        coprof()
-            .args(["run", "--trace"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&host)
-            .arg(&plugins)
-            .arg(&count),
-    );
+    let out = stdout_of(traced_run(&trace, &host).arg(&plugins).arg(&count));
     assert!(!out.is_empty());
     let traced = json_of(coprof().arg("loops").arg(&trace).arg("--json"));
     assert_eq!(places(&traced), places(&live));

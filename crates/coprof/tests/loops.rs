@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{coprof, gen_trace, json_of};
+use common::{coprof, gen_trace, json_of, traced_run};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
@@ -360,13 +360,7 @@ fn body_length_from_the_code_counts_compressed_instructions() {
     // Without the program's code (a trace read with --no-symbols) every
     // loop keeps the paper's length, and the report says so.
     let trace = dir.path().join("straight.cpt");
-    coprof()
-        .args(["run", "--trace"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&prog)
-        .assert()
-        .success();
+    traced_run(&trace, &prog).assert().success();
     let blind = json_of(
         coprof()
             .args(["loops", "--json", "--no-symbols", "--body-length", "code"])

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{compile, coprof, gen_trace, json_of, stdout_of};
+use common::{compile, coprof, gen_trace, json_of, stdout_of, traced_run};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::os::unix::fs::FileTypeExt;
@@ -403,14 +403,7 @@ fn symbols_for_traces_come_from_binary_or_not_at_all() {
     let dir = tempfile::tempdir().unwrap();
     let prog = compile(dir.path(), "hot", HOT_LOOP);
     let trace = dir.path().join("hot.cpt");
-    coprof()
-        .args(["run", "--trace"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&prog)
-        .arg("300")
-        .assert()
-        .success();
+    traced_run(&trace, &prog).arg("300").assert().success();
     // The trace names the program, which exists: its symbols are used.
     let v = json_of(coprof().arg("loops").arg(&trace).arg("--json"));
     assert!(v["loops"][0]["source"].as_str().unwrap().contains("hot.c:"));
@@ -702,13 +695,7 @@ fn output_into_a_pipe_or_through_a_link_leaves_them_in_place() {
     let prog = compile(dir.path(), "tiny", "int main(void) { return 0; }\n");
     let fifo = dir.path().join("trace.fifo");
     let reader = pipe_reader(&fifo);
-    coprof()
-        .args(["run", "--trace"])
-        .arg(&fifo)
-        .arg("--")
-        .arg(&prog)
-        .assert()
-        .success();
+    traced_run(&fifo, &prog).assert().success();
     assert!(std::fs::symlink_metadata(&fifo)
         .unwrap()
         .file_type()

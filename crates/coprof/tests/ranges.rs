@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{coprof, gen_trace, json_of, stdout_of};
+use common::{coprof, gen_trace, json_of, stdout_of, traced_run};
 use predicates::str::contains;
 use serde_json::Value;
 use std::path::Path;
@@ -478,11 +478,7 @@ int main(int argc, char **argv) {
 
     // A trace of the run keeps its mappings and names its ranges alike.
     let trace = dir.path().join("areas.cpt");
-    coprof()
-        .args(["run", "--trace"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&bin)
+    traced_run(&trace, &bin)
         .arg("50")
         .arg(dir.path().join("addresses"))
         .assert()

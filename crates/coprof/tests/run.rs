@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{coprof, repo_root};
+use common::{coprof, repo_root, traced_run};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -397,11 +397,7 @@ int main(void) {
         false,
     );
     let trace = dir.path().join("t.cpt");
-    coprof()
-        .args(["run", "--trace"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&prog)
+    traced_run(&trace, &prog)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown system call 1234"))
@@ -1656,14 +1652,7 @@ int main(int argc, char **argv) {
     let prog = compile(dir.path(), "mapper", src, false);
     let said = dir.path().join("addresses");
     let trace = dir.path().join("mapper.cpt");
-    coprof()
-        .args(["run", "--trace"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&prog)
-        .arg(&said)
-        .assert()
-        .success();
+    traced_run(&trace, &prog).arg(&said).assert().success();
     let at: Vec<u64> = std::fs::read_to_string(&said)
         .unwrap()
         .split_whitespace()

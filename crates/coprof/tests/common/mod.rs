@@ -24,6 +24,14 @@ pub fn gen_trace(dir: &Path, workload: &str, events: u64, seed: u64) -> PathBuf 
     out
 }
 
+/// `coprof run --trace TRACE -- PROG`: a live run of `prog` written to
+/// `trace`; the caller adds the program's arguments and runs it.
+pub fn traced_run(trace: &Path, prog: &Path) -> assert_cmd::Command {
+    let mut c = coprof();
+    c.args(["run", "--trace"]).arg(trace).arg("--").arg(prog);
+    c
+}
+
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
