@@ -4,13 +4,13 @@
 //! ranges of data addresses that no variable covers, as `perf mem`'s
 //! data object column names a sample's address by its mapping.
 //!
-//! A program's `/proc/self/maps` tells what is mapped now; a profile needs what was mapped at any time, since the addresses
-//! it counted were loaded over the whole run: a buffer `malloc` mapped
-//! and freed still held the loads made while it lived. So every area is
-//! kept once recorded, and areas of the same name that touch are joined.
-//! Where several kinds of mapping lay at one address one after the other,
-//! the address is in an area of each.
-
+//! A program's `/proc/self/maps` tells what is mapped now; a profile
+//! needs what was mapped at any time, since the addresses it counted were
+//! loaded over the whole run: a buffer `malloc` mapped and freed still
+//! held the loads made while it lived. So every area is kept once
+//! recorded, and areas of the same name that touch are joined. Where
+//! several kinds of mapping lay at one address one after the other, the
+//! address is in an area of each.
 //!
 //! A live run's areas reach the reports through a trace's metadata
 //! ([`TraceMeta::areas`](crate::trace::TraceMeta::areas)), so that a

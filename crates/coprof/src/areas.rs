@@ -23,6 +23,12 @@ pub fn of(info: &InputInfo, addr: u64) -> Option<String> {
         .map(|a| a.name.clone())
 }
 
+/// A code address in words: `named` (its symbol's place) when there is
+/// one, else its mapping (`area`, as [`of`] gives it) by its short name.
+pub fn or_mapping(named: Option<String>, area: Option<&str>) -> Option<String> {
+    named.or_else(|| area.map(short))
+}
+
 /// The names of the areas of `areas` that overlap `[lo, hi]`, each once,
 /// by address.
 pub fn names_in(areas: &Areas, lo: u64, hi: u64) -> Vec<String> {

@@ -555,17 +555,14 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
             );
         }
         if symbols {
-            let place = match (&row.function, &row.source) {
-                (Some(f), Some(s)) if !s.starts_with(f.as_str()) => format!("{f} ({s})"),
-                (_, Some(s)) => s.clone(),
-                (Some(f), None) => f.clone(),
-                (None, None) => row
-                    .area
-                    .as_deref()
-                    .map(crate::areas::short)
-                    .unwrap_or_default(),
+            let named = match (&row.function, &row.source) {
+                (Some(f), Some(s)) if !s.starts_with(f.as_str()) => Some(format!("{f} ({s})")),
+                (_, Some(s)) => Some(s.clone()),
+                (Some(f), None) => Some(f.clone()),
+                (None, None) => None,
             };
-            crate::out!(out, "  {place}");
+            let place = crate::areas::or_mapping(named, row.area.as_deref());
+            crate::out!(out, "  {}", place.unwrap_or_default());
         }
         crate::outln!(out);
     }

@@ -324,12 +324,8 @@ impl Job for EvalJob {
                 pct(t.sampled_share)
             );
             if places {
-                let area = || t.area.as_deref().map(crate::areas::short);
-                crate::out!(
-                    out,
-                    "  {}",
-                    t.place.clone().or_else(area).unwrap_or_default()
-                );
+                let place = crate::areas::or_mapping(t.place.clone(), t.area.as_deref());
+                crate::out!(out, "  {}", place.unwrap_or_default());
             }
             crate::outln!(out);
         }

@@ -656,10 +656,7 @@ fn print_text(out: &mut String, r: &Report, limit: usize) {
             status,
             values.join(", ")
         );
-        let place = p
-            .place
-            .clone()
-            .or_else(|| p.area.as_deref().map(crate::areas::short));
+        let place = crate::areas::or_mapping(p.place.clone(), p.area.as_deref());
         if place.is_some() || p.disasm.is_some() {
             crate::outln!(
                 out,
