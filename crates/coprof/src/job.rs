@@ -24,6 +24,12 @@ pub struct Rendered {
 pub trait Job {
     /// The sink that receives the input's events.
     fn sink(&mut self) -> &mut (dyn Sink + Send);
+    /// The same engines as several sinks, each to be fed the whole stream,
+    /// so that a command running this job alone may feed them on threads
+    /// of their own. By default the one [`sink`](Job::sink).
+    fn sinks(&mut self) -> Vec<&mut (dyn Sink + Send)> {
+        vec![self.sink()]
+    }
     /// The report, once every event has been delivered.
     fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered>;
 }
@@ -72,7 +78,7 @@ impl<E: Sink, X: Sink> Sink for WithExact<E, X> {
 
 /// Runs `job` over `input` and prints its report, as JSON or text.
 pub fn run_one(input: &InputArgs, json: bool, mut job: Box<dyn Job>) -> anyhow::Result<()> {
-    let info = input.run_sinks(vec![job.sink()])?;
+    let info = input.run_sinks(job.sinks())?;
     let r = job.finish(&info)?;
     if json {
         print_json(&r.json)

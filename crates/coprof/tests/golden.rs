@@ -90,6 +90,26 @@ fn ranges_report_of_pcs_in_two_dimensions() {
 }
 
 #[test]
+fn ranges_sweep_of_loops_code() {
+    golden(
+        "ranges-sweep-loops-pc",
+        "ranges",
+        "loops",
+        &[
+            "--sweep",
+            "--sweep-epsilon",
+            "0.1,0.02",
+            "--sweep-branching",
+            "2,4,16",
+            "--sweep-buffer",
+            "0,1024",
+            "--target",
+            "0.99",
+        ],
+    );
+}
+
+#[test]
 fn values_report_of_the_coprocessor() {
     golden(
         "values-coproc-exact",

@@ -17,7 +17,9 @@
 //!   and the [`RangeProfiler`] sink;
 //! - [`check`](mod@check): comparison with the exact profile;
 //! - [`block_buffer`]: an option beside the paper's, combining repeated
-//!   basic-block executions in front of a code profile.
+//!   basic-block executions in front of a code profile;
+//! - [`sweep`]: a grid of configurations over one stream, each checked
+//!   against the exact profile, for choosing the hardware's sizes.
 
 pub mod block_buffer;
 mod buffer;
@@ -31,6 +33,7 @@ mod node_cache;
 mod profiles;
 mod snapshot;
 pub mod streams;
+pub mod sweep;
 mod tree;
 
 pub use block_buffer::BlockBuffer;

@@ -7,6 +7,7 @@ pub mod info;
 pub mod loops;
 pub mod profile;
 pub mod ranges;
+pub mod ranges_sweep;
 pub mod run;
 pub mod sample;
 pub mod values;

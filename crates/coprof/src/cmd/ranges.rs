@@ -34,13 +34,14 @@ use std::path::PathBuf;
   coprof ranges loops.cpt --stream pc --epsilon 0.001 --hot 0.05
   coprof ranges mixed.cpt --dims pc,load-addr --branching 16
   coprof ranges zipf.cpt --stream load-addr --exact --json
-  coprof ranges run.cpt --dump tree.txt")]
+  coprof ranges run.cpt --dump tree.txt
+  coprof ranges --sweep --stream pc --sweep-epsilon 0.1,0.01 -- ./prog")]
 pub struct Args {
     #[command(flatten)]
-    input: crate::input::InputArgs,
+    pub(crate) input: crate::input::InputArgs,
     /// Which profile to build: pc, load-value, load-addr, store-addr, zero-load-addr or narrow-pc.
     #[arg(long, default_value = "pc", value_parser = parse_stream, conflicts_with = "dims")]
-    stream: Stream,
+    pub(crate) stream: Stream,
     /// Profile points of several dimensions at once (multi-dimensional RAP), one stream per
     /// dimension, comma-separated: e.g. pc,load-addr for code × data address.
     #[arg(long, value_delimiter = ',', value_parser = parse_stream)]
@@ -55,13 +56,13 @@ pub struct Args {
     /// Bits of the universe per dimension (64, or 32 for a 32-bit program); points beyond it are
     /// counted apart.
     #[arg(long, default_value_t = coprof_engines::rap::config::DEFAULT_BITS)]
-    bits: u32,
+    pub(crate) bits: u32,
     /// Share of the events, in (0, 1], that makes a range hot.
     #[arg(long, default_value_t = DEFAULT_HOT)]
-    hot: f64,
+    pub(crate) hot: f64,
     /// Growth factor q of the period between merge batches (> 1).
     #[arg(long, default_value_t = coprof_engines::rap::config::DEFAULT_MERGE_FACTOR)]
-    merge_factor: f64,
+    pub(crate) merge_factor: f64,
     /// Send every event straight to the tree, without the merging event buffer.
     #[arg(long)]
     no_buffer: bool,
@@ -81,6 +82,27 @@ pub struct Args {
     /// Write the whole tree as text to this file.
     #[arg(long, value_name = "FILE", value_parser = crate::output::output_file())]
     dump: Option<PathBuf>,
+    /// Explore the design space instead of building one profile: run every combination of
+    /// --sweep-epsilon, --sweep-branching and --sweep-buffer over the same stream, each checked
+    /// against the exact profile, and name the smallest that reaches --target accuracy.
+    #[arg(long, conflicts_with_all = ["dims", "epsilon", "branching", "no_buffer", "buffer_bytes", "block_buffer", "exact", "dump"])]
+    pub(crate) sweep: bool,
+    /// With --sweep: the error bounds ε to try, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep",
+          default_values_t = coprof_engines::rap::sweep::DEFAULT_EPSILONS)]
+    pub(crate) sweep_epsilon: Vec<f64>,
+    /// With --sweep: the branching factors to try, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep",
+          default_values_t = coprof_engines::rap::sweep::DEFAULT_BRANCHINGS)]
+    pub(crate) sweep_branching: Vec<u32>,
+    /// With --sweep: the merging buffer sizes to try in bytes, comma-separated (0: no buffer).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep",
+          default_values_t = coprof_engines::rap::sweep::DEFAULT_BUFFERS)]
+    pub(crate) sweep_buffer: Vec<usize>,
+    /// With --sweep: the accuracy (1 - the average error of the hot ranges) the smallest
+    /// reported configuration must reach.
+    #[arg(long, requires = "sweep", default_value_t = 0.98)]
+    pub(crate) target: f64,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -102,6 +124,9 @@ pub fn prepare(args: &Args) -> anyhow::Result<Box<dyn Job>> {
             "--hot must be a share of the events in (0, 1], got {}",
             args.hot
         )));
+    }
+    if args.sweep {
+        return super::ranges_sweep::prepare(args);
     }
     let dims = args.dims.clone().unwrap_or_else(|| vec![args.stream]);
     if let Some(bytes) = args.block_buffer {
