@@ -175,6 +175,38 @@ fn a_sweep_of_a_live_programs_code_is_each_configuration_run_alone() {
 }
 
 #[test]
+fn a_profile_holds_a_sweep_beside_its_other_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = common::compile(
+        dir.path(),
+        "small",
+        "int main(void) { volatile unsigned s = 0; for (int i = 0; i < 50000; i++) s += i; return 0; }",
+    );
+    let out = dir.path().join("p.json");
+    // --exact and --block-buffer go to the one code profile, not to the
+    // sweep, which takes neither.
+    coprof()
+        .args(["profile", "--exact", "--block-buffer", "4096", "-o"])
+        .arg(&out)
+        .args(["--report", "ranges", "--report"])
+        .arg("ranges --sweep --sweep-epsilon 0.1,0.01 --sweep-branching 4 --sweep-buffer 1024")
+        .arg("--")
+        .arg(&bin)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let reports = v["reports"].as_array().unwrap();
+    let (one, sweep) = (&reports[0]["json"], &reports[1]["json"]);
+    assert!(
+        one["block_buffer"].is_object() && one["exact_distinct"].is_number(),
+        "{one}"
+    );
+    assert_eq!(sweep["points"].as_array().unwrap().len(), 2, "{sweep}");
+    assert_eq!(sweep["n"], one["n"]);
+    assert_eq!(sweep["distinct"], one["exact_distinct"]);
+}
+
+#[test]
 fn the_text_names_the_smallest_configuration_by_its_options() {
     let dir = tempfile::tempdir().unwrap();
     let trace = gen_trace(dir.path(), "zipf", 40_000, 2);

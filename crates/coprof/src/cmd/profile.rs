@@ -212,10 +212,12 @@ const DEFAULTS: [(&str, &str, &[&str]); 5] = [
 ];
 
 /// Whether a report's options make a one-dimensional code profile: a
-/// `ranges` report over pc (the default stream).
+/// `ranges` report over pc (the default stream), and not a sweep of
+/// them, whose configurations are its own options.
 fn is_code_profile(p: &Planned) -> bool {
     let o = &p.options;
     p.command == "ranges"
+        && !o.iter().any(|x| x == "--sweep")
         && !o.iter().any(|x| x == "--dims" || x.starts_with("--dims="))
         && match o.iter().position(|x| x == "--stream") {
             Some(i) => o.get(i + 1).is_some_and(|s| s == "pc"),
