@@ -16,6 +16,9 @@
 #   ranges --stream pc --epsilon E --block-buffer 16384
 #                                  the code profile with the option beside
 #                                  the paper's buffer, E = 0.1, 0.01
+#   ranges --sweep --stream S ...  RAP's design space, S = pc, load-value:
+#                                  ε = 0.1, 0.05, 0.01, b = 2, 4, 8, 16,
+#                                  buffer none or 1 KB (24 configurations)
 #   values --algo A                A = coproc (and with --watch-new-loads),
 #                                  simple (every 1024th load; and every
 #                                  16384th), hotlist --period 1024
@@ -103,6 +106,8 @@ reports=(
   "ranges --stream pc --epsilon 0.01 --block-buffer 16384"
   "ranges --stream load-value --epsilon 0.1"
   "ranges --stream load-value --epsilon 0.01"
+  "ranges --sweep --stream pc --sweep-epsilon 0.1,0.05,0.01 --sweep-buffer 0,1024"
+  "ranges --sweep --stream load-value --sweep-epsilon 0.1,0.05,0.01 --sweep-buffer 0,1024"
   "values --algo coproc"
   "values --algo coproc --watch-new-loads"
   "values --algo simple"
