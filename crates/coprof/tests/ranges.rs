@@ -138,32 +138,28 @@ fn dump_writes_the_tree_and_text_shows_errors() {
 fn bad_options_are_named_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();
     let trace = gen_trace(dir.path(), "zipf", 1000, 1);
-    for (args, says) in [
-        (
-            vec!["--epsilon", "0"],
-            "epsilon must lie strictly between 0 and 1",
-        ),
-        (vec!["--epsilon", "1"], "epsilon"),
-        (vec!["--branching", "6"], "power of two"),
-        (vec!["--branching", "1"], "power of two"),
-        (
-            vec!["--dims", "pc,load-addr", "--branching", "8"],
-            "power of 4",
-        ),
-        (vec!["--hot", "0"], "--hot"),
-        (vec!["--hot", "1.5"], "--hot"),
-        (vec!["--merge-factor", "1"], "merge factor"),
-        (vec!["--dims", "pc,pc,pc,pc"], "1 to 3 streams"),
-        (vec!["--bits", "0"], "bits"),
-    ] {
-        coprof()
-            .arg("ranges")
-            .arg(&trace)
-            .args(&args)
-            .assert()
-            .code(2)
-            .stderr(contains(says));
-    }
+    common::rejects(
+        "ranges",
+        &trace,
+        &[
+            (
+                vec!["--epsilon", "0"],
+                "epsilon must lie strictly between 0 and 1",
+            ),
+            (vec!["--epsilon", "1"], "epsilon"),
+            (vec!["--branching", "6"], "power of two"),
+            (vec!["--branching", "1"], "power of two"),
+            (
+                vec!["--dims", "pc,load-addr", "--branching", "8"],
+                "power of 4",
+            ),
+            (vec!["--hot", "0"], "--hot"),
+            (vec!["--hot", "1.5"], "--hot"),
+            (vec!["--merge-factor", "1"], "merge factor"),
+            (vec!["--dims", "pc,pc,pc,pc"], "1 to 3 streams"),
+            (vec!["--bits", "0"], "bits"),
+        ],
+    );
     coprof()
         .arg("ranges")
         .arg(&trace)

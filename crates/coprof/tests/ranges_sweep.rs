@@ -5,7 +5,6 @@
 mod common;
 
 use common::{coprof, gen_trace, json_of};
-use predicates::str::contains;
 use serde_json::Value;
 use std::ffi::OsStr;
 
@@ -206,13 +205,10 @@ fn a_profile_holds_a_sweep_beside_its_other_reports() {
     assert_eq!(sweep["distinct"], one["exact_distinct"]);
 }
 
-#[test]
-fn the_text_names_the_smallest_configuration_by_its_options() {
-    let dir = tempfile::tempdir().unwrap();
-    let trace = gen_trace(dir.path(), "zipf", 40_000, 2);
-    let out = common::stdout_of(coprof().arg("ranges").arg(&trace).args([
-        "--stream",
-        "load-value",
+/// The text of a sweep of one configuration (ε = 10%, b = 4, no buffer)
+/// over `trace`, with `args`.
+fn one_configuration(trace: &std::path::Path, args: &[&str]) -> String {
+    let sweep = [
         "--sweep",
         "--sweep-epsilon",
         "0.1",
@@ -220,9 +216,15 @@ fn the_text_names_the_smallest_configuration_by_its_options() {
         "4",
         "--sweep-buffer",
         "0",
-        "--target",
-        "0",
-    ]));
+    ];
+    common::stdout_of(coprof().arg("ranges").arg(trace).args(sweep).args(args))
+}
+
+#[test]
+fn the_text_names_the_smallest_configuration_by_its_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen_trace(dir.path(), "zipf", 40_000, 2);
+    let out = one_configuration(&trace, &["--stream", "load-value", "--target", "0"]);
     assert!(
         out.starts_with("RAP design-space sweep over load-value: n = 40,000 events"),
         "{out}"
@@ -236,17 +238,7 @@ fn the_text_names_the_smallest_configuration_by_its_options() {
     // A loop's code, whose hot ranges at ε = 10% miss some of their
     // events: no configuration is exact.
     let loops = gen_trace(dir.path(), "loops", 40_000, 2);
-    let out = common::stdout_of(coprof().arg("ranges").arg(&loops).args([
-        "--sweep",
-        "--sweep-epsilon",
-        "0.1",
-        "--sweep-branching",
-        "4",
-        "--sweep-buffer",
-        "0",
-        "--target",
-        "1",
-    ]));
+    let out = one_configuration(&loops, &["--target", "1"]);
     assert!(
         out.contains("no configuration reaches accuracy 1 (best "),
         "{out}"
@@ -257,33 +249,29 @@ fn the_text_names_the_smallest_configuration_by_its_options() {
 fn bad_sweeps_are_named_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();
     let trace = gen_trace(dir.path(), "zipf", 1000, 1);
-    for (args, says) in [
-        (vec!["--sweep", "--epsilon", "0.1"], "--epsilon"),
-        (vec!["--sweep", "--exact"], "--exact"),
-        (vec!["--sweep", "--dims", "pc,load-addr"], "--dims"),
-        (vec!["--sweep-epsilon", "0.1"], "--sweep"),
-        (vec!["--target", "0.9"], "--sweep"),
-        (
-            vec!["--sweep", "--sweep-branching", "4,3"],
-            "--sweep: configuration epsilon 0.1, branching 3, buffer 0 bytes: ",
-        ),
-        (
-            vec!["--sweep", "--sweep-epsilon", "0.1,2"],
-            "--sweep: configuration epsilon 2, branching 2, buffer 0 bytes: ",
-        ),
-        (vec!["--sweep", "--sweep-buffer", "0,8"], "buffer 8 bytes"),
-        (
-            vec!["--sweep", "--target", "1.5"],
-            "--target must be an accuracy from 0 to 1",
-        ),
-        (vec!["--sweep", "--sweep-epsilon", "x"], "--sweep-epsilon"),
-    ] {
-        coprof()
-            .arg("ranges")
-            .arg(&trace)
-            .args(&args)
-            .assert()
-            .code(2)
-            .stderr(contains(says));
-    }
+    common::rejects(
+        "ranges",
+        &trace,
+        &[
+            (vec!["--sweep", "--epsilon", "0.1"], "--epsilon"),
+            (vec!["--sweep", "--exact"], "--exact"),
+            (vec!["--sweep", "--dims", "pc,load-addr"], "--dims"),
+            (vec!["--sweep-epsilon", "0.1"], "--sweep"),
+            (vec!["--target", "0.9"], "--sweep"),
+            (
+                vec!["--sweep", "--sweep-branching", "4,3"],
+                "--sweep: configuration epsilon 0.1, branching 3, buffer 0 bytes: ",
+            ),
+            (
+                vec!["--sweep", "--sweep-epsilon", "0.1,2"],
+                "--sweep: configuration epsilon 2, branching 2, buffer 0 bytes: ",
+            ),
+            (vec!["--sweep", "--sweep-buffer", "0,8"], "buffer 8 bytes"),
+            (
+                vec!["--sweep", "--target", "1.5"],
+                "--target must be an accuracy from 0 to 1",
+            ),
+            (vec!["--sweep", "--sweep-epsilon", "x"], "--sweep-epsilon"),
+        ],
+    );
 }

@@ -24,6 +24,21 @@ pub fn gen_trace(dir: &Path, workload: &str, events: u64, seed: u64) -> PathBuf 
     out
 }
 
+/// Asserts that `coprof COMMAND FILE ARGS` fails with exit status 2 and
+/// an error that says `says`, for each `(ARGS, says)` of `cases`: a bad
+/// option, named.
+pub fn rejects(command: &str, file: &Path, cases: &[(Vec<&str>, &str)]) {
+    for (args, says) in cases {
+        coprof()
+            .arg(command)
+            .arg(file)
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(*says));
+    }
+}
+
 /// `coprof run --trace TRACE -- PROG`: a live run of `prog` written to
 /// `trace`; the caller adds the program's arguments and runs it.
 pub fn traced_run(trace: &Path, prog: &Path) -> assert_cmd::Command {
