@@ -239,12 +239,11 @@ impl RapSweep {
         out
     }
 
-    /// Every sink, one after the other.
+    /// Every sink of [`parts`](RapSweep::parts), one after the other.
     fn each(&mut self, mut f: impl FnMut(&mut dyn Sink)) {
-        for p in &mut self.profilers {
-            f(p);
+        for s in self.parts() {
+            f(s);
         }
-        f(&mut self.exact);
     }
 
     /// Each configuration checked against the exact profile, once the
@@ -260,7 +259,9 @@ impl RapSweep {
                 let snap = profiler.snapshot();
                 let c = check(&snap, exact);
                 let (ranges, max_pct, avg_pct) = check_hot(snap.hot_ranges(hot), &c);
-                let buffer_bytes = snap.buffer_entries * entry_bytes(1);
+                // The bytes of the entries the buffer holds, which may be
+                // fewer than asked for (whole entries only).
+                let buffer_held = snap.buffer_entries * entry_bytes(1);
                 SweepPoint {
                     epsilon: config.epsilon,
                     branching: config.branching,
@@ -269,7 +270,7 @@ impl RapSweep {
                     buffer_hits: snap.buffer_hits,
                     nodes_max: snap.nodes_max,
                     nodes_avg: snap.nodes_avg,
-                    memory_bytes: snap.nodes_max * NODE_BYTES + buffer_bytes,
+                    memory_bytes: snap.nodes_max * NODE_BYTES + buffer_held,
                     hot_ranges: ranges.len(),
                     avg_error_pct: avg_pct,
                     max_error_pct: max_pct,

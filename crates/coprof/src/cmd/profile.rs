@@ -211,13 +211,20 @@ const DEFAULTS: [(&str, &str, &[&str]); 5] = [
     ),
 ];
 
+/// Whether a report is a design-space sweep (`loops --sweep`, `ranges
+/// --sweep`), whose configurations are its own options: neither
+/// `--exact` nor `--block-buffer` is given to it.
+fn is_sweep(p: &Planned) -> bool {
+    p.options.iter().any(|o| o == "--sweep")
+}
+
 /// Whether a report's options make a one-dimensional code profile: a
 /// `ranges` report over pc (the default stream), and not a sweep of
-/// them, whose configurations are its own options.
+/// them.
 fn is_code_profile(p: &Planned) -> bool {
     let o = &p.options;
     p.command == "ranges"
-        && !o.iter().any(|x| x == "--sweep")
+        && !is_sweep(p)
         && !o.iter().any(|x| x == "--dims" || x.starts_with("--dims="))
         && match o.iter().position(|x| x == "--stream") {
             Some(i) => o.get(i + 1).is_some_and(|s| s == "pc"),
@@ -300,7 +307,7 @@ fn plan(
     }
     if exact {
         for p in &mut plan {
-            let takes = p.command != "sample" && !p.options.iter().any(|o| o == "--sweep");
+            let takes = p.command != "sample" && !is_sweep(p);
             if takes && !p.options.iter().any(|o| o == "--exact") {
                 p.options.push("--exact".into());
             }
