@@ -21,6 +21,7 @@ pub mod stream;
 pub mod synth;
 pub mod threads;
 pub mod trace;
+pub mod wanted;
 
 pub use event::{flags, Class, ClassSet, Event};
 pub use exact::ExactCounts;

@@ -138,6 +138,13 @@ pub fn thousands(n: u64) -> String {
 
 /// Formats a share in [0, 1] as a percentage with two decimals.
 /// An unknown share (NaN) prints as `-`.
+/// `n` and `noun`, with an "s" unless `n` is 1: "1 configuration",
+/// "36 configurations".
+pub fn count(n: usize, noun: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{s}", thousands(n as u64))
+}
+
 pub fn pct(share: f64) -> String {
     if share.is_nan() {
         return "-".into();
@@ -153,5 +160,12 @@ mod tests {
         assert_eq!(super::thousands(999), "999");
         assert_eq!(super::thousands(1000), "1,000");
         assert_eq!(super::thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn count_says_one_or_many() {
+        assert_eq!(super::count(1, "configuration"), "1 configuration");
+        assert_eq!(super::count(0, "configuration"), "0 configurations");
+        assert_eq!(super::count(1200, "load"), "1,200 loads");
     }
 }

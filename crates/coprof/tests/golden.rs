@@ -110,6 +110,24 @@ fn ranges_sweep_of_loops_code() {
 }
 
 #[test]
+fn values_sweep_of_the_coprocessor() {
+    golden(
+        "values-sweep-mixed",
+        "values",
+        "mixed",
+        &[
+            "--sweep",
+            "--sweep-slots",
+            "64,256",
+            "--sweep-service-rate",
+            "1,0.05",
+            "--sweep-buffer",
+            "256,1024",
+        ],
+    );
+}
+
+#[test]
 fn values_report_of_the_coprocessor() {
     golden(
         "values-coproc-exact",

@@ -128,6 +128,13 @@ impl<P: Program> Coprocessor<P> {
             + self.front.bytes()
     }
 
+    /// Bytes of the hardware alone: the co-processor's state, the sample
+    /// buffer and the front end's tables, without the profile the handler
+    /// keeps in the main processor's memory.
+    pub fn hardware_bytes(&self) -> usize {
+        self.program.hardware_bytes() + self.buffer.bytes() + self.front.bytes()
+    }
+
     /// Hands one sample straight to the program, bypassing the front end
     /// and the buffer (for driving a program alone, as in benchmarks).
     #[inline]

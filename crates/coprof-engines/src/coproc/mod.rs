@@ -21,6 +21,7 @@ pub mod primitives;
 pub mod program;
 pub mod report;
 pub mod simple;
+pub mod sweep;
 
 pub use buffer::{Sample, SampleBuffer};
 pub use filter::{FrontEnd, Part, PartitionFilter, PartitionHash, PcMaskTable};
@@ -28,5 +29,5 @@ pub use host::{Coprocessor, HostConfig, HostStats};
 pub use lvp::{LoadValueProfiler, LvpConfig, LvpSnapshot};
 pub use primitives::Exit;
 pub use program::{InterruptReason, Program};
-pub use report::{PcStatus, PcValues, ValueEstimate};
+pub use report::{invariance_error, PcStatus, PcValues, ValueEstimate};
 pub use simple::{SimpleConfig, SimpleSampler, SimpleSnapshot};

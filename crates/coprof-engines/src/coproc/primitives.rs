@@ -158,6 +158,13 @@ impl AssocArray {
     pub fn bytes(&self) -> usize {
         self.keys.len() * 9 + self.index.len() * 16
     }
+
+    /// Bytes the hardware holds: a 64-bit key and a valid bit per entry.
+    /// The hash index that stands in for the hardware's parallel compare
+    /// is software's alone.
+    pub fn hardware_bytes(&self) -> usize {
+        self.keys.len() * 8 + self.keys.len().div_ceil(8)
+    }
 }
 
 /// A data array of saturating counters `width` bits wide (1 to 16).

@@ -67,6 +67,13 @@ pub trait Program {
     /// Bytes of co-processor state (slots, counters, registers).
     fn coprocessor_bytes(&self) -> usize;
 
+    /// Bytes of that state as the hardware would hold it, without what
+    /// software adds to model it (such as an index for associative
+    /// lookups). By default all of [`coprocessor_bytes`](Program::coprocessor_bytes).
+    fn hardware_bytes(&self) -> usize {
+        self.coprocessor_bytes()
+    }
+
     /// Bytes of the in-memory profile on the main processor.
     fn profile_bytes(&self) -> usize;
 }

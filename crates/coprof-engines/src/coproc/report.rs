@@ -3,6 +3,9 @@
 //! the co-processor, simple sampling and the Gibbons–Matias hotlists can be
 //! compared with each other and with the exact profile.
 
+use coprof_core::metrics::invariance::{weighted_rms_error, Criteria, InvarianceError};
+use coprof_core::ExactCounts;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// One value's estimated invariance.
@@ -52,4 +55,28 @@ impl PcValues {
     pub fn sort(v: &mut [PcValues]) {
         v.sort_unstable_by(|a, b| b.weight.cmp(&a.weight).then(a.pc.cmp(&b.pc)));
     }
+}
+
+/// Each reported (PC, value) pair's estimated invariance.
+pub fn estimates(pcs: &[PcValues]) -> FxHashMap<(u64, u64), f64> {
+    pcs.iter()
+        .flat_map(|p| {
+            p.values
+                .iter()
+                .map(move |v| ((p.pc, v.value), v.invariance))
+        })
+        .collect()
+}
+
+/// The paper's measure of a value profile (§5.2–5.3): the invariance
+/// error of `pcs` against `exact`, root-mean-square and weighted by each
+/// pair's executions, over the pairs `criteria` admits; a pair the
+/// profile does not report counts with estimate 0.
+pub fn invariance_error(
+    exact: &ExactCounts,
+    criteria: Criteria,
+    pcs: &[PcValues],
+) -> InvarianceError {
+    let est = estimates(pcs);
+    weighted_rms_error(exact, criteria, |pc, v| est.get(&(pc, v)).copied())
 }

@@ -11,3 +11,4 @@ pub mod ranges_sweep;
 pub mod run;
 pub mod sample;
 pub mod values;
+pub mod values_sweep;

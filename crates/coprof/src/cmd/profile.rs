@@ -212,7 +212,7 @@ const DEFAULTS: [(&str, &str, &[&str]); 5] = [
 ];
 
 /// Whether a report is a design-space sweep (`loops --sweep`, `ranges
-/// --sweep`), whose configurations are its own options: neither
+/// --sweep`, `values --sweep`), whose configurations are its own options: neither
 /// `--exact` nor `--block-buffer` is given to it.
 fn is_sweep(p: &Planned) -> bool {
     p.options.iter().any(|o| o == "--sweep")
@@ -321,7 +321,7 @@ fn job(command: &str, argv: &[String]) -> anyhow::Result<Box<dyn Job>> {
     Ok(match command {
         "loops" => crate::cmd::loops::prepare(&parse_args(argv)?)?,
         "ranges" => crate::cmd::ranges::prepare(&parse_args(argv)?)?,
-        "values" => Box::new(crate::cmd::values::prepare(&parse_args(argv)?)?),
+        "values" => crate::cmd::values::prepare(&parse_args(argv)?)?,
         "sample" => Box::new(crate::cmd::sample::prepare(&parse_args(argv)?)?),
         other => unreachable!("no report command {other}"),
     })

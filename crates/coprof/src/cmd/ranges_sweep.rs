@@ -7,7 +7,7 @@ use super::ranges::Args;
 use crate::error::bad_input;
 use crate::input::InputInfo;
 use crate::job::{Job, Rendered};
-use crate::output::{pct, thousands};
+use crate::output::{count, pct, thousands};
 use coprof_core::Sink;
 use coprof_engines::rap::sweep::{RapSweep, SweepPoint, SweepResult, SweepSpace, NODE_BYTES};
 use coprof_engines::rap::RapConfig;
@@ -75,11 +75,11 @@ impl Job for SweepJob {
 fn print_text(out: &mut String, r: &SweepResult) {
     crate::outln!(
         out,
-        "RAP design-space sweep over {}: n = {} events, {} distinct points, {} configurations",
+        "RAP design-space sweep over {}: n = {} events, {} distinct points, {}",
         r.stream.name(),
         thousands(r.n),
         thousands(r.distinct as u64),
-        r.points.len()
+        count(r.points.len(), "configuration")
     );
     crate::outln!(
         out,

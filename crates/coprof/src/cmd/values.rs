@@ -8,14 +8,15 @@ use crate::error::bad_input;
 use crate::input::InputInfo;
 use crate::job::{Job, Rendered};
 use crate::output::{pct, thousands};
-use coprof_core::metrics::invariance::{exact_invariance, weighted_rms_error, Criteria};
+use coprof_core::metrics::invariance::{exact_invariance, Criteria};
+use coprof_core::wanted::with_wanted;
 use coprof_core::{Class, ClassSet, Event, ExactCounts, Sink};
+use coprof_engines::coproc::sweep::{DEFAULT_BUFFERS, DEFAULT_SERVICE_RATES, DEFAULT_SLOTS};
 use coprof_engines::coproc::{
-    Coprocessor, HostConfig, LoadValueProfiler, LvpConfig, PartitionHash, PcValues, SimpleConfig,
-    SimpleSampler,
+    invariance_error, Coprocessor, HostConfig, LoadValueProfiler, LvpConfig, PartitionHash,
+    PcValues, SimpleConfig, SimpleSampler,
 };
 use coprof_engines::hotlist::{HotlistConfig, HotlistTable, ValueKind, Variant};
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// Which loads are (semi-)invariant, and with what value.
@@ -34,15 +35,16 @@ use serde::Serialize;
   coprof values zipf.cpt --algo simple --period 512 --exact
   coprof values zipf.cpt --algo hotlist --variant counting --exact --json
   coprof values zipf.cpt --algo hotlist --value-type address --exact
-  coprof values zipf.cpt --slots 512 --service-rate 0.25 --exact")]
+  coprof values zipf.cpt --slots 512 --service-rate 0.25 --exact
+  coprof values zipf.cpt --sweep --sweep-slots 128,256 --sweep-service-rate 1,0.25")]
 pub struct Args {
     #[command(flatten)]
-    input: crate::input::InputArgs,
+    pub(crate) input: crate::input::InputArgs,
     /// The profiler: coproc (the co-processor's load-value profiler),
     /// simple (every N-th load into per-PC tables) or hotlist
     /// (Gibbons–Matias hotlists of DCPI value sampling).
     #[arg(long, default_value = "coproc", value_parser = ["coproc", "simple", "hotlist"])]
-    algo: String,
+    pub(crate) algo: String,
     /// coproc: number of slots (paper: 256; also 128, 512).
     #[arg(long)]
     slots: Option<usize>,
@@ -89,6 +91,27 @@ pub struct Args {
     /// RMS error, and its convergence with events processed.
     #[arg(long)]
     exact: bool,
+    /// Explore the co-processor's design space instead of building one profile: run every
+    /// combination of --sweep-slots, --sweep-service-rate and --sweep-buffer over the same
+    /// stream, each scored against the exact profile, and name the cheapest within --max-error.
+    #[arg(long, conflicts_with_all = ["slots", "service_rate", "buffer_bytes", "exact", "period", "hotlist_size", "variant", "value_type"])]
+    pub(crate) sweep: bool,
+    /// With --sweep: the slot counts to try, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep",
+          default_values_t = DEFAULT_SLOTS)]
+    pub(crate) sweep_slots: Vec<usize>,
+    /// With --sweep: the service rates to try (samples per retired instruction), comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep",
+          default_values_t = DEFAULT_SERVICE_RATES)]
+    pub(crate) sweep_service_rate: Vec<f64>,
+    /// With --sweep: the sample buffer sizes to try in bytes, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep",
+          default_values_t = DEFAULT_BUFFERS)]
+    pub(crate) sweep_buffer: Vec<usize>,
+    /// With --sweep: the largest weighted RMS invariance error the cheapest reported
+    /// configuration may have.
+    #[arg(long, requires = "sweep", default_value_t = 0.05)]
+    pub(crate) max_error: f64,
     /// Print as JSON.
     #[arg(long)]
     json: bool,
@@ -191,6 +214,29 @@ impl Engine {
     }
 }
 
+/// The co-processor's hardware and program parameters of `a` other than
+/// its slots: what a sweep's configurations share.
+pub(crate) fn coproc_config(a: &Args) -> anyhow::Result<(HostConfig, LvpConfig)> {
+    let mut host = HostConfig::default();
+    if let Some(r) = a.service_rate {
+        host.service_rate = r;
+    }
+    if let Some(b) = a.buffer_bytes {
+        host.buffer_bytes = b;
+    }
+    if let Some(h) = &a.partition_hash {
+        host.partition_hash = h
+            .parse::<PartitionHash>()
+            .map_err(|e| bad_input(format!("--partition-hash: {e}")))?;
+    }
+    let lvp = LvpConfig {
+        seed: (a.seed as u32) ^ ((a.seed >> 32) as u32),
+        watch_new_loads: a.watch_new_loads,
+        ..LvpConfig::default()
+    };
+    Ok((host, lvp))
+}
+
 fn build(a: &Args) -> anyhow::Result<Engine> {
     let only = |set: bool, opt: &str, algo: &str| -> anyhow::Result<()> {
         if set && a.algo != algo {
@@ -230,24 +276,8 @@ fn build(a: &Args) -> anyhow::Result<Engine> {
                     "--slots must be in 1..=65536, got {slots}"
                 )));
             }
-            let mut host = HostConfig::default();
-            if let Some(r) = a.service_rate {
-                host.service_rate = r;
-            }
-            if let Some(b) = a.buffer_bytes {
-                host.buffer_bytes = b;
-            }
-            if let Some(h) = &a.partition_hash {
-                host.partition_hash = h
-                    .parse::<PartitionHash>()
-                    .map_err(|e| bad_input(format!("--partition-hash: {e}")))?;
-            }
-            let cfg = LvpConfig {
-                seed: (a.seed as u32) ^ ((a.seed >> 32) as u32),
-                watch_new_loads: a.watch_new_loads,
-                ..LvpConfig::with_slots(slots)
-            };
-            let lvp = LoadValueProfiler::new(cfg).map_err(bad_input)?;
+            let (host, cfg) = coproc_config(a)?;
+            let lvp = LoadValueProfiler::new(LvpConfig { slots, ..cfg }).map_err(bad_input)?;
             let cp = Coprocessor::new(&host, lvp)
                 .map_err(|e| bad_input(format!("--service-rate / --buffer-bytes: {e}")))?;
             Engine::Coproc(Box::new(cp))
@@ -355,32 +385,14 @@ impl Run {
 
     fn point(&mut self) {
         if let Some(x) = &self.exact {
-            let e = score(x, &self.engine.pcs());
+            let e = invariance_error(x, Criteria::default(), &self.engine.pcs());
             self.curve.push(ConvergencePoint {
                 events: self.events,
-                weighted_rms_error: e,
+                weighted_rms_error: e.weighted_rms_error,
                 overhead: self.engine.overhead(),
             });
         }
     }
-}
-
-fn score(exact: &ExactCounts, pcs: &[PcValues]) -> f64 {
-    let est = estimates(pcs);
-    weighted_rms_error(exact, Criteria::default(), |pc, v| {
-        est.get(&(pc, v)).copied()
-    })
-    .weighted_rms_error
-}
-
-fn estimates(pcs: &[PcValues]) -> FxHashMap<(u64, u64), f64> {
-    pcs.iter()
-        .flat_map(|p| {
-            p.values
-                .iter()
-                .map(move |v| ((p.pc, v.value), v.invariance))
-        })
-        .collect()
 }
 
 impl Sink for Run {
@@ -398,18 +410,8 @@ impl Sink for Run {
     /// sample buffer in events received, so a profile sharing the pass with
     /// other engines must give it the same events as `coprof values`.
     fn observe(&mut self, batch: &[Event]) {
-        let wants = self.wants();
-        // A batch of wanted classes only (the loads of a live profile,
-        // whose other reports take runs) is passed on without a copy.
-        if wants == ClassSet::ALL || batch.iter().all(|e| wants.contains(e.class)) {
-            return self.observe_wanted(batch);
-        }
         let mut wanted = std::mem::take(&mut self.wanted);
-        wanted.clear();
-        wanted.extend(batch.iter().filter(|e| wants.contains(e.class)));
-        if !wanted.is_empty() {
-            self.observe_wanted(&wanted);
-        }
+        with_wanted(self.wants(), batch, &mut wanted, |b| self.observe_wanted(b));
         self.wanted = wanted;
     }
 
@@ -485,11 +487,19 @@ struct Report {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let json = a.json;
-    crate::job::run_one(&a.input, json, Box::new(prepare(&a)?))
+    crate::job::run_one(&a.input, json, prepare(&a)?)
 }
 
-/// The value report of `a`'s options as a [`Job`].
-pub fn prepare(a: &Args) -> anyhow::Result<Run> {
+/// The value report of `a`'s options, or its sweep, as a [`Job`].
+pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
+    if a.sweep {
+        return super::values_sweep::prepare(a);
+    }
+    Ok(Box::new(single(a)?))
+}
+
+/// The value report of one profiler.
+fn single(a: &Args) -> anyhow::Result<Run> {
     Ok(Run {
         engine: build(a)?,
         algo: a.algo.clone(),
@@ -523,10 +533,9 @@ impl Job for Run {
                     .then(p.pc.cmp(&q.pc))
             });
         }
-        let est = estimates(&pcs);
-        let metric = exact.as_ref().map(|x| {
-            weighted_rms_error(x, Criteria::default(), |pc, v| est.get(&(pc, v)).copied())
-        });
+        let metric = exact
+            .as_ref()
+            .map(|x| invariance_error(x, Criteria::default(), &pcs));
         let o = self.engine.overhead();
         let report = Report {
             algo: self.algo.clone(),

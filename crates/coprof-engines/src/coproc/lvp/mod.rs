@@ -145,6 +145,10 @@ impl Program for LoadValueProfiler {
         self.slots.bytes()
     }
 
+    fn hardware_bytes(&self) -> usize {
+        self.slots.hardware_bytes()
+    }
+
     fn profile_bytes(&self) -> usize {
         self.handler.bytes()
     }

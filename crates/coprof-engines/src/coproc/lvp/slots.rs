@@ -230,12 +230,19 @@ impl Slots {
 
     /// Bytes of co-processor state.
     pub fn bytes(&self) -> usize {
-        self.pcs.bytes()
-            + self.values.bytes()
-            + self.hit.bytes()
-            + self.miss.bytes()
-            + self.total.bytes()
-            + 16
+        self.pcs.bytes() + self.data_bytes()
+    }
+
+    /// Bytes the hardware holds: the PCs with their valid bits, the data
+    /// arrays and the registers.
+    pub fn hardware_bytes(&self) -> usize {
+        self.pcs.hardware_bytes() + self.data_bytes()
+    }
+
+    /// The active values, the counters and the registers (next-up index,
+    /// LFSR, failed-replacement counter).
+    fn data_bytes(&self) -> usize {
+        self.values.bytes() + self.hit.bytes() + self.miss.bytes() + self.total.bytes() + 16
     }
 }
 
