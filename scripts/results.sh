@@ -22,6 +22,11 @@
 #   values --algo A                A = coproc (and with --watch-new-loads),
 #                                  simple (every 1024th load; and every
 #                                  16384th), hotlist --period 1024
+#   values --sweep --watch-new-loads ...
+#                                  the co-processor's design space: 128,
+#                                  256, 512 slots, keeping up or at a
+#                                  quarter of the rate, the paper's 1 KB
+#                                  buffer (6 configurations)
 #   sample --sampler P --eval      P = brr:9, brr:9,spread, counter:1024
 #                                  (all 1 in 1024)
 #                                  on the method and the PC profile; brr:5,
@@ -113,6 +118,7 @@ reports=(
   "values --algo simple"
   "values --algo simple --period 16384"
   "values --algo hotlist --period 1024"
+  "values --sweep --watch-new-loads --sweep-slots 128,256,512 --sweep-service-rate 1,0.25 --sweep-buffer 1024"
   "sample --sampler brr:9 --eval"
   "sample --sampler brr:9,spread --eval"
   "sample --sampler counter:1024 --eval"
