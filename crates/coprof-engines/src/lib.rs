@@ -47,6 +47,7 @@
 //! ```
 
 pub mod coproc;
+pub mod grid;
 pub mod hotlist;
 pub mod loops;
 pub mod rap;

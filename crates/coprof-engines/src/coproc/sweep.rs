@@ -16,6 +16,7 @@
 use super::host::{Coprocessor, HostConfig};
 use super::lvp::{LoadValueProfiler, LvpConfig};
 use super::report::invariance_error;
+use crate::grid::{combinations, GridError};
 use coprof_core::metrics::invariance::Criteria;
 use coprof_core::wanted::OnlyWanted;
 use coprof_core::{Class, ClassSet, Event, ExactCounts, Sink};
@@ -31,9 +32,6 @@ pub const DEFAULT_SLOTS: [usize; 3] = [128, 256, 512];
 pub const DEFAULT_SERVICE_RATES: [f64; 4] = [1.0, 0.5, 0.25, 0.125];
 /// The sample buffers tried by default, in bytes; 1024 is the paper's.
 pub const DEFAULT_BUFFERS: [usize; 3] = [256, 1024, 4096];
-/// The most configurations one sweep runs: each is a co-processor of its
-/// own fed every load.
-pub const MAX_CONFIGS: usize = 256;
 
 /// The grid of a sweep: every combination of its three lists.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -70,30 +68,24 @@ pub struct CoprocPoint {
 impl CoprocSpace {
     /// The configurations, slots slowest and the buffer fastest, each list
     /// in its given order.
-    pub fn points(&self) -> Vec<CoprocPoint> {
-        let mut out = Vec::new();
-        for &slots in &self.slots {
-            for &service_rate in &self.service_rates {
-                for &buffer_bytes in &self.buffers {
-                    out.push(CoprocPoint {
-                        slots,
-                        service_rate,
-                        buffer_bytes,
-                    });
-                }
-            }
-        }
-        out
+    pub fn points(&self) -> Result<Vec<CoprocPoint>, GridError> {
+        combinations(
+            (&self.slots, &self.service_rates, &self.buffers),
+            ["slots", "service rates", "buffers"],
+            |slots, service_rate, buffer_bytes| CoprocPoint {
+                slots,
+                service_rate,
+                buffer_bytes,
+            },
+        )
     }
 }
 
 /// Why a sweep cannot start.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SweepError {
-    /// A list of the grid is empty: (which list).
-    Empty(&'static str),
-    /// More configurations than [`MAX_CONFIGS`]: (how many).
-    TooMany(usize),
+    /// An empty list or too many configurations.
+    Grid(GridError),
     /// A configuration the co-processor refuses, and why.
     Config(CoprocPoint, String),
 }
@@ -101,11 +93,7 @@ pub enum SweepError {
 impl fmt::Display for SweepError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SweepError::Empty(list) => write!(f, "the sweep's list of {list} is empty"),
-            SweepError::TooMany(n) => write!(
-                f,
-                "the sweep has {n} configurations, more than {MAX_CONFIGS}: shorten its lists"
-            ),
+            SweepError::Grid(e) => e.fmt(f),
             SweepError::Config(p, why) => write!(
                 f,
                 "configuration {} slots, service rate {}, buffer {} bytes: {why}",
@@ -212,19 +200,7 @@ impl CoprocSweep {
         host: &HostConfig,
         lvp: &LvpConfig,
     ) -> Result<CoprocSweep, SweepError> {
-        for (list, empty) in [
-            ("slots", space.slots.is_empty()),
-            ("service rates", space.service_rates.is_empty()),
-            ("buffers", space.buffers.is_empty()),
-        ] {
-            if empty {
-                return Err(SweepError::Empty(list));
-            }
-        }
-        let points = space.points();
-        if points.len() > MAX_CONFIGS {
-            return Err(SweepError::TooMany(points.len()));
-        }
+        let points = space.points().map_err(SweepError::Grid)?;
         let members = points
             .iter()
             .map(|&p| build(p, host, lvp).map_err(|why| SweepError::Config(p, why)))
@@ -417,7 +393,7 @@ mod tests {
         SliceSource::new(&events).run(&mut exact).unwrap();
         let exact = exact.0;
         assert_eq!(result.loads, exact.class_count(Class::Load));
-        for (p, config) in result.points.iter().zip(space.points()) {
+        for (p, config) in result.points.iter().zip(space.points().unwrap()) {
             assert_eq!(p.config, config);
             let cp = alone(&events, config);
             let pcs = cp.program().estimates();
@@ -457,12 +433,12 @@ mod tests {
             ..CoprocSpace::default()
         };
         let e = CoprocSweep::new(&space, &host, &lvp).err().unwrap();
-        assert_eq!(e, SweepError::Empty("service rates"));
+        assert_eq!(e, SweepError::Grid(GridError::Empty("service rates")));
         let space = CoprocSpace {
             slots: (1..=30).collect(),
             ..CoprocSpace::default()
         };
         let e = CoprocSweep::new(&space, &host, &lvp).err().unwrap();
-        assert_eq!(e, SweepError::TooMany(30 * 12));
+        assert_eq!(e, SweepError::Grid(GridError::TooMany(30 * 12)));
     }
 }

@@ -15,6 +15,7 @@ use super::check::{check, check_hot, ExactPoints};
 use super::config::{entry_bytes, ConfigError, RapConfig};
 use super::engine::Rap;
 use super::streams::{RangeProfiler, Stream};
+use crate::grid::{combinations, GridError};
 use coprof_core::{all_with_runs, Blocks, ClassSet, Event, Run, Sink};
 use serde::Serialize;
 use std::fmt;
@@ -32,9 +33,6 @@ pub const DEFAULT_BRANCHINGS: [u32; 4] = [2, 4, 8, 16];
 /// The merging buffers tried by default, in bytes (0: none); 1024 is the
 /// paper's.
 pub const DEFAULT_BUFFERS: [usize; 4] = [0, 256, 1024, 4096];
-/// The most configurations one sweep runs: each is a tree of its own fed
-/// every event.
-pub const MAX_CONFIGS: usize = 256;
 
 /// The grid of a sweep: every combination of its three lists.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -61,31 +59,25 @@ impl SweepSpace {
     /// The configurations, ε slowest and the buffer fastest, each list in
     /// its given order; the other parameters (universe, merge factor)
     /// from `base`.
-    pub fn configs(&self, base: &RapConfig) -> Vec<RapConfig> {
-        let mut out = Vec::new();
-        for &epsilon in &self.epsilons {
-            for &branching in &self.branchings {
-                for &buffer in &self.buffers {
-                    out.push(RapConfig {
-                        epsilon,
-                        branching,
-                        buffer_bytes: (buffer > 0).then_some(buffer),
-                        ..base.clone()
-                    });
-                }
-            }
-        }
-        out
+    pub fn configs(&self, base: &RapConfig) -> Result<Vec<RapConfig>, GridError> {
+        combinations(
+            (&self.epsilons, &self.branchings, &self.buffers),
+            ["epsilons", "branching factors", "buffers"],
+            |epsilon, branching, buffer| RapConfig {
+                epsilon,
+                branching,
+                buffer_bytes: (buffer > 0).then_some(buffer),
+                ..base.clone()
+            },
+        )
     }
 }
 
 /// Why a sweep cannot start.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SweepError {
-    /// A list of the grid is empty: (which list).
-    Empty(&'static str),
-    /// More configurations than [`MAX_CONFIGS`]: (how many).
-    TooMany(usize),
+    /// An empty list or too many configurations.
+    Grid(GridError),
     /// A configuration the engine refuses, and why.
     Config(Box<RapConfig>, ConfigError),
 }
@@ -93,11 +85,7 @@ pub enum SweepError {
 impl fmt::Display for SweepError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SweepError::Empty(list) => write!(f, "the sweep's list of {list} is empty"),
-            SweepError::TooMany(n) => write!(
-                f,
-                "the sweep has {n} configurations, more than {MAX_CONFIGS}: shorten its lists"
-            ),
+            SweepError::Grid(e) => e.fmt(f),
             SweepError::Config(c, e) => write!(
                 f,
                 "configuration epsilon {}, branching {}, buffer {} bytes: {e}",
@@ -199,19 +187,7 @@ impl RapSweep {
         space: &SweepSpace,
         base: &RapConfig,
     ) -> Result<RapSweep, SweepError> {
-        for (list, empty) in [
-            ("epsilons", space.epsilons.is_empty()),
-            ("branching factors", space.branchings.is_empty()),
-            ("buffers", space.buffers.is_empty()),
-        ] {
-            if empty {
-                return Err(SweepError::Empty(list));
-            }
-        }
-        let configs = space.configs(base);
-        if configs.len() > MAX_CONFIGS {
-            return Err(SweepError::TooMany(configs.len()));
-        }
+        let configs = space.configs(base).map_err(SweepError::Grid)?;
         let profilers = configs
             .iter()
             .map(|c| {
@@ -379,7 +355,7 @@ mod tests {
         SliceSource::new(&events).run(&mut sweep).unwrap();
         let result = sweep.result(0.1, 0.9);
         assert_eq!(result.points.len(), 8);
-        for (p, config) in result.points.iter().zip(space.configs(&base)) {
+        for (p, config) in result.points.iter().zip(space.configs(&base).unwrap()) {
             let rap = Rap::new(config.clone()).unwrap();
             let mut alone = RangeProfiler::new(rap, [Stream::LoadValue]);
             SliceSource::new(&events).run(&mut alone).unwrap();
@@ -424,12 +400,12 @@ mod tests {
             ..SweepSpace::default()
         };
         let e = RapSweep::new(Stream::Pc, &space, &base).err().unwrap();
-        assert_eq!(e, SweepError::Empty("buffers"));
+        assert_eq!(e, SweepError::Grid(GridError::Empty("buffers")));
         let space = SweepSpace {
             epsilons: (1..100).map(|i| i as f64 / 100.0).collect(),
             ..SweepSpace::default()
         };
         let e = RapSweep::new(Stream::Pc, &space, &base).err().unwrap();
-        assert_eq!(e, SweepError::TooMany(99 * 16));
+        assert_eq!(e, SweepError::Grid(GridError::TooMany(99 * 16)));
     }
 }
