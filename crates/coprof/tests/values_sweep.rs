@@ -280,3 +280,45 @@ fn bad_sweeps_are_named_with_exit_code_2() {
         ],
     );
 }
+
+#[test]
+fn a_profiles_sweeps_are_the_same_on_one_thread_as_spread_over_several() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = common::compile(
+        dir.path(),
+        "mix",
+        "int main(void) { volatile unsigned s = 0; for (int i = 0; i < 80000; i++) s += (i * 7) & 15; return 0; }",
+    );
+    let profile = |threads: &str| -> Vec<Value> {
+        let out = dir.path().join(format!("p{threads}.json"));
+        coprof()
+            .args(["profile", "--threads", threads, "-o"])
+            .arg(&out)
+            .args([
+                "--report",
+                "ranges --sweep --sweep-epsilon 0.1,0.01 --sweep-branching 4",
+            ])
+            .args([
+                "--report",
+                "values --sweep --sweep-slots 64,256 --sweep-service-rate 1,0.5",
+            ])
+            .arg("--")
+            .arg(&bin)
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        v["reports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["json"].clone())
+            .collect()
+    };
+    let (one, three) = (profile("1"), profile("3"));
+    assert_eq!(one.len(), 2);
+    // Two error bounds and the four default buffers.
+    assert_eq!(one[0]["points"].as_array().unwrap().len(), 8);
+    // Two slot counts, two rates and the three default buffers.
+    assert_eq!(one[1]["points"].as_array().unwrap().len(), 12);
+    assert_eq!(one, three);
+}

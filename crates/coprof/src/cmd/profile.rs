@@ -349,14 +349,16 @@ struct Named {
 type TimedPass<T> = (T, Option<Timing>, Vec<Option<f64>>);
 
 /// Runs `pass` over the sinks of `jobs`, with `timing` each timed
-/// ([`Timed`]).
+/// ([`Timed`]). Without timing a job's sinks are its parts
+/// ([`Job::sinks`]), so that the configurations of a sweep may be fed on
+/// threads of their own; with it, each job is one sink, timed as a whole.
 fn timed_pass<T, E>(
     jobs: &mut [Named],
     timing: bool,
     pass: impl FnOnce(Vec<SendSink<'_>>) -> Result<T, E>,
 ) -> Result<TimedPass<T>, E> {
     if !timing {
-        let out = pass(jobs.iter_mut().map(|j| j.job.sink()).collect())?;
+        let out = pass(jobs.iter_mut().flat_map(|j| j.job.sinks()).collect())?;
         return Ok((out, None, vec![None; jobs.len()]));
     }
     let mut timed: Vec<Timed<'_>> = jobs.iter_mut().map(|j| Timed::new(j.job.sink())).collect();
