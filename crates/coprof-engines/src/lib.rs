@@ -13,6 +13,12 @@
 //! | [`coproc`] | Zilles & Sohi, HPCA 2001 | load events: [`LoadValueProfiler`](coproc::LoadValueProfiler) on a [`Coprocessor`](coproc::Coprocessor) | which loads are (semi-)invariant, with what value |
 //! | [`hotlist`] | Burrows et al., ASPLOS 2000 | sampled values per site: [`HotlistTable::add`](hotlist::HotlistTable::add) | each site's most frequent values |
 //!
+//! Every engine but the loop detector's (which has its own, in
+//! [`loops`]) also has a design-space sweep, a sink of one engine per
+//! configuration of a grid ([`grid`]) and the exact answer, fed in one
+//! pass: [`rap::sweep`], [`coproc::sweep`] and [`hotlist::sweep`], the
+//! last two on [`value_sweep`].
+//!
 //! Outside a simulator they take any program's own events. The examples
 //! are programs of the kinds that would (each runs with `cargo run -p
 //! coprof-engines --example NAME`, and `cargo test` checks its answer):
@@ -51,3 +57,4 @@ pub mod grid;
 pub mod hotlist;
 pub mod loops;
 pub mod rap;
+pub mod value_sweep;

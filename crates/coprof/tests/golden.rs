@@ -128,6 +128,24 @@ fn values_sweep_of_the_coprocessor() {
 }
 
 #[test]
+fn values_sweep_of_the_hotlists() {
+    golden(
+        "values-sweep-hotlist-zipf",
+        "values",
+        "zipf",
+        &[
+            "--sweep",
+            "--algo",
+            "hotlist",
+            "--sweep-hotlist-size",
+            "4,16",
+            "--sweep-period",
+            "1,256",
+        ],
+    );
+}
+
+#[test]
 fn values_report_of_the_coprocessor() {
     golden(
         "values-coproc-exact",

@@ -1,6 +1,7 @@
-//! `coprof values --sweep`: the co-processor's design space in one pass,
-//! each configuration against `coprof values` run alone with the same
-//! options and `--exact`, on a trace and on a live program, and its errors.
+//! `coprof values --sweep`: the co-processor's and the hotlists' design
+//! spaces in one pass, each configuration against `coprof values` run
+//! alone with the same options and `--exact`, on a trace and on a live
+//! program, and their errors.
 
 mod common;
 
@@ -253,8 +254,32 @@ fn bad_sweeps_are_named_with_exit_code_2() {
             (vec!["--sweep-slots", "128"], "--sweep"),
             (vec!["--max-error", "0.1"], "--sweep"),
             (
-                vec!["--sweep", "--algo", "hotlist"],
-                "--sweep explores the co-processor's hardware: it needs --algo coproc, not --algo hotlist",
+                vec!["--sweep", "--algo", "simple"],
+                "--sweep explores the co-processor's or the hotlists' design space: it needs --algo coproc or hotlist, not --algo simple",
+            ),
+            (
+                vec!["--sweep", "--algo", "hotlist", "--sweep-slots", "128"],
+                "--sweep-slots applies to --algo coproc, not --algo hotlist",
+            ),
+            (
+                vec!["--sweep", "--sweep-period", "64"],
+                "--sweep-period applies to --algo hotlist, not --algo coproc",
+            ),
+            (
+                vec!["--sweep", "--algo", "hotlist", "--watch-new-loads"],
+                "--watch-new-loads applies to --algo coproc, not --algo hotlist",
+            ),
+            (
+                vec!["--sweep", "--algo", "hotlist", "--sweep-variant", "concise,x"],
+                "--sweep-variant: unknown hotlist variant 'x'",
+            ),
+            (
+                vec!["--sweep", "--algo", "hotlist", "--sweep-period", "1,0"],
+                "--sweep-period: a period must be at least 1 load, got 0",
+            ),
+            (
+                vec!["--sweep", "--algo", "hotlist", "--sweep-hotlist-size", "0"],
+                "--sweep: configuration hotlist size 0, period 1, concise samples: ",
             ),
             (
                 vec!["--sweep", "--sweep-buffer", "1024,8"],
@@ -321,4 +346,87 @@ fn a_profiles_sweeps_are_the_same_on_one_thread_as_spread_over_several() {
     // Two slot counts, two rates and the three default buffers.
     assert_eq!(one[1]["points"].as_array().unwrap().len(), 12);
     assert_eq!(one, three);
+}
+
+#[test]
+fn a_hotlist_sweep_is_each_configuration_run_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen_trace(dir.path(), "mixed", 200_000, 3);
+    let source = [trace.as_os_str()];
+    let sweep = values(
+        &source,
+        &[
+            "--sweep",
+            "--algo",
+            "hotlist",
+            "--seed",
+            "3",
+            "--sweep-hotlist-size",
+            "2,16",
+            "--sweep-period",
+            "1,32",
+            "--sweep-variant",
+            "counting,concise",
+        ],
+    );
+    assert_eq!(sweep["algo"], "hotlist");
+    assert!(sweep["scored_pairs"].as_u64().unwrap() > 0, "{sweep}");
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points.len(), 8);
+    // The grid's order: sizes slowest, the variant fastest, as given.
+    assert_eq!(
+        (
+            &points[0]["size"],
+            &points[0]["period"],
+            &points[0]["variant"]
+        ),
+        (&Value::from(2), &Value::from(1), &Value::from("counting"))
+    );
+    assert_eq!(points[1]["variant"], "concise");
+    assert_eq!(points[2]["period"], 32);
+    for p in points {
+        let (size, period) = (p["size"].to_string(), p["period"].to_string());
+        let variant = p["variant"].as_str().unwrap();
+        let alone = values(
+            &source,
+            &[
+                "--exact",
+                "--algo",
+                "hotlist",
+                "--seed",
+                "3",
+                "--hotlist-size",
+                &size,
+                "--period",
+                &period,
+                "--variant",
+                variant,
+            ],
+        );
+        let what = format!("size {size}, period {period}, {variant}");
+        assert_eq!(alone["loads"], sweep["loads"], "{what}");
+        assert_eq!(alone["scored_pairs"], sweep["scored_pairs"], "{what}");
+        assert_eq!(
+            p["weighted_rms_error"], alone["weighted_rms_error"],
+            "{what}"
+        );
+        assert_eq!(p["unreported_pairs"], alone["unreported_pairs"], "{what}");
+        assert_eq!(p["samples"], alone["samples_transferred"], "{what}");
+        assert_eq!(p["bytes"], alone["bytes"], "{what}");
+        assert_eq!(
+            p["loads_reported"].as_u64().unwrap() as usize,
+            alone["pcs"].as_array().unwrap().len(),
+            "{what}"
+        );
+    }
+    // Sampling 1 in 32 offers a 32nd of the samples.
+    let samples = |i: usize| points[i]["samples"].as_u64().unwrap();
+    assert_eq!(samples(0) / 32, samples(2));
+    let max = sweep["max_error"].as_f64().unwrap();
+    let least = points
+        .iter()
+        .filter(|p| p["weighted_rms_error"].as_f64().unwrap() <= max)
+        .map(|p| p["bytes"].as_u64().unwrap())
+        .min();
+    assert_eq!(sweep["cheapest"]["bytes"].as_u64(), least, "{sweep}");
 }

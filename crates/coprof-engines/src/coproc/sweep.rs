@@ -15,12 +15,11 @@
 
 use super::host::{Coprocessor, HostConfig};
 use super::lvp::{LoadValueProfiler, LvpConfig};
-use super::report::invariance_error;
 use crate::grid::{combinations, GridError};
+use crate::value_sweep::{ValueSweep, ValueSweepResult};
 use coprof_core::metrics::invariance::Criteria;
-use coprof_core::wanted::OnlyWanted;
-use coprof_core::{Class, ClassSet, Event, ExactCounts, Sink};
 use serde::Serialize;
+use std::cmp::Ordering;
 use std::fmt;
 
 /// The slot counts a sweep tries unless told otherwise: the paper's
@@ -133,48 +132,15 @@ pub struct SweepResultPoint {
     pub unreported_pairs: usize,
 }
 
-/// A whole sweep's result.
-#[derive(Clone, Debug, Serialize)]
-pub struct SweepResult {
-    /// Loads in the stream.
-    pub loads: u64,
-    /// Distinct load PCs.
-    pub load_pcs: usize,
-    /// (PC, value) pairs the error is taken over; with none, the error is
-    /// not defined and no configuration is named.
-    pub scored_pairs: usize,
-    /// The largest error the cheapest configuration may have.
-    pub max_error: f64,
-    /// Every configuration, in the order of [`CoprocSpace::points`].
-    pub points: Vec<SweepResultPoint>,
-    /// Among the configurations within `max_error`, the one of fewest
-    /// hardware bytes, then of the slowest co-processor, then of fewest
-    /// samples transferred, then the earliest in the grid; if any is.
-    pub cheapest: Option<SweepResultPoint>,
-}
-
-/// The exact (PC, value) counts of the loads, fed nothing else.
-struct ExactLoads(ExactCounts);
-
-impl Sink for ExactLoads {
-    fn wants(&self) -> ClassSet {
-        ClassSet::of(Class::Load)
-    }
-    fn observe(&mut self, batch: &[Event]) {
-        self.0.observe(batch);
-    }
-}
+/// A whole sweep's result: `cheapest` is, among the configurations
+/// within `max_error`, the one of fewest hardware bytes, then of the
+/// slowest co-processor, then of fewest samples transferred, then the
+/// earliest in the grid.
+pub type SweepResult = ValueSweepResult<SweepResultPoint>;
 
 /// The sweep's sink: one co-processor per configuration and the exact
-/// load profile, all fed the same stream, each only the classes it asks
-/// for. Fed as one sink it feeds them in turn;
-/// [`parts`](CoprocSweep::parts) hands them out to be fed on threads of
-/// their own.
-pub struct CoprocSweep {
-    points: Vec<CoprocPoint>,
-    members: Vec<OnlyWanted<Coprocessor<LoadValueProfiler>>>,
-    exact: OnlyWanted<ExactLoads>,
-}
+/// load profile (see [`ValueSweep`]).
+pub type CoprocSweep = ValueSweep<Coprocessor<LoadValueProfiler>, CoprocPoint>;
 
 impl CoprocSweep {
     /// A sweep of `space`, the other parameters from `host` and `lvp`.
@@ -205,39 +171,18 @@ impl CoprocSweep {
             .iter()
             .map(|&p| build(p, host, lvp).map_err(|why| SweepError::Config(p, why)))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(CoprocSweep {
-            points,
-            members,
-            exact: OnlyWanted::new(ExactLoads(ExactCounts::new())),
-        })
-    }
-
-    /// Each configuration's co-processor and the exact profile, as sinks
-    /// that may be fed on threads of their own, each the whole stream.
-    pub fn parts(&mut self) -> Vec<&mut (dyn Sink + Send)> {
-        let mut out: Vec<&mut (dyn Sink + Send)> = Vec::with_capacity(self.members.len() + 1);
-        for m in &mut self.members {
-            out.push(m);
-        }
-        out.push(&mut self.exact);
-        out
+        Ok(ValueSweep::from_members(points, members))
     }
 
     /// Each configuration scored against the exact profile once the
     /// stream is over, over the pairs `criteria` admits; the cheapest
     /// must be within `max_error`.
     pub fn result(&self, criteria: Criteria, max_error: f64) -> SweepResult {
-        let exact = &self.exact.inner().0;
-        let mut scored_pairs = 0;
-        let points: Vec<SweepResultPoint> = self
-            .members
-            .iter()
-            .zip(&self.points)
-            .map(|(m, &config)| {
-                let cp = m.inner();
-                let pcs = cp.program().estimates();
-                let e = invariance_error(exact, criteria, &pcs);
-                scored_pairs = e.pairs;
+        self.score(
+            criteria,
+            max_error,
+            |cp| cp.program().estimates(),
+            |config, cp, pcs, e| {
                 let stats = cp.stats();
                 SweepResultPoint {
                     config,
@@ -251,21 +196,10 @@ impl CoprocSweep {
                     weighted_rms_error: e.weighted_rms_error,
                     unreported_pairs: e.unreported,
                 }
-            })
-            .collect();
-        let cheapest = if scored_pairs == 0 {
-            None
-        } else {
-            cheapest(&points, max_error)
-        };
-        SweepResult {
-            loads: exact.class_count(Class::Load),
-            load_pcs: exact.top_pcs(usize::MAX).len(),
-            scored_pairs,
-            max_error,
-            points,
-            cheapest,
-        }
+            },
+            |p| p.weighted_rms_error,
+            cheaper,
+        )
     }
 }
 
@@ -274,7 +208,7 @@ fn build(
     p: CoprocPoint,
     host: &HostConfig,
     lvp: &LvpConfig,
-) -> Result<OnlyWanted<Coprocessor<LoadValueProfiler>>, String> {
+) -> Result<Coprocessor<LoadValueProfiler>, String> {
     let lvp = LoadValueProfiler::new(LvpConfig {
         slots: p.slots,
         ..lvp.clone()
@@ -284,48 +218,24 @@ fn build(
         buffer_bytes: p.buffer_bytes,
         ..host.clone()
     };
-    Ok(OnlyWanted::new(Coprocessor::new(&host, lvp)?))
+    Coprocessor::new(&host, lvp)
 }
 
-/// The point of fewest hardware bytes within `max_error`, then of the
-/// slowest co-processor, then of fewest samples transferred, then the
-/// first in the grid.
-fn cheapest(points: &[SweepResultPoint], max_error: f64) -> Option<SweepResultPoint> {
-    points
-        .iter()
-        .filter(|p| p.weighted_rms_error <= max_error)
-        .min_by(|a, b| {
-            a.hardware_bytes
-                .cmp(&b.hardware_bytes)
-                .then(a.config.service_rate.total_cmp(&b.config.service_rate))
-                .then(a.samples_transferred.cmp(&b.samples_transferred))
-        })
-        .cloned()
-}
-
-impl Sink for CoprocSweep {
-    fn wants(&self) -> ClassSet {
-        self.members
-            .iter()
-            .fold(self.exact.wants(), |w, m| w.union(m.wants()))
-    }
-    fn observe(&mut self, batch: &[Event]) {
-        for s in self.parts() {
-            s.observe(batch);
-        }
-    }
-    fn finish(&mut self) {
-        for s in self.parts() {
-            s.finish();
-        }
-    }
+/// The order of cheapness: fewer hardware bytes, then the slower
+/// co-processor, then fewer samples transferred.
+fn cheaper(a: &SweepResultPoint, b: &SweepResultPoint) -> Ordering {
+    a.hardware_bytes
+        .cmp(&b.hardware_bytes)
+        .then(a.config.service_rate.total_cmp(&b.config.service_rate))
+        .then(a.samples_transferred.cmp(&b.samples_transferred))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coproc::invariance_error;
     use coprof_core::synth::{generate, GenConfig, Workload};
-    use coprof_core::{SliceSource, Source};
+    use coprof_core::{Class, Event, ExactCounts, Sink, SliceSource, Source};
 
     fn point(bytes: usize, rate: f64, transferred: u64, error: f64) -> SweepResultPoint {
         SweepResultPoint {
@@ -344,6 +254,11 @@ mod tests {
             weighted_rms_error: error,
             unreported_pairs: 0,
         }
+    }
+
+    fn cheapest(points: &[SweepResultPoint], max_error: f64) -> Option<SweepResultPoint> {
+        let within = points.iter().filter(|p| p.weighted_rms_error <= max_error);
+        within.min_by(|a, b| cheaper(a, b)).cloned()
     }
 
     #[test]
@@ -389,9 +304,13 @@ mod tests {
         SliceSource::new(&events).run(&mut sweep).unwrap();
         let result = sweep.result(Criteria::default(), 0.1);
         assert_eq!(result.points.len(), 8);
-        let mut exact = ExactLoads(ExactCounts::new());
-        SliceSource::new(&events).run(&mut exact).unwrap();
-        let exact = exact.0;
+        let mut exact = ExactCounts::new();
+        let loads: Vec<Event> = events
+            .iter()
+            .filter(|e| e.class == Class::Load)
+            .copied()
+            .collect();
+        exact.observe(&loads);
         assert_eq!(result.loads, exact.class_count(Class::Load));
         for (p, config) in result.points.iter().zip(space.points().unwrap()) {
             assert_eq!(p.config, config);

@@ -28,6 +28,7 @@
 pub mod config;
 mod heads;
 pub mod list;
+pub mod sweep;
 pub mod table;
 
 pub use config::{HotlistConfig, ValueKind, Variant};

@@ -11,7 +11,6 @@ use crate::output::{pct, thousands};
 use coprof_core::metrics::invariance::{exact_invariance, Criteria};
 use coprof_core::wanted::with_wanted;
 use coprof_core::{Class, ClassSet, Event, ExactCounts, Sink};
-use coprof_engines::coproc::sweep::{DEFAULT_BUFFERS, DEFAULT_SERVICE_RATES, DEFAULT_SLOTS};
 use coprof_engines::coproc::{
     invariance_error, Coprocessor, HostConfig, LoadValueProfiler, LvpConfig, PartitionHash,
     PcValues, SimpleConfig, SimpleSampler,
@@ -36,7 +35,8 @@ use serde::Serialize;
   coprof values zipf.cpt --algo hotlist --variant counting --exact --json
   coprof values zipf.cpt --algo hotlist --value-type address --exact
   coprof values zipf.cpt --slots 512 --service-rate 0.25 --exact
-  coprof values zipf.cpt --sweep --sweep-slots 128,256 --sweep-service-rate 1,0.25")]
+  coprof values zipf.cpt --sweep --sweep-slots 128,256 --sweep-service-rate 1,0.25
+  coprof values zipf.cpt --sweep --algo hotlist --sweep-period 1,1024")]
 pub struct Args {
     #[command(flatten)]
     pub(crate) input: crate::input::InputArgs,
@@ -80,7 +80,7 @@ pub struct Args {
     value_type: Option<String>,
     /// Seed of the profiler's random numbers (coproc LFSR, hotlist coins).
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Values shown per load.
     #[arg(long, default_value_t = 4)]
     top: usize,
@@ -91,23 +91,35 @@ pub struct Args {
     /// RMS error, and its convergence with events processed.
     #[arg(long)]
     exact: bool,
-    /// Explore the co-processor's design space instead of building one profile: run every
-    /// combination of --sweep-slots, --sweep-service-rate and --sweep-buffer over the same
-    /// stream, each scored against the exact profile, and name the cheapest within --max-error.
+    /// Explore the design space instead of building one profile: run every combination of the
+    /// --sweep-* lists over the same stream (with --algo coproc: slots, service rate, sample
+    /// buffer; with --algo hotlist: hotlist size, period, variant), each scored against the
+    /// exact profile, and name the cheapest within --max-error.
     #[arg(long, conflicts_with_all = ["slots", "service_rate", "buffer_bytes", "exact", "period", "hotlist_size", "variant", "value_type"])]
     pub(crate) sweep: bool,
-    /// With --sweep: the slot counts to try, comma-separated.
-    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep",
-          default_values_t = DEFAULT_SLOTS)]
-    pub(crate) sweep_slots: Vec<usize>,
-    /// With --sweep: the service rates to try (samples per retired instruction), comma-separated.
-    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep",
-          default_values_t = DEFAULT_SERVICE_RATES)]
-    pub(crate) sweep_service_rate: Vec<f64>,
-    /// With --sweep: the sample buffer sizes to try in bytes, comma-separated.
-    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep",
-          default_values_t = DEFAULT_BUFFERS)]
-    pub(crate) sweep_buffer: Vec<usize>,
+    /// With --sweep (coproc): the slot counts to try, comma-separated [default: 128,256,512].
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
+    pub(crate) sweep_slots: Option<Vec<usize>>,
+    /// With --sweep (coproc): the service rates to try (samples per retired instruction),
+    /// comma-separated [default: 1,0.5,0.25,0.125].
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
+    pub(crate) sweep_service_rate: Option<Vec<f64>>,
+    /// With --sweep (coproc): the sample buffer sizes to try in bytes, comma-separated
+    /// [default: 256,1024,4096].
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
+    pub(crate) sweep_buffer: Option<Vec<usize>>,
+    /// With --sweep (hotlist): the values per hotlist to try, comma-separated
+    /// [default: 4,8,16,32].
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
+    pub(crate) sweep_hotlist_size: Option<Vec<usize>>,
+    /// With --sweep (hotlist): the sampling periods to try in loads, comma-separated
+    /// [default: 1,64,1024,16384].
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
+    pub(crate) sweep_period: Option<Vec<u64>>,
+    /// With --sweep (hotlist): the sample kinds to try, comma-separated: concise, counting
+    /// [default: both].
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
+    pub(crate) sweep_variant: Option<Vec<String>>,
     /// With --sweep: the largest weighted RMS invariance error the cheapest reported
     /// configuration may have.
     #[arg(long, requires = "sweep", default_value_t = 0.05)]
@@ -237,21 +249,30 @@ pub(crate) fn coproc_config(a: &Args) -> anyhow::Result<(HostConfig, LvpConfig)>
     Ok((host, lvp))
 }
 
+/// Refuses an option given for another algorithm than `a`'s, naming it.
+pub(crate) fn only(a: &Args, set: bool, opt: &str, algo: &str) -> anyhow::Result<()> {
+    if set && a.algo != algo {
+        return Err(bad_input(format!(
+            "{opt} applies to --algo {algo}, not --algo {}",
+            a.algo
+        )));
+    }
+    Ok(())
+}
+
+/// The co-processor's options other than its sizes, which a sweep shares
+/// with one profile: refused with another algorithm.
+pub(crate) fn check_coproc_options(a: &Args) -> anyhow::Result<()> {
+    only(a, a.partition_hash.is_some(), "--partition-hash", "coproc")?;
+    only(a, a.watch_new_loads, "--watch-new-loads", "coproc")
+}
+
 fn build(a: &Args) -> anyhow::Result<Engine> {
-    let only = |set: bool, opt: &str, algo: &str| -> anyhow::Result<()> {
-        if set && a.algo != algo {
-            return Err(bad_input(format!(
-                "{opt} applies to --algo {algo}, not --algo {}",
-                a.algo
-            )));
-        }
-        Ok(())
-    };
+    let only = |set: bool, opt: &str, algo: &str| only(a, set, opt, algo);
     only(a.slots.is_some(), "--slots", "coproc")?;
     only(a.service_rate.is_some(), "--service-rate", "coproc")?;
     only(a.buffer_bytes.is_some(), "--buffer-bytes", "coproc")?;
-    only(a.partition_hash.is_some(), "--partition-hash", "coproc")?;
-    only(a.watch_new_loads, "--watch-new-loads", "coproc")?;
+    check_coproc_options(a)?;
     only(a.hotlist_size.is_some(), "--hotlist-size", "hotlist")?;
     only(a.variant.is_some(), "--variant", "hotlist")?;
     // The value loaded is what every profiler profiles.

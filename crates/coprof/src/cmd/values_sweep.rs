@@ -1,40 +1,60 @@
-//! `coprof values --sweep`: the profiling co-processor's design space over
-//! one pass of the input (`coprof_engines::coproc::sweep`), as a table of
-//! every configuration scored against the exact profile, and the cheapest
-//! within the error asked for.
+//! `coprof values --sweep`: the design space of the profiling
+//! co-processor (`coprof_engines::coproc::sweep`) or of the DCPI hotlists
+//! (`coprof_engines::hotlist::sweep`) over one pass of the input, as a
+//! table of every configuration scored against the exact profile, and the
+//! cheapest within the error asked for.
 
-use super::values::{coproc_config, Args};
+use super::values::{check_coproc_options, coproc_config, only, Args};
 use crate::error::bad_input;
 use crate::input::InputInfo;
 use crate::job::{Job, Rendered};
 use crate::output::{count, pct, thousands};
 use coprof_core::metrics::invariance::Criteria;
 use coprof_core::Sink;
-use coprof_engines::coproc::sweep::{CoprocSpace, CoprocSweep, SweepResult, SweepResultPoint};
+use coprof_engines::coproc::sweep as cs;
+use coprof_engines::hotlist::sweep as hs;
+use coprof_engines::hotlist::{HotlistConfig, Variant};
+use coprof_engines::value_sweep::ValueSweepResult;
 use std::path::PathBuf;
 
 /// The sweep of `a`'s options as a [`Job`].
 pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
-    if a.algo != "coproc" {
-        return Err(bad_input(format!(
-            "--sweep explores the co-processor's hardware: it needs --algo coproc, not --algo {}",
-            a.algo
-        )));
-    }
     if !(a.max_error >= 0.0 && a.max_error <= 1.0) {
         return Err(bad_input(format!(
             "--max-error must be an error from 0 to 1, got {}",
             a.max_error
         )));
     }
-    let space = CoprocSpace {
-        slots: a.sweep_slots.clone(),
-        service_rates: a.sweep_service_rate.clone(),
-        buffers: a.sweep_buffer.clone(),
+    let lists = [
+        (a.sweep_slots.is_some(), "--sweep-slots", "coproc"),
+        (
+            a.sweep_service_rate.is_some(),
+            "--sweep-service-rate",
+            "coproc",
+        ),
+        (a.sweep_buffer.is_some(), "--sweep-buffer", "coproc"),
+        (
+            a.sweep_hotlist_size.is_some(),
+            "--sweep-hotlist-size",
+            "hotlist",
+        ),
+        (a.sweep_period.is_some(), "--sweep-period", "hotlist"),
+        (a.sweep_variant.is_some(), "--sweep-variant", "hotlist"),
+    ];
+    for (set, opt, algo) in lists {
+        only(a, set, opt, algo)?;
+    }
+    check_coproc_options(a)?;
+    let sweep = match a.algo.as_str() {
+        "coproc" => Sweep::Coproc(coproc(a)?),
+        "hotlist" => Sweep::Hotlist(hotlist(a)?),
+        other => {
+            return Err(bad_input(format!(
+                "--sweep explores the co-processor's or the hotlists' design space: it needs \
+                 --algo coproc or hotlist, not --algo {other}"
+            )))
+        }
     };
-    let (host, lvp) = coproc_config(a)?;
-    let sweep =
-        CoprocSweep::new(&space, &host, &lvp).map_err(|e| bad_input(format!("--sweep: {e}")))?;
     Ok(Box::new(SweepJob {
         sweep,
         max_error: a.max_error,
@@ -42,9 +62,58 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     }))
 }
 
+fn coproc(a: &Args) -> anyhow::Result<cs::CoprocSweep> {
+    let space = cs::CoprocSpace {
+        slots: a.sweep_slots.clone().unwrap_or(cs::DEFAULT_SLOTS.to_vec()),
+        service_rates: (a.sweep_service_rate.clone()).unwrap_or(cs::DEFAULT_SERVICE_RATES.to_vec()),
+        buffers: a
+            .sweep_buffer
+            .clone()
+            .unwrap_or(cs::DEFAULT_BUFFERS.to_vec()),
+    };
+    let (host, lvp) = coproc_config(a)?;
+    cs::CoprocSweep::new(&space, &host, &lvp).map_err(|e| bad_input(format!("--sweep: {e}")))
+}
+
+fn hotlist(a: &Args) -> anyhow::Result<hs::HotlistSweep> {
+    let variants = match &a.sweep_variant {
+        Some(names) => names
+            .iter()
+            .map(|n| n.parse::<Variant>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| bad_input(format!("--sweep-variant: {e}")))?,
+        None => hs::DEFAULT_VARIANTS.to_vec(),
+    };
+    let periods = a
+        .sweep_period
+        .clone()
+        .unwrap_or(hs::DEFAULT_PERIODS.to_vec());
+    if periods.contains(&0) {
+        return Err(bad_input(
+            "--sweep-period: a period must be at least 1 load, got 0",
+        ));
+    }
+    let space = hs::HotlistSpace {
+        sizes: (a.sweep_hotlist_size.clone()).unwrap_or(hs::DEFAULT_SIZES.to_vec()),
+        periods,
+        variants,
+    };
+    let base = HotlistConfig {
+        seed: a.seed,
+        ..HotlistConfig::default()
+    };
+    hs::HotlistSweep::new(&space, &base).map_err(|e| bad_input(format!("--sweep: {e}")))
+}
+
+/// The sweep of one algorithm.
+enum Sweep {
+    Coproc(cs::CoprocSweep),
+    Hotlist(hs::HotlistSweep),
+}
+
 /// Every configuration of the grid and the exact profile, fed together.
 struct SweepJob {
-    sweep: CoprocSweep,
+    sweep: Sweep,
     max_error: f64,
     /// The trace read, if the input is one.
     file: Option<PathBuf>,
@@ -52,30 +121,52 @@ struct SweepJob {
 
 impl Job for SweepJob {
     fn sink(&mut self) -> &mut (dyn Sink + Send) {
-        &mut self.sweep
+        match &mut self.sweep {
+            Sweep::Coproc(s) => s,
+            Sweep::Hotlist(s) => s,
+        }
     }
 
     /// Each configuration apart, so that `coprof values --sweep` feeds
     /// them on as many threads as it has.
     fn sinks(&mut self) -> Vec<&mut (dyn Sink + Send)> {
-        self.sweep.parts()
+        match &mut self.sweep {
+            Sweep::Coproc(s) => s.parts(),
+            Sweep::Hotlist(s) => s.parts(),
+        }
     }
 
     fn finish(self: Box<Self>, _info: &InputInfo) -> anyhow::Result<Rendered> {
-        let result = self.sweep.result(Criteria::default(), self.max_error);
-        let mut json = serde_json::to_value(&result)?;
-        json["file"] = serde_json::json!(self.file);
+        let criteria = Criteria::default();
         let mut text = String::new();
-        print_text(&mut text, &result);
+        let mut json = match &self.sweep {
+            Sweep::Coproc(s) => {
+                let r = s.result(criteria, self.max_error);
+                print_coproc(&mut text, &r);
+                serde_json::to_value(&r)?
+            }
+            Sweep::Hotlist(s) => {
+                let r = s.result(criteria, self.max_error);
+                print_hotlist(&mut text, &r);
+                serde_json::to_value(&r)?
+            }
+        };
+        json["algo"] = serde_json::json!(match self.sweep {
+            Sweep::Coproc(_) => "coproc",
+            Sweep::Hotlist(_) => "hotlist",
+        });
+        json["file"] = serde_json::json!(self.file);
         Ok(Rendered { json, text })
     }
 }
 
-fn print_text(out: &mut String, r: &SweepResult) {
+/// The lines above every sweep's table: what was swept and how it is
+/// scored, and what its cost column counts.
+fn print_head<T>(out: &mut String, what: &str, r: &ValueSweepResult<T>, cost: &str) {
     let criteria = Criteria::default();
     crate::outln!(
         out,
-        "co-processor design-space sweep: {} loads at {} PCs, {}",
+        "{what} design-space sweep: {} loads at {} PCs, {}",
         thousands(r.loads),
         thousands(r.load_pcs as u64),
         count(r.points.len(), "configuration")
@@ -88,11 +179,59 @@ fn print_text(out: &mut String, r: &SweepResult) {
         criteria.min_executions,
         pct(criteria.min_invariance)
     );
-    crate::outln!(
-        out,
-        "hardware: the slots, the sample buffer, the PC mask table and the partition filter"
-    );
+    crate::outln!(out, "{cost}");
     crate::outln!(out);
+}
+
+/// The line below every sweep's table: the cheapest configuration within
+/// the error, by the options that build it alone, or why there is none.
+fn print_cheapest<T>(
+    out: &mut String,
+    r: &ValueSweepResult<T>,
+    error: impl Fn(&T) -> f64,
+    describe: impl Fn(&T) -> (String, usize),
+) {
+    crate::outln!(out);
+    if r.scored_pairs == 0 {
+        crate::outln!(
+            out,
+            "no (PC, value) pair qualifies, so the error is not defined and no configuration is named"
+        );
+        return;
+    }
+    match &r.cheapest {
+        Some(p) => {
+            let (options, bytes) = describe(p);
+            crate::outln!(
+                out,
+                "cheapest configuration within error {}: {options}, {} bytes, error {}",
+                pct(r.max_error),
+                thousands(bytes as u64),
+                pct(error(p))
+            )
+        }
+        None => {
+            let best = r.points.iter().min_by(|a, b| error(a).total_cmp(&error(b)));
+            if let Some(b) = best {
+                crate::outln!(
+                    out,
+                    "no configuration is within error {} (least: {}, {})",
+                    pct(r.max_error),
+                    pct(error(b)),
+                    describe(b).0
+                );
+            }
+        }
+    }
+}
+
+fn print_coproc(out: &mut String, r: &cs::SweepResult) {
+    print_head(
+        out,
+        "co-processor",
+        r,
+        "hardware: the slots, the sample buffer, the PC mask table and the partition filter",
+    );
     crate::outln!(
         out,
         "{:>6} {:>7} {:>7} {:>9} {:>10} {:>12} {:>10} {:>8} {:>6} {:>8} {:>10}",
@@ -125,45 +264,67 @@ fn print_text(out: &mut String, r: &SweepResult) {
             p.unreported_pairs
         );
     }
-    crate::outln!(out);
-    if r.scored_pairs == 0 {
-        crate::outln!(
-            out,
-            "no (PC, value) pair qualifies, so the error is not defined and no configuration is named"
-        );
-        return;
-    }
-    match &r.cheapest {
-        Some(p) => crate::outln!(
-            out,
-            "cheapest configuration within error {}: {}, {} bytes, error {}",
-            pct(r.max_error),
-            describe(p),
-            thousands(p.hardware_bytes as u64),
-            pct(p.weighted_rms_error)
-        ),
-        None => {
-            let best = r
-                .points
-                .iter()
-                .min_by(|a, b| a.weighted_rms_error.total_cmp(&b.weighted_rms_error));
-            if let Some(b) = best {
-                crate::outln!(
-                    out,
-                    "no configuration is within error {} (least: {}, {})",
-                    pct(r.max_error),
-                    pct(b.weighted_rms_error),
-                    describe(b)
-                );
-            }
-        }
-    }
+    print_cheapest(
+        out,
+        r,
+        |p| p.weighted_rms_error,
+        |p| (describe(p), p.hardware_bytes),
+    );
 }
 
 /// A configuration as the options that build it alone.
-fn describe(p: &SweepResultPoint) -> String {
+fn describe(p: &cs::SweepResultPoint) -> String {
     format!(
         "--slots {} --service-rate {} --buffer-bytes {}",
         p.config.slots, p.config.service_rate, p.config.buffer_bytes
     )
+}
+
+fn print_hotlist(out: &mut String, r: &hs::SweepResult) {
+    print_head(
+        out,
+        "hotlist",
+        r,
+        "bytes: what the hotlists hold at the end; samples: loads offered to them (DCPI's interrupts)",
+    );
+    crate::outln!(
+        out,
+        "{:>5} {:>7} {:>9} {:>10} {:>12} {:>6} {:>8} {:>10}",
+        "size",
+        "period",
+        "variant",
+        "bytes",
+        "samples",
+        "loads",
+        "error",
+        "unreported"
+    );
+    for p in &r.points {
+        crate::outln!(
+            out,
+            "{:>5} {:>7} {:>9} {:>10} {:>12} {:>6} {:>8} {:>10}",
+            p.config.size,
+            p.config.period,
+            p.config.variant.name(),
+            thousands(p.bytes as u64),
+            thousands(p.samples),
+            p.loads_reported,
+            pct(p.weighted_rms_error),
+            p.unreported_pairs
+        );
+    }
+    print_cheapest(
+        out,
+        r,
+        |p| p.weighted_rms_error,
+        |p| {
+            let options = format!(
+                "--algo hotlist --hotlist-size {} --period {} --variant {}",
+                p.config.size,
+                p.config.period,
+                p.config.variant.name()
+            );
+            (options, p.bytes)
+        },
+    );
 }
