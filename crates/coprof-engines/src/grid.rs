@@ -30,6 +30,27 @@ impl fmt::Display for GridError {
 
 impl std::error::Error for GridError {}
 
+/// Why a sweep of configurations `C` cannot start: its grid, or one
+/// configuration that its engine refuses, with the engine's reason.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SweepError<C> {
+    /// An empty list or too many configurations.
+    Grid(GridError),
+    /// A configuration the engine refuses, and why.
+    Config(C, String),
+}
+
+impl<C: fmt::Display> fmt::Display for SweepError<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SweepError::Grid(e) => e.fmt(f),
+            SweepError::Config(c, why) => write!(f, "configuration {c}: {why}"),
+        }
+    }
+}
+
+impl<C: fmt::Debug + fmt::Display> std::error::Error for SweepError<C> {}
+
 /// Every combination of `a`, `b` and `c` made by `f`, `a` slowest and `c`
 /// fastest, each list in its order; `names` name the lists in an error.
 pub fn combinations<A: Copy, B: Copy, C: Copy, T>(

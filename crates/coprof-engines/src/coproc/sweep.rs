@@ -81,28 +81,18 @@ impl CoprocSpace {
 }
 
 /// Why a sweep cannot start.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SweepError {
-    /// An empty list or too many configurations.
-    Grid(GridError),
-    /// A configuration the co-processor refuses, and why.
-    Config(CoprocPoint, String),
-}
+pub type SweepError = crate::grid::SweepError<CoprocPoint>;
 
-impl fmt::Display for SweepError {
+/// A configuration as an error names it.
+impl fmt::Display for CoprocPoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SweepError::Grid(e) => e.fmt(f),
-            SweepError::Config(p, why) => write!(
-                f,
-                "configuration {} slots, service rate {}, buffer {} bytes: {why}",
-                p.slots, p.service_rate, p.buffer_bytes
-            ),
-        }
+        write!(
+            f,
+            "{} slots, service rate {}, buffer {} bytes",
+            self.slots, self.service_rate, self.buffer_bytes
+        )
     }
 }
-
-impl std::error::Error for SweepError {}
 
 /// One configuration's result.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -79,28 +79,18 @@ impl HotlistSpace {
 }
 
 /// Why a sweep cannot start.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SweepError {
-    /// An empty list or too many configurations.
-    Grid(GridError),
-    /// A configuration the hotlists refuse, and why.
-    Config(HotlistPoint, String),
-}
+pub type SweepError = crate::grid::SweepError<HotlistPoint>;
 
-impl fmt::Display for SweepError {
+/// A configuration as an error names it.
+impl fmt::Display for HotlistPoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SweepError::Grid(e) => e.fmt(f),
-            SweepError::Config(p, why) => write!(
-                f,
-                "configuration hotlist size {}, period {}, {} samples: {why}",
-                p.size, p.period, p.variant
-            ),
-        }
+        write!(
+            f,
+            "hotlist size {}, period {}, {} samples",
+            self.size, self.period, self.variant
+        )
     }
 }
-
-impl std::error::Error for SweepError {}
 
 /// One configuration's result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -146,8 +136,8 @@ impl HotlistSweep {
     /// SliceSource::new(&events).run(&mut sweep).unwrap();
     /// let result = sweep.result(Criteria::default(), 0.1);
     /// assert_eq!(result.points.len(), 4);
-    /// // Sampling every load offers 64 times the samples of 1 in 64.
-    /// assert_eq!(result.points[0].samples, 64 * result.points[1].samples);
+    /// // Sampling 1 in 64 loads offers a 64th of the samples.
+    /// assert_eq!(result.points[1].samples, result.points[0].samples / 64);
     /// ```
     pub fn new(space: &HotlistSpace, base: &HotlistConfig) -> Result<HotlistSweep, SweepError> {
         let points = space.points().map_err(SweepError::Grid)?;
