@@ -27,6 +27,10 @@
 #                                  256, 512 slots, keeping up or at a
 #                                  quarter of the rate, the paper's 1 KB
 #                                  buffer (6 configurations)
+#   values --sweep --algo hotlist ...
+#                                  the hotlists' design space at 1 in 1024
+#                                  loads: 4, 8, 16, 32 values per list,
+#                                  concise and counting (8 configurations)
 #   sample --sampler P --eval      P = brr:9, brr:9,spread, counter:1024
 #                                  (all 1 in 1024)
 #                                  on the method and the PC profile; brr:5,
@@ -119,6 +123,7 @@ reports=(
   "values --algo simple --period 16384"
   "values --algo hotlist --period 1024"
   "values --sweep --watch-new-loads --sweep-slots 128,256,512 --sweep-service-rate 1,0.25 --sweep-buffer 1024"
+  "values --sweep --algo hotlist --sweep-hotlist-size 4,8,16,32 --sweep-period 1024"
   "sample --sampler brr:9 --eval"
   "sample --sampler brr:9,spread --eval"
   "sample --sampler counter:1024 --eval"
