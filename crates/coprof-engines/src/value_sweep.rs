@@ -28,6 +28,15 @@ impl Sink for ExactLoads {
     }
 }
 
+/// What a sweep asks of each configuration's point: its error, and how
+/// cheap it is beside another.
+pub trait ScoredPoint: Clone {
+    /// The weighted RMS invariance error against the exact profile.
+    fn error(&self) -> f64;
+    /// `Less` when it is the cheaper of the two.
+    fn cheaper(&self, other: &Self) -> Ordering;
+}
+
 /// A sweep's result: every configuration's point, and the cheapest within
 /// the error asked for.
 #[derive(Clone, Debug, Serialize)]
@@ -80,17 +89,15 @@ impl<P: Sink + Send, C: Copy> ValueSweep<P, C> {
 
     /// The result once the stream is over: `point` makes each
     /// configuration's point from its profiler, the profile it reports
-    /// (`pcs`) and its error over the pairs `criteria` admits; `error`
-    /// reads a point's error back, and `cheaper` orders the points within
-    /// `max_error` (the earlier in the grid among equals).
-    pub(crate) fn score<T: Clone>(
+    /// (`pcs`) and its error over the pairs `criteria` admits; the
+    /// cheapest is the cheapest within `max_error` (the earlier in the
+    /// grid among equals).
+    pub(crate) fn score<T: ScoredPoint>(
         &self,
         criteria: Criteria,
         max_error: f64,
         pcs: impl Fn(&P) -> Vec<PcValues>,
         point: impl Fn(C, &P, &[PcValues], &InvarianceError) -> T,
-        error: impl Fn(&T) -> f64,
-        cheaper: impl Fn(&T, &T) -> Ordering,
     ) -> ValueSweepResult<T> {
         let exact = &self.exact.inner().0;
         let mut scored_pairs = 0;
@@ -111,13 +118,13 @@ impl<P: Sink + Send, C: Copy> ValueSweep<P, C> {
         } else {
             points
                 .iter()
-                .filter(|p| error(p) <= max_error)
-                .min_by(|a, b| cheaper(a, b))
+                .filter(|p| p.error() <= max_error)
+                .min_by(|a, b| a.cheaper(b))
                 .cloned()
         };
         ValueSweepResult {
             loads: exact.class_count(Class::Load),
-            load_pcs: exact.top_pcs(usize::MAX).len(),
+            load_pcs: exact.per_pc.len(),
             scored_pairs,
             max_error,
             points,

@@ -58,7 +58,7 @@ impl PcValues {
 }
 
 /// Each reported (PC, value) pair's estimated invariance.
-pub fn estimates(pcs: &[PcValues]) -> FxHashMap<(u64, u64), f64> {
+fn estimates(pcs: &[PcValues]) -> FxHashMap<(u64, u64), f64> {
     pcs.iter()
         .flat_map(|p| {
             p.values

@@ -16,7 +16,7 @@
 use super::host::{Coprocessor, HostConfig};
 use super::lvp::{LoadValueProfiler, LvpConfig};
 use crate::grid::{combinations, GridError};
-use crate::value_sweep::{ValueSweep, ValueSweepResult};
+use crate::value_sweep::{ScoredPoint, ValueSweep, ValueSweepResult};
 use coprof_core::metrics::invariance::Criteria;
 use serde::Serialize;
 use std::cmp::Ordering;
@@ -187,8 +187,6 @@ impl CoprocSweep {
                     unreported_pairs: e.unreported,
                 }
             },
-            |p| p.weighted_rms_error,
-            cheaper,
         )
     }
 }
@@ -211,13 +209,23 @@ fn build(
     Coprocessor::new(&host, lvp)
 }
 
-/// The order of cheapness: fewer hardware bytes, then the slower
-/// co-processor, then fewer samples transferred.
-fn cheaper(a: &SweepResultPoint, b: &SweepResultPoint) -> Ordering {
-    a.hardware_bytes
-        .cmp(&b.hardware_bytes)
-        .then(a.config.service_rate.total_cmp(&b.config.service_rate))
-        .then(a.samples_transferred.cmp(&b.samples_transferred))
+impl ScoredPoint for SweepResultPoint {
+    fn error(&self) -> f64 {
+        self.weighted_rms_error
+    }
+
+    /// Fewer hardware bytes, then the slower co-processor, then fewer
+    /// samples transferred.
+    fn cheaper(&self, other: &Self) -> Ordering {
+        self.hardware_bytes
+            .cmp(&other.hardware_bytes)
+            .then(
+                self.config
+                    .service_rate
+                    .total_cmp(&other.config.service_rate),
+            )
+            .then(self.samples_transferred.cmp(&other.samples_transferred))
+    }
 }
 
 #[cfg(test)]
@@ -248,7 +256,7 @@ mod tests {
 
     fn cheapest(points: &[SweepResultPoint], max_error: f64) -> Option<SweepResultPoint> {
         let within = points.iter().filter(|p| p.weighted_rms_error <= max_error);
-        within.min_by(|a, b| cheaper(a, b)).cloned()
+        within.min_by(|a, b| a.cheaper(b)).cloned()
     }
 
     #[test]

@@ -15,7 +15,7 @@
 use super::config::{HotlistConfig, ValueKind, Variant};
 use super::table::HotlistTable;
 use crate::grid::{combinations, GridError};
-use crate::value_sweep::{ValueSweep, ValueSweepResult};
+use crate::value_sweep::{ScoredPoint, ValueSweep, ValueSweepResult};
 use coprof_core::metrics::invariance::Criteria;
 use serde::Serialize;
 use std::cmp::Ordering;
@@ -168,20 +168,26 @@ impl HotlistSweep {
             |config, h, pcs, e| SweepResultPoint {
                 config,
                 bytes: h.bytes(),
-                samples: h.snapshot().samples,
+                samples: h.samples(),
                 loads_reported: pcs.len(),
                 weighted_rms_error: e.weighted_rms_error,
                 unreported_pairs: e.unreported,
             },
-            |p| p.weighted_rms_error,
-            cheaper,
         )
     }
 }
 
-/// The order of cheapness: fewer bytes, then fewer samples.
-fn cheaper(a: &SweepResultPoint, b: &SweepResultPoint) -> Ordering {
-    a.bytes.cmp(&b.bytes).then(a.samples.cmp(&b.samples))
+impl ScoredPoint for SweepResultPoint {
+    fn error(&self) -> f64 {
+        self.weighted_rms_error
+    }
+
+    /// Fewer bytes, then fewer samples.
+    fn cheaper(&self, other: &Self) -> Ordering {
+        self.bytes
+            .cmp(&other.bytes)
+            .then(self.samples.cmp(&other.samples))
+    }
 }
 
 #[cfg(test)]

@@ -212,6 +212,11 @@ impl HotlistTable {
         self.heads.bytes() + (self.values.capacity() + self.counts.capacity()) * 8
     }
 
+    /// Samples offered to the lists so far (DCPI's interrupts).
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
     /// Every list's contents.
     pub fn snapshot(&self) -> HotlistSnapshot {
         let variant: Variant = self.cfg.variant;

@@ -184,7 +184,7 @@ impl Engine {
                 samples_dropped: 0,
             },
             Engine::Hotlist(h, _) => {
-                let n = h.snapshot().samples;
+                let n = h.samples();
                 Overhead {
                     interrupts: n,
                     samples_transferred: n,

@@ -14,7 +14,7 @@ use coprof_core::Sink;
 use coprof_engines::coproc::sweep as cs;
 use coprof_engines::hotlist::sweep as hs;
 use coprof_engines::hotlist::{HotlistConfig, Variant};
-use coprof_engines::value_sweep::ValueSweepResult;
+use coprof_engines::value_sweep::{ScoredPoint, ValueSweepResult};
 use std::path::PathBuf;
 
 /// The sweep of `a`'s options as a [`Job`].
@@ -65,7 +65,10 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
 fn coproc(a: &Args) -> anyhow::Result<cs::CoprocSweep> {
     let space = cs::CoprocSpace {
         slots: a.sweep_slots.clone().unwrap_or(cs::DEFAULT_SLOTS.to_vec()),
-        service_rates: (a.sweep_service_rate.clone()).unwrap_or(cs::DEFAULT_SERVICE_RATES.to_vec()),
+        service_rates: a
+            .sweep_service_rate
+            .clone()
+            .unwrap_or(cs::DEFAULT_SERVICE_RATES.to_vec()),
         buffers: a
             .sweep_buffer
             .clone()
@@ -94,7 +97,10 @@ fn hotlist(a: &Args) -> anyhow::Result<hs::HotlistSweep> {
         ));
     }
     let space = hs::HotlistSpace {
-        sizes: (a.sweep_hotlist_size.clone()).unwrap_or(hs::DEFAULT_SIZES.to_vec()),
+        sizes: a
+            .sweep_hotlist_size
+            .clone()
+            .unwrap_or(hs::DEFAULT_SIZES.to_vec()),
         periods,
         variants,
     };
@@ -139,22 +145,19 @@ impl Job for SweepJob {
     fn finish(self: Box<Self>, _info: &InputInfo) -> anyhow::Result<Rendered> {
         let criteria = Criteria::default();
         let mut text = String::new();
-        let mut json = match &self.sweep {
+        let (mut json, algo) = match &self.sweep {
             Sweep::Coproc(s) => {
                 let r = s.result(criteria, self.max_error);
                 print_coproc(&mut text, &r);
-                serde_json::to_value(&r)?
+                (serde_json::to_value(&r)?, "coproc")
             }
             Sweep::Hotlist(s) => {
                 let r = s.result(criteria, self.max_error);
                 print_hotlist(&mut text, &r);
-                serde_json::to_value(&r)?
+                (serde_json::to_value(&r)?, "hotlist")
             }
         };
-        json["algo"] = serde_json::json!(match self.sweep {
-            Sweep::Coproc(_) => "coproc",
-            Sweep::Hotlist(_) => "hotlist",
-        });
+        json["algo"] = serde_json::json!(algo);
         json["file"] = serde_json::json!(self.file);
         Ok(Rendered { json, text })
     }
@@ -185,10 +188,9 @@ fn print_head<T>(out: &mut String, what: &str, r: &ValueSweepResult<T>, cost: &s
 
 /// The line below every sweep's table: the cheapest configuration within
 /// the error, by the options that build it alone, or why there is none.
-fn print_cheapest<T>(
+fn print_cheapest<T: ScoredPoint>(
     out: &mut String,
     r: &ValueSweepResult<T>,
-    error: impl Fn(&T) -> f64,
     describe: impl Fn(&T) -> (String, usize),
 ) {
     crate::outln!(out);
@@ -207,17 +209,20 @@ fn print_cheapest<T>(
                 "cheapest configuration within error {}: {options}, {} bytes, error {}",
                 pct(r.max_error),
                 thousands(bytes as u64),
-                pct(error(p))
+                pct(p.error())
             )
         }
         None => {
-            let best = r.points.iter().min_by(|a, b| error(a).total_cmp(&error(b)));
+            let best = r
+                .points
+                .iter()
+                .min_by(|a, b| a.error().total_cmp(&b.error()));
             if let Some(b) = best {
                 crate::outln!(
                     out,
                     "no configuration is within error {} (least: {}, {})",
                     pct(r.max_error),
-                    pct(error(b)),
+                    pct(b.error()),
                     describe(b).0
                 );
             }
@@ -264,12 +269,7 @@ fn print_coproc(out: &mut String, r: &cs::SweepResult) {
             p.unreported_pairs
         );
     }
-    print_cheapest(
-        out,
-        r,
-        |p| p.weighted_rms_error,
-        |p| (describe(p), p.hardware_bytes),
-    );
+    print_cheapest(out, r, |p| (describe(p), p.hardware_bytes));
 }
 
 /// A configuration as the options that build it alone.
@@ -313,18 +313,13 @@ fn print_hotlist(out: &mut String, r: &hs::SweepResult) {
             p.unreported_pairs
         );
     }
-    print_cheapest(
-        out,
-        r,
-        |p| p.weighted_rms_error,
-        |p| {
-            let options = format!(
-                "--algo hotlist --hotlist-size {} --period {} --variant {}",
-                p.config.size,
-                p.config.period,
-                p.config.variant.name()
-            );
-            (options, p.bytes)
-        },
-    );
+    print_cheapest(out, r, |p| {
+        let options = format!(
+            "--algo hotlist --hotlist-size {} --period {} --variant {}",
+            p.config.size,
+            p.config.period,
+            p.config.variant.name()
+        );
+        (options, p.bytes)
+    });
 }
