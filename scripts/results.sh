@@ -4,9 +4,10 @@
 #
 # Each workload (the nine kernels of workloads/kernels/ and the thirteen
 # real programs of workloads/run-real.sh, sized to 75-150 million RV64
-# instructions) runs ONCE under `coprof profile --exact --random-seed 1`
-# (the same random bytes from the kernel on every run, so that a rerun
-# repeats), which computes every report below in the same simulated pass:
+# instructions) runs ONCE under `coprof profile --exact --random-seed 1
+# --pid 1000` (the same random bytes from the kernel and the same process
+# and thread ids on every run, so that a rerun repeats), which computes
+# every report below in the same simulated pass:
 #
 #   loops                          the paper's cache: 32 entries, 2-way, 24-bit
 #   loops --coalesce               the same with the coalescing register
@@ -218,7 +219,7 @@ for w in "${workloads[@]}"; do
   rm -f "$out"
   echo "results: $name: ${prog##*/} $args_rel" >&2
   t0=$(now_ms)
-  (cd "$in" && env -i LC_ALL=C "$coprof" profile --exact --random-seed 1 -o "$out" "${report_args[@]}" -- "$prog_rel" "${argv[@]}" \
+  (cd "$in" && env -i LC_ALL=C "$coprof" profile --exact --random-seed 1 --pid 1000 -o "$out" "${report_args[@]}" -- "$prog_rel" "${argv[@]}" \
     >"$scratch/profiles/$name.txt" 2>"$log") || fail "$name: coprof profile failed" "$log"
   t1=$(now_ms)
   [ -s "$out" ] || fail "$name: no profile written" "$log"

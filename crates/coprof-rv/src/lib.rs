@@ -53,6 +53,7 @@ pub mod itimer;
 pub mod jit;
 pub mod mem;
 pub mod op;
+pub mod pids;
 pub mod posix_timer;
 pub mod process;
 pub mod random;

@@ -24,6 +24,7 @@
 
 use crate::cpu::Cpu;
 use crate::mem::{perm, Fault, Memory, PAGE};
+use crate::pids::Pids;
 use crate::process::STACK_TOP;
 
 /// Where the `rt_sigreturn` trampoline lives: the page above the stack.
@@ -94,15 +95,34 @@ pub struct SigInfo {
 }
 
 impl SigInfo {
-    /// A signal the process sent itself with `code` (SI_USER, SI_TKILL).
-    pub fn sent(signo: i32, code: i32) -> SigInfo {
-        // SAFETY: plain calls.
-        let (pid, uid) = unsafe { (libc::getpid() as u32, libc::getuid()) };
+    /// A signal the process sent itself with `code` (SI_USER, SI_TKILL),
+    /// from its pid as `pids` has it seen.
+    pub fn sent(signo: i32, code: i32, pids: &Pids) -> SigInfo {
+        let pid = pids.own() as u32;
+        // SAFETY: plain call.
+        let uid = unsafe { libc::getuid() };
         SigInfo {
             signo,
             code,
             word: pid as u64 | (uid as u64) << 32,
             value: 0,
+        }
+    }
+
+    /// This signal, caught from another process, as the program sees it:
+    /// with its sender's pid as `pids` has it seen, for the codes that
+    /// carry one (a process's `kill` or `sigqueue`, a thread's `tgkill`,
+    /// a child's SIGCHLD).
+    pub fn seen_by(self, pids: &Pids) -> SigInfo {
+        let sent = matches!(self.code, code::SI_USER | code::SI_QUEUE | code::SI_TKILL);
+        let child = self.signo == libc::SIGCHLD && self.code > 0 && self.code < code::SI_KERNEL;
+        if sent || child {
+            SigInfo {
+                word: pids.seen_sender(self.word),
+                ..self
+            }
+        } else {
+            self
         }
     }
 
@@ -629,8 +649,8 @@ mod tests {
         let mut s = Signals::default();
         s.set_mask(bit(10) | bit(12) | bit(9));
         assert!(!s.blocked(9), "SIGKILL cannot be blocked");
-        s.hold(SigInfo::sent(12, code::SI_USER));
-        s.hold(SigInfo::sent(10, code::SI_TKILL));
+        s.hold(SigInfo::sent(12, code::SI_USER, &Pids::default()));
+        s.hold(SigInfo::sent(10, code::SI_TKILL, &Pids::default()));
         assert_eq!(s.take_ready(), None);
         s.set_mask(0);
         assert_eq!(
@@ -647,7 +667,7 @@ mod tests {
     #[test]
     fn only_signals_that_do_something_end_a_suspend() {
         let mut s = Signals::default();
-        s.hold(SigInfo::sent(28, code::SI_USER)); // SIGWINCH: ignored by default
+        s.hold(SigInfo::sent(28, code::SI_USER, &Pids::default())); // SIGWINCH: ignored by default
         assert!(!s.wakes());
         s.hold(SigInfo::timer(15)); // SIGTERM: kills by default
         assert!(s.wakes());
@@ -670,10 +690,10 @@ mod tests {
         let mut s = Signals::default();
         let mut own = Pending::default();
         assert!(!s.would_interrupt(&own, 0));
-        own.hold(SigInfo::sent(28, code::SI_TKILL)); // SIGWINCH: ignored
+        own.hold(SigInfo::sent(28, code::SI_TKILL, &Pids::default())); // SIGWINCH: ignored
         assert!(!s.would_interrupt(&own, 0));
         s.actions[10][0] = 0x1000;
-        own.hold(SigInfo::sent(10, code::SI_TKILL));
+        own.hold(SigInfo::sent(10, code::SI_TKILL, &Pids::default()));
         assert!(s.would_interrupt(&own, 0));
         assert!(!s.would_interrupt(&own, bit(10)), "its mask blocks it");
         s.hold(SigInfo::timer(14)); // SIGALRM to the process: kills
@@ -692,8 +712,8 @@ mod tests {
         for v in 1..=3 {
             assert!(p.hold(queued(v)));
         }
-        assert!(p.hold(SigInfo::sent(10, code::SI_USER)));
-        assert!(p.hold(SigInfo::sent(10, code::SI_USER)));
+        assert!(p.hold(SigInfo::sent(10, code::SI_USER, &Pids::default())));
+        assert!(p.hold(SigInfo::sent(10, code::SI_USER, &Pids::default())));
         let all = u64::MAX;
         // Lowest first; a real-time kind in the order sent.
         assert_eq!(p.take(all).map(|i| i.signo), Some(10));

@@ -19,6 +19,7 @@ use crate::isa::Isa;
 use crate::jit::{self, Jit};
 use crate::mem::Memory;
 use crate::op::TAIL_CLASSES;
+use crate::pids::Pids;
 use crate::process;
 use crate::random::GuestRandom;
 use crate::signal;
@@ -79,6 +80,13 @@ pub struct Config {
     /// The hart's instruction set: RV64GC and which of Zba, Zbb, Zbc and
     /// Zbs ([`Isa`]; all four by default).
     pub isa: Isa,
+    /// The pid the program sees as its own, its threads numbered after
+    /// it, in place of the host's ([`crate::pids`]); `None`: the host's.
+    pub pid: Option<i32>,
+    /// The host process [`Config::pid`] stands for; `None`: the one that
+    /// loads the program. A simulator started for a followed child's
+    /// `execve` is given its first one's, to keep the same ids.
+    pub pid_host: Option<i32>,
 }
 
 /// How the process ended.
@@ -290,6 +298,7 @@ impl Simulator {
         kernel.runner = config.runner.clone();
         kernel.isa = config.isa;
         kernel.unobserved = config.exec_in_place;
+        let pid = kernel.see_pid(Pids::given(config.pid, config.pid_host));
         Ok(Simulator {
             cpu,
             mem,
@@ -301,8 +310,7 @@ impl Simulator {
             redirected: None,
             redo: None,
             threads: Threads {
-                // SAFETY: plain call.
-                next_tid: unsafe { libc::getpid() } as i64 + 1,
+                next_tid: pid + 1,
                 quantum: config.quantum.unwrap_or(QUANTUM).max(1),
                 ..Threads::default()
             },
@@ -310,6 +318,11 @@ impl Simulator {
             delivered_in_runs: 0,
             follow: None,
         })
+    }
+
+    /// The ids the program sees in place of the host's ([`Config::pid`]).
+    pub fn pids(&self) -> Pids {
+        self.kernel.pids
     }
 
     /// Instructions retired so far.

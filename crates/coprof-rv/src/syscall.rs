@@ -25,6 +25,7 @@ use crate::fdtable::{FdTable, MAX_FDS};
 use crate::host_signals::HostSignals;
 use crate::itimer::{earlier, Itimers};
 use crate::mem::{perm, Memory};
+use crate::pids::Pids;
 use crate::random::GuestRandom;
 use crate::signal::{SigInfo, Signals};
 use crate::sysno as nr;
@@ -219,6 +220,8 @@ pub struct Kernel {
     pub sp: u64,
     /// The running thread's `rseq` area (0: none registered).
     pub rseq: u64,
+    /// The ids the program sees in place of the host's ([`Pids`]).
+    pub pids: Pids,
     /// The running thread's id (the process id for the first thread).
     pub tid: i64,
     /// Ids of every live thread, the running one included.
@@ -507,6 +510,7 @@ impl Kernel {
             timers: Itimers::default(),
             sp: 0,
             rseq: 0,
+            pids: Pids::default(),
             // SAFETY: plain call.
             tid: unsafe { libc::getpid() } as i64,
             tids: vec![unsafe { libc::getpid() } as i64],
@@ -534,8 +538,10 @@ impl Kernel {
     }
 
     /// The guest path `bytes` as a host path (see [`path`](Self::path)).
-    /// `/proc/self/exe` is the program's file, not coprof's.
+    /// `/proc/self/exe` is the program's file, not coprof's, and
+    /// `/proc/PID/` names the process the program means by PID.
     fn host_path(&self, bytes: Vec<u8>) -> Result<CString, i64> {
+        let bytes = proc_self::host_proc_path(bytes, &self.pids);
         if bytes == b"/proc/self/exe" {
             return CString::new(self.exe.as_os_str().as_encoded_bytes()).map_err(|_| EINVAL);
         }
@@ -583,10 +589,8 @@ impl Kernel {
                 // As Linux's pipe_write and socket sends: EPIPE and the
                 // SIGPIPE that goes with it, which the program's action
                 // takes (the host's own is ignored while it runs).
-                self.send_own(
-                    SigInfo::sent(libc::SIGPIPE, crate::signal::code::SI_USER),
-                    None,
-                );
+                let info = SigInfo::sent(libc::SIGPIPE, crate::signal::code::SI_USER, &self.pids);
+                self.send_own(info, None);
             }
             // The call may have sent, taken or blocked a signal.
             self.sync_signalfds();
@@ -813,7 +817,7 @@ impl Kernel {
         }
         if let Some(outside) = self.outside.as_ref().filter(|o| o.news()) {
             for info in outside.take() {
-                self.signals.hold(info);
+                self.signals.hold(info.seen_by(&self.pids));
             }
         }
         self.sync_signalfds();
@@ -999,9 +1003,29 @@ impl Kernel {
     /// Whether `pid` (a system call's argument) names the simulated
     /// process: 0 or its own pid. It is the only process there is.
     fn is_me(&self, pid: u64) -> bool {
-        let pid = pid as i32;
-        // SAFETY: plain call.
-        pid == 0 || pid == unsafe { libc::getpid() }
+        let pid = pid as i32 as i64;
+        pid == 0 || pid == self.pids.own()
+    }
+
+    /// A host call's answer that is a process or group id (or -1 and
+    /// errno), as the program sees it.
+    fn seen_id(&self, r: i64) -> i64 {
+        if r < 0 {
+            errno()
+        } else {
+            self.pids.seen(r)
+        }
+    }
+
+    /// Makes the program see the ids `pids` gives in place of the host's
+    /// (`--pid`): its first thread's id is its pid, and the simulator
+    /// numbers the others after it. Returns that pid.
+    pub fn see_pid(&mut self, pids: Pids) -> i64 {
+        self.pids = pids;
+        let own = pids.own();
+        self.tid = own;
+        self.tids = vec![own];
+        own
     }
 
     fn install(&mut self, host: i32, min: usize) -> i64 {

@@ -109,6 +109,17 @@ pub struct InputArgs {
     /// (in the same environment, which moves the stack: see --clear-env).
     #[arg(long, value_name = "N", requires = "program")]
     pub random_seed: Option<u64>,
+    /// With a program: the process id it sees as its own, in place of
+    /// the host's, with its threads numbered after it, so that runs repeat
+    /// exactly: the C library stores the thread id in every mutex it
+    /// locks, a load value. Ids go both ways (kill, wait4, setpgid,
+    /// /proc/PID); forked children keep the host's. Default: the host's.
+    #[arg(long, value_name = "N", requires = "program", value_parser = parse_pid)]
+    pub pid: Option<i32>,
+    /// The host process --pid stands for, when it is not this one: what
+    /// a simulator started for a followed program's `execve` is given.
+    #[arg(long, value_name = "PID", requires = "pid", hide = true)]
+    pub pid_host: Option<i32>,
     /// With a program: instructions in each thread's turn on the
     /// simulator's one hart, for a multithreaded program (default 100000):
     /// the interleaving of its threads, the same on every run.
@@ -269,6 +280,11 @@ impl InputArgs {
             .collect()
     }
 
+    /// The ids the program sees in place of the host's (`--pid`).
+    pub fn pids(&self) -> coprof_rv::pids::Pids {
+        coprof_rv::pids::Pids::given(self.pid, self.pid_host)
+    }
+
     /// The options that shape a program's run.
     pub fn shape(&self) -> crate::cmd::run::Shape<'_> {
         crate::cmd::run::Shape {
@@ -279,6 +295,8 @@ impl InputArgs {
             quantum: self.quantum,
             interpret: self.interpret,
             isa: self.isa.unwrap_or_default(),
+            pid: self.pid,
+            pid_host: self.pid_host,
             env: &self.env,
         }
     }
@@ -310,6 +328,7 @@ impl InputArgs {
             ("--sysroot", self.sysroot.is_some()),
             ("--enosys", self.enosys),
             ("--random-seed", self.random_seed.is_some()),
+            ("--pid", self.pid.is_some()),
             ("--quantum", self.quantum.is_some()),
             ("--isa", self.isa.is_some()),
             ("--clear-env", self.env.clear_env),
@@ -633,6 +652,15 @@ fn split_by_events<'a>(sinks: Vec<SendSink<'a>>) -> (Vec<SendSink<'a>>, Vec<Send
         !s.wants_with_runs()
             .is_some_and(|classes| classes.is_empty())
     })
+}
+
+/// A `--pid`: a process id Linux could hand out, 1 to 4194304.
+pub(crate) fn parse_pid(s: &str) -> Result<i32, String> {
+    let max = coprof_rv::pids::PID_MAX;
+    match s.parse::<i32>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("{s} is not a process id: give 1 to {max}")),
+    }
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ impl Simulator {
                     }
                 }
                 Action::Ignore => {}
-                Action::Kill => return Some(killed_by(&info, at)),
+                Action::Kill => return Some(killed_by(&info, at, self.kernel.pids.own())),
                 // The host process stops with the same signal (whose host
                 // disposition is the default then) and goes on here.
                 // SAFETY: plain call.
@@ -179,11 +179,11 @@ impl Simulator {
 }
 
 /// The end of a process killed at `at` by a signal: one it sent itself,
-/// its timers', or one from outside (another process, the terminal).
-fn killed_by(info: &SigInfo, at: u64) -> Exit {
+/// its timers', or one from outside (another process, the terminal);
+/// `me` is the process's pid as the program sees it.
+fn killed_by(info: &SigInfo, at: u64, me: i64) -> Exit {
     let sig = info.signo;
-    // SAFETY: plain call.
-    let me = unsafe { libc::getpid() } as u32;
+    let me = me as u32;
     let sender = info.word as u32;
     let from = if info.code == code::SI_KERNEL && matches!(sig, 14 | 26 | 27) {
         "from its interval timer".to_string()

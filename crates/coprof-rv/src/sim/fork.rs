@@ -63,11 +63,12 @@ impl Simulator {
             -(error.raw_os_error().unwrap_or(libc::EAGAIN) as i64)
         } else {
             self.kernel.children_started += 1;
+            let pid = self.kernel.pids.seen(pid as i64);
             if args.flags & clone_flags::PARENT_SETTID != 0 {
                 // A failed write is the program's own fault, as on Linux.
                 let _ = self.mem.store::<4>(args.parent_tid, pid as u64);
             }
-            pid as i64
+            pid
         };
         self.cpu.x[10] = r as u64;
         self.cpu.pc = at + 4;
@@ -76,13 +77,12 @@ impl Simulator {
     /// Makes this copy of the simulator the program's child, at the
     /// instruction after the `ecall` at `at` with 0 in a0.
     fn become_child(&mut self, args: &CloneArgs, at: u64) {
-        // SAFETY: plain call.
-        let pid = unsafe { libc::getpid() } as i64;
         self.threads.parked.clear();
-        self.threads.next_tid = pid + 1;
         let kernel = &mut self.kernel;
-        kernel.tid = pid;
-        kernel.tids = vec![pid];
+        // Its own host pid, as the program sees it: the parent keeps the
+        // pid it was given (`--pid`).
+        let pid = kernel.see_pid(kernel.pids);
+        self.threads.next_tid = pid + 1;
         kernel.directed.clear();
         kernel.clear_tid = if args.flags & clone_flags::CHILD_CLEARTID != 0 {
             args.child_tid

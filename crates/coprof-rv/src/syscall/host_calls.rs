@@ -184,10 +184,22 @@ impl Kernel {
                     )
                 })
             }
-            nr::GETPGID => ret(unsafe { libc::getpgid(a[0] as i32) } as i64),
-            nr::SETPGID => ret(unsafe { libc::setpgid(a[0] as i32, a[1] as i32) } as i64),
-            nr::GETSID => ret(unsafe { libc::getsid(a[0] as i32) } as i64),
-            nr::SETSID => ret(unsafe { libc::setsid() } as i64),
+            // Process and group ids both ways through the program's pids.
+            nr::GETPGID | nr::GETSID => {
+                let pid = self.pids.host(a[0] as i32 as i64) as i32;
+                let r = if num == nr::GETPGID {
+                    unsafe { libc::getpgid(pid) }
+                } else {
+                    unsafe { libc::getsid(pid) }
+                };
+                self.seen_id(r as i64)
+            }
+            nr::SETPGID => {
+                let pid = self.pids.host(a[0] as i32 as i64) as i32;
+                let group = self.pids.host(a[1] as i32 as i64) as i32;
+                ret(unsafe { libc::setpgid(pid, group) } as i64)
+            }
+            nr::SETSID => self.seen_id(unsafe { libc::setsid() } as i64),
             nr::GETPRIORITY | nr::SETPRIORITY => {
                 // The raw calls: getpriority answers 20 − nice, as the
                 // guest's C library expects of the kernel.
@@ -196,7 +208,12 @@ impl Kernel {
                 } else {
                     libc::SYS_setpriority
                 };
-                ret(unsafe { libc::syscall(n, a[0] as i32, a[1] as i32, a[2] as i32) })
+                // PRIO_PROCESS and PRIO_PGRP name a process or a group.
+                let who = match a[0] as u32 {
+                    libc::PRIO_PROCESS | libc::PRIO_PGRP => self.pids.host(a[1] as i32 as i64),
+                    _ => a[1] as i32 as i64,
+                };
+                ret(unsafe { libc::syscall(n, a[0] as i32, who as i32, a[2] as i32) })
             }
             nr::GETRESUID | nr::GETRESGID => {
                 let (mut r, mut e, mut s) = (0u32, 0u32, 0u32);

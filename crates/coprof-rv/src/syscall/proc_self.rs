@@ -28,6 +28,7 @@
 
 use super::Kernel;
 use crate::mem::{perm, Memory, PAGE};
+use crate::pids::Pids;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -194,15 +195,41 @@ impl OwnFiles {
     }
 }
 
-/// Which of the files `path` names, when it is one of the process's own.
+/// Which of the files `path` names, when it is one of the process's own
+/// (`path` as [`host_proc_path`] left it, the own pid made `self`).
 fn own_file(path: &[u8]) -> Option<&[u8]> {
     let rest = path.strip_prefix(b"/proc/")?;
     let slash = rest.iter().position(|&b| b == b'/')?;
     let (who, name) = (&rest[..slash], &rest[slash + 1..]);
-    // SAFETY: plain call; the simulated process is the host's.
-    let me = unsafe { libc::getpid() }.to_string();
-    let mine = who == b"self" || who == b"thread-self" || who == me.as_bytes();
+    let mine = who == b"self" || who == b"thread-self";
     (mine && matches!(name, b"maps" | b"cmdline" | b"environ" | b"auxv")).then_some(name)
+}
+
+/// The guest path `path` with a `/proc/PID` directory named as the host
+/// knows it: the program's own pid (as [`Pids`] has it seen) as
+/// `/proc/self`, another process's by its host pid. Other paths are
+/// returned as they are.
+pub(crate) fn host_proc_path(path: Vec<u8>, pids: &Pids) -> Vec<u8> {
+    let Some(rest) = path.strip_prefix(b"/proc/") else {
+        return path;
+    };
+    let end = rest.iter().position(|&b| b == b'/').unwrap_or(rest.len());
+    let pid = std::str::from_utf8(&rest[..end])
+        .ok()
+        .filter(|d| d.bytes().all(|b| b.is_ascii_digit()) && (d.len() == 1 || !d.starts_with('0')))
+        .and_then(|d| d.parse::<i64>().ok());
+    let Some(pid) = pid else {
+        return path;
+    };
+    let dir = if pid == pids.own() {
+        "self".to_string()
+    } else {
+        pids.host(pid).to_string()
+    };
+    let mut out = b"/proc/".to_vec();
+    out.extend_from_slice(dir.as_bytes());
+    out.extend_from_slice(&rest[end..]);
+    out
 }
 
 impl Kernel {
@@ -215,7 +242,8 @@ impl Kernel {
         path: &[u8],
         cloexec: bool,
     ) -> Option<Result<i32, i64>> {
-        let bytes = match own_file(path)? {
+        let path = host_proc_path(path.to_vec(), &self.pids);
+        let bytes = match own_file(&path)? {
             b"cmdline" => self.own_files.cmdline.clone(),
             b"environ" => self.own_files.environ.clone(),
             b"auxv" => self.own_files.auxv.clone(),
@@ -267,6 +295,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_proc_directory_is_the_one_the_program_means() {
+        let me = unsafe { libc::getpid() };
+        let p = Pids::new(me, 42);
+        let host = |path: &str| String::from_utf8(host_proc_path(path.into(), &p)).unwrap();
+        assert_eq!(host("/proc/42/status"), "/proc/self/status");
+        assert_eq!(host("/proc/42"), "/proc/self");
+        assert_eq!(host(&format!("/proc/{me}/stat")), "/proc/42/stat");
+        assert_eq!(host("/proc/7/stat"), "/proc/7/stat");
+        assert_eq!(host("/proc/042/stat"), "/proc/042/stat");
+        assert_eq!(host("/proc/self/maps"), "/proc/self/maps");
+        assert_eq!(host("/proc/cpuinfo"), "/proc/cpuinfo");
+        assert_eq!(host("/etc/42"), "/etc/42");
+        let plain = Pids::default();
+        let mine = format!("/proc/{me}/maps");
+        assert_eq!(host_proc_path(mine.into(), &plain), b"/proc/self/maps");
+    }
+
+    #[test]
     fn names_the_process_own_files_only() {
         let me = unsafe { libc::getpid() };
         assert_eq!(own_file(b"/proc/self/maps"), Some(&b"maps"[..]));
@@ -274,14 +320,14 @@ mod tests {
             own_file(b"/proc/thread-self/cmdline"),
             Some(&b"cmdline"[..])
         );
+        let plain = |path: String| host_proc_path(path.into(), &Pids::default());
         assert_eq!(
-            own_file(format!("/proc/{me}/auxv").as_bytes()),
+            own_file(&plain(format!("/proc/{me}/auxv"))),
             Some(&b"auxv"[..])
         );
-        assert_eq!(
-            own_file(format!("/proc/{}/environ", me + 1).as_bytes()),
-            None
-        );
+        assert_eq!(own_file(&plain(format!("/proc/{}/environ", me + 1))), None);
+        let given = host_proc_path(b"/proc/42/cmdline".to_vec(), &Pids::new(me, 42));
+        assert_eq!(own_file(&given), Some(&b"cmdline"[..]));
         assert_eq!(own_file(b"/proc/self/status"), None);
         assert_eq!(own_file(b"/proc/self"), None);
         let f = OwnFiles::new(

@@ -105,9 +105,9 @@ impl Kernel {
                 r
             }
             // SAFETY (the four below): plain calls without arguments.
-            nr::GETPID => (unsafe { libc::getpid() }) as i64,
+            nr::GETPID => self.pids.own(),
             nr::GETTID => self.tid,
-            nr::GETPPID => (unsafe { libc::getppid() }) as i64,
+            nr::GETPPID => self.pids.seen((unsafe { libc::getppid() }) as i64),
             nr::GETUID => (unsafe { libc::getuid() }) as i64,
             nr::GETEUID => (unsafe { libc::geteuid() }) as i64,
             nr::GETGID => (unsafe { libc::getgid() }) as i64,
@@ -244,8 +244,9 @@ impl Kernel {
                 let mut status = 0i32;
                 // SAFETY: an all-zero rusage is valid.
                 let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+                let pid = self.pids.host(a[0] as i32 as i64) as i32;
                 // SAFETY: both pointers are to locals.
-                let r = unsafe { libc::wait4(a[0] as i32, &mut status, a[2] as i32, &mut usage) };
+                let r = unsafe { libc::wait4(pid, &mut status, a[2] as i32, &mut usage) };
                 if r > 0 {
                     if a[1] != 0 {
                         tryf!(mem.store::<4>(a[1], status as u32 as u64));
@@ -254,7 +255,11 @@ impl Kernel {
                         errno!(put_struct(mem, a[3], &usage));
                     }
                 }
-                ret(r as i64)
+                if r > 0 {
+                    self.pids.seen(r as i64)
+                } else {
+                    ret(r as i64)
+                }
             }
             nr::WAITID => {
                 // waitid(idtype, id, infop, options, rusage): the host's,
@@ -262,12 +267,17 @@ impl Kernel {
                 // SAFETY: all-zero siginfo and rusage are valid.
                 let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
                 let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+                // P_PID's and P_PGID's id is a process's or group's.
+                let id = match a[0] as u32 {
+                    libc::P_PID | libc::P_PGID => self.pids.host(a[1] as i32 as i64) as i32,
+                    _ => a[1] as i32,
+                };
                 // SAFETY: the raw call, with pointers to locals.
                 let r = unsafe {
                     libc::syscall(
                         libc::SYS_waitid,
                         a[0] as i32,
-                        a[1] as i32,
+                        id,
                         &mut info as *mut libc::siginfo_t,
                         a[3] as i32,
                         &mut usage as *mut libc::rusage,
@@ -276,6 +286,12 @@ impl Kernel {
                 if r == 0 {
                     if a[2] != 0 {
                         errno!(put_struct(mem, a[2], &info));
+                        // SAFETY: a siginfo the call filled (or left zero).
+                        let child = unsafe { info.si_pid() };
+                        if child != 0 {
+                            let seen = self.pids.seen(child as i64) as u32 as u64;
+                            tryf!(mem.store::<4>(a[2] + 16, seen));
+                        }
                     }
                     if a[4] != 0 {
                         errno!(put_struct(mem, a[4], &usage));

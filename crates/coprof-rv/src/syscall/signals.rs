@@ -202,8 +202,7 @@ impl Kernel {
                 }
             }
             nr::KILL | nr::TGKILL | nr::TKILL => {
-                // SAFETY: plain call.
-                let me = unsafe { libc::getpid() } as i64;
+                let me = self.pids.own();
                 let (target, sig) = match num {
                     nr::KILL => (a[0] as i32 as i64, a[1]),
                     nr::TGKILL => (a[1] as i32 as i64, a[2]),
@@ -218,8 +217,9 @@ impl Kernel {
                     self.tids.contains(&target)
                 }) {
                     // Another process: the host's kill, as under qemu-user.
+                    let host = self.pids.host(target) as i32;
                     // SAFETY: plain call.
-                    ret(unsafe { libc::kill(target as i32, sig as i32) } as i64)
+                    ret(unsafe { libc::kill(host, sig as i32) } as i64)
                 } else if sig == 0 {
                     0
                 } else {
@@ -234,7 +234,7 @@ impl Kernel {
                         code::SI_TKILL
                     };
                     let to = (num != nr::KILL).then_some(target);
-                    self.send_own(SigInfo::sent(sig, code), to)
+                    self.send_own(SigInfo::sent(sig, code, &self.pids), to)
                 }
             }
             nr::RT_SIGQUEUEINFO | nr::RT_TGSIGQUEUEINFO => {
@@ -258,8 +258,8 @@ impl Kernel {
                     word: u64::from_le_bytes(raw[16..24].try_into().unwrap_or_default()),
                     value: u64::from_le_bytes(raw[24..32].try_into().unwrap_or_default()),
                 };
-                // SAFETY: plain call.
-                let me = unsafe { libc::getpid() };
+                let me = self.pids.own() as i32;
+                let host = self.pids.host(pid as i64) as i32;
                 if sig > 64 || (tg && (pid <= 0 || tid.is_some_and(|t| t <= 0))) {
                     EINVAL
                 } else if pid != me {
@@ -272,14 +272,14 @@ impl Kernel {
                             match tid {
                                 Some(t) => libc::syscall(
                                     libc::SYS_rt_tgsigqueueinfo,
-                                    pid,
-                                    t as i32,
+                                    host,
+                                    self.pids.host(t) as i32,
                                     sig as i32,
                                     raw.as_ptr(),
                                 ),
                                 None => libc::syscall(
                                     libc::SYS_rt_sigqueueinfo,
-                                    pid,
+                                    host,
                                     sig as i32,
                                     raw.as_ptr(),
                                 ),

@@ -471,7 +471,7 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         _ => None,
     };
     if let Some(o) = &raw_output {
-        let o = children::expand(o, std::process::id());
+        let o = children::expand(o, a.input.pids().own() as u32);
         writable_dir(&o)?;
         a.output = Some(o);
     }
@@ -561,7 +561,7 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
     };
     if let Some(f) = &follow {
         if a.followed_child {
-            profile.process = Some(children::ids());
+            profile.process = Some(children::ids(&a.input.pids()));
         } else {
             profile.children = f.found(started, a.output.as_deref());
         }

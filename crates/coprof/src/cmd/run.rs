@@ -81,6 +81,17 @@ pub struct Args {
     /// board without it.
     #[arg(long, value_name = "ISA", default_value_t = Isa::default())]
     isa: Isa,
+    /// The process id the program sees as its own, in place of the
+    /// host's, with its threads numbered after it, so that runs repeat
+    /// exactly: the C library stores the thread id in every mutex it locks.
+    /// Ids go both ways (kill, wait4, setpgid, /proc/PID); forked children
+    /// keep the host's. Default: the host's, as under qemu-user.
+    #[arg(long, value_name = "N", value_parser = crate::input::parse_pid)]
+    pid: Option<i32>,
+    /// The host process --pid stands for, when it is not this one: what
+    /// a simulator started for a program's `execve` is given.
+    #[arg(long, value_name = "PID", requires = "pid", hide = true)]
+    pid_host: Option<i32>,
     /// Stop once this many instructions have retired (at the end of the
     /// basic block that reaches the count; the exact number is printed).
     #[arg(long, value_name = "N")]
@@ -127,6 +138,11 @@ pub(crate) struct Shape<'a> {
     pub interpret: bool,
     /// `--isa`.
     pub isa: Isa,
+    /// `--pid`.
+    pub pid: Option<i32>,
+    /// `--pid-host`: the host process `--pid` stands for, when it is not
+    /// this one.
+    pub pid_host: Option<i32>,
     /// `--clear-env`, `--unset` and `--env`.
     pub env: &'a EnvArgs,
 }
@@ -162,6 +178,8 @@ pub(crate) fn sim_config(
         exec_in_place: false,
         interpret: shape.interpret,
         isa: shape.isa,
+        pid: shape.pid,
+        pid_host: shape.pid_host,
     })
 }
 
@@ -218,6 +236,15 @@ impl Shape<'_> {
         if self.isa != Isa::default() {
             v.extend(["--isa".into(), self.isa.to_string().into()]);
         }
+        if let Some(pid) = self.pid {
+            v.extend(["--pid".into(), pid.to_string().into()]);
+            if absolute {
+                // A simulator started for an `execve` keeps the ids of
+                // the process that was given the pid, this one.
+                let host = self.pid_host.unwrap_or(std::process::id() as i32);
+                v.extend(["--pid-host".into(), host.to_string().into()]);
+            }
+        }
         Some(v)
     }
 }
@@ -244,6 +271,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         quantum: a.quantum,
         interpret: a.interpret,
         isa: a.isa,
+        pid: a.pid,
+        pid_host: a.pid_host,
         env: &a.env,
     };
     let mut config = sim_config(&a.command, &shape, a.max_instructions.unwrap_or(0))?;

@@ -18,6 +18,7 @@ use super::{jobs, profile_of, save, sections, timed_pass, Args, ChildProfile, Li
 use crate::error::bad_input;
 use crate::input::InputArgs;
 use coprof_core::Discard;
+use coprof_rv::pids::Pids;
 use coprof_rv::sim::ChildRun;
 use coprof_rv::{Exit, SimError, Simulator};
 use std::ffi::OsString;
@@ -66,12 +67,13 @@ pub(super) fn pattern(output: &Path) -> anyhow::Result<PathBuf> {
     Ok(dir.join(named))
 }
 
-/// This process's PID and its parent's.
-pub(super) fn ids() -> ProcessIds {
+/// This process's PID and its parent's, as the program sees them
+/// (`pids`, from `--pid`).
+pub(super) fn ids(pids: &Pids) -> ProcessIds {
     ProcessIds {
-        pid: std::process::id(),
+        pid: pids.own() as u32,
         // SAFETY: plain call.
-        parent: unsafe { libc::getppid() } as u32,
+        parent: pids.seen(unsafe { libc::getppid() } as i64) as u32,
     }
 }
 
@@ -239,7 +241,7 @@ impl Inner {
     /// is said on the child's standard error; the child runs on
     /// regardless, since its parent waits for it.
     fn run_forked(&self, sim: &mut Simulator) -> Result<Exit, SimError> {
-        let ids = ids();
+        let ids = ids(&sim.pids());
         let path = expand(&self.pattern, ids.pid);
         let before = sim.instret();
         let mut jobs = match jobs(&self.lines) {

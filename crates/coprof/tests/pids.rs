@@ -1,0 +1,212 @@
+//! `--pid N`: the program sees N as its own process id, its threads are
+//! numbered after it, and every id that goes to the host or comes back
+//! from it is translated, so that a forked child, a signal's sender, a
+//! wait and a `/proc/PID` path all agree with what the program was told.
+
+mod common;
+
+use common::{compile, coprof, json_of, stdout_of};
+use std::path::Path;
+
+/// Prints every id it is told and checks that they agree: its pid and
+/// first thread's id, a second thread's id (after locking a mutex, which
+/// stores the thread id), the sender of a signal sent to itself, `kill(pid,
+/// 0)`, its own `/proc/PID/cmdline`, its group by pid, and a forked child
+/// that reports its pid and parent through a pipe, signals the parent, and
+/// is killed and waited for by the pid `fork` returned (not with an
+/// argument).
+const PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile pid_t sender;
+static void on_usr1(int sig, siginfo_t *info, void *ctx) { sender = info->si_pid; }
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static long shared;
+
+static void *work(void *arg) {
+    for (int i = 0; i < 1000; i++) {
+        pthread_mutex_lock(&lock);
+        shared++;
+        pthread_mutex_unlock(&lock);
+    }
+    *(pid_t *)arg = (pid_t)syscall(SYS_gettid);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    pid_t me = getpid();
+    printf("pid %d tid %ld\n", me, syscall(SYS_gettid));
+    pid_t worker = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, work, &worker);
+    pthread_join(t, NULL);
+    printf("thread tid %d\n", worker);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_usr1;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGUSR1, &sa, NULL);
+    kill(me, SIGUSR1);
+    printf("self signal from %d\n", sender);
+    printf("kill self 0: %d\n", kill(me, 0));
+
+    char path[64], buf[256] = {0};
+    snprintf(path, sizeof path, "/proc/%d/cmdline", me);
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0) {
+        read(fd, buf, sizeof buf - 1);
+        close(fd);
+    }
+    char *name = strrchr(buf, '/');
+    printf("cmdline %s\n", name ? name + 1 : buf);
+    printf("own group by pid: %d\n", getpgid(me) == getpgid(0) && getpgid(me) > 0);
+    fflush(stdout);
+    if (argc > 1)
+        return 0; /* no child, whose pid is the host's */
+
+    int p[2];
+    pipe(p);
+    pid_t child = fork();
+    if (child == 0) {
+        pid_t ids[2] = {getpid(), getppid()};
+        write(p[1], ids, sizeof ids);
+        kill(ids[1], SIGUSR1);
+        for (;;)
+            pause();
+    }
+    pid_t ids[2];
+    read(p[0], ids, sizeof ids);
+    printf("child's pid is fork's: %d\n", ids[0] == child);
+    printf("child's parent %d\n", ids[1]);
+    for (int i = 0; i < 5000 && sender != child; i++)
+        usleep(1000); /* at most 5 s: the child is killed below either way */
+    printf("signal from the child: %d\n", sender == child);
+    kill(child, SIGTERM);
+    int status = 0;
+    pid_t waited = waitpid(child, &status, 0);
+    printf("waited: %d, killed by %d\n", waited == child,
+           WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return 0;
+}
+"#;
+
+fn run(prog: &Path, options: &[&str]) -> String {
+    stdout_of(
+        coprof()
+            .arg("run")
+            .args(options)
+            .arg("--")
+            .arg(prog)
+            .timeout(std::time::Duration::from_secs(60)),
+    )
+}
+
+/// The lines every run prints, whatever its pid.
+const AGREED: &str = "kill self 0: 0
+cmdline ids
+own group by pid: 1
+child's pid is fork's: 1
+";
+
+const AFTER_CHILD: &str = "signal from the child: 1
+waited: 1, killed by 15
+";
+
+#[test]
+fn the_program_sees_the_pid_given_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "ids", PROGRAM);
+    let out = run(&prog, &["--pid", "4242"]);
+    assert_eq!(
+        out,
+        format!(
+            "pid 4242 tid 4242\nthread tid 4243\nself signal from 4242\n{AGREED}\
+             child's parent 4242\n{AFTER_CHILD}"
+        )
+    );
+}
+
+#[test]
+fn without_a_pid_the_program_sees_the_hosts_and_they_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "ids", PROGRAM);
+    let out = run(&prog, &[]);
+    let pid: i64 = out
+        .strip_prefix("pid ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {out}"));
+    assert_ne!(pid, 4242);
+    assert_eq!(
+        out,
+        format!(
+            "pid {pid} tid {pid}\nthread tid {}\nself signal from {pid}\n{AGREED}\
+             child's parent {pid}\n{AFTER_CHILD}",
+            pid + 1
+        )
+    );
+}
+
+/// The run's pid is no longer in the load values: with it given, two runs
+/// of a program that loads its pid and thread ids give the same value
+/// profile, and the pid loaded is the one given.
+#[test]
+fn with_a_pid_value_profiles_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "ids", PROGRAM);
+    let profile = || {
+        json_of(
+            coprof()
+                .args(["values", "--exact", "--json"])
+                .args(["--pid", "4242", "--random-seed", "3", "--clear-env"])
+                .arg("--")
+                .arg(&prog)
+                .arg("no-child"),
+        )
+    };
+    let (first, second) = (profile(), profile());
+    assert_eq!(first, second);
+    let pcs = first["pcs"].as_array().expect("the loads' values");
+    let loads_pid = pcs.iter().any(|pc| {
+        pc["values"]
+            .as_array()
+            .is_some_and(|v| v.iter().any(|v| v["value"] == 4242))
+    });
+    assert!(loads_pid, "no load of the pid given among {pcs:?}");
+}
+
+#[test]
+fn a_pid_linux_could_not_give_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = dir.path().join("absent");
+    for (pid, option) in [("0", "run"), ("4194305", "run"), ("x", "profile")] {
+        let out = coprof()
+            .args([option, "--pid", pid, "--"])
+            .arg(&prog)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--pid {pid}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--pid") && err.contains("not a process id: give 1 to 4194304"),
+            "{err}"
+        );
+    }
+    let trace = common::gen_trace(dir.path(), "mixed", 1000, 1);
+    let out = coprof()
+        .args(["values", "--pid", "7"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+}
