@@ -11,7 +11,8 @@ use std::path::Path;
 /// Prints every id it is told and checks that they agree: its pid and
 /// first thread's id, a second thread's id (after locking a mutex, which
 /// stores the thread id), the sender of a signal sent to itself, `kill(pid,
-/// 0)`, its own `/proc/PID/cmdline`, its group by pid, and a forked child
+/// 0)`, its own `/proc/PID/cmdline`, its group by pid, the credentials of
+/// a socket's peer and of a message it sends itself, and a forked child
 /// that reports its pid and parent through a pipe, signals the parent, and
 /// is killed and waited for by the pid `fork` returned (not with an
 /// argument).
@@ -22,6 +23,7 @@ const PROGRAM: &str = r#"
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,6 +72,37 @@ int main(int argc, char **argv) {
     char *name = strrchr(buf, '/');
     printf("cmdline %s\n", name ? name + 1 : buf);
     printf("own group by pid: %d\n", getpgid(me) == getpgid(0) && getpgid(me) > 0);
+
+    /* Credentials over a socket: the peer's (SO_PEERCRED), and ones
+       sent and received (SCM_CREDENTIALS), which the kernel takes only
+       with the sender's own pid. */
+    int sv[2], on = 1;
+    socketpair(AF_UNIX, SOCK_DGRAM, 0, sv);
+    struct ucred peer = {0};
+    socklen_t peer_len = sizeof peer;
+    getsockopt(sv[0], SOL_SOCKET, SO_PEERCRED, &peer, &peer_len);
+    printf("peer's pid is own: %d\n", peer.pid == me);
+    setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+    struct ucred mine = {me, getuid(), getgid()};
+    char byte = 'x', cbuf[CMSG_SPACE(sizeof mine)];
+    struct iovec iov = {&byte, 1};
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_CREDENTIALS;
+    c->cmsg_len = CMSG_LEN(sizeof mine);
+    memcpy(CMSG_DATA(c), &mine, sizeof mine);
+    printf("credentials sent: %d\n", sendmsg(sv[0], &msg, 0) == 1);
+    memset(cbuf, 0, sizeof cbuf);
+    msg.msg_controllen = sizeof cbuf;
+    struct ucred got = {0};
+    if (recvmsg(sv[1], &msg, MSG_DONTWAIT) == 1 && (c = CMSG_FIRSTHDR(&msg)) && c->cmsg_type == SCM_CREDENTIALS)
+        memcpy(&got, CMSG_DATA(c), sizeof got);
+    printf("credentials received are own: %d\n", got.pid == me);
     fflush(stdout);
     if (argc > 1)
         return 0; /* no child, whose pid is the host's */
@@ -115,6 +148,9 @@ fn run(prog: &Path, options: &[&str]) -> String {
 const AGREED: &str = "kill self 0: 0
 cmdline ids
 own group by pid: 1
+peer's pid is own: 1
+credentials sent: 1
+credentials received are own: 1
 child's pid is fork's: 1
 ";
 

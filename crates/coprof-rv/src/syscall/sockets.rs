@@ -1,7 +1,8 @@
 //! Sockets: the host's, through the guest's descriptor table. Socket
 //! addresses, options and `struct msghdr` have the same layout on RV64 and
 //! x86-64, so only the addresses inside them move; descriptors passed in
-//! SCM_RIGHTS messages are translated both ways. Beside other threads, a
+//! SCM_RIGHTS messages are translated both ways, and so are the pids of
+//! SCM_CREDENTIALS and SO_PEERCRED (`--pid`). Beside other threads, a
 //! blocking `accept`, receive or send that would wait leaves the hart as
 //! `read` and `write` do.
 
@@ -198,6 +199,12 @@ impl Kernel {
                 };
                 if r == 0 {
                     tryf!(mem.store::<4>(a[4], len as u64));
+                    // SO_PEERCRED's struct ucred: its pid as the program sees it.
+                    if a[1] as i32 == libc::SOL_SOCKET && a[2] as i32 == libc::SO_PEERCRED && len >= 4
+                    {
+                        let pid = tryf!(mem.load::<4>(a[3])) as i32 as i64;
+                        tryf!(mem.store::<4>(a[3], self.pids.seen(pid) as u32 as u64));
+                    }
                 }
                 ret(r as i64)
             }
@@ -296,7 +303,8 @@ impl Kernel {
     /// Translates the descriptors of every SCM_RIGHTS message in
     /// `control`: guest numbers to host ones (`outgoing`, EBADF for one
     /// that is not open), or received host descriptors installed in the
-    /// guest's table and replaced by their guest numbers.
+    /// guest's table and replaced by their guest numbers; and the pid of
+    /// every SCM_CREDENTIALS message, the program's to the host's or back.
     fn rights(&mut self, control: &mut [u8], outgoing: bool) -> Result<(), i64> {
         let mut at = 0;
         while at + CMSG_HEADER <= control.len() {
@@ -307,6 +315,18 @@ impl Kernel {
             }
             let level = i32::from_le_bytes(control[at + 8..at + 12].try_into().unwrap_or_default());
             let kind = i32::from_le_bytes(control[at + 12..at + 16].try_into().unwrap_or_default());
+            if level == libc::SOL_SOCKET && kind == libc::SCM_CREDENTIALS && len >= CMSG_HEADER + 4
+            {
+                // struct ucred's pid, as the program sees it (`--pid`).
+                let slot = &mut control[at + CMSG_HEADER..at + CMSG_HEADER + 4];
+                let pid = i32::from_le_bytes(slot.try_into().unwrap_or_default()) as i64;
+                let to = if outgoing {
+                    self.pids.host(pid)
+                } else {
+                    self.pids.seen(pid)
+                };
+                slot.copy_from_slice(&(to as i32).to_le_bytes());
+            }
             if level == libc::SOL_SOCKET && kind == libc::SCM_RIGHTS {
                 for slot in control[at + CMSG_HEADER..at + len].chunks_exact_mut(4) {
                     let fd = i32::from_le_bytes(slot.try_into().unwrap_or_default());
