@@ -200,7 +200,9 @@ impl Kernel {
                 if r == 0 {
                     tryf!(mem.store::<4>(a[4], len as u64));
                     // SO_PEERCRED's struct ucred: its pid as the program sees it.
-                    if a[1] as i32 == libc::SOL_SOCKET && a[2] as i32 == libc::SO_PEERCRED && len >= 4
+                    if a[1] as i32 == libc::SOL_SOCKET
+                        && a[2] as i32 == libc::SO_PEERCRED
+                        && len >= 4
                     {
                         let pid = tryf!(mem.load::<4>(a[3])) as i32 as i64;
                         tryf!(mem.store::<4>(a[3], self.pids.seen(pid) as u32 as u64));
