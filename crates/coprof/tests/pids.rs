@@ -246,3 +246,64 @@ fn a_pid_linux_could_not_give_is_refused() {
         .unwrap();
     assert_ne!(out.status.code(), Some(0));
 }
+
+/// Prints its pid and its parent's.
+const SHOW_IDS: &str = r#"
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+    printf("shown: pid %d parent %d\n", getpid(), getppid());
+    return 0;
+}
+"#;
+
+/// Runs `show` in a forked child, then replaces itself by it.
+const EXECS: &str = r#"
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    printf("pid %d\n", getpid());
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        execl(argv[1], "show", (char *)0);
+        _exit(9);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("child %d exited %d\n", child, WEXITSTATUS(status));
+    fflush(stdout);
+    execl(argv[1], "show", (char *)0);
+    return 9;
+}
+"#;
+
+/// A RISC-V program a child `execve`s runs in a simulator of its own, and
+/// so does the one the program replaces itself by: both keep the swap, the
+/// child seeing its parent as the pid given, the program still seeing it
+/// as its own.
+#[test]
+fn the_pid_given_outlives_execve() {
+    let dir = tempfile::tempdir().unwrap();
+    let show = compile(dir.path(), "show", SHOW_IDS);
+    let execs = compile(dir.path(), "execs", EXECS);
+    let out = stdout_of(
+        coprof()
+            .args(["run", "--pid", "4242", "--"])
+            .arg(&execs)
+            .arg(&show)
+            .timeout(std::time::Duration::from_secs(60)),
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines[0], "pid 4242");
+    let child: i64 = lines[2]
+        .strip_prefix("child ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no child in {out}"));
+    assert_eq!(lines[1], format!("shown: pid {child} parent 4242"));
+    assert_eq!(lines[2], format!("child {child} exited 0"));
+    assert!(lines[3].starts_with("shown: pid 4242 parent "), "{out}");
+}
