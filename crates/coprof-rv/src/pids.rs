@@ -27,6 +27,10 @@
 /// and so the largest a program may be given.
 pub const PID_MAX: i32 = 4 * 1024 * 1024;
 
+/// The smallest pid a program may be given: 1 is init's, and as a group
+/// it would make `kill(-pgid)` a signal to every process (`kill(-1)`).
+pub const PID_MIN: i32 = 2;
+
 /// The swap of a host pid with the pid the program sees in its place, or
 /// none (the host's ids as they are).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -35,7 +39,8 @@ pub struct Pids {
 }
 
 impl Pids {
-    /// The program in host process `host` sees itself as `seen`.
+    /// The program in host process `host` sees itself as `seen`, which
+    /// should be [`PID_MIN`] to [`PID_MAX`].
     pub fn new(host: i32, seen: i32) -> Pids {
         Pids {
             swap: (host != seen).then_some((host, seen)),
@@ -84,13 +89,6 @@ impl Pids {
         self.seen(unsafe { libc::getpid() } as i64)
     }
 
-    /// The pid the program sees and the host pid it stands for, when they
-    /// differ: what a simulator started for the same program (a followed
-    /// child's `execve`) is given to keep the same swap.
-    pub fn swap(&self) -> Option<(i32, i32)> {
-        self.swap
-    }
-
     /// A signal's sender as the program sees it: `word` holds the pid in
     /// its low half and the uid in its high half ([`SigInfo`]'s word, for
     /// the codes that carry a sender).
@@ -132,7 +130,6 @@ mod tests {
         assert_eq!(p.seen(0), 0);
         assert_eq!(p.seen(-1), -1);
         assert_eq!(p.seen(7), 7);
-        assert_eq!(p.swap(), Some((5000, 42)));
         assert_eq!(Pids::new(9, 9), Pids::default());
     }
 
@@ -148,7 +145,7 @@ mod tests {
         /// The translation is a bijection on ids: going to the host and
         /// back gives the same id, so no two processes look alike.
         #[test]
-        fn to_the_host_and_back_is_the_identity(host in 2i32..PID_MAX, seen in 1i32..PID_MAX, pid in -(PID_MAX as i64)..=PID_MAX as i64) {
+        fn to_the_host_and_back_is_the_identity(host in PID_MIN..PID_MAX, seen in PID_MIN..PID_MAX, pid in -(PID_MAX as i64)..=PID_MAX as i64) {
             let p = Pids::new(host, seen);
             prop_assert_eq!(p.seen(p.host(pid)), pid);
             prop_assert_eq!(p.host(p.seen(pid)), pid);

@@ -113,7 +113,7 @@ pub struct InputArgs {
     /// the host's, with its threads numbered after it, so that runs repeat
     /// exactly: the C library stores the thread id in every mutex it
     /// locks, a load value. Ids go both ways (kill, wait4, setpgid,
-    /// /proc/PID); forked children keep the host's. Default: the host's.
+    /// /proc/PID); forked children keep the host's. N is 2 to 4194304. Default: the host's.
     #[arg(long, value_name = "N", requires = "program", value_parser = parse_pid)]
     pub pid: Option<i32>,
     /// The host process --pid stands for, when it is not this one: what
@@ -654,12 +654,14 @@ fn split_by_events<'a>(sinks: Vec<SendSink<'a>>) -> (Vec<SendSink<'a>>, Vec<Send
     })
 }
 
-/// A `--pid`: a process id Linux could hand out, 1 to 4194304.
+/// A `--pid`: a process id Linux could hand out, but init's 1.
 pub(crate) fn parse_pid(s: &str) -> Result<i32, String> {
-    let max = coprof_rv::pids::PID_MAX;
+    use coprof_rv::pids::{PID_MAX, PID_MIN};
     match s.parse::<i32>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(format!("{s} is not a process id: give 1 to {max}")),
+        Ok(n) if (PID_MIN..=PID_MAX).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{s} is not a process id a program may be given: give {PID_MIN} to {PID_MAX}"
+        )),
     }
 }
 

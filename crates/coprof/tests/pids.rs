@@ -225,7 +225,12 @@ fn with_a_pid_value_profiles_repeat() {
 fn a_pid_linux_could_not_give_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let prog = dir.path().join("absent");
-    for (pid, option) in [("0", "run"), ("4194305", "run"), ("x", "profile")] {
+    for (pid, option) in [
+        ("0", "run"),
+        ("1", "values"),
+        ("4194305", "run"),
+        ("x", "profile"),
+    ] {
         let out = coprof()
             .args([option, "--pid", pid, "--"])
             .arg(&prog)
@@ -234,7 +239,8 @@ fn a_pid_linux_could_not_give_is_refused() {
         assert_eq!(out.status.code(), Some(2), "--pid {pid}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("--pid") && err.contains("not a process id: give 1 to 4194304"),
+            err.contains("--pid")
+                && err.contains("not a process id a program may be given: give 2 to 4194304"),
             "{err}"
         );
     }

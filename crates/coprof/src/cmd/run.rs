@@ -85,7 +85,8 @@ pub struct Args {
     /// host's, with its threads numbered after it, so that runs repeat
     /// exactly: the C library stores the thread id in every mutex it locks.
     /// Ids go both ways (kill, wait4, setpgid, /proc/PID); forked children
-    /// keep the host's. Default: the host's, as under qemu-user.
+    /// keep the host's. N is 2 to 4194304. Default: the host's, as under
+    /// qemu-user.
     #[arg(long, value_name = "N", value_parser = crate::input::parse_pid)]
     pid: Option<i32>,
     /// The host process --pid stands for, when it is not this one: what
