@@ -178,6 +178,20 @@ pub struct Signals {
     pub(crate) saved_mask: Option<u64>,
 }
 
+impl Signals {
+    /// Starts the program ignoring the signals of `mask` (bit `sig - 1`),
+    /// as `execve` keeps a signal ignored (POSIX; Linux's
+    /// `flush_signal_handlers` resets only handlers). SIGKILL and SIGSTOP
+    /// are never ignored.
+    pub fn ignore_from_start(&mut self, mask: u64) {
+        for sig in 1..=64usize {
+            if mask & 1 << (sig - 1) != 0 && bit(sig as i32) & UNBLOCKABLE == 0 {
+                self.actions[sig] = [SIG_IGN, 0, 0];
+            }
+        }
+    }
+}
+
 impl Default for Signals {
     fn default() -> Signals {
         Signals {
@@ -642,6 +656,18 @@ mod tests {
         assert_eq!(MCONTEXT, 128 + 176);
         assert_eq!(FRAME_BYTES, 128 + 176 + 256 + 528);
         assert_eq!(FCSR, FRAME_BYTES - 528 + 256);
+    }
+
+    #[test]
+    fn signals_ignored_from_the_start_but_never_kill_or_stop() {
+        let mut s = Signals::default();
+        let mask =
+            (1 << (libc::SIGHUP - 1)) | (1 << (libc::SIGKILL - 1)) | (1 << (libc::SIGSTOP - 1));
+        s.ignore_from_start(mask);
+        assert_eq!(s.action(libc::SIGHUP), Action::Ignore);
+        assert_eq!(s.action(libc::SIGINT), Action::Kill);
+        assert_eq!(s.action(libc::SIGKILL), Action::Kill);
+        assert_eq!(s.action(libc::SIGSTOP), Action::Stop);
     }
 
     #[test]

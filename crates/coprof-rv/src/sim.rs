@@ -87,6 +87,11 @@ pub struct Config {
     /// loads the program. A simulator started for a followed child's
     /// `execve` is given its first one's, to keep the same ids.
     pub pid_host: Option<i32>,
+    /// The signals the program starts ignoring (bit `sig - 1`), as a
+    /// program `execve` started inherits SIG_IGN: those the host process
+    /// was started ignoring, which `coprof` records first thing
+    /// ([`crate::host_signals::ignored_now`]; `nohup` ignores SIGHUP). 0 for none.
+    pub ignored_signals: u64,
 }
 
 /// How the process ended.
@@ -295,6 +300,7 @@ impl Simulator {
             kernel.note_loaded(elf, bias, at);
         }
         kernel.fds.adopt(&config.inherited_fds);
+        kernel.signals.ignore_from_start(config.ignored_signals);
         kernel.runner = config.runner.clone();
         kernel.isa = config.isa;
         kernel.unobserved = config.exec_in_place;

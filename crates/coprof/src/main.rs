@@ -45,9 +45,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // Before anything is opened: the descriptors coprof inherited are the
+    // Before anything is opened or changed: the descriptors coprof
+    // inherited, and the signals it was started ignoring, are the
     // program's too.
-    cmd::run::record_inherited_fds();
+    cmd::run::record_inherited();
     // Die quietly of SIGPIPE when the reader of standard output goes away
     // (`coprof loops run.cpt | head`), as other command-line tools do,
     // instead of failing to print.

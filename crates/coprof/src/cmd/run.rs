@@ -181,6 +181,7 @@ pub(crate) fn sim_config(
         isa: shape.isa,
         pid: shape.pid,
         pid_host: shape.pid_host,
+        ignored_signals: INHERITED_IGNORED.get().copied().unwrap_or(0),
     })
 }
 
@@ -194,13 +195,20 @@ pub(crate) fn find_program(config: &mut Config) -> anyhow::Result<PathBuf> {
 }
 
 /// The host descriptors from 3 up that coprof inherited, recorded by
-/// [`record_inherited_fds`] before it opens anything: the program gets
+/// [`record_inherited`] before it opens anything: the program gets
 /// them under the same numbers.
 static INHERITED_FDS: std::sync::OnceLock<Vec<i32>> = std::sync::OnceLock::new();
 
-/// Records the descriptors coprof inherited; `main` calls it first.
-pub(crate) fn record_inherited_fds() {
+/// The signals coprof was started ignoring, recorded by
+/// [`record_inherited`]: the program starts ignoring them too, as under
+/// Linux (`nohup coprof profile …` ignores SIGHUP).
+static INHERITED_IGNORED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// Records the descriptors coprof inherited and the signals it was
+/// started ignoring; `main` calls it first.
+pub(crate) fn record_inherited() {
     let _ = INHERITED_FDS.set(coprof_rv::fdtable::inherited_fds());
+    let _ = INHERITED_IGNORED.set(coprof_rv::host_signals::ignored_now());
 }
 
 impl Shape<'_> {
