@@ -58,14 +58,20 @@ pub fn ignored_now() -> u64 {
         if matches!(sig, libc::SIGKILL | libc::SIGSTOP | libc::SIGPIPE | 32 | 33) {
             continue;
         }
-        // SAFETY: a zeroed sigaction, filled by the call, which changes nothing.
-        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-        let ok = unsafe { libc::sigaction(sig, std::ptr::null(), &mut sa) } == 0;
-        if ok && sa.sa_sigaction == libc::SIG_IGN {
+        if host_action(sig).sa_sigaction == libc::SIG_IGN {
             mask |= 1 << (sig - 1);
         }
     }
     mask
+}
+
+/// The host's action for `sig` now, unchanged (all zero, the default,
+/// for a signal the call refuses).
+fn host_action(sig: i32) -> libc::sigaction {
+    // SAFETY: a zeroed sigaction is valid; the call only fills it.
+    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    unsafe { libc::sigaction(sig, std::ptr::null(), &mut sa) };
+    sa
 }
 
 /// Sets the host's SIGPIPE to be ignored, for a run in which the
@@ -286,10 +292,7 @@ impl HostSignals {
         SIM_TID.store(unsafe { libc::syscall(libc::SYS_gettid) }, Ordering::SeqCst);
         let mut saved = Vec::with_capacity(MANAGED.len());
         for sig in MANAGED {
-            // SAFETY: a zeroed sigaction is valid; sigaction fills it.
-            let mut before: libc::sigaction = unsafe { std::mem::zeroed() };
-            unsafe { libc::sigaction(sig, std::ptr::null(), &mut before) };
-            saved.push((sig, before));
+            saved.push((sig, host_action(sig)));
             follow(sig, actions[sig as usize]);
         }
         Some(HostSignals { read: p[0], saved })
@@ -475,12 +478,7 @@ mod tests {
 
     #[test]
     fn a_signal_from_outside_is_caught_once_per_process_and_the_host_restored() {
-        let disposition = |sig| {
-            // SAFETY: a zeroed sigaction, filled by the call.
-            let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-            unsafe { libc::sigaction(sig, std::ptr::null(), &mut sa) };
-            sa.sa_sigaction
-        };
+        let disposition = |sig| host_action(sig).sa_sigaction;
         // What the host had, to be restored: SIGINT is ignored already in
         // a test run in the background by a shell without job control.
         let (winch, int) = (disposition(libc::SIGWINCH), disposition(libc::SIGINT));

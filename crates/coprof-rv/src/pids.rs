@@ -89,6 +89,18 @@ impl Pids {
         self.seen(unsafe { libc::getpid() } as i64)
     }
 
+    /// The pid in `raw`'s first 4 bytes, a structure's little-endian
+    /// `pid_t` field (`struct ucred`'s, `siginfo_t`'s `si_pid`, a
+    /// terminal's group), translated in place. The swap is its own
+    /// inverse, so this serves the way to the host and the way back.
+    pub fn swap_raw(&self, raw: &mut [u8]) {
+        let Some(field) = raw.get_mut(..4) else {
+            return;
+        };
+        let pid = i32::from_le_bytes(field.try_into().unwrap_or_default());
+        field.copy_from_slice(&(self.seen(pid as i64) as i32).to_le_bytes());
+    }
+
     /// A signal's sender as the program sees it: `word` holds the pid in
     /// its low half and the uid in its high half ([`SigInfo`]'s word, for
     /// the codes that carry a sender).
@@ -131,6 +143,25 @@ mod tests {
         assert_eq!(p.seen(-1), -1);
         assert_eq!(p.seen(7), 7);
         assert_eq!(Pids::new(9, 9), Pids::default());
+    }
+
+    #[test]
+    fn a_pid_field_is_swapped_in_place_and_the_rest_kept() {
+        let p = Pids::new(5000, 42);
+        let mut raw = [0u8; 8];
+        raw[..4].copy_from_slice(&42i32.to_le_bytes());
+        raw[4..].copy_from_slice(&1001u32.to_le_bytes());
+        p.swap_raw(&mut raw);
+        assert_eq!(i32::from_le_bytes(raw[..4].try_into().unwrap()), 5000);
+        assert_eq!(u32::from_le_bytes(raw[4..].try_into().unwrap()), 1001);
+        p.swap_raw(&mut raw);
+        assert_eq!(i32::from_le_bytes(raw[..4].try_into().unwrap()), 42);
+        let mut zero = [0u8; 4];
+        p.swap_raw(&mut zero);
+        assert_eq!(zero, [0; 4], "no pid stays no pid");
+        let mut short = [7u8; 3];
+        p.swap_raw(&mut short);
+        assert_eq!(short, [7; 3]);
     }
 
     #[test]

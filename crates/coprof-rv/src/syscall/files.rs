@@ -256,20 +256,14 @@ impl Kernel {
                         // A terminal's foreground group, TIOCGPGRP's and
                         // TIOCSPGRP's int, is a group id both ways.
                         let group = matches!(a[1], 0x540f | 0x5410);
-                        let id = |b: &[u8], to: &dyn Fn(i64) -> i64| {
-                            let n = i32::from_le_bytes(b[..4].try_into().unwrap_or_default());
-                            (to(n as i64) as i32).to_le_bytes()
-                        };
                         if group {
-                            let host = id(&tmp, &|n| self.pids.host(n));
-                            tmp[..4].copy_from_slice(&host);
+                            self.pids.swap_raw(&mut tmp);
                         }
                         // SAFETY: tmp is larger than either structure.
                         let r = unsafe { libc::ioctl(h, a[1] as _, tmp.as_mut_ptr()) };
                         if r >= 0 {
                             if group {
-                                let seen = id(&tmp, &|n| self.pids.seen(n));
-                                tmp[..4].copy_from_slice(&seen);
+                                self.pids.swap_raw(&mut tmp);
                             }
                             guest.copy_from_slice(&tmp[..len as usize]);
                         }

@@ -254,8 +254,6 @@ impl Kernel {
                     if a[3] != 0 {
                         errno!(put_struct(mem, a[3], &usage));
                     }
-                }
-                if r > 0 {
                     self.pids.seen(r as i64)
                 } else {
                     ret(r as i64)
@@ -286,12 +284,8 @@ impl Kernel {
                 if r == 0 {
                     if a[2] != 0 {
                         errno!(put_struct(mem, a[2], &info));
-                        // SAFETY: a siginfo the call filled (or left zero).
-                        let child = unsafe { info.si_pid() };
-                        if child != 0 {
-                            let seen = self.pids.seen(child as i64) as u32 as u64;
-                            tryf!(mem.store::<4>(a[2] + 16, seen));
-                        }
+                        // si_pid, the child's (0: none), as the program sees it.
+                        self.pids.swap_raw(tryf!(mem.slice_mut(a[2] + 16, 4)));
                     }
                     if a[4] != 0 {
                         errno!(put_struct(mem, a[4], &usage));

@@ -200,12 +200,8 @@ impl Kernel {
                 if r == 0 {
                     tryf!(mem.store::<4>(a[4], len as u64));
                     // SO_PEERCRED's struct ucred: its pid as the program sees it.
-                    if a[1] as i32 == libc::SOL_SOCKET
-                        && a[2] as i32 == libc::SO_PEERCRED
-                        && len >= 4
-                    {
-                        let pid = tryf!(mem.load::<4>(a[3])) as i32 as i64;
-                        tryf!(mem.store::<4>(a[3], self.pids.seen(pid) as u32 as u64));
+                    if a[1] as i32 == libc::SOL_SOCKET && a[2] as i32 == libc::SO_PEERCRED {
+                        self.pids.swap_raw(tryf!(mem.slice_mut(a[3], len as u64)));
                     }
                 }
                 ret(r as i64)
@@ -317,17 +313,9 @@ impl Kernel {
             }
             let level = i32::from_le_bytes(control[at + 8..at + 12].try_into().unwrap_or_default());
             let kind = i32::from_le_bytes(control[at + 12..at + 16].try_into().unwrap_or_default());
-            if level == libc::SOL_SOCKET && kind == libc::SCM_CREDENTIALS && len >= CMSG_HEADER + 4
-            {
-                // struct ucred's pid, as the program sees it (`--pid`).
-                let slot = &mut control[at + CMSG_HEADER..at + CMSG_HEADER + 4];
-                let pid = i32::from_le_bytes(slot.try_into().unwrap_or_default()) as i64;
-                let to = if outgoing {
-                    self.pids.host(pid)
-                } else {
-                    self.pids.seen(pid)
-                };
-                slot.copy_from_slice(&(to as i32).to_le_bytes());
+            if level == libc::SOL_SOCKET && kind == libc::SCM_CREDENTIALS {
+                // struct ucred's pid, the program's to the host's or back.
+                self.pids.swap_raw(&mut control[at + CMSG_HEADER..at + len]);
             }
             if level == libc::SOL_SOCKET && kind == libc::SCM_RIGHTS {
                 for slot in control[at + CMSG_HEADER..at + len].chunks_exact_mut(4) {
