@@ -41,28 +41,50 @@
 //! end comes this way too, as the host's SIGCHLD (the `sim` module's
 //! `fork`).
 
-use crate::signal::{SigInfo, SIG_DFL, SIG_IGN};
+use crate::signal::{InheritedSignals, SigInfo, SIG_DFL, SIG_IGN};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
-/// The signals the host process ignores now, as a mask (bit `sig - 1`),
-/// for [`Config::ignored_signals`](crate::Config::ignored_signals):
-/// called first thing in `main`, these are the ones it was started
-/// ignoring (`nohup` ignores SIGHUP; a shell without job control starts
-/// a background command ignoring SIGINT and SIGQUIT). SIGPIPE is left out:
-/// Rust's runtime ignores it before `main`, so what the process was
-/// started with is unknown. SIGKILL and SIGSTOP cannot be ignored, and
-/// the C library's own 32 and 33 are not the program's.
-pub fn ignored_now() -> u64 {
-    let mut mask = 0;
+/// What a program started now would inherit of the host process's
+/// signals, read from the calling thread: called first thing in `main`,
+/// what coprof was started with (`nohup` ignores SIGHUP;
+/// a shell without job control starts a background command ignoring
+/// SIGINT and SIGQUIT; a parent may leave signals blocked). SIGPIPE's
+/// action is left out: Rust's runtime ignores it before `main`, so
+/// what the process was started with is unknown (its mask is not
+/// touched, and is kept). SIGKILL and SIGSTOP can be neither ignored
+/// nor blocked, and the C library's own 32 and 33 are not the
+/// program's.
+pub fn inherited_now() -> InheritedSignals {
+    let mut ignored = 0;
     for sig in 1..=64 {
-        if matches!(sig, libc::SIGKILL | libc::SIGSTOP | libc::SIGPIPE | 32 | 33) {
-            continue;
-        }
-        if host_action(sig).sa_sigaction == libc::SIG_IGN {
-            mask |= 1 << (sig - 1);
+        if !matches!(sig, libc::SIGKILL | libc::SIGSTOP | libc::SIGPIPE | 32 | 33)
+            && host_action(sig).sa_sigaction == libc::SIG_IGN
+        {
+            ignored |= 1 << (sig - 1);
         }
     }
-    mask
+    InheritedSignals {
+        ignored,
+        blocked: mask_bits(&thread_mask()) & !HOST_OWN,
+    }
+}
+
+/// Signals the program can neither block nor ignore, or that are the
+/// host C library's own (32 and 33), as a mask.
+const HOST_OWN: u64 =
+    1 << (libc::SIGKILL - 1) | 1 << (libc::SIGSTOP - 1) | 1 << (32 - 1) | 1 << (33 - 1);
+
+/// The calling thread's blocked mask.
+fn thread_mask() -> libc::sigset_t {
+    set_thread_mask(libc::SIG_BLOCK, 0)
+}
+
+/// `set` as a mask (bit `sig - 1`).
+fn mask_bits(set: &libc::sigset_t) -> u64 {
+    (1..=64)
+        // SAFETY: a valid sigset_t, read only.
+        .filter(|&sig| unsafe { libc::sigismember(set, sig) } == 1)
+        .fold(0, |m, sig| m | 1 << (sig - 1))
 }
 
 /// The host's action for `sig` now, unchanged (all zero, the default,
@@ -72,6 +94,34 @@ fn host_action(sig: i32) -> libc::sigaction {
     let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
     unsafe { libc::sigaction(sig, std::ptr::null(), &mut sa) };
     sa
+}
+
+/// Blocks in the calling thread what the program blocks (`mask`, bit
+/// `sig - 1`), its other signals unblocked, and returns the mask to
+/// restore with [`unblock`]: just before an `execve`, which keeps the
+/// calling thread's mask for the new program, as Linux keeps the
+/// program's own. The host C library's 32 and 33 stay as they are.
+pub fn mask_for_exec(mask: u64) -> libc::sigset_t {
+    let kept = mask_bits(&thread_mask()) & HOST_OWN;
+    set_thread_mask(libc::SIG_SETMASK, mask & !HOST_OWN | kept)
+}
+
+/// Changes the calling thread's mask by `how` (SIG_BLOCK, SIG_UNBLOCK,
+/// SIG_SETMASK) with the signals of `bits` (bit `sig - 1`), returning
+/// the mask before.
+fn set_thread_mask(how: i32, bits: u64) -> libc::sigset_t {
+    // SAFETY: a set filled by sigemptyset and sigaddset; `old` filled by
+    // the call.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in (1..=64).filter(|sig| bits & 1 << (sig - 1) != 0) {
+            libc::sigaddset(&mut set, sig);
+        }
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(how, &set, &mut old);
+        old
+    }
 }
 
 /// Sets the host's SIGPIPE to be ignored, for a run in which the
@@ -263,6 +313,10 @@ extern "C" fn caught(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc:
 pub struct HostSignals {
     read: i32,
     saved: Vec<(i32, libc::sigaction)>,
+    /// The signals of [`MANAGED`] the calling thread had blocked (bit
+    /// `sig - 1`), which it catches while the run lasts and blocks again
+    /// after.
+    blocked_before: u64,
 }
 
 impl HostSignals {
@@ -295,7 +349,17 @@ impl HostSignals {
             saved.push((sig, host_action(sig)));
             follow(sig, actions[sig as usize]);
         }
-        Some(HostSignals { read: p[0], saved })
+        // The host catches what the program blocks (the program's mask is
+        // the simulator's), so that a signal it blocks waits as pending
+        // in the simulator: one coprof was started with blocked
+        // ([`InheritedSignals`]) is caught from now on.
+        let old = set_thread_mask(libc::SIG_UNBLOCK, managed_bits());
+        let blocked_before = mask_bits(&old) & managed_bits();
+        Some(HostSignals {
+            read: p[0],
+            saved,
+            blocked_before,
+        })
     }
 
     /// The descriptor that is readable once a signal was caught.
@@ -336,6 +400,7 @@ impl HostSignals {
     /// unblocks them), and its dispositions stay.
     pub fn forget_in_child(mut self) {
         self.saved.clear();
+        self.blocked_before = 0;
         CAUGHT.store(0, Ordering::SeqCst);
         for slot in &RT {
             slot.sig.store(0, Ordering::SeqCst);
@@ -355,6 +420,9 @@ impl Drop for HostSignals {
         for (sig, before) in &self.saved {
             // SAFETY: restoring a disposition read at install.
             unsafe { libc::sigaction(*sig, before, std::ptr::null_mut()) };
+        }
+        if self.blocked_before != 0 {
+            set_thread_mask(libc::SIG_BLOCK, self.blocked_before);
         }
         if !self.saved.is_empty() {
             let old = WRITE_END.swap(-1, Ordering::SeqCst);
@@ -376,20 +444,16 @@ impl Drop for HostSignals {
 /// the child before it catches signals for itself waits in the host
 /// kernel instead of being lost.
 pub fn block() -> libc::sigset_t {
-    // SAFETY: sigset_t values filled by sigemptyset and sigprocmask.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in MANAGED {
-            libc::sigaddset(&mut set, sig);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-        old
-    }
+    set_thread_mask(libc::SIG_BLOCK, managed_bits())
 }
 
-/// Restores the calling thread's mask from before [`block`].
+/// [`MANAGED`] as a mask (bit `sig - 1`).
+fn managed_bits() -> u64 {
+    MANAGED.iter().fold(0, |m, sig| m | 1 << (sig - 1))
+}
+
+/// Restores the calling thread's mask from before [`block`] or
+/// [`mask_for_exec`].
 pub fn unblock(old: &libc::sigset_t) {
     // SAFETY: a mask pthread_sigmask gave.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };

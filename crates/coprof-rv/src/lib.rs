@@ -67,4 +67,5 @@ pub mod threads;
 
 pub use error::SimError;
 pub use isa::Isa;
+pub use signal::InheritedSignals;
 pub use sim::{Config, Exit, Simulator};

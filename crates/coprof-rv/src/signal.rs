@@ -178,17 +178,30 @@ pub struct Signals {
     pub(crate) saved_mask: Option<u64>,
 }
 
+/// What a program `execve` starts inherits of its signals (POSIX; Linux's
+/// `flush_signal_handlers` resets only handlers, and the mask is the
+/// calling thread's): the signals ignored and the blocked mask, as masks
+/// (bit `sig - 1`), for
+/// [`Config::inherited_signals`](crate::Config::inherited_signals).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InheritedSignals {
+    /// Signals whose action is SIG_IGN.
+    pub ignored: u64,
+    /// Signals blocked.
+    pub blocked: u64,
+}
+
 impl Signals {
-    /// Starts the program ignoring the signals of `mask` (bit `sig - 1`),
-    /// as `execve` keeps a signal ignored (POSIX; Linux's
-    /// `flush_signal_handlers` resets only handlers). SIGKILL and SIGSTOP
-    /// are never ignored.
-    pub fn ignore_from_start(&mut self, mask: u64) {
+    /// Starts the program with what it inherits: ignoring the signals of
+    /// `inherited.ignored`, and blocking those of `inherited.blocked`.
+    /// SIGKILL and SIGSTOP are never ignored or blocked.
+    pub fn inherit(&mut self, inherited: InheritedSignals) {
         for sig in 1..=64usize {
-            if mask & 1 << (sig - 1) != 0 && bit(sig as i32) & UNBLOCKABLE == 0 {
+            if inherited.ignored & 1 << (sig - 1) != 0 && bit(sig as i32) & UNBLOCKABLE == 0 {
                 self.actions[sig] = [SIG_IGN, 0, 0];
             }
         }
+        self.set_mask(inherited.blocked);
     }
 }
 
@@ -659,12 +672,18 @@ mod tests {
     }
 
     #[test]
-    fn signals_ignored_from_the_start_but_never_kill_or_stop() {
+    fn signals_ignored_and_blocked_from_the_start_but_never_kill_or_stop() {
         let mut s = Signals::default();
         let mask =
             (1 << (libc::SIGHUP - 1)) | (1 << (libc::SIGKILL - 1)) | (1 << (libc::SIGSTOP - 1));
-        s.ignore_from_start(mask);
+        s.inherit(InheritedSignals {
+            ignored: mask,
+            blocked: mask | 1 << (libc::SIGUSR1 - 1),
+        });
         assert_eq!(s.action(libc::SIGHUP), Action::Ignore);
+        assert!(s.blocked(libc::SIGHUP) && s.blocked(libc::SIGUSR1));
+        assert!(!s.blocked(libc::SIGINT));
+        assert!(!s.blocked(libc::SIGKILL) && !s.blocked(libc::SIGSTOP));
         assert_eq!(s.action(libc::SIGINT), Action::Kill);
         assert_eq!(s.action(libc::SIGKILL), Action::Kill);
         assert_eq!(s.action(libc::SIGSTOP), Action::Stop);

@@ -22,7 +22,7 @@ use crate::op::TAIL_CLASSES;
 use crate::pids::Pids;
 use crate::process;
 use crate::random::GuestRandom;
-use crate::signal;
+use crate::signal::{self, InheritedSignals};
 use crate::syscall::{Blocked, Kernel, Outcome};
 use crate::threads::{Redo, Threads, Wait, QUANTUM};
 use coprof_core::{ClassSet, Sink, Source};
@@ -87,11 +87,12 @@ pub struct Config {
     /// loads the program. A simulator started for a followed child's
     /// `execve` is given its first one's, to keep the same ids.
     pub pid_host: Option<i32>,
-    /// The signals the program starts ignoring (bit `sig - 1`), as a
-    /// program `execve` started inherits SIG_IGN: those the host process
-    /// was started ignoring, which `coprof` records first thing
-    /// ([`crate::host_signals::ignored_now`]; `nohup` ignores SIGHUP). 0 for none.
-    pub ignored_signals: u64,
+    /// The signals the program starts ignoring and blocking, as a program
+    /// `execve` started inherits them: those of the host process as it
+    /// was started, which `coprof` records first thing
+    /// ([`crate::host_signals::inherited_now`]; `nohup` ignores SIGHUP).
+    /// The default: none.
+    pub inherited_signals: InheritedSignals,
 }
 
 /// How the process ended.
@@ -300,7 +301,7 @@ impl Simulator {
             kernel.note_loaded(elf, bias, at);
         }
         kernel.fds.adopt(&config.inherited_fds);
-        kernel.signals.ignore_from_start(config.ignored_signals);
+        kernel.signals.inherit(config.inherited_signals);
         kernel.runner = config.runner.clone();
         kernel.isa = config.isa;
         kernel.unobserved = config.exec_in_place;

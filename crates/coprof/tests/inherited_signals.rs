@@ -1,6 +1,7 @@
 //! A program started by coprof inherits the signals coprof was started
-//! ignoring, as one started by `execve` does under Linux: `nohup coprof
-//! profile … &` survives the hangup, as the program alone would.
+//! ignoring and blocking, as one started by `execve` does under Linux:
+//! `nohup coprof profile … &` survives the hangup, as the program alone
+//! would, and a signal its parent left blocked waits until it unblocks it.
 
 mod common;
 
@@ -68,4 +69,156 @@ fn a_signal_coprof_was_started_ignoring_is_ignored_by_the_program() {
         "SIGHUP ignored at start: 0\n"
     );
     assert_eq!(out.status.code(), Some(128 + libc::SIGHUP));
+}
+
+/// Says whether SIGUSR1 and SIGUSR2 are blocked, sends itself SIGUSR1
+/// (which waits while blocked), then unblocks it and says whether its
+/// handler ran. With `again`, first `execve`s itself with SIGUSR2
+/// blocked, and without SIGUSR1 blocked, to check the mask crosses. With
+/// `wait`, unblocks SIGUSR1 and waits (at most 5 s) for one from outside.
+const BLOCKED: &str = r#"
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+static volatile sig_atomic_t handled;
+static void on_usr1(int sig) { (void)sig; handled = 1; }
+int main(int argc, char **argv) {
+    sigset_t now, pending;
+    sigprocmask(SIG_BLOCK, NULL, &now);
+    printf("blocked at start: USR1 %d USR2 %d\n", sigismember(&now, SIGUSR1),
+           sigismember(&now, SIGUSR2));
+    fflush(stdout);
+    signal(SIGUSR1, on_usr1);
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    if (argc > 1 && argv[1][0] == 'w') {
+        sigprocmask(SIG_UNBLOCK, &usr1, NULL);
+        printf("ready\n");
+        fflush(stdout);
+        for (int i = 0; i < 500 && !handled; i++)
+            usleep(10000);
+        printf("handled from outside: %d\n", (int)handled);
+        return 0;
+    }
+    if (argc > 1) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGUSR2);
+        sigprocmask(SIG_SETMASK, &set, NULL);
+        char *again[] = {argv[0], NULL};
+        execv(argv[0], again);
+        return 3;
+    }
+    kill(getpid(), SIGUSR1);
+    sigpending(&pending);
+    printf("pending while blocked: %d, handled: %d\n", sigismember(&pending, SIGUSR1),
+           (int)handled);
+    sigprocmask(SIG_UNBLOCK, &usr1, NULL);
+    printf("handled after unblocking: %d\n", (int)handled);
+    return 0;
+}
+"#;
+
+/// `coprof ARGS -- prog PROG_ARGS`, started with SIGUSR1 blocked when
+/// `blocked`.
+fn run_blocked(
+    args: &[&str],
+    prog: &std::path::Path,
+    prog_args: &[&str],
+    blocked: bool,
+) -> std::process::Output {
+    blocked_command(args, prog, prog_args, blocked)
+        .output()
+        .unwrap()
+}
+
+/// The command [`run_blocked`] runs.
+fn blocked_command(
+    args: &[&str],
+    prog: &std::path::Path,
+    prog_args: &[&str],
+    blocked: bool,
+) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_coprof"));
+    cmd.args(args).arg("--").arg(prog).args(prog_args);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            if blocked {
+                libc::sigaddset(&mut set, libc::SIGUSR1);
+            }
+            libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+    cmd
+}
+
+#[test]
+fn a_signal_coprof_was_started_blocking_is_blocked_for_the_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "blocked", BLOCKED);
+    for args in [&["run"][..], &["profile", "--report", "loops"][..]] {
+        let out = run_blocked(args, &prog, &[], true);
+        let said = String::from_utf8_lossy(if args[0] == "run" {
+            &out.stdout
+        } else {
+            &out.stderr
+        })
+        .into_owned();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {said}");
+        assert!(
+            said.contains(
+                "blocked at start: USR1 1 USR2 0\n\
+                 pending while blocked: 1, handled: 0\n\
+                 handled after unblocking: 1\n"
+            ),
+            "{args:?}: {said}"
+        );
+    }
+    // Not blocked: the handler runs at the kill, as under Linux.
+    let out = run_blocked(&["run"], &prog, &[], false);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "blocked at start: USR1 0 USR2 0\n\
+         pending while blocked: 0, handled: 1\n\
+         handled after unblocking: 1\n"
+    );
+    // The program's own mask crosses its execve into a new simulator.
+    let out = run_blocked(&["run"], &prog, &["again"], true);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "blocked at start: USR1 1 USR2 0\n\
+         blocked at start: USR1 0 USR2 1\n\
+         pending while blocked: 0, handled: 1\n\
+         handled after unblocking: 1\n"
+    );
+}
+
+#[test]
+fn a_signal_from_outside_reaches_a_program_that_unblocks_what_coprof_was_started_blocking() {
+    use std::io::{BufRead, BufReader, Read};
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "blocked", BLOCKED);
+    let mut child = blocked_command(&["run"], &prog, &["wait"], true)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut said = String::new();
+    while !said.ends_with("ready\n") {
+        assert!(out.read_line(&mut said).unwrap() > 0, "ended early: {said}");
+    }
+    // SAFETY: plain call on the child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };
+    out.read_to_string(&mut said).unwrap();
+    assert!(child.wait().unwrap().success(), "{said}");
+    assert_eq!(
+        said,
+        "blocked at start: USR1 1 USR2 0\nready\nhandled from outside: 1\n"
+    );
 }

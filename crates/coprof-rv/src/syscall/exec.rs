@@ -154,9 +154,14 @@ impl Kernel {
         // gets the guest's, as an exec keeps an ignored signal ignored.
         let ignores = self.signals.actions[libc::SIGPIPE as usize][0] == crate::signal::SIG_IGN;
         crate::host_signals::sigpipe_for_exec(ignores);
+        // The new program starts with the calling thread's mask, as under
+        // Linux: the host thread takes the program's for the call (a new
+        // simulator reads it as it starts, `InheritedSignals`).
+        let mask = crate::host_signals::mask_for_exec(self.signals.mask);
         // SAFETY: NUL-terminated strings and null-terminated arrays of them,
         // alive across the call, which returns only on failure.
         unsafe { libc::execve(file.as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr()) };
+        crate::host_signals::unblock(&mask);
         crate::host_signals::ignore_sigpipe();
         Ok(Outcome::Ret(super::errno()))
     }

@@ -181,7 +181,7 @@ pub(crate) fn sim_config(
         isa: shape.isa,
         pid: shape.pid,
         pid_host: shape.pid_host,
-        ignored_signals: INHERITED_IGNORED.get().copied().unwrap_or(0),
+        inherited_signals: INHERITED_SIGNALS.get().copied().unwrap_or_default(),
     })
 }
 
@@ -199,16 +199,17 @@ pub(crate) fn find_program(config: &mut Config) -> anyhow::Result<PathBuf> {
 /// them under the same numbers.
 static INHERITED_FDS: std::sync::OnceLock<Vec<i32>> = std::sync::OnceLock::new();
 
-/// The signals coprof was started ignoring, recorded by
-/// [`record_inherited`]: the program starts ignoring them too, as under
-/// Linux (`nohup coprof profile …` ignores SIGHUP).
-static INHERITED_IGNORED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+/// The signals coprof was started ignoring and blocking, recorded by
+/// [`record_inherited`]: the program starts with them ignored and
+/// blocked too, as under Linux (`nohup coprof profile …` ignores SIGHUP).
+static INHERITED_SIGNALS: std::sync::OnceLock<coprof_rv::InheritedSignals> =
+    std::sync::OnceLock::new();
 
 /// Records the descriptors coprof inherited and the signals it was
-/// started ignoring; `main` calls it first.
+/// started ignoring and blocking; `main` calls it first.
 pub(crate) fn record_inherited() {
     let _ = INHERITED_FDS.set(coprof_rv::fdtable::inherited_fds());
-    let _ = INHERITED_IGNORED.set(coprof_rv::host_signals::ignored_now());
+    let _ = INHERITED_SIGNALS.set(coprof_rv::host_signals::inherited_now());
 }
 
 impl Shape<'_> {
