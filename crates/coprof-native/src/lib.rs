@@ -1,0 +1,133 @@
+//! coprof-native: samples unmodified x86-64 Linux processes, as DCPI
+//! samples a whole system (Burrows et al., "Efficient and flexible value
+//! sampling", ASPLOS 2000), and hands the samples to coprof's engines as
+//! [`Event`](coprof_core::Event)s.
+//!
+//! The program runs under ptrace. Each of its threads has a CPU clock
+//! ([`perf`]: a `perf_event_open` software event) that interrupts it once
+//! it has run for a period; at the interrupt the thread stops, and the
+//! sampler reads its PC, decodes the instruction there ([`decode`]), and
+//! for a load reads the address it is about to read and the value there.
+//! One event per sample: a load with its value, or an event of the
+//! instruction's class. With [`Config::next_load`], for value profiles,
+//! the thread is stepped from the interrupt to its next load, and that
+//! load is the sample. The program never sees the interrupts.
+//!
+//! The period follows DCPI's (§2.1 of its SOSP 1997 paper, which the
+//! value-sampling paper builds on): about 62,000 cycles, randomized
+//! uniformly within ±2,000 cycles so that the samples do not fall in step
+//! with a loop (DCPI drew from 60K to 64K cycles). The clock counts
+//! nanoseconds of CPU time, not cycles: [`Config::period_ns`] gives the
+//! mean, 31 µs by default (62,000 cycles at 2 GHz), and the jitter is the
+//! same ±1/31 of it.
+//!
+//! What a sample cannot be: a whole instruction stream. Engines that need
+//! every instruction (the loop cache, branch-on-random) get nothing
+//! useful from samples; range profiles and value hotlists do, with
+//! counts in samples rather than instructions.
+
+mod decode;
+mod modules;
+mod perf;
+mod tracer;
+
+pub use decode::{decode, event, Decoded, Regs};
+pub use modules::{modules, parse_maps, Mapping};
+pub use perf::SAMPLE_SIGNAL;
+pub use tracer::{sample, MAX_STEPS};
+
+use std::path::PathBuf;
+
+/// How to sample.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The mean period between two samples of a thread, in nanoseconds of
+    /// its CPU time (default 31,000: DCPI's 62K cycles at 2 GHz).
+    pub period_ns: u64,
+    /// The seed of the period's jitter.
+    pub seed: u64,
+    /// Value sampling: from each interrupt, step the thread to its next
+    /// load (at most [`MAX_STEPS`] instructions, and not past a system
+    /// call) and take that load, with its address and the value it reads,
+    /// as the sample; a sample that meets none gives no event. Without
+    /// it, a sample is the interrupted instruction, which on x86-64 is
+    /// seldom a load: the interrupt is taken once the instructions before
+    /// it have retired, so a sample lands after a load (skid) far more
+    /// often than on it.
+    pub next_load: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            period_ns: 31_000,
+            seed: 1,
+            next_load: false,
+        }
+    }
+}
+
+/// How the program ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this status.
+    Exited(i32),
+    /// A signal killed it.
+    Killed(i32),
+}
+
+impl Exit {
+    /// The status a shell reports: the exit status, or 128 + the signal.
+    pub fn status(&self) -> i32 {
+        match *self {
+            Exit::Exited(s) => s,
+            Exit::Killed(sig) => 128 + sig,
+        }
+    }
+}
+
+/// What a sampled run gave besides its events.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// How the program ended.
+    pub exit: Exit,
+    /// Samples taken (each one event).
+    pub samples: u64,
+    /// Samples whose PC held no instruction that could be read (counted as
+    /// events of class `other`).
+    pub unreadable: u64,
+    /// With [`Config::next_load`]: samples that met no load.
+    pub no_load: u64,
+    /// Threads the program ran, the first included.
+    pub threads: u64,
+    /// Where the code of each file it ran lies, the program first, read
+    /// at its exit.
+    pub modules: Vec<coprof_core::trace::Module>,
+    /// The program's file, as run.
+    pub program: PathBuf,
+}
+
+/// Why a program could not be sampled.
+#[derive(Debug, thiserror::Error)]
+pub enum NativeError {
+    /// The program could not be started.
+    #[error("cannot run {program}: {source}")]
+    Start {
+        program: PathBuf,
+        source: std::io::Error,
+    },
+    /// ptrace refused.
+    #[error("cannot trace {program} (pid {pid}): {source}")]
+    Trace {
+        program: PathBuf,
+        pid: i32,
+        source: std::io::Error,
+    },
+    /// The CPU clock could not be opened on a thread.
+    #[error(
+        "cannot open a CPU clock on thread {tid} (perf_event_open of a software cpu-clock \
+         event): {source}; /proc/sys/kernel/perf_event_paranoid above 2, or a container's \
+         seccomp filter, forbids it"
+    )]
+    Clock { tid: i32, source: std::io::Error },
+}

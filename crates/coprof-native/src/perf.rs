@@ -1,0 +1,137 @@
+//! The clock that interrupts a thread: a `perf_event_open` CPU-clock
+//! event on one thread of the traced process, which sends that thread a
+//! signal each time it has run for a period.
+//!
+//! The event is armed for one overflow at a time (`PERF_EVENT_IOC_REFRESH`
+//! of 1): at the overflow the kernel disables it and sends the thread
+//! [`SAMPLE_SIGNAL`] (the fasync signal of the event's descriptor, owned
+//! by that thread), which stops it under ptrace where it was interrupted.
+//! The tracer takes the sample, sets the next period and arms it again.
+//! The CPU clock is a high-resolution timer on the thread's own CPU time,
+//! so periods of tens of microseconds work, where `ITIMER_PROF` moves with
+//! the kernel's tick (4 ms at 250 Hz).
+
+use crate::NativeError;
+
+/// The signal a sample stops a thread with. The tracer takes it: the
+/// program never sees it.
+pub const SAMPLE_SIGNAL: i32 = libc::SIGPROF;
+
+/// `struct perf_event_attr` as of its first version (64 bytes), which
+/// holds every field used here.
+#[repr(C)]
+#[derive(Default)]
+struct Attr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+}
+
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
+/// `disabled`: armed later by the refresh.
+const FLAG_DISABLED: u64 = 1 << 0;
+/// `exclude_kernel`, which an unprivileged tracer needs
+/// (`perf_event_paranoid` 2).
+const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
+const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+// _IO('$', 2) and _IOW('$', 4, u64).
+const PERF_EVENT_IOC_REFRESH: libc::c_ulong = 0x2402;
+const PERF_EVENT_IOC_PERIOD: libc::c_ulong = 0x4008_2404;
+const F_SETSIG: i32 = 10;
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+const F_SETOWN_EX: i32 = 15;
+const F_OWNER_TID: i32 = 0;
+
+/// One thread's sampling clock; closed on drop.
+#[derive(Debug)]
+pub struct Clock {
+    fd: i32,
+}
+
+impl Clock {
+    /// A clock on thread `tid` that signals it once it has run for
+    /// `period_ns` of CPU time, not yet armed ([`Clock::arm`]).
+    pub fn open(tid: i32, period_ns: u64) -> Result<Clock, NativeError> {
+        let attr = Attr {
+            kind: PERF_TYPE_SOFTWARE,
+            size: std::mem::size_of::<Attr>() as u32,
+            config: PERF_COUNT_SW_CPU_CLOCK,
+            sample_period: period_ns.max(1),
+            flags: FLAG_DISABLED | FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV,
+            wakeup_events: 1,
+            ..Attr::default()
+        };
+        // SAFETY: a valid attribute block the call only reads.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                &attr as *const Attr,
+                tid,
+                -1,
+                -1,
+                PERF_FLAG_FD_CLOEXEC,
+            )
+        } as i32;
+        if fd < 0 {
+            return Err(NativeError::Clock {
+                tid,
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        let clock = Clock { fd };
+        #[repr(C)]
+        struct Owner {
+            kind: i32,
+            pid: i32,
+        }
+        let owner = Owner {
+            kind: F_OWNER_TID,
+            pid: tid,
+        };
+        // SAFETY: plain calls on the descriptor just opened.
+        let ok = unsafe {
+            libc::fcntl(fd, F_SETOWN_EX, &owner as *const Owner) == 0
+                && libc::fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) == 0
+                && libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
+        };
+        if !ok {
+            return Err(NativeError::Clock {
+                tid,
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        Ok(clock)
+    }
+
+    /// Arms the clock for one more overflow, `period_ns` of the thread's
+    /// CPU time from now.
+    pub fn arm(&self, period_ns: u64) -> Result<(), std::io::Error> {
+        let period = period_ns.max(1);
+        // SAFETY: the ioctls perf events take, on a descriptor this value
+        // owns; the period is read from a local.
+        let ok = unsafe {
+            libc::ioctl(self.fd, PERF_EVENT_IOC_PERIOD, &period as *const u64) == 0
+                && libc::ioctl(self.fd, PERF_EVENT_IOC_REFRESH, 1) == 0
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+}
+
+impl Drop for Clock {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor this value owns.
+        unsafe { libc::close(self.fd) };
+    }
+}

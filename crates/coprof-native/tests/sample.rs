@@ -1,0 +1,235 @@
+//! The sampler on real x86-64 programs built here with the host's gcc:
+//! where its samples land, the values its loads read, threads, signals
+//! of the program's own, exit statuses, and programs that cannot run.
+
+use coprof_core::{Class, Event, Sink};
+use coprof_native::{sample, Config, Exit, NativeError};
+use object::{Object, ObjectSymbol};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A program with a hot loop over an array of 7s, and modes that start a
+/// second thread, use the program's own SIGPROF timer, or end otherwise.
+const PROGRAM: &str = r#"
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#define N 4096
+long table[N];
+volatile long sink;
+static double seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+__attribute__((noinline)) long hot_loop(long rounds) {
+    long s = 0;
+    for (long r = 0; r < rounds; r++)
+        for (int i = 0; i < N; i++)
+            s += table[i];
+    return s;
+}
+static void *worker(void *arg) {
+    (void)arg;
+    sink = hot_loop(3000);
+    return NULL;
+}
+static volatile long profs;
+static void on_prof(int sig) { (void)sig; profs++; }
+int main(int argc, char **argv) {
+    for (int i = 0; i < N; i++)
+        table[i] = 7;
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "exit3"))
+        return 3;
+    if (!strcmp(mode, "abort"))
+        abort();
+    if (!strcmp(mode, "thread")) {
+        pthread_t t;
+        pthread_create(&t, NULL, worker, NULL);
+        sink = hot_loop(3000);
+        pthread_join(t, NULL);
+        return 0;
+    }
+    if (!strncmp(mode, "prof:", 5)) {
+        signal(SIGPROF, on_prof);
+        struct itimerval it = {{0, 1000}, {0, 1000}};
+        setitimer(ITIMER_PROF, &it, NULL);
+        double t0 = seconds();
+        while (seconds() - t0 < 0.3)
+            sink = hot_loop(10);
+        FILE *out = fopen(mode + 5, "w");
+        fprintf(out, "own SIGPROFs: %ld\n", profs);
+        fclose(out);
+        return 0;
+    }
+    sink = hot_loop(6000);
+    return 0;
+}
+"#;
+
+fn build(dir: &Path) -> PathBuf {
+    let src = dir.join("hot.c");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let out = dir.join("hot");
+    let status = Command::new("gcc")
+        .args(["-O1", "-g", "-static", "-no-pie", "-pthread", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    out
+}
+
+#[derive(Default)]
+struct Collect(Vec<Event>);
+
+impl Sink for Collect {
+    fn observe(&mut self, batch: &[Event]) {
+        self.0.extend_from_slice(batch);
+    }
+}
+
+fn run(prog: &Path, mode: &str) -> (Result<coprof_native::Run, NativeError>, Vec<Event>) {
+    run_with(prog, mode, false)
+}
+
+fn run_with(
+    prog: &Path,
+    mode: &str,
+    next_load: bool,
+) -> (Result<coprof_native::Run, NativeError>, Vec<Event>) {
+    let mut sink = Collect::default();
+    let args = [OsString::from("hot"), OsString::from(mode)];
+    let config = Config {
+        period_ns: 20_000,
+        seed: 1,
+        next_load,
+    };
+    let r = sample(prog, &args, &config, &mut sink);
+    (r, sink.0)
+}
+
+/// The address range of function `name` in `prog`.
+fn function(prog: &Path, name: &str) -> std::ops::Range<u64> {
+    let data = std::fs::read(prog).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    let s = file.symbols().find(|s| s.name() == Ok(name)).unwrap();
+    s.address()..s.address() + s.size()
+}
+
+#[test]
+fn samples_land_in_the_hot_loop_and_its_loads_read_its_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let (r, events) = run(&prog, "");
+    let r = r.unwrap();
+    assert_eq!(r.exit, Exit::Exited(0));
+    assert_eq!(r.samples as usize, events.len());
+    assert!(r.samples > 200, "{} samples", r.samples);
+    let hot = function(&prog, "hot_loop");
+    let inside = events.iter().filter(|e| hot.contains(&e.pc)).count();
+    assert!(
+        inside * 10 > events.len() * 9,
+        "{inside} of {} in hot_loop",
+        events.len()
+    );
+    // The program, linked at fixed addresses, first among the modules.
+    assert_eq!(r.modules[0].path, std::fs::canonicalize(&prog).unwrap());
+    assert_eq!(r.modules[0].bias, 0);
+    assert!(r.modules[0].start <= hot.start && hot.end <= r.modules[0].end);
+    assert_eq!(r.threads, 1);
+}
+
+#[test]
+fn stepped_to_their_next_load_samples_read_the_loops_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let (r, events) = run_with(&prog, "", true);
+    let r = r.unwrap();
+    assert_eq!(r.exit, Exit::Exited(0));
+    assert_eq!(r.samples, events.len() as u64 + r.no_load + r.unreadable);
+    assert!(events.iter().all(|e| e.class == Class::Load));
+    let hot = function(&prog, "hot_loop");
+    let loads: Vec<&Event> = events.iter().filter(|e| hot.contains(&e.pc)).collect();
+    assert!(
+        loads.len() * 10 > events.len() * 9,
+        "{} of {}",
+        loads.len(),
+        events.len()
+    );
+    // The loop's one load, reading the table's 7s at its addresses.
+    let table = function(&prog, "table");
+    for e in &loads {
+        assert_eq!((e.value, e.size), (7, 8), "{e:x?}");
+        assert!(table.contains(&e.addr), "{e:x?}");
+    }
+    let pcs: std::collections::BTreeSet<u64> = loads.iter().map(|e| e.pc).collect();
+    assert_eq!(pcs.len(), 1, "{pcs:x?}");
+}
+
+#[test]
+fn every_thread_is_sampled() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let (r, events) = run(&prog, "thread");
+    let r = r.unwrap();
+    assert_eq!((r.exit, r.threads), (Exit::Exited(0), 2));
+    // Two threads did the same work: about twice the samples of one.
+    let (one, one_events) = run(&prog, "");
+    let one = one.unwrap();
+    assert_eq!(one_events.len() as u64, one.samples);
+    assert!(
+        r.samples * 10 > one.samples * 7,
+        "{} samples with two threads, {} with one",
+        r.samples,
+        one.samples
+    );
+    assert!(!events.is_empty());
+}
+
+#[test]
+fn the_programs_own_sigprof_reaches_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let out = dir.path().join("out");
+    let (r, events) = run(&prog, &format!("prof:{}", out.display()));
+    assert_eq!(r.unwrap().exit, Exit::Exited(0));
+    assert!(!events.is_empty());
+    // About 75 at the kernel's 250 Hz tick over 0.3 s of CPU time.
+    let said = std::fs::read_to_string(&out).unwrap();
+    let n: u64 = said.trim().rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(n > 10, "{said}");
+}
+
+#[test]
+fn the_program_ends_as_it_would_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    assert_eq!(run(&prog, "exit3").0.unwrap().exit, Exit::Exited(3));
+    let killed = run(&prog, "abort").0.unwrap().exit;
+    assert_eq!(killed, Exit::Killed(libc::SIGABRT));
+    assert_eq!(killed.status(), 134);
+}
+
+#[test]
+fn a_file_that_cannot_run_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a program\n").unwrap();
+    let (r, events) = run(&text, "");
+    let e = r.unwrap_err();
+    assert!(matches!(e, NativeError::Start { .. }), "{e:?}");
+    let said = e.to_string();
+    assert!(
+        said.contains("notes.txt") && said.contains("ermission denied"),
+        "{said}"
+    );
+    assert!(events.is_empty());
+}
