@@ -354,6 +354,23 @@ impl InputArgs {
         }
     }
 
+    /// Refuses a trace of samples (`coprof record`'s, source "native") for
+    /// a report that needs every instruction (`needs`: why), naming the
+    /// reports that read samples.
+    pub fn refuse_samples(&self, needs: &str) -> anyhow::Result<()> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        if self.describe()?.source == "native" {
+            return Err(bad_input(format!(
+                "{} holds samples of a native process (coprof record), not every \
+                 instruction: {needs}; `coprof ranges` and `coprof values` read samples",
+                file.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// The metadata of the input before it runs: a trace's header, or the
     /// program and arguments of a live run.
     pub fn describe(&self) -> anyhow::Result<TraceMeta> {

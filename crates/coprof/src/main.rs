@@ -40,6 +40,7 @@ enum Command {
     Values(cmd::values::Args),
     Sample(cmd::sample::Args),
     Run(cmd::run::Args),
+    Record(cmd::record::Args),
     Profile(cmd::profile::Args),
     Report(cmd::profile::ReportArgs),
 }
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
         Command::Values(a) => cmd::values::run(a),
         Command::Sample(a) => cmd::sample::run(a),
         Command::Run(a) => cmd::run::run(a),
+        Command::Record(a) => cmd::record::run(a),
         Command::Profile(a) => cmd::profile::run(a),
         Command::Report(a) => cmd::profile::report(a),
     };

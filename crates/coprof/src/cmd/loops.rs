@@ -218,6 +218,8 @@ impl Found {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    a.input
+        .refuse_samples("the loop cache counts every backward branch")?;
     let config = config(&a)?;
     if a.sweep {
         check_target(a.target)?;

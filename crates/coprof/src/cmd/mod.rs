@@ -8,6 +8,7 @@ pub mod loops;
 pub mod profile;
 pub mod ranges;
 pub mod ranges_sweep;
+pub mod record;
 pub mod run;
 pub mod sample;
 pub mod values;

@@ -422,6 +422,16 @@ pub(crate) fn announce_death(prog: &std::path::Path, exit: &Exit) {
 pub(crate) fn sim_error(e: SimError) -> anyhow::Error {
     match e {
         SimError::Setup(_) => anyhow::Error::new(e),
+        SimError::Elf {
+            source: coprof_rv::elf::ElfError::NotRiscV(_, X86_64),
+            ..
+        } => bad_input(format!(
+            "{e}; `coprof record -o OUT.cpt -- PROG ARGS` samples a native x86-64 program, \
+             for `coprof ranges OUT.cpt` and `coprof values OUT.cpt`"
+        )),
         other => bad_input(other.to_string()),
     }
 }
+
+/// e_machine of x86-64.
+const X86_64: u16 = 62;

@@ -124,6 +124,8 @@ fn parse_spec(s: &str) -> anyhow::Result<SamplerSpec> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    a.input
+        .refuse_samples("a sampler picks from every event of the stream")?;
     let spec = parse_spec(&a.sampler)?;
     let sampler = spec
         .build(a.seed)

@@ -1,0 +1,178 @@
+//! `coprof record`: sample a native x86-64 program into a trace, as DCPI
+//! samples a running system, for the reports that take samples (`coprof
+//! ranges`, `coprof values`).
+
+use crate::error::bad_input;
+use crate::output::thousands;
+use coprof_core::trace::TraceMeta;
+use coprof_core::ClassSet;
+use coprof_native::{Config, Exit};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Sample a native x86-64 program into a trace, DCPI-style.
+///
+/// Each thread of the program is interrupted once it has run for a
+/// period of CPU time (about 31 µs by default, randomized so as not to
+/// fall in step with a loop), and the instruction it stopped at is one
+/// event of the trace: a load with the address it reads and the value
+/// there, or an instruction of its class. The program runs unmodified, at
+/// full speed between samples, with its own standard streams and exit
+/// status. `coprof ranges` and `coprof values` read the trace, naming PCs
+/// with the program's and its libraries' symbols and lines; reports that
+/// need every instruction (loops, sample) refuse it.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  coprof record -o gzip.cpt -- gzip -9 -c big.txt > /dev/null\n  coprof ranges gzip.cpt\n  coprof record --next-load -o values.cpt -- ./prog\n  coprof values --algo hotlist values.cpt\n\nExit status: the program's own, 128 + signal if it died of one, 2 if it\ncannot be sampled."
+)]
+pub struct Args {
+    /// The trace to write (.cpt), or `-` for standard output, where the
+    /// program's standard output then goes to standard error.
+    #[arg(short, long, value_name = "OUT.cpt", default_value = "coprof.cpt",
+          value_parser = crate::output::trace_file())]
+    output: PathBuf,
+    /// The mean period between two samples of a thread, in microseconds
+    /// of its CPU time (DCPI's 62,000 cycles at 2 GHz is 31); each period
+    /// is drawn within ±1/31 of it.
+    #[arg(long, value_name = "US", default_value_t = 31,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    period_us: u64,
+    /// Value sampling: step each interrupted thread to its next load (at
+    /// most 64 instructions, not past a system call) and record that load
+    /// with its value. Without it a sample is the interrupted instruction,
+    /// which is seldom a load on x86-64: interrupts land after loads.
+    #[arg(long)]
+    next_load: bool,
+    /// The seed of the periods' randomization, so that the same run
+    /// samples at the same intervals of CPU time.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    random_seed: u64,
+    /// Print the summary as one JSON object on standard error.
+    #[arg(long)]
+    json: bool,
+    /// The program and its arguments (after `--`): an x86-64 Linux
+    /// executable. A name without a slash is looked for in PATH.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROG ARGS"
+    )]
+    command: Vec<OsString>,
+}
+
+/// The file `name` runs: as given when it has a slash, else the first
+/// executable file of that name in PATH, as a shell finds it.
+fn find(name: &OsString) -> anyhow::Result<PathBuf> {
+    let path = PathBuf::from(name);
+    if path.as_os_str().as_encoded_bytes().contains(&b'/') {
+        return Ok(path);
+    }
+    let dirs = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&dirs)
+        .map(|d| d.join(&path))
+        .find(|p| is_executable(p))
+        .ok_or_else(|| bad_input(format!("{}: not found in PATH", path.display())))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Refuses a RISC-V program, which the simulator runs, with the command
+/// that does.
+fn refuse_riscv(prog: &Path) -> anyhow::Result<()> {
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(prog)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    if coprof_rv::elf::is_riscv(&head[..n]) {
+        return Err(bad_input(format!(
+            "{} is a RISC-V program: `coprof run --trace OUT.cpt -- {}` records every \
+             instruction of it in the simulator",
+            prog.display(),
+            prog.display()
+        )));
+    }
+    Ok(())
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    crate::output::refuse_terminal(&a.output)?;
+    let prog = find(&a.command[0])?;
+    refuse_riscv(&prog)?;
+    let config = Config {
+        period_ns: a.period_us * 1000,
+        seed: a.random_seed,
+        next_load: a.next_load,
+    };
+    let mut meta = TraceMeta {
+        source: "native".into(),
+        isa: "x86-64".into(),
+        program: prog.to_string_lossy().into_owned(),
+        args: crate::input::as_text(&a.command[1..]),
+        ..TraceMeta::default()
+    };
+    meta.extra.insert(
+        "sampling".into(),
+        serde_json::json!({
+            "period_ns": config.period_ns,
+            "next_load": config.next_load,
+            "random_seed": config.seed,
+        }),
+    );
+    let mut w = crate::output::trace_writer(&a.output, meta, ClassSet::ALL)?;
+    let started = Instant::now();
+    let to_stderr = crate::output::is_stdout(&a.output)
+        .then(crate::input::StdoutToStderr::new)
+        .flatten();
+    let run = coprof_native::sample(&prog, &a.command, &config, &mut w);
+    drop(to_stderr);
+    let run = run.map_err(|e| bad_input(e.to_string()))?;
+    let secs = started.elapsed().as_secs_f64();
+    w.set_modules(run.modules.clone(), None);
+    let written = w.commit()?;
+    if let Exit::Killed(sig) = run.exit {
+        eprintln!("coprof: {} was killed by signal {sig}", prog.display());
+    }
+    if a.json {
+        let summary = serde_json::json!({
+            "program": run.program,
+            "status": run.exit.status(),
+            "samples": run.samples,
+            "events": written.events,
+            "no_load": run.no_load,
+            "unreadable": run.unreadable,
+            "threads": run.threads,
+            "seconds": secs,
+            "period_ns": config.period_ns,
+            "next_load": config.next_load,
+            "trace": { "path": a.output, "bytes": written.file_bytes },
+        });
+        eprintln!("{summary}");
+    } else {
+        let misses = if a.next_load {
+            format!(", {} met no load", thousands(run.no_load))
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "coprof: {} samples of {} ({} thread{}) in {secs:.3} s{misses}; wrote {} events \
+             to {} ({} bytes)",
+            thousands(run.samples),
+            run.program.display(),
+            run.threads,
+            if run.threads == 1 { "" } else { "s" },
+            thousands(written.events),
+            a.output.display(),
+            thousands(written.file_bytes),
+        );
+    }
+    let status = run.exit.status();
+    if status != 0 {
+        std::process::exit(status);
+    }
+    Ok(())
+}

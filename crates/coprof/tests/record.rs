@@ -1,0 +1,192 @@
+//! `coprof record`: a native x86-64 program, built here with the host's
+//! gcc, sampled into a trace that `coprof ranges` and `coprof values`
+//! read with its symbols and lines; and what it refuses.
+
+mod common;
+
+use common::{compile, coprof, json_of};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A hot loop summing an array of 7s; `exit3` ends with status 3 after it.
+const HOT: &str = r#"
+#include <string.h>
+#define N 4096
+long table[N];
+volatile long sink;
+__attribute__((noinline)) long hot_loop(long rounds) {
+    long s = 0;
+    for (long r = 0; r < rounds; r++)
+        for (int i = 0; i < N; i++)
+            s += table[i];
+    return s;
+}
+int main(int argc, char **argv) {
+    for (int i = 0; i < N; i++)
+        table[i] = 7;
+    sink = hot_loop(6000);
+    return argc > 1 && !strcmp(argv[1], "exit3") ? 3 : 0;
+}
+"#;
+
+fn native(dir: &Path) -> PathBuf {
+    let src = dir.join("hot.c");
+    std::fs::write(&src, HOT).unwrap();
+    let out = dir.join("hot");
+    let ok = Command::new("gcc")
+        .args(["-O1", "-g", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    out
+}
+
+#[test]
+fn ranges_of_a_native_programs_samples_name_its_hot_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let trace = dir.path().join("hot.cpt");
+    let out = coprof()
+        .args(["record", "--period-us", "20", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(" samples of ") && said.contains("hot.cpt"),
+        "{said}"
+    );
+    let r = json_of(coprof().arg("ranges").arg("--json").arg(&trace));
+    let top = &r["hot_ranges"][0];
+    assert!(top["share"].as_f64().unwrap() > 0.8, "{r}");
+    // A position-independent build: its load address taken off.
+    assert!(
+        top["functions"]
+            .as_str()
+            .unwrap()
+            .starts_with("hot_loop (hot.c:"),
+        "{r}"
+    );
+}
+
+#[test]
+fn value_samples_find_the_loops_load_and_its_invariant_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let trace = dir.path().join("values.cpt");
+    coprof()
+        .args(["record", "--next-load", "--period-us", "20", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&prog)
+        .assert()
+        .success();
+    let v = json_of(
+        coprof()
+            .args(["values", "--algo", "hotlist", "--json"])
+            .arg(&trace),
+    );
+    let top = &v["pcs"][0];
+    assert!(
+        top["place"]
+            .as_str()
+            .unwrap()
+            .starts_with("hot_loop (hot.c:"),
+        "{top}"
+    );
+    assert_eq!(top["source_text"], "s += table[i];", "{top}");
+    assert_eq!(top["values"][0]["value"], 7, "{top}");
+    assert_eq!(top["values"][0]["invariance"], 1.0, "{top}");
+}
+
+#[test]
+fn the_trace_streams_to_a_reader_and_the_status_is_the_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let mut record = std::process::Command::new(env!("CARGO_BIN_EXE_coprof"))
+        .args(["record", "--json", "-o", "-", "--"])
+        .arg(&prog)
+        .arg("exit3")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = record.stdout.take().unwrap();
+    let ranges = std::process::Command::new(env!("CARGO_BIN_EXE_coprof"))
+        .args(["ranges", "--json", "-"])
+        .stdin(stdout)
+        .output()
+        .unwrap();
+    let recorded = record.wait_with_output().unwrap();
+    assert_eq!(recorded.status.code(), Some(3));
+    let summary: serde_json::Value = serde_json::from_slice(&recorded.stderr).unwrap();
+    assert_eq!(summary["status"], 3);
+    assert_eq!(summary["samples"], summary["events"]);
+    assert!(ranges.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&ranges.stdout).unwrap();
+    assert_eq!(r["n"], summary["events"]);
+}
+
+#[test]
+fn what_record_and_the_reports_refuse_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let trace = dir.path().join("hot.cpt");
+    coprof()
+        .args(["record", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&prog)
+        .assert()
+        .success();
+    let refused = |cmd: &mut assert_cmd::Command, said: &str| {
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    // Samples are not every instruction.
+    refused(
+        coprof().arg("loops").arg(&trace),
+        "holds samples of a native process (coprof record), not every instruction",
+    );
+    refused(
+        coprof()
+            .args(["sample", "--sampler", "brr:1/16", "--eval"])
+            .arg(&trace),
+        "holds samples of a native process",
+    );
+    // A RISC-V program is the simulator's; a native one is record's.
+    let rv = compile(dir.path(), "rv", "int main(void) { return 0; }\n");
+    refused(
+        coprof().args(["record", "--"]).arg(&rv),
+        "is a RISC-V program: `coprof run --trace OUT.cpt",
+    );
+    refused(
+        coprof().args(["ranges", "--"]).arg(&prog),
+        "`coprof record -o OUT.cpt -- PROG ARGS` samples a native x86-64 program",
+    );
+    refused(
+        coprof().args(["record", "--", "no-such-program-here"]),
+        "no-such-program-here: not found in PATH",
+    );
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "text\n").unwrap();
+    refused(
+        coprof().args(["record", "--"]).arg(&text),
+        "notes.txt: Permission denied",
+    );
+    refused(
+        coprof()
+            .args(["record", "--period-us", "0", "--"])
+            .arg(&prog),
+        "--period-us",
+    );
+}
