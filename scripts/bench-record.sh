@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The cost of sampling a native program: each real workload's x86-64 build
+# (workloads/build-real.sh --native) on the full inputs of
+# workloads/run-real.sh, run in the same round
+#   - plain;
+#   - under `coprof record` with its defaults (a sample every ~31 µs of
+#     each thread's CPU time);
+#   - under `coprof record --next-load` (each sample stepped to its next
+#     load, for value profiles);
+#   - under `perf record -e cpu-clock -c 31000`, the same period with
+#     Linux's own sampler, which takes PCs into a ring buffer without
+#     stopping the program (when perf is installed and may sample here).
+# Prints a table of medians over the rounds: wall seconds, each sampler's
+# wall time over the plain run's, and the samples coprof took.
+#
+# Usage: scripts/bench-record.sh [--runs N] [--only NAME[,NAME...]] [--list]
+#   --runs   rounds per workload (default 3)
+#   --only   run only these workloads (names from --list)
+#   --list   print the workloads and their command lines, run nothing
+# Environment: COPROF=path/to/coprof (default: target/release/coprof, built
+# first).
+# Exit status: 0 when every run succeeded, 1 when one failed, 2 on a usage
+# error.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=workloads/select.sh
+. "$root/workloads/select.sh"
+# shellcheck source=scripts/usage.sh
+. "$root/scripts/usage.sh"
+wl="$root/workloads"
+x86="$wl/build/real-x86_64"
+inputs="$wl/build/inputs"
+real="$wl/real"
+
+# The workloads of workloads/run-real.sh, with their full inputs.
+workloads=(
+  "bzip2-text|bzip2|-9 -c text.txt"
+  "bzip2-random|bzip2|-9 -c random.bin"
+  "bzip2-decompress|bzip2|-d -c text.txt.bz2"
+  "minigzip-text|minigzip|-6 text.txt"
+  "minigzip-csv|minigzip|-9 data.csv"
+  "minigzip-decompress|minigzip|-d data.csv.gz"
+  "lua-tables|luarun|$real/lua/tables.lua 400000"
+  "lua-strings|luarun|$real/lua/strings.lua text.txt"
+  "lua-interp|luarun|$real/lua/interp.lua 30000"
+  "sql-orders|sqlrun|$real/sql/orders.sql 100000"
+  "sql-text|sqlrun|$real/sql/text.sql 100000"
+  "zstd-text|zstdrun|-3 -T 2 -J 512 text.txt"
+  "zstd-csv|zstdrun|-6 -T 4 -J 512 data.csv"
+)
+
+runs=3
+only=""
+list=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs)
+      [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || { echo "bench-record: --runs needs a positive number" >&2; exit 2; }
+      runs="$2"
+      shift 2
+      ;;
+    --only) [ $# -ge 2 ] || { echo "bench-record: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
+    --list) list=1; shift ;;
+    -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "bench-record: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+check_only bench-record
+if [ $list -eq 1 ]; then
+  for w in "${workloads[@]}"; do
+    IFS='|' read -r name prog args <<<"$w"
+    echo "$name: $prog $args"
+  done
+  exit 0
+fi
+
+"$wl/build-real.sh" --native >&2
+"$wl/gen-inputs.sh" >&2
+coprof="${COPROF:-$root/target/release/coprof}"
+if [ -z "${COPROF:-}" ]; then
+  (cd "$root" && cargo build --release -q -p coprof)
+fi
+[ -x "$coprof" ] || { echo "bench-record: $coprof is not an executable" >&2; exit 2; }
+perf_ok=0
+if command -v perf >/dev/null && perf record -q -e cpu-clock -c 31000 -o /dev/null -- true >/dev/null 2>&1; then
+  perf_ok=1
+fi
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+cp "$inputs/text.txt" "$inputs/random.bin" "$inputs/data.csv" "$scratch/"
+"$x86/bzip2" -9 -c "$inputs/text.txt" >"$scratch/text.txt.bz2"
+gzip -9 -n -c "$inputs/data.csv" >"$scratch/data.csv.gz"
+
+# timed TOOL CMD...: runs CMD in the scratch directory, its output to
+# /dev/null and its errors to $scratch/TOOL.err; appends its wall seconds
+# to $scratch/TOOL.times.
+timed() {
+  local tool="$1"
+  shift
+  (cd "$scratch" && env -i LC_ALL=C PATH=/usr/bin:/bin /usr/bin/time -f '%e' -o "$scratch/t.last" "$@" >/dev/null 2>"$scratch/$tool.err" </dev/null) ||
+    { echo "bench-record: $name: $tool failed" >&2; head -c 600 "$scratch/$tool.err" >&2; exit 1; }
+  tail -1 "$scratch/t.last" >>"$scratch/$tool.times"
+}
+median() {
+  sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
+
+echo "bench-record: $runs rounds per workload; $(nproc) cores; perf record: $([ $perf_ok -eq 1 ] && echo yes || echo 'not available here')" >&2
+echo "| workload | plain, s | coprof record, s | ×plain | samples | --next-load, s | ×plain | perf record, s | ×plain |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+for w in "${workloads[@]}"; do
+  IFS='|' read -r name prog args <<<"$w"
+  chosen "$name" || continue
+  read -r -a argv <<<"$args"
+  rm -f "$scratch"/*.times
+  for ((r = 1; r <= runs; r++)); do
+    timed plain "$x86/$prog" "${argv[@]}"
+    timed record "$coprof" record --json -o "$scratch/r.cpt" -- "$x86/$prog" "${argv[@]}"
+    sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/record.err" >>"$scratch/samples.times"
+    timed nextload "$coprof" record --next-load -o "$scratch/n.cpt" -- "$x86/$prog" "${argv[@]}"
+    if [ $perf_ok -eq 1 ]; then
+      timed perf perf record -q -e cpu-clock -c 31000 -o "$scratch/perf.data" -- "$x86/$prog" "${argv[@]}"
+    fi
+  done
+  p="$(median "$scratch/plain.times")"
+  c="$(median "$scratch/record.times")"
+  n="$(median "$scratch/nextload.times")"
+  s="$(sort -g "$scratch/samples.times" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
+  if [ $perf_ok -eq 1 ]; then
+    f="$(median "$scratch/perf.times")"
+    fr="$(ratio "$f" "$p")"
+  else
+    f="–"
+    fr="–"
+  fi
+  echo "| $name | $p | $c | $(ratio "$c" "$p") | $s | $n | $(ratio "$n" "$p") | $f | $fr |"
+done
