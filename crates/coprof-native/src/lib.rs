@@ -4,9 +4,9 @@
 //! [`Event`](coprof_core::Event)s.
 //!
 //! The program runs under ptrace. Each of its threads has a CPU clock
-//! ([`perf`]: a `perf_event_open` software event) that interrupts it once
+//! (a `perf_event_open` software event) that interrupts it once
 //! it has run for a period; at the interrupt the thread stops, and the
-//! sampler reads its PC, decodes the instruction there ([`decode`]), and
+//! sampler reads its PC, decodes the instruction there (with iced-x86), and
 //! for a load reads the address it is about to read and the value there.
 //! One event per sample: a load with its value, or an event of the
 //! instruction's class. With [`Config::next_load`], for value profiles,

@@ -22,7 +22,7 @@ const BATCH: usize = 4096;
 /// clock's, as opposed to a SIGPROF the program's own timer sends.
 const FASYNC_CODES: std::ops::RangeInclusive<i32> = 1..=6;
 
-/// Runs `program` with `args` (`args[0]` is its argv[0]) and the
+/// Runs `program` with `args` (`args[0]` is its `argv[0]`) and the
 /// environment of this process, sampling it as `config` says into
 /// `sink`, until it ends.
 pub fn sample(
@@ -235,6 +235,10 @@ impl Tracer<'_> {
                 // A new thread's first stop, and the stop of the child's
                 // own raise before its exec, are the tracer's.
                 0 if sig == libc::SIGSTOP && (!started || tid != pid) => resume(tid, 0),
+                // A stop signal's second report is the thread's
+                // group-stop, which GETSIGINFO refuses: restarted without
+                // the signal, or it would be sent again and again.
+                0 if is_stop_signal(sig) && siginfo(tid).is_none() => resume(tid, 0),
                 0 => resume(tid, sig),
                 // Other events (a group stop's): go on.
                 _ => resume(tid, 0),
@@ -302,10 +306,7 @@ impl Tracer<'_> {
     /// Whether the SIGPROF `tid` stopped with is its clock's, not one of
     /// the program's own timers.
     fn is_clock_signal(&self, tid: i32) -> bool {
-        // SAFETY: a siginfo_t filled by the call, into a local.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let ok = unsafe { libc::ptrace(libc::PTRACE_GETSIGINFO, tid, 0, &mut info as *mut _) } == 0;
-        ok && FASYNC_CODES.contains(&info.si_code)
+        siginfo(tid).is_some_and(|info| FASYNC_CODES.contains(&info.si_code))
     }
 
     /// The sample of the stopped thread `tid`; returns the signal to
@@ -412,6 +413,23 @@ fn resume(tid: i32, sig: i32) {
     // SAFETY: a ptrace request on a stopped tracee; a thread that has
     // gone meanwhile (ESRCH) is reaped by the loop.
     unsafe { libc::ptrace(libc::PTRACE_CONT, tid, 0, sig as libc::c_long) };
+}
+
+/// Whether `sig` stops a process by default.
+fn is_stop_signal(sig: i32) -> bool {
+    matches!(
+        sig,
+        libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+    )
+}
+
+/// The siginfo of the signal the stopped thread `tid` stopped with;
+/// `None` in a group-stop, which has none.
+fn siginfo(tid: i32) -> Option<libc::siginfo_t> {
+    // SAFETY: a siginfo_t filled by the call, into a local.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ptrace(libc::PTRACE_GETSIGINFO, tid, 0, &mut info as *mut _) } == 0;
+    ok.then_some(info)
 }
 
 /// Whether thread `tid` of process `pid` still exists.
