@@ -31,24 +31,15 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 wl="$root/workloads"
 x86="$wl/build/real-x86_64"
 inputs="$wl/build/inputs"
-real="$wl/real"
 
-# The workloads of workloads/run-real.sh, with their full inputs.
-workloads=(
-  "bzip2-text|bzip2|-9 -c text.txt"
-  "bzip2-random|bzip2|-9 -c random.bin"
-  "bzip2-decompress|bzip2|-d -c text.txt.bz2"
-  "minigzip-text|minigzip|-6 text.txt"
-  "minigzip-csv|minigzip|-9 data.csv"
-  "minigzip-decompress|minigzip|-d data.csv.gz"
-  "lua-tables|luarun|$real/lua/tables.lua 400000"
-  "lua-strings|luarun|$real/lua/strings.lua text.txt"
-  "lua-interp|luarun|$real/lua/interp.lua 30000"
-  "sql-orders|sqlrun|$real/sql/orders.sql 100000"
-  "sql-text|sqlrun|$real/sql/text.sql 100000"
-  "zstd-text|zstdrun|-3 -T 2 -J 512 text.txt"
-  "zstd-csv|zstdrun|-6 -T 4 -J 512 data.csv"
-)
+# The workloads of workloads/run-real.sh, with their full inputs, as it
+# lists them ("name: program arguments").
+workloads=()
+while IFS= read -r line; do
+  rest="${line#*: }"
+  workloads+=("${line%%: *}|${rest%% *}|${rest#* }")
+done < <("$wl/run-real.sh" --list)
+[ ${#workloads[@]} -gt 0 ] || { echo "bench-record: workloads/run-real.sh --list listed nothing" >&2; exit 2; }
 
 runs=3
 only=""

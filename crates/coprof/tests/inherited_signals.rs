@@ -25,23 +25,50 @@ int main(void) {
 }
 "#;
 
-/// `coprof ARGS -- prog`, started with SIGHUP ignored when `ignored`.
-fn run(args: &[&str], prog: &std::path::Path, ignored: bool) -> std::process::Output {
+/// `coprof ARGS -- prog PROG_ARGS`, with `start` called in the child
+/// between fork and exec, to set up what coprof starts with.
+fn started(
+    args: &[&str],
+    prog: &std::path::Path,
+    prog_args: &[&str],
+    start: impl Fn() + Send + Sync + 'static,
+) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_coprof"));
-    cmd.args(args).arg("--").arg(prog);
-    // SAFETY: only async-signal-safe calls between fork and exec.
+    cmd.args(args).arg("--").arg(prog).args(prog_args);
+    // SAFETY: `start` makes only async-signal-safe calls.
     unsafe {
         cmd.pre_exec(move || {
-            let action = if ignored {
-                libc::SIG_IGN
-            } else {
-                libc::SIG_DFL
-            };
-            libc::signal(libc::SIGHUP, action);
+            start();
             Ok(())
         });
     }
-    cmd.output().unwrap()
+    cmd
+}
+
+/// What the program said under `coprof ARGS`: `run` passes its standard
+/// output through, `profile` sends it to standard error.
+fn said(args: &[&str], out: &std::process::Output) -> String {
+    String::from_utf8_lossy(if args[0] == "run" {
+        &out.stdout
+    } else {
+        &out.stderr
+    })
+    .into_owned()
+}
+
+/// `coprof ARGS -- prog`, started with SIGHUP ignored when `ignored`.
+fn run(args: &[&str], prog: &std::path::Path, ignored: bool) -> std::process::Output {
+    let action = if ignored {
+        libc::SIG_IGN
+    } else {
+        libc::SIG_DFL
+    };
+    // SAFETY (in the child): signal is async-signal-safe.
+    started(args, prog, &[], move || unsafe {
+        libc::signal(libc::SIGHUP, action);
+    })
+    .output()
+    .unwrap()
 }
 
 #[test]
@@ -50,12 +77,7 @@ fn a_signal_coprof_was_started_ignoring_is_ignored_by_the_program() {
     let prog = compile(dir.path(), "hup", PROGRAM);
     for args in [&["run"][..], &["profile", "--report", "loops"][..]] {
         let out = run(args, &prog, true);
-        let said = String::from_utf8_lossy(if args[0] == "run" {
-            &out.stdout
-        } else {
-            &out.stderr
-        })
-        .into_owned();
+        let said = said(args, &out);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {said}");
         assert!(
             said.contains("SIGHUP ignored at start: 1\nsurvived SIGHUP\n"),
@@ -140,21 +162,16 @@ fn blocked_command(
     prog_args: &[&str],
     blocked: bool,
 ) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_coprof"));
-    cmd.args(args).arg("--").arg(prog).args(prog_args);
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            if blocked {
-                libc::sigaddset(&mut set, libc::SIGUSR1);
-            }
-            libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-            Ok(())
-        });
-    }
-    cmd
+    // SAFETY (in the child): sigset calls and sigprocmask are
+    // async-signal-safe.
+    started(args, prog, prog_args, move || unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        if blocked {
+            libc::sigaddset(&mut set, libc::SIGUSR1);
+        }
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    })
 }
 
 #[test]
@@ -163,12 +180,7 @@ fn a_signal_coprof_was_started_blocking_is_blocked_for_the_program() {
     let prog = compile(dir.path(), "blocked", BLOCKED);
     for args in [&["run"][..], &["profile", "--report", "loops"][..]] {
         let out = run_blocked(args, &prog, &[], true);
-        let said = String::from_utf8_lossy(if args[0] == "run" {
-            &out.stdout
-        } else {
-            &out.stderr
-        })
-        .into_owned();
+        let said = said(args, &out);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {said}");
         assert!(
             said.contains(
