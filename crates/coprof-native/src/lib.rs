@@ -91,8 +91,12 @@ impl Exit {
 pub struct Run {
     /// How the program ended.
     pub exit: Exit,
-    /// Samples taken (each one event).
+    /// Samples taken.
     pub samples: u64,
+    /// Events handed to the sink: one per sample, but for those that met
+    /// no load ([`Config::next_load`]) and those of classes the sink does
+    /// not want.
+    pub events: u64,
     /// Samples whose PC held no instruction that could be read (counted as
     /// events of class `other`).
     pub unreadable: u64,

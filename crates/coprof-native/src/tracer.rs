@@ -82,6 +82,7 @@ pub fn sample(
         run: Run {
             exit: Exit::Exited(0),
             samples: 0,
+            events: 0,
             unreadable: 0,
             no_load: 0,
             threads: 1,
@@ -373,6 +374,7 @@ impl Tracer<'_> {
     /// Hands `e` on, in batches, if the sink wants its class.
     fn push(&mut self, e: Event, sink: &mut dyn Sink) {
         if self.wants.contains(e.class) {
+            self.run.events += 1;
             self.batch.push(e);
             if self.batch.len() >= BATCH {
                 sink.observe(&self.batch);

@@ -84,6 +84,8 @@ pub struct InputArgs {
     /// that standard output carries only the report (see --keep-stdout).
     /// Once the report is written, coprof exits with the program's exit
     /// status (128 + N if signal N killed it), as perf and valgrind do.
+    /// `ranges` and `values` sample a native x86-64 program instead, as
+    /// `coprof record` does (docs/native.md).
     #[arg(last = true, value_name = "PROG ARGS", conflicts_with = "file")]
     pub program: Vec<OsString>,
     /// With a program: leave its standard output where coprof's is, and
@@ -182,6 +184,11 @@ pub struct InputArgs {
 /// processes, and keep quiet as a followed child.
 #[derive(Clone, Default)]
 pub struct LiveSetup {
+    /// A native x86-64 program may be sampled ([`coprof_native`]) instead
+    /// of run in the simulator, by a report that reads samples (`ranges`,
+    /// `values`); `Some(true)` steps each sample to its next load, for a
+    /// report of loads.
+    pub native: Option<bool>,
     /// Follow the program's children ([`Simulator::follow_children`]): how
     /// each forked child runs, and the command a followed child's
     /// `execve` of a RISC-V program runs.
@@ -208,6 +215,7 @@ impl std::fmt::Debug for LiveSetup {
             .field("follow", &self.follow.as_ref().map(|(_, runner)| runner))
             .field("exec", &self.exec)
             .field("child", &self.child)
+            .field("native", &self.native)
             .field("events_at_source", &self.events_at_source)
             .finish()
     }
@@ -519,6 +527,11 @@ impl InputArgs {
                 "give a trace file, or a program after `--` (e.g. `-- ./prog args`)",
             ));
         }
+        if let Some(next_load) = self.setup.native {
+            if let Some(prog) = self.native_program() {
+                return self.run_native(&prog, next_load, sink);
+            }
+        }
         let mut config = crate::cmd::run::sim_config(&self.program, &self.shape(), 0)?;
         let prog = crate::cmd::run::find_program(&mut config)?;
         if let Some(name) = &self.argv0 {
@@ -565,6 +578,115 @@ impl InputArgs {
             }
         }
         Ok(self.live_info(&sim, exit, 0, self.describe()?))
+    }
+
+    /// The program to run, when it is a native x86-64 one and no option
+    /// of the simulator's file system (`--root`, `--sysroot`) says to look
+    /// for a RISC-V one: found as given, or in the host's PATH.
+    fn native_program(&self) -> Option<PathBuf> {
+        if self.root.is_some() || self.sysroot.is_some() {
+            return None;
+        }
+        let name = PathBuf::from(&self.program[0]);
+        let file = if name.as_os_str().as_encoded_bytes().contains(&b'/') {
+            name
+        } else {
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .map(|d| d.join(&name))
+                .find(|p| p.is_file())?
+        };
+        let mut head = [0u8; 20];
+        let n = std::fs::File::open(&file)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .ok()?;
+        // An ELF file for x86-64: e_machine 62.
+        (n == 20 && head[..4] == *b"\x7fELF" && u16::from_le_bytes([head[18], head[19]]) == 62)
+            .then_some(file)
+    }
+
+    /// Samples the native program `prog` into `sink`, as `coprof record`
+    /// would (its defaults; `next_load` for a report of loads).
+    fn run_native(
+        &self,
+        prog: &Path,
+        next_load: bool,
+        sink: &mut dyn Sink,
+    ) -> anyhow::Result<InputInfo> {
+        let simulator_only = [
+            ("--enosys", self.enosys),
+            ("--random-seed", self.random_seed.is_some()),
+            ("--pid", self.pid.is_some()),
+            ("--quantum", self.quantum.is_some()),
+            ("--isa", self.isa.is_some()),
+            ("--interpret", self.interpret),
+            ("--clear-env", self.env.clear_env),
+            ("--unset", !self.env.unset.is_empty()),
+            ("--env", !self.env.set.is_empty()),
+        ];
+        if let Some((option, _)) = simulator_only.iter().find(|(_, set)| *set) {
+            return Err(bad_input(format!(
+                "{option} applies to a RISC-V program run in the simulator, not to {}, an \
+                 x86-64 program, which is sampled natively",
+                prog.display()
+            )));
+        }
+        let config = coprof_native::Config {
+            next_load,
+            ..coprof_native::Config::default()
+        };
+        eprintln!(
+            "coprof: note: {} is an x86-64 program: sampled natively, a sample every ~{} µs \
+             of each thread's CPU time{}, as `coprof record` does; counts are samples",
+            prog.display(),
+            config.period_ns / 1000,
+            if next_load {
+                ", each stepped to its next load"
+            } else {
+                ""
+            }
+        );
+        let run = {
+            let _redirect = (!self.keep_stdout).then(StdoutToStderr::new);
+            coprof_native::sample(prog, &self.program, &config, sink)
+                .map_err(|e| bad_input(e.to_string()))?
+        };
+        if self.keep_stdout {
+            std::mem::forget(StdoutToStderr::new());
+        }
+        PROGRAM_STATUS.store(run.exit.status(), std::sync::atomic::Ordering::Relaxed);
+        if run.exit.status() != 0 {
+            eprintln!(
+                "coprof: note: {} exited with status {}; the profile covers its run up to then",
+                prog.display(),
+                run.exit.status()
+            );
+        }
+        let symbols = (!self.no_symbols)
+            .then(|| {
+                Symbols::of_modules(
+                    &run.modules,
+                    None,
+                    None,
+                    false,
+                    self.symbol_cache().as_deref(),
+                )
+            })
+            .flatten();
+        Ok(InputInfo {
+            events: run.events,
+            meta: TraceMeta {
+                source: "native".into(),
+                isa: "x86-64".into(),
+                program: prog.to_string_lossy().into_owned(),
+                args: self.program_text().into_iter().skip(1).collect(),
+                events: run.events,
+                modules: run.modules,
+                ..TraceMeta::default()
+            },
+            live: None,
+            symbols,
+            raw_addresses: self.no_symbols,
+        })
     }
 
     /// What a live run of `sim` that ended with `exit` told, counting the

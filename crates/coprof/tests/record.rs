@@ -170,7 +170,9 @@ fn what_record_and_the_reports_refuse_is_named() {
         "is a RISC-V program: `coprof run --trace OUT.cpt",
     );
     refused(
-        coprof().args(["ranges", "--"]).arg(&prog),
+        coprof()
+            .args(["ranges", "--stream", "narrow-pc", "--"])
+            .arg(&prog),
         "`coprof record -o OUT.cpt -- PROG ARGS` samples a native x86-64 program",
     );
     refused(
@@ -189,4 +191,49 @@ fn what_record_and_the_reports_refuse_is_named() {
             .arg(&prog),
         "--period-us",
     );
+}
+
+#[test]
+fn a_live_range_or_value_report_samples_a_native_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let r = json_of(coprof().args(["ranges", "--json", "--"]).arg(&prog));
+    assert!(
+        r["hot_ranges"][0]["functions"]
+            .as_str()
+            .unwrap()
+            .starts_with("hot_loop (hot.c:"),
+        "{r}"
+    );
+    // A report of values: each sample stepped to its next load.
+    let v = json_of(
+        coprof()
+            .args(["values", "--algo", "hotlist", "--json", "--"])
+            .arg(&prog),
+    );
+    let top = &v["pcs"][0];
+    assert_eq!(top["source_text"], "s += table[i];", "{top}");
+    assert_eq!(top["values"][0]["value"], 7, "{top}");
+    // Its status is coprof's, after the report.
+    coprof()
+        .args(["ranges", "--"])
+        .arg(&prog)
+        .arg("exit3")
+        .assert()
+        .code(3);
+    let out = coprof()
+        .args(["ranges", "--pid", "5", "--"])
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--pid applies to a RISC-V program run in the simulator"),
+        "{err}"
+    );
+    // The loop cache needs every instruction: not sampled.
+    let out = coprof().args(["loops", "--"]).arg(&prog).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("coprof record -o OUT.cpt"));
 }

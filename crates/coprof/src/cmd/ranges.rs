@@ -112,9 +112,23 @@ fn parse_stream(s: &str) -> Result<Stream, String> {
     s.parse()
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(mut args: Args) -> anyhow::Result<()> {
     let json = args.json;
+    args.input.setup.native = native_sampling(&args);
     crate::job::run_one(&args.input, json, prepare(&args)?)
+}
+
+/// Whether a native x86-64 program may be sampled for these streams,
+/// and whether each sample is then stepped to its next load: for streams
+/// of loads only. The narrow-PC stream needs the values every
+/// instruction produces, which samples do not carry.
+fn native_sampling(args: &Args) -> Option<bool> {
+    let dims = args.dims.clone().unwrap_or_else(|| vec![args.stream]);
+    if dims.contains(&Stream::NarrowPc) {
+        return None;
+    }
+    let loads = [Stream::LoadValue, Stream::LoadAddr, Stream::ZeroLoadAddr];
+    Some(dims.iter().all(|d| loads.contains(d)))
 }
 
 /// The range report of `args`'s options as a [`Job`].

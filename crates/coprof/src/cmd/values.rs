@@ -506,8 +506,11 @@ struct Report {
     engine: serde_json::Value,
 }
 
-pub fn run(a: Args) -> anyhow::Result<()> {
+pub fn run(mut a: Args) -> anyhow::Result<()> {
     let json = a.json;
+    // A native x86-64 program is sampled, each sample stepped to its
+    // next load.
+    a.input.setup.native = Some(true);
     crate::job::run_one(&a.input, json, prepare(&a)?)
 }
 
