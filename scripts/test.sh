@@ -11,5 +11,7 @@ bash scripts/install-deps.sh
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 XDG_CACHE_HOME=$cache cargo test --workspace
-# coprof-brr without its default std feature: the no_std build.
+# coprof-brr without its default std feature: the no_std build, and its
+# tests (its own logarithm is then the one the samplers use).
 cargo build -p coprof-brr --no-default-features
+cargo test -p coprof-brr --no-default-features --lib

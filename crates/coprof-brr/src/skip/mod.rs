@@ -259,6 +259,8 @@ mod tests {
         assert!(a == b);
     }
 
+    // Tables are made with the `std` feature only.
+    #[cfg(feature = "std")]
     #[test]
     fn tables_go_round_the_period() {
         // The paper's register at freq 9: 1,024 intervals, 4 KiB.
