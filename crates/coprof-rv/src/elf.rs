@@ -136,7 +136,7 @@ fn machine_name(m: u16) -> &'static str {
         21 => "PowerPC64",
         22 => "S/390",
         40 => "ARM",
-        62 => "x86-64",
+        EM_X86_64 => "x86-64",
         183 => "AArch64",
         258 => "LoongArch",
         _ => "another architecture",
@@ -145,6 +145,9 @@ fn machine_name(m: u16) -> &'static str {
 
 /// `e_machine` of a RISC-V ELF file.
 pub const EM_RISCV: u16 = 243;
+
+/// `e_machine` of an x86-64 ELF file: the native sampler's programs.
+pub const EM_X86_64: u16 = 62;
 
 /// The machine an ELF file is for, from its first 20 bytes or more: its
 /// name and `e_machine`; `None` when `head` is not the start of an ELF

@@ -274,6 +274,19 @@ pub fn program_status() -> Option<u8> {
     (s >= 0).then_some(s as u8)
 }
 
+/// Records the live program's `status` for coprof's own exit status and,
+/// unless `quiet`, notes one that is not 0: the profile stops where the
+/// program did.
+fn program_ended(prog: &Path, status: i32, quiet: bool) {
+    PROGRAM_STATUS.store(status, std::sync::atomic::Ordering::Relaxed);
+    if !quiet && status != 0 {
+        eprintln!(
+            "coprof: note: {} exited with status {status}; the profile covers its run up to then",
+            prog.display()
+        );
+    }
+}
+
 impl InputArgs {
     /// The options given that shape a program's run (`--root DIR`,
     /// `--sysroot DIR`, `--enosys`, `--random-seed N`, `--quantum N`, and
@@ -550,34 +563,38 @@ impl InputArgs {
         } else {
             LiveProgress::new(&self.name())
         };
-        let exit = {
-            let _redirect = (!quiet && !self.keep_stdout).then(StdoutToStderr::new);
-            sim.run_with_progress(sink, LiveProgress::EVERY, &mut |n| progress.update(n))
-                .map_err(crate::cmd::run::sim_error)?
-        };
-        if self.keep_stdout && !quiet {
-            // The program had standard output: the report goes to
-            // standard error, for as long as coprof runs.
-            std::mem::forget(StdoutToStderr::new());
-        }
+        let exit = self
+            .with_program_output(quiet, || {
+                sim.run_with_progress(sink, LiveProgress::EVERY, &mut |n| progress.update(n))
+            })
+            .map_err(crate::cmd::run::sim_error)?;
         progress.done();
-        PROGRAM_STATUS.store(exit.status(), std::sync::atomic::Ordering::Relaxed);
         if !quiet {
             crate::cmd::run::announce_death(&prog, &exit);
-            if exit.status() != 0 {
-                eprintln!(
-                    "coprof: note: {} exited with status {}; the profile covers its run up to then",
-                    prog.display(),
-                    exit.status()
-                );
-            }
-            if self.setup.follow.is_none() {
-                if let Some(note) = children_note(sim.children_started()) {
-                    eprintln!("coprof: note: {} {note}", prog.display());
-                }
+        }
+        program_ended(&prog, exit.status(), quiet);
+        if !quiet && self.setup.follow.is_none() {
+            if let Some(note) = children_note(sim.children_started()) {
+                eprintln!("coprof: note: {} {note}", prog.display());
             }
         }
         Ok(self.live_info(&sim, exit, 0, self.describe()?))
+    }
+
+    /// Runs the program with `run`. The report owns standard output, so
+    /// the program's goes to standard error; with `--keep-stdout` the
+    /// program keeps it, and the report goes to standard error after the
+    /// run, for as long as coprof runs. A `quiet` run (a followed child's)
+    /// leaves the descriptors alone.
+    fn with_program_output<T>(&self, quiet: bool, run: impl FnOnce() -> T) -> T {
+        let out = {
+            let _redirect = (!quiet && !self.keep_stdout).then(StdoutToStderr::new);
+            run()
+        };
+        if self.keep_stdout && !quiet {
+            std::mem::forget(StdoutToStderr::new());
+        }
+        out
     }
 
     /// The program to run, when it is a native x86-64 one and no option
@@ -587,21 +604,8 @@ impl InputArgs {
         if self.root.is_some() || self.sysroot.is_some() {
             return None;
         }
-        let name = PathBuf::from(&self.program[0]);
-        let file = if name.as_os_str().as_encoded_bytes().contains(&b'/') {
-            name
-        } else {
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                .map(|d| d.join(&name))
-                .find(|p| p.is_file())?
-        };
-        let mut head = [0u8; 20];
-        let n = std::fs::File::open(&file)
-            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-            .ok()?;
-        // An ELF file for x86-64: e_machine 62.
-        (n == 20 && head[..4] == *b"\x7fELF" && u16::from_le_bytes([head[18], head[19]]) == 62)
-            .then_some(file)
+        crate::host_program::find(&self.program[0])
+            .filter(|p| crate::host_program::elf_machine(p) == Some(coprof_rv::elf::EM_X86_64))
     }
 
     /// Samples the native program `prog` into `sink`, as `coprof record`
@@ -645,22 +649,15 @@ impl InputArgs {
                 ""
             }
         );
-        let run = {
-            let _redirect = (!self.keep_stdout).then(StdoutToStderr::new);
-            coprof_native::sample(prog, &self.program, &config, sink)
-                .map_err(|e| bad_input(e.to_string()))?
-        };
-        if self.keep_stdout {
-            std::mem::forget(StdoutToStderr::new());
+        let run = self
+            .with_program_output(false, || {
+                coprof_native::sample(prog, &self.program, &config, sink)
+            })
+            .map_err(|e| bad_input(e.to_string()))?;
+        if let coprof_native::Exit::Killed(sig) = run.exit {
+            eprintln!("coprof: {} was killed by signal {sig}", prog.display());
         }
-        PROGRAM_STATUS.store(run.exit.status(), std::sync::atomic::Ordering::Relaxed);
-        if run.exit.status() != 0 {
-            eprintln!(
-                "coprof: note: {} exited with status {}; the profile covers its run up to then",
-                prog.display(),
-                run.exit.status()
-            );
-        }
+        program_ended(prog, run.exit.status(), false);
         let symbols = (!self.no_symbols)
             .then(|| {
                 Symbols::of_modules(

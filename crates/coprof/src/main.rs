@@ -4,6 +4,7 @@ mod areas;
 mod cmd;
 mod error;
 mod guest_env;
+mod host_program;
 mod input;
 mod job;
 mod output;

@@ -62,33 +62,10 @@ pub struct Args {
     command: Vec<OsString>,
 }
 
-/// The file `name` runs: as given when it has a slash, else the first
-/// executable file of that name in PATH, as a shell finds it.
-fn find(name: &OsString) -> anyhow::Result<PathBuf> {
-    let path = PathBuf::from(name);
-    if path.as_os_str().as_encoded_bytes().contains(&b'/') {
-        return Ok(path);
-    }
-    let dirs = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&dirs)
-        .map(|d| d.join(&path))
-        .find(|p| is_executable(p))
-        .ok_or_else(|| bad_input(format!("{}: not found in PATH", path.display())))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
 /// Refuses a RISC-V program, which the simulator runs, with the command
 /// that does.
 fn refuse_riscv(prog: &Path) -> anyhow::Result<()> {
-    let mut head = [0u8; 64];
-    let n = std::fs::File::open(prog)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .unwrap_or(0);
-    if coprof_rv::elf::is_riscv(&head[..n]) {
+    if crate::host_program::elf_machine(prog) == Some(coprof_rv::elf::EM_RISCV) {
         return Err(bad_input(format!(
             "{} is a RISC-V program: `coprof run --trace OUT.cpt -- {}` records every \
              instruction of it in the simulator",
@@ -101,7 +78,12 @@ fn refuse_riscv(prog: &Path) -> anyhow::Result<()> {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     crate::output::refuse_terminal(&a.output)?;
-    let prog = find(&a.command[0])?;
+    let prog = crate::host_program::find(&a.command[0]).ok_or_else(|| {
+        bad_input(format!(
+            "{}: not found in PATH",
+            Path::new(&a.command[0]).display()
+        ))
+    })?;
     refuse_riscv(&prog)?;
     let config = Config {
         period_ns: a.period_us * 1000,

@@ -423,7 +423,7 @@ pub(crate) fn sim_error(e: SimError) -> anyhow::Error {
     match e {
         SimError::Setup(_) => anyhow::Error::new(e),
         SimError::Elf {
-            source: coprof_rv::elf::ElfError::NotRiscV(_, X86_64),
+            source: coprof_rv::elf::ElfError::NotRiscV(_, coprof_rv::elf::EM_X86_64),
             ..
         } => bad_input(format!(
             "{e}; `coprof record -o OUT.cpt -- PROG ARGS` samples a native x86-64 program, \
@@ -432,6 +432,3 @@ pub(crate) fn sim_error(e: SimError) -> anyhow::Error {
         other => bad_input(other.to_string()),
     }
 }
-
-/// e_machine of x86-64.
-const X86_64: u16 = 62;
