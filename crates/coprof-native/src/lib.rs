@@ -34,7 +34,7 @@ mod tracer;
 pub use decode::{decode, event, Decoded, Regs};
 pub use modules::{modules, parse_maps, Mapping};
 pub use perf::SAMPLE_SIGNAL;
-pub use tracer::{sample, MAX_STEPS};
+pub use tracer::{sample, sample_with_progress, MAX_STEPS};
 
 use std::path::PathBuf;
 
@@ -109,6 +109,23 @@ pub struct Run {
     pub modules: Vec<coprof_core::trace::Module>,
     /// The program's file, as run.
     pub program: PathBuf,
+}
+
+impl Run {
+    /// A run of `program` that has not taken a sample yet: one thread,
+    /// nothing counted.
+    pub fn starting(program: &std::path::Path) -> Run {
+        Run {
+            exit: Exit::Exited(0),
+            samples: 0,
+            events: 0,
+            unreadable: 0,
+            no_load: 0,
+            threads: 1,
+            modules: Vec::new(),
+            program: program.to_path_buf(),
+        }
+    }
 }
 
 /// Why a program could not be sampled.

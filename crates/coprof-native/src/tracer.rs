@@ -31,6 +31,19 @@ pub fn sample(
     config: &Config,
     sink: &mut dyn Sink,
 ) -> Result<Run, NativeError> {
+    sample_with_progress(program, args, config, sink, u64::MAX, &mut |_| {})
+}
+
+/// [`sample`], calling `progress` with the run so far (its samples and
+/// threads) after every `every` samples, for a display of progress.
+pub fn sample_with_progress(
+    program: &Path,
+    args: &[OsString],
+    config: &Config,
+    sink: &mut dyn Sink,
+    every: u64,
+    progress: &mut dyn FnMut(&Run),
+) -> Result<Run, NativeError> {
     let start_error = |source| NativeError::Start {
         program: program.to_path_buf(),
         source,
@@ -79,18 +92,11 @@ pub fn sample(
         tids: [pid].into(),
         batch: Vec::with_capacity(BATCH),
         wants: sink.wants(),
-        run: Run {
-            exit: Exit::Exited(0),
-            samples: 0,
-            events: 0,
-            unreadable: 0,
-            no_load: 0,
-            threads: 1,
-            modules: Vec::new(),
-            program: program.to_path_buf(),
-        },
+        run: Run::starting(program),
         exec_error: pipe[0],
         kept: None,
+        every: every.max(1),
+        progress,
     };
     let result = tracer.trace(sink);
     // SAFETY: the read end this function opened.
@@ -127,6 +133,9 @@ struct Tracer<'a> {
     exec_error: i32,
     /// A change of a thread met while stepping it, for the loop.
     kept: Option<(i32, i32)>,
+    /// Samples between two calls of `progress`.
+    every: u64,
+    progress: &'a mut dyn FnMut(&Run),
 }
 
 impl Tracer<'_> {
@@ -224,6 +233,9 @@ impl Tracer<'_> {
                 }
                 0 if sig == SAMPLE_SIGNAL && self.is_clock_signal(tid) => {
                     let go_on = self.take_sample(tid, sink);
+                    if self.run.samples.is_multiple_of(self.every) {
+                        (self.progress)(&self.run);
+                    }
                     let period = self.period();
                     if let Some(clock) = self.clocks.get(&tid) {
                         // A thread that is exiting refuses: no error.

@@ -236,3 +236,23 @@ fn a_file_that_cannot_run_is_an_error_naming_it() {
     );
     assert!(events.is_empty());
 }
+
+#[test]
+fn progress_is_told_every_so_many_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let mut sink = Collect::default();
+    let mut told = Vec::new();
+    let run = coprof_native::sample_with_progress(
+        &prog,
+        &[OsString::from("hot")],
+        &Config::default(),
+        &mut sink,
+        50,
+        &mut |run| told.push(run.samples),
+    )
+    .unwrap();
+    assert!(run.samples >= 100, "{} samples", run.samples);
+    let expected: Vec<u64> = (1..=run.samples / 50).map(|i| i * 50).collect();
+    assert_eq!(told, expected);
+}

@@ -649,11 +649,21 @@ impl InputArgs {
                 ""
             }
         );
+        let progress = LiveProgress::sampling(prog);
         let run = self
             .with_program_output(false, || {
-                coprof_native::sample(prog, &self.program, &config, sink)
+                coprof_native::sample_with_progress(
+                    prog,
+                    &self.program,
+                    &config,
+                    sink,
+                    LiveProgress::SAMPLES_EVERY,
+                    &mut |run| progress.sampled(run),
+                )
             })
-            .map_err(|e| bad_input(e.to_string()))?;
+            .map_err(|e| bad_input(e.to_string()));
+        progress.done();
+        let run = run?;
         if let coprof_native::Exit::Killed(sig) = run.exit {
             eprintln!("coprof: {} was killed by signal {sig}", prog.display());
         }

@@ -50,6 +50,10 @@ impl LiveProgress {
     /// simulator's speed.
     pub const EVERY: u64 = 1 << 24;
 
+    /// Samples between two updates of a natively sampled run: several a
+    /// second at the default period.
+    pub const SAMPLES_EVERY: u64 = 1024;
+
     /// A spinner for `program`, or nothing when stderr is not a terminal.
     pub fn new(program: &str) -> LiveProgress {
         let bar = std::io::stderr().is_terminal().then(|| {
@@ -86,6 +90,30 @@ impl LiveProgress {
                 instructions as f64 / secs / 1e6
             ));
             b.tick();
+        }
+    }
+
+    /// A spinner for `program` sampled natively, or nothing when stderr
+    /// is not a terminal. It turns by itself, since a program that sleeps
+    /// or waits takes no samples to show.
+    pub fn sampling(program: &std::path::Path) -> LiveProgress {
+        let progress = LiveProgress::new(&program.display().to_string());
+        if let Some(b) = &progress.bar {
+            b.enable_steady_tick(std::time::Duration::from_millis(200));
+        }
+        progress.sampled(&coprof_native::Run::starting(program));
+        progress
+    }
+
+    /// Shows a natively sampled run so far: its samples and threads.
+    pub fn sampled(&self, run: &coprof_native::Run) {
+        if let Some(b) = &self.bar {
+            b.set_message(format!(
+                "{} samples of {} thread{}",
+                crate::output::thousands(run.samples),
+                run.threads,
+                if run.threads == 1 { "" } else { "s" }
+            ));
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::error::bad_input;
 use crate::output::thousands;
+use crate::progress::LiveProgress;
 use coprof_core::trace::TraceMeta;
 use coprof_core::ClassSet;
 use coprof_native::{Config, Exit};
@@ -110,7 +111,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let to_stderr = crate::output::is_stdout(&a.output)
         .then(crate::input::StdoutToStderr::new)
         .flatten();
-    let run = coprof_native::sample(&prog, &a.command, &config, &mut w);
+    let progress = LiveProgress::sampling(&prog);
+    let run = coprof_native::sample_with_progress(
+        &prog,
+        &a.command,
+        &config,
+        &mut w,
+        LiveProgress::SAMPLES_EVERY,
+        &mut |run| progress.sampled(run),
+    );
+    progress.done();
     drop(to_stderr);
     let run = run.map_err(|e| bad_input(e.to_string()))?;
     let secs = started.elapsed().as_secs_f64();
