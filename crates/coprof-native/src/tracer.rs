@@ -58,10 +58,13 @@ pub fn sample_with_progress(
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
     // The child tells a failed execve through this pipe, closed by a
-    // successful one.
+    // successful one; and waits on `go` until it is traced.
     let mut pipe = [0i32; 2];
-    // SAFETY: room for two descriptors.
-    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+    let mut go = [0i32; 2];
+    // SAFETY: room for two descriptors each.
+    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } < 0
+        || unsafe { libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) } < 0
+    {
         return Err(start_error(std::io::Error::last_os_error()));
     }
     // SAFETY: the child makes only async-signal-safe calls before execv,
@@ -71,19 +74,52 @@ pub fn sample_with_progress(
         return Err(start_error(std::io::Error::last_os_error()));
     }
     if pid == 0 {
-        // SAFETY: as above; _exit ends the child if execv fails.
+        // SAFETY: as above; _exit ends the child if the tracer has gone
+        // (end of file on `go`) or execv fails.
         unsafe {
             libc::close(pipe[0]);
-            libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0);
-            libc::raise(libc::SIGSTOP);
+            libc::close(go[1]);
+            let mut byte = 0u8;
+            if libc::read(go[0], &mut byte as *mut u8 as *mut _, 1) != 1 {
+                libc::_exit(127);
+            }
             libc::execv(path.as_ptr(), argv_ptrs.as_ptr());
             let errno = *libc::__errno_location();
             libc::write(pipe[1], &errno as *const i32 as *const _, 4);
             libc::_exit(127);
         }
     }
-    // SAFETY: the write end is the child's.
-    unsafe { libc::close(pipe[1]) };
+    // SAFETY: the write end and `go`'s read end are the child's.
+    unsafe {
+        libc::close(pipe[1]);
+        libc::close(go[0]);
+    }
+    // Seized rather than traced from the child (PTRACE_TRACEME), so that
+    // a stop signal's group-stop can be kept (PTRACE_LISTEN) until a
+    // SIGCONT, as it would be without coprof.
+    let options = libc::PTRACE_O_TRACECLONE
+        | libc::PTRACE_O_TRACEEXEC
+        | libc::PTRACE_O_TRACEEXIT
+        | libc::PTRACE_O_EXITKILL;
+    // SAFETY: ptrace and a write on the child this function started and
+    // the pipe it made; then the pipe's end closed.
+    let seized = unsafe { libc::ptrace(libc::PTRACE_SEIZE, pid, 0, options) } == 0
+        && unsafe { libc::write(go[1], b"g".as_ptr() as *const _, 1) } == 1;
+    let seize_error = std::io::Error::last_os_error();
+    unsafe { libc::close(go[1]) };
+    if !seized {
+        // SAFETY: the child this function started, reaped.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), libc::__WALL);
+            libc::close(pipe[0]);
+        }
+        return Err(NativeError::Trace {
+            program: program.to_path_buf(),
+            pid,
+            source: seize_error,
+        });
+    }
     let mut tracer = Tracer {
         pid,
         config,
@@ -167,20 +203,6 @@ impl Tracer<'_> {
 
     fn trace(&mut self, sink: &mut dyn Sink) -> Result<(), NativeError> {
         let pid = self.pid;
-        // The child's stop before its execv: options set, then on.
-        let status = wait(pid).map_err(|e| self.trace_error(e))?;
-        if !libc::WIFSTOPPED(status) {
-            return Err(self.trace_error(std::io::Error::other("the child did not stop")));
-        }
-        let options = libc::PTRACE_O_TRACECLONE
-            | libc::PTRACE_O_TRACEEXEC
-            | libc::PTRACE_O_TRACEEXIT
-            | libc::PTRACE_O_EXITKILL;
-        // SAFETY: ptrace requests on the stopped tracee.
-        if unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, options) } < 0 {
-            return Err(self.trace_error(std::io::Error::last_os_error()));
-        }
-        resume(pid, 0);
         let mut started = false;
         loop {
             let (tid, status) = self.next_change().map_err(|e| self.trace_error(e))?;
@@ -245,15 +267,12 @@ impl Tracer<'_> {
                         resume(tid, sig);
                     }
                 }
-                // A new thread's first stop, and the stop of the child's
-                // own raise before its exec, are the tracer's.
-                0 if sig == libc::SIGSTOP && (!started || tid != pid) => resume(tid, 0),
-                // A stop signal's second report is the thread's
-                // group-stop, which GETSIGINFO refuses: restarted without
-                // the signal, or it would be sent again and again.
-                0 if is_stop_signal(sig) && siginfo(tid).is_none() => resume(tid, 0),
                 0 => resume(tid, sig),
-                // Other events (a group stop's): go on.
+                // The thread's part in a group-stop (a stop signal was
+                // delivered): kept stopped until a SIGCONT ends it.
+                libc::PTRACE_EVENT_STOP if is_stop_signal(sig) => listen(tid),
+                // A new thread's first stop, the end of a group-stop, and
+                // other events: go on.
                 _ => resume(tid, 0),
             }
         }
@@ -407,26 +426,18 @@ impl Tracer<'_> {
     }
 }
 
-/// Waits for `pid`'s next change.
-fn wait(pid: i32) -> Result<i32, std::io::Error> {
-    let mut status = 0;
-    loop {
-        // SAFETY: a wait for the child, into a local.
-        if unsafe { libc::waitpid(pid, &mut status, libc::__WALL) } == pid {
-            return Ok(status);
-        }
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
-        }
-    }
-}
-
 /// Lets the stopped thread `tid` go on, with signal `sig` (0: none).
 fn resume(tid: i32, sig: i32) {
     // SAFETY: a ptrace request on a stopped tracee; a thread that has
     // gone meanwhile (ESRCH) is reaped by the loop.
     unsafe { libc::ptrace(libc::PTRACE_CONT, tid, 0, sig as libc::c_long) };
+}
+
+/// Keeps the thread `tid`, stopped in a group-stop, stopped, but lets a
+/// SIGCONT end the stop, which it then reports.
+fn listen(tid: i32) {
+    // SAFETY: a ptrace request on a stopped tracee, as in `resume`.
+    unsafe { libc::ptrace(libc::PTRACE_LISTEN, tid, 0, 0) };
 }
 
 /// Whether `sig` stops a process by default.

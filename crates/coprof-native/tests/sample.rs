@@ -1,6 +1,7 @@
 //! The sampler on real x86-64 programs built here with the host's gcc:
 //! where its samples land, the values its loads read, threads, signals
-//! of the program's own, exit statuses, and programs that cannot run.
+//! of the program's own, stop signals, exit statuses, and programs that
+//! cannot run.
 
 use coprof_core::{Class, Event, Sink};
 use coprof_native::{sample, Config, Exit, NativeError};
@@ -19,6 +20,7 @@ const PROGRAM: &str = r#"
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 #define N 4096
 long table[N];
 volatile long sink;
@@ -54,6 +56,19 @@ int main(int argc, char **argv) {
         pthread_create(&t, NULL, worker, NULL);
         sink = hot_loop(3000);
         pthread_join(t, NULL);
+        return 0;
+    }
+    if (!strncmp(mode, "spin:", 5)) {
+        /* Tells its pid, then runs for 2 s of wall time. */
+        FILE *out = fopen(mode + 5, "w");
+        fprintf(out, "%d\n", (int)getpid());
+        fclose(out);
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            sink = hot_loop(1);
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while (t.tv_sec - t0.tv_sec < 2);
         return 0;
     }
     if (!strncmp(mode, "prof:", 5)) {
@@ -255,4 +270,50 @@ fn progress_is_told_every_so_many_samples() {
     assert!(run.samples >= 100, "{} samples", run.samples);
     let expected: Vec<u64> = (1..=run.samples / 50).map(|i| i * 50).collect();
     assert_eq!(told, expected);
+}
+
+/// The CPU time, in clock ticks, that process `pid` has used.
+fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after_name.split(' ').collect();
+    // utime and stime: fields 14 and 15 of the line, 12 and 13 here.
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn a_stop_signal_stops_the_program_until_sigcont() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let pid_file = dir.path().join("pid");
+    let mode = format!("spin:{}", pid_file.display());
+    let sampler = {
+        let prog = prog.clone();
+        std::thread::spawn(move || run(&prog, &mode))
+    };
+    let started = std::time::Instant::now();
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the program never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    // SAFETY: signals to the program the sampler runs.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let before = cpu_ticks(pid);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let after = cpu_ticks(pid);
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let (r, events) = sampler.join().unwrap();
+    assert_eq!(before, after, "the stopped program ran on");
+    assert_eq!(r.unwrap().exit, Exit::Exited(0));
+    assert!(!events.is_empty());
 }
