@@ -29,13 +29,15 @@
 mod decode;
 mod modules;
 mod perf;
+mod start;
 mod tracer;
 
 pub use decode::{decode, event, Decoded, Regs};
 pub use modules::{modules, parse_maps, Mapping};
 pub use perf::SAMPLE_SIGNAL;
-pub use tracer::{sample, sample_with_progress, MAX_STEPS};
+pub use tracer::{sample, sample_with, MAX_STEPS};
 
+use coprof_core::{ClassSet, Event};
 use std::path::PathBuf;
 
 /// How to sample.
@@ -86,9 +88,44 @@ impl Exit {
     }
 }
 
+/// What [`sample_with`] does beside sampling the program.
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// Called with the program's run so far after every so many samples
+    /// (of all its processes), for a display of progress.
+    pub progress: Option<(u64, Progress<'a>)>,
+    /// Follow the program's child processes (`fork`, `vfork`, and so
+    /// `posix_spawn` and `system`), and theirs, each sampled with clocks
+    /// of its own, into this. The run then ends when the program and all
+    /// of them have ended, as `strace -f`'s does.
+    pub children: Option<&'a mut dyn Children>,
+}
+
+/// What [`Hooks::progress`] calls.
+pub type Progress<'a> = &'a mut dyn FnMut(&Run);
+
+/// Where the samples of the program's child processes go: each process's
+/// addresses are its own, so each has its samples and its modules apart.
+pub trait Children {
+    /// The classes of events wanted, as [`Sink::wants`](coprof_core::Sink::wants).
+    fn wants(&self) -> ClassSet {
+        ClassSet::ALL
+    }
+    /// Process `pid`, forked by process `parent`, has started; its
+    /// samples follow.
+    fn started(&mut self, pid: i32, parent: i32);
+    /// Samples of process `pid`, in order.
+    fn observe(&mut self, pid: i32, batch: &[Event]);
+    /// Process `pid` has ended: how, its samples, and the files of the
+    /// program it ran last, as [`sample`] returns for the program.
+    fn ended(&mut self, pid: i32, run: Run);
+}
+
 /// What a sampled run gave besides its events.
 #[derive(Clone, Debug)]
 pub struct Run {
+    /// The process's id.
+    pub pid: i32,
     /// How the program ended.
     pub exit: Exit,
     /// Samples taken.
@@ -109,6 +146,10 @@ pub struct Run {
     pub modules: Vec<coprof_core::trace::Module>,
     /// The program's file, as run.
     pub program: PathBuf,
+    /// For a child process ([`Hooks::children`]): the arguments of the
+    /// program it ran last, `argv[0]` first, read at its exit; empty for
+    /// the program, whose arguments are those it was started with.
+    pub args: Vec<std::ffi::OsString>,
 }
 
 impl Run {
@@ -116,6 +157,7 @@ impl Run {
     /// nothing counted.
     pub fn starting(program: &std::path::Path) -> Run {
         Run {
+            pid: 0,
             exit: Exit::Exited(0),
             samples: 0,
             events: 0,
@@ -124,6 +166,7 @@ impl Run {
             threads: 1,
             modules: Vec::new(),
             program: program.to_path_buf(),
+            args: Vec::new(),
         }
     }
 }

@@ -1,15 +1,16 @@
 //! The sampling loop: starts the program under ptrace, follows its
-//! threads, takes a sample at each clock interrupt, and passes every
-//! other signal on to the program.
+//! threads (and, when asked, its child processes), takes a sample at
+//! each clock interrupt, and passes every other signal on to the program.
 
 use crate::decode::{decode, event, Regs, MAX_LEN};
 use crate::perf::{Clock, SAMPLE_SIGNAL};
-use crate::{Config, Exit, NativeError, Run};
-use coprof_core::{Class, Event, Sink};
+use crate::start::{start, Started};
+use crate::{Children, Config, Exit, Hooks, NativeError, Run};
+use coprof_core::{Class, ClassSet, Event, Sink};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::HashMap;
-use std::ffi::{CString, OsString};
+use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -31,155 +32,118 @@ pub fn sample(
     config: &Config,
     sink: &mut dyn Sink,
 ) -> Result<Run, NativeError> {
-    sample_with_progress(program, args, config, sink, u64::MAX, &mut |_| {})
+    sample_with(program, args, config, sink, Hooks::default())
 }
 
-/// [`sample`], calling `progress` with the run so far (its samples and
-/// threads) after every `every` samples, for a display of progress.
-pub fn sample_with_progress(
+/// [`sample`], with progress told and child processes followed as
+/// `hooks` says.
+pub fn sample_with(
     program: &Path,
     args: &[OsString],
     config: &Config,
     sink: &mut dyn Sink,
-    every: u64,
-    progress: &mut dyn FnMut(&Run),
+    hooks: Hooks,
 ) -> Result<Run, NativeError> {
-    let start_error = |source| NativeError::Start {
-        program: program.to_path_buf(),
-        source,
+    let started = start(program, args, hooks.children.is_some())?;
+    let pid = started.pid;
+    let mut main = Process::new(Run::starting(program));
+    main.run.pid = pid;
+    let (every, progress) = match hooks.progress {
+        Some((every, progress)) => (every.max(1), Some(progress)),
+        None => (u64::MAX, None),
     };
-    let invalid = || start_error(std::io::Error::from(std::io::ErrorKind::InvalidInput));
-    let path = CString::new(program.as_os_str().as_bytes()).map_err(|_| invalid())?;
-    let argv: Vec<CString> = args
-        .iter()
-        .map(|a| CString::new(a.as_bytes()))
-        .collect::<Result<_, _>>()
-        .map_err(|_| invalid())?;
-    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argv_ptrs.push(std::ptr::null());
-    // The child tells a failed execve through this pipe, closed by a
-    // successful one; and waits on `go` until it is traced.
-    let mut pipe = [0i32; 2];
-    let mut go = [0i32; 2];
-    // SAFETY: room for two descriptors each.
-    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } < 0
-        || unsafe { libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) } < 0
-    {
-        return Err(start_error(std::io::Error::last_os_error()));
-    }
-    // SAFETY: the child makes only async-signal-safe calls before execv,
-    // on values made before the fork.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(start_error(std::io::Error::last_os_error()));
-    }
-    if pid == 0 {
-        // SAFETY: as above; _exit ends the child if the tracer has gone
-        // (end of file on `go`) or execv fails.
-        unsafe {
-            libc::close(pipe[0]);
-            libc::close(go[1]);
-            let mut byte = 0u8;
-            if libc::read(go[0], &mut byte as *mut u8 as *mut _, 1) != 1 {
-                libc::_exit(127);
-            }
-            libc::execv(path.as_ptr(), argv_ptrs.as_ptr());
-            let errno = *libc::__errno_location();
-            libc::write(pipe[1], &errno as *const i32 as *const _, 4);
-            libc::_exit(127);
-        }
-    }
-    // SAFETY: the write end and `go`'s read end are the child's.
-    unsafe {
-        libc::close(pipe[1]);
-        libc::close(go[0]);
-    }
-    // Seized rather than traced from the child (PTRACE_TRACEME), so that
-    // a stop signal's group-stop can be kept (PTRACE_LISTEN) until a
-    // SIGCONT, as it would be without coprof.
-    let options = libc::PTRACE_O_TRACECLONE
-        | libc::PTRACE_O_TRACEEXEC
-        | libc::PTRACE_O_TRACEEXIT
-        | libc::PTRACE_O_EXITKILL;
-    // SAFETY: ptrace and a write on the child this function started and
-    // the pipe it made; then the pipe's end closed.
-    let seized = unsafe { libc::ptrace(libc::PTRACE_SEIZE, pid, 0, options) } == 0
-        && unsafe { libc::write(go[1], b"g".as_ptr() as *const _, 1) } == 1;
-    let seize_error = std::io::Error::last_os_error();
-    unsafe { libc::close(go[1]) };
-    if !seized {
-        // SAFETY: the child this function started, reaped.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-            libc::waitpid(pid, std::ptr::null_mut(), libc::__WALL);
-            libc::close(pipe[0]);
-        }
-        return Err(NativeError::Trace {
-            program: program.to_path_buf(),
-            pid,
-            source: seize_error,
-        });
-    }
     let mut tracer = Tracer {
         pid,
         config,
         rng: Xoshiro256PlusPlus::seed_from_u64(config.seed),
         clocks: HashMap::new(),
-        tids: [pid].into(),
-        batch: Vec::with_capacity(BATCH),
+        threads: [(pid, pid)].into(),
+        processes: [(pid, main)].into(),
         wants: sink.wants(),
-        run: Run::starting(program),
-        exec_error: pipe[0],
+        child_wants: hooks.children.as_ref().map_or(ClassSet::ALL, |c| c.wants()),
+        children: hooks.children,
+        started: &started,
         kept: None,
-        every: every.max(1),
+        samples: 0,
+        every,
         progress,
+        ended: None,
     };
     let result = tracer.trace(sink);
-    // SAFETY: the read end this function opened.
-    unsafe { libc::close(pipe[0]) };
     if result.is_err() {
-        // SAFETY: the child this function started; reaped so that no
-        // zombie stays.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-            libc::waitpid(pid, std::ptr::null_mut(), libc::__WALL);
+        // SAFETY: the processes this function started or followed;
+        // reaped so that no zombie stays.
+        for &p in tracer.processes.keys() {
+            unsafe {
+                libc::kill(p, libc::SIGKILL);
+                libc::waitpid(p, std::ptr::null_mut(), libc::__WALL);
+            }
         }
     }
     result?;
-    if !tracer.batch.is_empty() {
-        sink.observe(&tracer.batch);
-    }
-    sink.finish();
-    Ok(tracer.run)
+    Ok(tracer
+        .ended
+        .take()
+        .expect("the run ends with the program's end"))
 }
 
-struct Tracer<'a> {
+/// A process of the program being sampled: its run so far and its
+/// samples not yet handed on.
+struct Process {
+    run: Run,
+    batch: Vec<Event>,
+}
+
+impl Process {
+    fn new(run: Run) -> Process {
+        Process {
+            run,
+            batch: Vec::with_capacity(BATCH),
+        }
+    }
+}
+
+struct Tracer<'a, 'h> {
     /// The program's process (its first thread).
     pid: i32,
     config: &'a Config,
     rng: Xoshiro256PlusPlus,
     /// Each live thread's clock.
     clocks: HashMap<i32, Clock>,
-    /// The program's threads seen (the first included).
-    tids: std::collections::HashSet<i32>,
-    batch: Vec<Event>,
-    wants: coprof_core::ClassSet,
-    run: Run,
-    /// The read end of the pipe a failed execve writes its errno to.
-    exec_error: i32,
+    /// Each thread seen: its process.
+    threads: HashMap<i32, i32>,
+    /// Each live process: the program's, and its followed children.
+    processes: HashMap<i32, Process>,
+    /// Classes the program's sink wants, and the children's.
+    wants: ClassSet,
+    child_wants: ClassSet,
+    children: Option<&'h mut dyn Children>,
+    started: &'a Started,
     /// A change of a thread met while stepping it, for the loop.
     kept: Option<(i32, i32)>,
+    /// Samples taken, of all processes.
+    samples: u64,
     /// Samples between two calls of `progress`.
     every: u64,
-    progress: &'a mut dyn FnMut(&Run),
+    progress: Option<&'h mut dyn FnMut(&Run)>,
+    /// The program's run, once its process has ended.
+    ended: Option<Run>,
 }
-
-impl Tracer<'_> {
+impl Tracer<'_, '_> {
     fn trace_error(&self, source: std::io::Error) -> NativeError {
         NativeError::Trace {
-            program: self.run.program.clone(),
+            program: self.program().clone(),
             pid: self.pid,
             source,
+        }
+    }
+
+    /// The program's file, as run so far.
+    fn program(&self) -> &std::path::PathBuf {
+        match (&self.ended, self.processes.get(&self.pid)) {
+            (Some(run), _) => &run.program,
+            (None, Some(p)) => &p.run.program,
+            (None, None) => unreachable!("the program's process is live until it has ended"),
         }
     }
 
@@ -201,22 +165,60 @@ impl Tracer<'_> {
         Ok(())
     }
 
+    /// Opens a clock on the new thread `tid` of process `pid`; a thread
+    /// that ends before its clock opens is no error.
+    fn clock_new(&mut self, pid: i32, tid: i32) -> Result<(), NativeError> {
+        match self.clock(tid) {
+            Err(e) if thread_exists(pid, tid) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Starts following the child process `pid` of process `parent`,
+    /// once: at its parent's fork event or its own first stop, whichever
+    /// comes first.
+    fn adopt(&mut self, pid: i32, parent: i32) -> Result<(), NativeError> {
+        if self.processes.contains_key(&pid) {
+            return Ok(());
+        }
+        let program = self
+            .processes
+            .get(&parent)
+            .map_or_else(|| self.program().clone(), |p| p.run.program.clone());
+        let mut run = Run::starting(&program);
+        run.pid = pid;
+        self.processes.insert(pid, Process::new(run));
+        self.threads.insert(pid, pid);
+        if let Some(children) = self.children.as_deref_mut() {
+            children.started(pid, parent);
+        }
+        self.clock_new(pid, pid)
+    }
+
     fn trace(&mut self, sink: &mut dyn Sink) -> Result<(), NativeError> {
         let pid = self.pid;
         let mut started = false;
         loop {
             let (tid, status) = self.next_change().map_err(|e| self.trace_error(e))?;
+            let Some(&process) = self.threads.get(&tid) else {
+                continue;
+            };
             if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
                 self.clocks.remove(&tid);
-                if tid == pid {
-                    self.run.exit = if libc::WIFEXITED(status) {
-                        Exit::Exited(libc::WEXITSTATUS(status))
-                    } else {
-                        Exit::Killed(libc::WTERMSIG(status))
-                    };
-                    if !started {
-                        return Err(self.exec_failed());
-                    }
+                self.threads.remove(&tid);
+                if tid != process {
+                    continue;
+                }
+                let exit = if libc::WIFEXITED(status) {
+                    Exit::Exited(libc::WEXITSTATUS(status))
+                } else {
+                    Exit::Killed(libc::WTERMSIG(status))
+                };
+                if tid == pid && !started {
+                    return Err(self.exec_failed());
+                }
+                self.process_ended(process, exit, sink);
+                if self.processes.is_empty() {
                     return Ok(());
                 }
                 continue;
@@ -227,36 +229,51 @@ impl Tracer<'_> {
             let sig = libc::WSTOPSIG(status);
             match status >> 16 {
                 libc::PTRACE_EVENT_EXEC => {
-                    // The process is one thread again, under the pid.
-                    started = true;
-                    self.clocks.clear();
-                    self.clock(pid)?;
+                    // The process is one thread again, under its pid.
+                    if process == pid {
+                        started = true;
+                    }
+                    let gone: Vec<i32> = (self.threads.iter())
+                        .filter(|&(&t, &p)| p == process && t != process)
+                        .map(|(&t, _)| t)
+                        .collect();
+                    for t in gone {
+                        self.threads.remove(&t);
+                        self.clocks.remove(&t);
+                    }
+                    self.clocks.remove(&process);
+                    self.clock(process)?;
                     resume(tid, 0);
                 }
                 libc::PTRACE_EVENT_CLONE => {
-                    let mut new = 0 as libc::c_ulong;
-                    // SAFETY: the new thread's id, into a local.
-                    unsafe { libc::ptrace(libc::PTRACE_GETEVENTMSG, tid, 0, &mut new) };
-                    self.run.threads += 1;
-                    self.tids.insert(new as i32);
-                    // A thread that ends before its clock opens is no error.
-                    if let Err(e) = self.clock(new as i32) {
-                        if thread_exists(pid, new as i32) {
-                            return Err(e);
-                        }
+                    let new = event_message(tid);
+                    if let Some(p) = self.processes.get_mut(&process) {
+                        p.run.threads += 1;
                     }
+                    self.threads.insert(new, process);
+                    self.clock_new(process, new)?;
+                    resume(tid, 0);
+                }
+                libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
+                    let new = event_message(tid);
+                    self.adopt(new, process)?;
                     resume(tid, 0);
                 }
                 libc::PTRACE_EVENT_EXIT => {
-                    if tid == pid && started {
-                        self.read_modules();
+                    if tid == process && (process != pid || started) {
+                        self.read_modules(process);
                     }
                     resume(tid, 0);
                 }
                 0 if sig == SAMPLE_SIGNAL && self.is_clock_signal(tid) => {
-                    let go_on = self.take_sample(tid, sink);
-                    if self.run.samples.is_multiple_of(self.every) {
-                        (self.progress)(&self.run);
+                    let go_on = self.take_sample(tid, process, sink);
+                    self.samples += 1;
+                    if self.samples.is_multiple_of(self.every) {
+                        if let (Some(progress), Some(p)) =
+                            (self.progress.as_deref_mut(), self.processes.get(&pid))
+                        {
+                            progress(&p.run);
+                        }
                     }
                     let period = self.period();
                     if let Some(clock) = self.clocks.get(&tid) {
@@ -271,10 +288,26 @@ impl Tracer<'_> {
                 // The thread's part in a group-stop (a stop signal was
                 // delivered): kept stopped until a SIGCONT ends it.
                 libc::PTRACE_EVENT_STOP if is_stop_signal(sig) => listen(tid),
-                // A new thread's first stop, the end of a group-stop, and
-                // other events: go on.
+                // A new thread's or process's first stop, the end of a
+                // group-stop, and other events: go on.
                 _ => resume(tid, 0),
             }
+        }
+    }
+
+    /// Process `process` has ended with `exit`: its last samples handed
+    /// on, and its run to its owner.
+    fn process_ended(&mut self, process: i32, exit: Exit, sink: &mut dyn Sink) {
+        self.flush(process, sink);
+        let Some(mut p) = self.processes.remove(&process) else {
+            return;
+        };
+        p.run.exit = exit;
+        if process == self.pid {
+            sink.finish();
+            self.ended = Some(p.run);
+        } else if let Some(children) = self.children.as_deref_mut() {
+            children.ended(process, p.run);
         }
     }
 
@@ -303,10 +336,7 @@ impl Tracer<'_> {
             }
             // SAFETY: waitid filled si_pid.
             let tid = unsafe { info.si_pid() };
-            // A thread whose clone event has not been seen yet is in the
-            // process's task list.
-            if self.tids.contains(&tid) || thread_exists(self.pid, tid) {
-                self.tids.insert(tid);
+            if self.threads.contains_key(&tid) || self.found(tid) {
                 let mut status = 0;
                 // SAFETY: a wait for that one thread, into a local.
                 if unsafe { libc::waitpid(tid, &mut status, libc::__WALL | libc::WNOHANG) } == tid {
@@ -319,18 +349,37 @@ impl Tracer<'_> {
         }
     }
 
+    /// Whether `tid`, not seen yet, is a thread this sampler traces: a new
+    /// thread or child process whose clone or fork event has not come
+    /// yet. It is then followed from here.
+    fn found(&mut self, tid: i32) -> bool {
+        let Some(ids) = Ids::of(tid) else {
+            return false;
+        };
+        // SAFETY: getpid cannot fail.
+        if ids.tracer != unsafe { libc::getpid() } {
+            return false;
+        }
+        if self.processes.contains_key(&ids.tgid) {
+            self.threads.insert(tid, ids.tgid);
+            return true;
+        }
+        // A child process: traced only when children are followed.
+        self.children.is_some() && self.adopt(tid, ids.ppid).is_ok()
+    }
+
     /// The error of an execve that failed in the child.
     fn exec_failed(&self) -> NativeError {
         let mut errno = 0i32;
         // SAFETY: reads 4 bytes into a local from the pipe's read end.
-        let n = unsafe { libc::read(self.exec_error, &mut errno as *mut i32 as *mut _, 4) };
+        let n = unsafe { libc::read(self.started.exec_error, &mut errno as *mut i32 as *mut _, 4) };
         let source = if n == 4 {
             std::io::Error::from_raw_os_error(errno)
         } else {
             std::io::Error::other("it ended before it started")
         };
         NativeError::Start {
-            program: self.run.program.clone(),
+            program: self.program().clone(),
             source,
         }
     }
@@ -341,12 +390,13 @@ impl Tracer<'_> {
         siginfo(tid).is_some_and(|info| FASYNC_CODES.contains(&info.si_code))
     }
 
-    /// The sample of the stopped thread `tid`; returns the signal to
-    /// resume it with, or `None` when it must not be resumed (it stopped
-    /// for something else while stepped, kept for the loop).
-    fn take_sample(&mut self, tid: i32, sink: &mut dyn Sink) -> Option<i32> {
+    /// The sample of the stopped thread `tid` of process `process`;
+    /// returns the signal to resume it with, or `None` when it must not
+    /// be resumed (it stopped for something else while stepped, kept for
+    /// the loop).
+    fn take_sample(&mut self, tid: i32, process: i32, sink: &mut dyn Sink) -> Option<i32> {
         let mut steps = 0;
-        loop {
+        let (sample, resume) = loop {
             // SAFETY: registers of a stopped tracee, into a local.
             let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
             if unsafe { libc::ptrace(libc::PTRACE_GETREGS, tid, 0, &mut regs as *mut _) } < 0 {
@@ -356,30 +406,23 @@ impl Tracer<'_> {
             let mut code = [0u8; MAX_LEN];
             let got = read_memory(tid, pc, &mut code);
             let Some(d) = decode(&code[..got], pc, &Regs(&regs)) else {
-                self.run.samples += 1;
-                self.run.unreadable += 1;
-                if !self.config.next_load {
-                    self.push(Event::new(pc, Class::Other), sink);
-                }
-                return Some(0);
+                let e = (!self.config.next_load).then(|| Event::new(pc, Class::Other));
+                break (Sample::Unreadable(e), Some(0));
             };
             let stop_here = !self.config.next_load
                 || d.read.is_some()
                 || d.class == Class::System
                 || steps == MAX_STEPS;
             if stop_here {
-                self.run.samples += 1;
                 if self.config.next_load && d.read.is_none() {
-                    self.run.no_load += 1;
-                    return Some(0);
+                    break (Sample::NoLoad, Some(0));
                 }
                 let e = event(pc, &d, |addr, size| {
                     let mut bytes = [0u8; 8];
                     (read_memory(tid, addr, &mut bytes[..size]) == size)
                         .then(|| u64::from_le_bytes(bytes))
                 });
-                self.push(e, sink);
-                return Some(0);
+                break (Sample::Event(e), Some(0));
             }
             // SAFETY: a ptrace request on the stopped tracee, then a wait
             // for that one thread.
@@ -393,37 +436,135 @@ impl Tracer<'_> {
                 && status >> 16 == 0;
             if !stepped {
                 // An exit, an event or a signal: the loop's to handle.
-                self.run.samples += 1;
-                self.run.no_load += 1;
                 self.kept = Some((tid, status));
-                return None;
+                break (Sample::NoLoad, None);
             }
             steps += 1;
-        }
+        };
+        self.count(process, sample, sink);
+        resume
     }
 
-    /// Hands `e` on, in batches, if the sink wants its class.
-    fn push(&mut self, e: Event, sink: &mut dyn Sink) {
-        if self.wants.contains(e.class) {
-            self.run.events += 1;
-            self.batch.push(e);
-            if self.batch.len() >= BATCH {
-                sink.observe(&self.batch);
-                self.batch.clear();
+    /// Counts a sample of `process` and hands its event on.
+    fn count(&mut self, process: i32, sample: Sample, sink: &mut dyn Sink) {
+        let Some(p) = self.processes.get_mut(&process) else {
+            return;
+        };
+        p.run.samples += 1;
+        let e = match sample {
+            Sample::Event(e) => e,
+            Sample::NoLoad => {
+                p.run.no_load += 1;
+                return;
+            }
+            Sample::Unreadable(e) => {
+                p.run.unreadable += 1;
+                match e {
+                    Some(e) => e,
+                    None => return,
+                }
+            }
+        };
+        let wants = if process == self.pid {
+            self.wants
+        } else {
+            self.child_wants
+        };
+        if wants.contains(e.class) {
+            p.run.events += 1;
+            p.batch.push(e);
+            if p.batch.len() >= BATCH {
+                self.flush(process, sink);
             }
         }
     }
 
-    /// The program's modules, from its mappings at its exit stop.
-    fn read_modules(&mut self) {
-        let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.pid)).unwrap_or_default();
-        let exe = std::fs::read_link(format!("/proc/{}/exe", self.pid)).ok();
-        self.run.modules =
-            crate::modules::modules(&crate::modules::parse_maps(&maps), exe.as_deref());
+    /// Hands process `process`'s samples on: the program's to `sink`, a
+    /// child's to the children's owner.
+    fn flush(&mut self, process: i32, sink: &mut dyn Sink) {
+        let Some(p) = self.processes.get_mut(&process) else {
+            return;
+        };
+        if p.batch.is_empty() {
+            return;
+        }
+        if process == self.pid {
+            sink.observe(&p.batch);
+        } else if let Some(children) = self.children.as_deref_mut() {
+            children.observe(process, &p.batch);
+        }
+        p.batch.clear();
+    }
+
+    /// The modules of process `process`, from its mappings at its exit
+    /// stop.
+    fn read_modules(&mut self, process: i32) {
+        let maps = std::fs::read_to_string(format!("/proc/{process}/maps")).unwrap_or_default();
+        let exe = std::fs::read_link(format!("/proc/{process}/exe")).ok();
+        let Some(p) = self.processes.get_mut(&process) else {
+            return;
+        };
+        p.run.modules = crate::modules::modules(&crate::modules::parse_maps(&maps), exe.as_deref());
         if let Some(exe) = exe {
-            self.run.program = exe;
+            p.run.program = exe;
+        }
+        if process != self.pid {
+            let cmdline = std::fs::read(format!("/proc/{process}/cmdline")).unwrap_or_default();
+            // Each argument ends with a NUL, an empty one too.
+            let cmdline = cmdline.strip_suffix(&[0]).unwrap_or(&cmdline);
+            p.run.args = (!cmdline.is_empty())
+                .then(|| cmdline.split(|&b| b == 0))
+                .into_iter()
+                .flatten()
+                .map(|a| std::ffi::OsStr::from_bytes(a).to_os_string())
+                .collect();
         }
     }
+}
+
+/// What one sample gave.
+enum Sample {
+    /// An event: the instruction sampled.
+    Event(Event),
+    /// No instruction could be read at the PC: an event of class `other`,
+    /// but for value sampling.
+    Unreadable(Option<Event>),
+    /// Value sampling met no load.
+    NoLoad,
+}
+
+/// The ids /proc gives of thread `tid`: its process, that process's
+/// parent, and the process tracing it (0: none).
+struct Ids {
+    tgid: i32,
+    ppid: i32,
+    tracer: i32,
+}
+
+impl Ids {
+    fn of(tid: i32) -> Option<Ids> {
+        let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+        let field = |name: &str| -> Option<i32> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        Some(Ids {
+            tgid: field("Tgid:")?,
+            ppid: field("PPid:")?,
+            tracer: field("TracerPid:")?,
+        })
+    }
+}
+
+/// The message of the event thread `tid` stopped at: a new thread's or
+/// process's id.
+fn event_message(tid: i32) -> i32 {
+    let mut message = 0 as libc::c_ulong;
+    // SAFETY: the event's message, into a local.
+    unsafe { libc::ptrace(libc::PTRACE_GETEVENTMSG, tid, 0, &mut message) };
+    message as i32
 }
 
 /// Lets the stopped thread `tid` go on, with signal `sig` (0: none).

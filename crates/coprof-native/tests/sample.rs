@@ -4,7 +4,7 @@
 //! cannot run.
 
 use coprof_core::{Class, Event, Sink};
-use coprof_native::{sample, Config, Exit, NativeError};
+use coprof_native::{sample, Children, Config, Exit, Hooks, NativeError};
 use object::{Object, ObjectSymbol};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -20,6 +20,7 @@ const PROGRAM: &str = r#"
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #define N 4096
 long table[N];
@@ -57,6 +58,20 @@ int main(int argc, char **argv) {
         sink = hot_loop(3000);
         pthread_join(t, NULL);
         return 0;
+    }
+    if (!strcmp(mode, "fork")) {
+        /* A child that works three times as long as its parent, then
+           execs this program to exit with 3. */
+        pid_t child = fork();
+        if (child == 0) {
+            sink = hot_loop(3000);
+            execl("/proc/self/exe", "hot", "exit3", (char *)NULL);
+            _exit(127);
+        }
+        sink = hot_loop(1000);
+        int status;
+        waitpid(child, &status, 0);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 3 ? 0 : 1;
     }
     if (!strncmp(mode, "spin:", 5)) {
         /* Tells its pid, then runs for 2 s of wall time. */
@@ -258,13 +273,15 @@ fn progress_is_told_every_so_many_samples() {
     let prog = build(dir.path());
     let mut sink = Collect::default();
     let mut told = Vec::new();
-    let run = coprof_native::sample_with_progress(
+    let run = coprof_native::sample_with(
         &prog,
         &[OsString::from("hot")],
         &Config::default(),
         &mut sink,
-        50,
-        &mut |run| told.push(run.samples),
+        Hooks {
+            progress: Some((50, &mut |run: &coprof_native::Run| told.push(run.samples))),
+            ..Hooks::default()
+        },
     )
     .unwrap();
     assert!(run.samples >= 100, "{} samples", run.samples);
@@ -316,4 +333,69 @@ fn a_stop_signal_stops_the_program_until_sigcont() {
     assert_eq!(before, after, "the stopped program ran on");
     assert_eq!(r.unwrap().exit, Exit::Exited(0));
     assert!(!events.is_empty());
+}
+
+/// Each child process's samples and end.
+#[derive(Default)]
+struct Processes {
+    started: Vec<(i32, i32)>,
+    events: std::collections::HashMap<i32, Vec<Event>>,
+    ended: Vec<coprof_native::Run>,
+}
+
+impl Children for Processes {
+    fn started(&mut self, pid: i32, parent: i32) {
+        self.started.push((pid, parent));
+    }
+    fn observe(&mut self, pid: i32, batch: &[Event]) {
+        self.events.entry(pid).or_default().extend_from_slice(batch);
+    }
+    fn ended(&mut self, _pid: i32, run: coprof_native::Run) {
+        self.ended.push(run);
+    }
+}
+
+#[test]
+fn forked_children_are_sampled_apart_when_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let args = [OsString::from("hot"), OsString::from("fork")];
+    let config = Config::default();
+    let mut children = Processes::default();
+    let mut sink = Collect::default();
+    let hooks = Hooks {
+        children: Some(&mut children),
+        ..Hooks::default()
+    };
+    let run = coprof_native::sample_with(&prog, &args, &config, &mut sink, hooks).unwrap();
+    assert_eq!(run.exit, Exit::Exited(0), "the child did not exit with 3");
+    assert_eq!(children.started, [(children.ended[0].pid, run.pid)]);
+    let child = &children.ended[0];
+    assert_eq!(child.exit, Exit::Exited(3));
+    // Its last program's files: this program, run again.
+    assert_eq!(child.program, std::fs::canonicalize(&prog).unwrap());
+    assert!(!child.modules.is_empty());
+    assert_eq!(child.args, ["hot", "exit3"]);
+    let child_events = &children.events[&child.pid];
+    assert_eq!(child_events.len() as u64, child.events);
+    // The child works three times as long as its parent.
+    let (parent_n, child_n) = (sink.0.len() as f64, child_events.len() as f64);
+    assert!(
+        (1.5..6.0).contains(&(child_n / parent_n)),
+        "{child_n} samples of the child, {parent_n} of its parent"
+    );
+    let hot = function(&prog, "hot_loop");
+    let inside = child_events.iter().filter(|e| hot.contains(&e.pc)).count();
+    assert!(inside * 10 > child_events.len() * 9);
+
+    // Not followed: the child runs unsampled.
+    let mut alone = Collect::default();
+    let run = sample(&prog, &args, &config, &mut alone).unwrap();
+    assert_eq!(run.exit, Exit::Exited(0));
+    let ratio = alone.0.len() as f64 / parent_n;
+    assert!(
+        (0.5..2.0).contains(&ratio),
+        "{} against {parent_n}",
+        alone.0.len()
+    );
 }

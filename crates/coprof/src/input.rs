@@ -652,14 +652,14 @@ impl InputArgs {
         let progress = LiveProgress::sampling(prog);
         let run = self
             .with_program_output(false, || {
-                coprof_native::sample_with_progress(
-                    prog,
-                    &self.program,
-                    &config,
-                    sink,
-                    LiveProgress::SAMPLES_EVERY,
-                    &mut |run| progress.sampled(run),
-                )
+                let hooks = coprof_native::Hooks {
+                    progress: Some((
+                        LiveProgress::SAMPLES_EVERY,
+                        &mut |run: &coprof_native::Run| progress.sampled(run),
+                    )),
+                    children: None,
+                };
+                coprof_native::sample_with(prog, &self.program, &config, sink, hooks)
             })
             .map_err(|e| bad_input(e.to_string()));
         progress.done();

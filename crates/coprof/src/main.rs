@@ -8,6 +8,7 @@ mod host_program;
 mod input;
 mod job;
 mod output;
+mod per_process;
 mod progress;
 mod sampled;
 mod symbol_cache;

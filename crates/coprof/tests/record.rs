@@ -237,3 +237,63 @@ fn a_live_range_or_value_report_samples_a_native_program() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("coprof record -o OUT.cpt"));
 }
+
+#[test]
+fn followed_children_get_a_trace_each_named_by_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let trace = dir.path().join("run.cpt");
+    // A shell that runs the program twice, the second time to status 3.
+    let script = format!("{p}; {p} exit3; exit 0", p = prog.display());
+    let out = coprof()
+        .args(["record", "--follow-children", "--json", "-o"])
+        .arg(&trace)
+        .args(["--", "/bin/sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    let children = summary["children"].as_array().unwrap();
+    assert_eq!(children.len(), 2, "{summary}");
+    let hot = std::fs::canonicalize(&prog).unwrap();
+    for (child, status) in children.iter().zip([0, 3]) {
+        assert_eq!(child["parent"], summary["pid"], "{child}");
+        assert_eq!(child["status"], status, "{child}");
+        assert_eq!(child["program"], hot.to_str().unwrap(), "{child}");
+        let pid = child["pid"].as_i64().unwrap();
+        let path = dir.path().join(format!("run.{pid}.cpt"));
+        assert_eq!(child["trace"], path.to_str().unwrap(), "{child}");
+        // Each child's trace names its own program's hot loop.
+        let r = json_of(coprof().arg("ranges").arg("--json").arg(&path));
+        assert!(
+            r["hot_ranges"][0]["functions"]
+                .as_str()
+                .unwrap()
+                .starts_with("hot_loop (hot.c:"),
+            "{r}"
+        );
+        assert_eq!(r["n"], child["events"], "{r}");
+    }
+    // The shell's own trace has none of the children's samples.
+    let shell_samples = summary["samples"].as_u64().unwrap();
+    let child_samples = children[0]["samples"].as_u64().unwrap();
+    assert!(shell_samples * 10 < child_samples, "{summary}");
+    // Not to standard output, and no %p in -o: the program's trace is -o.
+    for (output, said) in [
+        ("-", "give a file for -o, not `-`"),
+        ("run-%p.cpt", "no %p"),
+    ] {
+        let out = coprof()
+            .args(["record", "--follow-children", "-o", output, "--"])
+            .arg(&prog)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{err}");
+    }
+}

@@ -189,6 +189,15 @@ impl TraceWriter {
         }
     }
 
+    /// Sets the program and arguments the final metadata names: those a
+    /// process ran last, when it replaced the program the trace began
+    /// with (`execve`). A longer metadata moves the chunks behind a
+    /// larger header, as more modules do.
+    pub fn set_program(&mut self, program: String, args: Vec<String>) {
+        self.meta.program = program;
+        self.meta.args = args;
+    }
+
     /// Sets the areas of the address space the final metadata names (see
     /// [`TraceMeta::areas`]): those the source mapped while the trace was
     /// written. Like the modules, they are all kept, behind a larger

@@ -467,11 +467,11 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         None => None,
     };
     let pattern = match (&raw_output, a.follow_children) {
-        (Some(o), true) => Some(children::pattern(o)?),
+        (Some(o), true) => Some(crate::per_process::pattern(o)?),
         _ => None,
     };
     if let Some(o) = &raw_output {
-        let o = children::expand(o, a.input.pids().own() as u32);
+        let o = crate::per_process::expand(o, a.input.pids().own() as u32);
         writable_dir(&o)?;
         a.output = Some(o);
     }

@@ -7,10 +7,12 @@ use crate::output::thousands;
 use crate::progress::LiveProgress;
 use coprof_core::trace::TraceMeta;
 use coprof_core::ClassSet;
-use coprof_native::{Config, Exit};
+use coprof_native::{Config, Exit, Hooks};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+mod children;
 
 /// Sample a native x86-64 program into a trace, DCPI-style.
 ///
@@ -49,6 +51,12 @@ pub struct Args {
     /// samples at the same intervals of CPU time.
     #[arg(long, value_name = "N", default_value_t = 1)]
     random_seed: u64,
+    /// Sample the program's child processes too (fork, vfork, and so
+    /// posix_spawn and system), and theirs, each into a trace of its own:
+    /// -o's file with `.PID` before its extension. coprof then waits for
+    /// all of them to end, as `strace -f` does.
+    #[arg(long)]
+    follow_children: bool,
     /// Print the summary as one JSON object on standard error.
     #[arg(long)]
     json: bool,
@@ -77,8 +85,32 @@ fn refuse_riscv(prog: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The name of a child's trace, with `%p` for its PID, when children are
+/// followed: refused for standard output, and for an `-o` that holds
+/// `%p` itself, since the program's trace is `-o`.
+fn child_pattern(a: &Args) -> anyhow::Result<Option<PathBuf>> {
+    if !a.follow_children {
+        return Ok(None);
+    }
+    if crate::output::is_stdout(&a.output) {
+        return Err(bad_input(
+            "--follow-children writes a trace for each process, named from -o: give a file \
+             for -o, not `-`",
+        ));
+    }
+    if a.output.to_string_lossy().contains(crate::per_process::PID) {
+        return Err(bad_input(format!(
+            "-o {}: the program's trace is -o itself, and each child's is -o with .PID \
+             before its extension: no %p",
+            a.output.display()
+        )));
+    }
+    crate::per_process::pattern(&a.output).map(Some)
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
     crate::output::refuse_terminal(&a.output)?;
+    let pattern = child_pattern(&a)?;
     let prog = crate::host_program::find(&a.command[0]).ok_or_else(|| {
         bad_input(format!(
             "{}: not found in PATH",
@@ -106,20 +138,23 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "random_seed": config.seed,
         }),
     );
+    let mut children = pattern.map(|p| children::ChildTraces::new(p, meta.clone()));
     let mut w = crate::output::trace_writer(&a.output, meta, ClassSet::ALL)?;
     let started = Instant::now();
     let to_stderr = crate::output::is_stdout(&a.output)
         .then(crate::input::StdoutToStderr::new)
         .flatten();
     let progress = LiveProgress::sampling(&prog);
-    let run = coprof_native::sample_with_progress(
-        &prog,
-        &a.command,
-        &config,
-        &mut w,
-        LiveProgress::SAMPLES_EVERY,
-        &mut |run| progress.sampled(run),
-    );
+    let hooks = Hooks {
+        progress: Some((
+            LiveProgress::SAMPLES_EVERY,
+            &mut |run: &coprof_native::Run| progress.sampled(run),
+        )),
+        children: children
+            .as_mut()
+            .map(|c| c as &mut dyn coprof_native::Children),
+    };
+    let run = coprof_native::sample_with(&prog, &a.command, &config, &mut w, hooks);
     progress.done();
     drop(to_stderr);
     let run = run.map_err(|e| bad_input(e.to_string()))?;
@@ -129,8 +164,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Exit::Killed(sig) = run.exit {
         eprintln!("coprof: {} was killed by signal {sig}", prog.display());
     }
+    let children = children.map(|c| c.ended).unwrap_or_default();
     if a.json {
-        let summary = serde_json::json!({
+        let mut summary = serde_json::json!({
+            "pid": run.pid,
             "program": run.program,
             "status": run.exit.status(),
             "samples": run.samples,
@@ -143,6 +180,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "next_load": config.next_load,
             "trace": { "path": a.output, "bytes": written.file_bytes },
         });
+        if a.follow_children {
+            summary["children"] = serde_json::json!(children);
+        }
         eprintln!("{summary}");
     } else {
         let misses = if a.next_load {
@@ -161,10 +201,47 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.output.display(),
             thousands(written.file_bytes),
         );
+        for c in &children {
+            say_child(c);
+        }
     }
+    let unwritten = children.iter().filter(|c| c.error.is_some()).count();
     let status = run.exit.status();
     if status != 0 {
         std::process::exit(status);
     }
+    if unwritten > 0 {
+        anyhow::bail!(
+            "the traces of {unwritten} child process{} could not be written",
+            if unwritten == 1 { "" } else { "es" }
+        );
+    }
     Ok(())
+}
+
+/// One line of the summary for a child process's trace, or the error that
+/// kept it from being written.
+fn say_child(c: &children::ChildTrace) {
+    let command = std::iter::once(c.program.as_str())
+        .chain(c.args.iter().skip(1).map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let ended = match c.status {
+        0 => String::new(),
+        s => format!(", status {s}"),
+    };
+    match (&c.error, c.bytes) {
+        (Some(e), _) => eprintln!(
+            "coprof: error: child process {} (of {}): {command}: no trace written: {e}",
+            c.pid, c.parent
+        ),
+        (None, bytes) => eprintln!(
+            "coprof: child process {} (of {}): {command}: {} samples{ended}; wrote {} ({} bytes)",
+            c.pid,
+            c.parent,
+            thousands(c.samples),
+            c.trace.display(),
+            thousands(bytes.unwrap_or(0)),
+        ),
+    }
 }
