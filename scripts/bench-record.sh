@@ -5,8 +5,10 @@
 #   - plain;
 #   - under `coprof record` with its defaults (a sample every ~31 µs of
 #     each thread's CPU time);
-#   - under `coprof record --next-load` (each sample stepped to its next
-#     load, for value profiles);
+#   - under `coprof record --next-load` (each sample taken at its next
+#     load, for value profiles: run to it at a hardware breakpoint over
+#     straight code), and under `--next-load --single-step` (every
+#     instruction to it stepped), which gives the same samples;
 #   - under `perf record -e cpu-clock -c 31000`, the same period with
 #     Linux's own sampler, which takes PCs into a ring buffer without
 #     stopping the program (when perf is installed and may sample here).
@@ -100,8 +102,8 @@ median() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
 
 echo "bench-record: $runs rounds per workload; $(nproc) cores; perf record: $([ $perf_ok -eq 1 ] && echo yes || echo 'not available here')" >&2
-echo "| workload | plain, s | coprof record, s | ×plain | samples | --next-load, s | ×plain | perf record, s | ×plain |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| workload | plain, s | coprof record, s | ×plain | samples | --next-load, s | ×plain | --single-step, s | ×plain | perf record, s | ×plain |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for w in "${workloads[@]}"; do
   IFS='|' read -r name prog args <<<"$w"
   chosen "$name" || continue
@@ -112,6 +114,7 @@ for w in "${workloads[@]}"; do
     timed record "$coprof" record --json -o "$scratch/r.cpt" -- "$x86/$prog" "${argv[@]}"
     sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/record.err" >>"$scratch/samples.times"
     timed nextload "$coprof" record --next-load -o "$scratch/n.cpt" -- "$x86/$prog" "${argv[@]}"
+    timed stepped "$coprof" record --next-load --single-step -o "$scratch/n.cpt" -- "$x86/$prog" "${argv[@]}"
     if [ $perf_ok -eq 1 ]; then
       timed perf perf record -q -e cpu-clock -c 31000 -o "$scratch/perf.data" -- "$x86/$prog" "${argv[@]}"
     fi
@@ -119,6 +122,7 @@ for w in "${workloads[@]}"; do
   p="$(median "$scratch/plain.times")"
   c="$(median "$scratch/record.times")"
   n="$(median "$scratch/nextload.times")"
+  t="$(median "$scratch/stepped.times")"
   s="$(sort -g "$scratch/samples.times" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
   if [ $perf_ok -eq 1 ]; then
     f="$(median "$scratch/perf.times")"
@@ -127,5 +131,5 @@ for w in "${workloads[@]}"; do
     f="–"
     fr="–"
   fi
-  echo "| $name | $p | $c | $(ratio "$c" "$p") | $s | $n | $(ratio "$n" "$p") | $f | $fr |"
+  echo "| $name | $p | $c | $(ratio "$c" "$p") | $s | $n | $(ratio "$n" "$p") | $t | $(ratio "$t" "$p") | $f | $fr |"
 done

@@ -66,6 +66,11 @@ pub struct Decoded {
     pub read: Option<(u64, usize)>,
     /// For one that writes memory only: the address and size.
     pub write: Option<(u64, usize)>,
+    /// Its length in bytes.
+    pub len: usize,
+    /// Whether it always passes to the instruction after it (not a
+    /// branch, call, return or interrupt).
+    pub falls_through: bool,
 }
 
 /// Decodes the instruction in `code` (read at `pc`) for a thread with
@@ -103,6 +108,8 @@ pub fn decode(code: &[u8], pc: u64, regs: &Regs<'_>) -> Option<Decoded> {
         class: class_of(&instr, read.is_some(), write.is_some()),
         read,
         write: if read.is_some() { None } else { write },
+        len: instr.len(),
+        falls_through: instr.flow_control() == FlowControl::Next,
     })
 }
 

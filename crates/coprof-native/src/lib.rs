@@ -26,6 +26,7 @@
 //! useful from samples; range profiles and value hotlists do, with
 //! counts in samples rather than instructions.
 
+mod ahead;
 mod decode;
 mod modules;
 mod perf;
@@ -57,6 +58,12 @@ pub struct Config {
     /// it have retired, so a sample lands after a load (skid) far more
     /// often than on it.
     pub next_load: bool,
+    /// With `next_load`: reach the next load by stepping every
+    /// instruction, rather than by running to it at a hardware breakpoint
+    /// where the code before it runs in a straight line (see `ahead.rs`).
+    /// The same samples, more slowly; for checking one way against the
+    /// other.
+    pub single_step: bool,
 }
 
 impl Default for Config {
@@ -65,6 +72,7 @@ impl Default for Config {
             period_ns: 31_000,
             seed: 1,
             next_load: false,
+            single_step: false,
         }
     }
 }
@@ -139,6 +147,10 @@ pub struct Run {
     pub unreadable: u64,
     /// With [`Config::next_load`]: samples that met no load.
     pub no_load: u64,
+    /// With [`Config::next_load`]: the instructions single-stepped, and
+    /// the runs to a hardware breakpoint, on the way to the next loads.
+    pub steps: u64,
+    pub runs_ahead: u64,
     /// Threads the program ran, the first included.
     pub threads: u64,
     /// Where the code of each file it ran lies, the program first, read
@@ -163,6 +175,8 @@ impl Run {
             events: 0,
             unreadable: 0,
             no_load: 0,
+            steps: 0,
+            runs_ahead: 0,
             threads: 1,
             modules: Vec::new(),
             program: program.to_path_buf(),

@@ -2,6 +2,7 @@
 //! threads (and, when asked, its child processes), takes a sample at
 //! each clock interrupt, and passes every other signal on to the program.
 
+use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
 use crate::perf::{Clock, SAMPLE_SIGNAL};
 use crate::start::{start, Started};
@@ -68,6 +69,8 @@ pub fn sample_with(
         every,
         progress,
         ended: None,
+        breakpoints: true,
+        breakpoint_hits: 0,
     };
     let result = tracer.trace(sink);
     if result.is_err() {
@@ -128,6 +131,12 @@ struct Tracer<'a, 'h> {
     progress: Option<&'h mut dyn FnMut(&Run)>,
     /// The program's run, once its process has ended.
     ended: Option<Run>,
+    /// Whether value samples run to their next load at a hardware
+    /// breakpoint ([`crate::ahead`]); cleared when the debug registers
+    /// refuse or do not stop the thread.
+    breakpoints: bool,
+    /// Runs that stopped at their breakpoint.
+    breakpoint_hits: u64,
 }
 impl Tracer<'_, '_> {
     fn trace_error(&self, source: std::io::Error) -> NativeError {
@@ -396,6 +405,9 @@ impl Tracer<'_, '_> {
     /// the loop).
     fn take_sample(&mut self, tid: i32, process: i32, sink: &mut dyn Sink) -> Option<i32> {
         let mut steps = 0;
+        let (mut single_steps, mut runs_ahead) = (0, 0);
+        // The PC a run to a breakpoint is to stop at, and its SIGTRAP.
+        let mut expected: Option<(u64, i32)> = None;
         let (sample, resume) = loop {
             // SAFETY: registers of a stopped tracee, into a local.
             let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
@@ -403,6 +415,15 @@ impl Tracer<'_, '_> {
                 return Some(0);
             }
             let pc = regs.rip;
+            if let Some((target, status)) = expected.take() {
+                if pc != target {
+                    // A SIGTRAP of the program's own, for the loop to
+                    // deliver.
+                    self.kept = Some((tid, status));
+                    break (Sample::NoLoad, None);
+                }
+                self.breakpoint_hits += 1;
+            }
             let mut code = [0u8; MAX_LEN];
             let got = read_memory(tid, pc, &mut code);
             let Some(d) = decode(&code[..got], pc, &Regs(&regs)) else {
@@ -424,25 +445,64 @@ impl Tracer<'_, '_> {
                 });
                 break (Sample::Event(e), Some(0));
             }
-            // SAFETY: a ptrace request on the stopped tracee, then a wait
-            // for that one thread.
-            let mut status = 0;
-            unsafe {
-                libc::ptrace(libc::PTRACE_SINGLESTEP, tid, 0, 0);
-                libc::waitpid(tid, &mut status, libc::__WALL);
-            }
-            let stepped = libc::WIFSTOPPED(status)
-                && libc::WSTOPSIG(status) == libc::SIGTRAP
-                && status >> 16 == 0;
-            if !stepped {
+            let (status, passed) = match self.run_ahead(tid, &regs, MAX_STEPS - steps) {
+                Some((target, n, status)) => {
+                    expected = Some((target, status));
+                    runs_ahead += 1;
+                    (status, n)
+                }
+                None => {
+                    single_steps += 1;
+                    (single_step(tid), 1)
+                }
+            };
+            if !is_trap(status) {
                 // An exit, an event or a signal: the loop's to handle.
                 self.kept = Some((tid, status));
                 break (Sample::NoLoad, None);
             }
-            steps += 1;
+            steps += passed;
         };
+        if let Some(p) = self.processes.get_mut(&process) {
+            p.run.steps += single_steps;
+            p.run.runs_ahead += runs_ahead;
+        }
         self.count(process, sample, sink);
         resume
+    }
+
+    /// Lets the stopped thread `tid`, not at a load, run to where
+    /// stepping it would next have to look ([`straight_run`], within
+    /// `left` instructions), in one stop at a hardware breakpoint, when
+    /// that is an instruction or more ahead: that place, the instructions
+    /// passed, and the wait status of the stop. `None` when it is not
+    /// ahead, or breakpoints are not to be used or cannot be set: the
+    /// thread is then still stopped where it was.
+    fn run_ahead(
+        &mut self,
+        tid: i32,
+        regs: &libc::user_regs_struct,
+        left: u32,
+    ) -> Option<(u64, u32, i32)> {
+        if self.config.single_step || !self.breakpoints {
+            return None;
+        }
+        let read = |addr, out: &mut [u8]| read_memory(tid, addr, out);
+        let (target, n) = straight_run(read, regs.rip, &Regs(regs), left)?;
+        if n == 0 {
+            return None;
+        }
+        let Some(status) = run_to(tid, target) else {
+            // Debug registers refused: single steps from here on.
+            self.breakpoints = false;
+            return None;
+        };
+        if !is_trap(status) && self.breakpoint_hits == 0 {
+            // The first runs did not stop there: the debug registers may
+            // not work on this machine. Single steps from here on.
+            self.breakpoints = false;
+        }
+        Some((target, n, status))
     }
 
     /// Counts a sample of `process` and hands its event on.
@@ -572,6 +632,24 @@ fn resume(tid: i32, sig: i32) {
     // SAFETY: a ptrace request on a stopped tracee; a thread that has
     // gone meanwhile (ESRCH) is reaped by the loop.
     unsafe { libc::ptrace(libc::PTRACE_CONT, tid, 0, sig as libc::c_long) };
+}
+
+/// Steps the stopped thread `tid` one instruction; the wait status of
+/// its next stop.
+fn single_step(tid: i32) -> i32 {
+    let mut status = 0;
+    // SAFETY: a ptrace request on the stopped tracee, then a wait for that
+    // one thread.
+    unsafe {
+        libc::ptrace(libc::PTRACE_SINGLESTEP, tid, 0, 0);
+        libc::waitpid(tid, &mut status, libc::__WALL);
+    }
+    status
+}
+
+/// Whether `status` is the SIGTRAP stop of a step or a breakpoint.
+fn is_trap(status: i32) -> bool {
+    libc::WIFSTOPPED(status) && libc::WSTOPSIG(status) == libc::SIGTRAP && status >> 16 == 0
 }
 
 /// Keeps the thread `tid`, stopped in a group-stop, stopped, but lets a

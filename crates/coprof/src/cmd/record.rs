@@ -47,6 +47,12 @@ pub struct Args {
     /// which is seldom a load on x86-64: interrupts land after loads.
     #[arg(long)]
     next_load: bool,
+    /// With --next-load: step every instruction to the next load, rather
+    /// than run to it at a hardware breakpoint where the code before it
+    /// runs in a straight line. The same samples, more slowly: for
+    /// checking, or where debug registers do not work.
+    #[arg(long, requires = "next_load")]
+    single_step: bool,
     /// The seed of the periods' randomization, so that the same run
     /// samples at the same intervals of CPU time.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -122,6 +128,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         period_ns: a.period_us * 1000,
         seed: a.random_seed,
         next_load: a.next_load,
+        single_step: a.single_step,
     };
     let mut meta = TraceMeta {
         source: "native".into(),
@@ -135,6 +142,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         serde_json::json!({
             "period_ns": config.period_ns,
             "next_load": config.next_load,
+            "single_step": config.single_step,
             "random_seed": config.seed,
         }),
     );
@@ -173,6 +181,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "samples": run.samples,
             "events": written.events,
             "no_load": run.no_load,
+            "steps": run.steps,
+            "runs_ahead": run.runs_ahead,
             "unreadable": run.unreadable,
             "threads": run.threads,
             "seconds": secs,
