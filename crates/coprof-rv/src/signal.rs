@@ -179,29 +179,45 @@ pub struct Signals {
 }
 
 /// What a program `execve` starts inherits of its signals (POSIX; Linux's
-/// `flush_signal_handlers` resets only handlers, and the mask is the
-/// calling thread's): the signals ignored and the blocked mask, as masks
-/// (bit `sig - 1`), for
-/// [`Config::inherited_signals`](crate::Config::inherited_signals).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// `flush_signal_handlers` resets only handlers, the mask is the calling
+/// thread's, and pending signals stay pending): the signals ignored and
+/// the blocked mask, as masks (bit `sig - 1`), and the signals pending,
+/// for [`Config::inherited_signals`](crate::Config::inherited_signals).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InheritedSignals {
     /// Signals whose action is SIG_IGN.
     pub ignored: u64,
     /// Signals blocked.
     pub blocked: u64,
+    /// Signals pending (blocked, or they would have been delivered), each
+    /// with what it was sent with, in the order they are to be delivered.
+    pub pending: Vec<SigInfo>,
 }
 
 impl Signals {
     /// Starts the program with what it inherits: ignoring the signals of
     /// `inherited.ignored`, and blocking those of `inherited.blocked`.
     /// SIGKILL and SIGSTOP are never ignored or blocked.
-    pub fn inherit(&mut self, inherited: InheritedSignals) {
+    pub fn inherit(&mut self, inherited: &InheritedSignals) {
         for sig in 1..=64usize {
             if inherited.ignored & 1 << (sig - 1) != 0 && bit(sig as i32) & UNBLOCKABLE == 0 {
                 self.actions[sig] = [SIG_IGN, 0, 0];
             }
         }
         self.set_mask(inherited.blocked);
+        for info in &inherited.pending {
+            self.shared.hold(*info);
+        }
+    }
+
+    /// The signals pending for the running thread, its own first, then
+    /// the process's, each with what it was sent with: what an `execve`
+    /// keeps pending for the new program.
+    pub(crate) fn pending_infos(&self) -> Vec<SigInfo> {
+        [&self.own, &self.shared]
+            .into_iter()
+            .flat_map(|p| p.infos())
+            .collect()
     }
 }
 
@@ -300,6 +316,17 @@ impl Pending {
         if !self.overrun_timer(&info) {
             self.hold(info);
         }
+    }
+
+    /// Every signal held, lowest first, each real-time kind's instances
+    /// oldest first.
+    fn infos(&self) -> Vec<SigInfo> {
+        let mut out = Vec::new();
+        for sig in (1..=64).filter(|&sig| self.set & bit(sig) != 0) {
+            out.push(self.info[sig as usize]);
+            out.extend(self.queued.iter().filter(|q| q.signo == sig));
+        }
+        out
     }
 
     /// Takes the lowest signal held that `allowed` lets through (of a
@@ -676,9 +703,10 @@ mod tests {
         let mut s = Signals::default();
         let mask =
             (1 << (libc::SIGHUP - 1)) | (1 << (libc::SIGKILL - 1)) | (1 << (libc::SIGSTOP - 1));
-        s.inherit(InheritedSignals {
+        s.inherit(&InheritedSignals {
             ignored: mask,
             blocked: mask | 1 << (libc::SIGUSR1 - 1),
+            pending: Vec::new(),
         });
         assert_eq!(s.action(libc::SIGHUP), Action::Ignore);
         assert!(s.blocked(libc::SIGHUP) && s.blocked(libc::SIGUSR1));

@@ -301,7 +301,7 @@ impl Simulator {
             kernel.note_loaded(elf, bias, at);
         }
         kernel.fds.adopt(&config.inherited_fds);
-        kernel.signals.inherit(config.inherited_signals);
+        kernel.signals.inherit(&config.inherited_signals);
         kernel.runner = config.runner.clone();
         kernel.isa = config.isa;
         kernel.unobserved = config.exec_in_place;

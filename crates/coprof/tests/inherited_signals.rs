@@ -1,7 +1,8 @@
 //! A program started by coprof inherits the signals coprof was started
 //! ignoring and blocking, as one started by `execve` does under Linux:
 //! `nohup coprof profile … &` survives the hangup, as the program alone
-//! would, and a signal its parent left blocked waits until it unblocks it.
+//! would, and a signal its parent left blocked waits until it unblocks it;
+//! and a signal pending at an `execve` is still pending in the new program.
 
 mod common;
 
@@ -233,4 +234,101 @@ fn a_signal_from_outside_reaches_a_program_that_unblocks_what_coprof_was_started
         said,
         "blocked at start: USR1 1 USR2 0\nready\nhandled from outside: 1\n"
     );
+}
+
+/// Blocks SIGUSR1 and SIGRTMIN, queues one SIGUSR1 (value 42) and two
+/// SIGRTMINs (values 1, 2), and `execve`s itself with `after`; which
+/// finds them pending, installs handlers, unblocks them, and says what
+/// each handler was told, in the order they ran.
+const PENDING: &str = r#"
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static int seen[8][3], n;
+static void on(int sig, siginfo_t *info, void *ctx) {
+    (void)ctx;
+    if (n < 8) {
+        seen[n][0] = sig == SIGUSR1 ? 1 : sig == SIGRTMIN ? 2 : 0;
+        seen[n][1] = info->si_code;
+        seen[n][2] = info->si_value.sival_int;
+        n++;
+    }
+}
+int main(int argc, char **argv) {
+    sigset_t set, pending;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGRTMIN);
+    if (argc > 1 && !strcmp(argv[1], "after")) {
+        sigpending(&pending);
+        printf("pending after exec: USR1 %d RTMIN %d\n", sigismember(&pending, SIGUSR1),
+               sigismember(&pending, SIGRTMIN));
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(SIGUSR1, &sa, NULL);
+        sigaction(SIGRTMIN, &sa, NULL);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        for (int i = 0; i < n; i++)
+            printf("handled: %s code %d value %d\n", seen[i][0] == 1 ? "USR1" : "RTMIN",
+                   seen[i][1], seen[i][2]);
+        return 0;
+    }
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    union sigval v;
+    v.sival_int = 42;
+    sigqueue(getpid(), SIGUSR1, v);
+    v.sival_int = 1;
+    sigqueue(getpid(), SIGRTMIN, v);
+    v.sival_int = 2;
+    sigqueue(getpid(), SIGRTMIN, v);
+    char *again[] = {argv[0], "after", NULL};
+    execv(argv[0], again);
+    return 3;
+}
+"#;
+
+#[test]
+fn signals_pending_at_an_execve_stay_pending_for_the_new_program() {
+    let dir = tempfile::tempdir().unwrap();
+    // Linux's own answer: the program built for this machine, run alone.
+    let src = dir.path().join("pending.c");
+    std::fs::write(&src, PENDING).unwrap();
+    let native = dir.path().join("pending-native");
+    let built = Command::new("gcc")
+        .arg("-o")
+        .arg(&native)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let linux = Command::new(&native).output().unwrap();
+    assert!(linux.status.success());
+    let linux = String::from_utf8_lossy(&linux.stdout).into_owned();
+    // All three kept with their values; unblocked at once, SIGUSR1 is
+    // delivered first and SIGRTMIN's handler on top of it, so that runs
+    // (twice) before SIGUSR1's.
+    assert_eq!(
+        linux,
+        "pending after exec: USR1 1 RTMIN 1\n\
+         handled: RTMIN code -1 value 1\n\
+         handled: RTMIN code -1 value 2\n\
+         handled: USR1 code -1 value 42\n"
+    );
+    // The RISC-V build in the simulator, which runs the new program in a
+    // new simulator: the same.
+    let prog = compile(dir.path(), "pending", PENDING);
+    let out = Command::new(env!("CARGO_BIN_EXE_coprof"))
+        .args(["run", "--"])
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), linux);
 }

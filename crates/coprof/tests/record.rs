@@ -44,6 +44,13 @@ fn native(dir: &Path) -> PathBuf {
     out
 }
 
+/// Asserts that the top hot range of the `coprof ranges --json` report
+/// `r` is named by the test program's hot loop and its source line.
+fn assert_hot_loop_on_top(r: &serde_json::Value) {
+    let functions = r["hot_ranges"][0]["functions"].as_str().unwrap_or_default();
+    assert!(functions.starts_with("hot_loop (hot.c:"), "{r}");
+}
+
 #[test]
 fn ranges_of_a_native_programs_samples_name_its_hot_loop() {
     let dir = tempfile::tempdir().unwrap();
@@ -66,13 +73,7 @@ fn ranges_of_a_native_programs_samples_name_its_hot_loop() {
     let top = &r["hot_ranges"][0];
     assert!(top["share"].as_f64().unwrap() > 0.8, "{r}");
     // A position-independent build: its load address taken off.
-    assert!(
-        top["functions"]
-            .as_str()
-            .unwrap()
-            .starts_with("hot_loop (hot.c:"),
-        "{r}"
-    );
+    assert_hot_loop_on_top(&r);
 }
 
 #[test]
@@ -198,13 +199,7 @@ fn a_live_range_or_value_report_samples_a_native_program() {
     let dir = tempfile::tempdir().unwrap();
     let prog = native(dir.path());
     let r = json_of(coprof().args(["ranges", "--json", "--"]).arg(&prog));
-    assert!(
-        r["hot_ranges"][0]["functions"]
-            .as_str()
-            .unwrap()
-            .starts_with("hot_loop (hot.c:"),
-        "{r}"
-    );
+    assert_hot_loop_on_top(&r);
     // A report of values: each sample stepped to its next load.
     let v = json_of(
         coprof()
@@ -269,13 +264,7 @@ fn followed_children_get_a_trace_each_named_by_pid() {
         assert_eq!(child["trace"], path.to_str().unwrap(), "{child}");
         // Each child's trace names its own program's hot loop.
         let r = json_of(coprof().arg("ranges").arg("--json").arg(&path));
-        assert!(
-            r["hot_ranges"][0]["functions"]
-                .as_str()
-                .unwrap()
-                .starts_with("hot_loop (hot.c:"),
-            "{r}"
-        );
+        assert_hot_loop_on_top(&r);
         assert_eq!(r["n"], child["events"], "{r}");
     }
     // The shell's own trace has none of the children's samples.

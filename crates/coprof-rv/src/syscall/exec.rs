@@ -157,10 +157,13 @@ impl Kernel {
         // The new program starts with the calling thread's mask, as under
         // Linux: the host thread takes the program's for the call (a new
         // simulator reads it as it starts, `InheritedSignals`).
+        // Its pending signals stay pending, made the host thread's.
         let mask = crate::host_signals::mask_for_exec(self.signals.mask);
+        let carried = crate::host_signals::pend_for_exec(&self.signals.pending_infos());
         // SAFETY: NUL-terminated strings and null-terminated arrays of them,
         // alive across the call, which returns only on failure.
         unsafe { libc::execve(file.as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr()) };
+        crate::host_signals::take_back(carried);
         crate::host_signals::unblock(&mask);
         crate::host_signals::ignore_sigpipe();
         Ok(Outcome::Ret(super::errno()))

@@ -181,7 +181,7 @@ pub(crate) fn sim_config(
         isa: shape.isa,
         pid: shape.pid,
         pid_host: shape.pid_host,
-        inherited_signals: INHERITED_SIGNALS.get().copied().unwrap_or_default(),
+        inherited_signals: INHERITED_SIGNALS.get().cloned().unwrap_or_default(),
     })
 }
 
