@@ -1,7 +1,7 @@
 //! coprof-native: samples unmodified x86-64 Linux processes, as DCPI
 //! samples a whole system (Burrows et al., "Efficient and flexible value
 //! sampling", ASPLOS 2000), and hands the samples to coprof's engines as
-//! [`Event`](coprof_core::Event)s.
+//! [`Event`]s.
 //!
 //! The program runs under ptrace. Each of its threads has a CPU clock
 //! (a `perf_event_open` software event) that interrupts it once
@@ -10,8 +10,9 @@
 //! for a load reads the address it is about to read and the value there.
 //! One event per sample: a load with its value, or an event of the
 //! instruction's class. With [`Config::next_load`], for value profiles,
-//! the thread is stepped from the interrupt to its next load, and that
-//! load is the sample. The program never sees the interrupts.
+//! the thread goes on from the interrupt to its next load (run to it at a
+//! hardware breakpoint over straight code, stepped across branches), and
+//! that load is the sample. The program never sees the interrupts.
 //!
 //! The period follows DCPI's (§2.1 of its SOSP 1997 paper, which the
 //! value-sampling paper builds on): about 62,000 cycles, randomized
@@ -49,9 +50,9 @@ pub struct Config {
     pub period_ns: u64,
     /// The seed of the period's jitter.
     pub seed: u64,
-    /// Value sampling: from each interrupt, step the thread to its next
-    /// load (at most [`MAX_STEPS`] instructions, and not past a system
-    /// call) and take that load, with its address and the value it reads,
+    /// Value sampling: from each interrupt, let the thread go on to its
+    /// next load (at most [`MAX_STEPS`] instructions, and not past a
+    /// system call) and take that load, with its address and the value it reads,
     /// as the sample; a sample that meets none gives no event. Without
     /// it, a sample is the interrupted instruction, which on x86-64 is
     /// seldom a load: the interrupt is taken once the instructions before

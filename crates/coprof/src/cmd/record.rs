@@ -41,9 +41,9 @@ pub struct Args {
     #[arg(long, value_name = "US", default_value_t = 31,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     period_us: u64,
-    /// Value sampling: step each interrupted thread to its next load (at
-    /// most 64 instructions, not past a system call) and record that load
-    /// with its value. Without it a sample is the interrupted instruction,
+    /// Value sampling: take each sample at the interrupted thread's next
+    /// load (at most 64 instructions on, not past a system call), with
+    /// its value. Without it a sample is the interrupted instruction,
     /// which is seldom a load on x86-64: interrupts land after loads.
     #[arg(long)]
     next_load: bool,
