@@ -238,8 +238,12 @@ fn followed_children_get_a_trace_each_named_by_pid() {
     let dir = tempfile::tempdir().unwrap();
     let prog = native(dir.path());
     let trace = dir.path().join("run.cpt");
-    // A shell that runs the program twice, the second time to status 3.
-    let script = format!("{p}; {p} exit3; exit 0", p = prog.display());
+    // A shell whose child shell runs the program twice, the second time
+    // to status 3: children and grandchildren.
+    let script = format!(
+        "/bin/sh -c '{p}; {p} exit3; exit 0'; exit 0",
+        p = prog.display()
+    );
     let out = coprof()
         .args(["record", "--follow-children", "--json", "-o"])
         .arg(&trace)
@@ -253,10 +257,13 @@ fn followed_children_get_a_trace_each_named_by_pid() {
     );
     let summary: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
     let children = summary["children"].as_array().unwrap();
-    assert_eq!(children.len(), 2, "{summary}");
+    assert_eq!(children.len(), 3, "{summary}");
+    // Listed as they ended: the two runs of the program, then their shell.
+    let shell = &children[2];
+    assert_eq!(shell["parent"], summary["pid"], "{shell}");
     let hot = std::fs::canonicalize(&prog).unwrap();
     for (child, status) in children.iter().zip([0, 3]) {
-        assert_eq!(child["parent"], summary["pid"], "{child}");
+        assert_eq!(child["parent"], shell["pid"], "{child}");
         assert_eq!(child["status"], status, "{child}");
         assert_eq!(child["program"], hot.to_str().unwrap(), "{child}");
         let pid = child["pid"].as_i64().unwrap();
@@ -267,7 +274,7 @@ fn followed_children_get_a_trace_each_named_by_pid() {
         assert_hot_loop_on_top(&r);
         assert_eq!(r["n"], child["events"], "{r}");
     }
-    // The shell's own trace has none of the children's samples.
+    // The shell's own trace has none of the program's samples.
     let shell_samples = summary["samples"].as_u64().unwrap();
     let child_samples = children[0]["samples"].as_u64().unwrap();
     assert!(shell_samples * 10 < child_samples, "{summary}");
