@@ -649,24 +649,11 @@ impl InputArgs {
                 ""
             }
         );
-        let progress = LiveProgress::sampling(prog);
         let run = self
             .with_program_output(false, || {
-                let hooks = coprof_native::Hooks {
-                    progress: Some((
-                        LiveProgress::SAMPLES_EVERY,
-                        &mut |run: &coprof_native::Run| progress.sampled(run),
-                    )),
-                    children: None,
-                };
-                coprof_native::sample_with(prog, &self.program, &config, sink, hooks)
+                crate::progress::sample_native(prog, &self.program, &config, sink, None)
             })
-            .map_err(|e| bad_input(e.to_string()));
-        progress.done();
-        let run = run?;
-        if let coprof_native::Exit::Killed(sig) = run.exit {
-            eprintln!("coprof: {} was killed by signal {sig}", prog.display());
-        }
+            .map_err(|e| bad_input(e.to_string()))?;
         program_ended(prog, run.exit.status(), false);
         let symbols = (!self.no_symbols)
             .then(|| {

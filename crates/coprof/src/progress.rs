@@ -125,6 +125,34 @@ impl LiveProgress {
     }
 }
 
+/// Samples the native program `prog` (`args[0]` its `argv[0]`) into
+/// `sink` as `config` says, its child processes into `children` if given,
+/// with a spinner on a terminal; says so if a signal killed it.
+pub fn sample_native(
+    prog: &std::path::Path,
+    args: &[std::ffi::OsString],
+    config: &coprof_native::Config,
+    sink: &mut dyn Sink,
+    children: Option<&mut dyn coprof_native::Children>,
+) -> Result<coprof_native::Run, coprof_native::NativeError> {
+    let progress = LiveProgress::sampling(prog);
+    let mut show = |run: &coprof_native::Run| progress.sampled(run);
+    let hooks = coprof_native::Hooks {
+        progress: Some((LiveProgress::SAMPLES_EVERY, &mut show)),
+        children: children.map(|c| c as &mut dyn coprof_native::Children),
+    };
+    let run = coprof_native::sample_with(prog, args, config, sink, hooks);
+    progress.done();
+    if let Ok(coprof_native::Run {
+        exit: coprof_native::Exit::Killed(sig),
+        ..
+    }) = &run
+    {
+        eprintln!("coprof: {} was killed by signal {sig}", prog.display());
+    }
+    run
+}
+
 /// A sink that passes everything to another and advances a progress bar.
 pub struct ProgressSink<'a> {
     inner: &'a mut dyn Sink,

@@ -4,10 +4,9 @@
 
 use crate::error::bad_input;
 use crate::output::thousands;
-use crate::progress::LiveProgress;
 use coprof_core::trace::TraceMeta;
 use coprof_core::ClassSet;
-use coprof_native::{Config, Exit, Hooks};
+use coprof_native::Config;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -152,26 +151,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let to_stderr = crate::output::is_stdout(&a.output)
         .then(crate::input::StdoutToStderr::new)
         .flatten();
-    let progress = LiveProgress::sampling(&prog);
-    let hooks = Hooks {
-        progress: Some((
-            LiveProgress::SAMPLES_EVERY,
-            &mut |run: &coprof_native::Run| progress.sampled(run),
-        )),
-        children: children
+    let run = crate::progress::sample_native(
+        &prog,
+        &a.command,
+        &config,
+        &mut w,
+        children
             .as_mut()
             .map(|c| c as &mut dyn coprof_native::Children),
-    };
-    let run = coprof_native::sample_with(&prog, &a.command, &config, &mut w, hooks);
-    progress.done();
+    );
     drop(to_stderr);
     let run = run.map_err(|e| bad_input(e.to_string()))?;
     let secs = started.elapsed().as_secs_f64();
     w.set_modules(run.modules.clone(), None);
     let written = w.commit()?;
-    if let Exit::Killed(sig) = run.exit {
-        eprintln!("coprof: {} was killed by signal {sig}", prog.display());
-    }
     let children = children.map(|c| c.ended).unwrap_or_default();
     if a.json {
         let mut summary = serde_json::json!({
