@@ -95,14 +95,7 @@ fn take_pending(set: u64) -> Vec<SigInfo> {
             };
             let mut info: libc::siginfo_t = std::mem::zeroed();
             while libc::sigtimedwait(&one, &mut info, &zero) == sig {
-                let bytes = std::slice::from_raw_parts(&info as *const _ as *const u8, 32);
-                let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-                taken.push(SigInfo {
-                    signo: sig,
-                    code: info.si_code,
-                    word: word(16),
-                    value: word(24),
-                });
+                taken.push(SigInfo::from_host(&info));
             }
         }
     }
@@ -361,17 +354,17 @@ extern "C" fn caught(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc:
         let saved = *libc::__errno_location();
         let me = libc::syscall(libc::SYS_gettid);
         let pid = libc::getpid();
-        let forwarded = (*info).si_code == SI_TKILL && (*info).si_pid() == pid;
+        let got = SigInfo::from_host(&*info);
+        // A kill's or sigqueue's sender: si_pid, the union's low half.
+        let forwarded = got.code == SI_TKILL && got.word as u32 as i32 == pid;
         if !forwarded && (1..=64).contains(&sig) {
             let i = sig as usize;
-            let sender = (*info).si_pid() as u32 as u64 | ((*info).si_uid() as u64) << 32;
-            let value = (*info).si_value().sival_ptr as u64;
             if sig >= FIRST_RT {
-                queue_rt(sig, (*info).si_code, sender, value);
+                queue_rt(sig, got.code, got.word, got.value);
             } else {
-                SENDER[i].store(sender, Ordering::Relaxed);
-                CODE[i].store((*info).si_code, Ordering::Relaxed);
-                VALUE[i].store(value, Ordering::Relaxed);
+                SENDER[i].store(got.word, Ordering::Relaxed);
+                CODE[i].store(got.code, Ordering::Relaxed);
+                VALUE[i].store(got.value, Ordering::Relaxed);
                 CAUGHT.fetch_or(1 << (sig - 1), Ordering::SeqCst);
             }
             let fd = WRITE_END.load(Ordering::Relaxed);

@@ -137,6 +137,28 @@ impl SigInfo {
         b
     }
 
+    /// The inverse of [`bytes`](SigInfo::bytes): a `siginfo_t` as a
+    /// program or the host kernel wrote it (the layout is Linux's generic
+    /// one on both RV64 and x86-64), its fields past the union's second
+    /// word dropped.
+    pub fn from_bytes(b: &[u8; 128]) -> SigInfo {
+        let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default());
+        SigInfo {
+            signo: i32::from_le_bytes(b[..4].try_into().unwrap_or_default()),
+            code: i32::from_le_bytes(b[8..12].try_into().unwrap_or_default()),
+            word: word(16),
+            value: word(24),
+        }
+    }
+
+    /// A `siginfo_t` the host kernel filled, as [`from_bytes`](SigInfo::from_bytes)
+    /// reads it. Async-signal-safe: it only reads memory.
+    pub fn from_host(info: &libc::siginfo_t) -> SigInfo {
+        // SAFETY: siginfo_t is 128 plain bytes.
+        let bytes = unsafe { &*(info as *const libc::siginfo_t as *const [u8; 128]) };
+        SigInfo::from_bytes(bytes)
+    }
+
     /// An interval timer's signal: from the kernel, no sender.
     pub fn timer(signo: i32) -> SigInfo {
         SigInfo {
@@ -696,6 +718,54 @@ mod tests {
         assert_eq!(MCONTEXT, 128 + 176);
         assert_eq!(FRAME_BYTES, 128 + 176 + 256 + 528);
         assert_eq!(FCSR, FRAME_BYTES - 528 + 256);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_siginfo_reads_back_what_it_wrote(signo in 1i32..=64, code: i32, word: u64, value: u64) {
+            let info = SigInfo { signo, code, word, value };
+            proptest::prop_assert_eq!(SigInfo::from_bytes(&info.bytes()), info);
+        }
+    }
+
+    #[test]
+    fn a_host_siginfo_is_read_as_the_kernel_filled_it() {
+        // A signal this thread queues itself with a value: sigtimedwait
+        // gives back the kernel's siginfo, whose sender is this process.
+        // SAFETY: plain calls on sets filled here; the signal is blocked
+        // before it is queued and taken before it is unblocked.
+        unsafe {
+            let sig = libc::SIGRTMIN() + 3;
+            let mut one: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut one);
+            libc::sigaddset(&mut one, sig);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &one, &mut old);
+            let sent = SigInfo {
+                signo: sig,
+                code: -1,
+                word: libc::getpid() as u32 as u64 | (libc::getuid() as u64) << 32,
+                value: 0x5eed,
+            };
+            let tid = libc::syscall(libc::SYS_gettid);
+            let queued = libc::syscall(
+                libc::SYS_rt_tgsigqueueinfo,
+                libc::getpid(),
+                tid,
+                sig,
+                sent.bytes().as_ptr(),
+            );
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            let taken = libc::sigtimedwait(&one, &mut info, &zero);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            assert_eq!((queued, taken), (0, sig));
+            assert_eq!(SigInfo::from_host(&info), sent);
+            assert_eq!(info.si_value().sival_ptr as u64, 0x5eed);
+        }
     }
 
     #[test]

@@ -186,7 +186,7 @@ pub struct InputArgs {
 pub struct LiveSetup {
     /// A native x86-64 program may be sampled ([`coprof_native`]) instead
     /// of run in the simulator, by a report that reads samples (`ranges`,
-    /// `values`); `Some(true)` steps each sample to its next load, for a
+    /// `values`); `Some(true)` takes each sample at its next load, for a
     /// report of loads.
     pub native: Option<bool>,
     /// Follow the program's children ([`Simulator::follow_children`]): how
@@ -644,7 +644,7 @@ impl InputArgs {
             prog.display(),
             config.period_ns / 1000,
             if next_load {
-                ", each stepped to its next load"
+                ", each taken at its next load"
             } else {
                 ""
             }

@@ -200,7 +200,7 @@ fn a_live_range_or_value_report_samples_a_native_program() {
     let prog = native(dir.path());
     let r = json_of(coprof().args(["ranges", "--json", "--"]).arg(&prog));
     assert_hot_loop_on_top(&r);
-    // A report of values: each sample stepped to its next load.
+    // A report of values: each sample taken at its next load.
     let v = json_of(
         coprof()
             .args(["values", "--algo", "hotlist", "--json", "--"])

@@ -252,12 +252,7 @@ impl Kernel {
                 let mut raw = [0u8; 128];
                 raw.copy_from_slice(tryf!(mem.slice(at, 128, perm::R)));
                 raw[..4].copy_from_slice(&(sig as i32).to_le_bytes());
-                let info = SigInfo {
-                    signo: sig as i32,
-                    code: i32::from_le_bytes(raw[8..12].try_into().unwrap_or_default()),
-                    word: u64::from_le_bytes(raw[16..24].try_into().unwrap_or_default()),
-                    value: u64::from_le_bytes(raw[24..32].try_into().unwrap_or_default()),
-                };
+                let info = SigInfo::from_bytes(&raw);
                 let me = self.pids.own() as i32;
                 let host = self.pids.host(pid as i64) as i32;
                 if sig > 64 || (tg && (pid <= 0 || tid.is_some_and(|t| t <= 0))) {

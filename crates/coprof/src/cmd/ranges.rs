@@ -119,7 +119,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
 }
 
 /// Whether a native x86-64 program may be sampled for these streams,
-/// and whether each sample is then stepped to its next load: for streams
+/// and whether each sample is then taken at its next load: for streams
 /// of loads only. The narrow-PC stream needs the values every
 /// instruction produces, which samples do not carry.
 fn native_sampling(args: &Args) -> Option<bool> {

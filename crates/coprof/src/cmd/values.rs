@@ -508,7 +508,7 @@ struct Report {
 
 pub fn run(mut a: Args) -> anyhow::Result<()> {
     let json = a.json;
-    // A native x86-64 program is sampled, each sample stepped to its
+    // A native x86-64 program is sampled, each sample taken at its
     // next load.
     a.input.setup.native = Some(true);
     crate::job::run_one(&a.input, json, prepare(&a)?)
