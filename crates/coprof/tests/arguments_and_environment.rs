@@ -62,38 +62,30 @@ fn arguments_that_are_not_utf8_reach_the_program_byte_for_byte() {
     let echo = common::compile(dir.path(), "echoargs", ECHOARGS);
     let exec = common::compile(dir.path(), "exec_latin1", EXEC_LATIN1);
     let latin1 = std::ffi::OsStr::from_bytes(b"caf\xe9");
-    let out = coprof()
-        .args(["run", "--"])
-        .arg(&echo)
-        .arg(latin1)
-        .arg("ok")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = common::succeeded(
+        coprof()
+            .args(["run", "--"])
+            .arg(&echo)
+            .arg(latin1)
+            .arg("ok"),
+    );
     assert_eq!(out.stdout, b"caf\xe9\nok\n");
     // The program it `execve`s runs in a simulator of its own, started
     // by a command line that carries the arguments as they are.
-    let out = coprof()
-        .args(["run", "--"])
-        .arg(&exec)
-        .arg(&echo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = common::succeeded(coprof().args(["run", "--"]).arg(&exec).arg(&echo));
     assert_eq!(out.stdout, b"caf\xe9\n");
     // So does the program it becomes under a profile, which goes on
     // profiling that one: the program gets the bytes, the profile names
     // them as text.
     let saved = dir.path().join("p.json");
-    let out = coprof()
-        .args(["profile", "--follow-children", "-o"])
-        .arg(&saved)
-        .arg("--")
-        .arg(&exec)
-        .arg(&echo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = common::succeeded(
+        coprof()
+            .args(["profile", "--follow-children", "-o"])
+            .arg(&saved)
+            .arg("--")
+            .arg(&exec)
+            .arg(&echo),
+    );
     assert!(
         out.stderr.starts_with(b"caf\xe9\n"),
         "the program's output, on standard error: {out:?}"
@@ -156,14 +148,13 @@ fn variables_that_are_not_utf8_reach_the_program_byte_for_byte() {
     use std::os::unix::ffi::OsStrExt;
     let dir = tempfile::tempdir().unwrap();
     let prog = common::compile(dir.path(), "printenv", PRINTENV);
-    let out = coprof()
-        .env_clear()
-        .env("RAW", std::ffi::OsStr::from_bytes(b"caf\xe9"))
-        .args(["run", "--env", "B=\u{e9}", "--"])
-        .arg(&prog)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = common::succeeded(
+        coprof()
+            .env_clear()
+            .env("RAW", std::ffi::OsStr::from_bytes(b"caf\xe9"))
+            .args(["run", "--env", "B=\u{e9}", "--"])
+            .arg(&prog),
+    );
     assert_eq!(out.stdout, b"RAW=caf\xe9\nB=\xc3\xa9\n");
 }
 

@@ -160,15 +160,12 @@ fn every_child_process_gets_its_own_profile() {
         let main_file = out_dir.join("family.json");
         // The program's output goes to standard error under `coprof
         // profile`, the summary to standard output.
-        let run = profile(
+        let run = common::succeeded(&mut profile(
             &["--follow-children", "--exact", "--timing"],
             &main_file,
             &prog,
-        )
-        .output()
-        .unwrap();
+        ));
         let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(run.status.success(), "{name}: {stderr}");
         assert_eq!(stderr, OUTPUT, "{name}: the program's output");
         let summary = String::from_utf8(run.stdout).unwrap();
         assert!(
@@ -268,9 +265,8 @@ fn without_following_children_run_unobserved() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::compile(dir.path(), "family", PROGRAM);
     let out = dir.path().join("p.json");
-    let run = profile(&[], &out, &prog).output().unwrap();
+    let run = common::succeeded(&mut profile(&[], &out, &prog));
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
     assert!(
         stderr.starts_with(OUTPUT),
         "the program's output is the same: {stderr}"
@@ -405,11 +401,8 @@ fn a_followed_program_that_replaces_itself_is_profiled_as_the_new_one() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::compile(dir.path(), "again", REPLACES_ITSELF);
     let file = dir.path().join("again.json");
-    let run = profile(&["--follow-children"], &file, &prog)
-        .output()
-        .unwrap();
+    let run = common::succeeded(&mut profile(&["--follow-children"], &file, &prog));
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
     assert!(
         stderr.starts_with("first image\nsecond image, child exited 4\n"),
         "{stderr}"
@@ -483,11 +476,8 @@ fn a_followed_child_that_replaces_itself_again_is_profiled_as_its_last_program()
     let dir = tempfile::tempdir().unwrap();
     let prog = common::compile(dir.path(), "twice", CHILD_REPLACES_ITSELF_TWICE);
     let file = dir.path().join("twice.json");
-    let run = profile(&["--follow-children"], &file, &prog)
-        .output()
-        .unwrap();
+    let run = common::succeeded(&mut profile(&["--follow-children"], &file, &prog));
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
     assert!(stderr.starts_with("child exited 7\n"), "{stderr}");
     let children = read(&file)["children"]
         .as_array()

@@ -184,15 +184,8 @@ fn a_trace_on_standard_input_is_read_as_dash() {
         vec!["profile", "--json"],
         vec!["info", "--json"],
     ] {
-        let from_file = coprof().args(&cmd).arg(&p).output().unwrap();
-        assert!(from_file.status.success(), "{cmd:?} of the file");
-        let from_stdin = coprof()
-            .args(&cmd)
-            .arg("-")
-            .write_stdin(bytes.clone())
-            .output()
-            .unwrap();
-        assert!(from_stdin.status.success(), "{cmd:?} of standard input");
+        let from_file = common::succeeded(coprof().args(&cmd).arg(&p));
+        let from_stdin = common::succeeded(coprof().args(&cmd).arg("-").write_stdin(bytes.clone()));
         let name = p.to_str().unwrap();
         let file_text = String::from_utf8(from_file.stdout).unwrap();
         let stdin_text = String::from_utf8(from_stdin.stdout).unwrap();
@@ -301,12 +294,7 @@ fn unwritable_output_is_an_error_not_a_panic() {
 
 #[test]
 fn demo_needs_no_arguments_and_profiles_the_bundled_program() {
-    let out = coprof().arg("demo").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::succeeded(coprof().arg("demo"));
     let text = String::from_utf8(out.stdout).unwrap();
     for heading in [
         "== loops",
@@ -325,8 +313,7 @@ fn demo_needs_no_arguments_and_profiles_the_bundled_program() {
     // The program's own output is kept off the report.
     assert!(String::from_utf8_lossy(&out.stderr).contains("dijkstra: reps 1 checksum"));
 
-    let out = coprof().args(["demo", "--json"]).output().unwrap();
-    assert!(out.status.success());
+    let out = common::succeeded(coprof().args(["demo", "--json"]));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"], 0);
     assert!(v["instructions"].as_u64().unwrap() > 50_000_000);
@@ -344,11 +331,7 @@ fn synthetic_demo_reports_loops_and_values() {
         .stdout(
             predicate::str::contains("hottest loops").and(predicate::str::contains("invariant")),
         );
-    let out = coprof()
-        .args(["demo", "--synthetic", "-n", "200000", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = common::succeeded(coprof().args(["demo", "--synthetic", "-n", "200000", "--json"]));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["events"], 200_000);
     assert!(!v["loops"].as_array().unwrap().is_empty());
@@ -411,14 +394,8 @@ fn bench_and_output_errors_name_the_option_or_directory() {
 
 #[test]
 fn bench_io_measures_every_workload_and_reports_json() {
-    let out = coprof()
-        .args(["bench", "io", "--events", "20000", "--runs", "1", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::succeeded(
+        coprof().args(["bench", "io", "--events", "20000", "--runs", "1", "--json"]),
     );
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = rows.as_array().unwrap();
@@ -481,22 +458,17 @@ fn a_dash_for_an_output_file_is_refused_by_name() {
 fn a_dash_for_a_trace_is_standard_output() {
     let dir = tempfile::tempdir().unwrap();
     let file = gen_trace(dir.path(), "mixed", 50_000, 3);
-    let gen = coprof()
-        .current_dir(dir.path())
-        .args([
-            "gen",
-            "--workload",
-            "mixed",
-            "--events",
-            "50000",
-            "--seed",
-            "3",
-            "-o",
-            "-",
-        ])
-        .output()
-        .unwrap();
-    assert!(gen.status.success(), "{gen:?}");
+    let gen = common::succeeded(coprof().current_dir(dir.path()).args([
+        "gen",
+        "--workload",
+        "mixed",
+        "--events",
+        "50000",
+        "--seed",
+        "3",
+        "-o",
+        "-",
+    ]));
     let summary = String::from_utf8_lossy(&gen.stderr);
     assert!(
         summary.contains("wrote 50,000 mixed events to standard output"),
@@ -525,13 +497,12 @@ fn a_dash_for_a_trace_is_standard_output() {
         "{info:?}"
     );
     // A sampled trace of standard input, on standard output.
-    let sampled = coprof()
-        .current_dir(dir.path())
-        .args(["sample", "-s", "counter:16", "-o", "-", "-"])
-        .write_stdin(gen.stdout)
-        .output()
-        .unwrap();
-    assert!(sampled.status.success(), "{sampled:?}");
+    let sampled = common::succeeded(
+        coprof()
+            .current_dir(dir.path())
+            .args(["sample", "-s", "counter:16", "-o", "-", "-"])
+            .write_stdin(gen.stdout),
+    );
     assert!(
         String::from_utf8_lossy(&sampled.stderr)
             .contains("of 50,000 events (all) with counter:16 into standard output"),

@@ -139,7 +139,7 @@ fn reports_name_the_program_and_its_libraries_live_and_from_a_trace() {
     // metadata, after the events, and name their PCs just the same. A
     // sampled trace written from that stream keeps them.
     let sampled = dir.path().join("sampled.cpt");
-    let out = std::process::Command::new("sh")
+    let out = common::succeeded(std::process::Command::new("sh")
         .arg("-c")
         .arg(
             "\"$0\" run --trace /dev/fd/3 -- \"$1\" \"$2\" 3>&1 >/dev/null | tee \"$3.stream\" \
@@ -148,10 +148,7 @@ fn reports_name_the_program_and_its_libraries_live_and_from_a_trace() {
         .arg(assert_cmd::cargo::cargo_bin("coprof"))
         .arg(&bin)
         .arg(&data)
-        .arg(&sampled)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+        .arg(&sampled));
     let streamed = places(&serde_json::from_slice(&out.stdout).unwrap());
     // (The shell's environment moves the loader's loops, which run over
     // it, in the ranking: the program's and libc's are compared.)

@@ -304,8 +304,7 @@ fn signals_pending_at_an_execve_stay_pending_for_the_new_program() {
         .status()
         .unwrap();
     assert!(built.success());
-    let linux = Command::new(&native).output().unwrap();
-    assert!(linux.status.success());
+    let linux = common::succeeded(&mut Command::new(&native));
     let linux = String::from_utf8_lossy(&linux.stdout).into_owned();
     // All three kept with their values; unblocked at once, SIGUSR1 is
     // delivered first and SIGRTMIN's handler on top of it, so that runs
@@ -320,15 +319,10 @@ fn signals_pending_at_an_execve_stay_pending_for_the_new_program() {
     // The RISC-V build in the simulator, which runs the new program in a
     // new simulator: the same.
     let prog = compile(dir.path(), "pending", PENDING);
-    let out = Command::new(env!("CARGO_BIN_EXE_coprof"))
-        .args(["run", "--"])
-        .arg(&prog)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::succeeded(
+        Command::new(env!("CARGO_BIN_EXE_coprof"))
+            .args(["run", "--"])
+            .arg(&prog),
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), linux);
 }

@@ -85,21 +85,13 @@ fn saved_profile_is_printed_again_by_report() {
     let trace = gen_trace(dir.path(), "loops", 200_000, 3);
     let file = dir.path().join("p.json");
 
-    let out = coprof()
-        .arg("profile")
-        .arg(&trace)
-        .arg("-o")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = common::succeeded(coprof().arg("profile").arg(&trace).arg("-o").arg(&file));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("== loops (coprof loops "), "{text}");
     assert!(text.contains("frequent loop cache: 32 entries, 2-way, 24-bit counters"));
     assert!(text.contains("profile saved to"));
 
-    let again = coprof().arg("report").arg(&file).output().unwrap();
-    assert!(again.status.success());
+    let again = common::succeeded(coprof().arg("report").arg(&file));
     let again = String::from_utf8(again.stdout).unwrap();
     let before: String = text
         .lines()
@@ -210,20 +202,15 @@ fn live_profile_of_a_program_in_one_pass() {
     let dir = tempfile::tempdir().unwrap();
     let prog = compile(dir.path(), "hot", HOT_LOOP);
     let file = dir.path().join("hot.json");
-    let out = coprof()
-        .arg("profile")
-        .arg("--exact")
-        .arg("-o")
-        .arg(&file)
-        .arg("--")
-        .arg(&prog)
-        .arg("2000")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::succeeded(
+        coprof()
+            .arg("profile")
+            .arg("--exact")
+            .arg("-o")
+            .arg(&file)
+            .arg("--")
+            .arg(&prog)
+            .arg("2000"),
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     // The program's own output goes to stderr; stdout is the report.
@@ -285,17 +272,12 @@ fn live_single_commands_equal_the_live_profile() {
             .arg("300"),
     );
     for (name, args) in DEFAULT_SECTIONS {
-        let out = coprof()
-            .args(args)
-            .args(["--json", "--random-seed", "1", "--"])
-            .arg(&prog)
-            .arg("300")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = common::succeeded(
+            coprof()
+                .args(args)
+                .args(["--json", "--random-seed", "1", "--"])
+                .arg(&prog)
+                .arg("300"),
         );
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("done "),
@@ -361,18 +343,12 @@ fn chosen_reports_compare_configurations_in_one_pass() {
 
     // The loops workload makes no calls: no method profile, said so, and
     // the other reports stand.
-    let out = coprof()
-        .arg("profile")
-        .arg(&trace)
-        .args([
-            "--report",
-            "loops",
-            "--report",
-            "sample --sampler brr:3 --eval",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = common::succeeded(coprof().arg("profile").arg(&trace).args([
+        "--report",
+        "loops",
+        "--report",
+        "sample --sampler brr:3 --eval",
+    ]));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("== sample --sampler brr:3 --eval") && text.contains("no report: "),
@@ -759,16 +735,15 @@ fn keep_stdout_leaves_the_program_its_output_and_reports_on_stderr() {
     let prog = compile(dir.path(), "prints", PRINTS);
     let lines = "line 0\nline 1\nline 2\n";
     let file = dir.path().join("p.json");
-    let out = coprof()
-        .args(["profile", "--keep-stdout", "-o"])
-        .arg(&file)
-        .arg("--")
-        .arg(&prog)
-        .arg("again")
-        .output()
-        .unwrap();
+    let out = common::succeeded(
+        coprof()
+            .args(["profile", "--keep-stdout", "-o"])
+            .arg(&file)
+            .arg("--")
+            .arg(&prog)
+            .arg("again"),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), lines);
     assert!(stderr.starts_with("to stderr\n"), "{stderr}");
     assert!(stderr.contains("coprof profile of"), "{stderr}");
@@ -777,13 +752,12 @@ fn keep_stdout_leaves_the_program_its_output_and_reports_on_stderr() {
     assert_eq!(saved["status"], 0);
 
     // A single report, as JSON on standard error after the program's note.
-    let out = coprof()
-        .args(["loops", "--keep-stdout", "--json", "--"])
-        .arg(&prog)
-        .arg("again")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = common::succeeded(
+        coprof()
+            .args(["loops", "--keep-stdout", "--json", "--"])
+            .arg(&prog)
+            .arg("again"),
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), lines);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let json = stderr
@@ -793,15 +767,14 @@ fn keep_stdout_leaves_the_program_its_output_and_reports_on_stderr() {
     assert!(loops["loops"].is_array(), "{loops}");
 
     // The program replaces itself: the one after the exec keeps stdout.
-    let out = coprof()
-        .args(["profile", "--keep-stdout", "--follow-children", "-o"])
-        .arg(&file)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .unwrap();
+    let out = common::succeeded(
+        coprof()
+            .args(["profile", "--keep-stdout", "--follow-children", "-o"])
+            .arg(&file)
+            .arg("--")
+            .arg(&prog),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         format!("before\n{lines}")

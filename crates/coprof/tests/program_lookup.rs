@@ -78,12 +78,11 @@ fn a_name_runs_the_risc_v_program_its_path_finds() {
     );
     assert_eq!(out, "tool\na\nb\n");
     // Every report command finds it the same way.
-    let out = coprof()
-        .args(["profile", "--env", &path, "--", "tool", "x"])
-        .current_dir(d)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = common::succeeded(
+        coprof()
+            .args(["profile", "--env", &path, "--", "tool", "x"])
+            .current_dir(d),
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("tool\nx\n"));
 
     // Not in PATH: the current directory's, last, as valgrind runs it.

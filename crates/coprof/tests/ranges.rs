@@ -514,13 +514,12 @@ int main(int argc, char **argv) {
 }
 "#;
     let bin = common::compile_with(dir.path(), "jit", src, &["-static", "-O2", "-g"]);
-    let out = coprof()
-        .args(["ranges", "--stream", "pc", "--hot", "0.5", "--"])
-        .arg(&bin)
-        .arg("200")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = common::succeeded(
+        coprof()
+            .args(["ranges", "--stream", "pc", "--hot", "0.5", "--"])
+            .arg(&bin)
+            .arg("200"),
+    );
     // The program's own output goes to standard error under coprof.
     let said = String::from_utf8_lossy(&out.stderr);
     let line = said.lines().find(|l| l.starts_with("200000 ")).unwrap();

@@ -56,14 +56,13 @@ fn ranges_of_a_native_programs_samples_name_its_hot_loop() {
     let dir = tempfile::tempdir().unwrap();
     let prog = native(dir.path());
     let trace = dir.path().join("hot.cpt");
-    let out = coprof()
-        .args(["record", "--period-us", "20", "-o"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "--period-us", "20", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&prog),
+    );
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
         said.contains(" samples of ") && said.contains("hot.cpt"),
@@ -244,16 +243,11 @@ fn followed_children_get_a_trace_each_named_by_pid() {
         "/bin/sh -c '{p}; {p} exit3; exit 0'; exit 0",
         p = prog.display()
     );
-    let out = coprof()
-        .args(["record", "--follow-children", "--json", "-o"])
-        .arg(&trace)
-        .args(["--", "/bin/sh", "-c", &script])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "--follow-children", "--json", "-o"])
+            .arg(&trace)
+            .args(["--", "/bin/sh", "-c", &script]),
     );
     let summary: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
     let children = summary["children"].as_array().unwrap();

@@ -1466,12 +1466,7 @@ fn a_child_that_stops_and_goes_on_is_told_as_on_linux() {
         loop_.replace("nocldstop < 1;", "nocldstop < 2;")
     );
     let prog = compile(dir.path(), "stops", &program, false);
-    let out = coprof().args(["run", "--"]).arg(&prog).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::succeeded(coprof().args(["run", "--"]).arg(&prog));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "SA_NOCLDSTOP 0: waitpid WUNTRACED stopped 1 by 19\n\
@@ -1589,12 +1584,7 @@ int main(void) {
     let expected = "clear 0: child SIGUSR1 handled, SIGUSR2 ignored\n\
                     clear 1: child SIGUSR1 default, SIGUSR2 ignored\n\
                     parent SIGUSR1 handled\n";
-    let out = coprof().args(["run", "--"]).arg(&prog).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::succeeded(coprof().args(["run", "--"]).arg(&prog));
     assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
     let native = dir.path().join("clear_sighand-native");
     let st = std::process::Command::new("cc")
@@ -1658,12 +1648,7 @@ int main(int argc, char **argv) {
         .split_whitespace()
         .map(|p| u64::from_str_radix(p.trim_start_matches("0x"), 16).unwrap())
         .collect();
-    let out = coprof()
-        .args(["info", "--json"])
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = common::succeeded(coprof().args(["info", "--json"]).arg(&trace));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let areas = v["meta"]["areas"].as_array().unwrap();
     let named = |start: u64, end: u64, name: &str| {

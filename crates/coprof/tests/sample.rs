@@ -88,29 +88,22 @@ fn writes_the_sampled_stream_as_a_trace() {
     let dir = tempfile::tempdir().unwrap();
     let t = gen_trace(dir.path(), "mixed", 300_000, 3);
     let out = dir.path().join("loads.cpt");
-    let w = coprof()
-        .arg("sample")
-        .arg(&t)
-        .args([
-            "--sampler",
-            "counter:10",
-            "--classes",
-            "load",
-            "--json",
-            "-o",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    let w = common::succeeded(
+        coprof()
+            .arg("sample")
+            .arg(&t)
+            .args([
+                "--sampler",
+                "counter:10",
+                "--classes",
+                "load",
+                "--json",
+                "-o",
+            ])
+            .arg(&out),
+    );
     let w: Value = serde_json::from_slice(&w.stdout).unwrap();
-    let info = coprof()
-        .arg("info")
-        .arg("--json")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(info.status.success());
+    let info = common::succeeded(coprof().arg("info").arg("--json").arg(&out));
     let info: Value = serde_json::from_slice(&info.stdout).unwrap();
     assert_eq!(info["events"], w["samples"]);
     assert_eq!(

@@ -85,8 +85,7 @@ fn run_counts_the_same_translated_or_interpreted() {
         if interpret {
             cmd.arg("--interpret");
         }
-        let out = cmd.arg("--").arg(&bin).arg("1").output().unwrap();
-        assert!(out.status.success());
+        let out = common::succeeded(cmd.arg("--").arg(&bin).arg("1"));
         (
             out.stdout,
             String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -133,13 +132,8 @@ fn a_forked_child_runs_its_parents_translated_blocks_without_events() {
     let bin = compile(dir.path(), "fork_after_hot_loop", FORK_AFTER_HOT_LOOP);
     // 1275 * 7 * (0 + 1 + ... + 999)
     let want = 1275u64 * 7 * 499_500;
-    let out = coprof()
-        .args(["values", "--no-symbols", "--"])
-        .arg(&bin)
-        .output()
-        .unwrap();
+    let out = common::succeeded(coprof().args(["values", "--no-symbols", "--"]).arg(&bin));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
     assert!(err.contains(&format!("child {want}\n")), "{err}");
     assert!(err.contains(&format!("parent {want} status 0\n")), "{err}");
 }

@@ -118,16 +118,41 @@ pub fn compile_with(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBu
     out
 }
 
+/// A command a test runs: coprof's own, or another program's.
+pub trait Runs: std::fmt::Debug {
+    /// Runs it to its end, with what it wrote.
+    fn output_of(&mut self) -> std::io::Result<std::process::Output>;
+}
+
+impl Runs for assert_cmd::Command {
+    fn output_of(&mut self) -> std::io::Result<std::process::Output> {
+        self.output()
+    }
+}
+
+impl Runs for std::process::Command {
+    fn output_of(&mut self) -> std::io::Result<std::process::Output> {
+        self.output()
+    }
+}
+
+/// Runs `cmd`, asserts that it succeeded (showing the command, its
+/// status and its standard error if not) and returns what it wrote.
+pub fn succeeded(cmd: &mut impl Runs) -> std::process::Output {
+    let out = cmd.output_of().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Runs `cmd`, asserts that it succeeded (showing its standard error if
 /// not) and returns its standard output.
 pub fn stdout_of(cmd: &mut assert_cmd::Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 on stdout")
+    String::from_utf8(succeeded(cmd).stdout).expect("UTF-8 on stdout")
 }
 
 /// Runs `cmd`, asserts that it succeeded (showing its standard error if
