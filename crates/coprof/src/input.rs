@@ -84,7 +84,7 @@ pub struct InputArgs {
     /// that standard output carries only the report (see --keep-stdout).
     /// Once the report is written, coprof exits with the program's exit
     /// status (128 + N if signal N killed it), as perf and valgrind do.
-    /// `ranges` and `values` sample a native x86-64 program instead, as
+    /// `ranges`, `values` and `profile` sample a native x86-64 program instead, as
     /// `coprof record` does (docs/native.md).
     #[arg(last = true, value_name = "PROG ARGS", conflicts_with = "file")]
     pub program: Vec<OsString>,
@@ -127,6 +127,14 @@ pub struct InputArgs {
     /// the interleaving of its threads, the same on every run.
     #[arg(long, value_name = "N", requires = "program", value_parser = clap::value_parser!(u64).range(1..))]
     pub quantum: Option<u64>,
+    /// With an x86-64 program, sampled natively: where each sample is
+    /// taken. `interrupt`: the instruction the thread was interrupted at
+    /// (`coprof record`'s default); `next-load`: the thread's next load,
+    /// for its value (`coprof record --next-load`). [default: next-load
+    /// for a report of loads (`values`; `ranges` of load values or
+    /// addresses), else interrupt]
+    #[arg(long, value_name = "WHERE", requires = "program")]
+    pub sample_at: Option<SampleAt>,
     /// With a program: interpret every instruction, translating no block
     /// to host code. The reports are the same; translation only makes the
     /// run faster.
@@ -180,6 +188,16 @@ pub struct InputArgs {
     pub held: HeldTrace,
 }
 
+/// Where a native program's sample is taken (`--sample-at`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleAt {
+    /// At the instruction the thread was interrupted at.
+    Interrupt,
+    /// At the thread's next load, for the value it reads (DCPI's value
+    /// sampling).
+    NextLoad,
+}
+
 /// What a live run does beyond running the program: follow its child
 /// processes, and keep quiet as a followed child.
 #[derive(Clone, Default)]
@@ -231,11 +249,24 @@ pub struct InputInfo {
     pub meta: TraceMeta,
     /// For a live run: instructions retired and the exit status.
     pub live: Option<LiveRun>,
+    /// For a native program sampled live: how its run went.
+    pub sampled: Option<SampledRun>,
     /// Names for the input's PCs, when the program's ELF file was found.
     pub symbols: Option<Symbols>,
     /// `--no-symbols`: addresses are shown raw, not named by symbols or
     /// by the mappings they lie in.
     pub raw_addresses: bool,
+}
+
+/// How a native program's sampled run went (`coprof record`'s summary).
+#[derive(Clone, Copy, Debug)]
+pub struct SampledRun {
+    /// Samples taken.
+    pub samples: u64,
+    /// Threads the program ran.
+    pub threads: u64,
+    /// Its exit status, 128 + the signal that killed it.
+    pub status: i32,
 }
 
 /// How a live run went.
@@ -295,10 +326,16 @@ impl InputArgs {
     pub fn run_options(&self) -> Vec<String> {
         let mut options = self.shape().options(false).unwrap_or_default();
         options.extend(self.env.options());
-        options
+        let mut options: Vec<String> = options
             .into_iter()
             .map(|o| o.to_string_lossy().into_owned())
-            .collect()
+            .collect();
+        if let Some(at) = self.sample_at {
+            use clap::ValueEnum;
+            let name = at.to_possible_value().expect("every place has a name");
+            options.extend(["--sample-at".to_string(), name.get_name().to_string()]);
+        }
+        options
     }
 
     /// The ids the program sees in place of the host's (`--pid`).
@@ -356,6 +393,7 @@ impl InputArgs {
             ("--unset", !self.env.unset.is_empty()),
             ("--env", !self.env.set.is_empty()),
             ("--keep-stdout", self.keep_stdout),
+            ("--sample-at", self.sample_at.is_some()),
         ];
         match given.iter().find(|(_, set)| *set) {
             Some((option, _)) => Err(bad_input(format!(
@@ -492,6 +530,7 @@ impl InputArgs {
                     events,
                     meta,
                     live: None,
+                    sampled: None,
                     symbols,
                     raw_addresses: self.no_symbols,
                 })
@@ -542,8 +581,20 @@ impl InputArgs {
         }
         if let Some(next_load) = self.setup.native {
             if let Some(prog) = self.native_program() {
+                let next_load = self
+                    .sample_at
+                    .map_or(next_load, |at| at == SampleAt::NextLoad);
                 return self.run_native(&prog, next_load, sink);
             }
+        }
+        // (An x86-64 program a report would not sample is refused with
+        // the simulator's own error, which names `coprof record`.)
+        if self.sample_at.is_some() && self.native_program().is_none() {
+            return Err(bad_input(format!(
+                "--sample-at applies to an x86-64 program that `coprof ranges`, `values` or \
+                 `profile` samples natively, not to {}",
+                self.name()
+            )));
         }
         let mut config = crate::cmd::run::sim_config(&self.program, &self.shape(), 0)?;
         let prog = crate::cmd::run::find_program(&mut config)?;
@@ -595,6 +646,16 @@ impl InputArgs {
             std::mem::forget(StdoutToStderr::new());
         }
         out
+    }
+
+    /// Whether the input is samples of a native process rather than every
+    /// instruction: a trace `coprof record` wrote, or an x86-64 program
+    /// that a report which reads samples would sample live.
+    pub fn holds_samples(&self) -> anyhow::Result<bool> {
+        Ok(match &self.file {
+            Some(_) => self.describe()?.source == "native",
+            None => !self.program.is_empty() && self.native_program().is_some(),
+        })
     }
 
     /// The program to run, when it is a native x86-64 one and no option
@@ -678,6 +739,11 @@ impl InputArgs {
                 ..TraceMeta::default()
             },
             live: None,
+            sampled: Some(SampledRun {
+                samples: run.samples,
+                threads: run.threads,
+                status: run.exit.status(),
+            }),
             symbols,
             raw_addresses: self.no_symbols,
         })
@@ -708,6 +774,7 @@ impl InputArgs {
                 in_runs: sim.instructions_in_runs(),
                 exit,
             }),
+            sampled: None,
             raw_addresses: self.no_symbols,
             symbols: if self.no_symbols {
                 None

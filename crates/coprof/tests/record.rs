@@ -133,6 +133,16 @@ fn the_trace_streams_to_a_reader_and_the_status_is_the_programs() {
     assert_eq!(r["n"], summary["events"]);
 }
 
+/// Asserts that `cmd` is refused with status 2, its message saying `said`,
+/// and no panic.
+fn refused(cmd: &mut assert_cmd::Command, said: &str) {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(said), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 #[test]
 fn what_record_and_the_reports_refuse_is_named() {
     let dir = tempfile::tempdir().unwrap();
@@ -145,13 +155,6 @@ fn what_record_and_the_reports_refuse_is_named() {
         .arg(&prog)
         .assert()
         .success();
-    let refused = |cmd: &mut assert_cmd::Command, said: &str| {
-        let out = cmd.output().unwrap();
-        assert_eq!(out.status.code(), Some(2));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(said), "{err}");
-        assert!(!err.contains("panicked"), "{err}");
-    };
     // Samples are not every instruction.
     refused(
         coprof().arg("loops").arg(&trace),
@@ -286,4 +289,158 @@ fn followed_children_get_a_trace_each_named_by_pid() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(said), "{err}");
     }
+}
+
+/// The names of a profile's reports, in order.
+fn report_names(p: &serde_json::Value) -> Vec<&str> {
+    p["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_profile_of_a_native_program_holds_the_reports_that_read_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let file = dir.path().join("hot.json");
+    let out = coprof()
+        .args(["profile", "--json", "-o"])
+        .arg(&file)
+        .arg("--")
+        .arg(&prog)
+        .arg("exit3")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "the program's status: {err}");
+    assert!(
+        err.contains("the loops and sample reports, which need every instruction, are left out"),
+        "{err}"
+    );
+    let p: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report_names(&p),
+        ["ranges-pc", "ranges-load-value", "values"]
+    );
+    assert_eq!(p["status"], 3);
+    assert_eq!(p["sampled"]["threads"], 1);
+    assert_eq!(
+        p["sampled"]["left_out"],
+        serde_json::json!(["loops", "sample"])
+    );
+    assert!(
+        p["sampled"]["samples"].as_u64().unwrap() > 100,
+        "{}",
+        p["sampled"]
+    );
+    // Every sample at its interrupted instruction, as `coprof record`
+    // takes them, and each report's command line says so.
+    assert_hot_loop_on_top(&p["reports"][0]["json"]);
+    for r in p["reports"].as_array().unwrap() {
+        let command = r["command"].as_str().unwrap();
+        assert!(command.contains(" --sample-at interrupt -- "), "{command}");
+    }
+    // The saved profile prints again, with what was left out.
+    let again = common::stdout_of(coprof().arg("report").arg(&file));
+    assert!(
+        again.contains(" samples of 1 thread, exit status 3, sampled natively"),
+        "{again}"
+    );
+    assert!(
+        again.contains("left out: the loops and sample reports"),
+        "{again}"
+    );
+    assert!(!again.contains("== loops"), "{again}");
+
+    // Every sample at its next load: the values report sees the loop's load.
+    let p = json_of(
+        coprof()
+            .args(["profile", "--json", "--sample-at", "next-load", "--"])
+            .arg(&prog),
+    );
+    let values = &p["reports"][2];
+    assert_eq!(values["name"], "values");
+    assert!(
+        values["command"]
+            .as_str()
+            .unwrap()
+            .contains("--sample-at next-load"),
+        "{values}"
+    );
+    let top = &values["json"]["pcs"][0];
+    assert_eq!(top["source_text"], "s += table[i];", "{top}");
+}
+
+#[test]
+fn a_profile_of_a_trace_of_samples_leaves_out_what_needs_every_instruction() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let trace = dir.path().join("hot.cpt");
+    common::succeeded(
+        coprof()
+            .args(["record", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&prog),
+    );
+    let p = json_of(coprof().args(["profile", "--json", "--exact"]).arg(&trace));
+    assert_eq!(
+        report_names(&p),
+        ["ranges-pc", "ranges-load-value", "values"]
+    );
+    assert_eq!(
+        p["sampled"],
+        serde_json::json!({"samples": null, "threads": null, "left_out": ["loops", "sample"]})
+    );
+    assert_hot_loop_on_top(&p["reports"][0]["json"]);
+    // The reports named are those that read samples.
+    let p = json_of(
+        coprof()
+            .args([
+                "profile",
+                "--json",
+                "--report",
+                "ranges",
+                "--report",
+                "values --algo hotlist",
+            ])
+            .arg(&trace),
+    );
+    assert_eq!(report_names(&p), ["ranges", "values --algo hotlist"]);
+    assert_eq!(p["sampled"]["left_out"], serde_json::json!([]));
+    refused(
+        coprof().args(["profile", "--report", "loops"]).arg(&trace),
+        "--report 'loops': ",
+    );
+    refused(
+        coprof()
+            .args(["profile", "--report", "sample --sampler brr:9 --eval"])
+            .arg(&trace),
+        "a sampler picks from every event of the stream",
+    );
+    // Where a sample is taken belongs to a live run.
+    refused(
+        coprof()
+            .args(["ranges", "--sample-at", "interrupt"])
+            .arg(&trace),
+        "--sample-at applies to a program run after `--`, not to the trace file",
+    );
+    let rv = compile(dir.path(), "rv", "int main(void) { return 0; }\n");
+    refused(
+        coprof()
+            .args(["values", "--sample-at", "next-load", "--"])
+            .arg(&rv),
+        "--sample-at applies to an x86-64 program",
+    );
+    refused(
+        coprof()
+            .args(["profile", "--follow-children", "-o"])
+            .arg(dir.path().join("p.json"))
+            .arg("--")
+            .arg(&prog),
+        "`coprof record --follow-children -o OUT.cpt -- PROG ARGS`",
+    );
 }

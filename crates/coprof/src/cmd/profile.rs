@@ -131,10 +131,28 @@ pub struct Profile {
     /// and its parent's.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub process: Option<ProcessIds>,
+    /// For samples of a native process (`coprof record`'s trace, or an
+    /// x86-64 program sampled live): what was sampled, and the default
+    /// reports left out.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sampled: Option<Sampled>,
     /// The profiles of the program's child processes (`--follow-children`)
     /// found when it ended, by PID.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub children: Vec<ChildProfile>,
+}
+
+/// A profile of samples of a native process: each event is one sample
+/// (DCPI's), not one instruction.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Sampled {
+    /// Samples taken, when the program was sampled live.
+    pub samples: Option<u64>,
+    /// Threads the program ran, when it was sampled live.
+    pub threads: Option<u64>,
+    /// The default reports left out because they need every instruction
+    /// (loops, sample), by name.
+    pub left_out: Vec<String>,
 }
 
 /// A process's PID and its parent's.
@@ -211,6 +229,19 @@ const DEFAULTS: [(&str, &str, &[&str]); 5] = [
     ),
 ];
 
+/// The commands whose reports read samples, as a profile of samples
+/// (`coprof record`'s) holds them; the others need every instruction.
+const READ_SAMPLES: [&str; 2] = ["ranges", "values"];
+
+/// Why a report command needs every instruction, as its own refusal of
+/// a trace of samples says it.
+fn needs_every_instruction(command: &str) -> &'static str {
+    match command {
+        "loops" => "the loop cache counts every backward branch",
+        _ => "a sampler picks from every event of the stream",
+    }
+}
+
 /// Whether a report is a design-space sweep (`loops --sweep`, `ranges
 /// --sweep`, `values --sweep`), whose configurations are its own options: neither
 /// `--exact` nor `--block-buffer` is given to it.
@@ -258,20 +289,25 @@ fn has_block_buffer(p: &Planned) -> bool {
     p.options.iter().any(|o| o.starts_with("--block-buffer"))
 }
 
-/// The reports a profile holds: the default set, or those of `--report`.
-/// `--exact` is added to every report that takes it, and `--block-buffer`
-/// to every code profile that has none.
+/// The reports a profile holds: the default set, or those of `--report`;
+/// for `samples` of a native process (`input` names them), only those
+/// that read samples. `--exact` is added to every report that takes it,
+/// and `--block-buffer` to every code profile that has none.
 fn plan(
     exact: bool,
     block_buffer: Option<usize>,
     reports: &[String],
+    samples: Option<&str>,
 ) -> anyhow::Result<Vec<Planned>> {
     let mut plan = Vec::new();
     if reports.is_empty() {
-        for (name, command, options) in DEFAULTS {
+        let defaults = DEFAULTS.iter();
+        for (name, command, options) in
+            defaults.filter(|(_, command, _)| samples.is_none() || READ_SAMPLES.contains(command))
+        {
             plan.push(Planned {
-                name: name.into(),
-                command: command.into(),
+                name: name.to_string(),
+                command: command.to_string(),
                 options: options.iter().map(|s| s.to_string()).collect(),
             });
         }
@@ -283,6 +319,14 @@ fn plan(
             return Err(bad_input(format!(
                 "--report '{r}': a report starts with one of {}",
                 COMMANDS.join(", ")
+            )));
+        }
+        if let (Some(input), false) = (samples, READ_SAMPLES.contains(&command.as_str())) {
+            return Err(bad_input(format!(
+                "--report '{r}': {input} is samples of a native process, not every \
+                 instruction: {}; a profile of samples holds {} reports",
+                needs_every_instruction(&command),
+                READ_SAMPLES.join(" and ")
             )));
         }
         plan.push(Planned {
@@ -442,11 +486,20 @@ fn profile_of(input: &InputArgs, info: &InputInfo, exact: bool, reports: Vec<Sec
         events: info.events,
         instructions: info.live.as_ref().map(|l| l.instructions),
         instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
-        status: info.live.as_ref().map(|l| l.exit.status()),
+        status: match (&info.live, &info.sampled) {
+            (Some(l), _) => Some(l.exit.status()),
+            (None, Some(s)) => Some(s.status),
+            (None, None) => None,
+        },
         exact,
         timing: None,
         reports,
         process: None,
+        sampled: (info.meta.source == "native").then(|| Sampled {
+            samples: info.sampled.map(|s| s.samples),
+            threads: info.sampled.map(|s| s.threads),
+            left_out: Vec::new(),
+        }),
         children: Vec::new(),
     }
 }
@@ -475,6 +528,24 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         writable_dir(&o)?;
         a.output = Some(o);
     }
+    // Samples of a native process: the reports that read samples.
+    let samples = a.input.holds_samples()?;
+    if samples {
+        if a.follow_children {
+            return Err(bad_input(format!(
+                "--follow-children: {} is an x86-64 program, sampled natively; \
+                 `coprof record --follow-children -o OUT.cpt -- PROG ARGS` samples its \
+                 children, each into a trace of its own",
+                a.input.name()
+            )));
+        }
+        // As `coprof record` takes them, unless told: one place for
+        // every report, named in each report's command line.
+        a.input.setup.native = Some(false);
+        if a.input.file.is_none() && a.input.sample_at.is_none() {
+            a.input.sample_at = Some(crate::input::SampleAt::Interrupt);
+        }
+    }
     // Each report's options, followed by the input, as typed after its command.
     let input: Vec<String> = match &a.input.file {
         Some(f) => vec![f.display().to_string()],
@@ -486,7 +557,21 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
             .chain(a.input.program_text())
             .collect(),
     };
-    let plan = plan(a.exact, a.block_buffer, &a.reports)?;
+    let name = a.input.name();
+    let plan = plan(
+        a.exact,
+        a.block_buffer,
+        &a.reports,
+        samples.then_some(name.as_str()),
+    )?;
+    let left_out: Vec<String> = match (samples, a.reports.is_empty()) {
+        (true, true) => DEFAULTS
+            .iter()
+            .filter(|(_, command, _)| !READ_SAMPLES.contains(command))
+            .map(|(name, _, _)| name.to_string())
+            .collect(),
+        _ => Vec::new(),
+    };
     a.input.setup.events_at_source = events_at_source(&plan);
     let mut lines = Vec::new();
     for p in plan {
@@ -554,11 +639,22 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
             eprintln!("coprof: note: {text}");
         }
     };
+    if !left_out.is_empty() {
+        note(format!(
+            "{} holds samples of a native process, not every instruction: the {} reports, \
+             which need every instruction, are left out",
+            a.input.name(),
+            left_out.join(" and ")
+        ));
+    }
     let reports = sections(jobs, costs, &info, &note)?;
     let mut profile = Profile {
         timing,
         ..profile_of(&a.input, &info, a.exact, reports)
     };
+    if let Some(sampled) = &mut profile.sampled {
+        sampled.left_out = left_out;
+    }
     if let Some(f) = &follow {
         if a.followed_child {
             profile.process = Some(children::ids(&a.input.pids()));
@@ -647,7 +743,18 @@ fn summary(p: &Profile) -> String {
                 _ => String::new(),
             }
         ),
-        _ => crate::outln!(out, "{} events", crate::output::thousands(p.events)),
+        _ => match &p.sampled {
+            Some(sampled) => crate::outln!(out, "{}", sampled_line(p, sampled)),
+            None => crate::outln!(out, "{} events", crate::output::thousands(p.events)),
+        },
+    }
+    if let Some(sampled) = p.sampled.as_ref().filter(|s| !s.left_out.is_empty()) {
+        crate::outln!(
+            out,
+            "left out: the {} reports, which need every instruction (run a RISC-V build in \
+             the simulator for them)",
+            sampled.left_out.join(" and ")
+        );
     }
     for s in &p.reports {
         crate::outln!(out);
@@ -683,6 +790,25 @@ fn summary(p: &Profile) -> String {
         print_timing(&mut out, t, &p.reports, input);
     }
     out
+}
+
+/// The header's line for a profile of samples of a native process: the
+/// samples, threads and exit status of a live run, or the trace's events.
+fn sampled_line(p: &Profile, sampled: &Sampled) -> String {
+    let mut line = match sampled.samples {
+        Some(n) => format!("{} samples", crate::output::thousands(n)),
+        None => format!("{} samples", crate::output::thousands(p.events)),
+    };
+    if let Some(t) = sampled.threads {
+        line += &format!(" of {t} thread{}", if t == 1 { "" } else { "s" });
+    }
+    if let Some(s) = p.status {
+        line += &format!(", exit status {s}");
+    }
+    line + &format!(
+        ", sampled natively: {} events to the engines",
+        crate::output::thousands(p.events)
+    )
 }
 
 /// What the pass cost (`--timing`): each report's engines, and the rest
@@ -850,7 +976,7 @@ mod tests {
     fn events_stay_on_the_simulators_thread_beside_a_code_profile_of_the_papers_buffer() {
         let planned = |reports: &[&str], block_buffer| {
             let reports: Vec<String> = reports.iter().map(|r| r.to_string()).collect();
-            events_at_source(&plan(false, block_buffer, &reports).unwrap())
+            events_at_source(&plan(false, block_buffer, &reports, None).unwrap())
         };
         // The default set holds `ranges --stream pc`.
         assert!(planned(&[], None));
