@@ -434,7 +434,7 @@ pub(crate) fn read_head(path: &CString) -> Result<Vec<u8>, i64> {
 /// line, as Linux splits it: blanks before the interpreter, one argument
 /// holding everything after the blanks that follow it, trailing blanks
 /// dropped. `None` when there is no interpreter.
-pub(crate) fn shebang(rest: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+pub fn shebang(rest: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
     let line = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
     let blank = |b: &u8| *b == b' ' || *b == b'\t';
     let line = trim(line, blank);

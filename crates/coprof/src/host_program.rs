@@ -23,13 +23,30 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The ELF `e_machine` of the file at `path`: `None` when it cannot be
-/// read or is not an ELF file.
+/// The longest chain of `#!` scripts Linux runs before an ELF file: a
+/// script whose interpreter is a script, and so on (fs/exec.c,
+/// `exec_binprm`, which fails with ELOOP past it).
+const MAX_SCRIPTS: usize = 5;
+
+/// The ELF `e_machine` of the program the kernel runs for the file at
+/// `path`: the file's own for an ELF file; for a `#!` script, its
+/// interpreter's, followed as Linux follows them (a pyenv shim runs
+/// `/usr/bin/env`, an x86-64 program). `None` when it cannot be read or
+/// is neither.
 pub(crate) fn elf_machine(path: &Path) -> Option<u16> {
-    let mut head = [0u8; 20];
-    let mut file = std::fs::File::open(path).ok()?;
-    std::io::Read::read_exact(&mut file, &mut head).ok()?;
-    coprof_rv::elf::machine(&head).map(|(_, m)| m)
+    let mut path = path.to_path_buf();
+    for _ in 0..=MAX_SCRIPTS {
+        let mut head = Vec::with_capacity(256);
+        let file = std::fs::File::open(&path).ok()?;
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, 256), &mut head).ok()?;
+        if let Some((_, m)) = coprof_rv::elf::machine(&head) {
+            return Some(m);
+        }
+        let (interpreter, _) = coprof_rv::command::shebang(head.strip_prefix(b"#!")?)?;
+        use std::os::unix::ffi::OsStrExt;
+        path = PathBuf::from(OsStr::from_bytes(&interpreter));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -62,11 +79,39 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("coprof-host-program-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let script = dir.join("script");
-        std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::write(&script, "#!/no/such/interpreter\nexit 0\n").unwrap();
+        assert_eq!(elf_machine(&script), None);
+        std::fs::write(&script, "no interpreter\n").unwrap();
         assert_eq!(elf_machine(&script), None);
         assert_eq!(elf_machine(&dir.join("missing")), None);
         std::fs::write(&script, "\x7fELF").unwrap();
         assert_eq!(elf_machine(&script), None, "a header shorter than 20 bytes");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_script_runs_its_interpreters_machine_as_linux_follows_it() {
+        let me = std::env::current_exe().unwrap();
+        let machine = elf_machine(&me).unwrap();
+        let dir = std::env::temp_dir().join(format!("coprof-host-script-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A script whose interpreter is this test's ELF file, with an
+        // argument; and scripts run by scripts, as deep as Linux goes.
+        let mut interpreter = me.clone();
+        for depth in 0..MAX_SCRIPTS {
+            let script = dir.join(format!("s{depth}"));
+            std::fs::write(
+                &script,
+                format!("#! {}  -x \nbody\n", interpreter.display()),
+            )
+            .unwrap();
+            assert_eq!(elf_machine(&script), Some(machine), "depth {depth}");
+            interpreter = script;
+        }
+        // One deeper than Linux follows: not run.
+        let script = dir.join("too-deep");
+        std::fs::write(&script, format!("#!{}\n", interpreter.display())).unwrap();
+        assert_eq!(elf_machine(&script), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -700,7 +700,7 @@ impl InputArgs {
             ..coprof_native::Config::default()
         };
         eprintln!(
-            "coprof: note: {} is an x86-64 program: sampled natively, a sample every ~{} µs \
+            "coprof: note: {} runs as an x86-64 program: sampled natively, a sample every ~{} µs \
              of each thread's CPU time{}, as `coprof record` does; counts are samples",
             prog.display(),
             config.period_ns / 1000,

@@ -444,3 +444,27 @@ fn a_profile_of_a_trace_of_samples_leaves_out_what_needs_every_instruction() {
         "`coprof record --follow-children -o OUT.cpt -- PROG ARGS`",
     );
 }
+
+#[test]
+fn a_script_that_runs_a_native_program_is_sampled_live() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    // A wrapper, as pyenv's shims and many /usr/bin commands are: its
+    // interpreter is the host's shell, an x86-64 program.
+    let wrapper = dir.path().join("wrapper");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", prog.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = json_of(coprof().args(["ranges", "--json", "--"]).arg(&wrapper));
+    assert_hot_loop_on_top(&r);
+    coprof()
+        .args(["profile", "--"])
+        .arg(&wrapper)
+        .arg("exit3")
+        .assert()
+        .code(3);
+}

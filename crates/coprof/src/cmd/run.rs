@@ -427,7 +427,8 @@ pub(crate) fn sim_error(e: SimError) -> anyhow::Error {
             ..
         } => bad_input(format!(
             "{e}; `coprof record -o OUT.cpt -- PROG ARGS` samples a native x86-64 program, \
-             for `coprof ranges OUT.cpt` and `coprof values OUT.cpt`"
+             for `coprof ranges OUT.cpt` and `coprof values OUT.cpt`, and `coprof profile \
+             -- PROG ARGS` samples it live"
         )),
         other => bad_input(other.to_string()),
     }
