@@ -584,7 +584,7 @@ impl InputArgs {
                 let next_load = self
                     .sample_at
                     .map_or(next_load, |at| at == SampleAt::NextLoad);
-                return self.run_native(&prog, next_load, sink);
+                return self.run_native(&prog, next_load, sink, None);
             }
         }
         // (An x86-64 program a report would not sample is refused with
@@ -669,13 +669,34 @@ impl InputArgs {
             .filter(|p| crate::host_program::elf_machine(p) == Some(coprof_rv::elf::EM_X86_64))
     }
 
+    /// Samples the native program into `sink`, as a live report would
+    /// ([`LiveSetup::native`], `--sample-at`), and its child processes
+    /// into `children`.
+    pub fn sample_native_with(
+        &self,
+        sink: &mut dyn Sink,
+        children: &mut dyn coprof_native::Children,
+    ) -> anyhow::Result<InputInfo> {
+        let prog = self
+            .native_program()
+            .ok_or_else(|| bad_input(format!("{}: not an x86-64 program", self.name())))?;
+        let next_load = self
+            .sample_at
+            .map_or(self.setup.native == Some(true), |at| {
+                at == SampleAt::NextLoad
+            });
+        self.run_native(&prog, next_load, sink, Some(children))
+    }
+
     /// Samples the native program `prog` into `sink`, as `coprof record`
-    /// would (its defaults; `next_load` for a report of loads).
+    /// would (its defaults; `next_load` for a report of loads), and its
+    /// child processes into `children` if given.
     fn run_native(
         &self,
         prog: &Path,
         next_load: bool,
         sink: &mut dyn Sink,
+        children: Option<&mut dyn coprof_native::Children>,
     ) -> anyhow::Result<InputInfo> {
         let simulator_only = [
             ("--enosys", self.enosys),
@@ -712,10 +733,23 @@ impl InputArgs {
         );
         let run = self
             .with_program_output(false, || {
-                crate::progress::sample_native(prog, &self.program, &config, sink, None)
+                crate::progress::sample_native(prog, &self.program, &config, sink, children)
             })
             .map_err(|e| bad_input(e.to_string()))?;
         program_ended(prog, run.exit.status(), false);
+        let args = self.program_text().into_iter().skip(1).collect();
+        Ok(self.sampled_info(prog, args, run))
+    }
+
+    /// What the sampled run `run` of `prog` with `args` told, as the
+    /// reports take it: its samples, the files of its code and their
+    /// symbols.
+    pub fn sampled_info(
+        &self,
+        prog: &Path,
+        args: Vec<String>,
+        run: coprof_native::Run,
+    ) -> InputInfo {
         let symbols = (!self.no_symbols)
             .then(|| {
                 Symbols::of_modules(
@@ -727,13 +761,13 @@ impl InputArgs {
                 )
             })
             .flatten();
-        Ok(InputInfo {
+        InputInfo {
             events: run.events,
             meta: TraceMeta {
                 source: "native".into(),
                 isa: "x86-64".into(),
                 program: prog.to_string_lossy().into_owned(),
-                args: self.program_text().into_iter().skip(1).collect(),
+                args,
                 events: run.events,
                 modules: run.modules,
                 ..TraceMeta::default()
@@ -746,7 +780,7 @@ impl InputArgs {
             }),
             symbols,
             raw_addresses: self.no_symbols,
-        })
+        }
     }
 
     /// What a live run of `sim` that ended with `exit` told, counting the

@@ -439,9 +439,8 @@ fn a_profile_of_a_trace_of_samples_leaves_out_what_needs_every_instruction() {
         coprof()
             .args(["profile", "--follow-children", "-o"])
             .arg(dir.path().join("p.json"))
-            .arg("--")
-            .arg(&prog),
-        "`coprof record --follow-children -o OUT.cpt -- PROG ARGS`",
+            .arg(&trace),
+        "--follow-children applies to a program run after `--`, not to the trace file",
     );
 }
 
@@ -467,4 +466,61 @@ fn a_script_that_runs_a_native_program_is_sampled_live() {
         .arg("exit3")
         .assert()
         .code(3);
+}
+
+#[test]
+fn a_profile_follows_a_native_programs_children_each_into_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let file = dir.path().join("family.json");
+    let script = format!("{p}; {p} exit3; exit 0", p = prog.display());
+    let out = common::succeeded(
+        coprof()
+            .args(["profile", "--follow-children", "-o"])
+            .arg(&file)
+            .args(["--", "/bin/sh", "-c", &script]),
+    );
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("== child processes (--follow-children): 2 profiled"),
+        "{summary}"
+    );
+    let main: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let children = main["children"].as_array().unwrap();
+    let mut statuses: Vec<_> = children
+        .iter()
+        .map(|c| c["status"].as_i64().unwrap())
+        .collect();
+    statuses.sort();
+    assert_eq!(statuses, [0, 3], "{main}");
+    for c in children {
+        // Each child's samples, in reports of its own, named by its
+        // program's symbols and lines.
+        assert!(c["samples"].as_u64().unwrap() > 100, "{c}");
+        let command = c["command"].as_str().unwrap();
+        let p = prog.display();
+        assert!(
+            [format!("{p}"), format!("{p} exit3")].contains(&command.to_string()),
+            "{c}"
+        );
+        let pid = c["pid"].as_u64().unwrap();
+        let child_file = dir.path().join(format!("family.{pid}.json"));
+        assert_eq!(c["file"], child_file.display().to_string());
+        let child: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&child_file).unwrap()).unwrap();
+        assert_eq!(child["process"]["pid"], pid);
+        assert_eq!(child["sampled"]["samples"], c["samples"]);
+        assert_eq!(
+            report_names(&child),
+            ["ranges-pc", "ranges-load-value", "values"]
+        );
+        assert_hot_loop_on_top(&child["reports"][0]["json"]);
+    }
+    // The shell's own profile holds only its samples: far fewer.
+    let own = main["sampled"]["samples"].as_u64().unwrap();
+    assert!(
+        own * 4 < children[0]["samples"].as_u64().unwrap(),
+        "{}",
+        main["sampled"]
+    );
 }

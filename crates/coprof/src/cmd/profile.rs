@@ -2,6 +2,7 @@
 //! one profile file with every report, and `coprof report` to read it again.
 
 mod children;
+mod native_children;
 
 use crate::error::bad_input;
 use crate::input::{InputArgs, InputInfo};
@@ -63,7 +64,8 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Profile the program's child processes too (fork, posix_spawn, and
-    /// the RISC-V programs they exec), each into a profile file of its
+    /// the RISC-V programs they exec; an x86-64 program's children are
+    /// sampled, whatever they exec), each into a profile file of its
     /// own: -o's file with `%p` replaced by the child's PID, or with
     /// `.PID` before its extension.
     #[arg(long, requires = "output")]
@@ -173,8 +175,11 @@ pub struct ChildProfile {
     pub file: PathBuf,
     /// The program it ran last, and its arguments.
     pub command: String,
-    /// Instructions it retired.
+    /// Instructions it retired (in the simulator).
     pub instructions: Option<u64>,
+    /// Samples taken of it (an x86-64 program's child, sampled natively).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub samples: Option<u64>,
     /// Its exit status.
     pub status: Option<i32>,
 }
@@ -531,14 +536,6 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
     // Samples of a native process: the reports that read samples.
     let samples = a.input.holds_samples()?;
     if samples {
-        if a.follow_children {
-            return Err(bad_input(format!(
-                "--follow-children: {} is an x86-64 program, sampled natively; \
-                 `coprof record --follow-children -o OUT.cpt -- PROG ARGS` samples its \
-                 children, each into a trace of its own",
-                a.input.name()
-            )));
-        }
         // As `coprof record` takes them, unless told: one place for
         // every report, named in each report's command line.
         a.input.setup.native = Some(false);
@@ -590,7 +587,19 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         Some(ns) => std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns as u64),
         None => std::time::SystemTime::now(),
     };
-    let follow = match pattern {
+    // An x86-64 program's children are sampled in this process, each
+    // into reports of its own; a RISC-V program's run in simulators.
+    let mut native_children = match (&pattern, samples) {
+        (Some(pattern), true) => Some(native_children::NativeChildren::new(
+            pattern.clone(),
+            lines.clone(),
+            a.exact,
+            left_out.clone(),
+            a.input.clone(),
+        )),
+        _ => None,
+    };
+    let follow = match pattern.filter(|_| !samples) {
         Some(pattern) => {
             let runner = children::runner(&a, &pattern, children::Follower::Child);
             if a.followed_child {
@@ -625,7 +634,13 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         _ => None,
     };
     a.input.setup.child = a.followed_child;
-    let (info, timing, costs) = timed_pass(&mut jobs, a.timing, |sinks| a.input.run_sinks(sinks))?;
+    let (info, timing, costs) =
+        timed_pass(&mut jobs, a.timing, |sinks| match &mut native_children {
+            Some(children) => a
+                .input
+                .feed(sinks, |sink| a.input.sample_native_with(sink, children)),
+            None => a.input.run_sinks(sinks),
+        })?;
     let quiet = a.followed_child;
     if a.since.is_some() && !quiet {
         eprintln!(
@@ -661,6 +676,11 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         } else {
             profile.children = f.found(started, a.output.as_deref());
         }
+    }
+    if let Some(children) = native_children {
+        // By PID, as a RISC-V program's are listed.
+        profile.children = children.found;
+        profile.children.sort_by_key(|c| c.pid);
     }
     if a.followed_child {
         if let Some(path) = &a.output {
@@ -769,11 +789,17 @@ fn summary(p: &Profile) -> String {
             p.children.len()
         );
         for c in &p.children {
+            let count = match (c.instructions, c.samples) {
+                (_, Some(n)) => format!("{} samples", crate::output::thousands(n)),
+                (i, None) => format!(
+                    "{} instructions",
+                    i.map_or("-".into(), crate::output::thousands)
+                ),
+            };
             crate::outln!(
                 out,
-                "  {:>7}  {} instructions, exit status {}  {}  {}",
+                "  {:>7}  {count}, exit status {}  {}  {}",
                 c.pid,
-                c.instructions.map_or("-".into(), crate::output::thousands),
                 c.status.map_or("-".into(), |s| s.to_string()),
                 c.file.display(),
                 c.command

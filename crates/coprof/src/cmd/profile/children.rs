@@ -190,6 +190,7 @@ impl Follow {
                 file: path,
                 command: p.command(),
                 instructions: p.instructions,
+                samples: p.sampled.as_ref().and_then(|s| s.samples),
                 status: p.status,
             });
         }

@@ -1,0 +1,126 @@
+//! `coprof profile --follow-children` of an x86-64 program: each child
+//! process's samples go to reports of its own, since each process has
+//! addresses of its own, and to a profile file of its own, named as a
+//! RISC-V program's children's are ([`super::children`]).
+
+use super::{jobs, profile_of, save, sections, ChildProfile, Line, Named, ProcessIds};
+use crate::input::InputArgs;
+use coprof_core::Event;
+use coprof_native::Run;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The reports of the program's child processes, fed as they run.
+pub(super) struct NativeChildren {
+    /// `-o` with `%p` for a child's PID.
+    pattern: PathBuf,
+    /// The reports each child gets: the program's own.
+    lines: Vec<Line>,
+    exact: bool,
+    /// The default reports left out of every profile of samples.
+    left_out: Vec<String>,
+    /// The program's input, whose options (symbols, their cache) a
+    /// child's reports take.
+    input: InputArgs,
+    /// Each running child's reports (or why they could not be made), and
+    /// its parent.
+    running: HashMap<i32, (Result<Vec<Named>, String>, i32)>,
+    /// Each ended child's profile, in the order they ended.
+    pub found: Vec<ChildProfile>,
+}
+
+impl NativeChildren {
+    pub(super) fn new(
+        pattern: PathBuf,
+        lines: Vec<Line>,
+        exact: bool,
+        left_out: Vec<String>,
+        input: InputArgs,
+    ) -> NativeChildren {
+        NativeChildren {
+            pattern,
+            lines,
+            exact,
+            left_out,
+            input,
+            running: HashMap::new(),
+            found: Vec::new(),
+        }
+    }
+
+    /// Finishes the reports of child `pid`, ended with `run`, and writes
+    /// its profile to `path`.
+    fn write(
+        &self,
+        jobs: Vec<Named>,
+        ids: ProcessIds,
+        run: Run,
+        path: &Path,
+    ) -> anyhow::Result<()> {
+        let program = run.program.clone();
+        let args: Vec<String> = crate::input::as_text(run.args.get(1..).unwrap_or_default());
+        let info = self.input.sampled_info(&program, args.clone(), run);
+        let costs = vec![None; jobs.len()];
+        let reports = sections(jobs, costs, &info, &|_| {})?;
+        let mut profile = profile_of(&self.input, &info, self.exact, reports);
+        profile.input = program.to_string_lossy().into_owned();
+        profile.args = args;
+        profile.argv0 = None;
+        profile.process = Some(ids);
+        if let Some(sampled) = &mut profile.sampled {
+            sampled.left_out = self.left_out.clone();
+        }
+        save(&profile, path)
+    }
+}
+
+impl coprof_native::Children for NativeChildren {
+    fn started(&mut self, pid: i32, parent: i32) {
+        let jobs = jobs(&self.lines).map_err(|e| format!("{e:#}"));
+        self.running.insert(pid, (jobs, parent));
+    }
+
+    fn observe(&mut self, pid: i32, batch: &[Event]) {
+        if let Some((Ok(jobs), _)) = self.running.get_mut(&pid) {
+            for j in jobs {
+                j.job.sink().observe(batch);
+            }
+        }
+    }
+
+    fn ended(&mut self, pid: i32, run: Run) {
+        let Some((jobs, parent)) = self.running.remove(&pid) else {
+            return;
+        };
+        let path = crate::per_process::expand(&self.pattern, pid as u32);
+        let ids = ProcessIds {
+            pid: pid as u32,
+            parent: parent as u32,
+        };
+        let command = std::iter::once(run.program.as_os_str().to_owned())
+            .chain(run.args.iter().skip(1).cloned())
+            .collect::<Vec<_>>();
+        let command = super::shell_words(&crate::input::as_text(&command));
+        let (status, samples) = (run.exit.status(), run.samples);
+        let written = jobs.map_err(anyhow::Error::msg).and_then(|mut jobs| {
+            for j in &mut jobs {
+                j.job.sink().finish();
+            }
+            self.write(jobs, ids, run, &path)
+        });
+        match written {
+            Ok(()) => self.found.push(ChildProfile {
+                pid: ids.pid,
+                file: path,
+                command,
+                instructions: None,
+                samples: Some(samples),
+                status: Some(status),
+            }),
+            Err(e) => eprintln!(
+                "coprof: child process {pid}: no profile written to {}: {e:#}",
+                path.display()
+            ),
+        }
+    }
+}
