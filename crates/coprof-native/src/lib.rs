@@ -154,6 +154,11 @@ pub struct Run {
     pub runs_ahead: u64,
     /// Threads the program ran, the first included.
     pub threads: u64,
+    /// CPU time, in nanoseconds, of the child processes it had waited for
+    /// by its exit, and of theirs (`/proc/PID/stat`'s `cutime` and
+    /// `cstime`, in clock ticks): what a run that does not follow
+    /// children ([`Hooks::children`]) leaves unsampled.
+    pub children_cpu_ns: u64,
     /// Where the code of each file it ran lies, the program first, read
     /// at its exit.
     pub modules: Vec<coprof_core::trace::Module>,
@@ -179,6 +184,7 @@ impl Run {
             steps: 0,
             runs_ahead: 0,
             threads: 1,
+            children_cpu_ns: 0,
             modules: Vec::new(),
             program: program.to_path_buf(),
             args: Vec::new(),

@@ -731,12 +731,19 @@ impl InputArgs {
                 ""
             }
         );
+        let follows = children.is_some();
         let run = self
             .with_program_output(false, || {
                 crate::progress::sample_native(prog, &self.program, &config, sink, children)
             })
             .map_err(|e| bad_input(e.to_string()))?;
         program_ended(prog, run.exit.status(), false);
+        if let Some(note) = (!follows)
+            .then(|| crate::progress::unfollowed_children_note(&run))
+            .flatten()
+        {
+            eprintln!("coprof: note: {note}");
+        }
         let args = self.program_text().into_iter().skip(1).collect();
         Ok(self.sampled_info(prog, args, run))
     }

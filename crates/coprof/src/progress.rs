@@ -153,6 +153,20 @@ pub fn sample_native(
     run
 }
 
+/// The note for a native run that did not follow its children, when
+/// the child processes it waited for used CPU time: that time is not in
+/// its samples.
+pub fn unfollowed_children_note(run: &coprof_native::Run) -> Option<String> {
+    (run.children_cpu_ns > 0).then(|| {
+        format!(
+            "{}'s child processes used {:.2} s of CPU time, not sampled: `coprof record` \
+             and `coprof profile` sample them with --follow-children",
+            run.program.display(),
+            run.children_cpu_ns as f64 / 1e9
+        )
+    })
+}
+
 /// A sink that passes everything to another and advances a progress bar.
 pub struct ProgressSink<'a> {
     inner: &'a mut dyn Sink,

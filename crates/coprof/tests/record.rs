@@ -524,3 +524,43 @@ fn a_profile_follows_a_native_programs_children_each_into_a_file() {
         main["sampled"]
     );
 }
+
+#[test]
+fn children_left_unsampled_are_said_with_their_cpu_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let script = format!("{p}; {p}; exit 0", p = prog.display());
+    let trace = dir.path().join("sh.cpt");
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "--json", "-o"])
+            .arg(&trace)
+            .args(["--", "/bin/sh", "-c", &script]),
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    // The two runs of the hot loop, about 25 ms of CPU each, in ticks.
+    let cpu = summary["children_cpu_seconds"].as_f64().unwrap();
+    assert!(cpu > 0.0 && cpu < 10.0, "{summary}");
+    // Said in the summary, and by the live reports, unless followed.
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "-o"])
+            .arg(&trace)
+            .args(["--", "/bin/sh", "-c", &script]),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    // (The shell named as /proc/PID/exe has it: `/usr/bin/dash`.)
+    assert!(said.contains("sh's child processes used "), "{said}");
+    assert!(said.contains("s of CPU time, not sampled"), "{said}");
+    let out = common::succeeded(coprof().args(["ranges", "--", "/bin/sh", "-c", &script]));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("s of CPU time, not sampled"), "{said}");
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "--follow-children", "-o"])
+            .arg(&trace)
+            .args(["--", "/bin/sh", "-c", &script]),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("not sampled"), "{said}");
+}

@@ -178,6 +178,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "runs_ahead": run.runs_ahead,
             "unreadable": run.unreadable,
             "threads": run.threads,
+            "children_cpu_seconds": run.children_cpu_ns as f64 / 1e9,
             "seconds": secs,
             "period_ns": config.period_ns,
             "next_load": config.next_load,
@@ -206,6 +207,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
         for c in &children {
             say_child(c);
+        }
+        if !a.follow_children {
+            if let Some(note) = crate::progress::unfollowed_children_note(&run) {
+                eprintln!("coprof: note: {note}");
+            }
         }
     }
     let unwritten = children.iter().filter(|c| c.error.is_some()).count();
