@@ -415,6 +415,25 @@ fn a_profile_of_a_trace_of_samples_leaves_out_what_needs_every_instruction() {
             .arg(&trace),
         "a sampler picks from every event of the stream",
     );
+    // Nor does a stream of the values every instruction produces.
+    refused(
+        coprof()
+            .args(["profile", "--report", "ranges --stream=narrow-pc"])
+            .arg(&trace),
+        "--report 'ranges --stream=narrow-pc': ",
+    );
+    refused(
+        coprof()
+            .args(["profile", "--report", "ranges --dims pc,narrow-pc", "--"])
+            .arg(&prog),
+        "the narrow-PC stream needs the value every instruction produces",
+    );
+    refused(
+        coprof()
+            .args(["ranges", "--stream", "narrow-pc"])
+            .arg(&trace),
+        "the narrow-PC stream needs the value every instruction produces",
+    );
     // Where a sample is taken belongs to a live run.
     refused(
         coprof()

@@ -217,9 +217,11 @@ impl Found {
     }
 }
 
+/// Why loops are not found in samples of a native process.
+pub const NEEDS_EVERY_INSTRUCTION: &str = "the loop cache counts every backward branch";
+
 pub fn run(a: Args) -> anyhow::Result<()> {
-    a.input
-        .refuse_samples("the loop cache counts every backward branch")?;
+    a.input.refuse_samples(NEEDS_EVERY_INSTRUCTION)?;
     let config = config(&a)?;
     if a.sweep {
         check_target(a.target)?;

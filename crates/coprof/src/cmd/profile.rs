@@ -234,16 +234,22 @@ const DEFAULTS: [(&str, &str, &[&str]); 5] = [
     ),
 ];
 
-/// The commands whose reports read samples, as a profile of samples
-/// (`coprof record`'s) holds them; the others need every instruction.
-const READ_SAMPLES: [&str; 2] = ["ranges", "values"];
-
-/// Why a report command needs every instruction, as its own refusal of
-/// a trace of samples says it.
-fn needs_every_instruction(command: &str) -> &'static str {
+/// Why a report needs every instruction, as its own command's refusal of
+/// a trace of samples says it: `command` with `options`; `None` for a
+/// report that reads samples.
+fn needs_every_instruction(command: &str, options: &[String]) -> Option<&'static str> {
+    // A stream's name is a word of its own: `--stream narrow-pc`,
+    // `--stream=narrow-pc`, `--dims pc,narrow-pc`.
+    let narrow = || {
+        options
+            .iter()
+            .any(|o| o.split([',', '=']).any(|w| w == "narrow-pc"))
+    };
     match command {
-        "loops" => "the loop cache counts every backward branch",
-        _ => "a sampler picks from every event of the stream",
+        "loops" => Some(crate::cmd::loops::NEEDS_EVERY_INSTRUCTION),
+        "sample" => Some(crate::cmd::sample::NEEDS_EVERY_INSTRUCTION),
+        "ranges" if narrow() => Some(crate::cmd::ranges::NARROW_PC_NEEDS),
+        _ => None,
     }
 }
 
@@ -306,14 +312,15 @@ fn plan(
 ) -> anyhow::Result<Vec<Planned>> {
     let mut plan = Vec::new();
     if reports.is_empty() {
-        let defaults = DEFAULTS.iter();
-        for (name, command, options) in
-            defaults.filter(|(_, command, _)| samples.is_none() || READ_SAMPLES.contains(command))
-        {
+        for (name, command, options) in DEFAULTS {
+            let options: Vec<String> = options.iter().map(|s| s.to_string()).collect();
+            if samples.is_some() && needs_every_instruction(command, &options).is_some() {
+                continue;
+            }
             plan.push(Planned {
                 name: name.to_string(),
                 command: command.to_string(),
-                options: options.iter().map(|s| s.to_string()).collect(),
+                options,
             });
         }
     }
@@ -326,18 +333,17 @@ fn plan(
                 COMMANDS.join(", ")
             )));
         }
-        if let (Some(input), false) = (samples, READ_SAMPLES.contains(&command.as_str())) {
+        let options: Vec<String> = words.collect();
+        if let (Some(input), Some(needs)) = (samples, needs_every_instruction(&command, &options)) {
             return Err(bad_input(format!(
                 "--report '{r}': {input} is samples of a native process, not every \
-                 instruction: {}; a profile of samples holds {} reports",
-                needs_every_instruction(&command),
-                READ_SAMPLES.join(" and ")
+                 instruction: {needs}"
             )));
         }
         plan.push(Planned {
             name: r.split_whitespace().collect::<Vec<_>>().join(" "),
             command,
-            options: words.collect(),
+            options,
         });
     }
     if let Some(bytes) = block_buffer {
@@ -564,7 +570,10 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
     let left_out: Vec<String> = match (samples, a.reports.is_empty()) {
         (true, true) => DEFAULTS
             .iter()
-            .filter(|(_, command, _)| !READ_SAMPLES.contains(command))
+            .filter(|(_, command, options)| {
+                let options: Vec<String> = options.iter().map(|s| s.to_string()).collect();
+                needs_every_instruction(command, &options).is_some()
+            })
             .map(|(name, _, _)| name.to_string())
             .collect(),
         _ => Vec::new(),

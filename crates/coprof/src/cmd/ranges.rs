@@ -112,8 +112,16 @@ fn parse_stream(s: &str) -> Result<Stream, String> {
     s.parse()
 }
 
+/// Why the narrow-PC stream is not found in samples of a native process.
+pub const NARROW_PC_NEEDS: &str =
+    "the narrow-PC stream needs the value every instruction produces, which samples do not carry";
+
 pub fn run(mut args: Args) -> anyhow::Result<()> {
     let json = args.json;
+    let dims = args.dims.clone().unwrap_or_else(|| vec![args.stream]);
+    if dims.contains(&Stream::NarrowPc) {
+        args.input.refuse_samples(NARROW_PC_NEEDS)?;
+    }
     args.input.setup.native = native_sampling(&args);
     crate::job::run_one(&args.input, json, prepare(&args)?)
 }

@@ -123,9 +123,11 @@ fn parse_spec(s: &str) -> anyhow::Result<SamplerSpec> {
         .map_err(|e| bad_input(format!("--sampler '{s}': {e}")))
 }
 
+/// Why a sampler is not run over samples of a native process.
+pub const NEEDS_EVERY_INSTRUCTION: &str = "a sampler picks from every event of the stream";
+
 pub fn run(a: Args) -> anyhow::Result<()> {
-    a.input
-        .refuse_samples("a sampler picks from every event of the stream")?;
+    a.input.refuse_samples(NEEDS_EVERY_INSTRUCTION)?;
     let spec = parse_spec(&a.sampler)?;
     let sampler = spec
         .build(a.seed)
