@@ -390,6 +390,14 @@ fn a_profile_of_a_trace_of_samples_leaves_out_what_needs_every_instruction() {
         serde_json::json!({"samples": null, "threads": null, "left_out": ["loops", "sample"]})
     );
     assert_hot_loop_on_top(&p["reports"][0]["json"]);
+    // Each report is what its command line gives alone.
+    for r in p["reports"].as_array().unwrap() {
+        let command = r["command"].as_str().unwrap();
+        let words: Vec<&str> = command.split(' ').collect();
+        assert_eq!(words[0], "coprof", "{command}");
+        let alone = json_of(coprof().args(&words[1..]).arg("--json"));
+        assert_eq!(r["json"], alone, "{command}");
+    }
     // The reports named are those that read samples.
     let p = json_of(
         coprof()
