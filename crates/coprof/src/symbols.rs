@@ -10,6 +10,8 @@
 //! it). A binary without debug info falls back to symbol names and then
 //! to addresses, with a note on standard error.
 
+mod opened;
+
 use crate::symbol_cache::{Answers, FunctionsIn, Row, SymbolCache};
 use coprof_core::trace::Module;
 use coprof_symbols::source::SourceCache;
@@ -67,7 +69,9 @@ struct Loaded {
     dirs: Vec<PathBuf>,
     /// Its symbolizer: opened at once when no answers were kept for it,
     /// else the first time a report asks something they do not hold.
-    sym: OnceCell<Option<Symbolizer>>,
+    /// Shared with the other [`Symbols`] of the same file in this thread
+    /// ([`opened`]).
+    sym: OnceCell<Option<Rc<Symbolizer>>>,
     /// The answers kept between runs ([`crate::symbol_cache`]); `None`
     /// with `--no-symbol-cache`. Written back when this is dropped.
     cache: Option<RefCell<SymbolCache>>,
@@ -118,7 +122,7 @@ impl Loaded {
     fn sym(&self) -> Option<&Symbolizer> {
         self.sym
             .get_or_init(|| open_file(&self.path, &self.dirs).0)
-            .as_ref()
+            .as_deref()
     }
 
     /// The answer to a question (`key` in the map `kept` picks): the one
@@ -246,24 +250,29 @@ fn debug_dirs(sysroot: Option<&Path>) -> Vec<PathBuf> {
     under.into_iter().chain(std::iter::once(host)).collect()
 }
 
-/// Opens `path`, and what to say about it on standard error: what its
+/// Opens `path`, or takes it as this thread opened it before
+/// ([`opened`]), and what to say about it on standard error: what its
 /// debug information lacks or where it came from, or why it cannot be
 /// read.
-fn open_file(path: &Path, debug_dirs: &[PathBuf]) -> (Option<Symbolizer>, Vec<String>) {
-    match Symbolizer::open_with_debug_dirs(path, debug_dirs) {
-        Ok(s) => {
-            let info = s.debug_info();
-            let mut notes: Vec<String> = info.note().into_iter().collect();
-            if let Some(file) = &info.debug_file {
-                notes.push(format!("debug info from {}", file.display()));
+fn open_file(path: &Path, debug_dirs: &[PathBuf]) -> opened::Opened {
+    opened::open_kept(
+        path,
+        debug_dirs,
+        || match Symbolizer::open_with_debug_dirs(path, debug_dirs) {
+            Ok(s) => {
+                let info = s.debug_info();
+                let mut notes: Vec<String> = info.note().into_iter().collect();
+                if let Some(file) = &info.debug_file {
+                    notes.push(format!("debug info from {}", file.display()));
+                }
+                (Some(Rc::new(s)), notes)
             }
-            (Some(s), notes)
-        }
-        Err(e) => (
-            None,
-            vec![format!("no symbols ({e}); reports show addresses")],
-        ),
-    }
+            Err(e) => (
+                None,
+                vec![format!("no symbols ({e}); reports show addresses")],
+            ),
+        },
+    )
 }
 
 /// The symbols of `path`, mapped at `at`: from the answers kept in
