@@ -253,6 +253,24 @@ fn needs_every_instruction(command: &str, options: &[String]) -> Option<&'static
     }
 }
 
+/// The default reports, planned.
+fn defaults() -> impl Iterator<Item = Planned> {
+    DEFAULTS.iter().map(|(name, command, options)| Planned {
+        name: name.to_string(),
+        command: command.to_string(),
+        options: options.iter().map(|s| s.to_string()).collect(),
+    })
+}
+
+/// The names of the default reports a profile of samples leaves out:
+/// those that need every instruction.
+fn left_out_of_samples() -> Vec<String> {
+    defaults()
+        .filter(|p| needs_every_instruction(&p.command, &p.options).is_some())
+        .map(|p| p.name)
+        .collect()
+}
+
 /// Whether a report is a design-space sweep (`loops --sweep`, `ranges
 /// --sweep`, `values --sweep`), whose configurations are its own options: neither
 /// `--exact` nor `--block-buffer` is given to it.
@@ -312,17 +330,9 @@ fn plan(
 ) -> anyhow::Result<Vec<Planned>> {
     let mut plan = Vec::new();
     if reports.is_empty() {
-        for (name, command, options) in DEFAULTS {
-            let options: Vec<String> = options.iter().map(|s| s.to_string()).collect();
-            if samples.is_some() && needs_every_instruction(command, &options).is_some() {
-                continue;
-            }
-            plan.push(Planned {
-                name: name.to_string(),
-                command: command.to_string(),
-                options,
-            });
-        }
+        plan.extend(defaults().filter(|p| {
+            samples.is_none() || needs_every_instruction(&p.command, &p.options).is_none()
+        }));
     }
     for r in reports {
         let mut words = r.split_whitespace().map(str::to_string);
@@ -567,16 +577,9 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         &a.reports,
         samples.then_some(name.as_str()),
     )?;
-    let left_out: Vec<String> = match (samples, a.reports.is_empty()) {
-        (true, true) => DEFAULTS
-            .iter()
-            .filter(|(_, command, options)| {
-                let options: Vec<String> = options.iter().map(|s| s.to_string()).collect();
-                needs_every_instruction(command, &options).is_some()
-            })
-            .map(|(name, _, _)| name.to_string())
-            .collect(),
-        _ => Vec::new(),
+    let left_out = match samples && a.reports.is_empty() {
+        true => left_out_of_samples(),
+        false => Vec::new(),
     };
     a.input.setup.events_at_source = events_at_source(&plan);
     let mut lines = Vec::new();
@@ -1006,6 +1009,31 @@ fn shell_words(args: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_profile_of_samples_plans_the_reports_that_read_them() {
+        let names = |p: Vec<Planned>| p.into_iter().map(|p| p.name).collect::<Vec<_>>();
+        let samples = Some("t.cpt");
+        assert_eq!(
+            names(plan(false, None, &[], samples).unwrap()),
+            ["ranges-pc", "ranges-load-value", "values"]
+        );
+        assert_eq!(names(plan(false, None, &[], None).unwrap()).len(), 5);
+        assert_eq!(left_out_of_samples(), ["loops", "sample"]);
+        let one = |r: &str, samples| plan(false, None, &[r.to_string()], samples);
+        assert!(one("ranges --dims pc,load-addr", samples).is_ok());
+        assert!(one("values --algo hotlist", samples).is_ok());
+        for needs in [
+            "loops",
+            "sample -s brr:9 --eval",
+            "ranges --dims pc,narrow-pc",
+        ] {
+            let e = one(needs, samples).err().expect(needs).to_string();
+            assert!(e.contains("is samples of a native process"), "{e}");
+            assert!(one(needs, None).is_ok(), "{needs}");
+        }
+        assert!(one("ranges --stream=narrow-pc", samples).is_err());
+    }
 
     #[test]
     fn events_stay_on_the_simulators_thread_beside_a_code_profile_of_the_papers_buffer() {
