@@ -80,29 +80,34 @@ fn value_samples_find_the_loops_load_and_its_invariant_value() {
     let dir = tempfile::tempdir().unwrap();
     let prog = native(dir.path());
     let trace = dir.path().join("values.cpt");
-    coprof()
-        .args(["record", "--next-load", "--period-us", "20", "-o"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&prog)
-        .assert()
-        .success();
-    let v = json_of(
+    // The live reports' spelling of the same, too.
+    for place in [&["--next-load"][..], &["--sample-at", "next-load"]] {
         coprof()
-            .args(["values", "--algo", "hotlist", "--json"])
-            .arg(&trace),
-    );
-    let top = &v["pcs"][0];
-    assert!(
-        top["place"]
-            .as_str()
-            .unwrap()
-            .starts_with("hot_loop (hot.c:"),
-        "{top}"
-    );
-    assert_eq!(top["source_text"], "s += table[i];", "{top}");
-    assert_eq!(top["values"][0]["value"], 7, "{top}");
-    assert_eq!(top["values"][0]["invariance"], 1.0, "{top}");
+            .arg("record")
+            .args(place)
+            .args(["--period-us", "20", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&prog)
+            .assert()
+            .success();
+        let v = json_of(
+            coprof()
+                .args(["values", "--algo", "hotlist", "--json"])
+                .arg(&trace),
+        );
+        let top = &v["pcs"][0];
+        assert!(
+            top["place"]
+                .as_str()
+                .unwrap()
+                .starts_with("hot_loop (hot.c:"),
+            "{place:?}: {top}"
+        );
+        assert_eq!(top["source_text"], "s += table[i];", "{top}");
+        assert_eq!(top["values"][0]["value"], 7, "{top}");
+        assert_eq!(top["values"][0]["invariance"], 1.0, "{top}");
+    }
 }
 
 #[test]
@@ -193,6 +198,18 @@ fn what_record_and_the_reports_refuse_is_named() {
             .args(["record", "--period-us", "0", "--"])
             .arg(&prog),
         "--period-us",
+    );
+    refused(
+        coprof()
+            .args(["record", "--next-load", "--sample-at", "next-load", "--"])
+            .arg(&prog),
+        "--sample-at",
+    );
+    refused(
+        coprof()
+            .args(["record", "--single-step", "--sample-at", "interrupt", "--"])
+            .arg(&prog),
+        "--single-step steps to the next load",
     );
 }
 

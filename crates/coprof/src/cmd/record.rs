@@ -46,11 +46,15 @@ pub struct Args {
     /// which is seldom a load on x86-64: interrupts land after loads.
     #[arg(long)]
     next_load: bool,
+    /// Where each sample is taken, as the live reports' option says it:
+    /// `interrupt` (the default) or `next-load` (the same as --next-load).
+    #[arg(long, value_name = "WHERE", conflicts_with = "next_load")]
+    sample_at: Option<crate::input::SampleAt>,
     /// With --next-load: step every instruction to the next load, rather
     /// than run to it at a hardware breakpoint where the code before it
     /// runs in a straight line. The same samples, more slowly: for
     /// checking, or where debug registers do not work.
-    #[arg(long, requires = "next_load")]
+    #[arg(long)]
     single_step: bool,
     /// The seed of the periods' randomization, so that the same run
     /// samples at the same intervals of CPU time.
@@ -123,10 +127,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ))
     })?;
     refuse_riscv(&prog)?;
+    let next_load = a.next_load || a.sample_at == Some(crate::input::SampleAt::NextLoad);
+    if a.single_step && !next_load {
+        return Err(bad_input(
+            "--single-step steps to the next load: it applies with --next-load \
+             (or --sample-at next-load)"
+                .to_string(),
+        ));
+    }
     let config = Config {
         period_ns: a.period_us * 1000,
         seed: a.random_seed,
-        next_load: a.next_load,
+        next_load,
         single_step: a.single_step,
     };
     let mut meta = TraceMeta {
@@ -189,7 +201,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
         eprintln!("{summary}");
     } else {
-        let misses = if a.next_load {
+        let misses = if next_load {
             format!(", {} met no load", thousands(run.no_load))
         } else {
             String::new()
