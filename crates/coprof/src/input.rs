@@ -581,10 +581,7 @@ impl InputArgs {
         }
         if let Some(next_load) = self.setup.native {
             if let Some(prog) = self.native_program() {
-                let next_load = self
-                    .sample_at
-                    .map_or(next_load, |at| at == SampleAt::NextLoad);
-                return self.run_native(&prog, next_load, sink, None);
+                return self.run_native(&prog, self.at_next_load(next_load), sink, None);
             }
         }
         // (An x86-64 program a report would not sample is refused with
@@ -669,6 +666,13 @@ impl InputArgs {
             .filter(|p| crate::host_program::elf_machine(p) == Some(coprof_rv::elf::EM_X86_64))
     }
 
+    /// Whether a native program's samples are taken at the next load:
+    /// as `--sample-at` says, else as the report's `default`.
+    fn at_next_load(&self, default: bool) -> bool {
+        self.sample_at
+            .map_or(default, |at| at == SampleAt::NextLoad)
+    }
+
     /// Samples the native program into `sink`, as a live report would
     /// ([`LiveSetup::native`], `--sample-at`), and its child processes
     /// into `children`.
@@ -680,11 +684,7 @@ impl InputArgs {
         let prog = self
             .native_program()
             .ok_or_else(|| bad_input(format!("{}: not an x86-64 program", self.name())))?;
-        let next_load = self
-            .sample_at
-            .map_or(self.setup.native == Some(true), |at| {
-                at == SampleAt::NextLoad
-            });
+        let next_load = self.at_next_load(self.setup.native == Some(true));
         self.run_native(&prog, next_load, sink, Some(children))
     }
 

@@ -833,10 +833,8 @@ fn summary(p: &Profile) -> String {
 /// The header's line for a profile of samples of a native process: the
 /// samples, threads and exit status of a live run, or the trace's events.
 fn sampled_line(p: &Profile, sampled: &Sampled) -> String {
-    let mut line = match sampled.samples {
-        Some(n) => format!("{} samples", crate::output::thousands(n)),
-        None => format!("{} samples", crate::output::thousands(p.events)),
-    };
+    let samples = sampled.samples.unwrap_or(p.events);
+    let mut line = format!("{} samples", crate::output::thousands(samples));
     if let Some(t) = sampled.threads {
         line += &format!(" of {t} thread{}", if t == 1 { "" } else { "s" });
     }

@@ -49,14 +49,14 @@ impl NativeChildren {
     }
 
     /// Finishes the reports of child `pid`, ended with `run`, and writes
-    /// its profile to `path`.
+    /// its profile to `path`; returns the command it profiled.
     fn write(
         &self,
         jobs: Vec<Named>,
         ids: ProcessIds,
         run: Run,
         path: &Path,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<String> {
         let program = run.program.clone();
         let args: Vec<String> = crate::input::as_text(run.args.get(1..).unwrap_or_default());
         let info = self.input.sampled_info(&program, args.clone(), run);
@@ -70,7 +70,8 @@ impl NativeChildren {
         if let Some(sampled) = &mut profile.sampled {
             sampled.left_out = self.left_out.clone();
         }
-        save(&profile, path)
+        save(&profile, path)?;
+        Ok(profile.command())
     }
 }
 
@@ -97,10 +98,6 @@ impl coprof_native::Children for NativeChildren {
             pid: pid as u32,
             parent: parent as u32,
         };
-        let command = std::iter::once(run.program.as_os_str().to_owned())
-            .chain(run.args.iter().skip(1).cloned())
-            .collect::<Vec<_>>();
-        let command = super::shell_words(&crate::input::as_text(&command));
         let (status, samples) = (run.exit.status(), run.samples);
         let written = jobs.map_err(anyhow::Error::msg).and_then(|mut jobs| {
             for j in &mut jobs {
@@ -109,7 +106,7 @@ impl coprof_native::Children for NativeChildren {
             self.write(jobs, ids, run, &path)
         });
         match written {
-            Ok(()) => self.found.push(ChildProfile {
+            Ok(command) => self.found.push(ChildProfile {
                 pid: ids.pid,
                 file: path,
                 command,
