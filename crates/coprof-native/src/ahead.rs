@@ -82,13 +82,9 @@ pub(crate) fn run_to(tid: i32, target: u64) -> Option<i32> {
     if !(poke(0, target) && poke(7, DR7_EXECUTE_0)) {
         return None;
     }
-    let mut status = 0;
-    // SAFETY: a ptrace request on the stopped tracee, then a wait for that
-    // one thread.
-    unsafe {
-        libc::ptrace(libc::PTRACE_CONT, tid, 0, 0);
-        libc::waitpid(tid, &mut status, libc::__WALL);
-    }
+    // SAFETY: a ptrace request on the stopped tracee.
+    unsafe { libc::ptrace(libc::PTRACE_CONT, tid, 0, 0) };
+    let status = crate::tracer::wait_for(tid);
     // A thread that has ended has no registers to clear.
     let _ = poke(7, 0);
     Some(status)

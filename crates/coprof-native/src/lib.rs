@@ -37,7 +37,7 @@ mod tracer;
 pub use decode::{decode, event, Decoded, Regs};
 pub use modules::{modules, parse_maps, Mapping};
 pub use perf::SAMPLE_SIGNAL;
-pub use tracer::{sample, sample_with, MAX_STEPS};
+pub use tracer::{attach_with, sample, sample_with, MAX_STEPS};
 
 use coprof_core::{ClassSet, Event};
 use std::path::PathBuf;
@@ -85,14 +85,19 @@ pub enum Exit {
     Exited(i32),
     /// A signal killed it.
     Killed(i32),
+    /// It was attached to ([`attach_with`]) and let go while it ran: it
+    /// goes on, unsampled.
+    Detached,
 }
 
 impl Exit {
-    /// The status a shell reports: the exit status, or 128 + the signal.
+    /// The status a shell reports: the exit status, or 128 + the signal;
+    /// 0 for a process let go, which has not ended.
     pub fn status(&self) -> i32 {
         match *self {
             Exit::Exited(s) => s,
             Exit::Killed(sig) => 128 + sig,
+            Exit::Detached => 0,
         }
     }
 }
@@ -164,9 +169,11 @@ pub struct Run {
     pub modules: Vec<coprof_core::trace::Module>,
     /// The program's file, as run.
     pub program: PathBuf,
-    /// For a child process ([`Hooks::children`]): the arguments of the
-    /// program it ran last, `argv[0]` first, read at its exit; empty for
-    /// the program, whose arguments are those it was started with.
+    /// For a child process ([`Hooks::children`]) and a process attached
+    /// to ([`attach_with`]): the arguments of the program it ran last,
+    /// `argv[0]` first, read at its exit or when it was let go; empty for
+    /// a program started by [`sample`], whose arguments are those it was
+    /// started with.
     pub args: Vec<std::ffi::OsString>,
 }
 
@@ -201,6 +208,9 @@ pub enum NativeError {
         program: PathBuf,
         source: std::io::Error,
     },
+    /// The running process could not be attached to.
+    #[error("cannot attach to process {pid}: {}", attach_reason(source))]
+    Attach { pid: i32, source: std::io::Error },
     /// ptrace refused.
     #[error("cannot trace {program} (pid {pid}): {source}")]
     Trace {
@@ -215,4 +225,17 @@ pub enum NativeError {
          seccomp filter, forbids it"
     )]
     Clock { tid: i32, source: std::io::Error },
+}
+
+/// Why attaching failed, in words that say what to do.
+fn attach_reason(source: &std::io::Error) -> String {
+    match source.raw_os_error() {
+        Some(libc::ESRCH) => "no such process".into(),
+        Some(libc::EPERM) => format!(
+            "{source}: it belongs to another user, is traced already (a debugger, strace), \
+             or /proc/sys/kernel/yama/ptrace_scope forbids tracing a process that is not a \
+             child (0 allows it; or run as root)"
+        ),
+        _ => source.to_string(),
+    }
 }

@@ -6,14 +6,17 @@ use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// The ptrace options the program is seized with: its threads, its
+/// The ptrace options a process is seized with: its threads, its
 /// `exec`s and its exit stops, with forked children too when they are
-/// followed; and killed if coprof dies.
-fn options(follow_children: bool) -> libc::c_int {
-    let mut options = libc::PTRACE_O_TRACECLONE
-        | libc::PTRACE_O_TRACEEXEC
-        | libc::PTRACE_O_TRACEEXIT
-        | libc::PTRACE_O_EXITKILL;
+/// followed; and, for a program coprof started (`kill_with_tracer`),
+/// killed if coprof dies. A process attached to is not: it was running
+/// before coprof and goes on after it.
+pub(crate) fn options(follow_children: bool, kill_with_tracer: bool) -> libc::c_int {
+    let mut options =
+        libc::PTRACE_O_TRACECLONE | libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_TRACEEXIT;
+    if kill_with_tracer {
+        options |= libc::PTRACE_O_EXITKILL;
+    }
     if follow_children {
         options |= libc::PTRACE_O_TRACEFORK | libc::PTRACE_O_TRACEVFORK;
     }
@@ -108,8 +111,9 @@ pub(crate) fn start(
     }
     // SAFETY: ptrace and a write on the child this function started and
     // the pipe it made; then the pipe's end closed.
-    let seized = unsafe { libc::ptrace(libc::PTRACE_SEIZE, pid, 0, options(follow_children)) } == 0
-        && unsafe { libc::write(go[1], b"g".as_ptr() as *const _, 1) } == 1;
+    let seized =
+        unsafe { libc::ptrace(libc::PTRACE_SEIZE, pid, 0, options(follow_children, true)) } == 0
+            && unsafe { libc::write(go[1], b"g".as_ptr() as *const _, 1) } == 1;
     let seize_error = std::io::Error::last_os_error();
     unsafe { libc::close(go[1]) };
     if !seized {

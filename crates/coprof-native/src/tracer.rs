@@ -14,6 +14,10 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+mod detach;
+pub use detach::attach_with;
 
 /// Instructions a thread is stepped, at most, to its next load
 /// ([`Config::next_load`]).
@@ -49,29 +53,8 @@ pub fn sample_with(
     let pid = started.pid;
     let mut main = Process::new(Run::starting(program));
     main.run.pid = pid;
-    let (every, progress) = match hooks.progress {
-        Some((every, progress)) => (every.max(1), Some(progress)),
-        None => (u64::MAX, None),
-    };
-    let mut tracer = Tracer {
-        pid,
-        config,
-        rng: Xoshiro256PlusPlus::seed_from_u64(config.seed),
-        clocks: HashMap::new(),
-        threads: [(pid, pid)].into(),
-        processes: [(pid, main)].into(),
-        wants: sink.wants(),
-        child_wants: hooks.children.as_ref().map_or(ClassSet::ALL, |c| c.wants()),
-        children: hooks.children,
-        started: &started,
-        kept: None,
-        samples: 0,
-        every,
-        progress,
-        ended: None,
-        breakpoints: true,
-        breakpoint_hits: 0,
-    };
+    let mut tracer = Tracer::new(main, config, sink.wants(), hooks, Some(&started), None);
+    // Its clock opens at its `execve`.
     let result = tracer.trace(sink);
     if result.is_err() {
         // SAFETY: the processes this function started or followed;
@@ -84,10 +67,7 @@ pub fn sample_with(
         }
     }
     result?;
-    Ok(tracer
-        .ended
-        .take()
-        .expect("the run ends with the program's end"))
+    Ok(tracer.run_ended())
 }
 
 /// A process of the program being sampled: its run so far and its
@@ -95,6 +75,9 @@ pub fn sample_with(
 struct Process {
     run: Run,
     batch: Vec<Event>,
+    /// The CPU time of its waited-for children before it was followed:
+    /// for a process attached to, not part of its run.
+    children_cpu_before_ns: u64,
 }
 
 impl Process {
@@ -102,11 +85,17 @@ impl Process {
         Process {
             run,
             batch: Vec::with_capacity(BATCH),
+            children_cpu_before_ns: 0,
         }
     }
 }
 
 struct Tracer<'a, 'h> {
+    /// Set by the caller of [`attach_with`] to let the program go.
+    stop: Option<&'h AtomicBool>,
+    /// Whether the threads are being let go ([`Tracer::detach`]): no
+    /// clock is opened any more.
+    detaching: bool,
     /// The program's process (its first thread).
     pid: i32,
     config: &'a Config,
@@ -121,7 +110,8 @@ struct Tracer<'a, 'h> {
     wants: ClassSet,
     child_wants: ClassSet,
     children: Option<&'h mut dyn Children>,
-    started: &'a Started,
+    /// The program coprof started, or `None` for a process attached to.
+    started: Option<&'a Started>,
     /// A change of a thread met while stepping it, for the loop.
     kept: Option<(i32, i32)>,
     /// Samples taken, of all processes.
@@ -138,7 +128,52 @@ struct Tracer<'a, 'h> {
     /// Runs that stopped at their breakpoint.
     breakpoint_hits: u64,
 }
-impl Tracer<'_, '_> {
+impl<'a, 'h> Tracer<'a, 'h> {
+    /// A tracer of the process `main`, whose first thread is its pid;
+    /// its clock is not open yet.
+    fn new(
+        main: Process,
+        config: &'a Config,
+        wants: ClassSet,
+        hooks: Hooks<'h>,
+        started: Option<&'a Started>,
+        stop: Option<&'h AtomicBool>,
+    ) -> Tracer<'a, 'h> {
+        let pid = main.run.pid;
+        let (every, progress) = match hooks.progress {
+            Some((every, progress)) => (every.max(1), Some(progress)),
+            None => (u64::MAX, None),
+        };
+        Tracer {
+            stop,
+            detaching: false,
+            pid,
+            config,
+            rng: Xoshiro256PlusPlus::seed_from_u64(config.seed),
+            clocks: HashMap::new(),
+            threads: [(pid, pid)].into(),
+            processes: [(pid, main)].into(),
+            wants,
+            child_wants: hooks.children.as_ref().map_or(ClassSet::ALL, |c| c.wants()),
+            children: hooks.children,
+            started,
+            kept: None,
+            samples: 0,
+            every,
+            progress,
+            ended: None,
+            breakpoints: true,
+            breakpoint_hits: 0,
+        }
+    }
+
+    /// The program's run, once it has ended or been let go.
+    fn run_ended(&mut self) -> Run {
+        self.ended
+            .take()
+            .expect("the run ends with the program's end or its detaching")
+    }
+
     fn trace_error(&self, source: std::io::Error) -> NativeError {
         NativeError::Trace {
             program: self.program().clone(),
@@ -165,6 +200,9 @@ impl Tracer<'_, '_> {
 
     /// Opens and arms a clock on `tid`.
     fn clock(&mut self, tid: i32) -> Result<(), NativeError> {
+        if self.detaching {
+            return Ok(());
+        }
         let clock = Clock::open(tid, self.config.period_ns)?;
         let period = self.period();
         clock
@@ -206,23 +244,25 @@ impl Tracer<'_, '_> {
 
     fn trace(&mut self, sink: &mut dyn Sink) -> Result<(), NativeError> {
         let pid = self.pid;
-        let mut started = false;
+        // Whether the program has started: at once for a process attached
+        // to, at its `execve` for one started here.
+        let mut started = self.started.is_none();
         loop {
-            let (tid, status) = self.next_change().map_err(|e| self.trace_error(e))?;
+            if self.kept.is_none() && self.stop_asked() {
+                return self.detach(sink);
+            }
+            let Some((tid, status)) = self.next_change().map_err(|e| self.trace_error(e))? else {
+                continue;
+            };
             let Some(&process) = self.threads.get(&tid) else {
                 continue;
             };
-            if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+            if let Some(exit) = ended(status) {
                 self.clocks.remove(&tid);
                 self.threads.remove(&tid);
                 if tid != process {
                     continue;
                 }
-                let exit = if libc::WIFEXITED(status) {
-                    Exit::Exited(libc::WEXITSTATUS(status))
-                } else {
-                    Exit::Killed(libc::WTERMSIG(status))
-                };
                 if tid == pid && !started {
                     return Err(self.exec_failed());
                 }
@@ -326,9 +366,12 @@ impl Tracer<'_, '_> {
     /// left to them; and children of the process's other threads (another
     /// sampler's program, a test harness's compiler) are not looked at
     /// (`__WNOTHREAD`: a tracee's tracer is the thread that started it).
-    fn next_change(&mut self) -> Result<(i32, i32), std::io::Error> {
+    ///
+    /// `None` when a signal interrupted the wait and [`Tracer::stop`] is
+    /// set: the program is to be let go.
+    fn next_change(&mut self) -> Result<Option<(i32, i32)>, std::io::Error> {
         if let Some(kept) = self.kept.take() {
-            return Ok(kept);
+            return Ok(Some(kept));
         }
         loop {
             // SAFETY: a siginfo_t filled by the call; WNOWAIT leaves the
@@ -339,6 +382,9 @@ impl Tracer<'_, '_> {
             if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } < 0 {
                 let e = std::io::Error::last_os_error();
                 if e.raw_os_error() == Some(libc::EINTR) {
+                    if self.stop_asked() {
+                        return Ok(None);
+                    }
                     continue;
                 }
                 return Err(e);
@@ -349,7 +395,7 @@ impl Tracer<'_, '_> {
                 let mut status = 0;
                 // SAFETY: a wait for that one thread, into a local.
                 if unsafe { libc::waitpid(tid, &mut status, libc::__WALL | libc::WNOHANG) } == tid {
-                    return Ok((tid, status));
+                    return Ok(Some((tid, status)));
                 }
                 continue;
             }
@@ -377,11 +423,19 @@ impl Tracer<'_, '_> {
         self.children.is_some() && self.adopt(tid, ids.ppid).is_ok()
     }
 
+    /// Whether the caller has asked to let the program go.
+    fn stop_asked(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
     /// The error of an execve that failed in the child.
     fn exec_failed(&self) -> NativeError {
+        let Some(started) = self.started else {
+            unreachable!("a process attached to has started")
+        };
         let mut errno = 0i32;
         // SAFETY: reads 4 bytes into a local from the pipe's read end.
-        let n = unsafe { libc::read(self.started.exec_error, &mut errno as *mut i32 as *mut _, 4) };
+        let n = unsafe { libc::read(started.exec_error, &mut errno as *mut i32 as *mut _, 4) };
         let source = if n == 4 {
             std::io::Error::from_raw_os_error(errno)
         } else {
@@ -565,23 +619,45 @@ impl Tracer<'_, '_> {
             return;
         };
         p.run.modules = crate::modules::modules(&crate::modules::parse_maps(&maps), exe.as_deref());
-        p.run.children_cpu_ns = std::fs::read_to_string(format!("/proc/{process}/stat"))
-            .map_or(0, |stat| children_cpu_ns(&stat));
+        p.run.children_cpu_ns =
+            children_cpu_ns_of(process).saturating_sub(p.children_cpu_before_ns);
         if let Some(exe) = exe {
             p.run.program = exe;
         }
-        if process != self.pid {
-            let cmdline = std::fs::read(format!("/proc/{process}/cmdline")).unwrap_or_default();
-            // Each argument ends with a NUL, an empty one too.
-            let cmdline = cmdline.strip_suffix(&[0]).unwrap_or(&cmdline);
-            p.run.args = (!cmdline.is_empty())
-                .then(|| cmdline.split(|&b| b == 0))
-                .into_iter()
-                .flatten()
-                .map(|a| std::ffi::OsStr::from_bytes(a).to_os_string())
-                .collect();
+        if process != self.pid || self.started.is_none() {
+            p.run.args = command_line(process);
         }
     }
+}
+
+/// The arguments of process `pid`'s program, `argv[0]` first; empty
+/// when they cannot be read.
+fn command_line(pid: i32) -> Vec<OsString> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    // Each argument ends with a NUL, an empty one too.
+    let cmdline = cmdline.strip_suffix(&[0]).unwrap_or(&cmdline);
+    (!cmdline.is_empty())
+        .then(|| cmdline.split(|&b| b == 0))
+        .into_iter()
+        .flatten()
+        .map(|a| std::ffi::OsStr::from_bytes(a).to_os_string())
+        .collect()
+}
+
+/// How a thread ended, if `status` tells its end.
+fn ended(status: i32) -> Option<Exit> {
+    if libc::WIFEXITED(status) {
+        Some(Exit::Exited(libc::WEXITSTATUS(status)))
+    } else if libc::WIFSIGNALED(status) {
+        Some(Exit::Killed(libc::WTERMSIG(status)))
+    } else {
+        None
+    }
+}
+
+/// [`children_cpu_ns`] of process `pid` now; 0 if it cannot be read.
+fn children_cpu_ns_of(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(0, |stat| children_cpu_ns(&stat))
 }
 
 /// The CPU time of the waited-for children a `/proc/PID/stat` line
@@ -659,12 +735,23 @@ fn resume(tid: i32, sig: i32) {
 /// Steps the stopped thread `tid` one instruction; the wait status of
 /// its next stop.
 fn single_step(tid: i32) -> i32 {
+    // SAFETY: a ptrace request on the stopped tracee.
+    unsafe { libc::ptrace(libc::PTRACE_SINGLESTEP, tid, 0, 0) };
+    wait_for(tid)
+}
+
+/// Waits for the next change of thread `tid`, resumed by the caller: its
+/// wait status. A signal that interrupts the wait (the caller's request
+/// to let the program go) does not end it: the thread's change comes
+/// soon, and is the one to handle.
+pub(crate) fn wait_for(tid: i32) -> i32 {
     let mut status = 0;
-    // SAFETY: a ptrace request on the stopped tracee, then a wait for that
-    // one thread.
-    unsafe {
-        libc::ptrace(libc::PTRACE_SINGLESTEP, tid, 0, 0);
-        libc::waitpid(tid, &mut status, libc::__WALL);
+    // SAFETY: a wait for that one thread, into a local.
+    while unsafe { libc::waitpid(tid, &mut status, libc::__WALL) } < 0 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            // The thread has gone, and been reaped: as if it were killed.
+            return libc::SIGKILL;
+        }
     }
     status
 }

@@ -54,6 +54,38 @@ static void *worker(void *arg) {
     sink = hot_loop(3000);
     return NULL;
 }
+static double wall(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+static double run_until;
+/* The hot loop with SIGPROF blocked, until `run_until`; then unblocked,
+   with its default action: a SIGPROF left pending kills the process.
+   Returns non-null if SIGPROF was no longer blocked by then. */
+static void *blocked_worker(void *arg) {
+    (void)arg;
+    sigset_t prof, now;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &prof, NULL);
+    while (wall() < run_until)
+        sink = hot_loop(1);
+    pthread_sigmask(SIG_UNBLOCK, &prof, &now);
+    return sigismember(&now, SIGPROF) ? NULL : (void *)1;
+}
+static void tell_pid(const char *file) {
+    FILE *out = fopen(file, "w");
+    fprintf(out, "%d\n", (int)getpid());
+    fclose(out);
+}
+static void say_done(const char *file) {
+    char done[4096];
+    snprintf(done, sizeof done, "%s.done", file);
+    FILE *out = fopen(done, "w");
+    fprintf(out, "done\n");
+    fclose(out);
+}
 static volatile long profs;
 static void on_prof(int sig) { (void)sig; profs++; }
 int main(int argc, char **argv) {
@@ -91,15 +123,42 @@ int main(int argc, char **argv) {
     }
     if (!strncmp(mode, "spin:", 5)) {
         /* Tells its pid, then runs for 2 s of wall time. */
-        FILE *out = fopen(mode + 5, "w");
-        fprintf(out, "%d\n", (int)getpid());
-        fclose(out);
+        tell_pid(mode + 5);
         struct timespec t0, t;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         do {
             sink = hot_loop(1);
             clock_gettime(CLOCK_MONOTONIC, &t);
         } while (t.tv_sec - t0.tv_sec < 2);
+        return 0;
+    }
+    if (!strncmp(mode, "run:", 4)) {
+        /* run:SECS:FILE: tells its pid in FILE, runs the hot loop for
+           SECS s of wall time in two threads, the second with SIGPROF
+           blocked, and then writes FILE.done; exits with 4 if the second
+           thread's mask changed. */
+        char *file;
+        run_until = wall() + strtod(mode + 4, &file);
+        file++;
+        tell_pid(file);
+        pthread_t t;
+        pthread_create(&t, NULL, blocked_worker, NULL);
+        while (wall() < run_until)
+            sink = hot_loop(1);
+        void *mask_lost;
+        pthread_join(t, &mask_lost);
+        if (mask_lost)
+            return 4;
+        say_done(file);
+        return 0;
+    }
+    if (!strncmp(mode, "sleep:", 6)) {
+        /* Tells its pid, sleeps 2 s, then writes FILE.done. */
+        tell_pid(mode + 6);
+        struct timespec two = {2, 0};
+        while (nanosleep(&two, &two) != 0)
+            ;
+        say_done(mode + 6);
         return 0;
     }
     if (!strncmp(mode, "prof:", 5)) {
@@ -316,6 +375,24 @@ fn cpu_ticks(pid: i32) -> u64 {
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
+/// The pid a program has written to `file`, once it has.
+fn told_pid(file: &Path) -> i32 {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            return pid;
+        }
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the program never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn a_stop_signal_stops_the_program_until_sigcont() {
     let dir = tempfile::tempdir().unwrap();
@@ -326,20 +403,7 @@ fn a_stop_signal_stops_the_program_until_sigcont() {
         let prog = prog.clone();
         std::thread::spawn(move || run(&prog, &mode))
     };
-    let started = std::time::Instant::now();
-    let pid = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|s| s.trim().parse::<i32>().ok())
-        {
-            break pid;
-        }
-        assert!(
-            started.elapsed().as_secs() < 20,
-            "the program never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    };
+    let pid = told_pid(&pid_file);
     // SAFETY: signals to the program the sampler runs.
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     std::thread::sleep(std::time::Duration::from_millis(200));
@@ -458,4 +522,137 @@ fn a_straight_run_to_the_next_load_is_one_stop_at_a_breakpoint() {
     assert!(per_sample(stepped) > 8.0, "{stepped:?}");
     assert!(ahead.runs_ahead * 2 > ahead.samples, "{ahead:?}");
     assert!(per_sample(ahead) < 2.0, "{ahead:?}");
+}
+
+/// Starts `prog` in `mode` as a process of its own, not under the
+/// sampler, and the pid it tells in `file`. Its parent is a shell, which
+/// exits with its status, as when coprof attaches to a process it did
+/// not start: a tracer that is also the parent would reap it.
+fn spawn_told(prog: &Path, mode: &str, file: &Path) -> (std::process::Child, i32) {
+    let child = Command::new("sh")
+        .args(["-c", "\"$@\"; s=$?; exit $s", "sh"])
+        .arg(prog)
+        .arg(mode)
+        .spawn()
+        .unwrap();
+    let pid = told_pid(file);
+    (child, pid)
+}
+
+#[test]
+fn a_running_process_is_sampled_until_let_go_and_then_runs_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let file = dir.path().join("pid");
+    let mode = format!("run:3:{}", file.display());
+    let (mut child, pid) = spawn_told(&prog, &mode, &file);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut sink = Collect::default();
+    let config = Config::default();
+    let run = std::thread::scope(|s| {
+        // The program is busy: the flag is seen between two samples,
+        // with no signal to wake the sampler.
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(700));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        coprof_native::attach_with(pid, &config, &mut sink, Hooks::default(), &stop).unwrap()
+    });
+    assert_eq!(run.exit, Exit::Detached);
+    assert_eq!(run.pid, pid);
+    assert_eq!(run.program, std::fs::canonicalize(&prog).unwrap());
+    assert_eq!(run.args, [prog.as_os_str(), std::ffi::OsStr::new(&mode)]);
+    assert_eq!(run.threads, 2);
+    assert!(!run.modules.is_empty());
+    // About 0.7 s of the unblocked thread's CPU time at 31 µs.
+    assert!(run.samples > 1000, "{} samples", run.samples);
+    let hot = function(&prog, "hot_loop");
+    let inside = sink.0.iter().filter(|e| hot.contains(&e.pc)).count();
+    assert!(
+        inside * 10 > sink.0.len() * 9,
+        "{inside} of {}",
+        sink.0.len()
+    );
+    // Let go, it runs to its end: its second thread, whose clock signal
+    // was pending while it blocked SIGPROF, unblocks it and lives.
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let done = std::fs::read_to_string(dir.path().join("pid.done")).unwrap();
+    assert_eq!(done, "done\n");
+}
+
+extern "C" fn wake(_: libc::c_int) {}
+
+#[test]
+fn a_sleeping_process_is_let_go_when_a_signal_wakes_the_sampler() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let file = dir.path().join("pid");
+    let (mut child, pid) = spawn_told(&prog, &format!("sleep:{}", file.display()), &file);
+    // SAFETY: a handler that does nothing, without SA_RESTART, so that
+    // it interrupts the sampler's wait.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = wake as *const () as usize;
+        libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut());
+    }
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    // SAFETY: plain call.
+    let sampler = unsafe { libc::gettid() };
+    let mut sink = Collect::default();
+    let started = std::time::Instant::now();
+    let run = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            // SAFETY: a signal to the sampling thread of this process.
+            unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), sampler, libc::SIGUSR2) };
+        });
+        let config = Config::default();
+        coprof_native::attach_with(pid, &config, &mut sink, Hooks::default(), &stop).unwrap()
+    });
+    // Let go while it slept, well before its 2 s were up.
+    assert_eq!(run.exit, Exit::Detached);
+    assert!(started.elapsed().as_secs_f64() < 1.5);
+    assert_eq!(run.samples, 0);
+    // Its sleep goes on, interrupted by nothing it can see.
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(dir.path().join("pid.done").exists());
+}
+
+#[test]
+fn a_process_that_ends_while_attached_ends_the_run_with_its_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let file = dir.path().join("pid");
+    let (mut child, pid) = spawn_told(&prog, &format!("spin:{}", file.display()), &file);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut sink = Collect::default();
+    let run =
+        coprof_native::attach_with(pid, &Config::default(), &mut sink, Hooks::default(), &stop)
+            .unwrap();
+    assert_eq!(run.exit, Exit::Exited(0));
+    assert!(run.samples > 100, "{} samples", run.samples);
+    assert!(!run.modules.is_empty());
+    // Its parent still gets its status.
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn attaching_to_no_process_is_an_error_naming_it() {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut sink = Collect::default();
+    let e = coprof_native::attach_with(
+        i32::MAX,
+        &Config::default(),
+        &mut sink,
+        Hooks::default(),
+        &stop,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("cannot attach to process {}: no such process", i32::MAX)
+    );
 }
