@@ -37,7 +37,7 @@ mod tracer;
 pub use decode::{decode, event, Decoded, Regs};
 pub use modules::{modules, parse_maps, Mapping};
 pub use perf::SAMPLE_SIGNAL;
-pub use tracer::{attach_with, sample, sample_with, MAX_STEPS};
+pub use tracer::{attach_with, command_line, sample, sample_with, MAX_STEPS};
 
 use coprof_core::{ClassSet, Event};
 use std::path::PathBuf;

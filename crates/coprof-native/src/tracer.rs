@@ -630,9 +630,9 @@ impl<'a, 'h> Tracer<'a, 'h> {
     }
 }
 
-/// The arguments of process `pid`'s program, `argv[0]` first; empty
-/// when they cannot be read.
-fn command_line(pid: i32) -> Vec<OsString> {
+/// The arguments of process `pid`'s program, `argv[0]` first, from
+/// `/proc/PID/cmdline`; empty when they cannot be read.
+pub fn command_line(pid: i32) -> Vec<OsString> {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     // Each argument ends with a NUL, an empty one too.
     let cmdline = cmdline.strip_suffix(&[0]).unwrap_or(&cmdline);

@@ -734,7 +734,13 @@ impl InputArgs {
         let follows = children.is_some();
         let run = self
             .with_program_output(false, || {
-                crate::progress::sample_native(prog, &self.program, &config, sink, children)
+                crate::progress::sample_native(
+                    prog,
+                    crate::progress::NativeTarget::Start(&self.program),
+                    &config,
+                    sink,
+                    children,
+                )
             })
             .map_err(|e| bad_input(e.to_string()))?;
         program_ended(prog, run.exit.status(), false);

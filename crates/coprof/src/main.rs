@@ -11,6 +11,7 @@ mod output;
 mod per_process;
 mod progress;
 mod sampled;
+mod stop_signals;
 mod symbol_cache;
 mod symbols;
 mod timing;

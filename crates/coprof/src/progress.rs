@@ -125,12 +125,24 @@ impl LiveProgress {
     }
 }
 
-/// Samples the native program `prog` (`args[0]` its `argv[0]`) into
-/// `sink` as `config` says, its child processes into `children` if given,
-/// with a spinner on a terminal; says so if a signal killed it.
+/// What a native run samples.
+pub enum NativeTarget<'a> {
+    /// The program it starts, with these arguments (`argv[0]` first).
+    Start(&'a [std::ffi::OsString]),
+    /// The running process `pid`, until it ends or `stop` is set.
+    Attach {
+        pid: i32,
+        stop: &'a std::sync::atomic::AtomicBool,
+    },
+}
+
+/// Samples the native program `prog`, started or attached to as `target`
+/// says, into `sink` as `config` says, its child processes into
+/// `children` if given, with a spinner on a terminal; says so if a signal
+/// killed it.
 pub fn sample_native(
     prog: &std::path::Path,
-    args: &[std::ffi::OsString],
+    target: NativeTarget,
     config: &coprof_native::Config,
     sink: &mut dyn Sink,
     children: Option<&mut dyn coprof_native::Children>,
@@ -141,7 +153,12 @@ pub fn sample_native(
         progress: Some((LiveProgress::SAMPLES_EVERY, &mut show)),
         children: children.map(|c| c as &mut dyn coprof_native::Children),
     };
-    let run = coprof_native::sample_with(prog, args, config, sink, hooks);
+    let run = match target {
+        NativeTarget::Start(args) => coprof_native::sample_with(prog, args, config, sink, hooks),
+        NativeTarget::Attach { pid, stop } => {
+            coprof_native::attach_with(pid, config, sink, hooks, stop)
+        }
+    };
     progress.done();
     if let Ok(coprof_native::Run {
         exit: coprof_native::Exit::Killed(sig),

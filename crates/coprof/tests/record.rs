@@ -8,9 +8,12 @@ use common::{compile, coprof, json_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A hot loop summing an array of 7s; `exit3` ends with status 3 after it.
+/// A hot loop summing an array of 7s; `exit3` ends with status 3 after
+/// it; `for SECS` runs it for that many seconds of wall time.
 const HOT: &str = r#"
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #define N 4096
 long table[N];
 volatile long sink;
@@ -24,6 +27,15 @@ __attribute__((noinline)) long hot_loop(long rounds) {
 int main(int argc, char **argv) {
     for (int i = 0; i < N; i++)
         table[i] = 7;
+    if (argc > 2 && !strcmp(argv[1], "for")) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            sink = hot_loop(10);
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < atof(argv[2]));
+        return 0;
+    }
     sink = hot_loop(6000);
     return argc > 1 && !strcmp(argv[1], "exit3") ? 3 : 0;
 }
@@ -601,4 +613,127 @@ fn children_left_unsampled_are_said_with_their_cpu_time() {
     );
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!said.contains("not sampled"), "{said}");
+}
+
+/// Starts `prog` running its hot loop for `secs` seconds, not under
+/// coprof; returns once it runs `prog` itself, past its `execve`.
+fn running(prog: &Path, secs: &str) -> std::process::Child {
+    let child = Command::new(prog).args(["for", secs]).spawn().unwrap();
+    let exe = format!("/proc/{}/exe", child.id());
+    let canonical = std::fs::canonicalize(prog).unwrap();
+    let started = std::time::Instant::now();
+    while std::fs::read_link(&exe).ok().as_ref() != Some(&canonical) {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "{} never started",
+            prog.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child
+}
+
+#[test]
+fn a_running_process_is_recorded_for_a_time_and_runs_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let trace = dir.path().join("attached.cpt");
+    let mut child = running(&prog, "4");
+    let pid = child.id().to_string();
+    let out = common::succeeded(
+        coprof()
+            .args([
+                "record",
+                "--json",
+                "--attach",
+                &pid,
+                "--duration",
+                "0.5",
+                "-o",
+            ])
+            .arg(&trace),
+    );
+    let summary: serde_json::Value = serde_json::from_slice(
+        out.stderr
+            .trim_ascii_end()
+            .rsplit(|&b| b == b'\n')
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["attached"], true, "{summary}");
+    assert_eq!(summary["let_go"], true, "{summary}");
+    assert_eq!(summary["pid"].to_string(), pid);
+    assert_eq!(
+        summary["program"].as_str().unwrap(),
+        std::fs::canonicalize(&prog).unwrap().to_str().unwrap()
+    );
+    // Half a second of its CPU time at 31 µs, however busy the machine
+    // (the clock counts the process's own time).
+    assert!(summary["seconds"].as_f64().unwrap() >= 0.5, "{summary}");
+    assert!(summary["samples"].as_u64().unwrap() > 100, "{summary}");
+    // The trace names the process's program and arguments, and its hot
+    // loop with its line.
+    let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+    assert_eq!(
+        info["meta"]["args"],
+        serde_json::json!(["for", "4"]),
+        "{info}"
+    );
+    assert_eq!(info["meta"]["attached"]["pid"].to_string(), pid);
+    assert_hot_loop_on_top(&json_of(coprof().args(["ranges", "--json"]).arg(&trace)));
+    // Let go, it runs to its end, unharmed.
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn ctrl_c_lets_an_attached_process_go_and_the_trace_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let trace = dir.path().join("attached.cpt");
+    let mut child = running(&prog, "4");
+    let recorder = Command::new(assert_cmd::cargo::cargo_bin("coprof"))
+        .args(["record", "--attach", &child.id().to_string(), "-o"])
+        .arg(&trace)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    // SAFETY: a signal to the coprof started here.
+    unsafe { libc::kill(recorder.id() as i32, libc::SIGINT) };
+    let out = recorder.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(
+        err.contains(&format!("let go of process {}: it runs on", child.id())),
+        "{err}"
+    );
+    assert_hot_loop_on_top(&json_of(coprof().args(["ranges", "--json"]).arg(&trace)));
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn what_attaching_refuses_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    refused(
+        coprof()
+            .args(["record", "--duration", "1", "--"])
+            .arg(&prog),
+        "--duration applies with --attach",
+    );
+    refused(
+        coprof().args(["record", "--attach", "1", "--"]).arg(&prog),
+        "'--attach <PID>' cannot be used with",
+    );
+    refused(
+        coprof().args(["record", "--attach", "2147483647"]),
+        "--attach 2147483647: no such process",
+    );
+    refused(
+        coprof().args(["record", "--attach", "1", "--duration", "0"]),
+        "0 seconds: give more than 0",
+    );
 }

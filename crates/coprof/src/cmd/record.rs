@@ -9,7 +9,7 @@ use coprof_core::ClassSet;
 use coprof_native::Config;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 mod children;
 
@@ -26,7 +26,7 @@ mod children;
 /// need every instruction (loops, sample) refuse it.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  coprof record -o gzip.cpt -- gzip -9 -c big.txt > /dev/null\n  coprof ranges gzip.cpt\n  coprof record --next-load -o values.cpt -- ./prog\n  coprof values --algo hotlist values.cpt\n\nExit status: the program's own, 128 + signal if it died of one, 2 if it\ncannot be sampled."
+    after_help = "Examples:\n  coprof record -o gzip.cpt -- gzip -9 -c big.txt > /dev/null\n  coprof ranges gzip.cpt\n  coprof record --next-load -o values.cpt -- ./prog\n  coprof values --algo hotlist values.cpt\n  coprof record --attach 4242 --duration 10 -o server.cpt\n\nExit status: the program's own, 128 + signal if it died of one (0 with\n--attach), 2 if it cannot be sampled."
 )]
 pub struct Args {
     /// The trace to write (.cpt), or `-` for standard output, where the
@@ -66,13 +66,23 @@ pub struct Args {
     /// all of them to end, as `strace -f` does.
     #[arg(long)]
     follow_children: bool,
+    /// Sample the running process PID, and the threads it starts, rather
+    /// than start a program, as `perf record -p` does: until it ends,
+    /// Ctrl-C (or SIGTERM, SIGHUP) or --duration. It is then let go,
+    /// as it was, and runs on.
+    #[arg(short = 'p', long, value_name = "PID", conflicts_with = "command",
+          value_parser = clap::value_parser!(i32).range(1..))]
+    attach: Option<i32>,
+    /// With --attach: let the process go after this many seconds.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_duration)]
+    duration: Option<Duration>,
     /// Print the summary as one JSON object on standard error.
     #[arg(long)]
     json: bool,
     /// The program and its arguments (after `--`): an x86-64 Linux
     /// executable. A name without a slash is looked for in PATH.
     #[arg(
-        required = true,
+        required_unless_present = "attach",
         trailing_var_arg = true,
         allow_hyphen_values = true,
         value_name = "PROG ARGS"
@@ -117,15 +127,53 @@ fn child_pattern(a: &Args) -> anyhow::Result<Option<PathBuf>> {
     crate::per_process::pattern(&a.output).map(Some)
 }
 
+/// `--duration`'s seconds: more than none, at most a year.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(secs > 0.0 && secs <= 365.0 * 86400.0) {
+        return Err(format!("{s} seconds: give more than 0, at most a year"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// The program running as process `pid`, to attach to, and its
+/// arguments after `argv[0]`.
+fn attached_program(pid: i32) -> anyhow::Result<(PathBuf, Vec<OsString>)> {
+    let prog = std::fs::read_link(format!("/proc/{pid}/exe")).map_err(|e| {
+        bad_input(match e.kind() {
+            std::io::ErrorKind::NotFound => format!("--attach {pid}: no such process"),
+            _ => format!("--attach {pid}: cannot read /proc/{pid}/exe: {e}"),
+        })
+    })?;
+    let args = coprof_native::command_line(pid)
+        .into_iter()
+        .skip(1)
+        .collect();
+    Ok((prog, args))
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
     crate::output::refuse_terminal(&a.output)?;
     let pattern = child_pattern(&a)?;
-    let prog = crate::host_program::find(&a.command[0]).ok_or_else(|| {
-        bad_input(format!(
-            "{}: not found in PATH",
-            Path::new(&a.command[0]).display()
-        ))
-    })?;
+    if a.duration.is_some() && a.attach.is_none() {
+        return Err(bad_input(
+            "--duration applies with --attach: a program started here is sampled until it ends",
+        ));
+    }
+    let (prog, args) = match a.attach {
+        Some(pid) => attached_program(pid)?,
+        None => {
+            let prog = crate::host_program::find(&a.command[0]).ok_or_else(|| {
+                bad_input(format!(
+                    "{}: not found in PATH",
+                    Path::new(&a.command[0]).display()
+                ))
+            })?;
+            (prog, a.command[1..].to_vec())
+        }
+    };
     refuse_riscv(&prog)?;
     let next_load = a.next_load || a.sample_at == Some(crate::input::SampleAt::NextLoad);
     if a.single_step && !next_load {
@@ -145,9 +193,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         source: "native".into(),
         isa: "x86-64".into(),
         program: prog.to_string_lossy().into_owned(),
-        args: crate::input::as_text(&a.command[1..]),
+        args: crate::input::as_text(&args),
         ..TraceMeta::default()
     };
+    if let Some(pid) = a.attach {
+        meta.extra
+            .insert("attached".into(), serde_json::json!({ "pid": pid }));
+    }
     meta.extra.insert(
         "sampling".into(),
         serde_json::json!({
@@ -160,18 +212,30 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut children = pattern.map(|p| children::ChildTraces::new(p, meta.clone()));
     let mut w = crate::output::trace_writer(&a.output, meta, ClassSet::ALL)?;
     let started = Instant::now();
-    let to_stderr = crate::output::is_stdout(&a.output)
+    let to_stderr = (crate::output::is_stdout(&a.output) && a.attach.is_none())
         .then(crate::input::StdoutToStderr::new)
         .flatten();
+    let stop = match a.attach {
+        Some(_) => Some(crate::stop_signals::StopSignals::install(a.duration)?),
+        None => None,
+    };
+    let target = match (a.attach, &stop) {
+        (Some(pid), Some(stop)) => crate::progress::NativeTarget::Attach {
+            pid,
+            stop: stop.flag(),
+        },
+        _ => crate::progress::NativeTarget::Start(&a.command),
+    };
     let run = crate::progress::sample_native(
         &prog,
-        &a.command,
+        target,
         &config,
         &mut w,
         children
             .as_mut()
             .map(|c| c as &mut dyn coprof_native::Children),
     );
+    drop(stop);
     drop(to_stderr);
     let run = run.map_err(|e| bad_input(e.to_string()))?;
     let secs = started.elapsed().as_secs_f64();
@@ -199,6 +263,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         if a.follow_children {
             summary["children"] = serde_json::json!(children);
         }
+        if a.attach.is_some() {
+            summary["attached"] = serde_json::json!(true);
+            summary["let_go"] = serde_json::json!(run.exit == coprof_native::Exit::Detached);
+        }
         eprintln!("{summary}");
     } else {
         let misses = if next_load {
@@ -217,6 +285,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.output.display(),
             thousands(written.file_bytes),
         );
+        if let Some(end) = a.attach.and_then(|_| attached_end(&run)) {
+            eprintln!("coprof: {end}");
+        }
         for c in &children {
             say_child(c);
         }
@@ -227,7 +298,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     }
     let unwritten = children.iter().filter(|c| c.error.is_some()).count();
-    let status = run.exit.status();
+    // A process attached to is not coprof's: its end is told, not passed on.
+    let status = match a.attach {
+        Some(_) => 0,
+        None => run.exit.status(),
+    };
     if status != 0 {
         std::process::exit(status);
     }
@@ -238,6 +313,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// How sampling a process attached to ended, but for a signal that
+/// killed it, which the sampling has said.
+fn attached_end(run: &coprof_native::Run) -> Option<String> {
+    match run.exit {
+        coprof_native::Exit::Detached => Some(format!("let go of process {}: it runs on", run.pid)),
+        coprof_native::Exit::Exited(s) => Some(format!(
+            "process {} exited with status {s} while sampled",
+            run.pid
+        )),
+        coprof_native::Exit::Killed(_) => None,
+    }
 }
 
 /// One line of the summary for a child process's trace, or the error that
