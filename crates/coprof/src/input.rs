@@ -186,6 +186,10 @@ pub struct InputArgs {
     /// The trace from standard input, once its header is read.
     #[arg(skip)]
     pub held: HeldTrace,
+    /// [`InputArgs::native_program`], once looked up: a lookup reads the
+    /// PATH's directories and the program's head, asked more than once.
+    #[arg(skip)]
+    native: std::sync::OnceLock<Option<PathBuf>>,
 }
 
 /// Where a native program's sample is taken (`--sample-at`).
@@ -662,8 +666,13 @@ impl InputArgs {
         if self.root.is_some() || self.sysroot.is_some() {
             return None;
         }
-        crate::host_program::find(&self.program[0])
-            .filter(|p| crate::host_program::elf_machine(p) == Some(coprof_rv::elf::EM_X86_64))
+        self.native
+            .get_or_init(|| {
+                crate::host_program::find(&self.program[0]).filter(|p| {
+                    crate::host_program::elf_machine(p) == Some(coprof_rv::elf::EM_X86_64)
+                })
+            })
+            .clone()
     }
 
     /// Whether a native program's samples are taken at the next load:

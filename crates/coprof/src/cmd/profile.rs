@@ -486,7 +486,15 @@ fn sections(
 }
 
 /// The profile of `input`'s pass, from its reports.
-fn profile_of(input: &InputArgs, info: &InputInfo, exact: bool, reports: Vec<Section>) -> Profile {
+/// The profile of `input`, whose run told `info`, holding `reports`; a
+/// profile of samples names the default reports `left_out` of it.
+fn profile_of(
+    input: &InputArgs,
+    info: &InputInfo,
+    exact: bool,
+    reports: Vec<Section>,
+    left_out: &[String],
+) -> Profile {
     Profile {
         format: "coprof-profile".into(),
         version: PROFILE_VERSION,
@@ -519,7 +527,7 @@ fn profile_of(input: &InputArgs, info: &InputInfo, exact: bool, reports: Vec<Sec
         sampled: (info.meta.source == "native").then(|| Sampled {
             samples: info.sampled.map(|s| s.samples),
             threads: info.sampled.map(|s| s.threads),
-            left_out: Vec::new(),
+            left_out: left_out.to_vec(),
         }),
         children: Vec::new(),
     }
@@ -677,11 +685,8 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
     let reports = sections(jobs, costs, &info, &note)?;
     let mut profile = Profile {
         timing,
-        ..profile_of(&a.input, &info, a.exact, reports)
+        ..profile_of(&a.input, &info, a.exact, reports, &left_out)
     };
-    if let Some(sampled) = &mut profile.sampled {
-        sampled.left_out = left_out;
-    }
     if let Some(f) = &follow {
         if a.followed_child {
             profile.process = Some(children::ids(&a.input.pids()));

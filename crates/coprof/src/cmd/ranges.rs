@@ -116,10 +116,16 @@ fn parse_stream(s: &str) -> Result<Stream, String> {
 pub const NARROW_PC_NEEDS: &str =
     "the narrow-PC stream needs the value every instruction produces, which samples do not carry";
 
+impl Args {
+    /// The streams profiled: `--dims`, else `--stream`.
+    fn streams(&self) -> Vec<Stream> {
+        self.dims.clone().unwrap_or_else(|| vec![self.stream])
+    }
+}
+
 pub fn run(mut args: Args) -> anyhow::Result<()> {
     let json = args.json;
-    let dims = args.dims.clone().unwrap_or_else(|| vec![args.stream]);
-    if dims.contains(&Stream::NarrowPc) {
+    if args.streams().contains(&Stream::NarrowPc) {
         args.input.refuse_samples(NARROW_PC_NEEDS)?;
     }
     args.input.setup.native = native_sampling(&args);
@@ -131,7 +137,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
 /// of loads only. The narrow-PC stream needs the values every
 /// instruction produces, which samples do not carry.
 fn native_sampling(args: &Args) -> Option<bool> {
-    let dims = args.dims.clone().unwrap_or_else(|| vec![args.stream]);
+    let dims = args.streams();
     if dims.contains(&Stream::NarrowPc) {
         return None;
     }
@@ -150,7 +156,7 @@ pub fn prepare(args: &Args) -> anyhow::Result<Box<dyn Job>> {
     if args.sweep {
         return super::ranges_sweep::prepare(args);
     }
-    let dims = args.dims.clone().unwrap_or_else(|| vec![args.stream]);
+    let dims = args.streams();
     if let Some(bytes) = args.block_buffer {
         if dims != [Stream::Pc] {
             return Err(bad_input(format!(

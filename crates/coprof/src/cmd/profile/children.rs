@@ -224,7 +224,7 @@ impl Inner {
         let written = self.input.describe().and_then(|meta| {
             let info = self.input.live_info(sim, exit.clone(), before, meta);
             let reports = sections(jobs, costs, &info, &|_| {})?;
-            let mut profile = profile_of(&self.input, &info, self.exact, reports);
+            let mut profile = profile_of(&self.input, &info, self.exact, reports, &[]);
             profile.process = Some(ids);
             profile.timing = timing;
             save(&profile, &path)

@@ -62,14 +62,11 @@ impl NativeChildren {
         let info = self.input.sampled_info(&program, args.clone(), run);
         let costs = vec![None; jobs.len()];
         let reports = sections(jobs, costs, &info, &|_| {})?;
-        let mut profile = profile_of(&self.input, &info, self.exact, reports);
+        let mut profile = profile_of(&self.input, &info, self.exact, reports, &self.left_out);
         profile.input = program.to_string_lossy().into_owned();
         profile.args = args;
         profile.argv0 = None;
         profile.process = Some(ids);
-        if let Some(sampled) = &mut profile.sampled {
-            sampled.left_out = self.left_out.clone();
-        }
         save(&profile, path)?;
         Ok(profile.command())
     }
