@@ -2,8 +2,25 @@
 //! it before deciding whether the simulator runs it or the native
 //! sampler samples it.
 
-use std::ffi::OsStr;
+use crate::error::bad_input;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+
+/// The program the running process `pid` runs (`/proc/PID/exe`), and its
+/// arguments after `argv[0]` (`/proc/PID/cmdline`), for `--attach`.
+pub(crate) fn of_process(pid: i32) -> anyhow::Result<(PathBuf, Vec<OsString>)> {
+    let prog = std::fs::read_link(format!("/proc/{pid}/exe")).map_err(|e| {
+        bad_input(match e.kind() {
+            std::io::ErrorKind::NotFound => format!("--attach {pid}: no such process"),
+            _ => format!("--attach {pid}: cannot read /proc/{pid}/exe: {e}"),
+        })
+    })?;
+    let args = coprof_native::command_line(pid)
+        .into_iter()
+        .skip(1)
+        .collect();
+    Ok((prog, args))
+}
 
 /// The file `name` runs: as given when it has a slash, else the first
 /// executable file of that name in the host's PATH, as a shell finds it.

@@ -73,7 +73,7 @@ pub fn open_trace(file: &Path) -> anyhow::Result<TraceReader<BufReader<File>>> {
 pub struct InputArgs {
     /// Trace file (.cpt) to read, or `-` for standard input: make one with
     /// `coprof gen` or `coprof run --trace`.
-    #[arg(value_name = "FILE", required_unless_present = "program")]
+    #[arg(value_name = "FILE", required_unless_present_any = ["program", "attach"])]
     pub file: Option<PathBuf>,
     /// An RV64 Linux program (static, or dynamically linked with its
     /// libraries from --sysroot) and its arguments, after `--`, to run in
@@ -88,6 +88,17 @@ pub struct InputArgs {
     /// `coprof record` does (docs/native.md).
     #[arg(last = true, value_name = "PROG ARGS", conflicts_with = "file")]
     pub program: Vec<OsString>,
+    /// Sample the running x86-64 process PID rather than read a trace or
+    /// run a program, as `coprof record --attach` does: for the reports
+    /// that read samples (`ranges`, `values`, `profile`). Sampled until
+    /// it ends, Ctrl-C (or SIGTERM, SIGHUP) or --duration; then let go, it
+    /// runs on.
+    #[arg(long, value_name = "PID", conflicts_with_all = ["file", "program"],
+          value_parser = clap::value_parser!(i32).range(1..))]
+    pub attach: Option<i32>,
+    /// With --attach: let the process go after this many seconds.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_duration)]
+    pub duration: Option<std::time::Duration>,
     /// With a program: leave its standard output where coprof's is, and
     /// write the report to standard error instead, as `perf stat` and
     /// `time` write theirs: for a program whose output is wanted
@@ -133,7 +144,7 @@ pub struct InputArgs {
     /// for its value (`coprof record --next-load`). [default: next-load
     /// for a report of loads (`values`; `ranges` of load values or
     /// addresses), else interrupt]
-    #[arg(long, value_name = "WHERE", requires = "program")]
+    #[arg(long, value_name = "WHERE")]
     pub sample_at: Option<SampleAt>,
     /// With a program: interpret every instruction, translating no block
     /// to host code. The reports are the same; translation only makes the
@@ -190,6 +201,10 @@ pub struct InputArgs {
     /// PATH's directories and the program's head, asked more than once.
     #[arg(skip)]
     native: std::sync::OnceLock<Option<PathBuf>>,
+    /// The program and arguments of the process `--attach` names, read
+    /// once, before it is sampled: it may be gone after.
+    #[arg(skip)]
+    attached: std::sync::OnceLock<(PathBuf, Vec<OsString>)>,
 }
 
 /// Where a native program's sample is taken (`--sample-at`).
@@ -269,8 +284,11 @@ pub struct SampledRun {
     pub samples: u64,
     /// Threads the program ran.
     pub threads: u64,
-    /// Its exit status, 128 + the signal that killed it.
-    pub status: i32,
+    /// Its exit status, 128 + the signal that killed it; `None` for a
+    /// process attached to and let go, which runs on.
+    pub status: Option<i32>,
+    /// The process `--attach` named, when it was attached to.
+    pub attached: Option<i32>,
 }
 
 /// How a live run went.
@@ -373,15 +391,60 @@ impl InputArgs {
 
     /// The program and its arguments as text, for reports and messages:
     /// bytes that are not UTF-8 shown as U+FFFD (the program itself gets
-    /// them as they are).
+    /// them as they are). With `--attach`, the process's.
     pub fn program_text(&self) -> Vec<String> {
-        as_text(&self.program)
+        match self.attach.and_then(|_| self.attached().ok()) {
+            Some((prog, args)) => std::iter::once(prog.display().to_string())
+                .chain(as_text(args))
+                .collect(),
+            None => as_text(&self.program),
+        }
+    }
+
+    /// The program and arguments of the process `--attach` names, read
+    /// at the first call.
+    fn attached(&self) -> anyhow::Result<&(PathBuf, Vec<OsString>)> {
+        let pid = self.attach.expect("asked with --attach");
+        if let Some(found) = self.attached.get() {
+            return Ok(found);
+        }
+        let found = crate::host_program::of_process(pid)?;
+        Ok(self.attached.get_or_init(|| found))
+    }
+
+    /// The input's words as a report's command line ends with them: the
+    /// trace, or the options of a live run and then the program after
+    /// `--`, or `--attach PID` (and `--duration`).
+    pub fn as_typed(&self) -> Vec<String> {
+        if let Some(f) = &self.file {
+            return vec![f.display().to_string()];
+        }
+        let mut words = self.run_options();
+        match self.attach {
+            Some(pid) => {
+                words.extend(["--attach".to_string(), pid.to_string()]);
+                if let Some(d) = self.duration {
+                    words.extend(["--duration".to_string(), d.as_secs_f64().to_string()]);
+                }
+            }
+            None => {
+                words.push("--".to_string());
+                words.extend(self.program_text());
+            }
+        }
+        words
     }
 
     /// An error naming the first option that only a program's run takes,
     /// when the input is a trace file: the trace was recorded already,
     /// and the option would be ignored.
     fn check_trace_options(&self) -> anyhow::Result<()> {
+        if self.duration.is_some() && self.attach.is_none() {
+            return Err(bad_input(
+                "--duration applies with --attach: a trace is read to its end, and a program \
+                 run here is sampled until it ends",
+            ));
+        }
         let Some(file) = &self.file else {
             return Ok(());
         };
@@ -421,6 +484,12 @@ impl InputArgs {
     /// a report that needs every instruction (`needs`: why), naming the
     /// reports that read samples.
     pub fn refuse_samples(&self, needs: &str) -> anyhow::Result<()> {
+        if let Some(pid) = self.attach {
+            return Err(bad_input(format!(
+                "--attach {pid} samples a running process, which gives no instruction stream: \
+                 {needs}; `coprof ranges`, `coprof values` and `coprof profile` read samples"
+            )));
+        }
         let Some(file) = &self.file else {
             return Ok(());
         };
@@ -447,6 +516,13 @@ impl InputArgs {
                 }
                 Ok(meta)
             }
+            None if self.attach.is_some() => Ok(TraceMeta {
+                source: "native".into(),
+                isa: "x86-64".into(),
+                program: self.name(),
+                args: self.program_text().into_iter().skip(1).collect(),
+                ..TraceMeta::default()
+            }),
             None => Ok(TraceMeta {
                 source: "rv-sim".into(),
                 isa: self.isa.unwrap_or_default().to_string(),
@@ -578,6 +654,16 @@ impl InputArgs {
     }
 
     fn run_live(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
+        if self.attach.is_some() {
+            let Some(next_load) = self.setup.native else {
+                // A report that did not refuse samples by name.
+                return Err(self
+                    .refuse_samples("this report needs every instruction")
+                    .unwrap_err());
+            };
+            let prog = self.attached()?.0.clone();
+            return self.run_native(&prog, self.at_next_load(next_load), sink, None);
+        }
         if self.program.is_empty() {
             return Err(bad_input(
                 "give a trace file, or a program after `--` (e.g. `-- ./prog args`)",
@@ -655,7 +741,10 @@ impl InputArgs {
     pub fn holds_samples(&self) -> anyhow::Result<bool> {
         Ok(match &self.file {
             Some(_) => self.describe()?.source == "native",
-            None => !self.program.is_empty() && self.native_program().is_some(),
+            None => {
+                self.attach.is_some()
+                    || (!self.program.is_empty() && self.native_program().is_some())
+            }
         })
     }
 
@@ -690,9 +779,12 @@ impl InputArgs {
         sink: &mut dyn Sink,
         children: &mut dyn coprof_native::Children,
     ) -> anyhow::Result<InputInfo> {
-        let prog = self
-            .native_program()
-            .ok_or_else(|| bad_input(format!("{}: not an x86-64 program", self.name())))?;
+        let prog = match self.attach {
+            Some(_) => self.attached()?.0.clone(),
+            None => self
+                .native_program()
+                .ok_or_else(|| bad_input(format!("{}: not an x86-64 program", self.name())))?,
+        };
         let next_load = self.at_next_load(self.setup.native == Some(true));
         self.run_native(&prog, next_load, sink, Some(children))
     }
@@ -729,10 +821,13 @@ impl InputArgs {
             next_load,
             ..coprof_native::Config::default()
         };
+        let what = match self.attach {
+            Some(pid) => format!("process {pid} ({}) runs", prog.display()),
+            None => format!("{} runs", prog.display()),
+        };
         eprintln!(
-            "coprof: note: {} runs as an x86-64 program: sampled natively, a sample every ~{} µs \
+            "coprof: note: {what} as an x86-64 program: sampled natively, a sample every ~{} µs \
              of each thread's CPU time{}, as `coprof record` does; counts are samples",
-            prog.display(),
             config.period_ns / 1000,
             if next_load {
                 ", each taken at its next load"
@@ -741,18 +836,34 @@ impl InputArgs {
             }
         );
         let follows = children.is_some();
-        let run = self
-            .with_program_output(false, || {
-                crate::progress::sample_native(
-                    prog,
-                    crate::progress::NativeTarget::Start(&self.program),
-                    &config,
-                    sink,
-                    children,
-                )
-            })
-            .map_err(|e| bad_input(e.to_string()))?;
-        program_ended(prog, run.exit.status(), false);
+        let run = match self.attach {
+            Some(pid) => {
+                let stop = crate::stop_signals::StopSignals::install(self.duration)?;
+                let target = crate::progress::NativeTarget::Attach {
+                    pid,
+                    stop: stop.flag(),
+                };
+                let run = crate::progress::sample_native(prog, target, &config, sink, children);
+                drop(stop);
+                // Not coprof's process: its end is told, not passed on.
+                run.map_err(|e| bad_input(e.to_string()))?
+            }
+            None => {
+                let run = self
+                    .with_program_output(false, || {
+                        crate::progress::sample_native(
+                            prog,
+                            crate::progress::NativeTarget::Start(&self.program),
+                            &config,
+                            sink,
+                            children,
+                        )
+                    })
+                    .map_err(|e| bad_input(e.to_string()))?;
+                program_ended(prog, run.exit.status(), false);
+                run
+            }
+        };
         if let Some(note) = (!follows)
             .then(|| crate::progress::unfollowed_children_note(&run))
             .flatten()
@@ -798,7 +909,8 @@ impl InputArgs {
             sampled: Some(SampledRun {
                 samples: run.samples,
                 threads: run.threads,
-                status: run.exit.status(),
+                status: (run.exit != coprof_native::Exit::Detached).then(|| run.exit.status()),
+                attached: self.attach.filter(|&pid| pid == run.pid),
             }),
             symbols,
             raw_addresses: self.no_symbols,
@@ -911,6 +1023,17 @@ fn split_by_events<'a>(sinks: Vec<SendSink<'a>>) -> (Vec<SendSink<'a>>, Vec<Send
 }
 
 /// A `--pid`: a process id Linux could hand out, but init's 1.
+/// `--duration`'s seconds: more than none, at most a year.
+pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(secs > 0.0 && secs <= 365.0 * 86400.0) {
+        return Err(format!("{s} seconds: give more than 0, at most a year"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
 pub(crate) fn parse_pid(s: &str) -> Result<i32, String> {
     use coprof_rv::pids::{PID_MAX, PID_MIN};
     match s.parse::<i32>() {

@@ -153,6 +153,7 @@ pub fn sample_native(
         progress: Some((LiveProgress::SAMPLES_EVERY, &mut show)),
         children: children.map(|c| c as &mut dyn coprof_native::Children),
     };
+    let attached = matches!(target, NativeTarget::Attach { .. });
     let run = match target {
         NativeTarget::Start(args) => coprof_native::sample_with(prog, args, config, sink, hooks),
         NativeTarget::Attach { pid, stop } => {
@@ -160,12 +161,20 @@ pub fn sample_native(
         }
     };
     progress.done();
-    if let Ok(coprof_native::Run {
-        exit: coprof_native::Exit::Killed(sig),
-        ..
-    }) = &run
-    {
-        eprintln!("coprof: {} was killed by signal {sig}", prog.display());
+    if let Ok(run) = &run {
+        match run.exit {
+            coprof_native::Exit::Killed(sig) => {
+                eprintln!("coprof: {} was killed by signal {sig}", prog.display())
+            }
+            coprof_native::Exit::Detached => {
+                eprintln!("coprof: let go of process {}: it runs on", run.pid)
+            }
+            coprof_native::Exit::Exited(s) if attached => eprintln!(
+                "coprof: process {} exited with status {s} while sampled",
+                run.pid
+            ),
+            coprof_native::Exit::Exited(_) => {}
+        }
     }
     run
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{compile, coprof, json_of};
+use common::{compile, coprof, json_of, stdout_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -736,4 +736,60 @@ fn what_attaching_refuses_is_named() {
         coprof().args(["record", "--attach", "1", "--duration", "0"]),
         "0 seconds: give more than 0",
     );
+}
+
+#[test]
+fn the_live_reports_and_a_profile_attach_to_a_running_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let mut child = running(&prog, "5");
+    let pid = child.id().to_string();
+    let attach = ["--attach", pid.as_str(), "--duration", "0.4"];
+    let r = json_of(coprof().args(["ranges", "--json"]).args(attach));
+    assert_hot_loop_on_top(&r);
+    let out = dir.path().join("p.json");
+    common::succeeded(coprof().args(["profile", "-o"]).arg(&out).args(attach));
+    let p: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(
+        p["sampled"]["attached"].to_string(),
+        pid,
+        "{}",
+        p["sampled"]
+    );
+    assert_eq!(
+        p["sampled"]["left_out"],
+        serde_json::json!(["loops", "sample"])
+    );
+    // Let go, it has no exit status yet.
+    assert!(p["status"].is_null(), "{}", p["status"]);
+    assert_eq!(p["args"], serde_json::json!(["for", "5"]));
+    assert_eq!(
+        report_names(&p),
+        ["ranges-pc", "ranges-load-value", "values"]
+    );
+    for r in p["reports"].as_array().unwrap() {
+        let command = r["command"].as_str().unwrap();
+        assert!(
+            command.ends_with(&format!("--attach {pid} --duration 0.4")),
+            "{command}"
+        );
+    }
+    let summary = stdout_of(coprof().arg("report").arg(&out));
+    assert!(
+        summary.contains(&format!("of process {pid}, attached and let go")),
+        "{summary}"
+    );
+    // What needs every instruction is refused by name.
+    refused(
+        coprof().args(["loops"]).args(attach),
+        &format!("--attach {pid} samples a running process, which gives no instruction stream"),
+    );
+    refused(
+        coprof()
+            .args(["ranges", "--duration", "1", "--"])
+            .arg(&prog),
+        "--duration applies with --attach",
+    );
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
 }

@@ -155,6 +155,10 @@ pub struct Sampled {
     /// The default reports left out because they need every instruction
     /// (loops, sample), by name.
     pub left_out: Vec<String>,
+    /// The running process sampled, when it was attached to (`--attach`)
+    /// rather than started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attached: Option<i32>,
 }
 
 /// A process's PID and its parent's.
@@ -517,7 +521,7 @@ fn profile_of(
         instructions_in_runs: info.live.as_ref().map(|l| l.in_runs),
         status: match (&info.live, &info.sampled) {
             (Some(l), _) => Some(l.exit.status()),
-            (None, Some(s)) => Some(s.status),
+            (None, Some(s)) => s.status,
             (None, None) => None,
         },
         exact,
@@ -528,6 +532,7 @@ fn profile_of(
             samples: info.sampled.map(|s| s.samples),
             threads: info.sampled.map(|s| s.threads),
             left_out: left_out.to_vec(),
+            attached: info.sampled.and_then(|s| s.attached),
         }),
         children: Vec::new(),
     }
@@ -568,16 +573,7 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         }
     }
     // Each report's options, followed by the input, as typed after its command.
-    let input: Vec<String> = match &a.input.file {
-        Some(f) => vec![f.display().to_string()],
-        None => a
-            .input
-            .run_options()
-            .into_iter()
-            .chain(std::iter::once("--".to_string()))
-            .chain(a.input.program_text())
-            .collect(),
-    };
+    let input = a.input.as_typed();
     let name = a.input.name();
     let plan = plan(
         a.exact,
@@ -843,8 +839,11 @@ fn sampled_line(p: &Profile, sampled: &Sampled) -> String {
     if let Some(t) = sampled.threads {
         line += &format!(" of {t} thread{}", if t == 1 { "" } else { "s" });
     }
-    if let Some(s) = p.status {
-        line += &format!(", exit status {s}");
+    match (sampled.attached, p.status) {
+        (Some(pid), None) => line += &format!(" of process {pid}, attached and let go"),
+        (Some(pid), Some(s)) => line += &format!(" of process {pid}, attached; exit status {s}"),
+        (None, Some(s)) => line += &format!(", exit status {s}"),
+        (None, None) => {}
     }
     line + &format!(
         ", sampled natively: {} events to the engines",

@@ -74,7 +74,7 @@ pub struct Args {
           value_parser = clap::value_parser!(i32).range(1..))]
     attach: Option<i32>,
     /// With --attach: let the process go after this many seconds.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_duration)]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::input::parse_duration)]
     duration: Option<Duration>,
     /// Print the summary as one JSON object on standard error.
     #[arg(long)]
@@ -127,33 +127,6 @@ fn child_pattern(a: &Args) -> anyhow::Result<Option<PathBuf>> {
     crate::per_process::pattern(&a.output).map(Some)
 }
 
-/// `--duration`'s seconds: more than none, at most a year.
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if !(secs > 0.0 && secs <= 365.0 * 86400.0) {
-        return Err(format!("{s} seconds: give more than 0, at most a year"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-/// The program running as process `pid`, to attach to, and its
-/// arguments after `argv[0]`.
-fn attached_program(pid: i32) -> anyhow::Result<(PathBuf, Vec<OsString>)> {
-    let prog = std::fs::read_link(format!("/proc/{pid}/exe")).map_err(|e| {
-        bad_input(match e.kind() {
-            std::io::ErrorKind::NotFound => format!("--attach {pid}: no such process"),
-            _ => format!("--attach {pid}: cannot read /proc/{pid}/exe: {e}"),
-        })
-    })?;
-    let args = coprof_native::command_line(pid)
-        .into_iter()
-        .skip(1)
-        .collect();
-    Ok((prog, args))
-}
-
 pub fn run(a: Args) -> anyhow::Result<()> {
     crate::output::refuse_terminal(&a.output)?;
     let pattern = child_pattern(&a)?;
@@ -163,7 +136,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ));
     }
     let (prog, args) = match a.attach {
-        Some(pid) => attached_program(pid)?,
+        Some(pid) => crate::host_program::of_process(pid)?,
         None => {
             let prog = crate::host_program::find(&a.command[0]).ok_or_else(|| {
                 bad_input(format!(
@@ -285,9 +258,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.output.display(),
             thousands(written.file_bytes),
         );
-        if let Some(end) = a.attach.and_then(|_| attached_end(&run)) {
-            eprintln!("coprof: {end}");
-        }
         for c in &children {
             say_child(c);
         }
@@ -313,19 +283,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// How sampling a process attached to ended, but for a signal that
-/// killed it, which the sampling has said.
-fn attached_end(run: &coprof_native::Run) -> Option<String> {
-    match run.exit {
-        coprof_native::Exit::Detached => Some(format!("let go of process {}: it runs on", run.pid)),
-        coprof_native::Exit::Exited(s) => Some(format!(
-            "process {} exited with status {s} while sampled",
-            run.pid
-        )),
-        coprof_native::Exit::Killed(_) => None,
-    }
 }
 
 /// One line of the summary for a child process's trace, or the error that
