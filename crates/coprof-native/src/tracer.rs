@@ -411,8 +411,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
         let Some(ids) = Ids::of(tid) else {
             return false;
         };
-        // SAFETY: getpid cannot fail.
-        if ids.tracer != unsafe { libc::getpid() } {
+        if !ids.traced_by_this_thread() {
             return false;
         }
         if self.processes.contains_key(&ids.tgid) {
@@ -692,7 +691,7 @@ enum Sample {
 }
 
 /// The ids /proc gives of thread `tid`: its process, that process's
-/// parent, and the process tracing it (0: none).
+/// parent, and the thread tracing it (0: none).
 struct Ids {
     tgid: i32,
     ppid: i32,
@@ -700,6 +699,14 @@ struct Ids {
 }
 
 impl Ids {
+    /// Whether the thread is traced by the calling thread. `TracerPid`
+    /// names the tracing thread, not its process: the two differ when
+    /// the sampler runs on a thread other than the first.
+    fn traced_by_this_thread(&self) -> bool {
+        // SAFETY: gettid cannot fail.
+        self.tracer == unsafe { libc::gettid() }
+    }
+
     fn of(tid: i32) -> Option<Ids> {
         let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
         let field = |name: &str| -> Option<i32> {

@@ -152,6 +152,24 @@ int main(int argc, char **argv) {
         say_done(file);
         return 0;
     }
+    if (!strncmp(mode, "forkrun:", 8)) {
+        /* Tells its pid, waits 0.3 s, then forks a child that runs the
+           hot loop for 2 s of wall time and exits with 5; exits with 0
+           if it did. */
+        tell_pid(mode + 8);
+        struct timespec wait = {0, 300000000};
+        nanosleep(&wait, NULL);
+        pid_t child = fork();
+        if (child == 0) {
+            run_until = wall() + 2;
+            while (wall() < run_until)
+                sink = hot_loop(1);
+            _exit(5);
+        }
+        int status;
+        waitpid(child, &status, 0);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 5 ? 0 : 1;
+    }
     if (!strncmp(mode, "sleep:", 6)) {
         /* Tells its pid, sleeps 2 s, then writes FILE.done. */
         tell_pid(mode + 6);
@@ -655,4 +673,42 @@ fn attaching_to_no_process_is_an_error_naming_it() {
         e.to_string(),
         format!("cannot attach to process {}: no such process", i32::MAX)
     );
+}
+
+#[test]
+fn children_forked_after_attaching_are_followed_and_let_go_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let file = dir.path().join("pid");
+    let (mut parent, pid) = spawn_told(&prog, &format!("forkrun:{}", file.display()), &file);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut sink = Collect::default();
+    let mut children = Processes::default();
+    let run = std::thread::scope(|s| {
+        // The child is busy: the flag is seen between its samples.
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(1200));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        let hooks = Hooks {
+            children: Some(&mut children),
+            ..Hooks::default()
+        };
+        coprof_native::attach_with(pid, &Config::default(), &mut sink, hooks, &stop).unwrap()
+    });
+    assert_eq!(run.exit, Exit::Detached);
+    let child = &children.ended[0];
+    assert_eq!(children.started, [(child.pid, pid)]);
+    assert_eq!(child.exit, Exit::Detached);
+    let events = &children.events[&child.pid];
+    let hot = function(&prog, "hot_loop");
+    let inside = events.iter().filter(|e| hot.contains(&e.pc)).count();
+    assert!(
+        inside > 100 && inside * 10 > events.len() * 9,
+        "{inside} of {}",
+        events.len()
+    );
+    // Let go, the child runs on to exit with 5, which its parent checks.
+    let status = parent.wait().unwrap();
+    assert!(status.success(), "{status:?}");
 }

@@ -88,8 +88,7 @@ fn seize(pid: i32, options: libc::c_int) -> Result<Vec<i32>, std::io::Error> {
                 continue;
             }
             let e = std::io::Error::last_os_error();
-            let traced_here =
-                || super::Ids::of(tid).is_some_and(|ids| ids.tracer == std::process::id() as i32);
+            let traced_here = || super::Ids::of(tid).is_some_and(|ids| ids.traced_by_this_thread());
             match e.raw_os_error() {
                 // Started by a thread seized meanwhile: seized already.
                 Some(libc::EPERM) if tid != pid && traced_here() => seized.push(tid),
