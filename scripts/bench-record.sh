@@ -4,7 +4,8 @@
 # workloads/run-real.sh, run in the same round
 #   - plain;
 #   - under `coprof record` with its defaults (a sample every ~31 µs of
-#     each thread's CPU time);
+#     each thread's CPU time), and under `coprof record --same-cpu` (the
+#     program and the sampler on one CPU);
 #   - under `coprof record --next-load` (each sample taken at its next
 #     load, for value profiles: run to it at a hardware breakpoint over
 #     straight code), and under `--next-load --single-step` (every
@@ -13,7 +14,9 @@
 #     Linux's own sampler, which takes PCs into a ring buffer without
 #     stopping the program (when perf is installed and may sample here).
 # Prints a table of medians over the rounds: wall seconds, each sampler's
-# wall time over the plain run's, and the samples coprof took.
+# wall time over the plain run's, the samples coprof took, and the wall
+# time a sample cost coprof with and without --same-cpu (its time over the
+# plain run's, over its median samples).
 #
 # Usage: scripts/bench-record.sh [--runs N] [--only NAME[,NAME...]] [--list]
 #   --runs   rounds per workload (default 3)
@@ -102,8 +105,13 @@ median() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
 
 echo "bench-record: $runs rounds per workload; $(nproc) cores; perf record: $([ $perf_ok -eq 1 ] && echo yes || echo 'not available here')" >&2
-echo "| workload | plain, s | coprof record, s | ×plain | samples | --next-load, s | ×plain | --single-step, s | ×plain | perf record, s | ×plain |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+# per_sample TIMED PLAIN SAMPLES: microseconds of wall time a sample cost.
+per_sample() { awk -v t="$1" -v p="$2" -v n="$3" 'BEGIN { if (n > 0) printf "%.0f", (t - p) / n * 1e6; else print "–" }'; }
+# median_count FILE: the median of whole numbers, one a line.
+median_count() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+echo "| workload | plain, s | coprof record, s | ×plain | samples | µs a sample | --same-cpu, s | ×plain | µs a sample | --next-load, s | ×plain | --single-step, s | ×plain | perf record, s | ×plain |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for w in "${workloads[@]}"; do
   IFS='|' read -r name prog args <<<"$w"
   chosen "$name" || continue
@@ -113,6 +121,8 @@ for w in "${workloads[@]}"; do
     timed plain "$x86/$prog" "${argv[@]}"
     timed record "$coprof" record --json -o "$scratch/r.cpt" -- "$x86/$prog" "${argv[@]}"
     sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/record.err" >>"$scratch/samples.times"
+    timed samecpu "$coprof" record --same-cpu --json -o "$scratch/s.cpt" -- "$x86/$prog" "${argv[@]}"
+    sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/samecpu.err" >>"$scratch/samecpu-samples.times"
     timed nextload "$coprof" record --next-load -o "$scratch/n.cpt" -- "$x86/$prog" "${argv[@]}"
     timed stepped "$coprof" record --next-load --single-step -o "$scratch/n.cpt" -- "$x86/$prog" "${argv[@]}"
     if [ $perf_ok -eq 1 ]; then
@@ -123,7 +133,9 @@ for w in "${workloads[@]}"; do
   c="$(median "$scratch/record.times")"
   n="$(median "$scratch/nextload.times")"
   t="$(median "$scratch/stepped.times")"
-  s="$(sort -g "$scratch/samples.times" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
+  s="$(median_count "$scratch/samples.times")"
+  o="$(median "$scratch/samecpu.times")"
+  os="$(median_count "$scratch/samecpu-samples.times")"
   if [ $perf_ok -eq 1 ]; then
     f="$(median "$scratch/perf.times")"
     fr="$(ratio "$f" "$p")"
@@ -131,5 +143,5 @@ for w in "${workloads[@]}"; do
     f="–"
     fr="–"
   fi
-  echo "| $name | $p | $c | $(ratio "$c" "$p") | $s | $n | $(ratio "$n" "$p") | $t | $(ratio "$t" "$p") | $f | $fr |"
+  echo "| $name | $p | $c | $(ratio "$c" "$p") | $s | $(per_sample "$c" "$p" "$s") | $o | $(ratio "$o" "$p") | $(per_sample "$o" "$p" "$os") | $n | $(ratio "$n" "$p") | $t | $(ratio "$t" "$p") | $f | $fr |"
 done

@@ -27,6 +27,7 @@
 //! useful from samples; range profiles and value hotlists do, with
 //! counts in samples rather than instructions.
 
+mod affinity;
 mod ahead;
 mod decode;
 mod modules;
@@ -65,6 +66,16 @@ pub struct Config {
     /// The same samples, more slowly; for checking one way against the
     /// other.
     pub single_step: bool,
+    /// Run the program, its threads and children, and the sampling
+    /// thread on one CPU, the one the sampler runs on when it starts
+    /// them: a sample then wakes no other CPU, which on a virtual machine
+    /// costs a quarter of a sample or more (`affinity.rs`). The program
+    /// sees that one CPU in its affinity mask (`nproc`,
+    /// `sched_getaffinity`), and its threads share it. Not an option of
+    /// the paper's: DCPI's interrupts were taken on the CPU that ran the
+    /// code. For a program coprof starts, not one it attaches to, whose
+    /// affinity is its own.
+    pub same_cpu: bool,
 }
 
 impl Default for Config {
@@ -74,6 +85,7 @@ impl Default for Config {
             seed: 1,
             next_load: false,
             single_step: false,
+            same_cpu: false,
         }
     }
 }
@@ -218,6 +230,15 @@ pub enum NativeError {
         pid: i32,
         source: std::io::Error,
     },
+    /// The sampler could not keep itself and the program on one CPU
+    /// ([`Config::same_cpu`]).
+    #[error("cannot keep the program on the sampler's CPU (sched_setaffinity): {source}")]
+    Affinity { source: std::io::Error },
+    /// [`Config::same_cpu`] was asked of a process attached to.
+    #[error(
+        "the program is kept on one CPU only when coprof starts it: process {pid}'s affinity          is its own"
+    )]
+    SameCpuAttached { pid: i32 },
     /// The CPU clock could not be opened on a thread.
     #[error(
         "cannot open a CPU clock on thread {tid} (perf_event_open of a software cpu-clock \

@@ -13,7 +13,9 @@ use std::process::Command;
 /// A program with a hot loop over an array of 7s, and modes that start a
 /// second thread, use the program's own SIGPROF timer, or end otherwise.
 const PROGRAM: &str = r#"
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +171,16 @@ int main(int argc, char **argv) {
         int status;
         waitpid(child, &status, 0);
         return WIFEXITED(status) && WEXITSTATUS(status) == 5 ? 0 : 1;
+    }
+    if (!strncmp(mode, "cpus:", 5)) {
+        /* Writes how many CPUs it may run on. */
+        cpu_set_t cpus;
+        sched_getaffinity(0, sizeof cpus, &cpus);
+        FILE *out = fopen(mode + 5, "w");
+        fprintf(out, "%d\n", CPU_COUNT(&cpus));
+        fclose(out);
+        sink = hot_loop(1000);
+        return 0;
     }
     if (!strncmp(mode, "sleep:", 6)) {
         /* Tells its pid, sleeps 2 s, then writes FILE.done. */
@@ -711,4 +723,58 @@ fn children_forked_after_attaching_are_followed_and_let_go_with_it() {
     // Let go, the child runs on to exit with 5, which its parent checks.
     let status = parent.wait().unwrap();
     assert!(status.success(), "{status:?}");
+}
+
+/// How many CPUs the calling thread may run on.
+fn cpus_here() -> usize {
+    // SAFETY: a cpu_set_t filled by the call, of the size given.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+            0
+        );
+        libc::CPU_COUNT(&set) as usize
+    }
+}
+
+#[test]
+fn same_cpu_keeps_the_program_on_the_samplers_cpu_until_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let file = dir.path().join("cpus");
+    let args = [
+        OsString::from("hot"),
+        OsString::from(format!("cpus:{}", file.display())),
+    ];
+    let before = cpus_here();
+    let told = |same_cpu: bool| {
+        let config = Config {
+            same_cpu,
+            ..Config::default()
+        };
+        let mut sink = Collect::default();
+        let run = sample(&prog, &args, &config, &mut sink).unwrap();
+        assert_eq!(run.exit, Exit::Exited(0));
+        assert!(!sink.0.is_empty());
+        // The sampler's own CPUs, as they were.
+        assert_eq!(cpus_here(), before);
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .trim()
+            .parse::<usize>()
+            .unwrap()
+    };
+    assert_eq!(told(true), 1);
+    assert_eq!(told(false), before);
+    // Not for a process attached to, whose CPUs are its own.
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    let config = Config {
+        same_cpu: true,
+        ..Config::default()
+    };
+    let e =
+        coprof_native::attach_with(1, &config, &mut Collect::default(), Hooks::default(), &stop)
+            .unwrap_err();
+    assert!(matches!(e, NativeError::SameCpuAttached { pid: 1 }), "{e}");
 }

@@ -146,6 +146,11 @@ pub struct InputArgs {
     /// addresses), else interrupt]
     #[arg(long, value_name = "WHERE")]
     pub sample_at: Option<SampleAt>,
+    /// With an x86-64 program, sampled natively: run it, its threads and
+    /// children, and the sampling on one CPU, as `coprof record
+    /// --same-cpu` does: cheaper samples; the program sees one CPU.
+    #[arg(long, requires = "program")]
+    pub same_cpu: bool,
     /// With a program: interpret every instruction, translating no block
     /// to host code. The reports are the same; translation only makes the
     /// run faster.
@@ -357,6 +362,9 @@ impl InputArgs {
             let name = at.to_possible_value().expect("every place has a name");
             options.extend(["--sample-at".to_string(), name.get_name().to_string()]);
         }
+        if self.same_cpu {
+            options.push("--same-cpu".to_string());
+        }
         options
     }
 
@@ -461,6 +469,7 @@ impl InputArgs {
             ("--env", !self.env.set.is_empty()),
             ("--keep-stdout", self.keep_stdout),
             ("--sample-at", self.sample_at.is_some()),
+            ("--same-cpu", self.same_cpu),
         ];
         match given.iter().find(|(_, set)| *set) {
             Some((option, _)) => Err(bad_input(format!(
@@ -676,12 +685,18 @@ impl InputArgs {
         }
         // (An x86-64 program a report would not sample is refused with
         // the simulator's own error, which names `coprof record`.)
-        if self.sample_at.is_some() && self.native_program().is_none() {
-            return Err(bad_input(format!(
-                "--sample-at applies to an x86-64 program that `coprof ranges`, `values` or \
-                 `profile` samples natively, not to {}",
-                self.name()
-            )));
+        let native_only = [
+            ("--sample-at", self.sample_at.is_some()),
+            ("--same-cpu", self.same_cpu),
+        ];
+        if let Some((option, _)) = native_only.iter().find(|(_, set)| *set) {
+            if self.native_program().is_none() {
+                return Err(bad_input(format!(
+                    "{option} applies to an x86-64 program that `coprof ranges`, `values` or \
+                     `profile` samples natively, not to {}",
+                    self.name()
+                )));
+            }
         }
         let mut config = crate::cmd::run::sim_config(&self.program, &self.shape(), 0)?;
         let prog = crate::cmd::run::find_program(&mut config)?;
@@ -819,6 +834,7 @@ impl InputArgs {
         }
         let config = coprof_native::Config {
             next_load,
+            same_cpu: self.same_cpu,
             ..coprof_native::Config::default()
         };
         let what = match self.attach {

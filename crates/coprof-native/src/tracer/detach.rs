@@ -35,6 +35,9 @@ pub fn attach_with<'h>(
     hooks: Hooks<'h>,
     stop: &'h AtomicBool,
 ) -> Result<Run, NativeError> {
+    if config.same_cpu {
+        return Err(NativeError::SameCpuAttached { pid });
+    }
     let attach_error = |source| NativeError::Attach { pid, source };
     if pid <= 0 {
         return Err(attach_error(std::io::Error::from_raw_os_error(libc::ESRCH)));
