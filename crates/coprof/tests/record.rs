@@ -793,3 +793,29 @@ fn the_live_reports_and_a_profile_attach_to_a_running_process() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn same_cpu_runs_the_program_on_one_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("one.cpt");
+    // The program's standard output is its own: `nproc` counts the CPUs
+    // it may run on.
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "--same-cpu", "-o"])
+            .arg(&trace)
+            .args(["--", "nproc"]),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");
+    let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+    assert_eq!(info["meta"]["sampling"]["same_cpu"], true, "{info}");
+    let rv = compile(dir.path(), "rv", "int main(void) { return 0; }\n");
+    refused(
+        coprof().args(["ranges", "--same-cpu", "--"]).arg(&rv),
+        "--same-cpu applies to an x86-64 program",
+    );
+    refused(
+        coprof().args(["record", "--same-cpu", "--attach", "1"]),
+        "'--same-cpu' cannot be used with '--attach <PID>'",
+    );
+}
