@@ -554,28 +554,54 @@ fn a_straight_run_to_the_next_load_is_one_stop_at_a_breakpoint() {
     assert!(per_sample(ahead) < 2.0, "{ahead:?}");
 }
 
-/// Starts `prog` in `mode` as a process of its own, not under the
-/// sampler, and the pid it tells in `file`. Its parent is a shell, which
-/// exits with its status, as when coprof attaches to a process it did
-/// not start: a tracer that is also the parent would reap it.
-fn spawn_told(prog: &Path, mode: &str, file: &Path) -> (std::process::Child, i32) {
+/// The test program running in a mode of its own, not under the
+/// sampler. Its parent is a shell, which exits with its status, as when
+/// coprof attaches to a process it did not start: a tracer that is also
+/// the parent would reap it.
+struct Running {
+    dir: tempfile::TempDir,
+    prog: PathBuf,
+    /// Its mode, with the file it tells its pid in.
+    mode: String,
+    child: std::process::Child,
+    pid: i32,
+}
+
+/// Builds the test program and starts it in `mode`, followed by `:` and
+/// the file it tells its pid in; returns once it has.
+fn running(mode: &str) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let file = dir.path().join("pid");
+    let mode = format!("{mode}:{}", file.display());
     let child = Command::new("sh")
         .args(["-c", "\"$@\"; s=$?; exit $s", "sh"])
-        .arg(prog)
-        .arg(mode)
+        .arg(&prog)
+        .arg(&mode)
         .spawn()
         .unwrap();
-    let pid = told_pid(file);
-    (child, pid)
+    let pid = told_pid(&file);
+    Running {
+        dir,
+        prog,
+        mode,
+        child,
+        pid,
+    }
+}
+
+impl Running {
+    /// Waits for it to end, and asserts that it ended well: with status 0.
+    fn ends_well(&mut self) {
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status:?}");
+    }
 }
 
 #[test]
 fn a_running_process_is_sampled_until_let_go_and_then_runs_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let prog = build(dir.path());
-    let file = dir.path().join("pid");
-    let mode = format!("run:3:{}", file.display());
-    let (mut child, pid) = spawn_told(&prog, &mode, &file);
+    let mut r = running("run:3");
+    let (prog, pid) = (&r.prog, r.pid);
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut sink = Collect::default();
     let config = Config::default();
@@ -590,13 +616,13 @@ fn a_running_process_is_sampled_until_let_go_and_then_runs_on() {
     });
     assert_eq!(run.exit, Exit::Detached);
     assert_eq!(run.pid, pid);
-    assert_eq!(run.program, std::fs::canonicalize(&prog).unwrap());
-    assert_eq!(run.args, [prog.as_os_str(), std::ffi::OsStr::new(&mode)]);
+    assert_eq!(run.program, std::fs::canonicalize(prog).unwrap());
+    assert_eq!(run.args, [prog.as_os_str(), std::ffi::OsStr::new(&r.mode)]);
     assert_eq!(run.threads, 2);
     assert!(!run.modules.is_empty());
     // About 0.7 s of the unblocked thread's CPU time at 31 µs.
     assert!(run.samples > 1000, "{} samples", run.samples);
-    let hot = function(&prog, "hot_loop");
+    let hot = function(prog, "hot_loop");
     let inside = sink.0.iter().filter(|e| hot.contains(&e.pc)).count();
     assert!(
         inside * 10 > sink.0.len() * 9,
@@ -605,9 +631,8 @@ fn a_running_process_is_sampled_until_let_go_and_then_runs_on() {
     );
     // Let go, it runs to its end: its second thread, whose clock signal
     // was pending while it blocked SIGPROF, unblocks it and lives.
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
-    let done = std::fs::read_to_string(dir.path().join("pid.done")).unwrap();
+    r.ends_well();
+    let done = std::fs::read_to_string(r.dir.path().join("pid.done")).unwrap();
     assert_eq!(done, "done\n");
 }
 
@@ -615,10 +640,8 @@ extern "C" fn wake(_: libc::c_int) {}
 
 #[test]
 fn a_sleeping_process_is_let_go_when_a_signal_wakes_the_sampler() {
-    let dir = tempfile::tempdir().unwrap();
-    let prog = build(dir.path());
-    let file = dir.path().join("pid");
-    let (mut child, pid) = spawn_told(&prog, &format!("sleep:{}", file.display()), &file);
+    let mut r = running("sleep");
+    let pid = r.pid;
     // SAFETY: a handler that does nothing, without SA_RESTART, so that
     // it interrupts the sampler's wait.
     unsafe {
@@ -646,17 +669,14 @@ fn a_sleeping_process_is_let_go_when_a_signal_wakes_the_sampler() {
     assert!(started.elapsed().as_secs_f64() < 1.5);
     assert_eq!(run.samples, 0);
     // Its sleep goes on, interrupted by nothing it can see.
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
-    assert!(dir.path().join("pid.done").exists());
+    r.ends_well();
+    assert!(r.dir.path().join("pid.done").exists());
 }
 
 #[test]
 fn a_process_that_ends_while_attached_ends_the_run_with_its_status() {
-    let dir = tempfile::tempdir().unwrap();
-    let prog = build(dir.path());
-    let file = dir.path().join("pid");
-    let (mut child, pid) = spawn_told(&prog, &format!("spin:{}", file.display()), &file);
+    let mut r = running("spin");
+    let pid = r.pid;
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut sink = Collect::default();
     let run =
@@ -666,7 +686,7 @@ fn a_process_that_ends_while_attached_ends_the_run_with_its_status() {
     assert!(run.samples > 100, "{} samples", run.samples);
     assert!(!run.modules.is_empty());
     // Its parent still gets its status.
-    assert!(child.wait().unwrap().success());
+    r.ends_well();
 }
 
 #[test]
@@ -689,10 +709,8 @@ fn attaching_to_no_process_is_an_error_naming_it() {
 
 #[test]
 fn children_forked_after_attaching_are_followed_and_let_go_with_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let prog = build(dir.path());
-    let file = dir.path().join("pid");
-    let (mut parent, pid) = spawn_told(&prog, &format!("forkrun:{}", file.display()), &file);
+    let mut r = running("forkrun");
+    let pid = r.pid;
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut sink = Collect::default();
     let mut children = Processes::default();
@@ -713,7 +731,7 @@ fn children_forked_after_attaching_are_followed_and_let_go_with_it() {
     assert_eq!(children.started, [(child.pid, pid)]);
     assert_eq!(child.exit, Exit::Detached);
     let events = &children.events[&child.pid];
-    let hot = function(&prog, "hot_loop");
+    let hot = function(&r.prog, "hot_loop");
     let inside = events.iter().filter(|e| hot.contains(&e.pc)).count();
     assert!(
         inside > 100 && inside * 10 > events.len() * 9,
@@ -721,8 +739,7 @@ fn children_forked_after_attaching_are_followed_and_let_go_with_it() {
         events.len()
     );
     // Let go, the child runs on to exit with 5, which its parent checks.
-    let status = parent.wait().unwrap();
-    assert!(status.success(), "{status:?}");
+    r.ends_well();
 }
 
 /// How many CPUs the calling thread may run on.
