@@ -223,6 +223,10 @@ pub enum NativeError {
     /// The running process could not be attached to.
     #[error("cannot attach to process {pid}: {}", attach_reason(source))]
     Attach { pid: i32, source: std::io::Error },
+    /// The id given to attach to is one of a process's threads, not the
+    /// process.
+    #[error("{tid} is a thread of process {pid}: attach to the process, {pid}")]
+    AttachThread { tid: i32, pid: i32 },
     /// ptrace refused.
     #[error("cannot trace {program} (pid {pid}): {source}")]
     Trace {

@@ -629,6 +629,24 @@ fn a_running_process_is_sampled_until_let_go_and_then_runs_on() {
         "{inside} of {}",
         sink.0.len()
     );
+    // Its second thread is not a process to attach to.
+    let second = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str()?.parse::<i32>().ok())
+        .find(|&tid| tid != pid)
+        .unwrap();
+    let e = coprof_native::attach_with(
+        second,
+        &config,
+        &mut Collect::default(),
+        Hooks::default(),
+        &stop,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("{second} is a thread of process {pid}: attach to the process, {pid}")
+    );
     // Let go, it runs to its end: its second thread, whose clock signal
     // was pending while it blocked SIGPROF, unblocks it and lives.
     r.ends_well();

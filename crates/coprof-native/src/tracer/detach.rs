@@ -48,6 +48,12 @@ pub fn attach_with<'h>(
             _ => e,
         })
     })?;
+    if let Some(ids) = super::Ids::of(pid).filter(|ids| ids.tgid != pid) {
+        return Err(NativeError::AttachThread {
+            tid: pid,
+            pid: ids.tgid,
+        });
+    }
     let tids = seize(pid, options(hooks.children.is_some(), false)).map_err(attach_error)?;
     let mut main = Process::new(Run::starting(&program));
     main.run.pid = pid;
