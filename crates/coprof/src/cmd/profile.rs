@@ -184,7 +184,8 @@ pub struct ChildProfile {
     /// Samples taken of it (an x86-64 program's child, sampled natively).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub samples: Option<u64>,
-    /// Its exit status.
+    /// Its exit status; none for a child that was let go, running, with
+    /// a process attached to (`--attach`), or that is not known.
     pub status: Option<i32>,
 }
 

@@ -95,7 +95,9 @@ impl coprof_native::Children for NativeChildren {
             pid: pid as u32,
             parent: parent as u32,
         };
-        let (status, samples) = (run.exit.status(), run.samples);
+        // None for a child let go with a process attached to: it runs on.
+        let status = (run.exit != coprof_native::Exit::Detached).then(|| run.exit.status());
+        let samples = run.samples;
         let written = jobs.map_err(anyhow::Error::msg).and_then(|mut jobs| {
             for j in &mut jobs {
                 j.job.sink().finish();
@@ -109,7 +111,7 @@ impl coprof_native::Children for NativeChildren {
                 command,
                 instructions: None,
                 samples: Some(samples),
-                status: Some(status),
+                status,
             }),
             Err(e) => eprintln!(
                 "coprof: child process {pid}: no profile written to {}: {e:#}",
