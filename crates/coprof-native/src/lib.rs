@@ -112,6 +112,12 @@ impl Exit {
             Exit::Detached => 0,
         }
     }
+
+    /// [`Exit::status`] of a process that has ended; `None` for one let
+    /// go, which runs on.
+    pub fn ended_status(&self) -> Option<i32> {
+        (*self != Exit::Detached).then(|| self.status())
+    }
 }
 
 /// What [`sample_with`] does beside sampling the program.

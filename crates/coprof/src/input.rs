@@ -447,12 +447,7 @@ impl InputArgs {
     /// when the input is a trace file: the trace was recorded already,
     /// and the option would be ignored.
     fn check_trace_options(&self) -> anyhow::Result<()> {
-        if self.duration.is_some() && self.attach.is_none() {
-            return Err(bad_input(
-                "--duration applies with --attach: a trace is read to its end, and a program \
-                 run here is sampled until it ends",
-            ));
-        }
+        refuse_duration_alone(self.duration, self.attach)?;
         let Some(file) = &self.file else {
             return Ok(());
         };
@@ -854,15 +849,13 @@ impl InputArgs {
         let follows = children.is_some();
         let run = match self.attach {
             Some(pid) => {
-                let stop = crate::stop_signals::StopSignals::install(self.duration)?;
                 let target = crate::progress::NativeTarget::Attach {
                     pid,
-                    stop: stop.flag(),
+                    duration: self.duration,
                 };
-                let run = crate::progress::sample_native(prog, target, &config, sink, children);
-                drop(stop);
                 // Not coprof's process: its end is told, not passed on.
-                run.map_err(|e| bad_input(e.to_string()))?
+                crate::progress::sample_native(prog, target, &config, sink, children)
+                    .map_err(|e| bad_input(e.to_string()))?
             }
             None => {
                 let run = self
@@ -925,7 +918,7 @@ impl InputArgs {
             sampled: Some(SampledRun {
                 samples: run.samples,
                 threads: run.threads,
-                status: (run.exit != coprof_native::Exit::Detached).then(|| run.exit.status()),
+                status: run.exit.ended_status(),
                 attached: self.attach.filter(|&pid| pid == run.pid),
             }),
             symbols,
@@ -1038,7 +1031,20 @@ fn split_by_events<'a>(sinks: Vec<SendSink<'a>>) -> (Vec<SendSink<'a>>, Vec<Send
     })
 }
 
-/// A `--pid`: a process id Linux could hand out, but init's 1.
+/// Refuses `--duration` without `--attach`, which is all it applies to.
+pub(crate) fn refuse_duration_alone(
+    duration: Option<std::time::Duration>,
+    attach: Option<i32>,
+) -> anyhow::Result<()> {
+    if duration.is_some() && attach.is_none() {
+        return Err(bad_input(
+            "--duration applies with --attach: a trace is read to its end, and a program \
+             coprof starts is sampled until it ends",
+        ));
+    }
+    Ok(())
+}
+
 /// `--duration`'s seconds: more than none, at most a year.
 pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let secs: f64 = s
@@ -1050,6 +1056,7 @@ pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(secs))
 }
 
+/// A `--pid`: a process id Linux could hand out, but init's 1.
 pub(crate) fn parse_pid(s: &str) -> Result<i32, String> {
     use coprof_rv::pids::{PID_MAX, PID_MIN};
     match s.parse::<i32>() {

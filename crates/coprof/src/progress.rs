@@ -129,10 +129,11 @@ impl LiveProgress {
 pub enum NativeTarget<'a> {
     /// The program it starts, with these arguments (`argv[0]` first).
     Start(&'a [std::ffi::OsString]),
-    /// The running process `pid`, until it ends or `stop` is set.
+    /// The running process `pid`, until it ends, Ctrl-C (SIGTERM, SIGHUP)
+    /// or `duration` has passed.
     Attach {
         pid: i32,
-        stop: &'a std::sync::atomic::AtomicBool,
+        duration: Option<std::time::Duration>,
     },
 }
 
@@ -156,8 +157,13 @@ pub fn sample_native(
     let attached = matches!(target, NativeTarget::Attach { .. });
     let run = match target {
         NativeTarget::Start(args) => coprof_native::sample_with(prog, args, config, sink, hooks),
-        NativeTarget::Attach { pid, stop } => {
-            coprof_native::attach_with(pid, config, sink, hooks, stop)
+        NativeTarget::Attach { pid, duration } => {
+            // Until the sampling ends: the signals that stop it let the
+            // process go rather than end coprof.
+            match crate::stop_signals::StopSignals::install(duration) {
+                Ok(stop) => coprof_native::attach_with(pid, config, sink, hooks, stop.flag()),
+                Err(source) => Err(coprof_native::NativeError::Attach { pid, source }),
+            }
         }
     };
     progress.done();

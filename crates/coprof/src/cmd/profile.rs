@@ -490,7 +490,6 @@ fn sections(
     Ok(reports)
 }
 
-/// The profile of `input`'s pass, from its reports.
 /// The profile of `input`, whose run told `info`, holding `reports`; a
 /// profile of samples names the default reports `left_out` of it.
 fn profile_of(

@@ -136,11 +136,7 @@ fn child_pattern(a: &Args) -> anyhow::Result<Option<PathBuf>> {
 pub fn run(a: Args) -> anyhow::Result<()> {
     crate::output::refuse_terminal(&a.output)?;
     let pattern = child_pattern(&a)?;
-    if a.duration.is_some() && a.attach.is_none() {
-        return Err(bad_input(
-            "--duration applies with --attach: a program started here is sampled until it ends",
-        ));
-    }
+    crate::input::refuse_duration_alone(a.duration, a.attach)?;
     let (prog, args) = match a.attach {
         Some(pid) => crate::host_program::of_process(pid)?,
         None => {
@@ -196,16 +192,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let to_stderr = (crate::output::is_stdout(&a.output) && a.attach.is_none())
         .then(crate::input::StdoutToStderr::new)
         .flatten();
-    let stop = match a.attach {
-        Some(_) => Some(crate::stop_signals::StopSignals::install(a.duration)?),
-        None => None,
-    };
-    let target = match (a.attach, &stop) {
-        (Some(pid), Some(stop)) => crate::progress::NativeTarget::Attach {
+    let target = match a.attach {
+        Some(pid) => crate::progress::NativeTarget::Attach {
             pid,
-            stop: stop.flag(),
+            duration: a.duration,
         },
-        _ => crate::progress::NativeTarget::Start(&a.command),
+        None => crate::progress::NativeTarget::Start(&a.command),
     };
     let run = crate::progress::sample_native(
         &prog,
@@ -216,7 +208,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .as_mut()
             .map(|c| c as &mut dyn coprof_native::Children),
     );
-    drop(stop);
     drop(to_stderr);
     let run = run.map_err(|e| bad_input(e.to_string()))?;
     let secs = started.elapsed().as_secs_f64();

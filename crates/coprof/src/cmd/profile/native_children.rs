@@ -96,7 +96,7 @@ impl coprof_native::Children for NativeChildren {
             parent: parent as u32,
         };
         // None for a child let go with a process attached to: it runs on.
-        let status = (run.exit != coprof_native::Exit::Detached).then(|| run.exit.status());
+        let status = run.exit.ended_status();
         let samples = run.samples;
         let written = jobs.map_err(anyhow::Error::msg).and_then(|mut jobs| {
             for j in &mut jobs {
