@@ -32,6 +32,7 @@ mod ahead;
 mod decode;
 mod modules;
 mod perf;
+mod ring;
 mod start;
 mod tracer;
 
@@ -76,6 +77,21 @@ pub struct Config {
     /// code. For a program coprof starts, not one it attaches to, whose
     /// affinity is its own.
     pub same_cpu: bool,
+    /// Take the samples without stopping the program, as `perf record`
+    /// does: each thread's clock runs on at every overflow, and the
+    /// kernel writes the interrupted PC into a ring buffer that the
+    /// sampler reads every few milliseconds (`ring.rs`). A sample then
+    /// costs the program a timer interrupt instead of a ptrace stop,
+    /// but is a PC alone: its event is of class `other`, with no
+    /// address or value, since nothing reads the thread's registers or
+    /// memory at the sample. Not with `next_load`, which needs the stop.
+    ///
+    /// Two departures from DCPI's sampling (§2.1 of its SOSP 1997
+    /// paper), so not the default: the period is redrawn within ±1/31 at
+    /// each read of the buffer, a few hundred samples apart, rather than
+    /// at every sample; and a buffer that fills before it is read drops
+    /// samples, which [`Run::lost`] counts.
+    pub ring_buffer: bool,
 }
 
 impl Default for Config {
@@ -86,6 +102,7 @@ impl Default for Config {
             next_load: false,
             single_step: false,
             same_cpu: false,
+            ring_buffer: false,
         }
     }
 }
@@ -175,6 +192,12 @@ pub struct Run {
     /// the runs to a hardware breakpoint, on the way to the next loads.
     pub steps: u64,
     pub runs_ahead: u64,
+    /// With [`Config::ring_buffer`]: samples the kernel dropped because
+    /// a thread's buffer was full, and the times it throttled a clock
+    /// for interrupting too often (`perf_event_max_sample_rate`). Both
+    /// are 0 when every period was sampled.
+    pub lost: u64,
+    pub throttled: u64,
     /// Threads the program ran, the first included.
     pub threads: u64,
     /// CPU time, in nanoseconds, of the child processes it had waited for
@@ -208,6 +231,8 @@ impl Run {
             no_load: 0,
             steps: 0,
             runs_ahead: 0,
+            lost: 0,
+            throttled: 0,
             threads: 1,
             children_cpu_ns: 0,
             modules: Vec::new(),
@@ -246,9 +271,23 @@ pub enum NativeError {
     Affinity { source: std::io::Error },
     /// [`Config::same_cpu`] was asked of a process attached to.
     #[error(
-        "the program is kept on one CPU only when coprof starts it: process {pid}'s affinity          is its own"
+        "the program is kept on one CPU only when coprof starts it: process {pid}'s affinity \
+         is its own"
     )]
     SameCpuAttached { pid: i32 },
+    /// [`Config::ring_buffer`] was asked with [`Config::next_load`].
+    #[error(
+        "samples taken into a ring buffer do not stop the thread, so they cannot run it to \
+         its next load: ring_buffer and next_load exclude each other"
+    )]
+    RingBufferNextLoad,
+    /// A clock's ring buffer could not be mapped ([`Config::ring_buffer`]).
+    #[error(
+        "cannot map a ring buffer for thread {tid}'s clock: {source}; each thread's buffer is \
+         {} KiB of locked memory, beyond /proc/sys/kernel/perf_event_mlock_kb it counts \
+         against RLIMIT_MEMLOCK (ulimit -l)", crate::tracer::RING_PAGES * 4
+    )]
+    RingBuffer { tid: i32, source: std::io::Error },
     /// The CPU clock could not be opened on a thread.
     #[error(
         "cannot open a CPU clock on thread {tid} (perf_event_open of a software cpu-clock \

@@ -10,7 +10,13 @@
 //! The CPU clock is a high-resolution timer on the thread's own CPU time,
 //! so periods of tens of microseconds work, where `ITIMER_PROF` moves with
 //! the kernel's tick (4 ms at 250 Hz).
+//!
+//! With [`Config::ring_buffer`](crate::Config::ring_buffer) the clock
+//! instead runs on at every overflow and the kernel writes the PC into a
+//! ring buffer mapped beside it ([`Ring`]): the thread is never stopped,
+//! and the sampler reads the PCs later.
 
+use crate::ring::{Drained, Ring};
 use crate::NativeError;
 
 /// The signal a sample stops a thread with. The tracer takes it: the
@@ -35,6 +41,10 @@ struct Attr {
 }
 
 const PERF_TYPE_SOFTWARE: u32 = 1;
+/// `PERF_SAMPLE_IP`: a ring buffer's sample is the PC alone.
+const PERF_SAMPLE_IP: u64 = 1 << 0;
+/// `watermark`: `wakeup_events` counts bytes, not samples.
+const FLAG_WATERMARK: u64 = 1 << 14;
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 /// `disabled`: armed later by the refresh.
 const FLAG_DISABLED: u64 = 1 << 0;
@@ -54,19 +64,73 @@ const F_OWNER_TID: i32 = 0;
 #[derive(Debug)]
 pub struct Clock {
     fd: i32,
+    /// Its ring buffer, for a clock that does not stop the thread.
+    ring: Option<Ring>,
 }
 
 impl Clock {
     /// A clock on thread `tid` that signals it once it has run for
     /// `period_ns` of CPU time, not yet armed ([`Clock::arm`]).
     pub fn open(tid: i32, period_ns: u64) -> Result<Clock, NativeError> {
+        let clock = Clock::event(tid, period_ns, FLAG_DISABLED, 0, 1)?;
+        #[repr(C)]
+        struct Owner {
+            kind: i32,
+            pid: i32,
+        }
+        let owner = Owner {
+            kind: F_OWNER_TID,
+            pid: tid,
+        };
+        let fd = clock.fd;
+        // SAFETY: plain calls on the descriptor just opened.
+        let ok = unsafe {
+            libc::fcntl(fd, F_SETOWN_EX, &owner as *const Owner) == 0
+                && libc::fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) == 0
+                && libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
+        };
+        if !ok {
+            return Err(NativeError::Clock {
+                tid,
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        Ok(clock)
+    }
+
+    /// A clock on thread `tid` that writes its PC into a ring buffer of
+    /// `data_pages` pages (a power of two) every `period_ns` of its CPU
+    /// time, running from now on. Its descriptor is readable
+    /// ([`Clock::fd`], for `poll`) once the buffer is half full.
+    pub fn open_ring(tid: i32, period_ns: u64, data_pages: usize) -> Result<Clock, NativeError> {
+        // SAFETY: plain call.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let half = (data_pages * page / 2) as u32;
+        let mut clock = Clock::event(tid, period_ns, FLAG_WATERMARK, PERF_SAMPLE_IP, half)?;
+        let ring = Ring::map(clock.fd, data_pages, page)
+            .map_err(|source| NativeError::RingBuffer { tid, source })?;
+        clock.ring = Some(ring);
+        Ok(clock)
+    }
+
+    /// A CPU-clock event on thread `tid` of period `period_ns`, with
+    /// `flags` beside the exclusions, sampling `sample_type`, waking a
+    /// reader after `wakeup` samples (bytes, with [`FLAG_WATERMARK`]).
+    fn event(
+        tid: i32,
+        period_ns: u64,
+        flags: u64,
+        sample_type: u64,
+        wakeup: u32,
+    ) -> Result<Clock, NativeError> {
         let attr = Attr {
             kind: PERF_TYPE_SOFTWARE,
             size: std::mem::size_of::<Attr>() as u32,
             config: PERF_COUNT_SW_CPU_CLOCK,
             sample_period: period_ns.max(1),
-            flags: FLAG_DISABLED | FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV,
-            wakeup_events: 1,
+            sample_type,
+            flags: flags | FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV,
+            wakeup_events: wakeup,
             ..Attr::default()
         };
         // SAFETY: a valid attribute block the call only reads.
@@ -86,29 +150,7 @@ impl Clock {
                 source: std::io::Error::last_os_error(),
             });
         }
-        let clock = Clock { fd };
-        #[repr(C)]
-        struct Owner {
-            kind: i32,
-            pid: i32,
-        }
-        let owner = Owner {
-            kind: F_OWNER_TID,
-            pid: tid,
-        };
-        // SAFETY: plain calls on the descriptor just opened.
-        let ok = unsafe {
-            libc::fcntl(fd, F_SETOWN_EX, &owner as *const Owner) == 0
-                && libc::fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) == 0
-                && libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
-        };
-        if !ok {
-            return Err(NativeError::Clock {
-                tid,
-                source: std::io::Error::last_os_error(),
-            });
-        }
-        Ok(clock)
+        Ok(Clock { fd, ring: None })
     }
 
     /// Arms the clock for one more overflow, `period_ns` of the thread's
@@ -125,6 +167,31 @@ impl Clock {
             Ok(())
         } else {
             Err(std::io::Error::last_os_error())
+        }
+    }
+
+    /// Sets the period from the next overflow on, for a clock that runs
+    /// on ([`Clock::open_ring`]).
+    pub fn set_period(&self, period_ns: u64) -> Result<(), std::io::Error> {
+        let period = period_ns.max(1);
+        // SAFETY: as in `arm`.
+        match unsafe { libc::ioctl(self.fd, PERF_EVENT_IOC_PERIOD, &period as *const u64) } {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        }
+    }
+
+    /// The descriptor, to `poll` a ring buffer's clock.
+    pub fn fd(&self) -> i32 {
+        self.fd
+    }
+
+    /// Reads the samples in the clock's ring buffer, each PC to `pc`;
+    /// nothing for a clock that stops its thread.
+    pub fn drain(&mut self, pc: impl FnMut(u64)) -> Drained {
+        match &mut self.ring {
+            Some(ring) => ring.drain(pc),
+            None => Drained::default(),
         }
     }
 }

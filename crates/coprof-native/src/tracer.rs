@@ -24,6 +24,19 @@ pub use detach::attach_with;
 pub const MAX_STEPS: u32 = 64;
 /// Events handed to the sink at once.
 const BATCH: usize = 4096;
+/// Data pages of each thread's ring buffer ([`Config::ring_buffer`]):
+/// 32 KiB, 2,048 samples, which at the default period is 63 ms of the
+/// thread's CPU time, far more than the longest wait between two reads
+/// ([`RING_WAIT_MAX`]). Small, since each is locked memory.
+pub(crate) const RING_PAGES: usize = 8;
+/// The shortest and longest waits for a ring buffer to fill before the
+/// buffers are read and the threads looked at again, with
+/// [`Config::ring_buffer`]: the wait doubles from the first to the
+/// second while no thread changes, so that a burst of thread starts is
+/// followed at once and a quiet program costs the sampler a few hundred
+/// wake-ups a second.
+const RING_WAIT_MIN: std::time::Duration = std::time::Duration::from_micros(50);
+const RING_WAIT_MAX: std::time::Duration = std::time::Duration::from_millis(2);
 /// `si_code`s of a descriptor's fasync signal (POLL_IN to POLL_HUP): the
 /// clock's, as opposed to a SIGPROF the program's own timer sends.
 const FASYNC_CODES: std::ops::RangeInclusive<i32> = 1..=6;
@@ -55,6 +68,9 @@ pub fn sample_with(
         true => Some(crate::affinity::Pinned::here()?),
         false => None,
     };
+    if config.ring_buffer && config.next_load {
+        return Err(NativeError::RingBufferNextLoad);
+    }
     let started = start(program, args, hooks.children.is_some())?;
     let pid = started.pid;
     let mut main = Process::new(Run::starting(program));
@@ -133,6 +149,8 @@ struct Tracer<'a, 'h> {
     breakpoints: bool,
     /// Runs that stopped at their breakpoint.
     breakpoint_hits: u64,
+    /// PCs read from a ring buffer, before they are counted.
+    ring_pcs: Vec<u64>,
 }
 impl<'a, 'h> Tracer<'a, 'h> {
     /// A tracer of the process `main`, whose first thread is its pid;
@@ -170,6 +188,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             ended: None,
             breakpoints: true,
             breakpoint_hits: 0,
+            ring_pcs: Vec::new(),
         }
     }
 
@@ -209,8 +228,13 @@ impl<'a, 'h> Tracer<'a, 'h> {
         if self.detaching {
             return Ok(());
         }
-        let clock = Clock::open(tid, self.config.period_ns)?;
         let period = self.period();
+        if self.config.ring_buffer {
+            let clock = Clock::open_ring(tid, period, RING_PAGES)?;
+            self.clocks.insert(tid, clock);
+            return Ok(());
+        }
+        let clock = Clock::open(tid, self.config.period_ns)?;
         clock
             .arm(period)
             .map_err(|source| NativeError::Clock { tid, source })?;
@@ -257,14 +281,15 @@ impl<'a, 'h> Tracer<'a, 'h> {
             if self.kept.is_none() && self.stop_asked() {
                 return self.detach(sink);
             }
-            let Some((tid, status)) = self.next_change().map_err(|e| self.trace_error(e))? else {
+            let Some((tid, status)) = self.next_change(sink).map_err(|e| self.trace_error(e))?
+            else {
                 continue;
             };
             let Some(&process) = self.threads.get(&tid) else {
                 continue;
             };
             if let Some(exit) = ended(status) {
-                self.clocks.remove(&tid);
+                self.close_clock(tid, sink);
                 self.threads.remove(&tid);
                 if tid != process {
                     continue;
@@ -293,10 +318,10 @@ impl<'a, 'h> Tracer<'a, 'h> {
                         .map(|(&t, _)| t)
                         .collect();
                     for t in gone {
+                        self.close_clock(t, sink);
                         self.threads.remove(&t);
-                        self.clocks.remove(&t);
                     }
-                    self.clocks.remove(&process);
+                    self.close_clock(process, sink);
                     self.clock(process)?;
                     resume(tid, 0);
                 }
@@ -322,14 +347,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 }
                 0 if sig == SAMPLE_SIGNAL && self.is_clock_signal(tid) => {
                     let go_on = self.take_sample(tid, process, sink);
-                    self.samples += 1;
-                    if self.samples.is_multiple_of(self.every) {
-                        if let (Some(progress), Some(p)) =
-                            (self.progress.as_deref_mut(), self.processes.get(&pid))
-                        {
-                            progress(&p.run);
-                        }
-                    }
+                    self.sampled();
                     let period = self.period();
                     if let Some(clock) = self.clocks.get(&tid) {
                         // A thread that is exiting refuses: no error.
@@ -375,16 +393,27 @@ impl<'a, 'h> Tracer<'a, 'h> {
     ///
     /// `None` when a signal interrupted the wait and [`Tracer::stop`] is
     /// set: the program is to be let go.
-    fn next_change(&mut self) -> Result<Option<(i32, i32)>, std::io::Error> {
+    fn next_change(&mut self, sink: &mut dyn Sink) -> Result<Option<(i32, i32)>, std::io::Error> {
         if let Some(kept) = self.kept.take() {
             return Ok(Some(kept));
         }
+        // With ring buffers, the wait is a look, and between two looks
+        // the buffers are read and then waited on (until the threads are
+        // let go, their buffers read a last time).
+        let (look, mut wait) = match self.config.ring_buffer && !self.detaching {
+            true => (libc::WNOHANG, Some(RING_WAIT_MIN)),
+            false => (0, None),
+        };
         loop {
             // SAFETY: a siginfo_t filled by the call; WNOWAIT leaves the
             // child as it was.
             let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            let flags =
-                libc::WEXITED | libc::WSTOPPED | libc::WNOWAIT | libc::__WALL | libc::__WNOTHREAD;
+            let flags = libc::WEXITED
+                | libc::WSTOPPED
+                | libc::WNOWAIT
+                | libc::__WALL
+                | libc::__WNOTHREAD
+                | look;
             if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } < 0 {
                 let e = std::io::Error::last_os_error();
                 if e.raw_os_error() == Some(libc::EINTR) {
@@ -395,8 +424,17 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 }
                 return Err(e);
             }
-            // SAFETY: waitid filled si_pid.
+            // SAFETY: waitid filled si_pid (0 when a look found nothing).
             let tid = unsafe { info.si_pid() };
+            if let (0, Some(w)) = (tid, wait.as_mut()) {
+                if self.stop_asked() {
+                    return Ok(None);
+                }
+                self.drain_all(sink);
+                self.wait_for_rings(*w);
+                *w = (*w * 2).min(RING_WAIT_MAX);
+                continue;
+            }
             if self.threads.contains_key(&tid) || self.found(tid) {
                 let mut status = 0;
                 // SAFETY: a wait for that one thread, into a local.
@@ -407,6 +445,88 @@ impl<'a, 'h> Tracer<'a, 'h> {
             }
             // Another's child: its owner reaps it soon.
             std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Waits until a ring buffer is half full, a signal comes, or
+    /// `wait` has passed.
+    fn wait_for_rings(&self, wait: std::time::Duration) {
+        let mut fds: Vec<libc::pollfd> = (self.clocks.values())
+            .map(|c| libc::pollfd {
+                fd: c.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let timeout = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: wait.as_nanos() as libc::c_long,
+        };
+        // SAFETY: descriptors this tracer owns, a timeout in a local; no
+        // signal mask is changed. An interruption is looked at by the caller.
+        unsafe {
+            libc::ppoll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                &timeout,
+                std::ptr::null(),
+            )
+        };
+    }
+
+    /// Counts the samples in thread `tid`'s ring buffer
+    /// ([`Config::ring_buffer`]), and draws the clock's next period when
+    /// there were some.
+    fn drain(&mut self, tid: i32, sink: &mut dyn Sink) {
+        let Some(&process) = self.threads.get(&tid) else {
+            return;
+        };
+        let period = self.period();
+        let Some(clock) = self.clocks.get_mut(&tid) else {
+            return;
+        };
+        let mut pcs = std::mem::take(&mut self.ring_pcs);
+        let got = clock.drain(|pc| pcs.push(pc));
+        if got.samples > 0 {
+            // A thread that is exiting refuses: no error.
+            let _ = clock.set_period(period);
+        }
+        if let Some(p) = self.processes.get_mut(&process) {
+            p.run.lost += got.lost;
+            p.run.throttled += got.throttled;
+        }
+        for pc in pcs.drain(..) {
+            self.count(process, Sample::Event(Event::new(pc, Class::Other)), sink);
+            self.sampled();
+        }
+        self.ring_pcs = pcs;
+    }
+
+    /// Counts the samples in every ring buffer.
+    fn drain_all(&mut self, sink: &mut dyn Sink) {
+        let tids: Vec<i32> = self.clocks.keys().copied().collect();
+        for tid in tids {
+            self.drain(tid, sink);
+        }
+    }
+
+    /// Closes thread `tid`'s clock, once the samples in its ring buffer
+    /// are counted.
+    fn close_clock(&mut self, tid: i32, sink: &mut dyn Sink) {
+        self.drain(tid, sink);
+        self.clocks.remove(&tid);
+    }
+
+    /// One more sample taken, of any process: progress is told after
+    /// every so many.
+    fn sampled(&mut self) {
+        self.samples += 1;
+        if self.samples.is_multiple_of(self.every) {
+            if let (Some(progress), Some(p)) =
+                (self.progress.as_deref_mut(), self.processes.get(&self.pid))
+            {
+                progress(&p.run);
+            }
         }
     }
 
@@ -455,7 +575,9 @@ impl<'a, 'h> Tracer<'a, 'h> {
     /// Whether the SIGPROF `tid` stopped with is its clock's, not one of
     /// the program's own timers.
     fn is_clock_signal(&self, tid: i32) -> bool {
-        siginfo(tid).is_some_and(|info| FASYNC_CODES.contains(&info.si_code))
+        // Clocks with ring buffers send none.
+        !self.config.ring_buffer
+            && siginfo(tid).is_some_and(|info| FASYNC_CODES.contains(&info.si_code))
     }
 
     /// The sample of the stopped thread `tid` of process `process`;

@@ -813,3 +813,146 @@ fn same_cpu_keeps_the_program_on_the_samplers_cpu_until_it_ends() {
             .unwrap_err();
     assert!(matches!(e, NativeError::SameCpuAttached { pid: 1 }), "{e}");
 }
+
+/// The clock with ring buffers ([`Config::ring_buffer`]), at the period
+/// of [`run`].
+fn ring() -> Config {
+    Config {
+        period_ns: 20_000,
+        ring_buffer: true,
+        ..Config::default()
+    }
+}
+
+#[test]
+fn ring_buffer_samples_land_in_the_hot_loop_as_pcs_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let mut sink = Collect::default();
+    let args = [OsString::from("hot")];
+    let r = sample(&prog, &args, &ring(), &mut sink).unwrap();
+    let events = sink.0;
+    assert_eq!(r.exit, Exit::Exited(0));
+    assert_eq!(r.samples as usize, events.len());
+    assert!(r.samples > 200, "{} samples", r.samples);
+    assert_eq!((r.lost, r.throttled), (0, 0));
+    // PCs alone: nothing was read at the sample.
+    assert!(events
+        .iter()
+        .all(|e| e.class == Class::Other && e.addr == 0 && e.value == 0));
+    let hot = function(&prog, "hot_loop");
+    let inside = events.iter().filter(|e| hot.contains(&e.pc)).count();
+    assert!(
+        inside * 10 > events.len() * 9,
+        "{inside} of {} in hot_loop",
+        events.len()
+    );
+    assert_eq!(r.modules[0].path, std::fs::canonicalize(&prog).unwrap());
+}
+
+#[test]
+fn ring_buffers_sample_every_thread_and_followed_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let samples = |mode: &str| {
+        let mut sink = Collect::default();
+        let args = [OsString::from("hot"), OsString::from(mode)];
+        let r = sample(&prog, &args, &ring(), &mut sink).unwrap();
+        assert_eq!(r.samples as usize, sink.0.len());
+        r
+    };
+    // Two threads did half the work each of one thread alone: about the
+    // same samples in all, as with clocks that stop the thread.
+    let (two, one) = (samples("thread"), samples(""));
+    assert_eq!((two.exit, two.threads), (Exit::Exited(0), 2));
+    assert!(
+        two.samples * 10 > one.samples * 7 && two.samples < one.samples * 2,
+        "{} samples with two threads, {} with one",
+        two.samples,
+        one.samples
+    );
+    // A child that works three times as long as its parent.
+    let args = [OsString::from("hot"), OsString::from("fork")];
+    let mut children = Processes::default();
+    let mut sink = Collect::default();
+    let hooks = Hooks {
+        children: Some(&mut children),
+        ..Hooks::default()
+    };
+    let run = coprof_native::sample_with(&prog, &args, &ring(), &mut sink, hooks).unwrap();
+    assert_eq!(run.exit, Exit::Exited(0), "the child did not exit with 3");
+    let child = &children.ended[0];
+    assert_eq!(child.exit, Exit::Exited(3));
+    let child_events = &children.events[&child.pid];
+    assert_eq!(child_events.len() as u64, child.samples);
+    let (parent_n, child_n) = (sink.0.len() as f64, child_events.len() as f64);
+    assert!(
+        (1.5..6.0).contains(&(child_n / parent_n)),
+        "{child_n} samples of the child, {parent_n} of its parent"
+    );
+}
+
+#[test]
+fn ring_buffers_leave_the_programs_own_sigprof_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let out = dir.path().join("out");
+    let args = [
+        OsString::from("hot"),
+        OsString::from(format!("prof:{}", out.display())),
+    ];
+    let r = sample(&prog, &args, &ring(), &mut Collect::default()).unwrap();
+    assert_eq!(r.exit, Exit::Exited(0));
+    let said = std::fs::read_to_string(&out).unwrap();
+    let n: u64 = said.trim().rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(n > 10, "{said}");
+}
+
+#[test]
+fn a_process_attached_to_with_ring_buffers_is_sampled_and_runs_on() {
+    let mut r = running("run:3");
+    let (prog, pid) = (&r.prog, r.pid);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut sink = Collect::default();
+    let config = Config {
+        ring_buffer: true,
+        ..Config::default()
+    };
+    let run = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(700));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        coprof_native::attach_with(pid, &config, &mut sink, Hooks::default(), &stop).unwrap()
+    });
+    assert_eq!((run.exit, run.threads), (Exit::Detached, 2));
+    // About 0.7 s of the unblocked thread's CPU time at 31 µs, read from
+    // its buffer at the detach at the latest.
+    assert!(run.samples > 1000, "{} samples", run.samples);
+    assert_eq!(run.samples as usize, sink.0.len());
+    let hot = function(prog, "hot_loop");
+    let inside = sink.0.iter().filter(|e| hot.contains(&e.pc)).count();
+    assert!(
+        inside * 10 > sink.0.len() * 9,
+        "{inside} of {}",
+        sink.0.len()
+    );
+    // Its second thread blocks SIGPROF and checks that it still does:
+    // no clock signal was sent to it, none is left pending.
+    r.ends_well();
+}
+
+#[test]
+fn ring_buffers_and_the_next_load_are_refused_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let config = Config {
+        next_load: true,
+        ..ring()
+    };
+    let mut sink = Collect::default();
+    let e = sample(&prog, &[OsString::from("hot")], &config, &mut sink).unwrap_err();
+    assert!(matches!(e, NativeError::RingBufferNextLoad), "{e}");
+    assert!(e.to_string().contains("next load"), "{e}");
+    assert!(sink.0.is_empty());
+}

@@ -151,6 +151,12 @@ pub struct InputArgs {
     /// --same-cpu` does: cheaper samples; the program sees one CPU.
     #[arg(long, requires = "program")]
     pub same_cpu: bool,
+    /// With an x86-64 program, sampled natively, or --attach: take the
+    /// samples without stopping the program, into the kernel's ring
+    /// buffers, as `coprof record --ring-buffer` does: much cheaper, but
+    /// PCs alone, for ranges of PCs (no values report, no ranges of loads).
+    #[arg(long)]
+    pub ring_buffer: bool,
     /// With a program: interpret every instruction, translating no block
     /// to host code. The reports are the same; translation only makes the
     /// run faster.
@@ -365,6 +371,9 @@ impl InputArgs {
         if self.same_cpu {
             options.push("--same-cpu".to_string());
         }
+        if self.ring_buffer {
+            options.push("--ring-buffer".to_string());
+        }
         options
     }
 
@@ -465,6 +474,7 @@ impl InputArgs {
             ("--keep-stdout", self.keep_stdout),
             ("--sample-at", self.sample_at.is_some()),
             ("--same-cpu", self.same_cpu),
+            ("--ring-buffer", self.ring_buffer),
         ];
         match given.iter().find(|(_, set)| *set) {
             Some((option, _)) => Err(bad_input(format!(
@@ -505,6 +515,43 @@ impl InputArgs {
             )));
         }
         Ok(())
+    }
+
+    /// Whether the input's samples are PCs alone: a native program or a
+    /// process sampled with `--ring-buffer`, or a trace `coprof record
+    /// --ring-buffer` wrote.
+    pub fn pcs_only(&self) -> anyhow::Result<bool> {
+        Ok(match &self.file {
+            Some(_) => {
+                let meta = self.describe()?;
+                meta.source == "native"
+                    && meta
+                        .extra
+                        .get("sampling")
+                        .and_then(|s| s.get("ring_buffer"))
+                        == Some(&serde_json::Value::Bool(true))
+            }
+            None => self.ring_buffer,
+        })
+    }
+
+    /// Refuses samples that are PCs alone ([`InputArgs::pcs_only`]) for a
+    /// report that needs loads with their addresses or values (`needs`:
+    /// why).
+    pub fn refuse_pcs_only(&self, needs: &str) -> anyhow::Result<()> {
+        if !self.pcs_only()? {
+            return Ok(());
+        }
+        let what = match &self.file {
+            Some(file) => format!(
+                "{} holds samples taken into ring buffers (coprof record --ring-buffer), PCs alone",
+                file.display()
+            ),
+            None => "--ring-buffer takes samples without stopping the program, PCs alone".into(),
+        };
+        Err(bad_input(format!(
+            "{what}: {needs}; `coprof ranges --stream pc` reads them"
+        )))
     }
 
     /// The metadata of the input before it runs: a trace's header, or the
@@ -683,6 +730,7 @@ impl InputArgs {
         let native_only = [
             ("--sample-at", self.sample_at.is_some()),
             ("--same-cpu", self.same_cpu),
+            ("--ring-buffer", self.ring_buffer),
         ];
         if let Some((option, _)) = native_only.iter().find(|(_, set)| *set) {
             if self.native_program().is_none() {
@@ -827,9 +875,17 @@ impl InputArgs {
                 prog.display()
             )));
         }
+        if self.ring_buffer && next_load {
+            return Err(bad_input(
+                "--ring-buffer takes samples without stopping the program, so not at the next \
+                 load: it applies with --sample-at interrupt"
+                    .to_string(),
+            ));
+        }
         let config = coprof_native::Config {
             next_load,
             same_cpu: self.same_cpu,
+            ring_buffer: self.ring_buffer,
             ..coprof_native::Config::default()
         };
         let what = match self.attach {

@@ -199,6 +199,27 @@ pub fn unfollowed_children_note(run: &coprof_native::Run) -> Option<String> {
     })
 }
 
+/// The note for a run sampled into ring buffers (`--ring-buffer`) whose
+/// kernel dropped samples or throttled a clock: its samples then miss
+/// some periods.
+pub fn dropped_samples_note(run: &coprof_native::Run) -> Option<String> {
+    let mut what = Vec::new();
+    if run.lost > 0 {
+        what.push(format!(
+            "dropped {} samples whose ring buffer was full",
+            crate::output::thousands(run.lost)
+        ));
+    }
+    if run.throttled > 0 {
+        what.push(format!(
+            "throttled a clock {} times for interrupting more often than \
+             /proc/sys/kernel/perf_event_max_sample_rate allows (a longer --period-us avoids it)",
+            crate::output::thousands(run.throttled)
+        ));
+    }
+    (!what.is_empty()).then(|| format!("the kernel {}", what.join(" and ")))
+}
+
 /// A sink that passes everything to another and advances a progress bar.
 pub struct ProgressSink<'a> {
     inner: &'a mut dyn Sink,

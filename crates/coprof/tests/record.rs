@@ -819,3 +819,87 @@ fn same_cpu_runs_the_program_on_one_cpu() {
         "'--same-cpu' cannot be used with '--attach <PID>'",
     );
 }
+
+#[test]
+fn ring_buffers_give_a_trace_of_pcs_that_only_the_code_profile_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let trace = dir.path().join("ring.cpt");
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "--ring-buffer", "--period-us", "20", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&prog),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(" samples of "), "{said}");
+    let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+    assert_eq!(info["meta"]["sampling"]["ring_buffer"], true, "{info}");
+    assert_eq!(
+        info["meta"]["classes"],
+        serde_json::json!(["other"]),
+        "{info}"
+    );
+    let r = json_of(coprof().arg("ranges").arg("--json").arg(&trace));
+    assert!(r["hot_ranges"][0]["share"].as_f64().unwrap() > 0.8, "{r}");
+    assert_hot_loop_on_top(&r);
+    // What needs loads refuses the trace, naming it and what reads it.
+    refused(
+        coprof().arg("values").arg(&trace),
+        "ring.cpt holds samples taken into ring buffers (coprof record --ring-buffer), PCs \
+         alone: the values report needs each sampled load with its value; `coprof ranges \
+         --stream pc` reads them",
+    );
+    refused(
+        coprof()
+            .args(["ranges", "--stream", "load-value"])
+            .arg(&trace),
+        "ranges of a stream other than pc need each sampled load or store",
+    );
+    // A profile of it holds the code profile alone, and says why.
+    let p = json_of(coprof().args(["profile", "--json"]).arg(&trace));
+    assert_eq!(report_names(&p), ["ranges-pc"]);
+    assert_eq!(p["sampled"]["pcs_only"], true);
+    let text = common::stdout_of(coprof().arg("profile").arg(&trace));
+    assert!(
+        text.contains(
+            "left out: the ranges-load-value and values reports, which need loads with their \
+             values (sample without --ring-buffer for them)"
+        ),
+        "{text}"
+    );
+
+    // Live, the same: the code profile of the program, with the option
+    // in its command line.
+    let p = json_of(
+        coprof()
+            .args(["profile", "--json", "--ring-buffer", "--"])
+            .arg(&prog),
+    );
+    assert_eq!(report_names(&p), ["ranges-pc"]);
+    assert_eq!(p["sampled"]["pcs_only"], true);
+    let command = p["reports"][0]["command"].as_str().unwrap();
+    assert!(command.contains(" --ring-buffer -- "), "{command}");
+    assert_hot_loop_on_top(&p["reports"][0]["json"]);
+    refused(
+        coprof().args(["values", "--ring-buffer", "--"]).arg(&prog),
+        "--ring-buffer takes samples without stopping the program, PCs alone: the values report",
+    );
+    refused(
+        coprof()
+            .args(["ranges", "--ring-buffer", "--sample-at", "next-load", "--"])
+            .arg(&prog),
+        "--ring-buffer takes samples without stopping the program, so not at the next load",
+    );
+    refused(
+        coprof()
+            .args(["record", "--ring-buffer", "--next-load", "--"])
+            .arg(&prog),
+        "'--ring-buffer' cannot be used with '--next-load'",
+    );
+    refused(
+        coprof().args(["ranges", "--ring-buffer"]).arg(&trace),
+        "--ring-buffer applies to a program run after `--`, not to the trace file",
+    );
+}

@@ -38,6 +38,9 @@ pub fn attach_with<'h>(
     if config.same_cpu {
         return Err(NativeError::SameCpuAttached { pid });
     }
+    if config.ring_buffer && config.next_load {
+        return Err(NativeError::RingBufferNextLoad);
+    }
     let attach_error = |source| NativeError::Attach { pid, source };
     if pid <= 0 {
         return Err(attach_error(std::io::Error::from_raw_os_error(libc::ESRCH)));
@@ -142,6 +145,7 @@ impl Tracer<'_, '_> {
     pub(super) fn detach(&mut self, sink: &mut dyn Sink) -> Result<(), NativeError> {
         self.detaching = true;
         self.stop = None;
+        self.drain_all(sink);
         self.clocks.clear();
         let live: Vec<i32> = self.processes.keys().copied().collect();
         for process in live {
@@ -160,7 +164,8 @@ impl Tracer<'_, '_> {
         // Processes met at their exit stop: how they end.
         let mut exits: HashMap<i32, Exit> = HashMap::new();
         while !left.is_empty() {
-            let Some((tid, status)) = self.next_change().map_err(|e| self.trace_error(e))? else {
+            let Some((tid, status)) = self.next_change(sink).map_err(|e| self.trace_error(e))?
+            else {
                 continue;
             };
             let Some(&process) = self.threads.get(&tid) else {
@@ -207,7 +212,9 @@ impl Tracer<'_, '_> {
                 _ => 0,
             };
             let tried = tries.entry(tid).or_insert(0);
-            if *tried < MAX_TRIES && clock_signal_pending(tid) {
+            // Clocks with ring buffers send no signal: a pending SIGPROF
+            // is the program's own, left to it.
+            if *tried < MAX_TRIES && !self.config.ring_buffer && clock_signal_pending(tid) {
                 *tried += 1;
                 // Unblocked if it was blocked, the signal is taken as
                 // soon as the thread goes on: it stops again at once, at

@@ -152,9 +152,14 @@ pub struct Sampled {
     pub samples: Option<u64>,
     /// Threads the program ran, when it was sampled live.
     pub threads: Option<u64>,
-    /// The default reports left out because they need every instruction
-    /// (loops, sample), by name.
+    /// The default reports left out, by name: because they need every
+    /// instruction (loops, sample), or, when the samples are PCs alone
+    /// (`pcs_only`), because they need loads with their values.
     pub left_out: Vec<String>,
+    /// Whether the samples are PCs alone, taken into ring buffers
+    /// (`--ring-buffer`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pcs_only: bool,
     /// The running process sampled, when it was attached to (`--attach`)
     /// rather than started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -258,6 +263,78 @@ fn needs_every_instruction(command: &str, options: &[String]) -> Option<&'static
     }
 }
 
+/// Why a report needs loads with their addresses or values, as its own
+/// command's refusal of samples that are PCs alone says it; `None` for a
+/// report of PCs.
+fn needs_loads(command: &str, options: &[String]) -> Option<&'static str> {
+    match command {
+        "values" => Some(crate::cmd::values::NEEDS_LOADS),
+        "ranges" if stream_words(options).iter().any(|w| *w != "pc") => {
+            Some(crate::cmd::ranges::LOADS_NEEDED)
+        }
+        _ => None,
+    }
+}
+
+/// The streams a `ranges` report's options name (`--stream X`,
+/// `--stream=X`, `--dims X,Y`, `--dims=X,Y`); none for the default, pc.
+fn stream_words(options: &[String]) -> Vec<&str> {
+    let mut words = Vec::new();
+    let mut it = options.iter();
+    while let Some(o) = it.next() {
+        let list = match o.as_str() {
+            "--stream" | "--dims" => it.next().map(String::as_str),
+            _ => o
+                .strip_prefix("--stream=")
+                .or_else(|| o.strip_prefix("--dims=")),
+        };
+        words.extend(list.into_iter().flat_map(|l| l.split(',')));
+    }
+    words
+}
+
+/// Why some default reports are left out of a profile of samples.
+struct LeftOut<'a> {
+    /// The reports, by name.
+    names: Vec<&'a str>,
+    /// What the samples are, that those reports cannot read.
+    samples: &'static str,
+    /// What those reports need.
+    need: &'static str,
+    /// Where to get it.
+    hint: &'static str,
+}
+
+/// The default reports `left_out` of a profile of samples, by why, in
+/// the order of [`DEFAULTS`].
+fn left_out_reasons(left_out: &[String]) -> Vec<LeftOut<'_>> {
+    let (mut every, mut loads) = (Vec::new(), Vec::new());
+    for name in left_out {
+        let planned = defaults().find(|p| p.name == *name);
+        match planned.and_then(|p| needs_every_instruction(&p.command, &p.options)) {
+            Some(_) => every.push(name.as_str()),
+            None => loads.push(name.as_str()),
+        }
+    }
+    [
+        LeftOut {
+            names: every,
+            samples: "samples of a native process, not every instruction",
+            need: "every instruction",
+            hint: "run a RISC-V build in the simulator for them",
+        },
+        LeftOut {
+            names: loads,
+            samples: "samples that are PCs alone (taken into ring buffers, --ring-buffer)",
+            need: "loads with their values",
+            hint: "sample without --ring-buffer for them",
+        },
+    ]
+    .into_iter()
+    .filter(|l| !l.names.is_empty())
+    .collect()
+}
+
 /// The default reports, planned.
 fn defaults() -> impl Iterator<Item = Planned> {
     DEFAULTS.iter().map(|(name, command, options)| Planned {
@@ -268,10 +345,14 @@ fn defaults() -> impl Iterator<Item = Planned> {
 }
 
 /// The names of the default reports a profile of samples leaves out:
-/// those that need every instruction.
-fn left_out_of_samples() -> Vec<String> {
+/// those that need every instruction, and, for samples that are PCs
+/// alone, those that need loads.
+fn left_out_of_samples(pcs_only: bool) -> Vec<String> {
     defaults()
-        .filter(|p| needs_every_instruction(&p.command, &p.options).is_some())
+        .filter(|p| {
+            needs_every_instruction(&p.command, &p.options).is_some()
+                || (pcs_only && needs_loads(&p.command, &p.options).is_some())
+        })
         .map(|p| p.name)
         .collect()
 }
@@ -332,12 +413,15 @@ fn plan(
     block_buffer: Option<usize>,
     reports: &[String],
     samples: Option<&str>,
+    pcs_only: bool,
 ) -> anyhow::Result<Vec<Planned>> {
     let mut plan = Vec::new();
     if reports.is_empty() {
-        plan.extend(defaults().filter(|p| {
-            samples.is_none() || needs_every_instruction(&p.command, &p.options).is_none()
-        }));
+        let left_out = match samples {
+            Some(_) => left_out_of_samples(pcs_only),
+            None => Vec::new(),
+        };
+        plan.extend(defaults().filter(|p| !left_out.contains(&p.name)));
     }
     for r in reports {
         let mut words = r.split_whitespace().map(str::to_string);
@@ -353,6 +437,13 @@ fn plan(
             return Err(bad_input(format!(
                 "--report '{r}': {input} is samples of a native process, not every \
                  instruction: {needs}"
+            )));
+        }
+        if let (true, Some(input), Some(needs)) =
+            (pcs_only, samples, needs_loads(&command, &options))
+        {
+            return Err(bad_input(format!(
+                "--report '{r}': {input} is samples that are PCs alone (--ring-buffer): {needs}"
             )));
         }
         plan.push(Planned {
@@ -532,6 +623,7 @@ fn profile_of(
             samples: info.sampled.map(|s| s.samples),
             threads: info.sampled.map(|s| s.threads),
             left_out: left_out.to_vec(),
+            pcs_only: input.pcs_only().unwrap_or(false),
             attached: info.sampled.and_then(|s| s.attached),
         }),
         children: Vec::new(),
@@ -568,21 +660,23 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         // As `coprof record` takes them, unless told: one place for
         // every report, named in each report's command line.
         a.input.setup.native = Some(false);
-        if a.input.file.is_none() && a.input.sample_at.is_none() {
+        if a.input.file.is_none() && a.input.sample_at.is_none() && !a.input.ring_buffer {
             a.input.sample_at = Some(crate::input::SampleAt::Interrupt);
         }
     }
     // Each report's options, followed by the input, as typed after its command.
     let input = a.input.as_typed();
     let name = a.input.name();
+    let pcs_only = samples && a.input.pcs_only()?;
     let plan = plan(
         a.exact,
         a.block_buffer,
         &a.reports,
         samples.then_some(name.as_str()),
+        pcs_only,
     )?;
     let left_out = match samples && a.reports.is_empty() {
-        true => left_out_of_samples(),
+        true => left_out_of_samples(pcs_only),
         false => Vec::new(),
     };
     a.input.setup.events_at_source = events_at_source(&plan);
@@ -670,12 +764,13 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
             eprintln!("coprof: note: {text}");
         }
     };
-    if !left_out.is_empty() {
+    for l in left_out_reasons(&left_out) {
         note(format!(
-            "{} holds samples of a native process, not every instruction: the {} reports, \
-             which need every instruction, are left out",
+            "{} holds {}: the {} reports, which need {}, are left out",
             a.input.name(),
-            left_out.join(" and ")
+            l.samples,
+            l.names.join(" and "),
+            l.need
         ));
     }
     let reports = sections(jobs, costs, &info, &note)?;
@@ -781,13 +876,16 @@ fn summary(p: &Profile) -> String {
             None => crate::outln!(out, "{} events", crate::output::thousands(p.events)),
         },
     }
-    if let Some(sampled) = p.sampled.as_ref().filter(|s| !s.left_out.is_empty()) {
-        crate::outln!(
-            out,
-            "left out: the {} reports, which need every instruction (run a RISC-V build in \
-             the simulator for them)",
-            sampled.left_out.join(" and ")
-        );
+    if let Some(sampled) = &p.sampled {
+        for l in left_out_reasons(&sampled.left_out) {
+            crate::outln!(
+                out,
+                "left out: the {} reports, which need {} ({})",
+                l.names.join(" and "),
+                l.need,
+                l.hint
+            );
+        }
     }
     for s in &p.reports {
         crate::outln!(out);
@@ -1017,12 +1115,12 @@ mod tests {
         let names = |p: Vec<Planned>| p.into_iter().map(|p| p.name).collect::<Vec<_>>();
         let samples = Some("t.cpt");
         assert_eq!(
-            names(plan(false, None, &[], samples).unwrap()),
+            names(plan(false, None, &[], samples, false).unwrap()),
             ["ranges-pc", "ranges-load-value", "values"]
         );
-        assert_eq!(names(plan(false, None, &[], None).unwrap()).len(), 5);
-        assert_eq!(left_out_of_samples(), ["loops", "sample"]);
-        let one = |r: &str, samples| plan(false, None, &[r.to_string()], samples);
+        assert_eq!(names(plan(false, None, &[], None, false).unwrap()).len(), 5);
+        assert_eq!(left_out_of_samples(false), ["loops", "sample"]);
+        let one = |r: &str, samples| plan(false, None, &[r.to_string()], samples, false);
         assert!(one("ranges --dims pc,load-addr", samples).is_ok());
         assert!(one("values --algo hotlist", samples).is_ok());
         for needs in [
@@ -1038,10 +1136,47 @@ mod tests {
     }
 
     #[test]
+    fn a_profile_of_pcs_alone_plans_the_code_profile_only() {
+        let names = |p: Vec<Planned>| p.into_iter().map(|p| p.name).collect::<Vec<_>>();
+        let samples = Some("t.cpt");
+        assert_eq!(
+            names(plan(false, None, &[], samples, true).unwrap()),
+            ["ranges-pc"]
+        );
+        let left_out = left_out_of_samples(true);
+        assert_eq!(left_out, ["loops", "ranges-load-value", "values", "sample"]);
+        let why = left_out_reasons(&left_out);
+        assert_eq!(why.len(), 2);
+        assert_eq!(why[0].names, ["loops", "sample"]);
+        assert_eq!(why[1].names, ["ranges-load-value", "values"]);
+        let one = |r: &str| plan(false, None, &[r.to_string()], samples, true);
+        for reads_pcs in [
+            "ranges",
+            "ranges --stream pc --epsilon 0.1",
+            "ranges --dims=pc",
+        ] {
+            assert!(one(reads_pcs).is_ok(), "{reads_pcs}");
+        }
+        for needs in [
+            "values --algo hotlist",
+            "ranges --stream load-value",
+            "ranges --stream=load-addr",
+            "ranges --dims pc,load-value",
+        ] {
+            let e = one(needs).err().expect(needs).to_string();
+            assert!(e.contains("PCs alone"), "{e}");
+            assert!(
+                plan(false, None, &[needs.to_string()], samples, false).is_ok(),
+                "{needs}"
+            );
+        }
+    }
+
+    #[test]
     fn events_stay_on_the_simulators_thread_beside_a_code_profile_of_the_papers_buffer() {
         let planned = |reports: &[&str], block_buffer| {
             let reports: Vec<String> = reports.iter().map(|r| r.to_string()).collect();
-            events_at_source(&plan(false, block_buffer, &reports, None).unwrap())
+            events_at_source(&plan(false, block_buffer, &reports, None, false).unwrap())
         };
         // The default set holds `ranges --stream pc`.
         assert!(planned(&[], None));

@@ -116,6 +116,11 @@ fn parse_stream(s: &str) -> Result<Stream, String> {
 pub const NARROW_PC_NEEDS: &str =
     "the narrow-PC stream needs the value every instruction produces, which samples do not carry";
 
+/// Why ranges of other streams than the PC's are not found in samples
+/// that are PCs alone.
+pub const LOADS_NEEDED: &str =
+    "ranges of a stream other than pc need each sampled load or store with its address or value";
+
 impl Args {
     /// The streams profiled: `--dims`, else `--stream`.
     fn streams(&self) -> Vec<Stream> {
@@ -127,6 +132,9 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let json = args.json;
     if args.streams().contains(&Stream::NarrowPc) {
         args.input.refuse_samples(NARROW_PC_NEEDS)?;
+    }
+    if args.streams().iter().any(|s| *s != Stream::Pc) {
+        args.input.refuse_pcs_only(LOADS_NEEDED)?;
     }
     args.input.setup.native = native_sampling(&args);
     crate::job::run_one(&args.input, json, prepare(&args)?)

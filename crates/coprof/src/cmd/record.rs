@@ -62,6 +62,14 @@ pub struct Args {
     /// sees one CPU (nproc), and its threads share it. Not with --attach.
     #[arg(long, conflicts_with = "attach")]
     same_cpu: bool,
+    /// Take the samples without stopping the program, as `perf record`
+    /// does: the kernel writes each interrupted PC into a ring buffer
+    /// that coprof reads every few milliseconds. Several times cheaper
+    /// for the program, but a sample is a PC alone (no load, address or
+    /// value: for ranges of PCs), and its period is redrawn at each read
+    /// rather than at each sample. Not with --next-load.
+    #[arg(long, conflicts_with_all = ["next_load", "sample_at", "single_step"])]
+    ring_buffer: bool,
     /// The seed of the periods' randomization, so that the same run
     /// samples at the same intervals of CPU time.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -164,6 +172,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         next_load,
         single_step: a.single_step,
         same_cpu: a.same_cpu,
+        ring_buffer: a.ring_buffer,
     };
     let mut meta = TraceMeta {
         source: "native".into(),
@@ -183,11 +192,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "next_load": config.next_load,
             "single_step": config.single_step,
             "same_cpu": config.same_cpu,
+            "ring_buffer": config.ring_buffer,
             "random_seed": config.seed,
         }),
     );
     let mut children = pattern.map(|p| children::ChildTraces::new(p, meta.clone()));
-    let mut w = crate::output::trace_writer(&a.output, meta, ClassSet::ALL)?;
+    // Samples from ring buffers are PCs alone, each of class `other`.
+    let classes = match config.ring_buffer {
+        true => ClassSet::of(coprof_core::Class::Other),
+        false => ClassSet::ALL,
+    };
+    let mut w = crate::output::trace_writer(&a.output, meta, classes)?;
     let started = Instant::now();
     let to_stderr = (crate::output::is_stdout(&a.output) && a.attach.is_none())
         .then(crate::input::StdoutToStderr::new)
@@ -230,6 +245,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "seconds": secs,
             "period_ns": config.period_ns,
             "next_load": config.next_load,
+            "ring_buffer": config.ring_buffer,
+            "lost": run.lost,
+            "throttled": run.throttled,
             "trace": { "path": a.output, "bytes": written.file_bytes },
         });
         if a.follow_children {
@@ -257,6 +275,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.output.display(),
             thousands(written.file_bytes),
         );
+        if let Some(note) = crate::progress::dropped_samples_note(&run) {
+            eprintln!("coprof: note: {note}");
+        }
         for c in &children {
             say_child(c);
         }

@@ -506,7 +506,11 @@ struct Report {
     engine: serde_json::Value,
 }
 
+/// Why the values report does not read samples that are PCs alone.
+pub const NEEDS_LOADS: &str = "the values report needs each sampled load with its value";
+
 pub fn run(mut a: Args) -> anyhow::Result<()> {
+    a.input.refuse_pcs_only(NEEDS_LOADS)?;
     let json = a.json;
     // A native x86-64 program is sampled, each sample taken at its
     // next load.
