@@ -6,6 +6,9 @@
 #   - under `coprof record` with its defaults (a sample every ~31 µs of
 #     each thread's CPU time), and under `coprof record --same-cpu` (the
 #     program and the sampler on one CPU);
+#   - under `coprof record --ring-buffer` (the kernel writes each sample's
+#     PC into a ring buffer coprof reads every few milliseconds: the
+#     program is not stopped);
 #   - under `coprof record --next-load` (each sample taken at its next
 #     load, for value profiles: run to it at a hardware breakpoint over
 #     straight code), and under `--next-load --single-step` (every
@@ -15,8 +18,8 @@
 #     stopping the program (when perf is installed and may sample here).
 # Prints a table of medians over the rounds: wall seconds, each sampler's
 # wall time over the plain run's, the samples coprof took, and the wall
-# time a sample cost coprof with and without --same-cpu (its time over the
-# plain run's, over its median samples).
+# time a sample cost coprof with and without --same-cpu, and with
+# --ring-buffer (its time over the plain run's, over its median samples).
 #
 # Usage: scripts/bench-record.sh [--runs N] [--only NAME[,NAME...]] [--list]
 #   --runs   rounds per workload (default 3)
@@ -110,8 +113,8 @@ per_sample() { awk -v t="$1" -v p="$2" -v n="$3" 'BEGIN { if (n > 0) printf "%.0
 # median_count FILE: the median of whole numbers, one a line.
 median_count() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-echo "| workload | plain, s | coprof record, s | ×plain | samples | µs a sample | --same-cpu, s | ×plain | µs a sample | --next-load, s | ×plain | --single-step, s | ×plain | perf record, s | ×plain |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| workload | plain, s | coprof record, s | ×plain | samples | µs a sample | --same-cpu, s | ×plain | µs a sample | --ring-buffer, s | ×plain | µs a sample | --next-load, s | ×plain | --single-step, s | ×plain | perf record, s | ×plain |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for w in "${workloads[@]}"; do
   IFS='|' read -r name prog args <<<"$w"
   chosen "$name" || continue
@@ -123,6 +126,8 @@ for w in "${workloads[@]}"; do
     sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/record.err" >>"$scratch/samples.times"
     timed samecpu "$coprof" record --same-cpu --json -o "$scratch/s.cpt" -- "$x86/$prog" "${argv[@]}"
     sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/samecpu.err" >>"$scratch/samecpu-samples.times"
+    timed ring "$coprof" record --ring-buffer --json -o "$scratch/b.cpt" -- "$x86/$prog" "${argv[@]}"
+    sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/ring.err" >>"$scratch/ring-samples.times"
     timed nextload "$coprof" record --next-load -o "$scratch/n.cpt" -- "$x86/$prog" "${argv[@]}"
     timed stepped "$coprof" record --next-load --single-step -o "$scratch/n.cpt" -- "$x86/$prog" "${argv[@]}"
     if [ $perf_ok -eq 1 ]; then
@@ -136,6 +141,8 @@ for w in "${workloads[@]}"; do
   s="$(median_count "$scratch/samples.times")"
   o="$(median "$scratch/samecpu.times")"
   os="$(median_count "$scratch/samecpu-samples.times")"
+  b="$(median "$scratch/ring.times")"
+  bs="$(median_count "$scratch/ring-samples.times")"
   if [ $perf_ok -eq 1 ]; then
     f="$(median "$scratch/perf.times")"
     fr="$(ratio "$f" "$p")"
@@ -143,5 +150,5 @@ for w in "${workloads[@]}"; do
     f="–"
     fr="–"
   fi
-  echo "| $name | $p | $c | $(ratio "$c" "$p") | $s | $(per_sample "$c" "$p" "$s") | $o | $(ratio "$o" "$p") | $(per_sample "$o" "$p" "$os") | $n | $(ratio "$n" "$p") | $t | $(ratio "$t" "$p") | $f | $fr |"
+  echo "| $name | $p | $c | $(ratio "$c" "$p") | $s | $(per_sample "$c" "$p" "$s") | $o | $(ratio "$o" "$p") | $(per_sample "$o" "$p" "$os") | $b | $(ratio "$b" "$p") | $(per_sample "$b" "$p" "$bs") | $n | $(ratio "$n" "$p") | $t | $(ratio "$t" "$p") | $f | $fr |"
 done

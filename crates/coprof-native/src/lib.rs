@@ -13,6 +13,10 @@
 //! the thread goes on from the interrupt to its next load (run to it at a
 //! hardware breakpoint over straight code, stepped across branches), and
 //! that load is the sample. The program never sees the interrupts.
+//! With [`Config::ring_buffer`] the thread is not stopped at all: the
+//! kernel writes each interrupted PC into a ring buffer that the sampler
+//! reads every few milliseconds, as `perf record` takes them, and a
+//! sample is that PC alone.
 //!
 //! The period follows DCPI's (§2.1 of its SOSP 1997 paper, which the
 //! value-sampling paper builds on): about 62,000 cycles, randomized
