@@ -433,7 +433,9 @@ impl Symbols {
     /// that a range across much of a program does not read as one
     /// function, nor one with code of no symbol as the one it holds
     /// (`PyDict_New (1 function)`). A range that reaches past the one
-    /// file it overlaps is taken as the part in that file.
+    /// file it overlaps is taken as the part in that file. A range of a
+    /// library or a position-independent program with no function symbol
+    /// in it is that file's offsets (`ls+0x4000 .. ls+0x7fff`).
     pub fn functions(&self, lo: u64, hi: u64) -> Option<String> {
         let Some((m, a, b)) = self.only_file_in(lo, hi) else {
             // Across files: the functions at the ends, whichever are known.
@@ -452,7 +454,9 @@ impl Symbols {
             (Some(x), Some(y)) if x == y => format!("{x} (1 function)"),
             (Some(x), Some(y)) => format!("{x} .. {y} ({} functions)", inside.count.max(2)),
             (Some(x), None) | (None, Some(x)) => x,
-            (None, None) => return None,
+            // No function symbol there (a stripped program's code): the
+            // file and its offsets, as a PC of no name is shown.
+            (None, None) => return Some(format!("{} .. {}", m.named(None, a)?, m.named(None, b)?)),
         };
         m.named(Some(what), a)
     }

@@ -903,3 +903,57 @@ fn ring_buffers_give_a_trace_of_pcs_that_only_the_code_profile_reads() {
         "--ring-buffer applies to a program run after `--`, not to the trace file",
     );
 }
+
+#[test]
+fn a_stripped_position_independent_programs_ranges_are_its_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("hot.c");
+    std::fs::write(&src, HOT).unwrap();
+    let prog = dir.path().join("hot");
+    let ok = Command::new("gcc")
+        .args(["-O1", "-fPIE", "-pie", "-s", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let trace = dir.path().join("hot.cpt");
+    common::succeeded(
+        coprof()
+            .args(["record", "--period-us", "20", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&prog),
+    );
+    // No symbol names its code: the hot range is the file's offsets, as
+    // `addr2line -e hot` takes them, not a blank.
+    let r = json_of(coprof().args(["ranges", "--json"]).arg(&trace));
+    let innermost = r["hot_ranges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|h| h["share"].as_f64().unwrap() > 0.8)
+        .unwrap_or_else(|| panic!("no hot range: {r}"));
+    let (lo, hi) = (
+        innermost["lo"].as_u64().unwrap(),
+        innermost["hi"].as_u64().unwrap(),
+    );
+    let functions = innermost["functions"].as_str().unwrap_or_default();
+    let offsets: Vec<u64> = functions
+        .split(" .. ")
+        .map(|end| {
+            let hex = end
+                .strip_prefix("hot+0x")
+                .unwrap_or_else(|| panic!("{functions}"));
+            u64::from_str_radix(hex, 16).unwrap()
+        })
+        .collect();
+    assert_eq!(offsets.len(), 2, "{functions}");
+    // The same span as the addresses, at the program's load address.
+    assert_eq!(offsets[1] - offsets[0], hi - lo, "{functions}");
+    assert!(
+        offsets[0] < 0x10000 && lo > 0x10000,
+        "{functions} at {lo:#x}"
+    );
+}
