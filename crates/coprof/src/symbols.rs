@@ -435,13 +435,17 @@ impl Symbols {
     /// (`PyDict_New (1 function)`). A range that reaches past the one
     /// file it overlaps is taken as the part in that file. A range of a
     /// library or a position-independent program with no function symbol
-    /// in it is that file's offsets (`ls+0x4000 .. ls+0x7fff`).
+    /// in it is that file's offsets (`ls+0x4000 .. ls+0x7fff`); one
+    /// across files whose ends no function holds, the files
+    /// (`libc.so.6 .. libm.so.6 (3 files)`).
     pub fn functions(&self, lo: u64, hi: u64) -> Option<String> {
         let Some((m, a, b)) = self.only_file_in(lo, hi) else {
-            // Across files: the functions at the ends, whichever are known.
+            // Across files: the functions at the ends, whichever are known,
+            // else the files.
             return match (self.function(lo), self.function(hi)) {
                 (Some(x), Some(y)) if x == y => Some(x),
                 (Some(x), Some(y)) => Some(format!("{x} .. {y}")),
+                (None, None) => self.files_in(lo, hi),
                 (x, y) => x.or(y),
             };
         };
@@ -459,6 +463,24 @@ impl Symbols {
             (None, None) => return Some(format!("{} .. {}", m.named(None, a)?, m.named(None, b)?)),
         };
         m.named(Some(what), a)
+    }
+
+    /// The files whose code a range overlaps, when they are more than
+    /// one: `first .. last (N files)`, in the order of their addresses.
+    fn files_in(&self, lo: u64, hi: u64) -> Option<String> {
+        let mut files: Vec<&Loaded> = (self.0.iter())
+            .filter(|m| m.at.start <= hi && lo < m.at.end)
+            .collect();
+        files.sort_by_key(|m| m.at.start);
+        match files.as_slice() {
+            [first, .., last] => Some(format!(
+                "{} .. {} ({} files)",
+                first.name,
+                last.name,
+                files.len()
+            )),
+            _ => None,
+        }
     }
 
     /// The data a range of addresses covers, from the symbol table's data
@@ -543,5 +565,41 @@ impl Symbols {
         let l = m.lookup(a);
         let text = m.sources.line(l.file.as_deref()?, l.line?)?;
         Some(text.trim().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two of the host's programs, `true` at 0x10000 and `false` at
+    /// 0x40000, as the program and a library of one run.
+    fn two_files() -> Symbols {
+        let module = |path: &str, start: u64| Module {
+            start,
+            end: start + 0x10000,
+            bias: start,
+            path: PathBuf::from(path),
+        };
+        let modules = [
+            module("/usr/bin/true", 0x10000),
+            module("/usr/bin/false", 0x40000),
+        ];
+        Symbols::of_modules(&modules, None, None, true, None).unwrap()
+    }
+
+    #[test]
+    fn a_range_across_files_is_named_by_its_ends_or_else_its_files() {
+        let s = two_files();
+        // Both ends in the gaps around the files: the files.
+        assert_eq!(
+            s.functions(0x8000, 0x60000).as_deref(),
+            Some("true .. false (2 files)")
+        );
+        // One file only, with gaps around it: not a list of one.
+        assert_eq!(s.files_in(0x8000, 0x30000), None);
+        // An end in a file: what is there, by its address in the file.
+        let at_end = s.functions(0x8000, 0x40123).unwrap();
+        assert!(at_end.starts_with("false"), "{at_end}");
     }
 }
