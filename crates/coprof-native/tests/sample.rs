@@ -259,6 +259,19 @@ fn function(prog: &Path, name: &str) -> std::ops::Range<u64> {
     s.address()..s.address() + s.size()
 }
 
+/// Asserts that over 90% of `events` (and at least `least` of them) are
+/// in `prog`'s function `hot_loop`; returns its range.
+fn mostly_in_the_hot_loop(prog: &Path, events: &[Event], least: usize) -> std::ops::Range<u64> {
+    let hot = function(prog, "hot_loop");
+    let inside = events.iter().filter(|e| hot.contains(&e.pc)).count();
+    assert!(
+        inside >= least && inside * 10 > events.len() * 9,
+        "{inside} of {} in hot_loop",
+        events.len()
+    );
+    hot
+}
+
 #[test]
 fn samples_land_in_the_hot_loop_and_its_loads_read_its_values() {
     let dir = tempfile::tempdir().unwrap();
@@ -268,13 +281,7 @@ fn samples_land_in_the_hot_loop_and_its_loads_read_its_values() {
     assert_eq!(r.exit, Exit::Exited(0));
     assert_eq!(r.samples as usize, events.len());
     assert!(r.samples > 200, "{} samples", r.samples);
-    let hot = function(&prog, "hot_loop");
-    let inside = events.iter().filter(|e| hot.contains(&e.pc)).count();
-    assert!(
-        inside * 10 > events.len() * 9,
-        "{inside} of {} in hot_loop",
-        events.len()
-    );
+    let hot = mostly_in_the_hot_loop(&prog, &events, 0);
     // The program, linked at fixed addresses, first among the modules.
     assert_eq!(r.modules[0].path, std::fs::canonicalize(&prog).unwrap());
     assert_eq!(r.modules[0].bias, 0);
@@ -496,9 +503,7 @@ fn forked_children_are_sampled_apart_when_followed() {
         (1.5..6.0).contains(&(child_n / parent_n)),
         "{child_n} samples of the child, {parent_n} of its parent"
     );
-    let hot = function(&prog, "hot_loop");
-    let inside = child_events.iter().filter(|e| hot.contains(&e.pc)).count();
-    assert!(inside * 10 > child_events.len() * 9);
+    mostly_in_the_hot_loop(&prog, child_events, 0);
 
     // Not followed: the child runs unsampled.
     let mut alone = Collect::default();
@@ -622,13 +627,7 @@ fn a_running_process_is_sampled_until_let_go_and_then_runs_on() {
     assert!(!run.modules.is_empty());
     // About 0.7 s of the unblocked thread's CPU time at 31 µs.
     assert!(run.samples > 1000, "{} samples", run.samples);
-    let hot = function(prog, "hot_loop");
-    let inside = sink.0.iter().filter(|e| hot.contains(&e.pc)).count();
-    assert!(
-        inside * 10 > sink.0.len() * 9,
-        "{inside} of {}",
-        sink.0.len()
-    );
+    mostly_in_the_hot_loop(prog, &sink.0, 0);
     // Its second thread is not a process to attach to.
     let second = std::fs::read_dir(format!("/proc/{pid}/task"))
         .unwrap()
@@ -748,14 +747,7 @@ fn children_forked_after_attaching_are_followed_and_let_go_with_it() {
     let child = &children.ended[0];
     assert_eq!(children.started, [(child.pid, pid)]);
     assert_eq!(child.exit, Exit::Detached);
-    let events = &children.events[&child.pid];
-    let hot = function(&r.prog, "hot_loop");
-    let inside = events.iter().filter(|e| hot.contains(&e.pc)).count();
-    assert!(
-        inside > 100 && inside * 10 > events.len() * 9,
-        "{inside} of {}",
-        events.len()
-    );
+    mostly_in_the_hot_loop(&r.prog, &children.events[&child.pid], 100);
     // Let go, the child runs on to exit with 5, which its parent checks.
     r.ends_well();
 }
@@ -840,13 +832,7 @@ fn ring_buffer_samples_land_in_the_hot_loop_as_pcs_alone() {
     assert!(events
         .iter()
         .all(|e| e.class == Class::Other && e.addr == 0 && e.value == 0));
-    let hot = function(&prog, "hot_loop");
-    let inside = events.iter().filter(|e| hot.contains(&e.pc)).count();
-    assert!(
-        inside * 10 > events.len() * 9,
-        "{inside} of {} in hot_loop",
-        events.len()
-    );
+    mostly_in_the_hot_loop(&prog, &events, 0);
     assert_eq!(r.modules[0].path, std::fs::canonicalize(&prog).unwrap());
 }
 
@@ -930,13 +916,7 @@ fn a_process_attached_to_with_ring_buffers_is_sampled_and_runs_on() {
     // its buffer at the detach at the latest.
     assert!(run.samples > 1000, "{} samples", run.samples);
     assert_eq!(run.samples as usize, sink.0.len());
-    let hot = function(prog, "hot_loop");
-    let inside = sink.0.iter().filter(|e| hot.contains(&e.pc)).count();
-    assert!(
-        inside * 10 > sink.0.len() * 9,
-        "{inside} of {}",
-        sink.0.len()
-    );
+    mostly_in_the_hot_loop(prog, &sink.0, 0);
     // Its second thread blocks SIGPROF and checks that it still does:
     // no clock signal was sent to it, none is left pending.
     r.ends_well();
