@@ -565,6 +565,13 @@ fn a_profile_follows_a_native_programs_children_each_into_a_file() {
             ["ranges-pc", "ranges-load-value", "values"]
         );
         assert_hot_loop_on_top(&child["reports"][0]["json"]);
+        // Each report's command line runs the child's program alone,
+        // not the shell.
+        for r in child["reports"].as_array().unwrap() {
+            let line = r["command"].as_str().unwrap();
+            assert!(line.ends_with(&format!(" -- {command}")), "{line}");
+            assert!(!line.contains("/bin/sh"), "{line}");
+        }
     }
     // The shell's own profile holds only its samples: far fewer.
     let own = main["sampled"]["samples"].as_u64().unwrap();

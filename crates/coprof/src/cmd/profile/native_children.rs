@@ -3,7 +3,7 @@
 //! addresses of its own, and to a profile file of its own, named as a
 //! RISC-V program's children's are ([`super::children`]).
 
-use super::{jobs, profile_of, save, sections, ChildProfile, Line, Named, ProcessIds};
+use super::{jobs, profile_of, save, sections, shell_words, ChildProfile, Line, Named, ProcessIds};
 use crate::input::InputArgs;
 use coprof_core::Event;
 use coprof_native::Run;
@@ -59,6 +59,7 @@ impl NativeChildren {
     ) -> anyhow::Result<String> {
         let program = run.program.clone();
         let args: Vec<String> = crate::input::as_text(run.args.get(1..).unwrap_or_default());
+        let jobs = self.alone(jobs, &program, &args);
         let info = self.input.sampled_info(&program, args.clone(), run);
         let costs = vec![None; jobs.len()];
         let reports = sections(jobs, costs, &info, &|_| {})?;
@@ -69,6 +70,26 @@ impl NativeChildren {
         profile.process = Some(ids);
         save(&profile, path)?;
         Ok(profile.command())
+    }
+}
+
+impl NativeChildren {
+    /// `jobs` with the command lines that give their reports of a child
+    /// alone: each report's options, and the run's (`--ring-buffer`,
+    /// symbols), with the program the child ran last and its arguments
+    /// after `--`, in place of the program's (or the process attached to).
+    fn alone(&self, mut jobs: Vec<Named>, program: &Path, args: &[String]) -> Vec<Named> {
+        let typed = self.input.as_typed().len();
+        let mut input = self.input.run_options();
+        input.push("--".into());
+        input.push(program.to_string_lossy().into_owned());
+        input.extend(args.iter().cloned());
+        for (j, l) in jobs.iter_mut().zip(&self.lines) {
+            let mut argv = l.argv[..l.argv.len().saturating_sub(typed)].to_vec();
+            argv.extend(input.iter().cloned());
+            j.line = format!("coprof {} {}", l.command, shell_words(&argv));
+        }
+        jobs
     }
 }
 
