@@ -202,6 +202,10 @@ pub struct Run {
     /// are 0 when every period was sampled.
     pub lost: u64,
     pub throttled: u64,
+    /// With [`Config::ring_buffer`]: threads that ran unsampled because
+    /// no ring buffer, even of one page, could be mapped for them (locked
+    /// memory ran out). Their samples are missing from the run.
+    pub unsampled_threads: u64,
     /// Threads the program ran, the first included.
     pub threads: u64,
     /// CPU time, in nanoseconds, of the child processes it had waited for
@@ -237,6 +241,7 @@ impl Run {
             runs_ahead: 0,
             lost: 0,
             throttled: 0,
+            unsampled_threads: 0,
             threads: 1,
             children_cpu_ns: 0,
             modules: Vec::new(),
@@ -285,11 +290,13 @@ pub enum NativeError {
          its next load: ring_buffer and next_load exclude each other"
     )]
     RingBufferNextLoad,
-    /// A clock's ring buffer could not be mapped ([`Config::ring_buffer`]).
+    /// The program's first thread's ring buffer could not be mapped, even
+    /// of one page ([`Config::ring_buffer`]). (A later thread's is
+    /// counted in [`Run::unsampled_threads`].)
     #[error(
         "cannot map a ring buffer for thread {tid}'s clock: {source}; each thread's buffer is \
-         {} KiB of locked memory, beyond /proc/sys/kernel/perf_event_mlock_kb it counts \
-         against RLIMIT_MEMLOCK (ulimit -l)", crate::tracer::RING_PAGES * 4
+         up to {} KiB of locked memory, which beyond /proc/sys/kernel/perf_event_mlock_kb \
+         counts against RLIMIT_MEMLOCK (ulimit -l)", (crate::tracer::RING_PAGES + 1) * 4
     )]
     RingBuffer { tid: i32, source: std::io::Error },
     /// The CPU clock could not be opened on a thread.

@@ -101,16 +101,30 @@ impl Clock {
     /// A clock on thread `tid` that writes its PC into a ring buffer of
     /// `data_pages` pages (a power of two) every `period_ns` of its CPU
     /// time, running from now on. Its descriptor is readable
-    /// ([`Clock::fd`], for `poll`) once the buffer is half full.
+    /// ([`Clock::fd`], for `poll`) once the buffer is half full. Where
+    /// locked memory is short (`EPERM`, `ENOMEM`), a buffer of half the
+    /// pages is tried, down to one page.
     pub fn open_ring(tid: i32, period_ns: u64, data_pages: usize) -> Result<Clock, NativeError> {
         // SAFETY: plain call.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let half = (data_pages * page / 2) as u32;
-        let mut clock = Clock::event(tid, period_ns, FLAG_WATERMARK, PERF_SAMPLE_IP, half)?;
-        let ring = Ring::map(clock.fd, data_pages, page)
-            .map_err(|source| NativeError::RingBuffer { tid, source })?;
-        clock.ring = Some(ring);
-        Ok(clock)
+        let mut pages = data_pages;
+        loop {
+            let half = (pages * page / 2) as u32;
+            let mut clock = Clock::event(tid, period_ns, FLAG_WATERMARK, PERF_SAMPLE_IP, half)?;
+            match Ring::map(clock.fd, pages, page) {
+                Ok(ring) => {
+                    clock.ring = Some(ring);
+                    return Ok(clock);
+                }
+                Err(e)
+                    if pages > 1
+                        && matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOMEM)) =>
+                {
+                    pages /= 2;
+                }
+                Err(source) => return Err(NativeError::RingBuffer { tid, source }),
+            }
+        }
     }
 
     /// A CPU-clock event on thread `tid` of period `period_ns`, with

@@ -230,8 +230,20 @@ impl<'a, 'h> Tracer<'a, 'h> {
         }
         let period = self.period();
         if self.config.ring_buffer {
-            let clock = Clock::open_ring(tid, period, RING_PAGES)?;
-            self.clocks.insert(tid, clock);
+            match Clock::open_ring(tid, period, RING_PAGES) {
+                Ok(clock) => {
+                    self.clocks.insert(tid, clock);
+                }
+                // Out of locked memory with threads sampled already: this
+                // one runs unsampled, counted, rather than the run ending.
+                Err(NativeError::RingBuffer { .. }) if !self.clocks.is_empty() => {
+                    let process = self.threads.get(&tid).copied().unwrap_or(self.pid);
+                    if let Some(p) = self.processes.get_mut(&process) {
+                        p.run.unsampled_threads += 1;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
             return Ok(());
         }
         let clock = Clock::open(tid, self.config.period_ns)?;

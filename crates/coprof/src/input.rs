@@ -929,6 +929,9 @@ impl InputArgs {
                 run
             }
         };
+        if let Some(note) = crate::progress::ring_buffer_note(&run) {
+            eprintln!("coprof: note: {note}");
+        }
         if let Some(note) = (!follows)
             .then(|| crate::progress::unfollowed_children_note(&run))
             .flatten()

@@ -199,25 +199,34 @@ pub fn unfollowed_children_note(run: &coprof_native::Run) -> Option<String> {
     })
 }
 
-/// The note for a run sampled into ring buffers (`--ring-buffer`) whose
-/// kernel dropped samples or throttled a clock: its samples then miss
-/// some periods.
-pub fn dropped_samples_note(run: &coprof_native::Run) -> Option<String> {
+/// The note for a run sampled into ring buffers (`--ring-buffer`) that
+/// missed samples: the kernel dropped some or throttled a clock, or
+/// threads ran unsampled for want of locked memory.
+pub fn ring_buffer_note(run: &coprof_native::Run) -> Option<String> {
+    let n = crate::output::thousands;
     let mut what = Vec::new();
     if run.lost > 0 {
         what.push(format!(
-            "dropped {} samples whose ring buffer was full",
-            crate::output::thousands(run.lost)
+            "the kernel dropped {} samples whose ring buffer was full",
+            n(run.lost)
         ));
     }
     if run.throttled > 0 {
         what.push(format!(
-            "throttled a clock {} times for interrupting more often than \
+            "the kernel throttled a clock {} times for interrupting more often than \
              /proc/sys/kernel/perf_event_max_sample_rate allows (a longer --period-us avoids it)",
-            crate::output::thousands(run.throttled)
+            n(run.throttled)
         ));
     }
-    (!what.is_empty()).then(|| format!("the kernel {}", what.join(" and ")))
+    if run.unsampled_threads > 0 {
+        what.push(format!(
+            "{} of {} threads ran unsampled: no ring buffer could be mapped for them (locked \
+             memory: raise `ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb)",
+            n(run.unsampled_threads),
+            n(run.threads)
+        ));
+    }
+    (!what.is_empty()).then(|| what.join("; "))
 }
 
 /// A sink that passes everything to another and advances a progress bar.

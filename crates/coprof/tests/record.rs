@@ -964,3 +964,102 @@ fn a_stripped_position_independent_programs_ranges_are_its_offsets() {
         "{functions} at {lo:#x}"
     );
 }
+
+/// Threads that all live at once (a barrier holds them until the last
+/// has started), then each sum a while: argv[1] of them.
+const MANY: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+volatile long sink;
+static pthread_barrier_t all;
+static void *work(void *a) {
+    pthread_barrier_wait(&all);
+    long s = 0;
+    for (long i = 0; i < 2000000; i++)
+        s += i;
+    sink = s;
+    return a;
+}
+int main(int argc, char **argv) {
+    int n = atoi(argv[1]);
+    pthread_t *t = calloc(n, sizeof *t);
+    pthread_barrier_init(&all, NULL, n + 1);
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t[i], NULL, work, NULL))
+            return 2;
+    pthread_barrier_wait(&all);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    return 0;
+}
+"#;
+
+#[test]
+fn threads_past_the_locked_memory_for_ring_buffers_run_unsampled_and_are_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("many.c");
+    std::fs::write(&src, MANY).unwrap();
+    let prog = dir.path().join("many");
+    let ok = Command::new("gcc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    // Each buffer takes a page of data and its control page at the
+    // least, out of the user's perf_event_mlock_kb per CPU, and then out
+    // of `ulimit -l`, set to 0 here: more threads at once than that
+    // budget holds leave some unsampled.
+    let kb: usize = std::fs::read_to_string("/proc/sys/kernel/perf_event_mlock_kb")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let threads = kb * cpus / 8 + 64;
+    if threads > 3000 {
+        eprintln!("skipped: {cpus} CPUs' locked memory for ring buffers needs {threads} threads");
+        return;
+    }
+    let coprof = assert_cmd::cargo::cargo_bin("coprof");
+    let trace = dir.path().join("many.cpt");
+    let run = |json: &str| {
+        let script = format!(
+            "ulimit -l 0 && exec \"$0\" record --ring-buffer {json} -o \"$1\" -- \"$2\" {threads}"
+        );
+        // Root may lock any amount (CAP_IPC_LOCK): run without that right.
+        let mut cmd = match unsafe { libc::geteuid() } {
+            0 => {
+                let mut c = Command::new("setpriv");
+                c.args(["--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock", "sh"]);
+                c
+            }
+            _ => Command::new("sh"),
+        };
+        let out = cmd
+            .args(["-c", &script])
+            .arg(&coprof)
+            .arg(&trace)
+            .arg(&prog)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        err
+    };
+    let err = run("--json");
+    let summary: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    let unsampled = summary["unsampled_threads"].as_u64().unwrap();
+    assert_eq!(summary["threads"], threads as u64 + 1, "{summary}");
+    assert!(unsampled > 0 && unsampled < threads as u64, "{summary}");
+    assert!(summary["samples"].as_u64().unwrap() > 100, "{summary}");
+    // Said in words without --json.
+    let err = run("");
+    assert!(
+        err.contains("threads ran unsampled: no ring buffer could be mapped for them"),
+        "{err}"
+    );
+}

@@ -248,6 +248,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "ring_buffer": config.ring_buffer,
             "lost": run.lost,
             "throttled": run.throttled,
+            "unsampled_threads": run.unsampled_threads,
             "trace": { "path": a.output, "bytes": written.file_bytes },
         });
         if a.follow_children {
@@ -275,7 +276,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.output.display(),
             thousands(written.file_bytes),
         );
-        if let Some(note) = crate::progress::dropped_samples_note(&run) {
+        if let Some(note) = crate::progress::ring_buffer_note(&run) {
             eprintln!("coprof: note: {note}");
         }
         for c in &children {
