@@ -7,8 +7,8 @@
 #     each thread's CPU time), and under `coprof record --same-cpu` (the
 #     program and the sampler on one CPU);
 #   - under `coprof record --ring-buffer` (the kernel writes each sample's
-#     PC into a ring buffer coprof reads every few milliseconds: the
-#     program is not stopped);
+#     PC into a ring buffer, which coprof reads at one stop every 512
+#     samples);
 #   - under `coprof record --next-load` (each sample taken at its next
 #     load, for value profiles: run to it at a hardware breakpoint over
 #     straight code), and under `--next-load --single-step` (every

@@ -13,10 +13,10 @@
 //! the thread goes on from the interrupt to its next load (run to it at a
 //! hardware breakpoint over straight code, stepped across branches), and
 //! that load is the sample. The program never sees the interrupts.
-//! With [`Config::ring_buffer`] the thread is not stopped at all: the
-//! kernel writes each interrupted PC into a ring buffer that the sampler
-//! reads every few milliseconds, as `perf record` takes them, and a
-//! sample is that PC alone.
+//! With [`Config::ring_buffer`] the thread is not stopped for a sample:
+//! the kernel writes each interrupted PC into a ring buffer, as for
+//! `perf record`, which the sampler reads at one stop every 512 samples,
+//! and a sample is that PC alone.
 //!
 //! The period follows DCPI's (§2.1 of its SOSP 1997 paper, which the
 //! value-sampling paper builds on): about 62,000 cycles, randomized
@@ -83,17 +83,19 @@ pub struct Config {
     pub same_cpu: bool,
     /// Take the samples without stopping the program, as `perf record`
     /// does: each thread's clock runs on at every overflow, and the
-    /// kernel writes the interrupted PC into a ring buffer that the
-    /// sampler reads every few milliseconds (`ring.rs`). A sample then
-    /// costs the program a timer interrupt instead of a ptrace stop,
+    /// kernel writes the interrupted PC into a ring buffer (`ring.rs`),
+    /// which the sampler reads when a second clock stops the thread, once
+    /// every 512 periods (`perf.rs`). A sample then costs the program a
+    /// timer interrupt instead of a ptrace stop,
     /// but is a PC alone: its event is of class `other`, with no
     /// address or value, since nothing reads the thread's registers or
     /// memory at the sample. Not with `next_load`, which needs the stop.
     ///
     /// Two departures from DCPI's sampling (§2.1 of its SOSP 1997
     /// paper), so not the default: the period is redrawn within ±1/31 at
-    /// each read of the buffer, a few hundred samples apart, rather than
-    /// at every sample; and a buffer that fills before it is read drops
+    /// each read of the buffer, 512 samples apart, rather than at every
+    /// sample; and a buffer that fills before it is read (a thread that
+    /// blocks SIGPROF, while no other thread is stopped to read it) drops
     /// samples, which [`Run::lost`] counts.
     pub ring_buffer: bool,
 }

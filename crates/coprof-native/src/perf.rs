@@ -13,11 +13,14 @@
 //!
 //! With [`Config::ring_buffer`](crate::Config::ring_buffer) the clock
 //! instead runs on at every overflow and the kernel writes the PC into a
-//! ring buffer mapped beside it ([`Ring`]): the thread is never stopped,
-//! and the sampler reads the PCs later.
+//! ring buffer mapped beside it ([`Ring`]), without stopping the thread.
+//! A second clock on the thread, of a period as long as a quarter of
+//! the buffer's samples, stops it as the first kind does: the sampler
+//! then reads the buffer, one stop for 512 samples.
 
 use crate::ring::{Drained, Ring};
 use crate::NativeError;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// The signal a sample stops a thread with. The tracer takes it: the
 /// program never sees it.
@@ -43,8 +46,8 @@ struct Attr {
 const PERF_TYPE_SOFTWARE: u32 = 1;
 /// `PERF_SAMPLE_IP`: a ring buffer's sample is the PC alone.
 const PERF_SAMPLE_IP: u64 = 1 << 0;
-/// `watermark`: `wakeup_events` counts bytes, not samples.
-const FLAG_WATERMARK: u64 = 1 << 14;
+/// Bytes of a ring buffer's sample record: its header and the PC.
+const SAMPLE_BYTES: usize = 16;
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 /// `disabled`: armed later by the refresh.
 const FLAG_DISABLED: u64 = 1 << 0;
@@ -63,59 +66,46 @@ const F_OWNER_TID: i32 = 0;
 /// One thread's sampling clock; closed on drop.
 #[derive(Debug)]
 pub struct Clock {
-    fd: i32,
+    fd: OwnedFd,
     /// Its ring buffer, for a clock that does not stop the thread.
     ring: Option<Ring>,
+    /// With a ring buffer: a second clock on the thread that stops it,
+    /// by the signal a stopping clock sends, each time it has run long
+    /// enough to fill a quarter of the buffer, so that the sampler reads
+    /// it then, with room for three times as many more before any is
+    /// lost. Never armed for one overflow: it runs on.
+    _reader: Option<OwnedFd>,
 }
 
 impl Clock {
     /// A clock on thread `tid` that signals it once it has run for
     /// `period_ns` of CPU time, not yet armed ([`Clock::arm`]).
     pub fn open(tid: i32, period_ns: u64) -> Result<Clock, NativeError> {
-        let clock = Clock::event(tid, period_ns, FLAG_DISABLED, 0, 1)?;
-        #[repr(C)]
-        struct Owner {
-            kind: i32,
-            pid: i32,
-        }
-        let owner = Owner {
-            kind: F_OWNER_TID,
-            pid: tid,
-        };
-        let fd = clock.fd;
-        // SAFETY: plain calls on the descriptor just opened.
-        let ok = unsafe {
-            libc::fcntl(fd, F_SETOWN_EX, &owner as *const Owner) == 0
-                && libc::fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) == 0
-                && libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
-        };
-        if !ok {
-            return Err(NativeError::Clock {
-                tid,
-                source: std::io::Error::last_os_error(),
-            });
-        }
-        Ok(clock)
+        let fd = event(tid, period_ns, FLAG_DISABLED, 0)?;
+        signal_to(&fd, tid)?;
+        Ok(Clock {
+            fd,
+            ring: None,
+            _reader: None,
+        })
     }
 
     /// A clock on thread `tid` that writes its PC into a ring buffer of
     /// `data_pages` pages (a power of two) every `period_ns` of its CPU
-    /// time, running from now on. Its descriptor is readable
-    /// ([`Clock::fd`], for `poll`) once the buffer is half full. Where
+    /// time, running from now on, and signals the thread as [`open`]'s
+    /// does each time it has run for a quarter of the buffer's samples. Where
     /// locked memory is short (`EPERM`, `ENOMEM`), a buffer of half the
     /// pages is tried, down to one page.
+    ///
+    /// [`open`]: Clock::open
     pub fn open_ring(tid: i32, period_ns: u64, data_pages: usize) -> Result<Clock, NativeError> {
         // SAFETY: plain call.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
         let mut pages = data_pages;
-        loop {
-            let half = (pages * page / 2) as u32;
-            let mut clock = Clock::event(tid, period_ns, FLAG_WATERMARK, PERF_SAMPLE_IP, half)?;
-            match Ring::map(clock.fd, pages, page) {
-                Ok(ring) => {
-                    clock.ring = Some(ring);
-                    return Ok(clock);
-                }
+        let (fd, ring) = loop {
+            let fd = event(tid, period_ns, 0, PERF_SAMPLE_IP)?;
+            match Ring::map(fd.as_raw_fd(), pages, page) {
+                Ok(ring) => break (fd, ring),
                 Err(e)
                     if pages > 1
                         && matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOMEM)) =>
@@ -124,47 +114,20 @@ impl Clock {
                 }
                 Err(source) => return Err(NativeError::RingBuffer { tid, source }),
             }
-        }
+        };
+        let quarter = (pages * page / 4 / SAMPLE_BYTES) as u64;
+        let reader = event(tid, period_ns.max(1).saturating_mul(quarter), 0, 0)?;
+        signal_to(&reader, tid)?;
+        Ok(Clock {
+            fd,
+            ring: Some(ring),
+            _reader: Some(reader),
+        })
     }
 
-    /// A CPU-clock event on thread `tid` of period `period_ns`, with
-    /// `flags` beside the exclusions, sampling `sample_type`, waking a
-    /// reader after `wakeup` samples (bytes, with [`FLAG_WATERMARK`]).
-    fn event(
-        tid: i32,
-        period_ns: u64,
-        flags: u64,
-        sample_type: u64,
-        wakeup: u32,
-    ) -> Result<Clock, NativeError> {
-        let attr = Attr {
-            kind: PERF_TYPE_SOFTWARE,
-            size: std::mem::size_of::<Attr>() as u32,
-            config: PERF_COUNT_SW_CPU_CLOCK,
-            sample_period: period_ns.max(1),
-            sample_type,
-            flags: flags | FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV,
-            wakeup_events: wakeup,
-            ..Attr::default()
-        };
-        // SAFETY: a valid attribute block the call only reads.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                &attr as *const Attr,
-                tid,
-                -1,
-                -1,
-                PERF_FLAG_FD_CLOEXEC,
-            )
-        } as i32;
-        if fd < 0 {
-            return Err(NativeError::Clock {
-                tid,
-                source: std::io::Error::last_os_error(),
-            });
-        }
-        Ok(Clock { fd, ring: None })
+    /// Whether the clock writes into a ring buffer.
+    pub fn has_ring(&self) -> bool {
+        self.ring.is_some()
     }
 
     /// Arms the clock for one more overflow, `period_ns` of the thread's
@@ -174,8 +137,12 @@ impl Clock {
         // SAFETY: the ioctls perf events take, on a descriptor this value
         // owns; the period is read from a local.
         let ok = unsafe {
-            libc::ioctl(self.fd, PERF_EVENT_IOC_PERIOD, &period as *const u64) == 0
-                && libc::ioctl(self.fd, PERF_EVENT_IOC_REFRESH, 1) == 0
+            libc::ioctl(
+                self.fd.as_raw_fd(),
+                PERF_EVENT_IOC_PERIOD,
+                &period as *const u64,
+            ) == 0
+                && libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_REFRESH, 1) == 0
         };
         if ok {
             Ok(())
@@ -189,15 +156,16 @@ impl Clock {
     pub fn set_period(&self, period_ns: u64) -> Result<(), std::io::Error> {
         let period = period_ns.max(1);
         // SAFETY: as in `arm`.
-        match unsafe { libc::ioctl(self.fd, PERF_EVENT_IOC_PERIOD, &period as *const u64) } {
+        match unsafe {
+            libc::ioctl(
+                self.fd.as_raw_fd(),
+                PERF_EVENT_IOC_PERIOD,
+                &period as *const u64,
+            )
+        } {
             0 => Ok(()),
             _ => Err(std::io::Error::last_os_error()),
         }
-    }
-
-    /// The descriptor, to `poll` a ring buffer's clock.
-    pub fn fd(&self) -> i32 {
-        self.fd
     }
 
     /// Reads the samples in the clock's ring buffer, each PC to `pc`;
@@ -210,9 +178,68 @@ impl Clock {
     }
 }
 
-impl Drop for Clock {
-    fn drop(&mut self) {
-        // SAFETY: the descriptor this value owns.
-        unsafe { libc::close(self.fd) };
+/// A CPU-clock event on thread `tid` of period `period_ns`, with `flags`
+/// beside the exclusions, sampling `sample_type` into a ring buffer if
+/// one is mapped (`PERF_SAMPLE_IP`), or none (0) for one that signals.
+fn event(tid: i32, period_ns: u64, flags: u64, sample_type: u64) -> Result<OwnedFd, NativeError> {
+    let attr = Attr {
+        kind: PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<Attr>() as u32,
+        config: PERF_COUNT_SW_CPU_CLOCK,
+        sample_period: period_ns.max(1),
+        sample_type,
+        flags: flags | FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV,
+        // A ring buffer's reader is woken at none of its samples (the
+        // kernel's default: when half full, and nobody polls it): a
+        // wake-up at each would cost an interrupt of its own.
+        wakeup_events: u32::from(sample_type == 0),
+        ..Attr::default()
+    };
+    // SAFETY: a valid attribute block the call only reads.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const Attr,
+            tid,
+            -1,
+            -1,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    } as i32;
+    if fd < 0 {
+        return Err(NativeError::Clock {
+            tid,
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    // SAFETY: a descriptor just opened, owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Has the event `fd` send thread `tid` [`SAMPLE_SIGNAL`] at each
+/// overflow (its fasync signal, owned by that thread).
+fn signal_to(fd: &OwnedFd, tid: i32) -> Result<(), NativeError> {
+    #[repr(C)]
+    struct Owner {
+        kind: i32,
+        pid: i32,
+    }
+    let owner = Owner {
+        kind: F_OWNER_TID,
+        pid: tid,
+    };
+    let fd = fd.as_raw_fd();
+    // SAFETY: plain calls on a descriptor of a perf event.
+    let ok = unsafe {
+        libc::fcntl(fd, F_SETOWN_EX, &owner as *const Owner) == 0
+            && libc::fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) == 0
+            && libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
+    };
+    match ok {
+        true => Ok(()),
+        false => Err(NativeError::Clock {
+            tid,
+            source: std::io::Error::last_os_error(),
+        }),
     }
 }

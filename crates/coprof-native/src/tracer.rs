@@ -26,17 +26,10 @@ pub const MAX_STEPS: u32 = 64;
 const BATCH: usize = 4096;
 /// Data pages of each thread's ring buffer ([`Config::ring_buffer`]):
 /// 32 KiB, 2,048 samples, which at the default period is 63 ms of the
-/// thread's CPU time, far more than the longest wait between two reads
-/// ([`RING_WAIT_MAX`]). Small, since each is locked memory.
+/// thread's CPU time. The thread is stopped for its buffer to be read
+/// each time it has run for a quarter of that. Small, since each is
+/// locked memory.
 pub(crate) const RING_PAGES: usize = 8;
-/// The shortest and longest waits for a ring buffer to fill before the
-/// buffers are read and the threads looked at again, with
-/// [`Config::ring_buffer`]: the wait doubles from the first to the
-/// second while no thread changes, so that a burst of thread starts is
-/// followed at once and a quiet program costs the sampler a few hundred
-/// wake-ups a second.
-const RING_WAIT_MIN: std::time::Duration = std::time::Duration::from_micros(50);
-const RING_WAIT_MAX: std::time::Duration = std::time::Duration::from_millis(2);
 /// `si_code`s of a descriptor's fasync signal (POLL_IN to POLL_HUP): the
 /// clock's, as opposed to a SIGPROF the program's own timer sends.
 const FASYNC_CODES: std::ops::RangeInclusive<i32> = 1..=6;
@@ -293,8 +286,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             if self.kept.is_none() && self.stop_asked() {
                 return self.detach(sink);
             }
-            let Some((tid, status)) = self.next_change(sink).map_err(|e| self.trace_error(e))?
-            else {
+            let Some((tid, status)) = self.next_change().map_err(|e| self.trace_error(e))? else {
                 continue;
             };
             let Some(&process) = self.threads.get(&tid) else {
@@ -357,6 +349,14 @@ impl<'a, 'h> Tracer<'a, 'h> {
                     }
                     resume(tid, 0);
                 }
+                0 if sig == SAMPLE_SIGNAL
+                    && self.is_clock_signal(tid)
+                    && self.clocks.get(&tid).is_some_and(Clock::has_ring) =>
+                {
+                    // A quarter of its buffer's samples since the last read.
+                    self.drain_all(Some(tid), sink);
+                    resume(tid, 0);
+                }
                 0 if sig == SAMPLE_SIGNAL && self.is_clock_signal(tid) => {
                     let go_on = self.take_sample(tid, process, sink);
                     self.sampled();
@@ -405,27 +405,16 @@ impl<'a, 'h> Tracer<'a, 'h> {
     ///
     /// `None` when a signal interrupted the wait and [`Tracer::stop`] is
     /// set: the program is to be let go.
-    fn next_change(&mut self, sink: &mut dyn Sink) -> Result<Option<(i32, i32)>, std::io::Error> {
+    fn next_change(&mut self) -> Result<Option<(i32, i32)>, std::io::Error> {
         if let Some(kept) = self.kept.take() {
             return Ok(Some(kept));
         }
-        // With ring buffers, the wait is a look, and between two looks
-        // the buffers are read and then waited on (until the threads are
-        // let go, their buffers read a last time).
-        let (look, mut wait) = match self.config.ring_buffer && !self.detaching {
-            true => (libc::WNOHANG, Some(RING_WAIT_MIN)),
-            false => (0, None),
-        };
         loop {
             // SAFETY: a siginfo_t filled by the call; WNOWAIT leaves the
             // child as it was.
             let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            let flags = libc::WEXITED
-                | libc::WSTOPPED
-                | libc::WNOWAIT
-                | libc::__WALL
-                | libc::__WNOTHREAD
-                | look;
+            let flags =
+                libc::WEXITED | libc::WSTOPPED | libc::WNOWAIT | libc::__WALL | libc::__WNOTHREAD;
             if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } < 0 {
                 let e = std::io::Error::last_os_error();
                 if e.raw_os_error() == Some(libc::EINTR) {
@@ -436,17 +425,8 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 }
                 return Err(e);
             }
-            // SAFETY: waitid filled si_pid (0 when a look found nothing).
+            // SAFETY: waitid filled si_pid.
             let tid = unsafe { info.si_pid() };
-            if let (0, Some(w)) = (tid, wait.as_mut()) {
-                if self.stop_asked() {
-                    return Ok(None);
-                }
-                self.drain_all(sink);
-                self.wait_for_rings(*w);
-                *w = (*w * 2).min(RING_WAIT_MAX);
-                continue;
-            }
             if self.threads.contains_key(&tid) || self.found(tid) {
                 let mut status = 0;
                 // SAFETY: a wait for that one thread, into a local.
@@ -460,36 +440,11 @@ impl<'a, 'h> Tracer<'a, 'h> {
         }
     }
 
-    /// Waits until a ring buffer is half full, a signal comes, or
-    /// `wait` has passed.
-    fn wait_for_rings(&self, wait: std::time::Duration) {
-        let mut fds: Vec<libc::pollfd> = (self.clocks.values())
-            .map(|c| libc::pollfd {
-                fd: c.fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-        let timeout = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: wait.as_nanos() as libc::c_long,
-        };
-        // SAFETY: descriptors this tracer owns, a timeout in a local; no
-        // signal mask is changed. An interruption is looked at by the caller.
-        unsafe {
-            libc::ppoll(
-                fds.as_mut_ptr(),
-                fds.len() as libc::nfds_t,
-                &timeout,
-                std::ptr::null(),
-            )
-        };
-    }
-
     /// Counts the samples in thread `tid`'s ring buffer
-    /// ([`Config::ring_buffer`]), and draws the clock's next period when
-    /// there were some.
-    fn drain(&mut self, tid: i32, sink: &mut dyn Sink) {
+    /// ([`Config::ring_buffer`]). With `redraw`, for a thread stopped,
+    /// the clock's next period is drawn when there were some (a running
+    /// thread's would be set on its CPU, by an interrupt).
+    fn drain(&mut self, tid: i32, redraw: bool, sink: &mut dyn Sink) {
         let Some(&process) = self.threads.get(&tid) else {
             return;
         };
@@ -499,7 +454,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
         };
         let mut pcs = std::mem::take(&mut self.ring_pcs);
         let got = clock.drain(|pc| pcs.push(pc));
-        if got.samples > 0 {
+        if redraw && got.samples > 0 {
             // A thread that is exiting refuses: no error.
             let _ = clock.set_period(period);
         }
@@ -514,18 +469,22 @@ impl<'a, 'h> Tracer<'a, 'h> {
         self.ring_pcs = pcs;
     }
 
-    /// Counts the samples in every ring buffer.
-    fn drain_all(&mut self, sink: &mut dyn Sink) {
+    /// Counts the samples in every ring buffer, and draws the next period
+    /// of `stopped`'s clock: at the stop of a thread whose buffer is a
+    /// quarter full, the others are read too, so that a thread that blocks the
+    /// signal of its own buffer's reader loses no samples while another
+    /// thread runs.
+    fn drain_all(&mut self, stopped: Option<i32>, sink: &mut dyn Sink) {
         let tids: Vec<i32> = self.clocks.keys().copied().collect();
         for tid in tids {
-            self.drain(tid, sink);
+            self.drain(tid, Some(tid) == stopped, sink);
         }
     }
 
     /// Closes thread `tid`'s clock, once the samples in its ring buffer
     /// are counted.
     fn close_clock(&mut self, tid: i32, sink: &mut dyn Sink) {
-        self.drain(tid, sink);
+        self.drain(tid, false, sink);
         self.clocks.remove(&tid);
     }
 
@@ -587,9 +546,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
     /// Whether the SIGPROF `tid` stopped with is its clock's, not one of
     /// the program's own timers.
     fn is_clock_signal(&self, tid: i32) -> bool {
-        // Clocks with ring buffers send none.
-        !self.config.ring_buffer
-            && siginfo(tid).is_some_and(|info| FASYNC_CODES.contains(&info.si_code))
+        siginfo(tid).is_some_and(|info| FASYNC_CODES.contains(&info.si_code))
     }
 
     /// The sample of the stopped thread `tid` of process `process`;

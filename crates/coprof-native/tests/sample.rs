@@ -874,7 +874,12 @@ fn ring_buffers_sample_every_thread_and_followed_children() {
     let (parent_n, child_n) = (sink.0.len() as f64, child_events.len() as f64);
     assert!(
         (1.5..6.0).contains(&(child_n / parent_n)),
-        "{child_n} samples of the child, {parent_n} of its parent"
+        "{child_n} samples of the child ({} lost, {} throttles), {parent_n} of its parent \
+         ({} lost, {} throttles)",
+        child.lost,
+        child.throttled,
+        run.lost,
+        run.throttled
     );
 }
 
@@ -917,8 +922,10 @@ fn a_process_attached_to_with_ring_buffers_is_sampled_and_runs_on() {
     assert!(run.samples > 1000, "{} samples", run.samples);
     assert_eq!(run.samples as usize, sink.0.len());
     mostly_in_the_hot_loop(prog, &sink.0, 0);
-    // Its second thread blocks SIGPROF and checks that it still does:
-    // no clock signal was sent to it, none is left pending.
+    // Its second thread blocks SIGPROF, so its buffer's reader's signal
+    // stays pending: taken at the detach, or the thread would die of it
+    // when it unblocks SIGPROF (its buffer is read at the other thread's
+    // stops meanwhile).
     r.ends_well();
 }
 

@@ -145,7 +145,7 @@ impl Tracer<'_, '_> {
     pub(super) fn detach(&mut self, sink: &mut dyn Sink) -> Result<(), NativeError> {
         self.detaching = true;
         self.stop = None;
-        self.drain_all(sink);
+        self.drain_all(None, sink);
         self.clocks.clear();
         let live: Vec<i32> = self.processes.keys().copied().collect();
         for process in live {
@@ -164,8 +164,7 @@ impl Tracer<'_, '_> {
         // Processes met at their exit stop: how they end.
         let mut exits: HashMap<i32, Exit> = HashMap::new();
         while !left.is_empty() {
-            let Some((tid, status)) = self.next_change(sink).map_err(|e| self.trace_error(e))?
-            else {
+            let Some((tid, status)) = self.next_change().map_err(|e| self.trace_error(e))? else {
                 continue;
             };
             let Some(&process) = self.threads.get(&tid) else {
@@ -212,9 +211,7 @@ impl Tracer<'_, '_> {
                 _ => 0,
             };
             let tried = tries.entry(tid).or_insert(0);
-            // Clocks with ring buffers send no signal: a pending SIGPROF
-            // is the program's own, left to it.
-            if *tried < MAX_TRIES && !self.config.ring_buffer && clock_signal_pending(tid) {
+            if *tried < MAX_TRIES && clock_signal_pending(tid) {
                 *tried += 1;
                 // Unblocked if it was blocked, the signal is taken as
                 // soon as the thread goes on: it stops again at once, at

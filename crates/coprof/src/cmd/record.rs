@@ -63,8 +63,8 @@ pub struct Args {
     #[arg(long, conflicts_with = "attach")]
     same_cpu: bool,
     /// Take the samples without stopping the program, as `perf record`
-    /// does: the kernel writes each interrupted PC into a ring buffer
-    /// that coprof reads every few milliseconds. Several times cheaper
+    /// does: the kernel writes each interrupted PC into a ring buffer,
+    /// which coprof reads at one stop every 512 samples. Several times cheaper
     /// for the program, but a sample is a PC alone (no load, address or
     /// value: for ranges of PCs), and its period is redrawn at each read
     /// rather than at each sample. Not with --next-load.
