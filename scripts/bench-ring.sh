@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# What `coprof record --ring-buffer` costs programs whose cost is not their
+# samples: two small x86-64 programs (workloads/native/, built here with
+# the host's gcc), run in the same round
+#   - plain;
+#   - under `coprof record` (a ptrace stop at every sample);
+#   - under `coprof record --ring-buffer` (samples into ring buffers,
+#     read at one stop every 512 of them);
+#   - under `perf record -e cpu-clock -c 31000` when perf may sample here.
+# The programs: timer_signals, a busy loop that takes a SIGALRM of its own
+# every millisecond (each signal is a ptrace stop under coprof), and
+# thread_churn, 2,000 threads started and ended one after the other (each
+# start and end is a ptrace event). Prints a table of medians over the
+# rounds: wall seconds, and each sampler's over the plain run's.
+#
+# Usage: scripts/bench-ring.sh [--runs N]
+#   --runs   rounds (default 5)
+# Environment: COPROF=path/to/coprof (default: target/release/coprof, built
+# first).
+# Exit status: 0 when every run succeeded, 1 when one failed, 2 on a usage
+# error.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/usage.sh
+. "$root/scripts/usage.sh"
+runs=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs)
+      [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || { echo "bench-ring: --runs needs a positive number" >&2; exit 2; }
+      runs="$2"
+      shift 2
+      ;;
+    -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "bench-ring: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+coprof="${COPROF:-$root/target/release/coprof}"
+if [ -z "${COPROF:-}" ]; then
+  (cd "$root" && cargo build --release -q -p coprof)
+fi
+[ -x "$coprof" ] || { echo "bench-ring: $coprof is not an executable" >&2; exit 2; }
+perf_ok=0
+if command -v perf >/dev/null && perf record -q -e cpu-clock -c 31000 -o /dev/null -- true >/dev/null 2>&1; then
+  perf_ok=1
+fi
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+for p in timer_signals thread_churn; do
+  gcc -O1 -pthread -o "$scratch/$p" "$root/workloads/native/$p.c"
+done
+
+# timed TOOL CMD...: runs CMD, its output to /dev/null; appends its wall
+# seconds to $scratch/TOOL.times.
+timed() {
+  local tool="$1"
+  shift
+  /usr/bin/time -f '%e' -o "$scratch/t.last" "$@" >/dev/null 2>"$scratch/$tool.err" </dev/null ||
+    { echo "bench-ring: $name: $tool failed" >&2; head -c 600 "$scratch/$tool.err" >&2; exit 1; }
+  tail -1 "$scratch/t.last" >>"$scratch/$tool.times"
+}
+median() {
+  sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
+
+echo "bench-ring: $runs rounds; $(nproc) cores; perf record: $([ $perf_ok -eq 1 ] && echo yes || echo 'not available here')" >&2
+echo "| program | plain, s | coprof record, s | ×plain | --ring-buffer, s | ×plain | perf record, s | ×plain |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+for w in "timer_signals 1000" "thread_churn 2000"; do
+  read -r name arg <<<"$w"
+  prog=("$scratch/$name" "$arg")
+  rm -f "$scratch"/*.times
+  for ((r = 1; r <= runs; r++)); do
+    timed plain "${prog[@]}"
+    timed record "$coprof" record -o "$scratch/r.cpt" -- "${prog[@]}"
+    timed ring "$coprof" record --ring-buffer -o "$scratch/b.cpt" -- "${prog[@]}"
+    if [ $perf_ok -eq 1 ]; then
+      timed perf perf record -q -e cpu-clock -c 31000 -o "$scratch/perf.data" -- "${prog[@]}"
+    fi
+  done
+  p="$(median "$scratch/plain.times")"
+  c="$(median "$scratch/record.times")"
+  b="$(median "$scratch/ring.times")"
+  if [ $perf_ok -eq 1 ]; then
+    f="$(median "$scratch/perf.times")"
+    fr="$(ratio "$f" "$p")"
+  else
+    f="–"
+    fr="–"
+  fi
+  echo "| $name $arg | $p | $c | $(ratio "$c" "$p") | $b | $(ratio "$b" "$p") | $f | $fr |"
+done
