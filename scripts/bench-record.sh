@@ -36,6 +36,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/workloads/select.sh"
 # shellcheck source=scripts/usage.sh
 . "$root/scripts/usage.sh"
+# shellcheck source=scripts/native-bench.sh
+. "$root/scripts/native-bench.sh"
+bench=bench-record
 wl="$root/workloads"
 x86="$wl/build/real-x86_64"
 inputs="$wl/build/inputs"
@@ -76,38 +79,12 @@ fi
 
 "$wl/build-real.sh" --native >&2
 "$wl/gen-inputs.sh" >&2
-coprof="${COPROF:-$root/target/release/coprof}"
-if [ -z "${COPROF:-}" ]; then
-  (cd "$root" && cargo build --release -q -p coprof)
-fi
-[ -x "$coprof" ] || { echo "bench-record: $coprof is not an executable" >&2; exit 2; }
-perf_ok=0
-if command -v perf >/dev/null && perf record -q -e cpu-clock -c 31000 -o /dev/null -- true >/dev/null 2>&1; then
-  perf_ok=1
-fi
-
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+native_bench_setup
 cp "$inputs/text.txt" "$inputs/random.bin" "$inputs/data.csv" "$scratch/"
 "$x86/bzip2" -9 -c "$inputs/text.txt" >"$scratch/text.txt.bz2"
 gzip -9 -n -c "$inputs/data.csv" >"$scratch/data.csv.gz"
 
-# timed TOOL CMD...: runs CMD in the scratch directory, its output to
-# /dev/null and its errors to $scratch/TOOL.err; appends its wall seconds
-# to $scratch/TOOL.times.
-timed() {
-  local tool="$1"
-  shift
-  (cd "$scratch" && env -i LC_ALL=C PATH=/usr/bin:/bin /usr/bin/time -f '%e' -o "$scratch/t.last" "$@" >/dev/null 2>"$scratch/$tool.err" </dev/null) ||
-    { echo "bench-record: $name: $tool failed" >&2; head -c 600 "$scratch/$tool.err" >&2; exit 1; }
-  tail -1 "$scratch/t.last" >>"$scratch/$tool.times"
-}
-median() {
-  sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
-
-echo "bench-record: $runs rounds per workload; $(nproc) cores; perf record: $([ $perf_ok -eq 1 ] && echo yes || echo 'not available here')" >&2
+echo "bench-record: $runs rounds per workload; $(nproc) cores; perf record: $(perf_said)" >&2
 # per_sample TIMED PLAIN SAMPLES: microseconds of wall time a sample cost.
 per_sample() { awk -v t="$1" -v p="$2" -v n="$3" 'BEGIN { if (n > 0) printf "%.0f", (t - p) / n * 1e6; else print "–" }'; }
 # median_count FILE: the median of whole numbers, one a line.

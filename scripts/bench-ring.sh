@@ -24,6 +24,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/usage.sh
 . "$root/scripts/usage.sh"
+# shellcheck source=scripts/native-bench.sh
+. "$root/scripts/native-bench.sh"
+bench=bench-ring
 runs=5
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -36,37 +39,12 @@ while [ $# -gt 0 ]; do
     *) echo "bench-ring: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-coprof="${COPROF:-$root/target/release/coprof}"
-if [ -z "${COPROF:-}" ]; then
-  (cd "$root" && cargo build --release -q -p coprof)
-fi
-[ -x "$coprof" ] || { echo "bench-ring: $coprof is not an executable" >&2; exit 2; }
-perf_ok=0
-if command -v perf >/dev/null && perf record -q -e cpu-clock -c 31000 -o /dev/null -- true >/dev/null 2>&1; then
-  perf_ok=1
-fi
-
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+native_bench_setup
 for p in timer_signals thread_churn; do
   gcc -O1 -pthread -o "$scratch/$p" "$root/workloads/native/$p.c"
 done
 
-# timed TOOL CMD...: runs CMD, its output to /dev/null; appends its wall
-# seconds to $scratch/TOOL.times.
-timed() {
-  local tool="$1"
-  shift
-  /usr/bin/time -f '%e' -o "$scratch/t.last" "$@" >/dev/null 2>"$scratch/$tool.err" </dev/null ||
-    { echo "bench-ring: $name: $tool failed" >&2; head -c 600 "$scratch/$tool.err" >&2; exit 1; }
-  tail -1 "$scratch/t.last" >>"$scratch/$tool.times"
-}
-median() {
-  sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
-
-echo "bench-ring: $runs rounds; $(nproc) cores; perf record: $([ $perf_ok -eq 1 ] && echo yes || echo 'not available here')" >&2
+echo "bench-ring: $runs rounds; $(nproc) cores; perf record: $(perf_said)" >&2
 echo "| program | plain, s | coprof record, s | ×plain | --ring-buffer, s | ×plain | perf record, s | ×plain |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for w in "timer_signals 1000" "thread_churn 2000"; do

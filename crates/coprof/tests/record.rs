@@ -42,17 +42,24 @@ int main(int argc, char **argv) {
 "#;
 
 fn native(dir: &Path) -> PathBuf {
-    let src = dir.join("hot.c");
-    std::fs::write(&src, HOT).unwrap();
-    let out = dir.join("hot");
+    host_build(dir, "hot", HOT, &["-O1", "-g"])
+}
+
+/// Writes `src` to `dir/NAME.c` and builds it with the host's gcc and
+/// `flags` into `dir/NAME`.
+fn host_build(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBuf {
+    let file = dir.join(format!("{name}.c"));
+    std::fs::write(&file, src).unwrap();
+    let out = dir.join(name);
     let ok = Command::new("gcc")
-        .args(["-O1", "-g", "-o"])
+        .args(flags)
+        .arg("-o")
         .arg(&out)
-        .arg(&src)
+        .arg(&file)
         .status()
         .unwrap()
         .success();
-    assert!(ok);
+    assert!(ok, "gcc {flags:?} {name}.c");
     out
 }
 
@@ -914,17 +921,7 @@ fn ring_buffers_give_a_trace_of_pcs_that_only_the_code_profile_reads() {
 #[test]
 fn a_stripped_position_independent_programs_ranges_are_its_offsets() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("hot.c");
-    std::fs::write(&src, HOT).unwrap();
-    let prog = dir.path().join("hot");
-    let ok = Command::new("gcc")
-        .args(["-O1", "-fPIE", "-pie", "-s", "-o"])
-        .arg(&prog)
-        .arg(&src)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
+    let prog = host_build(dir.path(), "hot", HOT, &["-O1", "-fPIE", "-pie", "-s"]);
     let trace = dir.path().join("hot.cpt");
     common::succeeded(
         coprof()
@@ -998,17 +995,7 @@ int main(int argc, char **argv) {
 #[test]
 fn threads_past_the_locked_memory_for_ring_buffers_run_unsampled_and_are_told() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("many.c");
-    std::fs::write(&src, MANY).unwrap();
-    let prog = dir.path().join("many");
-    let ok = Command::new("gcc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&prog)
-        .arg(&src)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
+    let prog = host_build(dir.path(), "many", MANY, &["-O1", "-pthread"]);
     // Each buffer takes a page of data and its control page at the
     // least, out of the user's perf_event_mlock_kb per CPU, and then out
     // of `ulimit -l`, set to 0 here: more threads at once than that
