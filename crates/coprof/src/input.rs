@@ -152,8 +152,8 @@ pub struct InputArgs {
     #[arg(long, requires = "program")]
     pub same_cpu: bool,
     /// With an x86-64 program, sampled natively, or --attach: take the
-    /// samples without stopping the program, into the kernel's ring
-    /// buffers, as `coprof record --ring-buffer` does: much cheaper, but
+    /// samples into the kernel's ring buffers without stopping the program
+    /// for each, as `coprof record --ring-buffer` does: much cheaper, but
     /// PCs alone, for ranges of PCs (no values report, no ranges of loads).
     #[arg(long)]
     pub ring_buffer: bool,

@@ -62,12 +62,13 @@ pub struct Args {
     /// sees one CPU (nproc), and its threads share it. Not with --attach.
     #[arg(long, conflicts_with = "attach")]
     same_cpu: bool,
-    /// Take the samples without stopping the program, as `perf record`
-    /// does: the kernel writes each interrupted PC into a ring buffer,
-    /// which coprof reads at one stop every 512 samples. Several times cheaper
-    /// for the program, but a sample is a PC alone (no load, address or
-    /// value: for ranges of PCs), and its period is redrawn at each read
-    /// rather than at each sample. Not with --next-load.
+    /// Take the samples without stopping the program for each, as `perf
+    /// record` does: the kernel writes each interrupted PC into a ring
+    /// buffer, which coprof reads at one stop of the thread every 512
+    /// samples. Several times cheaper for the program, but a sample is a
+    /// PC alone (no load, address or value: for ranges of PCs), and its
+    /// period is redrawn at each read rather than at each sample. Not
+    /// with --next-load.
     #[arg(long, conflicts_with_all = ["next_load", "sample_at", "single_step"])]
     ring_buffer: bool,
     /// The seed of the periods' randomization, so that the same run
