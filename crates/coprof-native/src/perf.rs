@@ -133,29 +133,21 @@ impl Clock {
     /// Arms the clock for one more overflow, `period_ns` of the thread's
     /// CPU time from now.
     pub fn arm(&self, period_ns: u64) -> Result<(), std::io::Error> {
-        let period = period_ns.max(1);
-        // SAFETY: the ioctls perf events take, on a descriptor this value
-        // owns; the period is read from a local.
-        let ok = unsafe {
-            libc::ioctl(
-                self.fd.as_raw_fd(),
-                PERF_EVENT_IOC_PERIOD,
-                &period as *const u64,
-            ) == 0
-                && libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_REFRESH, 1) == 0
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
+        self.set_period(period_ns)?;
+        // SAFETY: an ioctl perf events take, on a descriptor this value
+        // owns, with an integer argument.
+        match unsafe { libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_REFRESH, 1) } {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
         }
     }
 
-    /// Sets the period from the next overflow on, for a clock that runs
-    /// on ([`Clock::open_ring`]).
+    /// Sets the period from the next overflow on: for a clock that runs
+    /// on ([`Clock::open_ring`]), and before [`Clock::arm`]'s refresh.
     pub fn set_period(&self, period_ns: u64) -> Result<(), std::io::Error> {
         let period = period_ns.max(1);
-        // SAFETY: as in `arm`.
+        // SAFETY: an ioctl perf events take, on a descriptor this value
+        // owns; the period is read from a local.
         match unsafe {
             libc::ioctl(
                 self.fd.as_raw_fd(),
