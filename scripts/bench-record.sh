@@ -57,11 +57,7 @@ only=""
 list=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --runs)
-      [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || { echo "bench-record: --runs needs a positive number" >&2; exit 2; }
-      runs="$2"
-      shift 2
-      ;;
+    --runs) take_positive bench-record runs "$@"; shift 2 ;;
     --only) [ $# -ge 2 ] || { echo "bench-record: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
     --list) list=1; shift ;;
     -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;

@@ -30,11 +30,7 @@ bench=bench-ring
 runs=5
 while [ $# -gt 0 ]; do
   case "$1" in
-    --runs)
-      [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || { echo "bench-ring: --runs needs a positive number" >&2; exit 2; }
-      runs="$2"
-      shift 2
-      ;;
+    --runs) take_positive bench-ring runs "$@"; shift 2 ;;
     -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench-ring: unknown argument $1" >&2; exit 2 ;;
   esac

@@ -144,11 +144,7 @@ leave_out=0
 march=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --runs)
-      [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || { echo "bench-whole: --runs needs a positive number" >&2; exit 2; }
-      runs="$2"
-      shift 2
-      ;;
+    --runs) take_positive bench-whole runs "$@"; shift 2 ;;
     --only) [ $# -ge 2 ] || { echo "bench-whole: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
     --list) list=1; shift ;;
     --engines) engines=1; shift ;;

@@ -35,11 +35,7 @@ seed=2
 intervals="10 13"
 while [ $# -gt 0 ]; do
   case "$1" in
-    --events)
-      [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || { echo "sampling-accuracy: --events needs a positive number" >&2; exit 2; }
-      events="$2"
-      shift 2
-      ;;
+    --events) take_positive sampling-accuracy events "$@"; shift 2 ;;
     --seed)
       [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || { echo "sampling-accuracy: --seed needs a number" >&2; exit 2; }
       seed="$2"
