@@ -113,6 +113,17 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// Refuses options that exclude each other, before anything is
+    /// started, pinned or attached.
+    fn check(&self) -> Result<(), NativeError> {
+        if self.ring_buffer && self.next_load {
+            return Err(NativeError::RingBufferNextLoad);
+        }
+        Ok(())
+    }
+}
+
 /// How the program ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {

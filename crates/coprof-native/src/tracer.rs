@@ -55,15 +55,13 @@ pub fn sample_with(
     sink: &mut dyn Sink,
     hooks: Hooks,
 ) -> Result<Run, NativeError> {
+    config.check()?;
     // The program, forked by this thread, inherits its CPU. Kept until
     // the program's end, when the sampler's own mask is put back.
     let _pinned = match config.same_cpu {
         true => Some(crate::affinity::Pinned::here()?),
         false => None,
     };
-    if config.ring_buffer && config.next_load {
-        return Err(NativeError::RingBufferNextLoad);
-    }
     let started = start(program, args, hooks.children.is_some())?;
     let pid = started.pid;
     let mut main = Process::new(Run::starting(program));

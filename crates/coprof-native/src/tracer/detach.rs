@@ -35,11 +35,9 @@ pub fn attach_with<'h>(
     hooks: Hooks<'h>,
     stop: &'h AtomicBool,
 ) -> Result<Run, NativeError> {
+    config.check()?;
     if config.same_cpu {
         return Err(NativeError::SameCpuAttached { pid });
-    }
-    if config.ring_buffer && config.next_load {
-        return Err(NativeError::RingBufferNextLoad);
     }
     let attach_error = |source| NativeError::Attach { pid, source };
     if pid <= 0 {
