@@ -446,15 +446,19 @@ impl<'a, 'h> Tracer<'a, 'h> {
         let Some(&process) = self.threads.get(&tid) else {
             return;
         };
-        let period = self.period();
         let Some(clock) = self.clocks.get_mut(&tid) else {
             return;
         };
         let mut pcs = std::mem::take(&mut self.ring_pcs);
         let got = clock.drain(|pc| pcs.push(pc));
+        // Drawn only when set, so that a read at a thread's end or at
+        // another thread's stop leaves the seed's sequence where it was.
         if redraw && got.samples > 0 {
-            // A thread that is exiting refuses: no error.
-            let _ = clock.set_period(period);
+            let period = self.period();
+            if let Some(clock) = self.clocks.get(&tid) {
+                // A thread that is exiting refuses: no error.
+                let _ = clock.set_period(period);
+            }
         }
         if let Some(p) = self.processes.get_mut(&process) {
             p.run.lost += got.lost;
