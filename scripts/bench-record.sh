@@ -39,18 +39,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/native-bench.sh
 . "$root/scripts/native-bench.sh"
 bench=bench-record
-wl="$root/workloads"
-x86="$wl/build/real-x86_64"
-inputs="$wl/build/inputs"
-
-# The workloads of workloads/run-real.sh, with their full inputs, as it
-# lists them ("name: program arguments").
-workloads=()
-while IFS= read -r line; do
-  rest="${line#*: }"
-  workloads+=("${line%%: *}|${rest%% *}|${rest#* }")
-done < <("$wl/run-real.sh" --list)
-[ ${#workloads[@]} -gt 0 ] || { echo "bench-record: workloads/run-real.sh --list listed nothing" >&2; exit 2; }
+real_workloads
 
 runs=3
 only=""
@@ -73,18 +62,10 @@ if [ $list -eq 1 ]; then
   exit 0
 fi
 
-"$wl/build-real.sh" --native >&2
-"$wl/gen-inputs.sh" >&2
 native_bench_setup
-cp "$inputs/text.txt" "$inputs/random.bin" "$inputs/data.csv" "$scratch/"
-"$x86/bzip2" -9 -c "$inputs/text.txt" >"$scratch/text.txt.bz2"
-gzip -9 -n -c "$inputs/data.csv" >"$scratch/data.csv.gz"
+real_inputs
 
 echo "bench-record: $runs rounds per workload; $(nproc) cores; perf record: $(perf_said)" >&2
-# per_sample TIMED PLAIN SAMPLES: microseconds of wall time a sample cost.
-per_sample() { awk -v t="$1" -v p="$2" -v n="$3" 'BEGIN { if (n > 0) printf "%.0f", (t - p) / n * 1e6; else print "–" }'; }
-# median_count FILE: the median of whole numbers, one a line.
-median_count() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "| workload | plain, s | coprof record, s | ×plain | samples | µs a sample | --same-cpu, s | ×plain | µs a sample | --ring-buffer, s | ×plain | µs a sample | --next-load, s | ×plain | --single-step, s | ×plain | perf record, s | ×plain |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"

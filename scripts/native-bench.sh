@@ -1,7 +1,35 @@
-# The parts scripts/bench-record.sh and scripts/bench-ring.sh share: the
-# coprof to time, whether perf may sample here, a scratch directory, and
+# The parts the native benches (scripts/bench-record.sh, bench-ring.sh,
+# bench-attach.sh) share: the coprof to time, whether perf may sample here,
+# a scratch directory, the real workloads' x86-64 builds and inputs, and
 # timing runs side by side. Sourced, after `bench` is set to the script's
 # name and `root` to the repository.
+
+x86="$root/workloads/build/real-x86_64"
+
+# real_workloads: sets `workloads` to the workloads of
+# workloads/run-real.sh with their full inputs, as it lists them, one
+# "name|program|arguments" each.
+real_workloads() {
+  local line rest
+  workloads=()
+  while IFS= read -r line; do
+    rest="${line#*: }"
+    workloads+=("${line%%: *}|${rest%% *}|${rest#* }")
+  done < <("$root/workloads/run-real.sh" --list)
+  [ ${#workloads[@]} -gt 0 ] || { echo "$bench: workloads/run-real.sh --list listed nothing" >&2; exit 2; }
+}
+
+# real_inputs: builds the workloads for x86-64 (into $x86) and their
+# inputs, and puts the inputs where the programs read them, in $scratch
+# (after native_bench_setup).
+real_inputs() {
+  local inputs="$root/workloads/build/inputs"
+  "$root/workloads/build-real.sh" --native >&2
+  "$root/workloads/gen-inputs.sh" >&2
+  cp "$inputs/text.txt" "$inputs/random.bin" "$inputs/data.csv" "$scratch/"
+  "$x86/bzip2" -9 -c "$inputs/text.txt" >"$scratch/text.txt.bz2"
+  gzip -9 -n -c "$inputs/data.csv" >"$scratch/data.csv.gz"
+}
 
 # native_bench_setup: sets `coprof` (COPROF, or target/release/coprof,
 # built first), `perf_ok` (1 when `perf record` may sample here) and
@@ -36,6 +64,12 @@ timed() {
 median() {
   sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+# median_count FILE: the median of whole numbers, one a line.
+median_count() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# per_sample TIMED PLAIN SAMPLES: microseconds of wall time a sample cost.
+per_sample() { awk -v t="$1" -v p="$2" -v n="$3" 'BEGIN { if (n > 0) printf "%.0f", (t - p) / n * 1e6; else print "–" }'; }
 
 # ratio A B: A / B as "1.23×", or "–" when B is 0.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "–" }'; }
