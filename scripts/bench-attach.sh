@@ -47,7 +47,7 @@ list=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) take_positive bench-attach runs "$@"; shift 2 ;;
-    --only) [ $# -ge 2 ] || { echo "bench-attach: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
+    --only) take_only bench-attach "$@"; shift 2 ;;
     --list) list=1; shift ;;
     -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench-attach: unknown argument $1" >&2; exit 2 ;;
@@ -55,10 +55,7 @@ while [ $# -gt 0 ]; do
 done
 check_only bench-attach
 if [ $list -eq 1 ]; then
-  for w in "${workloads[@]}"; do
-    IFS='|' read -r name prog args <<<"$w"
-    echo "$name: $prog $args"
-  done
+  list_workloads
   exit 0
 fi
 

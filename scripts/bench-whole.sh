@@ -145,7 +145,7 @@ march=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) take_positive bench-whole runs "$@"; shift 2 ;;
-    --only) [ $# -ge 2 ] || { echo "bench-whole: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
+    --only) take_only bench-whole "$@"; shift 2 ;;
     --list) list=1; shift ;;
     --engines) engines=1; shift ;;
     --timing) timing=1; shift ;;
@@ -158,10 +158,7 @@ done
 [ $((engines + timing + leave_out)) -le 1 ] || { echo "bench-whole: --engines, --timing and --leave-out exclude each other" >&2; exit 2; }
 check_only bench-whole
 if [ $list -eq 1 ]; then
-  for w in "${workloads[@]}"; do
-    IFS='|' read -r name prog args <<<"$w"
-    echo "$name: $prog $args"
-  done
+  list_workloads
   exit 0
 fi
 

@@ -143,7 +143,7 @@ only=""
 list=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --only) [ $# -ge 2 ] || { echo "results: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
+    --only) take_only results "$@"; shift 2 ;;
     --list) list=1; shift ;;
     -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "results: unknown argument $1" >&2; exit 2 ;;

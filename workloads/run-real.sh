@@ -48,7 +48,7 @@ only=""
 list=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --only) [ $# -ge 2 ] || { echo "run-real: --only needs workload names" >&2; exit 2; }; only=" ${2//,/ } "; shift 2 ;;
+    --only) take_only run-real "$@"; shift 2 ;;
     --list) list=1; shift ;;
     -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "run-real: unknown argument $1" >&2; exit 2 ;;
@@ -56,10 +56,7 @@ while [ $# -gt 0 ]; do
 done
 check_only run-real
 if [ $list -eq 1 ]; then
-  for w in "${workloads[@]}"; do
-    IFS='|' read -r name prog args <<<"$w"
-    echo "$name: $prog $args"
-  done
+  list_workloads
   exit 0
 fi
 
