@@ -40,24 +40,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/native-bench.sh"
 bench=bench-record
 real_workloads
-
 runs=3
-only=""
-list=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --runs) take_positive bench-record runs "$@"; shift 2 ;;
-    --only) take_only bench-record "$@"; shift 2 ;;
-    --list) list=1; shift ;;
-    -h | --help) usage_from_header "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) echo "bench-record: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-check_only bench-record
-if [ $list -eq 1 ]; then
-  list_workloads
-  exit 0
-fi
+real_bench_args "${BASH_SOURCE[0]}" "$@"
 
 native_bench_setup
 real_inputs

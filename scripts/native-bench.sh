@@ -19,6 +19,31 @@ real_workloads() {
   [ ${#workloads[@]} -gt 0 ] || { echo "$bench: workloads/run-real.sh --list listed nothing" >&2; exit 2; }
 }
 
+# real_bench_args SCRIPT ARGS...: the options of the benches over the real
+# workloads (after real_workloads, with workloads/select.sh and
+# scripts/usage.sh sourced): --runs N sets `runs` (the caller sets its
+# default), --only NAMES sets `only`, --list prints the workloads and
+# exits, -h prints SCRIPT's help and exits; anything else is a usage error.
+real_bench_args() {
+  local script="$1" list=0
+  shift
+  only=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --runs) take_positive "$bench" runs "$@"; shift 2 ;;
+      --only) take_only "$bench" "$@"; shift 2 ;;
+      --list) list=1; shift ;;
+      -h | --help) usage_from_header "$script"; exit 0 ;;
+      *) echo "$bench: unknown argument $1" >&2; exit 2 ;;
+    esac
+  done
+  check_only "$bench"
+  if [ $list -eq 1 ]; then
+    list_workloads
+    exit 0
+  fi
+}
+
 # real_inputs: builds the workloads for x86-64 (into $x86) and their
 # inputs, and puts the inputs where the programs read them, in $scratch
 # (after native_bench_setup).
