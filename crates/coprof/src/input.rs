@@ -494,9 +494,10 @@ impl InputArgs {
         }
     }
 
-    /// Refuses a trace of samples (`coprof record`'s, source "native") for
-    /// a report that needs every instruction (`needs`: why), naming the
-    /// reports that read samples.
+    /// Refuses samples for a report that needs every instruction
+    /// (`needs`: why), naming the reports that read samples: a trace of
+    /// them (`coprof record`'s, source "native"), a process to attach to,
+    /// or an x86-64 program run live, which only sampling can observe.
     pub fn refuse_samples(&self, needs: &str) -> anyhow::Result<()> {
         if let Some(pid) = self.attach {
             return Err(bad_input(format!(
@@ -505,6 +506,14 @@ impl InputArgs {
             )));
         }
         let Some(file) = &self.file else {
+            if let Some(prog) = self.native_program() {
+                return Err(bad_input(format!(
+                    "{} is an x86-64 program, which coprof samples (only an RV64 program runs \
+                     in its simulator, every instruction seen): {needs}; `coprof ranges`, \
+                     `coprof values` and `coprof profile` sample it",
+                    prog.display()
+                )));
+            }
             return Ok(());
         };
         if self.describe()?.source == "native" {

@@ -196,11 +196,26 @@ fn what_record_and_the_reports_refuse_is_named() {
         coprof().args(["record", "--"]).arg(&rv),
         "is a RISC-V program: `coprof run --trace OUT.cpt",
     );
+    // A report that needs every instruction says why, of a native program.
     refused(
         coprof()
             .args(["ranges", "--stream", "narrow-pc", "--"])
             .arg(&prog),
-        "`coprof record -o OUT.cpt -- PROG ARGS` samples a native x86-64 program",
+        "is an x86-64 program, which coprof samples (only an RV64 program runs in its \
+         simulator, every instruction seen): the narrow-PC stream needs the value every \
+         instruction produces",
+    );
+    refused(
+        coprof().args(["loops", "--"]).arg(&prog),
+        "is an x86-64 program, which coprof samples (only an RV64 program runs in its \
+         simulator, every instruction seen): the loop cache counts every backward branch; \
+         `coprof ranges`, `coprof values` and `coprof profile` sample it",
+    );
+    refused(
+        coprof()
+            .args(["sample", "--sampler", "brr:1/16", "--eval", "--"])
+            .arg(&prog),
+        "a sampler picks from every event of the stream",
     );
     refused(
         coprof().args(["record", "--", "no-such-program-here"]),
