@@ -95,8 +95,9 @@ pub struct Config {
     /// paper), so not the default: the period is redrawn within ±1/31 at
     /// each read of the buffer, 512 samples apart, rather than at every
     /// sample; and a buffer that fills before it is read (a thread that
-    /// blocks SIGPROF, while no other thread is stopped to read it) drops
-    /// samples, which [`Run::lost`] counts.
+    /// blocks SIGPROF after it starts, while no other thread is stopped
+    /// to read it) drops samples, which [`Run::lost`] counts once the
+    /// kernel writes its count (at its next sample that fits).
     pub ring_buffer: bool,
 }
 

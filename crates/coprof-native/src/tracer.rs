@@ -4,7 +4,7 @@
 
 use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
-use crate::perf::{Clock, SAMPLE_SIGNAL};
+use crate::perf::Clock;
 use crate::start::{start, Started};
 use crate::{Children, Config, Exit, Hooks, NativeError, Run};
 use coprof_core::{Class, ClassSet, Event, Sink};
@@ -17,6 +17,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 mod detach;
+mod mask;
 pub use detach::attach_with;
 
 /// Instructions a thread is stepped, at most, to its next load
@@ -214,14 +215,16 @@ impl<'a, 'h> Tracer<'a, 'h> {
         self.rng.gen_range(mean - spread..=mean + spread)
     }
 
-    /// Opens and arms a clock on `tid`.
-    fn clock(&mut self, tid: i32) -> Result<(), NativeError> {
+    /// Opens and arms a clock on `tid`, which started with the signal
+    /// mask of `mask_of` ([`mask::clock_signal`]).
+    fn clock(&mut self, tid: i32, mask_of: i32) -> Result<(), NativeError> {
         if self.detaching {
             return Ok(());
         }
         let period = self.period();
+        let signal = mask::clock_signal(mask_of);
         if self.config.ring_buffer {
-            match Clock::open_ring(tid, period, RING_PAGES) {
+            match Clock::open_ring(tid, period, RING_PAGES, signal) {
                 Ok(clock) => {
                     self.clocks.insert(tid, clock);
                 }
@@ -237,7 +240,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             }
             return Ok(());
         }
-        let clock = Clock::open(tid, self.config.period_ns)?;
+        let clock = Clock::open(tid, self.config.period_ns, signal)?;
         clock
             .arm(period)
             .map_err(|source| NativeError::Clock { tid, source })?;
@@ -245,10 +248,11 @@ impl<'a, 'h> Tracer<'a, 'h> {
         Ok(())
     }
 
-    /// Opens a clock on the new thread `tid` of process `pid`; a thread
-    /// that ends before its clock opens is no error.
-    fn clock_new(&mut self, pid: i32, tid: i32) -> Result<(), NativeError> {
-        match self.clock(tid) {
+    /// Opens a clock on the new thread `tid` of process `pid`, which
+    /// started with the signal mask of `mask_of`; a thread that ends
+    /// before its clock opens is no error.
+    fn clock_new(&mut self, pid: i32, tid: i32, mask_of: i32) -> Result<(), NativeError> {
+        match self.clock(tid, mask_of) {
             Err(e) if thread_exists(pid, tid) => Err(e),
             _ => Ok(()),
         }
@@ -272,7 +276,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
         if let Some(children) = self.children.as_deref_mut() {
             children.started(pid, parent);
         }
-        self.clock_new(pid, pid)
+        self.clock_new(pid, pid, pid)
     }
 
     fn trace(&mut self, sink: &mut dyn Sink) -> Result<(), NativeError> {
@@ -324,7 +328,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
                         self.threads.remove(&t);
                     }
                     self.close_clock(process, sink);
-                    self.clock(process)?;
+                    self.clock(process, process)?;
                     resume(tid, 0);
                 }
                 libc::PTRACE_EVENT_CLONE => {
@@ -333,7 +337,8 @@ impl<'a, 'h> Tracer<'a, 'h> {
                         p.run.threads += 1;
                     }
                     self.threads.insert(new, process);
-                    self.clock_new(process, new)?;
+                    // It has the mask of `tid`, stopped since the clone.
+                    self.clock_new(process, new, tid)?;
                     resume(tid, 0);
                 }
                 libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
@@ -347,15 +352,14 @@ impl<'a, 'h> Tracer<'a, 'h> {
                     }
                     resume(tid, 0);
                 }
-                0 if sig == SAMPLE_SIGNAL
-                    && self.is_clock_signal(tid)
+                0 if self.is_clock_stop(tid, sig)
                     && self.clocks.get(&tid).is_some_and(Clock::has_ring) =>
                 {
                     // A quarter of its buffer's samples since the last read.
                     self.drain_all(Some(tid), sink);
                     resume(tid, 0);
                 }
-                0 if sig == SAMPLE_SIGNAL && self.is_clock_signal(tid) => {
+                0 if self.is_clock_stop(tid, sig) => {
                     let go_on = self.take_sample(tid, process, sink);
                     self.sampled();
                     let period = self.period();
@@ -545,10 +549,12 @@ impl<'a, 'h> Tracer<'a, 'h> {
         }
     }
 
-    /// Whether the SIGPROF `tid` stopped with is its clock's, not one of
-    /// the program's own timers.
-    fn is_clock_signal(&self, tid: i32) -> bool {
-        siginfo(tid).is_some_and(|info| FASYNC_CODES.contains(&info.si_code))
+    /// Whether `tid`'s stop at the delivery of signal `sig` is its
+    /// clock's: a signal a clock sends, sent by a clock rather than by
+    /// the program's own timer or `kill`.
+    fn is_clock_stop(&self, tid: i32, sig: i32) -> bool {
+        mask::may_be_the_clocks(sig)
+            && siginfo(tid).is_some_and(|info| FASYNC_CODES.contains(&info.si_code))
     }
 
     /// The sample of the stopped thread `tid` of process `process`;

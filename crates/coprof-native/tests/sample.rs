@@ -76,6 +76,16 @@ static void *blocked_worker(void *arg) {
     pthread_sigmask(SIG_UNBLOCK, &prof, &now);
     return sigismember(&now, SIGPROF) ? NULL : (void *)1;
 }
+/* The hot loop in a thread started with every signal blocked, as xz,
+   GLib and libuv start their worker threads; returns non-null if its
+   mask no longer blocks SIGPROF by its end. */
+static void *masked_worker(void *arg) {
+    (void)arg;
+    sink = hot_loop(20000);
+    sigset_t now;
+    pthread_sigmask(SIG_BLOCK, NULL, &now);
+    return sigismember(&now, SIGPROF) ? NULL : (void *)1;
+}
 static void tell_pid(const char *file) {
     FILE *out = fopen(file, "w");
     fprintf(out, "%d\n", (int)getpid());
@@ -108,6 +118,20 @@ int main(int argc, char **argv) {
         sink = hot_loop(3000);
         pthread_join(t, NULL);
         return 0;
+    }
+    if (!strcmp(mode, "masked")) {
+        /* Starts masked_worker with every signal blocked, then waits for
+           it with its own mask back; exits with 6 if the worker's mask
+           changed. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pthread_t t;
+        pthread_create(&t, NULL, masked_worker, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        void *mask_lost;
+        pthread_join(t, &mask_lost);
+        return mask_lost ? 6 : 0;
     }
     if (!strcmp(mode, "fork")) {
         /* A child that works three times as long as its parent, then
@@ -942,4 +966,35 @@ fn ring_buffers_and_the_next_load_are_refused_together() {
     assert!(matches!(e, NativeError::RingBufferNextLoad), "{e}");
     assert!(e.to_string().contains("next load"), "{e}");
     assert!(sink.0.is_empty());
+}
+
+#[test]
+fn a_thread_started_with_every_signal_blocked_is_sampled() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let (one, _) = run(&prog, "");
+    let one = one.unwrap();
+    let stopping = Config {
+        period_ns: 20_000,
+        ..Config::default()
+    };
+    for config in [stopping, ring()] {
+        let mut sink = Collect::default();
+        let args = [OsString::from("hot"), OsString::from("masked")];
+        let r = sample(&prog, &args, &config, &mut sink).unwrap();
+        // Its mask is as it set it: SIGPROF blocked to the end.
+        assert_eq!((r.exit, r.threads), (Exit::Exited(0), 2), "{config:?}");
+        // The worker did 20000/6000 times the work of the program alone,
+        // in a thread that blocks SIGPROF: sampled all the same, its
+        // clock's signal SIGSTOP, whose every sample the sampler takes.
+        // (A ring buffer of 2,048 samples would have filled long before
+        // its end.)
+        assert!(
+            r.samples > one.samples * 2,
+            "{config:?}: {} samples, {} of the program alone",
+            r.samples,
+            one.samples
+        );
+        mostly_in_the_hot_loop(&prog, &sink.0, 0);
+    }
 }

@@ -4,8 +4,8 @@
 //! and detached, so that the process runs on as if it had never been
 //! sampled.
 
+use super::mask::{clock_signal_pending, set_signal_mask, signal_mask, SAMPLE_BIT};
 use super::{ended, event_message, resume, Process, Tracer};
-use crate::perf::SAMPLE_SIGNAL;
 use crate::start::options;
 use crate::{Config, Exit, Hooks, NativeError, Run};
 use coprof_core::Sink;
@@ -65,7 +65,7 @@ pub fn attach_with<'h>(
     tracer.threads.extend(tids.iter().map(|&tid| (tid, pid)));
     let result = tids
         .iter()
-        .try_for_each(|&tid| tracer.clock_new(pid, tid))
+        .try_for_each(|&tid| tracer.clock_new(pid, tid, tid))
         .and_then(|()| tracer.trace(sink));
     if let Err(e) = result {
         // Let it go as it was, whatever went wrong.
@@ -181,7 +181,7 @@ impl Tracer<'_, '_> {
             }
             let sig = libc::WSTOPSIG(status);
             let pass = match status >> 16 {
-                0 if sig == SAMPLE_SIGNAL && self.is_clock_signal(tid) => 0,
+                0 if self.is_clock_stop(tid, sig) => 0,
                 // The program's own signal: delivered as it is let go.
                 0 => sig,
                 libc::PTRACE_EVENT_CLONE => {
@@ -267,48 +267,3 @@ impl Tracer<'_, '_> {
 /// Times a thread is resumed, at most, to take a pending clock signal
 /// before it is let go.
 const MAX_TRIES: u32 = 3;
-
-/// The bit of [`SAMPLE_SIGNAL`] in a signal set.
-const SAMPLE_BIT: u64 = 1 << (SAMPLE_SIGNAL - 1);
-
-/// Whether the clock's signal is pending for thread `tid` itself (its
-/// `SigPnd` in `/proc/TID/status`, as the clock signals a thread).
-fn clock_signal_pending(tid: i32) -> bool {
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{tid}/status")) else {
-        return false;
-    };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigPnd:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .is_some_and(|pending| pending & SAMPLE_BIT != 0)
-}
-
-/// The signals the stopped thread `tid` blocks.
-fn signal_mask(tid: i32) -> Option<u64> {
-    let mut mask = 0u64;
-    // SAFETY: the kernel writes 8 bytes, the size given, into a local.
-    let r = unsafe {
-        libc::ptrace(
-            libc::PTRACE_GETSIGMASK,
-            tid,
-            std::mem::size_of::<u64>(),
-            &mut mask as *mut u64,
-        )
-    };
-    (r == 0).then_some(mask)
-}
-
-/// Sets the signals the stopped thread `tid` blocks; whether it could.
-fn set_signal_mask(tid: i32, mask: u64) -> bool {
-    // SAFETY: the kernel reads 8 bytes, the size given, from a local.
-    let r = unsafe {
-        libc::ptrace(
-            libc::PTRACE_SETSIGMASK,
-            tid,
-            std::mem::size_of::<u64>(),
-            &mask as *const u64,
-        )
-    };
-    r == 0
-}
