@@ -276,7 +276,7 @@ fn a_live_range_or_value_report_samples_a_native_program() {
     // The loop cache needs every instruction: not sampled.
     refused(
         coprof().args(["loops", "--"]).arg(&prog),
-        "coprof record -o OUT.cpt",
+        "the loop cache counts every backward branch",
     );
 }
 
