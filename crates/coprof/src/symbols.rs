@@ -459,7 +459,9 @@ impl Symbols {
             (Some(x), Some(y)) => format!("{x} .. {y} ({} functions)", inside.count.max(2)),
             (Some(x), None) | (None, Some(x)) => x,
             // No function symbol there (a stripped program's code): the
-            // file and its offsets, as a PC of no name is shown.
+            // file and its offsets, as a PC of no name is shown; a range
+            // of one address, as that PC.
+            (None, None) if a == b => return m.named(None, a),
             (None, None) => return Some(format!("{} .. {}", m.named(None, a)?, m.named(None, b)?)),
         };
         m.named(Some(what), a)
@@ -601,5 +603,18 @@ mod tests {
         // An end in a file: what is there, by its address in the file.
         let at_end = s.functions(0x8000, 0x40123).unwrap();
         assert!(at_end.starts_with("false"), "{at_end}");
+    }
+
+    #[test]
+    fn a_range_of_one_address_of_no_function_is_named_as_its_pc() {
+        let s = two_files();
+        // The first bytes of `true`'s file, its ELF header: no function.
+        let one = s.functions(0x10010, 0x10010).unwrap();
+        assert_eq!(Some(&one), s.place(0x10010).as_ref());
+        assert_eq!(one, "true+0x10");
+        assert_eq!(
+            s.functions(0x10010, 0x10020).as_deref(),
+            Some("true+0x10 .. true+0x20")
+        );
     }
 }
