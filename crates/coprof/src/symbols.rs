@@ -435,19 +435,21 @@ impl Symbols {
     /// (`PyDict_New (1 function)`). A range that reaches past the one
     /// file it overlaps is taken as the part in that file. A range of a
     /// library or a position-independent program with no function symbol
-    /// in it is that file's offsets (`ls+0x4000 .. ls+0x7fff`); one
-    /// across files whose ends no function holds, the files
-    /// (`libc.so.6 .. libm.so.6 (3 files)`).
+    /// in it is that file's offsets (`ls+0x4000 .. ls+0x7fff`). One
+    /// across files is what is at its ends with the count of files
+    /// (`memcpy in libc.so.6 .. libm.so.6+0x1000 (3 files)`) when both
+    /// ends lie in a file, else the files (`libc.so.6 .. libm.so.6 (3
+    /// files)`).
     pub fn functions(&self, lo: u64, hi: u64) -> Option<String> {
         let Some((m, a, b)) = self.only_file_in(lo, hi) else {
-            // Across files: the functions at the ends, whichever are known,
-            // else the files.
-            return match (self.function(lo), self.function(hi)) {
-                (Some(x), Some(y)) if x == y => Some(x),
-                (Some(x), Some(y)) => Some(format!("{x} .. {y}")),
-                (None, None) => self.files_in(lo, hi),
-                (x, y) => x.or(y),
-            };
+            // Across files: what is at both ends, with the count of files,
+            // when both ends lie in a file; else the files alone (what is
+            // at one end would read as the whole range).
+            let (first, last, count) = self.files_in(lo, hi)?;
+            return Some(match (self.function(lo), self.function(hi)) {
+                (Some(x), Some(y)) => format!("{x} .. {y} ({count} files)"),
+                _ => format!("{first} .. {last} ({count} files)"),
+            });
         };
         let (at_lo, at_hi) = (m.function(a), m.function(b));
         if at_lo.is_some() && at_lo == at_hi {
@@ -468,19 +470,15 @@ impl Symbols {
     }
 
     /// The files whose code a range overlaps, when they are more than
-    /// one: `first .. last (N files)`, in the order of their addresses.
-    fn files_in(&self, lo: u64, hi: u64) -> Option<String> {
+    /// one: the first's name, the last's, in the order of their
+    /// addresses, and how many.
+    fn files_in(&self, lo: u64, hi: u64) -> Option<(&str, &str, usize)> {
         let mut files: Vec<&Loaded> = (self.0.iter())
             .filter(|m| m.at.start <= hi && lo < m.at.end)
             .collect();
         files.sort_by_key(|m| m.at.start);
         match files.as_slice() {
-            [first, .., last] => Some(format!(
-                "{} .. {} ({} files)",
-                first.name,
-                last.name,
-                files.len()
-            )),
+            [first, .., last] => Some((&first.name, &last.name, files.len())),
             _ => None,
         }
     }
@@ -600,9 +598,16 @@ mod tests {
         );
         // One file only, with gaps around it: not a list of one.
         assert_eq!(s.files_in(0x8000, 0x30000), None);
-        // An end in a file: what is there, by its address in the file.
-        let at_end = s.functions(0x8000, 0x40123).unwrap();
-        assert!(at_end.starts_with("false"), "{at_end}");
+        // One end in a file, the other in a gap: the files, not what is
+        // at the one end, which would read as the whole range.
+        assert_eq!(
+            s.functions(0x8000, 0x40123).as_deref(),
+            Some("true .. false (2 files)")
+        );
+        // Both ends in files: what is at each, and the count of files.
+        let both = s.functions(0x10010, 0x40123).unwrap();
+        assert!(both.starts_with("true+0x10 .. false"), "{both}");
+        assert!(both.ends_with(" (2 files)"), "{both}");
     }
 
     #[test]
