@@ -94,10 +94,10 @@ pub struct Config {
     /// Two departures from DCPI's sampling (§2.1 of its SOSP 1997
     /// paper), so not the default: the period is redrawn within ±1/31 at
     /// each read of the buffer, 512 samples apart, rather than at every
-    /// sample; and a buffer that fills before it is read (a thread that
-    /// blocks SIGPROF after it starts, while no other thread is stopped
-    /// to read it) drops samples, which [`Run::lost`] counts once the
-    /// kernel writes its count (at its next sample that fits).
+    /// sample; and a buffer that fills before it is read drops samples,
+    /// which [`Run::lost`] counts (the kernel's throttling of a clock
+    /// aside, each buffer is read after a quarter of it is written, while
+    /// its thread is stopped, so none should fill).
     pub ring_buffer: bool,
 }
 

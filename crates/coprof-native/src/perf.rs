@@ -5,8 +5,7 @@
 //! The event is armed for one overflow at a time (`PERF_EVENT_IOC_REFRESH`
 //! of 1): at the overflow the kernel disables it and sends the thread
 //! [`SAMPLE_SIGNAL`] (the fasync signal of the event's descriptor, owned
-//! by that thread; SIGSTOP for a thread that blocks it, see
-//! `tracer/mask.rs`), which stops it under ptrace where it was interrupted.
+//! by that thread), which stops it under ptrace where it was interrupted.
 //! The tracer takes the sample, sets the next period and arms it again.
 //! The CPU clock is a high-resolution timer on the thread's own CPU time,
 //! so periods of tens of microseconds work, where `ITIMER_PROF` moves with
@@ -23,9 +22,20 @@ use crate::ring::{Drained, Ring};
 use crate::NativeError;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-/// The signal a sample stops a thread with. The tracer takes it: the
-/// program never sees it.
-pub const SAMPLE_SIGNAL: i32 = libc::SIGPROF;
+/// The signal a sample stops a thread with: SIGSTOP, which no signal
+/// mask blocks. A thread that blocks every signal still stops for its
+/// sample: glibc's `pthread_create` starts each thread so, for a moment,
+/// and many programs keep their worker threads so, that only the main
+/// thread take the process's signals (`xz -T`, GLib's and libuv's thread
+/// pools). With SIGPROF, DCPI's and `setitimer`'s, such threads were
+/// never sampled. ptrace stops the thread at the signal's delivery; the
+/// tracer knows it for the clock's by its `si_code` (the program's own
+/// SIGSTOP is delivered) and drops it, so the program never takes it.
+///
+/// The price: the kernel drops a SIGCONT pending for the process when it
+/// sends a stop signal, so a SIGCONT sent in the moment before a sample,
+/// whose handler had not run yet, is lost to the program.
+pub const SAMPLE_SIGNAL: i32 = libc::SIGSTOP;
 
 /// `struct perf_event_attr` as of its first version (64 bytes), which
 /// holds every field used here.
@@ -79,12 +89,11 @@ pub struct Clock {
 }
 
 impl Clock {
-    /// A clock on thread `tid` that sends it `signal` ([`SAMPLE_SIGNAL`],
-    /// or SIGSTOP for a thread that blocks it) once it has run for
+    /// A clock on thread `tid` that signals it once it has run for
     /// `period_ns` of CPU time, not yet armed ([`Clock::arm`]).
-    pub fn open(tid: i32, period_ns: u64, signal: i32) -> Result<Clock, NativeError> {
+    pub fn open(tid: i32, period_ns: u64) -> Result<Clock, NativeError> {
         let fd = event(tid, period_ns, FLAG_DISABLED, 0)?;
-        signal_to(&fd, tid, signal)?;
+        signal_to(&fd, tid)?;
         Ok(Clock {
             fd,
             ring: None,
@@ -94,18 +103,13 @@ impl Clock {
 
     /// A clock on thread `tid` that writes its PC into a ring buffer of
     /// `data_pages` pages (a power of two) every `period_ns` of its CPU
-    /// time, running from now on, and sends the thread `signal` as
-    /// [`open`]'s does each time it has run for a quarter of the buffer's samples. Where
+    /// time, running from now on, and signals the thread as [`open`]'s
+    /// does each time it has run for a quarter of the buffer's samples. Where
     /// locked memory is short (`EPERM`, `ENOMEM`), a buffer of half the
     /// pages is tried, down to one page.
     ///
     /// [`open`]: Clock::open
-    pub fn open_ring(
-        tid: i32,
-        period_ns: u64,
-        data_pages: usize,
-        signal: i32,
-    ) -> Result<Clock, NativeError> {
+    pub fn open_ring(tid: i32, period_ns: u64, data_pages: usize) -> Result<Clock, NativeError> {
         // SAFETY: plain call.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
         let mut pages = data_pages;
@@ -124,7 +128,7 @@ impl Clock {
         };
         let quarter = (pages * page / 4 / SAMPLE_BYTES) as u64;
         let reader = event(tid, period_ns.max(1).saturating_mul(quarter), 0, 0)?;
-        signal_to(&reader, tid, signal)?;
+        signal_to(&reader, tid)?;
         Ok(Clock {
             fd,
             ring: Some(ring),
@@ -215,9 +219,9 @@ fn event(tid: i32, period_ns: u64, flags: u64, sample_type: u64) -> Result<Owned
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Has the event `fd` send thread `tid` `signal` at each overflow (its
-/// fasync signal, owned by that thread).
-fn signal_to(fd: &OwnedFd, tid: i32, signal: i32) -> Result<(), NativeError> {
+/// Has the event `fd` send thread `tid` [`SAMPLE_SIGNAL`] at each
+/// overflow (its fasync signal, owned by that thread).
+fn signal_to(fd: &OwnedFd, tid: i32) -> Result<(), NativeError> {
     #[repr(C)]
     struct Owner {
         kind: i32,
@@ -231,7 +235,7 @@ fn signal_to(fd: &OwnedFd, tid: i32, signal: i32) -> Result<(), NativeError> {
     // SAFETY: plain calls on a descriptor of a perf event.
     let ok = unsafe {
         libc::fcntl(fd, F_SETOWN_EX, &owner as *const Owner) == 0
-            && libc::fcntl(fd, F_SETSIG, signal) == 0
+            && libc::fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) == 0
             && libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
     };
     match ok {

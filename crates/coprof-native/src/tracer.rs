@@ -4,7 +4,7 @@
 
 use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
-use crate::perf::Clock;
+use crate::perf::{Clock, SAMPLE_SIGNAL};
 use crate::start::{start, Started};
 use crate::{Children, Config, Exit, Hooks, NativeError, Run};
 use coprof_core::{Class, ClassSet, Event, Sink};
@@ -17,7 +17,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 mod detach;
-mod mask;
 pub use detach::attach_with;
 
 /// Instructions a thread is stepped, at most, to its next load
@@ -32,7 +31,7 @@ const BATCH: usize = 4096;
 /// locked memory.
 pub(crate) const RING_PAGES: usize = 8;
 /// `si_code`s of a descriptor's fasync signal (POLL_IN to POLL_HUP): the
-/// clock's, as opposed to a SIGPROF the program's own timer sends.
+/// clock's, as opposed to a SIGSTOP sent with `kill` (`SI_USER`).
 const FASYNC_CODES: std::ops::RangeInclusive<i32> = 1..=6;
 
 /// Runs `program` with `args` (`args[0]` is its `argv[0]`) and the
@@ -215,16 +214,14 @@ impl<'a, 'h> Tracer<'a, 'h> {
         self.rng.gen_range(mean - spread..=mean + spread)
     }
 
-    /// Opens and arms a clock on `tid`, which started with the signal
-    /// mask of `mask_of` ([`mask::clock_signal`]).
-    fn clock(&mut self, tid: i32, mask_of: i32) -> Result<(), NativeError> {
+    /// Opens and arms a clock on `tid`.
+    fn clock(&mut self, tid: i32) -> Result<(), NativeError> {
         if self.detaching {
             return Ok(());
         }
         let period = self.period();
-        let signal = mask::clock_signal(mask_of);
         if self.config.ring_buffer {
-            match Clock::open_ring(tid, period, RING_PAGES, signal) {
+            match Clock::open_ring(tid, period, RING_PAGES) {
                 Ok(clock) => {
                     self.clocks.insert(tid, clock);
                 }
@@ -240,7 +237,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             }
             return Ok(());
         }
-        let clock = Clock::open(tid, self.config.period_ns, signal)?;
+        let clock = Clock::open(tid, self.config.period_ns)?;
         clock
             .arm(period)
             .map_err(|source| NativeError::Clock { tid, source })?;
@@ -248,11 +245,10 @@ impl<'a, 'h> Tracer<'a, 'h> {
         Ok(())
     }
 
-    /// Opens a clock on the new thread `tid` of process `pid`, which
-    /// started with the signal mask of `mask_of`; a thread that ends
-    /// before its clock opens is no error.
-    fn clock_new(&mut self, pid: i32, tid: i32, mask_of: i32) -> Result<(), NativeError> {
-        match self.clock(tid, mask_of) {
+    /// Opens a clock on the new thread `tid` of process `pid`; a thread
+    /// that ends before its clock opens is no error.
+    fn clock_new(&mut self, pid: i32, tid: i32) -> Result<(), NativeError> {
+        match self.clock(tid) {
             Err(e) if thread_exists(pid, tid) => Err(e),
             _ => Ok(()),
         }
@@ -276,7 +272,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
         if let Some(children) = self.children.as_deref_mut() {
             children.started(pid, parent);
         }
-        self.clock_new(pid, pid, pid)
+        self.clock_new(pid, pid)
     }
 
     fn trace(&mut self, sink: &mut dyn Sink) -> Result<(), NativeError> {
@@ -328,7 +324,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
                         self.threads.remove(&t);
                     }
                     self.close_clock(process, sink);
-                    self.clock(process, process)?;
+                    self.clock(process)?;
                     resume(tid, 0);
                 }
                 libc::PTRACE_EVENT_CLONE => {
@@ -337,8 +333,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
                         p.run.threads += 1;
                     }
                     self.threads.insert(new, process);
-                    // It has the mask of `tid`, stopped since the clone.
-                    self.clock_new(process, new, tid)?;
+                    self.clock_new(process, new)?;
                     resume(tid, 0);
                 }
                 libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
@@ -550,10 +545,10 @@ impl<'a, 'h> Tracer<'a, 'h> {
     }
 
     /// Whether `tid`'s stop at the delivery of signal `sig` is its
-    /// clock's: a signal a clock sends, sent by a clock rather than by
-    /// the program's own timer or `kill`.
+    /// clock's: [`SAMPLE_SIGNAL`], sent by a clock rather than by the
+    /// program or another (`kill`, a terminal's job control).
     fn is_clock_stop(&self, tid: i32, sig: i32) -> bool {
-        mask::may_be_the_clocks(sig)
+        sig == SAMPLE_SIGNAL
             && siginfo(tid).is_some_and(|info| FASYNC_CODES.contains(&info.si_code))
     }
 

@@ -4,8 +4,8 @@
 //! and detached, so that the process runs on as if it had never been
 //! sampled.
 
-use super::mask::{clock_signal_pending, set_signal_mask, signal_mask, SAMPLE_BIT};
 use super::{ended, event_message, resume, Process, Tracer};
+use crate::perf::SAMPLE_SIGNAL;
 use crate::start::options;
 use crate::{Config, Exit, Hooks, NativeError, Run};
 use coprof_core::Sink;
@@ -65,7 +65,7 @@ pub fn attach_with<'h>(
     tracer.threads.extend(tids.iter().map(|&tid| (tid, pid)));
     let result = tids
         .iter()
-        .try_for_each(|&tid| tracer.clock_new(pid, tid, tid))
+        .try_for_each(|&tid| tracer.clock_new(pid, tid))
         .and_then(|()| tracer.trace(sink));
     if let Err(e) = result {
         // Let it go as it was, whatever went wrong.
@@ -136,8 +136,8 @@ impl Tracer<'_, '_> {
     /// Lets go of every thread followed, program and children, leaving
     /// each as it was: clocks closed, each thread stopped and detached
     /// with the signal it stopped with (but the clock's), and no signal
-    /// of coprof's left pending, which would kill the process once
-    /// detached (SIGPROF's default). Each process still running ends its
+    /// of coprof's left pending, which would stop the process once
+    /// detached (SIGSTOP's action). Each process still running ends its
     /// run with [`Exit::Detached`]; one that ends meanwhile, with its
     /// end.
     pub(super) fn detach(&mut self, sink: &mut dyn Sink) -> Result<(), NativeError> {
@@ -153,9 +153,6 @@ impl Tracer<'_, '_> {
         for tid in self.threads.keys().copied().collect::<Vec<_>>() {
             self.interrupt(tid, &mut left);
         }
-        // Signal masks changed to let a pending clock signal be taken:
-        // each thread's own, put back before it is let go.
-        let mut masks: HashMap<i32, u64> = HashMap::new();
         // Times each thread was resumed to take a pending clock signal:
         // a signal it cannot take does not hold it for ever.
         let mut tries: HashMap<i32, u32> = HashMap::new();
@@ -211,31 +208,13 @@ impl Tracer<'_, '_> {
             let tried = tries.entry(tid).or_insert(0);
             if *tried < MAX_TRIES && clock_signal_pending(tid) {
                 *tried += 1;
-                // Unblocked if it was blocked, the signal is taken as
-                // soon as the thread goes on: it stops again at once, at
-                // the signal's delivery, before any code of its own
-                // runs. Interrupting it too would stop it first, before
-                // the signal, again and again. A mask that cannot be
-                // read or set leaves the signal where it is: resumed,
-                // the thread would run on and not stop.
-                let unblocked = match signal_mask(tid) {
-                    Some(mask) if mask & SAMPLE_BIT != 0 => {
-                        let set = set_signal_mask(tid, mask & !SAMPLE_BIT);
-                        if set {
-                            masks.entry(tid).or_insert(mask);
-                        }
-                        set
-                    }
-                    Some(_) => true,
-                    None => false,
-                };
-                if unblocked {
-                    resume(tid, pass);
-                    continue;
-                }
-            }
-            if let Some(mask) = masks.remove(&tid) {
-                set_signal_mask(tid, mask);
+                // No mask blocks it, so the thread takes it as soon as
+                // it goes on: it stops again at once, at the signal's
+                // delivery, before any code of its own runs. Interrupting
+                // it too would stop it first, before the signal, again
+                // and again.
+                resume(tid, pass);
+                continue;
             }
             // SAFETY: a ptrace request on a stopped tracee.
             unsafe { libc::ptrace(libc::PTRACE_DETACH, tid, 0, pass as libc::c_long) };
@@ -267,3 +246,19 @@ impl Tracer<'_, '_> {
 /// Times a thread is resumed, at most, to take a pending clock signal
 /// before it is let go.
 const MAX_TRIES: u32 = 3;
+
+/// The bit of [`SAMPLE_SIGNAL`] in a signal set.
+const SAMPLE_BIT: u64 = 1 << (SAMPLE_SIGNAL - 1);
+
+/// Whether the clock's signal is pending for thread `tid` itself (its
+/// `SigPnd` in `/proc/TID/status`, as the clock signals a thread).
+fn clock_signal_pending(tid: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{tid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigPnd:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|pending| pending & SAMPLE_BIT != 0)
+}
