@@ -31,8 +31,33 @@ pub fn is_bad_input(e: &anyhow::Error) -> bool {
         .any(|c| c.is::<BadInput>() || c.is::<coprof_core::trace::TraceError>())
 }
 
-/// Prints `e` to stderr and returns the exit code it calls for.
+/// Whether `e` is a write to a pipe whose reader has gone: standard
+/// output into `head`, or a trace into a reader that stopped.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    use coprof_core::trace::{TraceError, TraceErrorKind};
+    let broken = |io: &std::io::Error| io.kind() == std::io::ErrorKind::BrokenPipe;
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(broken)
+            || c.downcast_ref::<TraceError>()
+                .is_some_and(|t| matches!(&t.kind, TraceErrorKind::Io(io) if broken(io)))
+    })
+}
+
+/// Prints `e` to stderr and returns the exit code it calls for; a write
+/// to a pipe whose reader has gone ends coprof by SIGPIPE instead,
+/// quietly, as it ends other command-line tools. (While a program runs
+/// in the simulator, coprof ignores SIGPIPE, which is the program's: its
+/// own writes to a broken pipe fail with EPIPE and end here.)
 pub fn report(e: &anyhow::Error) -> ExitCode {
+    if is_broken_pipe(e) {
+        // SAFETY: the default action of SIGPIPE, then the signal to this
+        // process, which ends it.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            libc::raise(libc::SIGPIPE);
+        }
+        return ExitCode::from(128 + libc::SIGPIPE as u8);
+    }
     let mut msg = format!("coprof: error: {e}");
     for cause in e.chain().skip(1) {
         msg.push_str(&format!("\n  caused by: {cause}"));
