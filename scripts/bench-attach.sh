@@ -99,10 +99,6 @@ attached() {
   awk -v a="$start" -v b="$ended" 'BEGIN { printf "%.3f\n", b - a }' >>"$scratch/$tool.times"
 }
 
-# samples TOOL: appends the samples of coprof record --json's summary in
-# $scratch/TOOL.err to $scratch/TOOL.samples.
-samples() { sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/$1.err" >>"$scratch/$1.samples"; }
-
 echo "bench-attach: $runs rounds per workload; $(nproc) cores; perf record: $(perf_said)" >&2
 echo "| workload | alone, s | coprof record --attach, s | ×alone | samples | µs a sample | ended after, ms | --ring-buffer, s | ×alone | µs a sample | ended after, ms | perf record -p, s | ×alone | µs a sample | ended after, ms |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -54,15 +54,15 @@ for w in "${workloads[@]}"; do
   IFS='|' read -r name prog args <<<"$w"
   chosen "$name" || continue
   read -r -a argv <<<"$args"
-  rm -f "$scratch"/*.times
+  rm -f "$scratch"/*.times "$scratch"/*.samples
   for ((r = 1; r <= runs; r++)); do
     timed plain "$x86/$prog" "${argv[@]}"
     timed record "$coprof" record --json -o "$scratch/r.cpt" -- "$x86/$prog" "${argv[@]}"
-    sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/record.err" >>"$scratch/samples.times"
+    samples record
     timed samecpu "$coprof" record --same-cpu --json -o "$scratch/s.cpt" -- "$x86/$prog" "${argv[@]}"
-    sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/samecpu.err" >>"$scratch/samecpu-samples.times"
+    samples samecpu
     timed ring "$coprof" record --ring-buffer --json -o "$scratch/b.cpt" -- "$x86/$prog" "${argv[@]}"
-    sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/ring.err" >>"$scratch/ring-samples.times"
+    samples ring
     timed nextload "$coprof" record --next-load -o "$scratch/n.cpt" -- "$x86/$prog" "${argv[@]}"
     timed stepped "$coprof" record --next-load --single-step -o "$scratch/n.cpt" -- "$x86/$prog" "${argv[@]}"
     if [ $perf_ok -eq 1 ]; then
@@ -73,11 +73,11 @@ for w in "${workloads[@]}"; do
   c="$(median "$scratch/record.times")"
   n="$(median "$scratch/nextload.times")"
   t="$(median "$scratch/stepped.times")"
-  s="$(median_count "$scratch/samples.times")"
+  s="$(median_count "$scratch/record.samples")"
   o="$(median "$scratch/samecpu.times")"
-  os="$(median_count "$scratch/samecpu-samples.times")"
+  os="$(median_count "$scratch/samecpu.samples")"
   b="$(median "$scratch/ring.times")"
-  bs="$(median_count "$scratch/ring-samples.times")"
+  bs="$(median_count "$scratch/ring.samples")"
   if [ $perf_ok -eq 1 ]; then
     f="$(median "$scratch/perf.times")"
     fr="$(ratio "$f" "$p")"

@@ -85,6 +85,11 @@ timed() {
   tail -1 "$scratch/t.last" >>"$scratch/$tool.times"
 }
 
+# samples TOOL: appends the samples of the `coprof record --json`
+# summary that a timed run of TOOL left in $scratch/TOOL.err (`timed`
+# here, bench-attach.sh's `attached`) to $scratch/TOOL.samples.
+samples() { sed -nE 's/.*"samples":([0-9]+).*/\1/p' "$scratch/$1.err" >>"$scratch/$1.samples"; }
+
 # median FILE: the median of the numbers in FILE, one a line, to 0.01.
 median() {
   sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
