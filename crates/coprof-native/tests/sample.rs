@@ -990,8 +990,6 @@ fn ring_buffers_and_the_next_load_are_refused_together() {
 fn threads_that_block_signals_are_sampled() {
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path());
-    let (one, _) = run(&prog, "");
-    let one = one.unwrap();
     let stopping = Config {
         period_ns: 20_000,
         ..Config::default()
@@ -999,11 +997,24 @@ fn threads_that_block_signals_are_sampled() {
     // A worker started with every signal blocked (as xz and GLib start
     // theirs), and one that blocks SIGPROF once started, each beside a
     // main thread that waits: 20000/6000 of the work of the program
-    // alone (`one`). The clock's SIGSTOP stops them all the same; with
-    // SIGPROF, 9 samples were taken of the first. (A ring buffer of
-    // 2,048 samples that nothing read would fill long before the end.)
-    for mode in ["masked", "lonely"] {
-        for config in [stopping.clone(), ring()] {
+    // alone. The clock's SIGSTOP stops them all the same; with SIGPROF,
+    // 9 samples were taken of the first, against about 1,500 of the
+    // program alone. (A ring buffer of 2,048 samples that nothing read
+    // would fill long before the end.)
+    //
+    // The program alone is sampled with the same clock just before. Its
+    // CPU time, and so its samples, moves by up to twice between runs on
+    // a busy machine (1.5 to 3.3 times as many samples of the worker were
+    // seen), so the bound is only that the worker has more.
+    for config in [stopping, ring()] {
+        let one = sample(
+            &prog,
+            &[OsString::from("hot")],
+            &config,
+            &mut Collect::default(),
+        );
+        let one = one.unwrap();
+        for mode in ["masked", "lonely"] {
             let mut sink = Collect::default();
             let args = [OsString::from("hot"), OsString::from(mode)];
             let r = sample(&prog, &args, &config, &mut sink).unwrap();
@@ -1014,7 +1025,7 @@ fn threads_that_block_signals_are_sampled() {
                 "{mode} {config:?}"
             );
             assert!(
-                r.samples > one.samples * 2,
+                r.samples > one.samples,
                 "{mode} {config:?}: {} samples, {} of the program alone",
                 r.samples,
                 one.samples
