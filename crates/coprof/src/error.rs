@@ -5,6 +5,7 @@
 //! input is marked by wrapping the message in [`BadInput`] or by an error
 //! type from a reader that says what was malformed and where.
 
+use coprof_core::trace::{TraceError, TraceErrorKind};
 use std::fmt;
 use std::process::ExitCode;
 
@@ -34,13 +35,40 @@ pub fn is_bad_input(e: &anyhow::Error) -> bool {
 /// Whether `e` is a write to a pipe whose reader has gone: standard
 /// output into `head`, or a trace into a reader that stopped.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    use coprof_core::trace::{TraceError, TraceErrorKind};
-    let broken = |io: &std::io::Error| io.kind() == std::io::ErrorKind::BrokenPipe;
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>().is_some_and(broken)
             || c.downcast_ref::<TraceError>()
-                .is_some_and(|t| matches!(&t.kind, TraceErrorKind::Io(io) if broken(io)))
+                .is_some_and(is_trace_into_broken_pipe)
     })
+}
+
+/// Whether the trace error `e` is a write into a pipe whose reader has
+/// gone.
+pub fn is_trace_into_broken_pipe(e: &TraceError) -> bool {
+    matches!(&e.kind, TraceErrorKind::Io(io) if broken(io))
+}
+
+fn broken(io: &std::io::Error) -> bool {
+    io.kind() == std::io::ErrorKind::BrokenPipe
+}
+
+/// Ends coprof by SIGPIPE with its default action, as the kernel ends a
+/// writer into a pipe whose reader has gone: quietly, with the status a
+/// shell reads as a broken pipe (141). SIGPIPE is unblocked first, since
+/// a parent may have left it blocked, and the status is the same if the
+/// signal still does not end the process.
+pub fn end_by_sigpipe() -> ! {
+    // SAFETY: the default action of SIGPIPE, SIGPIPE unblocked in this
+    // thread, then the signal to this thread, which ends the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(libc::SIGPIPE);
+    }
+    std::process::exit(128 + libc::SIGPIPE)
 }
 
 /// Prints `e` to stderr and returns the exit code it calls for; a write
@@ -50,13 +78,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// own writes to a broken pipe fail with EPIPE and end here.)
 pub fn report(e: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(e) {
-        // SAFETY: the default action of SIGPIPE, then the signal to this
-        // process, which ends it.
-        unsafe {
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-            libc::raise(libc::SIGPIPE);
-        }
-        return ExitCode::from(128 + libc::SIGPIPE as u8);
+        end_by_sigpipe();
     }
     let mut msg = format!("coprof: error: {e}");
     for cause in e.chain().skip(1) {

@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::builder::TypedValueParser;
 use coprof_core::trace::{TraceMeta, TraceWriter};
-use coprof_core::ClassSet;
+use coprof_core::{ClassSet, Event, Sink};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::os::fd::AsFd;
@@ -61,6 +61,36 @@ pub fn trace_writer(
         meta,
         classes,
     )?)
+}
+
+/// A trace writer as a [`Sink`] that ends coprof by SIGPIPE as soon as
+/// the reader of the pipe it writes into has gone, as any writer in a
+/// pipeline ends (`coprof run --trace - -- prog | head -c 100`), rather
+/// than running the program on to its end to write nothing more. For a
+/// program in the simulator, which ends with coprof's process, and for a
+/// trace read: a native program sampled is not coprof's to end, and is
+/// let go of first (`coprof record` commits the trace after its run).
+pub struct EndsWithItsReader<'a>(pub &'a mut TraceWriter);
+
+impl Sink for EndsWithItsReader<'_> {
+    fn wants(&self) -> ClassSet {
+        self.0.wants()
+    }
+
+    fn observe(&mut self, batch: &[Event]) {
+        self.0.observe(batch);
+        if self
+            .0
+            .error()
+            .is_some_and(crate::error::is_trace_into_broken_pipe)
+        {
+            crate::error::end_by_sigpipe();
+        }
+    }
+
+    fn finish(&mut self) {
+        self.0.finish();
+    }
 }
 
 /// Refuses a trace for standard output (`path` is `-`) when that is a

@@ -210,30 +210,42 @@ fn a_trace_into_a_pipe_whose_reader_goes_ends_quietly_by_sigpipe() {
     use std::os::unix::process::ExitStatusExt;
     // `coprof run --trace - -- prog | head -c 100`: the trace's reader
     // goes after 100 bytes of a trace of tens of megabytes. coprof ends
-    // as other tools in a pipeline do, by SIGPIPE, with no message.
+    // as other tools in a pipeline do, by SIGPIPE, with no message, and
+    // at once: the program, which prints a line at its end (to standard
+    // error, since the trace has standard output), does not run on to it.
+    // So with `coprof sample -o -` of a program run live.
     let dir = tempfile::tempdir().unwrap();
-    let long = "int main(void) { volatile long s = 0; \
-                for (long i = 0; i < 20000000; i++) s += i; return 0; }\n";
+    let long = "#include <stdio.h>\n\
+                int main(void) { volatile long s = 0; \
+                for (long i = 0; i < 20000000; i++) s += i; \
+                puts(\"the program's end\"); return 0; }\n";
     let prog = common::compile_with(dir.path(), "long", long, &["-static", "-O1"]);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coprof"))
-        .args(["run", "--trace", "-", "--"])
-        .arg(&prog)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut head = [0u8; 100];
-    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
-    // The pipe's read end is closed here, as `head` closes it.
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.signal(),
-        Some(libc::SIGPIPE),
-        "{:?}: {stderr}",
-        out.status
-    );
-    assert!(!stderr.contains("error"), "{stderr}");
+    let commands: [&[&str]; 2] = [
+        &["run", "--trace", "-", "--"],
+        &["sample", "--sampler", "counter:3", "-o", "-", "--"],
+    ];
+    for args in commands {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coprof"))
+            .args(args)
+            .arg(&prog)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut head = [0u8; 100];
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+        // The pipe's read end is closed here, as `head` closes it.
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGPIPE),
+            "{args:?} {:?}: {stderr}",
+            out.status
+        );
+        assert!(!stderr.contains("error"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("the program's end"), "{args:?}: {stderr}");
+    }
 }
 
 #[test]

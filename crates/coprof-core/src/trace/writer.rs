@@ -374,6 +374,14 @@ impl TraceWriter {
     pub fn events(&self) -> u64 {
         self.summary.events
     }
+
+    /// The first error met while writing as a [`Sink`], if any: nothing
+    /// more is written, and [`commit`](Self::commit) returns it. A chunk's
+    /// error is met when the next chunk is sent, since chunks are written
+    /// by a thread of their own.
+    pub fn error(&self) -> Option<&TraceError> {
+        self.error.as_ref()
+    }
 }
 
 impl Sink for TraceWriter {

@@ -312,7 +312,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let to_stderr = crate::output::is_stdout(out)
                 .then(crate::input::StdoutToStderr::new)
                 .flatten();
-            let exit = sim.run_to_exit(&mut w).map_err(sim_error);
+            let exit = sim
+                .run_to_exit(&mut crate::output::EndsWithItsReader(&mut w))
+                .map_err(sim_error);
             drop(to_stderr);
             let exit = exit?;
             w.set_modules(

@@ -152,7 +152,8 @@ fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow
         .insert("mean_interval".into(), spec.mean_interval().into());
     let mut w = crate::output::trace_writer(out, meta, classes)?;
     let (seen, samples, info) = {
-        let mut s = SampledSink::new(sampler, classes, &mut w);
+        let mut into = crate::output::EndsWithItsReader(&mut w);
+        let mut s = SampledSink::new(sampler, classes, &mut into);
         let info = a.input.run_sinks(vec![&mut s])?;
         (s.seen(), s.samples(), info)
     };
