@@ -6,7 +6,7 @@ use coprof_core::synth::{generate, GenConfig, Workload};
 use coprof_core::trace::{
     Module, TraceErrorKind, TraceMeta, TraceReader, TraceWriter, CHUNK_EVENTS,
 };
-use coprof_core::{flags, ClassSet, Collect, Event, Source};
+use coprof_core::{flags, ClassSet, Collect, Event, Sink, Source};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -254,4 +254,33 @@ fn a_write_error_of_the_thread_that_compresses_comes_back() {
     assert!(matches!(e.kind, TraceErrorKind::Io(_)), "{e}");
     assert!(e.to_string().contains("/dev/full"), "{e}");
     assert!(e.to_string().contains("No space left"), "{e}");
+}
+
+#[test]
+fn a_sinks_write_error_is_told_before_the_commit() {
+    // A pipe whose reader has gone: as a sink, the writer keeps the
+    // error, and tells it within two chunks of the write that failed,
+    // so that its source can stop there (a program run to write
+    // nothing more); the commit returns it.
+    let events = generate(&GenConfig::new(Workload::Mixed, CHUNK_EVENTS as u64 * 4)).unwrap();
+    let (r, w, path) = pipe();
+    drop(r);
+    let mut tw = TraceWriter::create(&path, meta(), ClassSet::ALL).unwrap();
+    drop(w);
+    assert!(tw.error().is_none());
+    let mut chunks = 0;
+    for c in events.chunks(CHUNK_EVENTS) {
+        tw.observe(c);
+        chunks += 1;
+        if tw.error().is_some() {
+            break;
+        }
+    }
+    let told = tw.error().expect("no error told after four chunks");
+    assert!(chunks <= 3, "told after {chunks} chunks");
+    let broken = matches!(&told.kind, TraceErrorKind::Io(io)
+        if io.kind() == std::io::ErrorKind::BrokenPipe);
+    assert!(broken, "{told}");
+    let e = tw.commit().unwrap_err();
+    assert!(e.to_string().contains("Broken pipe"), "{e}");
 }
