@@ -919,7 +919,7 @@ impl InputArgs {
                     duration: self.duration,
                 };
                 // Not coprof's process: its end is told, not passed on.
-                crate::progress::sample_native(prog, target, &config, sink, children)
+                crate::progress::sample_native(prog, target, &config, sink, children, None)
                     .map_err(|e| bad_input(e.to_string()))?
             }
             None => {
@@ -931,6 +931,7 @@ impl InputArgs {
                             &config,
                             sink,
                             children,
+                            None,
                         )
                     })
                     .map_err(|e| bad_input(e.to_string()))?;

@@ -1,9 +1,10 @@
 //! Printing a report as text or JSON.
 
+use crate::stop_signals::UnreadPipe;
 use anyhow::Context;
 use clap::builder::TypedValueParser;
 use coprof_core::trace::{TraceMeta, TraceWriter};
-use coprof_core::{ClassSet, Event, Sink};
+use coprof_core::ClassSet;
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::os::fd::AsFd;
@@ -63,34 +64,38 @@ pub fn trace_writer(
     )?)
 }
 
-/// A trace writer as a [`Sink`] that ends coprof by SIGPIPE as soon as
-/// the reader of the pipe it writes into has gone, as any writer in a
-/// pipeline ends (`coprof run --trace - -- prog | head -c 100`), rather
-/// than running the program on to its end to write nothing more. For a
-/// program in the simulator, which ends with coprof's process, and for a
-/// trace read: a native program sampled is not coprof's to end, and is
-/// let go of first (`coprof record` commits the trace after its run).
-pub struct EndsWithItsReader<'a>(pub &'a mut TraceWriter);
+/// Ends coprof by SIGPIPE as soon as the reader of the pipe a trace at
+/// `path` streams into has gone, as a writer in a pipeline ends (`coprof
+/// run --trace - -- prog | head -c 100`), rather than running the
+/// program on to its end to write nothing more: for a program in the
+/// simulator, which ends with coprof's process, and a trace read. Until
+/// the value returned is dropped.
+pub fn end_with_reader(path: &Path) -> anyhow::Result<Option<UnreadPipe>> {
+    let Some(pipe) = trace_pipe(path) else {
+        return Ok(None);
+    };
+    UnreadPipe::watch(pipe.as_fd(), || crate::error::end_by_sigpipe())
+        .context("cannot watch the trace's pipe")
+}
 
-impl Sink for EndsWithItsReader<'_> {
-    fn wants(&self) -> ClassSet {
-        self.0.wants()
+/// The pipe a trace at `path` streams into, opened again, so that its
+/// reader's end can be watched for while the trace is written: standard
+/// output's for `-`, a named pipe's; none for a file.
+pub fn trace_pipe(path: &Path) -> Option<std::os::fd::OwnedFd> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    if is_stdout(path) {
+        return std::io::stdout().as_fd().try_clone_to_owned().ok();
     }
-
-    fn observe(&mut self, batch: &[Event]) {
-        self.0.observe(batch);
-        if self
-            .0
-            .error()
-            .is_some_and(crate::error::is_trace_into_broken_pipe)
-        {
-            crate::error::end_by_sigpipe();
-        }
-    }
-
-    fn finish(&mut self) {
-        self.0.finish();
-    }
+    let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    fifo.then(|| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .ok()
+            .map(std::os::fd::OwnedFd::from)
+    })
+    .flatten()
 }
 
 /// Refuses a trace for standard output (`path` is `-`) when that is a

@@ -1,5 +1,6 @@
 //! Progress on a terminal for long runs; silence when stderr is piped.
 
+use crate::stop_signals::{ask_to_stop, StopSignals, UnreadPipe};
 use coprof_core::{Blocks, ClassSet, Event, Run, Sink};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::IsTerminal;
@@ -141,12 +142,19 @@ pub enum NativeTarget<'a> {
 /// says, into `sink` as `config` says, its child processes into
 /// `children` if given, with a spinner on a terminal; says so if a signal
 /// killed it.
+///
+/// `trace_pipe` is the pipe a trace of the samples streams into, if any
+/// (`coprof record -o - | reader`). When its reader goes, a process
+/// attached to is let go, as at Ctrl-C, and coprof ends by SIGPIPE once
+/// the trace is committed; a program started here ends with coprof, by
+/// SIGPIPE, at once ([`UnreadPipe`]).
 pub fn sample_native(
     prog: &std::path::Path,
     target: NativeTarget,
     config: &coprof_native::Config,
     sink: &mut dyn Sink,
     children: Option<&mut dyn coprof_native::Children>,
+    trace_pipe: Option<std::os::fd::BorrowedFd<'_>>,
 ) -> Result<coprof_native::Run, coprof_native::NativeError> {
     let progress = LiveProgress::sampling(prog);
     let mut show = |run: &coprof_native::Run| progress.sampled(run);
@@ -156,12 +164,28 @@ pub fn sample_native(
     };
     let attached = matches!(target, NativeTarget::Attach { .. });
     let run = match target {
-        NativeTarget::Start(args) => coprof_native::sample_with(prog, args, config, sink, hooks),
+        NativeTarget::Start(args) => {
+            let watch = trace_pipe.map(|p| UnreadPipe::watch(p, || crate::error::end_by_sigpipe()));
+            match watch.transpose() {
+                Ok(_watch) => coprof_native::sample_with(prog, args, config, sink, hooks),
+                Err(source) => Err(coprof_native::NativeError::Start {
+                    program: prog.to_path_buf(),
+                    source,
+                }),
+            }
+        }
         NativeTarget::Attach { pid, duration } => {
             // Until the sampling ends: the signals that stop it let the
-            // process go rather than end coprof.
-            match crate::stop_signals::StopSignals::install(duration) {
-                Ok(stop) => coprof_native::attach_with(pid, config, sink, hooks, stop.flag()),
+            // process go rather than end coprof, and so does the end of
+            // its trace's reader.
+            let watched = StopSignals::install(duration).and_then(|stop| {
+                let watch = trace_pipe.map(|p| UnreadPipe::watch(p, ask_to_stop));
+                Ok((stop, watch.transpose()?))
+            });
+            match watched {
+                Ok((stop, _watch)) => {
+                    coprof_native::attach_with(pid, config, sink, hooks, stop.flag())
+                }
                 Err(source) => Err(coprof_native::NativeError::Attach { pid, source }),
             }
         }

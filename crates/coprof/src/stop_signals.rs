@@ -9,8 +9,14 @@
 //! thread of coprof's is passed on to the sampling thread. The race of a
 //! signal that comes just before the wait begins is closed by an alarm
 //! the handler sets: a second later, it interrupts the wait again.
+//!
+//! A trace streamed into a pipe whose reader has gone asks the same
+//! ([`UnreadPipe`]).
 
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Set once a stop has been asked for.
@@ -37,8 +43,15 @@ extern "C" fn asked_to_stop(sig: libc::c_int) {
 
 /// The handlers, installed on the calling thread (the sampling one) for
 /// as long as this lives; the former ones are put back on drop.
+///
+/// SIGPIPE is ignored meanwhile: a write of the trace into a pipe whose
+/// reader has gone would otherwise end coprof with the process traced,
+/// and a clock's SIGSTOP pending would then stop it for good. The write
+/// fails instead, the process is let go ([`UnreadPipe`]), and the error
+/// ends coprof by SIGPIPE afterwards.
 pub struct StopSignals {
     former: Vec<(i32, libc::sigaction)>,
+    former_sigpipe: libc::sighandler_t,
 }
 
 impl StopSignals {
@@ -64,7 +77,12 @@ impl StopSignals {
             };
             former.push((sig, old));
         }
-        let installed = StopSignals { former };
+        // SAFETY: plain call.
+        let former_sigpipe = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+        let installed = StopSignals {
+            former,
+            former_sigpipe,
+        };
         if let Some(d) = duration {
             set_alarm(d);
         }
@@ -85,6 +103,85 @@ impl Drop for StopSignals {
             // SAFETY: the action this value replaced.
             unsafe { libc::sigaction(*sig, old, std::ptr::null_mut()) };
         }
+        if self.former_sigpipe != libc::SIG_ERR {
+            // SAFETY: the action this value replaced.
+            unsafe { libc::signal(libc::SIGPIPE, self.former_sigpipe) };
+        }
+    }
+}
+
+/// A thread that acts once the reader of the pipe a trace streams into
+/// has gone (`coprof record -o - | reader`, and the reader ends): it
+/// asks to let a process attached to go ([`ask_to_stop`]), or ends
+/// coprof with the program it started. Without it the program would run
+/// on sampled, and slowed, for a trace nobody reads, until coprof's next
+/// write into the pipe, seconds of samples later (a chunk of the trace
+/// holds 65,536), or never if the process sleeps. A pipe tells its
+/// writer that its reader has gone by POLLERR, without a write.
+pub struct UnreadPipe {
+    done: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl UnreadPipe {
+    /// How often the thread looks whether it is done.
+    const TICK_MS: i32 = 100;
+
+    /// Watches `pipe`, the writing end of a pipe or a socket, until
+    /// dropped, and calls `gone` once its reader has gone; nothing if
+    /// `pipe` is neither.
+    pub fn watch(pipe: BorrowedFd<'_>, gone: fn()) -> std::io::Result<Option<UnreadPipe>> {
+        use std::os::unix::fs::FileTypeExt;
+        let fd: OwnedFd = pipe.try_clone_to_owned()?;
+        let kind = std::fs::File::from(fd.try_clone()?).metadata()?.file_type();
+        if !(kind.is_fifo() || kind.is_socket()) {
+            return Ok(None);
+        }
+        let done = Arc::new(AtomicBool::new(false));
+        let seen = done.clone();
+        let thread = std::thread::Builder::new()
+            .name("coprof pipe".into())
+            .spawn(move || {
+                while !seen.load(Ordering::SeqCst) {
+                    let mut p = libc::pollfd {
+                        fd: fd.as_raw_fd(),
+                        events: 0,
+                        revents: 0,
+                    };
+                    // SAFETY: one pollfd of a descriptor this thread owns.
+                    let n = unsafe { libc::poll(&mut p, 1, Self::TICK_MS) };
+                    if n > 0 && p.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+                        gone();
+                        return;
+                    }
+                }
+            })?;
+        Ok(Some(UnreadPipe {
+            done,
+            thread: Some(thread),
+        }))
+    }
+}
+
+impl Drop for UnreadPipe {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Asks to let the process go from a thread other than the sampling one,
+/// as a signal's handler does: sets the flag, and interrupts the
+/// sampling thread's wait with SIGALRM, whose handler is ours while
+/// [`StopSignals`] are installed.
+pub fn ask_to_stop() {
+    STOP.store(true, Ordering::SeqCst);
+    let sampler = SAMPLER.load(Ordering::SeqCst);
+    if sampler != 0 {
+        // SAFETY: a signal to the sampling thread of this process.
+        unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), sampler, libc::SIGALRM) };
     }
 }
 

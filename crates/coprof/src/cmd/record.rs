@@ -8,6 +8,7 @@ use coprof_core::trace::TraceMeta;
 use coprof_core::ClassSet;
 use coprof_native::Config;
 use std::ffi::OsString;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -204,6 +205,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         false => ClassSet::ALL,
     };
     let mut w = crate::output::trace_writer(&a.output, meta, classes)?;
+    // Before standard output is the program's standard error.
+    let trace_pipe = crate::output::trace_pipe(&a.output);
     let started = Instant::now();
     let to_stderr = (crate::output::is_stdout(&a.output) && a.attach.is_none())
         .then(crate::input::StdoutToStderr::new)
@@ -223,6 +226,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         children
             .as_mut()
             .map(|c| c as &mut dyn coprof_native::Children),
+        trace_pipe.as_ref().map(|p| p.as_fd()),
     );
     drop(to_stderr);
     let run = run.map_err(|e| bad_input(e.to_string()))?;

@@ -307,14 +307,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 ..TraceMeta::default()
             };
             let mut w = crate::output::trace_writer(out, meta, a.classes)?;
+            let _unread = crate::output::end_with_reader(out)?;
             // Standard output carries the trace when it is the output
             // (the writer holds it): the program's goes to standard error.
             let to_stderr = crate::output::is_stdout(out)
                 .then(crate::input::StdoutToStderr::new)
                 .flatten();
-            let exit = sim
-                .run_to_exit(&mut crate::output::EndsWithItsReader(&mut w))
-                .map_err(sim_error);
+            let exit = sim.run_to_exit(&mut w).map_err(sim_error);
             drop(to_stderr);
             let exit = exit?;
             w.set_modules(

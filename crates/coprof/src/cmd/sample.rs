@@ -151,9 +151,9 @@ fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow
     meta.extra
         .insert("mean_interval".into(), spec.mean_interval().into());
     let mut w = crate::output::trace_writer(out, meta, classes)?;
+    let _unread = crate::output::end_with_reader(out)?;
     let (seen, samples, info) = {
-        let mut into = crate::output::EndsWithItsReader(&mut w);
-        let mut s = SampledSink::new(sampler, classes, &mut into);
+        let mut s = SampledSink::new(sampler, classes, &mut w);
         let info = a.input.run_sinks(vec![&mut s])?;
         (s.seen(), s.samples(), info)
     };
