@@ -246,6 +246,28 @@ fn a_trace_into_a_pipe_whose_reader_goes_ends_quietly_by_sigpipe() {
         assert!(!stderr.contains("error"), "{args:?}: {stderr}");
         assert!(!stderr.contains("the program's end"), "{args:?}: {stderr}");
     }
+    // A program asleep retires nothing, and so writes nothing into the
+    // pipe: its end is found by waiting for the pipe's, not by a write
+    // that fails. It would sleep 30 s.
+    let asleep = "#include <unistd.h>\n\
+                  int main(void) { sleep(30); return 0; }\n";
+    let prog = common::compile_with(dir.path(), "asleep", asleep, &["-static", "-O1"]);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coprof"))
+        .args(["run", "--trace", "-", "--"])
+        .arg(&prog)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(child.stdout.take());
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(started.elapsed().as_secs() < 15, "still running");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{out:?}");
 }
 
 #[test]
