@@ -99,6 +99,16 @@ pub struct Config {
     /// aside, each buffer is read after a quarter of it is written, while
     /// its thread is stopped, so none should fill).
     pub ring_buffer: bool,
+    /// Start the program with SIGPIPE ignored rather than at its default
+    /// action, for a caller that was itself started so: a program started
+    /// by `execve` keeps the signals its parent ignored, and a shell's
+    /// `trap '' PIPE` or Python's `os.system` starts one ignoring
+    /// SIGPIPE, so that its writes into a pipe whose reader has gone fail
+    /// with EPIPE rather than end it. Rust's runtime ignores SIGPIPE in
+    /// every process, whatever it was started with, so the program gets
+    /// the default unless this says otherwise, as a program started by
+    /// [`std::process::Command`] does. For a program coprof starts.
+    pub ignore_sigpipe: bool,
 }
 
 impl Default for Config {
@@ -110,6 +120,7 @@ impl Default for Config {
             single_step: false,
             same_cpu: false,
             ring_buffer: false,
+            ignore_sigpipe: false,
         }
     }
 }

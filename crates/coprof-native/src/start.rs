@@ -38,13 +38,15 @@ impl Drop for Started {
 }
 
 /// Forks, and runs `program` with `args` in the child once this thread
-/// has seized it. Seized (`PTRACE_SEIZE`) rather than traced from the
+/// has seized it, with SIGPIPE ignored if `ignore_sigpipe`, else at its
+/// default ([`Config::ignore_sigpipe`](crate::Config::ignore_sigpipe)). Seized (`PTRACE_SEIZE`) rather than traced from the
 /// child (`PTRACE_TRACEME`), so that a stop signal's group-stop can be
 /// kept (`PTRACE_LISTEN`) until a SIGCONT, as it would be without coprof.
 pub(crate) fn start(
     program: &Path,
     args: &[OsString],
     follow_children: bool,
+    ignore_sigpipe: bool,
 ) -> Result<Started, NativeError> {
     let start_error = |source| NativeError::Start {
         program: program.to_path_buf(),
@@ -89,6 +91,11 @@ pub(crate) fn start(
             if libc::read(go[0], &mut byte as *mut u8 as *mut _, 1) != 1 {
                 libc::_exit(127);
             }
+            let sigpipe = match ignore_sigpipe {
+                true => libc::SIG_IGN,
+                false => libc::SIG_DFL,
+            };
+            libc::signal(libc::SIGPIPE, sigpipe);
             libc::execv(path.as_ptr(), argv_ptrs.as_ptr());
             let errno = *libc::__errno_location();
             libc::write(pipe[1], &errno as *const i32 as *const _, 4);

@@ -62,7 +62,12 @@ pub fn sample_with(
         true => Some(crate::affinity::Pinned::here()?),
         false => None,
     };
-    let started = start(program, args, hooks.children.is_some())?;
+    let started = start(
+        program,
+        args,
+        hooks.children.is_some(),
+        config.ignore_sigpipe,
+    )?;
     let pid = started.pid;
     let mut main = Process::new(Run::starting(program));
     main.run.pid = pid;

@@ -124,6 +124,12 @@ int main(int argc, char **argv) {
         return 3;
     if (!strcmp(mode, "abort"))
         abort();
+    if (!strcmp(mode, "sigpipe")) {
+        /* Exits with 5 if it was started with SIGPIPE ignored. */
+        struct sigaction sa;
+        sigaction(SIGPIPE, NULL, &sa);
+        return sa.sa_handler == SIG_IGN ? 5 : 0;
+    }
     if (!strcmp(mode, "thread")) {
         pthread_t t;
         pthread_create(&t, NULL, worker, NULL);
@@ -1042,5 +1048,27 @@ fn threads_that_block_signals_are_sampled() {
                 "{mode} {config:?}: {samples} samples, {one} of the program alone (medians)"
             );
         }
+    }
+}
+
+#[test]
+fn the_program_starts_with_sigpipe_at_its_default_unless_told() {
+    // This test's process ignores SIGPIPE, as every Rust program's does;
+    // the program does not inherit that, as one started by
+    // std::process::Command does not, unless the config passes it on.
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path());
+    let args = [OsString::from("hot"), OsString::from("sigpipe")];
+    for (ignore_sigpipe, exit) in [(false, 0), (true, 5)] {
+        let config = Config {
+            ignore_sigpipe,
+            ..Config::default()
+        };
+        let r = sample(&prog, &args, &config, &mut Collect::default()).unwrap();
+        assert_eq!(
+            r.exit,
+            Exit::Exited(exit),
+            "ignore_sigpipe {ignore_sigpipe}"
+        );
     }
 }

@@ -49,9 +49,10 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, 
 /// what coprof was started with (`nohup` ignores SIGHUP;
 /// a shell without job control starts a background command ignoring
 /// SIGINT and SIGQUIT; a parent may leave signals blocked). SIGPIPE's
-/// action is left out: Rust's runtime ignores it before `main`, so
-/// what the process was started with is unknown (its mask is not
-/// touched, and is kept). SIGKILL and SIGSTOP can be neither ignored
+/// action is left out: Rust's runtime ignores it before `main`, so a
+/// caller that knows what the process was started with adds it (coprof
+/// reads it among the C library's constructors). Its mask is not
+/// touched, and is kept. SIGKILL and SIGSTOP can be neither ignored
 /// nor blocked, and the C library's own 32 and 33 are not the
 /// program's. The signals pending on the thread, which it blocks (one
 /// an `execve` kept: [`pend_for_exec`]), are taken off it, to be the

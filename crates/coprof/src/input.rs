@@ -895,6 +895,7 @@ impl InputArgs {
             next_load,
             same_cpu: self.same_cpu,
             ring_buffer: self.ring_buffer,
+            ignore_sigpipe: crate::cmd::run::sigpipe_ignored_at_start(),
             ..coprof_native::Config::default()
         };
         let what = match self.attach {

@@ -193,6 +193,9 @@ pub fn sample_native(
     progress.done();
     if let Ok(run) = &run {
         match run.exit {
+            // SIGPIPE, a pipeline's writer's usual end, goes
+            // unannounced, as shells leave it (and as the simulator does).
+            coprof_native::Exit::Killed(libc::SIGPIPE) => {}
             coprof_native::Exit::Killed(sig) => {
                 eprintln!("coprof: {} was killed by signal {sig}", prog.display())
             }

@@ -94,6 +94,77 @@ fn a_signal_coprof_was_started_ignoring_is_ignored_by_the_program() {
     assert_eq!(out.status.code(), Some(128 + libc::SIGHUP));
 }
 
+/// Says whether SIGPIPE is ignored, then writes into a pipe whose reader
+/// has gone: EPIPE if so, else the signal's default, death.
+const PIPE: &str = r#"
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(void) {
+    struct sigaction sa;
+    sigaction(SIGPIPE, NULL, &sa);
+    printf("SIGPIPE ignored at start: %d\n", sa.sa_handler == SIG_IGN);
+    fflush(stdout);
+    int p[2];
+    pipe(p);
+    close(p[0]);
+    long n = write(p[1], "x", 1);
+    printf("write %ld: %s\n", n, n < 0 ? strerror(errno) : "written");
+    return 0;
+}
+"#;
+
+#[test]
+fn sigpipe_ignored_when_coprof_starts_is_ignored_by_the_program() {
+    // Rust's runtime ignores SIGPIPE before `main`, whatever coprof was
+    // started with: what it was is read before, and the program, in the
+    // simulator or sampled natively, starts as it would alone (a shell's
+    // `trap '' PIPE`, Python's `os.system`).
+    let dir = tempfile::tempdir().unwrap();
+    let rv = compile(dir.path(), "pipe", PIPE);
+    let x86 = dir.path().join("pipe-x86");
+    let src = dir.path().join("pipe-x86.c");
+    std::fs::write(&src, PIPE).unwrap();
+    let built = Command::new("gcc")
+        .args(["-O1", "-static", "-o"])
+        .arg(&x86)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let trace = dir.path().join("p.cpt");
+    let trace = trace.to_str().unwrap();
+    let cases: [(&[&str], &std::path::Path); 2] =
+        [(&["run"], &rv), (&["record", "-o", trace], &x86)];
+    for (args, prog) in cases {
+        for ignored in [true, false] {
+            let action = match ignored {
+                true => libc::SIG_IGN,
+                false => libc::SIG_DFL,
+            };
+            // SAFETY (in the child): signal is async-signal-safe.
+            let out = started(args, prog, &[], move || unsafe {
+                libc::signal(libc::SIGPIPE, action);
+            })
+            .output()
+            .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout);
+            let err = String::from_utf8_lossy(&out.stderr);
+            let expected = match ignored {
+                true => "SIGPIPE ignored at start: 1\nwrite -1: Broken pipe\n",
+                false => "SIGPIPE ignored at start: 0\n",
+            };
+            assert_eq!(said, expected, "{args:?} {ignored}: {err}");
+            let status = if ignored { 0 } else { 128 + libc::SIGPIPE };
+            assert_eq!(out.status.code(), Some(status), "{args:?} {ignored}: {err}");
+            // A death by SIGPIPE goes unannounced, as shells leave it.
+            assert!(!err.contains("killed"), "{args:?} {ignored}: {err}");
+        }
+    }
+}
+
 /// Says whether SIGUSR1 and SIGUSR2 are blocked, sends itself SIGUSR1
 /// (which waits while blocked), then unblocks it and says whether its
 /// handler ran. With `again`, first `execve`s itself with SIGUSR2

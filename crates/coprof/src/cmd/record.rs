@@ -175,6 +175,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         single_step: a.single_step,
         same_cpu: a.same_cpu,
         ring_buffer: a.ring_buffer,
+        ignore_sigpipe: crate::cmd::run::sigpipe_ignored_at_start(),
     };
     let mut meta = TraceMeta {
         source: "native".into(),

@@ -206,11 +206,47 @@ static INHERITED_SIGNALS: std::sync::OnceLock<coprof_rv::InheritedSignals> =
     std::sync::OnceLock::new();
 
 /// Records the descriptors coprof inherited and the signals it was
-/// started ignoring and blocking; `main` calls it first.
+/// started ignoring and blocking; `main` calls it first. SIGPIPE's
+/// action is the one read before Rust's runtime set it to be ignored
+/// ([`sigpipe_ignored_at_start`]).
 pub(crate) fn record_inherited() {
     let _ = INHERITED_FDS.set(coprof_rv::fdtable::inherited_fds());
-    let _ = INHERITED_SIGNALS.set(coprof_rv::host_signals::inherited_now());
+    let mut signals = coprof_rv::host_signals::inherited_now();
+    if sigpipe_ignored_at_start() {
+        signals.ignored |= 1 << (libc::SIGPIPE - 1);
+    }
+    let _ = INHERITED_SIGNALS.set(signals);
 }
+
+/// Whether coprof was started with SIGPIPE ignored (a shell's `trap ''
+/// PIPE`, Python's `os.system`): then so is the program, in the
+/// simulator or sampled natively, as it would be started alone. Rust's
+/// runtime ignores SIGPIPE before `main`, so `main` cannot read what it
+/// was; the C library's constructors, which run before, can.
+pub(crate) fn sigpipe_ignored_at_start() -> bool {
+    SIGPIPE_IGNORED_AT_START.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static SIGPIPE_IGNORED_AT_START: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Reads SIGPIPE's action as coprof was started with it, among the
+/// process's constructors (`.init_array`), which the C library runs
+/// before Rust's runtime starts.
+extern "C" fn read_sigpipe_at_start() {
+    // SAFETY: a query of SIGPIPE's action, which changes nothing, into a
+    // local.
+    let ignored = unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut action) == 0
+            && action.sa_sigaction == libc::SIG_IGN
+    };
+    SIGPIPE_IGNORED_AT_START.store(ignored, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[used]
+#[link_section = ".init_array"]
+static READ_SIGPIPE_AT_START: extern "C" fn() = read_sigpipe_at_start;
 
 impl Shape<'_> {
     /// These options as they would be typed again (`--root DIR`,
