@@ -260,6 +260,50 @@ impl Default for Signals {
 /// and 33 for itself and calls 34 its SIGRTMIN).
 pub const SIGRTMIN: i32 = 32;
 
+/// Linux's name of signal `sig` (the numbers RV64 and x86-64 share):
+/// `SIGSEGV`, and `SIGRTMIN+N` for a real-time one, counted from the
+/// kernel's [`SIGRTMIN`]; `signal` for a number that is none.
+pub fn name(sig: i32) -> std::borrow::Cow<'static, str> {
+    const NAMES: [&str; 31] = [
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
+    match sig {
+        1..=31 => NAMES[sig as usize - 1].into(),
+        SIGRTMIN..=64 => format!("SIGRTMIN+{}", sig - SIGRTMIN).into(),
+        _ => "signal".into(),
+    }
+}
+
 /// Most real-time signals queued behind the pending ones of one set
 /// (Linux's limit is RLIMIT_SIGPENDING, per user; a send past it is
 /// EAGAIN).
@@ -709,6 +753,26 @@ pub fn sigreturn(signals: &mut Signals, cpu: &mut Cpu, mem: &Memory) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signals_are_named_as_linux_numbers_them() {
+        let host = [
+            (libc::SIGHUP, "SIGHUP"),
+            (libc::SIGSEGV, "SIGSEGV"),
+            (libc::SIGSTKFLT, "SIGSTKFLT"),
+            (libc::SIGCHLD, "SIGCHLD"),
+            (libc::SIGSTOP, "SIGSTOP"),
+            (libc::SIGVTALRM, "SIGVTALRM"),
+            (libc::SIGPWR, "SIGPWR"),
+            (libc::SIGSYS, "SIGSYS"),
+        ];
+        for (sig, named) in host {
+            assert_eq!(name(sig), named);
+        }
+        assert_eq!(name(34), "SIGRTMIN+2");
+        assert_eq!(name(64), "SIGRTMIN+32");
+        assert_eq!((name(0), name(65)), ("signal".into(), "signal".into()));
+    }
 
     #[test]
     fn the_frame_layout_is_linuxs() {

@@ -197,7 +197,11 @@ pub fn sample_native(
             // unannounced, as shells leave it (and as the simulator does).
             coprof_native::Exit::Killed(libc::SIGPIPE) => {}
             coprof_native::Exit::Killed(sig) => {
-                eprintln!("coprof: {} was killed by signal {sig}", prog.display())
+                eprintln!(
+                    "coprof: {} was killed by {} (signal {sig})",
+                    prog.display(),
+                    coprof_rv::signal::name(sig)
+                )
             }
             coprof_native::Exit::Detached => {
                 eprintln!("coprof: let go of process {}: it runs on", run.pid)

@@ -808,6 +808,29 @@ fn a_traces_reader_that_goes_ends_the_sampling_at_once() {
 }
 
 #[test]
+fn a_death_by_a_signal_is_told_by_its_name_but_sigpipes() {
+    // As the simulator tells one, and a shell: SIGPIPE, a pipeline's
+    // writer's usual end, unannounced.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.cpt");
+    for (sig, told) in [("SEGV", Some("SIGSEGV (signal 11)")), ("PIPE", None)] {
+        let out = coprof()
+            .args(["record", "-o"])
+            .arg(&trace)
+            .args(["--", "/bin/sh", "-c", &format!("kill -{sig} $$")])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let number = if sig == "SEGV" { 11 } else { 13 };
+        assert_eq!(out.status.code(), Some(128 + number), "{err}");
+        match told {
+            Some(name) => assert!(err.contains(&format!("was killed by {name}")), "{err}"),
+            None => assert!(!err.contains("killed"), "{err}"),
+        }
+    }
+}
+
+#[test]
 fn what_attaching_refuses_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let prog = native(dir.path());

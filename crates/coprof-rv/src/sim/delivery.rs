@@ -169,7 +169,7 @@ impl Simulator {
                 signal: 11,
                 message: format!(
                     "no room for the frame of {} (signal {}) at {:#x} below sp {sp:#x}: SIGSEGV",
-                    signal_name(info.signo),
+                    signal::name(info.signo),
                     info.signo,
                     f.addr
                 ),
@@ -200,28 +200,7 @@ fn killed_by(info: &SigInfo, at: u64, me: i64) -> Exit {
         signal: sig,
         message: format!(
             "killed by {} (signal {sig}) {from} at pc {at:#x}",
-            signal_name(sig)
+            signal::name(sig)
         ),
-    }
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        4 => "SIGILL",
-        5 => "SIGTRAP",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        10 => "SIGUSR1",
-        11 => "SIGSEGV",
-        12 => "SIGUSR2",
-        13 => "SIGPIPE",
-        14 => "SIGALRM",
-        15 => "SIGTERM",
-        _ => "signal",
     }
 }
