@@ -498,6 +498,28 @@ impl Signals {
         set.hold_or_overrun(info);
     }
 
+    /// The sets `/proc/PID/status` shows, by its names (fs/proc/array.c,
+    /// `task_sig`): the running thread's pending and blocked signals,
+    /// the process's pending, ignored and caught ones; bit `sig - 1` for
+    /// signal `sig`.
+    pub(crate) fn status_sets(&self) -> [(&'static str, u64); 5] {
+        let (mut ignored, mut caught) = (0, 0);
+        for sig in 1..=64 {
+            match self.actions[sig][0] {
+                SIG_DFL => {}
+                SIG_IGN => ignored |= 1 << (sig - 1),
+                _ => caught |= 1 << (sig - 1),
+            }
+        }
+        [
+            ("SigPnd", self.own.set),
+            ("ShdPnd", self.shared.set),
+            ("SigBlk", self.mask),
+            ("SigIgn", ignored),
+            ("SigCgt", caught),
+        ]
+    }
+
     /// Signals pending for the running thread: its own and the process's.
     pub(crate) fn pending(&self) -> u64 {
         self.own.set | self.shared.set

@@ -313,3 +313,115 @@ fn the_pid_given_outlives_execve() {
     assert_eq!(lines[2], format!("child {child} exited 0"));
     assert!(lines[3].starts_with("shown: pid 4242 parent "), "{out}");
 }
+
+/// Reads its own `/proc/self/comm`, `stat` and `status`, and a second
+/// thread's `/proc/thread-self/comm` and `stat` once it named itself, and
+/// prints what they say against what the calls say: the same whether it
+/// runs alone or in the simulator, with or without a pid given.
+const PROC_SELF: &str = r#"
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static char text[8192];
+static const char *slurp(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) { snprintf(text, sizeof text, "%s: cannot open", path); return text; }
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    return text;
+}
+/* The stat line's name and its fields 4 (ppid) and 20 (threads). */
+static void stat_of(const char *path, long id) {
+    const char *s = slurp(path);
+    const char *open = strchr(s, '('), *close = strrchr(s, ')');
+    printf("%s: id is its own %d, name %.*s", path, atol(s) == id,
+           (int)(close - open - 1), open + 1);
+    long field[24] = {0};
+    const char *p = close + 2;
+    for (int i = 3; i < 24 && p; i++) {
+        field[i] = atol(p);
+        p = strchr(p, ' ');
+        if (p) p++;
+    }
+    printf(", ppid is its parent %d, threads %ld\n", field[4] == getppid(), field[20]);
+}
+static long status_field(const char *key) {
+    const char *line = strstr(slurp("/proc/self/status"), key);
+    return line ? strtol(line + strlen(key), NULL, 0) : -1;
+}
+static void *work(void *arg) {
+    prctl(PR_SET_NAME, "worker");
+    printf("thread comm: %s", slurp("/proc/thread-self/comm"));
+    stat_of("/proc/thread-self/stat", syscall(SYS_gettid));
+    return NULL;
+}
+int main(void) {
+    signal(SIGUSR1, SIG_IGN);
+    sigset_t usr2;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &usr2, NULL);
+    printf("comm: %s", slurp("/proc/self/comm"));
+    stat_of("/proc/self/stat", getpid());
+    const char *line = strstr(slurp("/proc/self/status"), "Name:");
+    printf("status name: %.*s\n", (int)strcspn(line + 6, "\n"), line + 6);
+    printf("status pid is its own %d, tgid %d, ppid is its parent %d\n",
+           status_field("\nPid:") == getpid(), status_field("\nTgid:") == getpid(),
+           status_field("\nPPid:") == getppid());
+    unsigned long blocked = strtoul(strstr(slurp("/proc/self/status"), "SigBlk:") + 7, NULL, 16);
+    unsigned long ignored = strtoul(strstr(slurp("/proc/self/status"), "SigIgn:") + 7, NULL, 16);
+    unsigned long caught = strtoul(strstr(slurp("/proc/self/status"), "SigCgt:") + 7, NULL, 16);
+    printf("SIGUSR2 blocked %lu, SIGUSR1 ignored %lu, SIGUSR1 caught %lu\n",
+           blocked >> (SIGUSR2 - 1) & 1, ignored >> (SIGUSR1 - 1) & 1,
+           caught >> (SIGUSR1 - 1) & 1);
+    pthread_t t;
+    pthread_create(&t, NULL, work, NULL);
+    pthread_join(t, NULL);
+    return 0;
+}
+"#;
+
+#[test]
+fn its_own_proc_files_name_the_program_and_the_ids_it_sees() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["-static", "-O1", "-pthread"];
+    let prog = common::compile_with(dir.path(), "procself", PROC_SELF, &flags);
+    let host_dir = dir.path().join("host");
+    std::fs::create_dir(&host_dir).unwrap();
+    let src = host_dir.join("procself.c");
+    std::fs::write(&src, PROC_SELF).unwrap();
+    let host = host_dir.join("procself");
+    let built = std::process::Command::new("gcc")
+        .args(flags)
+        .arg("-o")
+        .arg(&host)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let alone = std::process::Command::new(&host).output().unwrap();
+    let alone = String::from_utf8_lossy(&alone.stdout).into_owned();
+    // What Linux says, checked here so that the comparison means
+    // something: the host's files of coprof's process would name coprof
+    // and its own ids and signals.
+    assert_eq!(
+        alone,
+        "comm: procself\n\
+         /proc/self/stat: id is its own 1, name procself, ppid is its parent 1, threads 1\n\
+         status name: procself\n\
+         status pid is its own 1, tgid 1, ppid is its parent 1\n\
+         SIGUSR2 blocked 1, SIGUSR1 ignored 1, SIGUSR1 caught 0\n\
+         thread comm: worker\n\
+         /proc/thread-self/stat: id is its own 1, name worker, ppid is its parent 1, threads 2\n"
+    );
+    assert_eq!(run(&prog, &[]), alone);
+    assert_eq!(run(&prog, &["--pid", "4242"]), alone);
+}

@@ -470,7 +470,12 @@ impl Kernel {
     /// The running thread's name: the one it set, or, as Linux starts every
     /// thread, the first 15 bytes of the program file's name.
     fn thread_name(&self) -> [u8; 16] {
-        if let Some((_, name)) = self.names.iter().find(|(t, _)| *t == self.tid) {
+        self.name_of(self.tid)
+    }
+
+    /// Thread `tid`'s name, as [`thread_name`](Self::thread_name) says.
+    pub(super) fn name_of(&self, tid: i64) -> [u8; 16] {
+        if let Some((_, name)) = self.names.iter().find(|(t, _)| *t == tid) {
             return *name;
         }
         let mut name = [0u8; 16];

@@ -1,13 +1,20 @@
-//! The program's own `/proc/self` files: `maps`, `cmdline`, `environ`
-//! and `auxv`.
+//! The program's own `/proc/self` files: `maps`, `cmdline`, `environ`,
+//! `auxv`, `comm`, `stat` and `status`.
 //!
 //! The host's files describe coprof's process: its mappings, whose
-//! addresses mean nothing to the program, and coprof's own command line.
-//! Opening one of these four under `/proc/self`, `/proc/thread-self` or
-//! `/proc/PID` with the process's own PID gives a file written then with
-//! the program's: its argv and environment as it started with them,
-//! NUL-terminated, its auxiliary vector as it lay on its stack, and its
-//! mappings.
+//! addresses mean nothing to the program, coprof's own command line and
+//! name, and the host's ids. Opening one of these under `/proc/self`,
+//! `/proc/thread-self` or `/proc/PID` with the process's own PID gives a
+//! file written then with the program's: its argv and environment as it
+//! started with them, NUL-terminated, its auxiliary vector as it lay on
+//! its stack, and its mappings. `comm` is the thread's name (the main
+//! thread's for the process), as `prctl(PR_SET_NAME)` set it or Linux
+//! starts it, the program file's name; `stat` and `status` are the
+//! host's (the process's times, memory and state are the simulated
+//! program's, which runs in it) with that name, the ids the program sees
+//! ([`Pids`], `--pid`) and its count of threads. (The C library's
+//! `pthread_getname_np` reads `comm`, `ps` and `top` read `stat`, and
+//! programs that look for their parent or a tracer read `status`.)
 //!
 //! Programs read their maps: glibc's
 //! `pthread_getattr_np` looks for the line that holds the main thread's
@@ -202,7 +209,91 @@ fn own_file(path: &[u8]) -> Option<&[u8]> {
     let slash = rest.iter().position(|&b| b == b'/')?;
     let (who, name) = (&rest[..slash], &rest[slash + 1..]);
     let mine = who == b"self" || who == b"thread-self";
-    (mine && matches!(name, b"maps" | b"cmdline" | b"environ" | b"auxv")).then_some(name)
+    let known = [
+        &b"maps"[..],
+        b"cmdline",
+        b"environ",
+        b"auxv",
+        b"comm",
+        b"stat",
+        b"status",
+    ];
+    (mine && known.contains(&name)).then_some(name)
+}
+
+/// What `stat` and `status` say of the program rather than of the host
+/// process: its id (the thread's, for `/proc/thread-self`), its name, its
+/// threads, and the ids it sees for the host's.
+struct Seen<'a> {
+    id: i64,
+    name: &'a [u8],
+    threads: usize,
+    pids: &'a Pids,
+    /// Its signal sets, by the names `status` gives them
+    /// ([`Signals::status_sets`](crate::signal::Signals::status_sets)).
+    signals: [(&'static str, u64); 5],
+}
+
+impl Seen<'_> {
+    /// The host's `stat` line with the program's id and name, its parent,
+    /// group, session and terminal's group as it sees them, and its
+    /// threads (fs/proc/array.c, `do_task_stat`: the name in parentheses,
+    /// which may hold spaces and parentheses itself, then the fields).
+    fn stat(&self, host: &str) -> Option<String> {
+        let close = host.rfind(')')?;
+        let mut fields: Vec<String> = host[close + 1..]
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        // After the name: state, ppid, pgrp, session, tty_nr, tpgid …
+        // num_threads is the 20th field, the 18th after it.
+        for i in [1, 2, 3, 5] {
+            let id: i64 = fields.get(i)?.parse().ok()?;
+            fields[i] = self.pids.seen(id).to_string();
+        }
+        *fields.get_mut(17)? = self.threads.to_string();
+        Some(format!(
+            "{} ({}) {}\n",
+            self.id,
+            String::from_utf8_lossy(self.name),
+            fields.join(" ")
+        ))
+    }
+
+    /// The host's `status` with the program's name, ids and threads.
+    fn status(&self, host: &str) -> String {
+        let mut out = String::with_capacity(host.len());
+        for line in host.lines() {
+            let (key, value) = line.split_once(':').unwrap_or((line, ""));
+            let ids = |v: &str| {
+                v.split_whitespace()
+                    .map(|id| {
+                        id.parse()
+                            .map_or(id.to_string(), |id| self.pids.seen(id).to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\t")
+            };
+            if let Some((_, set)) = self.signals.iter().find(|(k, _)| *k == key) {
+                let _ = writeln!(out, "{key}:\t{set:016x}");
+                continue;
+            }
+            let value = match key {
+                "Name" => String::from_utf8_lossy(self.name).into_owned(),
+                "Pid" => self.id.to_string(),
+                "NSpid" => self.id.to_string(),
+                "Threads" => self.threads.to_string(),
+                "Tgid" | "PPid" | "TracerPid" | "NStgid" | "NSpgid" | "NSsid" => ids(value),
+                _ => {
+                    out.push_str(line);
+                    out.push('\n');
+                    continue;
+                }
+            };
+            let _ = writeln!(out, "{key}:\t{value}");
+        }
+        out
+    }
 }
 
 /// The guest path `path` with a `/proc/PID` directory named as the host
@@ -243,7 +334,34 @@ impl Kernel {
         cloexec: bool,
     ) -> Option<Result<i32, i64>> {
         let path = host_proc_path(path.to_vec(), &self.pids);
+        let thread = path.starts_with(b"/proc/thread-self/");
+        let id = if thread { self.tid } else { self.pids.own() };
+        let name = self.name_of(id);
+        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(15)];
+        let seen = Seen {
+            id,
+            name,
+            threads: self.tids.len(),
+            pids: &self.pids,
+            signals: self.signals.status_sets(),
+        };
+        // The host's file of the process, or of the simulator's thread.
+        let dir = if thread { "thread-self" } else { "self" };
+        let host = |file: &str| {
+            std::fs::read_to_string(format!("/proc/{dir}/{file}"))
+                .map_err(|e| -(e.raw_os_error().unwrap_or(libc::EIO) as i64))
+        };
         let bytes = match own_file(&path)? {
+            b"comm" => [name, b"\n"].concat(),
+            b"stat" => match host("stat").map(|h| seen.stat(&h)) {
+                Ok(Some(text)) => text.into_bytes(),
+                Ok(None) => return Some(Err(-(libc::EIO as i64))),
+                Err(e) => return Some(Err(e)),
+            },
+            b"status" => match host("status") {
+                Ok(h) => seen.status(&h).into_bytes(),
+                Err(e) => return Some(Err(e)),
+            },
             b"cmdline" => self.own_files.cmdline.clone(),
             b"environ" => self.own_files.environ.clone(),
             b"auxv" => self.own_files.auxv.clone(),
@@ -295,6 +413,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_stat_line_is_rewritten_past_a_name_of_spaces_and_parentheses() {
+        let me = unsafe { libc::getpid() } as i64;
+        let pids = Pids::new(me as i32, 42);
+        let seen = Seen {
+            id: 42,
+            name: b"prog",
+            threads: 3,
+            pids: &pids,
+            signals: [("SigBlk", 0x800); 5],
+        };
+        let fields: Vec<String> = (3..=52).map(|i| i.to_string()).collect();
+        let host = format!("{me} (a (b) c) R 7 {me} 9 {}\n", fields[4..].join(" "));
+        let line = seen.stat(&host).unwrap();
+        let after: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(&after[..2], ["42", "(prog)"]);
+        // ppid 7 is another's; the group, the process's own, is 42.
+        assert_eq!(&after[2..6], ["R", "7", "42", "9"]);
+        assert_eq!(after[19], "3", "num_threads: {line}");
+        assert_eq!(after.len(), 52);
+        assert!(seen.stat("no name here").is_none());
+    }
+
+    #[test]
     fn a_proc_directory_is_the_one_the_program_means() {
         let me = unsafe { libc::getpid() };
         let p = Pids::new(me, 42);
@@ -328,7 +469,8 @@ mod tests {
         assert_eq!(own_file(&plain(format!("/proc/{}/environ", me + 1))), None);
         let given = host_proc_path(b"/proc/42/cmdline".to_vec(), &Pids::new(me, 42));
         assert_eq!(own_file(&given), Some(&b"cmdline"[..]));
-        assert_eq!(own_file(b"/proc/self/status"), None);
+        assert_eq!(own_file(b"/proc/self/status"), Some(&b"status"[..]));
+        assert_eq!(own_file(b"/proc/self/limits"), None);
         assert_eq!(own_file(b"/proc/self"), None);
         let f = OwnFiles::new(
             &[b"prog".to_vec(), b"".to_vec(), b"a b".to_vec()],
