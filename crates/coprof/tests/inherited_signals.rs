@@ -124,16 +124,7 @@ fn sigpipe_ignored_when_coprof_starts_is_ignored_by_the_program() {
     // `trap '' PIPE`, Python's `os.system`).
     let dir = tempfile::tempdir().unwrap();
     let rv = compile(dir.path(), "pipe", PIPE);
-    let x86 = dir.path().join("pipe-x86");
-    let src = dir.path().join("pipe-x86.c");
-    std::fs::write(&src, PIPE).unwrap();
-    let built = Command::new("gcc")
-        .args(["-O1", "-static", "-o"])
-        .arg(&x86)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let x86 = common::host_compile(dir.path(), "pipe-x86", PIPE, &["-O1", "-static"]);
     let trace = dir.path().join("p.cpt");
     let trace = trace.to_str().unwrap();
     let cases: [(&[&str], &std::path::Path); 2] =
@@ -365,16 +356,7 @@ int main(int argc, char **argv) {
 fn signals_pending_at_an_execve_stay_pending_for_the_new_program() {
     let dir = tempfile::tempdir().unwrap();
     // Linux's own answer: the program built for this machine, run alone.
-    let src = dir.path().join("pending.c");
-    std::fs::write(&src, PENDING).unwrap();
-    let native = dir.path().join("pending-native");
-    let built = Command::new("gcc")
-        .arg("-o")
-        .arg(&native)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let native = common::host_compile(dir.path(), "pending-native", PENDING, &[]);
     let linux = common::succeeded(&mut Command::new(&native));
     let linux = String::from_utf8_lossy(&linux.stdout).into_owned();
     // All three kept with their values; unblocked at once, SIGUSR1 is

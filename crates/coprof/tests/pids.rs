@@ -394,19 +394,10 @@ fn its_own_proc_files_name_the_program_and_the_ids_it_sees() {
     let dir = tempfile::tempdir().unwrap();
     let flags = ["-static", "-O1", "-pthread"];
     let prog = common::compile_with(dir.path(), "procself", PROC_SELF, &flags);
+    // The same name, in a directory of its own.
     let host_dir = dir.path().join("host");
     std::fs::create_dir(&host_dir).unwrap();
-    let src = host_dir.join("procself.c");
-    std::fs::write(&src, PROC_SELF).unwrap();
-    let host = host_dir.join("procself");
-    let built = std::process::Command::new("gcc")
-        .args(flags)
-        .arg("-o")
-        .arg(&host)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let host = common::host_compile(&host_dir, "procself", PROC_SELF, &flags);
     let alone = std::process::Command::new(&host).output().unwrap();
     let alone = String::from_utf8_lossy(&alone.stdout).into_owned();
     // What Linux says, checked here so that the comparison means

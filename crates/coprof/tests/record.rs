@@ -42,25 +42,7 @@ int main(int argc, char **argv) {
 "#;
 
 fn native(dir: &Path) -> PathBuf {
-    host_build(dir, "hot", HOT, &["-O1", "-g"])
-}
-
-/// Writes `src` to `dir/NAME.c` and builds it with the host's gcc and
-/// `flags` into `dir/NAME`.
-fn host_build(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBuf {
-    let file = dir.join(format!("{name}.c"));
-    std::fs::write(&file, src).unwrap();
-    let out = dir.join(name);
-    let ok = Command::new("gcc")
-        .args(flags)
-        .arg("-o")
-        .arg(&out)
-        .arg(&file)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "gcc {flags:?} {name}.c");
-    out
+    common::host_compile(dir, "hot", HOT, &["-O1", "-g"])
 }
 
 /// Asserts that the top hot range of the `coprof ranges --json` report
@@ -1023,7 +1005,7 @@ fn ring_buffers_give_a_trace_of_pcs_that_only_the_code_profile_reads() {
 #[test]
 fn a_stripped_position_independent_programs_ranges_are_its_offsets() {
     let dir = tempfile::tempdir().unwrap();
-    let prog = host_build(dir.path(), "hot", HOT, &["-O1", "-fPIE", "-pie", "-s"]);
+    let prog = common::host_compile(dir.path(), "hot", HOT, &["-O1", "-fPIE", "-pie", "-s"]);
     let trace = dir.path().join("hot.cpt");
     common::succeeded(
         coprof()
@@ -1099,7 +1081,7 @@ int main(int argc, char **argv) {
 #[test]
 fn threads_past_the_locked_memory_for_ring_buffers_run_unsampled_and_are_told() {
     let dir = tempfile::tempdir().unwrap();
-    let prog = host_build(dir.path(), "many", MANY, &["-O1", "-pthread"]);
+    let prog = common::host_compile(dir.path(), "many", MANY, &["-O1", "-pthread"]);
     // Each buffer takes a page of data and its control page at the
     // least, out of the user's perf_event_mlock_kb per CPU, and then out
     // of `ulimit -l`, set to 0 here: more threads at once than that

@@ -1652,17 +1652,7 @@ int main(void) {
                     parent SIGUSR1 handled\n";
     let out = common::succeeded(coprof().args(["run", "--"]).arg(&prog));
     assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
-    let native = dir.path().join("clear_sighand-native");
-    let st = std::process::Command::new("cc")
-        .arg("-o")
-        .arg(&native)
-        .arg(dir.path().join("clear_sighand.c"))
-        .status()
-        .expect("the host's C compiler runs");
-    assert!(
-        st.success(),
-        "compiling clear_sighand.c for the host failed"
-    );
+    let native = common::host_compile(dir.path(), "clear_sighand-native", src, &[]);
     let host = std::process::Command::new(&native).output().unwrap();
     assert_eq!(
         String::from_utf8_lossy(&host.stdout),

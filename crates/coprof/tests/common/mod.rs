@@ -118,6 +118,24 @@ pub fn compile_with(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBu
     out
 }
 
+/// Writes `src` to `dir/NAME.c` and compiles it with the host's C
+/// compiler and `flags` into `dir/NAME`: the same program built for this
+/// machine, to run alone (Linux's own answer) or sampled natively.
+pub fn host_compile(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let out = dir.join(name);
+    let st = std::process::Command::new("cc")
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg(&c)
+        .status()
+        .expect("the host's C compiler runs");
+    assert!(st.success(), "compiling {name}.c for the host failed");
+    out
+}
+
 /// A command a test runs: coprof's own, or another program's.
 pub trait Runs: std::fmt::Debug {
     /// Runs it to its end, with what it wrote.
