@@ -104,17 +104,23 @@ pub fn compile_with(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBu
             .expect("scripts/install-deps.sh runs");
         assert!(st.success(), "installing the cross compiler failed");
     });
+    build("riscv64-linux-gnu-gcc", dir, name, src, flags)
+}
+
+/// Writes `src` to `dir/NAME.c` and compiles it with `compiler` and
+/// `flags` into `dir/NAME`.
+fn build(compiler: &str, dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBuf {
     let c = dir.join(format!("{name}.c"));
     std::fs::write(&c, src).unwrap();
     let out = dir.join(name);
-    let st = std::process::Command::new("riscv64-linux-gnu-gcc")
+    let st = std::process::Command::new(compiler)
         .args(flags)
         .arg("-o")
         .arg(&out)
         .arg(&c)
         .status()
-        .expect("cross compiler runs");
-    assert!(st.success(), "compiling {name}.c failed");
+        .unwrap_or_else(|e| panic!("{compiler} runs: {e}"));
+    assert!(st.success(), "{compiler}: compiling {name}.c failed");
     out
 }
 
@@ -122,18 +128,7 @@ pub fn compile_with(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBu
 /// compiler and `flags` into `dir/NAME`: the same program built for this
 /// machine, to run alone (Linux's own answer) or sampled natively.
 pub fn host_compile(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBuf {
-    let c = dir.join(format!("{name}.c"));
-    std::fs::write(&c, src).unwrap();
-    let out = dir.join(name);
-    let st = std::process::Command::new("cc")
-        .args(flags)
-        .arg("-o")
-        .arg(&out)
-        .arg(&c)
-        .status()
-        .expect("the host's C compiler runs");
-    assert!(st.success(), "compiling {name}.c for the host failed");
-    out
+    build("cc", dir, name, src, flags)
 }
 
 /// A command a test runs: coprof's own, or another program's.
