@@ -541,13 +541,30 @@ impl Kernel {
     /// `/proc/self/exe` is the program's file, not coprof's, and
     /// `/proc/PID/` names the process the program means by PID.
     fn host_path(&self, bytes: Vec<u8>) -> Result<CString, i64> {
-        let bytes = proc_self::host_proc_path(bytes, &self.pids);
-        if bytes == b"/proc/self/exe" {
+        let bytes = self.host_proc_path(bytes);
+        if Self::is_exe(&bytes) {
             return CString::new(self.exe.as_os_str().as_encoded_bytes()).map_err(|_| EINVAL);
         }
         let mapped =
             crate::sysroot::host_file(&bytes, self.root.as_deref(), self.sysroot.as_deref());
         CString::new(mapped).map_err(|_| EINVAL)
+    }
+
+    /// The guest path `bytes` with a `/proc` directory of the program's
+    /// own, a thread's or its process's ([`proc_self::thread_dir`],
+    /// [`proc_self::host_proc_path`]), named as the host knows it.
+    fn host_proc_path(&self, bytes: Vec<u8>) -> Vec<u8> {
+        match proc_self::thread_dir(&bytes, &self.pids, &self.tids) {
+            Some((_, thread)) => thread,
+            None => proc_self::host_proc_path(bytes, &self.pids),
+        }
+    }
+
+    /// Whether `path`, as [`host_proc_path`](Self::host_proc_path) left
+    /// it, is the program's own file: its `exe` link, the host's being
+    /// coprof's.
+    fn is_exe(path: &[u8]) -> bool {
+        path == b"/proc/self/exe" || path == b"/proc/thread-self/exe"
     }
 
     /// The host directory and path of an `*at` call's (dirfd, pathname)

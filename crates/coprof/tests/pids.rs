@@ -360,7 +360,16 @@ static long status_field(const char *key) {
 static void *work(void *arg) {
     prctl(PR_SET_NAME, "worker");
     printf("thread comm: %s", slurp("/proc/thread-self/comm"));
-    stat_of("/proc/thread-self/stat", syscall(SYS_gettid));
+    long tid = syscall(SYS_gettid);
+    stat_of("/proc/thread-self/stat", tid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/comm", tid);
+    printf("by its id: %s", slurp(path));
+    snprintf(path, sizeof path, "/proc/%d/task/%ld/comm", getpid(), tid);
+    printf("by its task: %s", slurp(path));
+    snprintf(path, sizeof path, "/proc/%ld/status", tid);
+    const char *line = strstr(slurp(path), "\nPid:");
+    printf("its status pid is its id %d\n", line && atol(line + 5) == tid);
     return NULL;
 }
 int main(void) {
@@ -382,6 +391,11 @@ int main(void) {
     printf("SIGUSR2 blocked %lu, SIGUSR1 ignored %lu, SIGUSR1 caught %lu\n",
            blocked >> (SIGUSR2 - 1) & 1, ignored >> (SIGUSR1 - 1) & 1,
            caught >> (SIGUSR1 - 1) & 1);
+    char path[64], link[4096];
+    snprintf(path, sizeof path, "/proc/%d/exe", getpid());
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    link[n > 0 ? n : 0] = 0;
+    printf("exe by pid: %s\n", strrchr(link, '/') ? strrchr(link, '/') + 1 : link);
     pthread_t t;
     pthread_create(&t, NULL, work, NULL);
     pthread_join(t, NULL);
@@ -410,8 +424,12 @@ fn its_own_proc_files_name_the_program_and_the_ids_it_sees() {
          status name: procself\n\
          status pid is its own 1, tgid 1, ppid is its parent 1\n\
          SIGUSR2 blocked 1, SIGUSR1 ignored 1, SIGUSR1 caught 0\n\
+         exe by pid: procself\n\
          thread comm: worker\n\
-         /proc/thread-self/stat: id is its own 1, name worker, ppid is its parent 1, threads 2\n"
+         /proc/thread-self/stat: id is its own 1, name worker, ppid is its parent 1, threads 2\n\
+         by its id: worker\n\
+         by its task: worker\n\
+         its status pid is its id 1\n"
     );
     assert_eq!(run(&prog, &[]), alone);
     assert_eq!(run(&prog, &["--pid", "4242"]), alone);

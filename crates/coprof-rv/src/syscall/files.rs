@@ -325,7 +325,7 @@ impl Kernel {
                     return Ok(Outcome::Ret(EINVAL));
                 }
                 let raw = tryf!(mem.read_cstr(a[1], 4096));
-                if raw == b"/proc/self/exe" {
+                if Self::is_exe(&self.host_proc_path(raw)) {
                     let exe = self.exe.as_os_str().as_encoded_bytes().to_vec();
                     let n = exe.len().min(a[3] as usize);
                     tryf!(mem.slice_mut(a[2], n as u64)).copy_from_slice(&exe[..n]);

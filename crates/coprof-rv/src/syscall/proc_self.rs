@@ -323,6 +323,47 @@ pub(crate) fn host_proc_path(path: Vec<u8>, pids: &Pids) -> Vec<u8> {
     out
 }
 
+/// The thread of the program's own a guest `/proc` path names, and the
+/// path with that thread's directory as `/proc/thread-self`: `/proc/TID`
+/// (Linux serves a thread's id as a directory too, though `ls /proc`
+/// does not show it) and `/proc/self/task/TID` (or `/proc/PID/task/TID`
+/// with the process's own pid as the program sees it), for a thread of
+/// `tids`. The host has no such thread: the program's threads run on
+/// coprof's, and its ids are the simulator's, so that under the host's
+/// `/proc/TID` lies another thread or process, or none. A thread's own
+/// files are then its own ([`Kernel::proc_self`]); the others are those
+/// of the thread that runs them.
+pub(crate) fn thread_dir(path: &[u8], pids: &Pids, tids: &[i64]) -> Option<(i64, Vec<u8>)> {
+    let number = |part: &[u8]| -> Option<i64> {
+        let digits = std::str::from_utf8(part).ok()?;
+        let canonical = digits.bytes().all(|b| b.is_ascii_digit())
+            && (digits.len() == 1 || !digits.starts_with('0'));
+        canonical.then(|| digits.parse().ok()).flatten()
+    };
+    let rest = path.strip_prefix(b"/proc/")?;
+    let mut parts = rest.splitn(2, |&b| b == b'/');
+    let first = parts.next()?;
+    let after = parts.next().unwrap_or_default();
+    let own = pids.own();
+    let (tid, tail) = if first == b"self" || number(first) == Some(own) {
+        let task = after.strip_prefix(b"task/")?;
+        let mut parts = task.splitn(2, |&b| b == b'/');
+        (number(parts.next()?)?, parts.next())
+    } else {
+        let tid = number(first)?;
+        (tid != own).then_some((tid, (!after.is_empty()).then_some(after)))?
+    };
+    if !tids.contains(&tid) {
+        return None;
+    }
+    let mut out = b"/proc/thread-self".to_vec();
+    if let Some(tail) = tail {
+        out.push(b'/');
+        out.extend_from_slice(tail);
+    }
+    Some((tid, out))
+}
+
 impl Kernel {
     /// The host descriptor of a file holding one of the program's own
     /// `/proc/self` files, when `path` (the guest's) names one; the file is
@@ -333,9 +374,15 @@ impl Kernel {
         path: &[u8],
         cloexec: bool,
     ) -> Option<Result<i32, i64>> {
-        let path = host_proc_path(path.to_vec(), &self.pids);
+        let (id, path) = match thread_dir(path, &self.pids, &self.tids) {
+            Some((tid, path)) => (tid, path),
+            None => {
+                let path = host_proc_path(path.to_vec(), &self.pids);
+                let thread = path.starts_with(b"/proc/thread-self/");
+                (if thread { self.tid } else { self.pids.own() }, path)
+            }
+        };
         let thread = path.starts_with(b"/proc/thread-self/");
-        let id = if thread { self.tid } else { self.pids.own() };
         let name = self.name_of(id);
         let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(15)];
         let seen = Seen {
@@ -433,6 +480,42 @@ mod tests {
         assert_eq!(after[19], "3", "num_threads: {line}");
         assert_eq!(after.len(), 52);
         assert!(seen.stat("no name here").is_none());
+    }
+
+    #[test]
+    fn a_threads_directory_is_its_own() {
+        let me = unsafe { libc::getpid() };
+        let pids = Pids::new(me, 42);
+        let tids = [42, 43, 44];
+        let dir = |p: &str| thread_dir(p.as_bytes(), &pids, &tids);
+        let own = |tid: i64, p: &str| Some((tid, p.as_bytes().to_vec()));
+        assert_eq!(dir("/proc/43/comm"), own(43, "/proc/thread-self/comm"));
+        assert_eq!(dir("/proc/44"), own(44, "/proc/thread-self"));
+        assert_eq!(
+            dir("/proc/self/task/44/stat"),
+            own(44, "/proc/thread-self/stat")
+        );
+        assert_eq!(
+            dir("/proc/42/task/43/status"),
+            own(43, "/proc/thread-self/status")
+        );
+        assert_eq!(
+            dir("/proc/self/task/42/comm"),
+            own(42, "/proc/thread-self/comm")
+        );
+        // The process's own directory, another process's, a thread that
+        // is not the program's, and numbers Linux would not name so.
+        for other in [
+            "/proc/42/comm",
+            "/proc/self/comm",
+            "/proc/45/comm",
+            "/proc/self/task/45/comm",
+            "/proc/043/comm",
+            "/proc/self/task",
+            "/tmp/43",
+        ] {
+            assert_eq!(dir(other), None, "{other}");
+        }
     }
 
     #[test]
