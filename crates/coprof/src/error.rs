@@ -44,7 +44,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Whether the trace error `e` is a write into a pipe whose reader has
 /// gone.
-pub fn is_trace_into_broken_pipe(e: &TraceError) -> bool {
+fn is_trace_into_broken_pipe(e: &TraceError) -> bool {
     matches!(&e.kind, TraceErrorKind::Io(io) if broken(io))
 }
 

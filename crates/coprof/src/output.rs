@@ -74,13 +74,14 @@ pub fn end_with_reader(path: &Path) -> anyhow::Result<Option<UnreadPipe>> {
     let Some(pipe) = trace_pipe(path) else {
         return Ok(None);
     };
-    UnreadPipe::watch(pipe.as_fd(), || crate::error::end_by_sigpipe())
+    UnreadPipe::watch(pipe, || crate::error::end_by_sigpipe())
         .context("cannot watch the trace's pipe")
 }
 
 /// The pipe a trace at `path` streams into, opened again, so that its
-/// reader's end can be watched for while the trace is written: standard
-/// output's for `-`, a named pipe's; none for a file.
+/// reader's end can be watched for while the trace is written
+/// ([`UnreadPipe`]): standard output's for `-`, a named pipe's; none for
+/// a file.
 pub fn trace_pipe(path: &Path) -> Option<std::os::fd::OwnedFd> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     if is_stdout(path) {

@@ -154,7 +154,7 @@ pub fn sample_native(
     config: &coprof_native::Config,
     sink: &mut dyn Sink,
     children: Option<&mut dyn coprof_native::Children>,
-    trace_pipe: Option<std::os::fd::BorrowedFd<'_>>,
+    trace_pipe: Option<std::os::fd::OwnedFd>,
 ) -> Result<coprof_native::Run, coprof_native::NativeError> {
     let progress = LiveProgress::sampling(prog);
     let mut show = |run: &coprof_native::Run| progress.sampled(run);

@@ -13,7 +13,7 @@
 //! A trace streamed into a pipe whose reader has gone asks the same
 //! ([`UnreadPipe`]).
 
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -130,10 +130,10 @@ impl UnreadPipe {
     /// Watches `pipe`, the writing end of a pipe or a socket, until
     /// dropped, and calls `gone` once its reader has gone; nothing if
     /// `pipe` is neither.
-    pub fn watch(pipe: BorrowedFd<'_>, gone: fn()) -> std::io::Result<Option<UnreadPipe>> {
+    pub fn watch(pipe: OwnedFd, gone: fn()) -> std::io::Result<Option<UnreadPipe>> {
         use std::os::unix::fs::FileTypeExt;
-        let fd: OwnedFd = pipe.try_clone_to_owned()?;
-        let kind = std::fs::File::from(fd.try_clone()?).metadata()?.file_type();
+        let fd = std::fs::File::from(pipe);
+        let kind = fd.metadata()?.file_type();
         if !(kind.is_fifo() || kind.is_socket()) {
             return Ok(None);
         }

@@ -262,18 +262,18 @@ impl Seen<'_> {
 
     /// The host's `status` with the program's name, ids and threads.
     fn status(&self, host: &str) -> String {
+        let ids = |v: &str| {
+            v.split_whitespace()
+                .map(|id| {
+                    id.parse()
+                        .map_or(id.to_string(), |id| self.pids.seen(id).to_string())
+                })
+                .collect::<Vec<_>>()
+                .join("\t")
+        };
         let mut out = String::with_capacity(host.len());
         for line in host.lines() {
             let (key, value) = line.split_once(':').unwrap_or((line, ""));
-            let ids = |v: &str| {
-                v.split_whitespace()
-                    .map(|id| {
-                        id.parse()
-                            .map_or(id.to_string(), |id| self.pids.seen(id).to_string())
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\t")
-            };
             if let Some((_, set)) = self.signals.iter().find(|(k, _)| *k == key) {
                 let _ = writeln!(out, "{key}:\t{set:016x}");
                 continue;
@@ -296,6 +296,15 @@ impl Seen<'_> {
     }
 }
 
+/// The id a `/proc` directory's name `part` is, written as Linux writes
+/// it (decimal digits, no leading zero): `/proc/042` is no directory.
+fn proc_number(part: &[u8]) -> Option<i64> {
+    let digits = std::str::from_utf8(part).ok()?;
+    let canonical = digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits.len() == 1 || !digits.starts_with('0'));
+    canonical.then(|| digits.parse().ok()).flatten()
+}
+
 /// The guest path `path` with a `/proc/PID` directory named as the host
 /// knows it: the program's own pid (as [`Pids`] has it seen) as
 /// `/proc/self`, another process's by its host pid. Other paths are
@@ -305,11 +314,7 @@ pub(crate) fn host_proc_path(path: Vec<u8>, pids: &Pids) -> Vec<u8> {
         return path;
     };
     let end = rest.iter().position(|&b| b == b'/').unwrap_or(rest.len());
-    let pid = std::str::from_utf8(&rest[..end])
-        .ok()
-        .filter(|d| d.bytes().all(|b| b.is_ascii_digit()) && (d.len() == 1 || !d.starts_with('0')))
-        .and_then(|d| d.parse::<i64>().ok());
-    let Some(pid) = pid else {
+    let Some(pid) = proc_number(&rest[..end]) else {
         return path;
     };
     let dir = if pid == pids.own() {
@@ -334,23 +339,17 @@ pub(crate) fn host_proc_path(path: Vec<u8>, pids: &Pids) -> Vec<u8> {
 /// files are then its own ([`Kernel::proc_self`]); the others are those
 /// of the thread that runs them.
 pub(crate) fn thread_dir(path: &[u8], pids: &Pids, tids: &[i64]) -> Option<(i64, Vec<u8>)> {
-    let number = |part: &[u8]| -> Option<i64> {
-        let digits = std::str::from_utf8(part).ok()?;
-        let canonical = digits.bytes().all(|b| b.is_ascii_digit())
-            && (digits.len() == 1 || !digits.starts_with('0'));
-        canonical.then(|| digits.parse().ok()).flatten()
-    };
     let rest = path.strip_prefix(b"/proc/")?;
     let mut parts = rest.splitn(2, |&b| b == b'/');
     let first = parts.next()?;
     let after = parts.next().unwrap_or_default();
     let own = pids.own();
-    let (tid, tail) = if first == b"self" || number(first) == Some(own) {
+    let (tid, tail) = if first == b"self" || proc_number(first) == Some(own) {
         let task = after.strip_prefix(b"task/")?;
         let mut parts = task.splitn(2, |&b| b == b'/');
-        (number(parts.next()?)?, parts.next())
+        (proc_number(parts.next()?)?, parts.next())
     } else {
-        let tid = number(first)?;
+        let tid = proc_number(first)?;
         (tid != own).then_some((tid, (!after.is_empty()).then_some(after)))?
     };
     if !tids.contains(&tid) {
@@ -374,18 +373,22 @@ impl Kernel {
         path: &[u8],
         cloexec: bool,
     ) -> Option<Result<i32, i64>> {
-        let (id, path) = match thread_dir(path, &self.pids, &self.tids) {
-            Some((tid, path)) => (tid, path),
-            None => {
-                let path = host_proc_path(path.to_vec(), &self.pids);
-                let thread = path.starts_with(b"/proc/thread-self/");
-                (if thread { self.tid } else { self.pids.own() }, path)
-            }
+        let (thread_id, path) = match thread_dir(path, &self.pids, &self.tids) {
+            Some((tid, path)) => (Some(tid), path),
+            None => (None, host_proc_path(path.to_vec(), &self.pids)),
         };
+        // Most paths opened are none of these: nothing more is done for
+        // them.
+        let file = own_file(&path)?;
         let thread = path.starts_with(b"/proc/thread-self/");
+        let id = match (thread_id, thread) {
+            (Some(tid), _) => tid,
+            (None, true) => self.tid,
+            (None, false) => self.pids.own(),
+        };
         let name = self.name_of(id);
         let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(15)];
-        let seen = Seen {
+        let seen = || Seen {
             id,
             name,
             threads: self.tids.len(),
@@ -398,15 +401,15 @@ impl Kernel {
             std::fs::read_to_string(format!("/proc/{dir}/{file}"))
                 .map_err(|e| -(e.raw_os_error().unwrap_or(libc::EIO) as i64))
         };
-        let bytes = match own_file(&path)? {
+        let bytes = match file {
             b"comm" => [name, b"\n"].concat(),
-            b"stat" => match host("stat").map(|h| seen.stat(&h)) {
+            b"stat" => match host("stat").map(|h| seen().stat(&h)) {
                 Ok(Some(text)) => text.into_bytes(),
                 Ok(None) => return Some(Err(-(libc::EIO as i64))),
                 Err(e) => return Some(Err(e)),
             },
             b"status" => match host("status") {
-                Ok(h) => seen.status(&h).into_bytes(),
+                Ok(h) => seen().status(&h).into_bytes(),
                 Err(e) => return Some(Err(e)),
             },
             b"cmdline" => self.own_files.cmdline.clone(),

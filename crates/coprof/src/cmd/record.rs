@@ -8,7 +8,6 @@ use coprof_core::trace::TraceMeta;
 use coprof_core::ClassSet;
 use coprof_native::Config;
 use std::ffi::OsString;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -227,7 +226,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         children
             .as_mut()
             .map(|c| c as &mut dyn coprof_native::Children),
-        trace_pipe.as_ref().map(|p| p.as_fd()),
+        trace_pipe,
     );
     drop(to_stderr);
     let run = run.map_err(|e| bad_input(e.to_string()))?;
