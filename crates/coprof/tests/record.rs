@@ -725,34 +725,10 @@ fn ctrl_c_lets_an_attached_process_go_and_the_trace_is_written() {
     assert!(status.success(), "{status:?}");
 }
 
-/// Waits for `coprof`, started with its standard output piped, whose
-/// reader goes 0.3 s in, having read nothing; fails if it runs 2 s
-/// longer. (Its first write, of a chunk of 65,536 samples, comes after
-/// 2 s of the program's CPU time at the least, 31 µs a sample.) Its
-/// standard error.
-fn ended_by_sigpipe_when_unread(mut coprof: std::process::Child) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    drop(coprof.stdout.take());
-    let started = std::time::Instant::now();
-    while coprof.try_wait().unwrap().is_none() {
-        assert!(
-            started.elapsed().as_secs_f64() < 2.0,
-            "still sampling 2 s after its trace's reader went"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let out = coprof.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(
-        out.status.signal(),
-        Some(libc::SIGPIPE),
-        "{:?}: {err}",
-        out.status
-    );
-    assert!(!err.contains("error"), "{err}");
-    err
-}
+/// How long a sampler may run on once its trace's reader has gone: its
+/// first write, of a chunk of 65,536 samples, comes after 2 s of the
+/// program's CPU time at the least, 31 µs a sample.
+const UNREAD_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 #[test]
 fn a_traces_reader_that_goes_ends_the_sampling_at_once() {
@@ -773,7 +749,10 @@ fn a_traces_reader_that_goes_ends_the_sampling_at_once() {
             .unwrap()
     };
     let mut child = running(&prog, "20");
-    let err = ended_by_sigpipe_when_unread(record(&["--attach", &child.id().to_string()]));
+    let err = common::ended_by_sigpipe_when_unread(
+        record(&["--attach", &child.id().to_string()]),
+        UNREAD_WITHIN,
+    );
     assert!(
         err.contains(&format!("let go of process {}: it runs on", child.id())),
         "{err}"
@@ -786,7 +765,7 @@ fn a_traces_reader_that_goes_ends_the_sampling_at_once() {
     child.wait().unwrap();
     // Started here: its 20 s do not run out.
     let prog = prog.to_str().unwrap();
-    ended_by_sigpipe_when_unread(record(&["--", prog, "for", "20"]));
+    common::ended_by_sigpipe_when_unread(record(&["--", prog, "for", "20"]), UNREAD_WITHIN);
 }
 
 #[test]

@@ -252,22 +252,14 @@ fn a_trace_into_a_pipe_whose_reader_goes_ends_quietly_by_sigpipe() {
     let asleep = "#include <unistd.h>\n\
                   int main(void) { sleep(30); return 0; }\n";
     let prog = common::compile_with(dir.path(), "asleep", asleep, &["-static", "-O1"]);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coprof"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coprof"))
         .args(["run", "--trace", "-", "--"])
         .arg(&prog)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    drop(child.stdout.take());
-    let started = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(started.elapsed().as_secs() < 15, "still running");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{out:?}");
+    common::ended_by_sigpipe_when_unread(child, std::time::Duration::from_secs(15));
 }
 
 #[test]

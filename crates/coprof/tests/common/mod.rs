@@ -173,3 +173,34 @@ pub fn stdout_of(cmd: &mut assert_cmd::Command) -> String {
 pub fn json_of(cmd: &mut assert_cmd::Command) -> serde_json::Value {
     serde_json::from_str(&stdout_of(cmd)).expect("JSON on stdout")
 }
+
+/// Waits for `coprof`, started with its standard output piped into this
+/// test, whose reader goes 0.3 s in, having read nothing; fails if it
+/// runs `within` longer. It must end by SIGPIPE, quietly, as a writer
+/// into a pipe whose reader has gone ends. Its standard error.
+pub fn ended_by_sigpipe_when_unread(
+    mut coprof: std::process::Child,
+    within: std::time::Duration,
+) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(coprof.stdout.take());
+    let started = std::time::Instant::now();
+    while coprof.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < within,
+            "still running {within:?} after its trace's reader went"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = coprof.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGPIPE),
+        "{:?}: {err}",
+        out.status
+    );
+    assert!(!err.contains("error"), "{err}");
+    err
+}
