@@ -19,6 +19,14 @@ pub struct Disassembly {
     pub bytes: Vec<u8>,
     /// Assembly text (`addi a0, a0, 1`, `add %esi,%eax`).
     pub text: String,
+    /// The address the instruction names, where its encoding fixes one:
+    /// a direct branch's or call's target, or the address an x86-64
+    /// RIP-relative operand reads or writes (`objdump -d` prints it as a
+    /// `# 0x4010a0` comment). [`Symbolizer::disassemble`] names it.
+    ///
+    /// [`Symbolizer::disassemble`]: crate::Symbolizer::disassemble
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<u64>,
 }
 
 /// The executable sections' bytes, by address.
@@ -104,11 +112,21 @@ fn riscv(pc: u64, code: &[u8]) -> Option<Disassembly> {
     let op = coprof_rv::decode::decode(u32::from_le_bytes(raw), pc);
     // frm 0 (round to nearest): the static encoding is what a listing shows.
     let text = coprof_rv::disasm::disassemble(&op, 0);
-    Some(Disassembly { pc, bytes, text })
+    // The decoder resolves a direct jump's or branch's offset to its
+    // address, which the text shows.
+    use coprof_rv::op::Kind::*;
+    let target =
+        matches!(op.kind, Jal | Beq | Bne | Blt | Bge | Bltu | Bgeu).then_some(op.imm as u64);
+    Some(Disassembly {
+        pc,
+        bytes,
+        text,
+        target,
+    })
 }
 
 fn x86_64(pc: u64, code: &[u8]) -> Option<Disassembly> {
-    use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Instruction};
+    use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, OpKind};
     let window = &code[..code.len().min(15)];
     let mut decoder = Decoder::with_ip(64, window, pc, DecoderOptions::NONE);
     let mut insn = Instruction::default();
@@ -122,6 +140,7 @@ fn x86_64(pc: u64, code: &[u8]) -> Option<Disassembly> {
             pc,
             bytes: window[..1].to_vec(),
             text: "(bad)".into(),
+            target: None,
         });
     }
     let mut text = String::new();
@@ -132,11 +151,29 @@ fn x86_64(pc: u64, code: &[u8]) -> Option<Disassembly> {
     opts.set_branch_leading_zeros(false);
     opts.set_uppercase_hex(false);
     opts.set_small_hex_numbers_in_decimal(false);
+    // A RIP-relative operand as objdump prints it, `0x2f3e(%rip)` and the
+    // address in a comment: iced's default, the address alone
+    // (`mov 0x19068,%esi`), reads in AT&T syntax as an absolute address,
+    // another encoding.
+    opts.set_rip_relative_addresses(true);
     fmt.format(&insn, &mut text);
+    let target = if insn.is_ip_rel_memory_operand() {
+        let address = insn.ip_rel_memory_address();
+        text.push_str(&format!(" # {address:#x}"));
+        Some(address)
+    } else {
+        match insn.op0_kind() {
+            OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64 => {
+                Some(insn.near_branch_target())
+            }
+            _ => None,
+        }
+    };
     Some(Disassembly {
         pc,
         bytes: window[..insn.len()].to_vec(),
         text,
+        target,
     })
 }
 
@@ -153,6 +190,11 @@ mod tests {
         let c = disassemble(&Arch::Riscv64, 0x1000, &[0x05, 0x05, 0xff, 0xff]).unwrap();
         assert_eq!(c.bytes, vec![0x05, 0x05]);
         assert_eq!(c.text, "addi a0, a0, 1");
+        assert_eq!(c.target, None);
+        // jal ra, +16 (0x010000ef): its target is the address it shows.
+        let jal = disassemble(&Arch::Riscv64, 0x1000, &[0xef, 0x00, 0x00, 0x01]).unwrap();
+        assert_eq!(jal.text, "jal ra, 0x1010");
+        assert_eq!(jal.target, Some(0x1010));
         assert!(disassemble(&Arch::Riscv64, 0x1000, &[0x13, 0x05, 0x15]).is_none());
     }
 
@@ -167,6 +209,13 @@ mod tests {
         // e8 rel32 = call, target relative to the next instruction.
         let call = disassemble(&Arch::X86_64, 0x401000, &[0xe8, 0x0b, 0, 0, 0]).unwrap();
         assert_eq!(call.text, "call 0x401010");
+        assert_eq!(call.target, Some(0x401010));
+        // 8b 05 disp32 = mov from RIP + disp32, RIP being the next
+        // instruction's address: objdump's form, not an absolute address.
+        let rip = disassemble(&Arch::X86_64, 0x401000, &[0x8b, 0x05, 0, 0x10, 0, 0]).unwrap();
+        assert_eq!(rip.text, "mov 0x1000(%rip),%eax # 0x402006");
+        assert_eq!(rip.target, Some(0x402006));
+        assert_eq!(r.target, None);
         // b8 imm32 = mov $imm,%eax, hex in lower case as objdump prints it.
         let mov = disassemble(&Arch::X86_64, 0, &[0xb8, 0x1f, 0, 0, 0]).unwrap();
         assert_eq!(mov.text, "mov $0x1f,%eax");

@@ -479,9 +479,30 @@ impl Symbolizer {
     }
 
     /// The instruction at `pc`: `None` when `pc` is outside the code
-    /// sections or the architecture has no disassembler here.
+    /// sections or the architecture has no disassembler here. The address
+    /// it names ([`Disassembly::target`]) is followed by the symbol it
+    /// lies in, as `objdump -d` prints it: `call 0x401130 <memcpy>`,
+    /// `mov 0x2ee5(%rip),%eax # 0x404010 <counter+0x8>`.
     pub fn disassemble(&self, pc: u64) -> Option<Disassembly> {
-        disasm::disassemble(&self.arch, pc, self.code.at(pc)?)
+        let mut d = disasm::disassemble(&self.arch, pc, self.code.at(pc)?)?;
+        if let Some(name) = d.target.and_then(|t| self.symbol_at(t)) {
+            d.text.push_str(&format!(" <{name}>"));
+        }
+        Some(d)
+    }
+
+    /// The function or data object `addr` lies in, from the symbol table,
+    /// with the offset when it is not the start: `counter+0x8`.
+    fn symbol_at(&self, addr: u64) -> Option<String> {
+        let (s, off) = self
+            .symbols
+            .find(addr)
+            .or_else(|| self.objects.find(addr))?;
+        Some(if off == 0 {
+            s.name.clone()
+        } else {
+            format!("{}+{off:#x}", s.name)
+        })
     }
 
     /// An annotated listing of the instructions in `[lo, hi]` (inclusive;

@@ -219,6 +219,67 @@ fn x86_64_disassembly_beside_source() {
     });
 }
 
+/// A direct call names the function it calls, as `objdump -d` does:
+/// `main`'s call of the function it does not inline.
+fn call_names_its_callee(target: Target) {
+    let b = build(target, &["-g"]);
+    let sym = b.open();
+    let (callee, _) = sym.function_range("sum_scaled").unwrap();
+    let calls: Vec<String> = instructions(&sym, "main")
+        .into_iter()
+        .filter(|d| d.target == Some(callee))
+        .map(|d| d.text)
+        .collect();
+    assert_eq!(calls.len(), 1, "main calls sum_scaled once: {calls:?}");
+    let expected = format!("{callee:#x} <sum_scaled>");
+    assert!(calls[0].ends_with(&expected), "{}: {expected}", calls[0]);
+}
+
+#[test]
+fn riscv_call_names_its_callee() {
+    call_names_its_callee(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_call_names_its_callee() {
+    call_names_its_callee(Target::X86_64);
+}
+
+/// An x86-64 RIP-relative operand reads as objdump prints it: the
+/// displacement from `%rip`, then the address it comes to and the data
+/// object there (`lea 0x2ee5(%rip),%rax # 0x4040 <data>`). Printed as
+/// the address alone (`lea 0x4040,%rax`) it would read, in AT&T syntax,
+/// as an absolute address, another instruction.
+#[test]
+fn x86_64_rip_relative_operands_name_their_data() {
+    use object::{Object, ObjectSymbol};
+    let b = build(Target::X86_64, &["-g"]);
+    let bytes = std::fs::read(&b.binary).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let data = file
+        .symbols()
+        .find(|s| s.name() == Ok("data"))
+        .expect("symtest has the array `data`")
+        .address();
+    let sym = b.open();
+    let uses: Vec<_> = instructions(&sym, "main")
+        .into_iter()
+        .filter(|d| d.target == Some(data))
+        .collect();
+    assert!(!uses.is_empty(), "main addresses `data`");
+    for d in uses {
+        let (operands, comment) = d.text.split_once(" # ").expect("a comment");
+        assert!(operands.contains("(%rip)"), "{}", d.text);
+        assert_eq!(comment, format!("{data:#x} <data>"));
+        // The displacement is the distance from the next instruction.
+        let disp = operands.split("(%rip)").next().unwrap();
+        let disp = disp.rsplit([' ', ',']).next().unwrap();
+        let disp = i64::from_str_radix(disp.trim_start_matches("0x"), 16).unwrap();
+        let next = d.pc + d.bytes.len() as u64;
+        assert_eq!(next.wrapping_add_signed(disp), data, "{}", d.text);
+    }
+}
+
 /// Statically linked C library code has no DWARF in this build: those PCs
 /// fall back to the symbol table while the program's own code has lines.
 #[test]

@@ -58,9 +58,12 @@ pub fn mnemonic(text: &str) -> &str {
     text.split_whitespace().next().unwrap_or("")
 }
 
-/// The absolute target of a direct branch: its last operand, in hex.
+/// The absolute target of a direct branch as its text shows it: its last
+/// operand, in hex, before the symbol it lies in (`jne 0x1150
+/// <sum_scaled+0x10>`).
 pub fn branch_target(text: &str) -> Option<u64> {
-    let last = text.rsplit([' ', ',']).next()?;
+    let operands = text.split(" <").next()?;
+    let last = operands.rsplit([' ', ',']).next()?;
     u64::from_str_radix(last.strip_prefix("0x")?, 16).ok()
 }
 
@@ -220,10 +223,21 @@ pub fn find_loop(sym: &Symbolizer, target: Target, name: &str) -> (u64, u64) {
     let loops: Vec<(u64, u64)> = instructions(sym, name)
         .iter()
         .filter(|d| target.is_branch(&d.text))
-        .filter_map(|d| Some((branch_target(&d.text)?, d.pc)))
+        .filter_map(|d| {
+            let t = branch_target(&d.text)?;
+            assert_eq!(d.target, Some(t), "the target of {}", d.text);
+            Some((t, d.pc))
+        })
         .filter(|&(t, pc)| t >= start && t < pc)
         .collect();
     assert_eq!(loops.len(), 1, "{name} has one backward branch: {loops:x?}");
+    let (target, branch) = loops[0];
+    let text = sym.disassemble(branch).unwrap().text;
+    let named = match target - start {
+        0 => format!("<{name}>"),
+        off => format!("<{name}+{off:#x}>"),
+    };
+    assert!(text.ends_with(&named), "{text} names its target {named}");
     loops[0]
 }
 

@@ -695,11 +695,14 @@ fn print_text(out: &mut String, r: &Report, limit: usize) {
         );
         let place = crate::areas::or_mapping(p.place.clone(), p.area.as_deref());
         if place.is_some() || p.disasm.is_some() {
+            let text = p.disasm.as_deref().unwrap_or("");
+            // Two spaces at least between a long instruction and its place.
+            let gap = if text.len() >= 24 { "  " } else { " " };
             crate::outln!(
                 out,
-                "{:>18}  {:<24} {}{}",
+                "{:>18}  {:<24}{gap}{}{}",
                 "",
-                p.disasm.as_deref().unwrap_or(""),
+                text,
                 place.as_deref().unwrap_or(""),
                 p.source_text
                     .as_deref()
