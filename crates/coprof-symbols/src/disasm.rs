@@ -105,6 +105,12 @@ pub fn instruction_length(arch: &Arch, code: &[u8]) -> Option<usize> {
 }
 
 fn riscv(pc: u64, code: &[u8]) -> Option<Disassembly> {
+    riscv_op(pc, code).map(|(_, d)| d)
+}
+
+/// The RISC-V instruction at the start of `code` (at `pc`), decoded and
+/// disassembled.
+pub(crate) fn riscv_op(pc: u64, code: &[u8]) -> Option<(coprof_rv::op::Op, Disassembly)> {
     let len = instruction_length(&Arch::Riscv64, code)?;
     let bytes = code[..len].to_vec();
     let mut raw = [0u8; 4];
@@ -117,12 +123,13 @@ fn riscv(pc: u64, code: &[u8]) -> Option<Disassembly> {
     use coprof_rv::op::Kind::*;
     let target =
         matches!(op.kind, Jal | Beq | Bne | Blt | Bge | Bltu | Bgeu).then_some(op.imm as u64);
-    Some(Disassembly {
+    let d = Disassembly {
         pc,
         bytes,
         text,
         target,
-    })
+    };
+    Some((op, d))
 }
 
 fn x86_64(pc: u64, code: &[u8]) -> Option<Disassembly> {

@@ -14,11 +14,12 @@ use crate::gopclntab::GoTable;
 use crate::listing::{Listing, ListingRow, MAX_LISTING_ROWS};
 use crate::location::{Frame, Location, Quality};
 use crate::names::FunctionNames;
+use crate::riscv_addresses::{self, RiscvAddresses};
 use crate::source::SourceCache;
 use crate::span::{group_by_file, SourceSpan};
 use crate::symtab::{FunctionSymbol, SymbolTable};
 use object::Object;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -137,6 +138,18 @@ impl Supplement {
     }
 }
 
+/// The address of RISC-V's `__global_pointer$` in `file`'s symbol table,
+/// where the C library's start-up points `gp`.
+fn global_pointer_of(file: &object::File<'_>) -> Option<u64> {
+    use object::{Object, ObjectSymbol};
+    if file.architecture() != object::Architecture::Riscv64 {
+        return None;
+    }
+    file.symbols()
+        .find(|s| s.name() == Ok("__global_pointer$"))
+        .map(|s| s.address())
+}
+
 /// An ELF file opened for symbolization.
 ///
 /// `Send` but not `Sync`: look-ups fill caches through `&self`. Open one
@@ -151,8 +164,15 @@ pub struct Symbolizer {
     objects: SymbolTable,
     go: Option<GoTable>,
     code: Code,
+    /// RISC-V's `__global_pointer$`, what `gp` holds.
+    global_pointer: Option<u64>,
     names: FunctionNames,
     cache: RefCell<FxHashMap<u64, Location>>,
+    /// The functions whose RISC-V instructions were walked for the
+    /// addresses they reach through registers, by start address.
+    walked: RefCell<FxHashSet<u64>>,
+    /// What those walks found: the address each instruction reaches.
+    reached: RefCell<FxHashMap<u64, u64>>,
     sources: SourceCache,
 }
 
@@ -209,6 +229,7 @@ impl Symbolizer {
         let mut objects = SymbolTable::data_from_object(&file);
         let go = GoTable::from_object(&file);
         let code = Code::from_object(&file);
+        let mut global_pointer = global_pointer_of(&file);
         let mut sup = Supplement::default();
         let (mut dwarf, mut dwarf_error) = match sup.load(&file, path, path, debug_dirs) {
             Ok(d) => (d, None),
@@ -228,6 +249,7 @@ impl Symbolizer {
                 if symbols.is_empty() {
                     symbols = SymbolTable::from_object(&dbg);
                     objects = SymbolTable::data_from_object(&dbg);
+                    global_pointer = global_pointer_of(&dbg);
                 }
                 debug_file = Some(sep.path.clone());
             }
@@ -255,8 +277,11 @@ impl Symbolizer {
             objects,
             go,
             code,
+            global_pointer,
             names: FunctionNames::default(),
             cache: RefCell::new(FxHashMap::default()),
+            walked: RefCell::default(),
+            reached: RefCell::default(),
             sources: SourceCache::default(),
         })
     }
@@ -482,13 +507,61 @@ impl Symbolizer {
     /// sections or the architecture has no disassembler here. The address
     /// it names ([`Disassembly::target`]) is followed by the symbol it
     /// lies in, as `objdump -d` prints it: `call 0x401130 <memcpy>`,
-    /// `mov 0x2ee5(%rip),%eax # 0x404010 <counter+0x8>`.
+    /// `mov 0x2ee5(%rip),%eax # 0x404010 <counter+0x8>`, and on RISC-V
+    /// `ld a5, -1234(a5) # 0x7f0c0 <table>`, the address its function's
+    /// instructions before it put together ([`RiscvAddresses`]).
     pub fn disassemble(&self, pc: u64) -> Option<Disassembly> {
         let mut d = disasm::disassemble(&self.arch, pc, self.code.at(pc)?)?;
+        if self.arch == Arch::Riscv64 && d.target.is_none() {
+            if let Some(address) = self.riscv_reached(pc) {
+                riscv_addresses::with_address(&mut d, address);
+            }
+        }
         if let Some(name) = d.target.and_then(|t| self.symbol_at(t)) {
             d.text.push_str(&format!(" <{name}>"));
         }
         Some(d)
+    }
+
+    /// The address the RISC-V instruction at `pc` reaches through a
+    /// register ([`RiscvAddresses`]). The first question about a function
+    /// walks all of it once, from its start, and keeps the answer for
+    /// each of its instructions. Only `gp` is known where no function
+    /// symbol holds `pc`. A value whose upper part came from `lui` counts
+    /// only where a symbol lies: elsewhere it is a constant.
+    fn riscv_reached(&self, pc: u64) -> Option<u64> {
+        /// The bytes of a function walked at most; the rest is looked at
+        /// afresh, from `gp` alone.
+        const MAX_WALK: u64 = 1 << 20;
+        let address = |r: riscv_addresses::Reached| {
+            (!r.absolute || self.symbol_at(r.address).is_some()).then_some(r.address)
+        };
+        let fresh = || {
+            let mut walk = RiscvAddresses::new(self.global_pointer);
+            walk.next(pc, self.code.at(pc)?)?.1.and_then(address)
+        };
+        let Some((f, _)) = self.symbols.find(pc) else {
+            return fresh();
+        };
+        let end = f.addr.saturating_add(f.size.clamp(1, MAX_WALK));
+        if pc >= end {
+            return fresh();
+        }
+        if self.walked.borrow_mut().insert(f.addr) {
+            let mut walk = RiscvAddresses::new(self.global_pointer);
+            let mut reached = self.reached.borrow_mut();
+            let mut at = f.addr;
+            while at < end {
+                let Some((d, to)) = self.code.at(at).and_then(|c| walk.next(at, c)) else {
+                    break;
+                };
+                if let Some(to) = to.and_then(address) {
+                    reached.insert(at, to);
+                }
+                at += d.bytes.len() as u64;
+            }
+        }
+        self.reached.borrow().get(&pc).copied()
     }
 
     /// The function or data object `addr` lies in, from the symbol table,
@@ -627,6 +700,8 @@ impl Symbolizer {
             + self.objects.bytes()
             + self.code.bytes()
             + self.names.bytes()
+            + self.walked.borrow().capacity() * 8
+            + self.reached.borrow().capacity() * 16
             + cache.capacity() * per_entry
             + strings
     }

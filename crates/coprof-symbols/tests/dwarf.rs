@@ -258,7 +258,7 @@ fn x86_64_rip_relative_operands_name_their_data() {
     let file = object::File::parse(&*bytes).unwrap();
     let data = file
         .symbols()
-        .find(|s| s.name() == Ok("data"))
+        .find(|s| s.name() == Ok("data") && s.is_global())
         .expect("symtest has the array `data`")
         .address();
     let sym = b.open();
@@ -277,6 +277,32 @@ fn x86_64_rip_relative_operands_name_their_data() {
         let disp = i64::from_str_radix(disp.trim_start_matches("0x"), 16).unwrap();
         let next = d.pc + d.bytes.len() as u64;
         assert_eq!(next.wrapping_add_signed(disp), data, "{}", d.text);
+    }
+}
+
+/// A RISC-V instruction that reaches a global through `gp` or an
+/// `auipc`'s register names it too (`addi a5, gp, -1984 # 0x773f8
+/// <data>`): what a load of a global reads is then in its text.
+#[test]
+fn riscv_register_relative_addresses_name_their_data() {
+    use object::{Object, ObjectSymbol};
+    let b = build(Target::Riscv64, &["-g"]);
+    let bytes = std::fs::read(&b.binary).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let data = file
+        .symbols()
+        .find(|s| s.name() == Ok("data") && s.is_global())
+        .expect("symtest has the array `data`")
+        .address();
+    let sym = b.open();
+    let uses: Vec<String> = instructions(&sym, "main")
+        .into_iter()
+        .filter(|d| d.target == Some(data))
+        .map(|d| d.text)
+        .collect();
+    assert!(!uses.is_empty(), "main addresses `data`");
+    for text in uses {
+        assert!(text.ends_with(&format!(" # {data:#x} <data>")), "{text}");
     }
 }
 

@@ -1,0 +1,149 @@
+//! Differential test of the addresses the disassembly names against GNU
+//! binutils' `objdump -d`, an independent disassembler: for every
+//! instruction of a statically linked program (its own code and the C
+//! library's), the address [`Symbolizer::disassemble`] gives as a comment
+//! (`# 0x404010`) must be the one objdump gives at that PC. On x86-64
+//! these are RIP-relative operands, and the two must agree on every one.
+//! On RISC-V they are the addresses put together from an `auipc` or `lui`
+//! and the offset of a later instruction, or from `gp`: objdump follows
+//! the registers across the whole section, where coprof forgets them at a
+//! function's start and after a jump, so coprof gives a part of objdump's
+//! comments (it must give most), and where it gives one, objdump's.
+
+mod common;
+
+use common::{build, ensure_tool, Target};
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// objdump's comments: PC to the address after `#`.
+fn objdump_comments(target: Target, binary: &std::path::Path) -> BTreeMap<u64, u64> {
+    let tool = target.tool("objdump");
+    ensure_tool(&tool);
+    let out = Command::new(&tool)
+        .arg("-d")
+        .arg(binary)
+        .output()
+        .expect("objdump runs");
+    assert!(out.status.success(), "{tool} -d failed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut comments = BTreeMap::new();
+    for line in text.lines() {
+        let Some((pc, rest)) = line.trim_start().split_once(":\t") else {
+            continue;
+        };
+        let Ok(pc) = u64::from_str_radix(pc, 16) else {
+            continue;
+        };
+        let Some((_, comment)) = rest.split_once(" # ") else {
+            continue;
+        };
+        let address = comment.split_whitespace().next().unwrap();
+        let address = u64::from_str_radix(address, 16).expect("a hex address");
+        comments.insert(pc, address);
+    }
+    comments
+}
+
+/// coprof's comments: PC to the address after `#`, for every instruction
+/// of the code sections, decoded one after another; also checked to be
+/// the instruction's target.
+fn coprof_comments(built: &common::Built) -> BTreeMap<u64, u64> {
+    let sym = built.open();
+    let mut comments = BTreeMap::new();
+    for (lo, hi) in sym.code_ranges() {
+        let mut pc = lo;
+        while pc < hi {
+            let Some(d) = sym.disassemble(pc) else {
+                pc += 1;
+                continue;
+            };
+            if let Some((_, comment)) = d.text.split_once(" # ") {
+                let address = comment.split_whitespace().next().unwrap();
+                let address = u64::from_str_radix(address.trim_start_matches("0x"), 16).unwrap();
+                assert_eq!(d.target, Some(address), "{pc:#x} {}", d.text);
+                comments.insert(pc, address);
+            }
+            pc += d.bytes.len() as u64;
+        }
+    }
+    comments
+}
+
+/// The addresses from the first loaded section's start to the last's end.
+fn loaded_span(binary: &std::path::Path) -> (u64, u64) {
+    use object::{Object, ObjectSection};
+    let bytes = std::fs::read(binary).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let loaded: Vec<(u64, u64)> = file
+        .sections()
+        .filter(|s| s.address() != 0)
+        .map(|s| (s.address(), s.address() + s.size()))
+        .collect();
+    let lo = loaded.iter().map(|s| s.0).min().unwrap();
+    let hi = loaded.iter().map(|s| s.1).max().unwrap();
+    (lo, hi)
+}
+
+#[test]
+fn x86_64_rip_relative_addresses_are_objdumps() {
+    let built = build(Target::X86_64, &["-g", "-static"]);
+    let theirs = objdump_comments(Target::X86_64, &built.binary);
+    let ours = coprof_comments(&built);
+    assert!(
+        theirs.len() > 1000,
+        "a static libc: {} comments",
+        theirs.len()
+    );
+    let differ: Vec<_> = theirs
+        .iter()
+        .filter(|(pc, a)| ours.get(pc) != Some(a))
+        .take(10)
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "objdump's comments coprof lacks or differs on: {differ:x?}"
+    );
+    assert_eq!(
+        ours.len(),
+        theirs.len(),
+        "coprof's comments objdump has not"
+    );
+}
+
+#[test]
+fn riscv_register_addresses_are_objdumps() {
+    let built = build(Target::Riscv64, &["-g"]);
+    let theirs = objdump_comments(Target::Riscv64, &built.binary);
+    let ours = coprof_comments(&built);
+    let wrong: Vec<_> = ours
+        .iter()
+        .filter(|(pc, a)| theirs.get(pc).is_some_and(|t| t != *a))
+        .take(10)
+        .map(|(pc, a)| (pc, a, theirs.get(pc)))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "coprof's comments objdump differs on: {wrong:x?}"
+    );
+    // objdump also writes addresses relative to `tp`, the thread pointer,
+    // as if it were 0 (offsets into a thread's block), and the constants
+    // `lui` builds (ELF tags): their addresses lie outside the program.
+    let (lo, hi) = loaded_span(&built.binary);
+    let addresses: Vec<u64> = theirs
+        .iter()
+        .filter(|(_, &a)| (lo..hi).contains(&a))
+        .map(|(&pc, _)| pc)
+        .collect();
+    let both = addresses.iter().filter(|pc| ours.contains_key(pc)).count();
+    let only_ours = ours.keys().filter(|pc| !theirs.contains_key(pc)).count();
+    eprintln!(
+        "coprof gives {both} of objdump's {} addresses in the program, and {only_ours} more",
+        addresses.len()
+    );
+    assert!(
+        both * 100 >= addresses.len() * 99,
+        "coprof gives {both} of objdump's {} addresses in the program",
+        addresses.len()
+    );
+}
