@@ -1,6 +1,6 @@
 //! Every report's text, byte for byte, against a golden file in
 //! `tests/golden/`: the reports of `loops`, `ranges`, `values` and
-//! `sample --eval` on traces that `coprof gen` makes from fixed seeds.
+//! `sample --eval` and `sample --sweep` on traces that `coprof gen` makes from fixed seeds.
 //!
 //! The engines are deterministic (their random sources are seeded), so a
 //! difference means that a report's layout or an engine's result changed.
@@ -180,5 +180,15 @@ fn sample_evaluation_report() {
         "sample",
         "methods",
         &["--sampler", "brr:4", "--eval", "--profile", "method"],
+    );
+}
+
+#[test]
+fn sample_sweep_report() {
+    golden(
+        "sample-sweep-methods",
+        "sample",
+        "methods",
+        &["--sweep", "--sweep-intervals", "4,64,1024"],
     );
 }

@@ -285,3 +285,179 @@ fn eval_of_a_live_program_finds_the_resonance() {
     );
     assert!(ob > oc + 0.3, "brr {ob} vs counter {oc}");
 }
+
+/// `coprof sample --sweep --json` with `args`.
+fn sweep_json(args: &[&str]) -> Value {
+    common::json_of(coprof().args(["sample", "--sweep", "--json"]).args(args))
+}
+
+/// Every row of a sweep is what `--eval` gives with that sampler alone:
+/// the same samples and the same overlap, over the same pass.
+fn rows_equal_single_evaluations(sweep: &Value, eval: impl Fn(&str) -> Value) {
+    let points = sweep["points"].as_array().unwrap();
+    for p in points {
+        let sampler = p["sampler"].as_str().unwrap();
+        let alone = eval(sampler);
+        assert_eq!(p["samples"], alone["samples"], "{sampler}");
+        assert_eq!(p["overlap"], alone["overlap"], "{sampler}");
+        assert_eq!(p["missed_share"], alone["missed_share"], "{sampler}");
+        assert_eq!(sweep["events"], alone["events"], "{sampler}");
+        assert_eq!(sweep["keys_full"], alone["keys_full"], "{sampler}");
+    }
+}
+
+#[test]
+fn a_sweep_scores_every_sampler_as_eval_does_and_finds_the_resonance() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = gen_trace(dir.path(), "methods", 1_000_000, 3);
+    let sweep = sweep_json(&[t.to_str().unwrap()]);
+    let points = sweep["points"].as_array().unwrap();
+    // Four methods at five intervals, interval by interval.
+    assert_eq!(points.len(), 20);
+    let order: Vec<(&str, u64)> = points
+        .iter()
+        .map(|p| {
+            (
+                p["method"].as_str().unwrap(),
+                p["interval"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order[..5],
+        [
+            ("brr", 16),
+            ("counter", 16),
+            ("geometric", 16),
+            ("periodic", 16),
+            ("brr", 64)
+        ]
+    );
+    assert_eq!(points[0]["sampler"], "brr:3");
+    assert_eq!(points[19]["sampler"], "periodic:4096±256");
+    rows_equal_single_evaluations(&sweep, |s| eval_json(&t, s, &[]));
+    // The counter resonates with the loop that calls two methods in turn:
+    // it is the least accurate at every interval, and never the best.
+    for chunk in points.chunks(4) {
+        let counter = chunk[1]["overlap"].as_f64().unwrap();
+        for other in [&chunk[0], &chunk[2], &chunk[3]] {
+            assert!(
+                other["overlap"].as_f64().unwrap() > counter + 0.2,
+                "{chunk:?}"
+            );
+        }
+    }
+    let best = sweep["best"].as_array().unwrap();
+    assert_eq!(best.len(), 5);
+    for b in best {
+        assert!(
+            !b["sampler"].as_str().unwrap().starts_with("counter"),
+            "{b}"
+        );
+        let interval = b["interval"].as_u64().unwrap();
+        let top = points
+            .iter()
+            .filter(|p| p["interval"] == interval)
+            .map(|p| p["overlap"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        assert_eq!(b["overlap"].as_f64().unwrap(), top);
+    }
+}
+
+#[test]
+fn a_sweep_of_a_live_programs_pc_profile_scores_as_eval_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::compile(dir.path(), "ticktock", TICK_TOCK);
+    let p = prog.to_str().unwrap();
+    let args = [
+        "--sweep-methods",
+        "brr,counter",
+        "--sweep-intervals",
+        "2,1024",
+    ];
+    let sweep = sweep_json(&[&args[..], &["--profile", "pc", "--", p, "3000"]].concat());
+    assert_eq!(sweep["points"].as_array().unwrap().len(), 4);
+    assert_eq!(sweep["profile"], "pc");
+    rows_equal_single_evaluations(&sweep, |s| {
+        common::json_of(
+            coprof()
+                .args([
+                    "sample",
+                    "--eval",
+                    "--json",
+                    "--profile",
+                    "pc",
+                    "--sampler",
+                    s,
+                    "--",
+                ])
+                .args([p, "3000"]),
+        )
+    });
+    // As a report of a profile, beside another, the same rows.
+    let file = dir.path().join("profile.json");
+    let report = format!("sample --sweep --profile pc {}", args.join(" "));
+    let out = coprof()
+        .args(["profile", "--report", "loops", "--report", &report, "-o"])
+        .arg(&file)
+        .args(["--", p, "3000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let saved: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let in_profile = saved["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["command"].as_str().unwrap().contains("sample --sweep"))
+        .expect("the sweep is a report of the profile");
+    assert_eq!(in_profile["json"]["points"], sweep["points"]);
+    assert_eq!(in_profile["json"]["best"], sweep["best"]);
+}
+
+#[test]
+fn a_sweeps_bad_options_are_named_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = gen_trace(dir.path(), "methods", 10_000, 3);
+    let t = t.to_str().unwrap();
+    for (args, msg) in [
+        (
+            &["--sweep-intervals", "100"][..],
+            "--sweep-intervals 100: branch-on-random",
+        ),
+        (
+            &["--sweep-intervals", "0", "--sweep-methods", "counter"],
+            "--sweep-intervals 0",
+        ),
+        (&["--sweep-methods", "lfsr"], "invalid value 'lfsr'"),
+        (&["--sampler", "brr:3"], "--sampler"),
+        (&["--eval"], "--eval"),
+        (&["-o", "x.cpt"], "--output"),
+        (&["--top", "3"], "--top"),
+    ] {
+        coprof()
+            .args(["sample", "--sweep", t])
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(contains(msg));
+    }
+    // The sweep's lists need --sweep.
+    coprof()
+        .args([
+            "sample",
+            t,
+            "--sampler",
+            "brr:1",
+            "--eval",
+            "--sweep-intervals",
+            "2",
+        ])
+        .assert()
+        .code(2)
+        .stderr(contains("--sweep"));
+}

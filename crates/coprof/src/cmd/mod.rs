@@ -11,5 +11,6 @@ pub mod ranges_sweep;
 pub mod record;
 pub mod run;
 pub mod sample;
+pub mod sample_sweep;
 pub mod values;
 pub mod values_sweep;

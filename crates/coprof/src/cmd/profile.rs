@@ -358,7 +358,7 @@ fn left_out_of_samples(pcs_only: bool) -> Vec<String> {
 }
 
 /// Whether a report is a design-space sweep (`loops --sweep`, `ranges
-/// --sweep`, `values --sweep`), whose configurations are its own options: neither
+/// --sweep`, `values --sweep`, `sample --sweep`), whose configurations are its own options: neither
 /// `--exact` nor `--block-buffer` is given to it.
 fn is_sweep(p: &Planned) -> bool {
     p.options.iter().any(|o| o == "--sweep")
@@ -483,7 +483,7 @@ fn job(command: &str, argv: &[String]) -> anyhow::Result<Box<dyn Job>> {
         "loops" => crate::cmd::loops::prepare(&parse_args(argv)?)?,
         "ranges" => crate::cmd::ranges::prepare(&parse_args(argv)?)?,
         "values" => crate::cmd::values::prepare(&parse_args(argv)?)?,
-        "sample" => Box::new(crate::cmd::sample::prepare(&parse_args(argv)?)?),
+        "sample" => crate::cmd::sample::prepare(&parse_args(argv)?)?,
         other => unreachable!("no report command {other}"),
     })
 }

@@ -33,40 +33,66 @@ use std::path::PathBuf;
   coprof gen --workload methods -n 4000000 -o methods.cpt
   coprof sample methods.cpt --sampler counter:1024 --eval
   coprof sample methods.cpt --sampler brr:9 --eval --json
-  coprof sample mixed.cpt --sampler periodic:65536+-4096 --classes load -o loads.cpt")]
+  coprof sample mixed.cpt --sampler periodic:65536+-4096 --classes load -o loads.cpt
+  coprof sample --sweep --profile pc -- ./prog
+  coprof sample --sweep --sweep-methods brr,counter --sweep-intervals 2,16,1024 methods.cpt")]
 pub struct Args {
     #[command(flatten)]
-    input: crate::input::InputArgs,
+    pub(crate) input: crate::input::InputArgs,
     /// The sampler: brr:F[,spread|,adjacent], counter:N, geometric:N or
     /// periodic:N[±J].
-    #[arg(long, short)]
-    sampler: String,
+    #[arg(
+        long,
+        short,
+        required_unless_present = "sweep",
+        conflicts_with = "sweep"
+    )]
+    sampler: Option<String>,
     /// Classes the sampler counts and samples (comma-separated, or all;
     /// default: call for --profile method, all otherwise).
     #[arg(long, value_parser = crate::cmd::gen::parse_classes)]
-    classes: Option<ClassSet>,
+    pub(crate) classes: Option<ClassSet>,
     /// Seed of the random samplers (the same seed gives the same samples).
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Write the sampled events to this trace file, or `-` for standard
     /// output (streamed; the summary then goes to standard error).
     #[arg(
         long,
         short,
-        conflicts_with = "eval",
-        required_unless_present = "eval",
+        conflicts_with_all = ["eval", "sweep"],
+        required_unless_present_any = ["eval", "sweep"],
         value_parser = crate::output::trace_file()
     )]
     output: Option<PathBuf>,
     /// Compare the sampled profile with the full one instead of writing.
     #[arg(long)]
     eval: bool,
-    /// The profile compared by --eval: method (calls per target) or pc
-    /// (events per PC).
-    #[arg(long, value_enum, default_value = "method", requires = "eval")]
-    profile: ProfileKind,
+    /// Compare many samplers with the full profile in one pass: each method
+    /// of --sweep-methods at each mean interval of --sweep-intervals, with
+    /// the most accurate at each interval (design-space exploration).
+    #[arg(long, conflicts_with = "eval")]
+    pub(crate) sweep: bool,
+    /// With --sweep: the sampling methods to try, comma-separated
+    /// [default: brr,counter,geometric,periodic].
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub(crate) sweep_methods: Vec<super::sample_sweep::Method>,
+    /// With --sweep: the mean intervals to try (events per sample),
+    /// comma-separated; powers of two for brr [default:
+    /// 16,64,256,1024,4096].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub(crate) sweep_intervals: Vec<u64>,
+    /// The profile compared by --eval or --sweep: method (calls per
+    /// target) or pc (events per PC).
+    #[arg(long, value_enum, default_value = "method", conflicts_with = "output")]
+    pub(crate) profile: ProfileKind,
     /// Entries listed by --eval (largest in the full profile first).
-    #[arg(long, default_value_t = 10, requires = "eval")]
+    #[arg(
+        long,
+        default_value_t = 10,
+        requires = "eval",
+        conflicts_with = "sweep"
+    )]
     top: usize,
     /// Print the result as JSON.
     #[arg(long)]
@@ -118,9 +144,34 @@ struct EvalReport {
     top: Vec<Entry>,
 }
 
-fn parse_spec(s: &str) -> anyhow::Result<SamplerSpec> {
-    s.parse::<SamplerSpec>()
-        .map_err(|e| bad_input(format!("--sampler '{s}': {e}")))
+/// The sweep's lists are options of --sweep alone. (clap's `requires`
+/// cannot say so: it lets an option through whose requirement conflicts
+/// with an option given, as --sweep does with --sampler.)
+fn refuse_sweep_lists(a: &Args) -> anyhow::Result<()> {
+    for (given, name) in [
+        (!a.sweep_methods.is_empty(), "--sweep-methods"),
+        (!a.sweep_intervals.is_empty(), "--sweep-intervals"),
+    ] {
+        if given {
+            return Err(bad_input(format!("{name} is an option of --sweep")));
+        }
+    }
+    Ok(())
+}
+
+/// The sampler `--sampler` names, built with `--seed`.
+fn sampler_of(a: &Args) -> anyhow::Result<(SamplerSpec, coprof_brr::AnySampler)> {
+    let s = a
+        .sampler
+        .as_deref()
+        .expect("clap requires --sampler without --sweep");
+    let spec = s
+        .parse::<SamplerSpec>()
+        .map_err(|e| bad_input(format!("--sampler '{s}': {e}")))?;
+    let sampler = spec
+        .build(a.seed)
+        .map_err(|e| bad_input(format!("--sampler '{s}': {e}")))?;
+    Ok((spec, sampler))
 }
 
 /// Why a sampler is not run over samples of a native process.
@@ -128,10 +179,11 @@ pub const NEEDS_EVERY_INSTRUCTION: &str = "a sampler picks from every event of t
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     a.input.refuse_samples(NEEDS_EVERY_INSTRUCTION)?;
-    let spec = parse_spec(&a.sampler)?;
-    let sampler = spec
-        .build(a.seed)
-        .map_err(|e| bad_input(format!("--sampler '{}': {e}", a.sampler)))?;
+    if a.sweep {
+        return crate::job::run_one(&a.input, a.json, super::sample_sweep::prepare(&a)?);
+    }
+    let (spec, sampler) = sampler_of(&a)?;
+    refuse_sweep_lists(&a)?;
     if a.eval {
         eval(&a, spec, sampler)
     } else {
@@ -194,18 +246,19 @@ fn eval(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow:
     crate::job::run_one(&a.input, a.json, Box::new(eval_job(a, spec, sampler)))
 }
 
-/// `sample --eval` with `a`'s options as a [`Job`]; `a` must have --eval.
-pub fn prepare(a: &Args) -> anyhow::Result<EvalJob> {
+/// `sample --eval` or `sample --sweep` with `a`'s options as a [`Job`].
+pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
+    if a.sweep {
+        return super::sample_sweep::prepare(a);
+    }
     if !a.eval {
         return Err(bad_input(
             "writing a sampled trace (-o) is not a report; use --eval in a profile",
         ));
     }
-    let spec = parse_spec(&a.sampler)?;
-    let sampler = spec
-        .build(a.seed)
-        .map_err(|e| bad_input(format!("--sampler '{}': {e}", a.sampler)))?;
-    Ok(eval_job(a, spec, sampler))
+    let (spec, sampler) = sampler_of(a)?;
+    refuse_sweep_lists(a)?;
+    Ok(Box::new(eval_job(a, spec, sampler)))
 }
 
 fn eval_job(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> EvalJob {
