@@ -219,6 +219,20 @@ fn x86_64_disassembly_beside_source() {
     });
 }
 
+/// The address of the global symbol `name` of `b`, read with `object`
+/// rather than the symbolizer under test.
+fn global_address(b: &Built, name: &str) -> u64 {
+    use object::{Object, ObjectSymbol};
+    let bytes = std::fs::read(&b.binary).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let symbol = file
+        .symbols()
+        .find(|s| s.name() == Ok(name) && s.is_global());
+    symbol
+        .unwrap_or_else(|| panic!("{} has the global {name}", b.binary.display()))
+        .address()
+}
+
 /// A direct call names the function it calls, as `objdump -d` does:
 /// `main`'s call of the function it does not inline.
 fn call_names_its_callee(target: Target) {
@@ -252,15 +266,8 @@ fn x86_64_call_names_its_callee() {
 /// as an absolute address, another instruction.
 #[test]
 fn x86_64_rip_relative_operands_name_their_data() {
-    use object::{Object, ObjectSymbol};
     let b = build(Target::X86_64, &["-g"]);
-    let bytes = std::fs::read(&b.binary).unwrap();
-    let file = object::File::parse(&*bytes).unwrap();
-    let data = file
-        .symbols()
-        .find(|s| s.name() == Ok("data") && s.is_global())
-        .expect("symtest has the array `data`")
-        .address();
+    let data = global_address(&b, "data");
     let sym = b.open();
     let uses: Vec<_> = instructions(&sym, "main")
         .into_iter()
@@ -285,15 +292,8 @@ fn x86_64_rip_relative_operands_name_their_data() {
 /// <data>`): what a load of a global reads is then in its text.
 #[test]
 fn riscv_register_relative_addresses_name_their_data() {
-    use object::{Object, ObjectSymbol};
     let b = build(Target::Riscv64, &["-g"]);
-    let bytes = std::fs::read(&b.binary).unwrap();
-    let file = object::File::parse(&*bytes).unwrap();
-    let data = file
-        .symbols()
-        .find(|s| s.name() == Ok("data") && s.is_global())
-        .expect("symtest has the array `data`")
-        .address();
+    let data = global_address(&b, "data");
     let sym = b.open();
     let uses: Vec<String> = instructions(&sym, "main")
         .into_iter()

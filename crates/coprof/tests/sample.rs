@@ -397,17 +397,12 @@ fn a_sweep_of_a_live_programs_pc_profile_scores_as_eval_does() {
     // As a report of a profile, beside another, the same rows.
     let file = dir.path().join("profile.json");
     let report = format!("sample --sweep --profile pc {}", args.join(" "));
-    let out = coprof()
+    coprof()
         .args(["profile", "--report", "loops", "--report", &report, "-o"])
         .arg(&file)
         .args(["--", p, "3000"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
     let saved: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     let in_profile = saved["reports"]
         .as_array()

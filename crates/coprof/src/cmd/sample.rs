@@ -273,6 +273,15 @@ fn eval_job(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> Eva
     }
 }
 
+/// The error of an input with no event for the profile asked for.
+pub(crate) fn no_events(input: &str, kind: ProfileKind, classes: ClassSet) -> anyhow::Error {
+    bad_input(format!(
+        "{input}: no events for a {} profile among the classes {classes} (the method profile \
+         counts call events)",
+        kind.name()
+    ))
+}
+
 /// The full and the sampled profile, side by side.
 pub struct EvalJob {
     eval: SampleEval<coprof_brr::AnySampler>,
@@ -291,12 +300,7 @@ impl Job for EvalJob {
     fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
         let e = &self.eval;
         if e.full.is_empty() {
-            return Err(bad_input(format!(
-                "{}: no events for a {} profile among the classes {} (the method profile counts call events)",
-                self.name,
-                self.kind.name(),
-                self.classes
-            )));
+            return Err(no_events(&self.name, self.kind, self.classes));
         }
         let full_total: u64 = e.full.values().sum();
         let sampled_total: u64 = e.sampled.values().sum();

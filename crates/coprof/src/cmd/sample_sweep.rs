@@ -194,12 +194,11 @@ impl Job for SweepJob {
     fn finish(self: Box<Self>, _info: &InputInfo) -> anyhow::Result<Rendered> {
         let full = &self.evals[0];
         if full.full.is_empty() {
-            return Err(bad_input(format!(
-                "{}: no events for a {} profile among the classes {} (the method profile counts call events)",
-                self.name,
-                self.kind.name(),
-                self.classes
-            )));
+            return Err(super::sample::no_events(
+                &self.name,
+                self.kind,
+                self.classes,
+            ));
         }
         let points: Vec<Point> = self
             .points
