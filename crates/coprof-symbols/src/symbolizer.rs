@@ -327,6 +327,18 @@ impl Symbolizer {
             .map(|s| (s.addr, s.addr.saturating_add(s.size)))
     }
 
+    /// The function or data object (global or static variable) that
+    /// starts at `addr`, from the symbol table: what a value that is a
+    /// pointer to it points at, as gdb names a pointer (`<memset>`). A
+    /// value inside one is not named: most values are numbers, and a
+    /// number inside a program's address range would read as a pointer.
+    pub fn symbol_starting_at(&self, addr: u64) -> Option<&str> {
+        [&self.symbols, &self.objects]
+            .into_iter()
+            .find_map(|t| t.find(addr).filter(|&(_, off)| off == 0))
+            .map(|(s, _)| s.name.as_str())
+    }
+
     /// The function symbols whose code overlaps `[lo, hi]`, by address:
     /// what a code range wider than a function covers.
     pub fn function_symbols_in(&self, lo: u64, hi: u64) -> &[FunctionSymbol] {

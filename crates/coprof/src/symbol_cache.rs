@@ -144,6 +144,9 @@ pub struct Answers {
     /// The data objects a range of addresses overlaps.
     #[serde(default, with = "pairs")]
     pub objects_in: HashMap<(u64, u64), FunctionsIn>,
+    /// The function or data object that starts at an address.
+    #[serde(default, with = "pairs")]
+    pub starting_at: HashMap<u64, Option<String>>,
     /// The split DWARF files (`.dwo`, `.dwp`) the answers were read from,
     /// as they were: the answers hold while each is unchanged. Which they
     /// are is known only once the binary's DWARF is read, so they are not

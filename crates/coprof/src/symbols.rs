@@ -173,6 +173,15 @@ impl Loaded {
         )
     }
 
+    /// The function or data object that starts at the file's address `a`.
+    fn starting_at(&self, a: u64) -> Option<String> {
+        self.answer(
+            |k| &mut k.starting_at,
+            a,
+            |s| s?.symbol_starting_at(a).map(str::to_string),
+        )
+    }
+
     /// The function the file's address `a` lies in (the outermost when
     /// inlined), without the file's name.
     fn function(&self, a: u64) -> Option<String> {
@@ -409,6 +418,14 @@ impl Symbols {
         let (m, a) = self.at(pc)?;
         let l = m.lookup(a);
         m.named((l.source != Quality::Address).then(|| l.to_string()), a)
+    }
+
+    /// What a value that is a pointer points at: the function or data
+    /// object that starts there (`memset in libc.so.6`), named as
+    /// [`place`](Self::place) names code; `None` for any other value.
+    pub fn pointee(&self, value: u64) -> Option<String> {
+        let (m, a) = self.at(value)?;
+        m.named(Some(m.starting_at(a)?), a)
     }
 
     /// The function a PC lies in (the outermost when inlined), named as

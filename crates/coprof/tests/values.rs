@@ -387,3 +387,81 @@ fn bad_options_and_input_exit_2_with_a_message() {
     );
     assert!(!err.contains("panicked"));
 }
+
+/// Loads of pointers that never change: a function pointer and a pointer
+/// to a global array, each read through a `volatile` global.
+const POINTERS: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) long twice(long x) { return 2 * x; }
+long counts[16];
+long (*volatile op)(long) = twice;
+long *volatile where = counts;
+int main(int argc, char **argv) {
+    long n = atol(argv[1]), s = 0;
+    for (long i = 0; i < n; i++) {
+        s += op(i);
+        where[i & 15] += s;
+    }
+    fprintf(stderr, "twice %p counts %p %ld\n", (void *)twice, (void *)counts, s);
+    return 0;
+}
+"#;
+
+/// A value that is the address of a function or a global is named, as gdb
+/// names a pointer; a plain number is not.
+#[test]
+fn values_that_point_at_a_function_or_a_global_are_named() {
+    let dir = TempDir::new().unwrap();
+    let prog = common::compile(dir.path(), "pointers", POINTERS);
+    let out = coprof()
+        .args(["values", "--json", "--"])
+        .arg(&prog)
+        .arg("20000")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    // The program prints its own addresses, independently of coprof.
+    let address = |name: &str| {
+        stderr
+            .split(&format!("{name} 0x"))
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .unwrap_or_else(|| panic!("no address of {name} in {stderr}"))
+    };
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let values: Vec<&Value> = v["pcs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["values"].as_array().unwrap())
+        .collect();
+    for (name, at) in [("twice", address("twice")), ("counts", address("counts"))] {
+        let loaded = values
+            .iter()
+            .find(|x| x["value"] == at)
+            .unwrap_or_else(|| panic!("no load of {name}'s address {at:#x}: {v}"));
+        assert_eq!(loaded["points_to"], name, "{loaded}");
+    }
+    // The loop's other values are numbers: none named.
+    for x in &values {
+        let value = x["value"].as_u64().unwrap();
+        if value != address("twice") && value != address("counts") && value < 0x1000 {
+            assert!(x.get("points_to").is_none(), "{x}");
+        }
+    }
+    // The text shows the name beside the value.
+    let text = coprof()
+        .args(["values", "--"])
+        .arg(&prog)
+        .arg("20000")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    assert!(
+        text.contains(&format!("{:#x} <twice> ", address("twice"))),
+        "{text}"
+    );
+}

@@ -452,6 +452,11 @@ struct ValueOut {
     invariance: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     exact_invariance: Option<f64>,
+    /// What the value points at, when a function or a data object of the
+    /// program or its libraries starts there (a function pointer, a
+    /// global's address): `memset in libc.so.6`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    points_to: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -597,6 +602,7 @@ impl Job for Run {
                             exact_invariance: exact
                                 .as_ref()
                                 .map(|x| exact_invariance(x, p.pc, v.value)),
+                            points_to: sym.and_then(|s| s.pointee(v.value)),
                         })
                         .collect(),
                     place: sym.and_then(|s| s.place(p.pc)),
@@ -679,9 +685,15 @@ fn print_text(out: &mut String, r: &Report, limit: usize) {
         let values: Vec<String> = p
             .values
             .iter()
-            .map(|v| match v.exact_invariance {
-                Some(x) => format!("{:#x} {} / {}", v.value, pct(v.invariance), pct(x)),
-                None => format!("{:#x} {}", v.value, pct(v.invariance)),
+            .map(|v| {
+                let value = match &v.points_to {
+                    Some(name) => format!("{:#x} <{name}>", v.value),
+                    None => format!("{:#x}", v.value),
+                };
+                match v.exact_invariance {
+                    Some(x) => format!("{value} {} / {}", pct(v.invariance), pct(x)),
+                    None => format!("{value} {}", pct(v.invariance)),
+                }
             })
             .collect();
         crate::outln!(
