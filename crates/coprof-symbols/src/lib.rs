@@ -53,6 +53,7 @@ pub mod gopclntab;
 pub mod listing;
 pub mod location;
 mod names;
+pub mod plt;
 pub mod riscv_addresses;
 pub mod source;
 pub mod span;

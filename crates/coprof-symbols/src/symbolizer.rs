@@ -254,6 +254,7 @@ impl Symbolizer {
                 debug_file = Some(sep.path.clone());
             }
         }
+        symbols.add_stubs(crate::plt::stub_symbols(&file));
         let info = DebugInfo {
             dwarf: dwarf.is_some(),
             dwarf_error,

@@ -5,7 +5,7 @@
 //! the data an address range covers, as `perf mem` names a sample's data
 //! symbol.
 
-use object::{Object, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 /// One function symbol: `[addr, addr + size)`.
 #[derive(Clone, Debug)]
@@ -22,6 +22,8 @@ pub struct FunctionSymbol {
 #[derive(Clone, Debug, Default)]
 pub struct SymbolTable {
     syms: Vec<FunctionSymbol>,
+    /// How many of them are PLT stubs ([`SymbolTable::add_stubs`]).
+    stubs: usize,
 }
 
 impl SymbolTable {
@@ -29,15 +31,44 @@ impl SymbolTable {
     /// the dynamic one when the static table was stripped).
     pub fn from_object(file: &object::File<'_>) -> SymbolTable {
         let mut syms = by_address(file, SymbolKind::Text);
-        // A zero-sized symbol (hand-written assembly) runs to the next one.
+        // A zero-sized symbol (hand-written assembly) runs to the next one,
+        // within its section: `_init`, alone in `.init`, does not take in
+        // the PLT after it.
+        let sections: Vec<(u64, u64)> = file
+            .sections()
+            .filter(|s| s.size() > 0)
+            .map(|s| (s.address(), s.address().saturating_add(s.size())))
+            .collect();
         for i in 0..syms.len() {
             if syms[i].size == 0 {
-                if let Some(next) = syms.get(i + 1) {
-                    syms[i].size = next.addr - syms[i].addr;
+                let at = syms[i].addr;
+                let section_end = sections
+                    .iter()
+                    .find(|&&(lo, hi)| lo <= at && at < hi)
+                    .map(|s| s.1);
+                let next = syms.get(i + 1).map(|n| n.addr);
+                if let Some(end) = [next, section_end].into_iter().flatten().min() {
+                    syms[i].size = end - at;
                 }
             }
         }
-        SymbolTable { syms }
+        SymbolTable { syms, stubs: 0 }
+    }
+
+    /// Adds the procedure linkage table's stubs ([`crate::plt`]), which
+    /// the symbol table does not hold. They do not count in [`len`]: a
+    /// stripped program with them still has no symbols of its own.
+    ///
+    /// [`len`]: SymbolTable::len
+    pub fn add_stubs(&mut self, stubs: Vec<FunctionSymbol>) {
+        let taken: Vec<u64> = self.syms.iter().map(|s| s.addr).collect();
+        let new: Vec<FunctionSymbol> = stubs
+            .into_iter()
+            .filter(|s| taken.binary_search(&s.addr).is_err())
+            .collect();
+        self.stubs += new.len();
+        self.syms.extend(new);
+        self.syms.sort_by_key(|s| s.addr);
     }
 
     /// Reads the data objects of `file` with a size (global and static
@@ -47,17 +78,19 @@ impl SymbolTable {
     pub fn data_from_object(file: &object::File<'_>) -> SymbolTable {
         let mut syms = by_address(file, SymbolKind::Data);
         syms.retain(|s| s.size > 0);
-        SymbolTable { syms }
+        SymbolTable { syms, stubs: 0 }
     }
 
-    /// Number of function symbols.
+    /// Number of function symbols from the symbol table (PLT stubs are
+    /// not counted).
     pub fn len(&self) -> usize {
-        self.syms.len()
+        self.syms.len() - self.stubs
     }
 
-    /// True when the table has no function symbol (stripped binary).
+    /// True when the symbol table has no function symbol (stripped
+    /// binary), PLT stubs or not.
     pub fn is_empty(&self) -> bool {
-        self.syms.is_empty()
+        self.len() == 0
     }
 
     /// The symbol containing `pc` and the offset of `pc` in it.
@@ -143,6 +176,7 @@ mod tests {
                     name: n.into(),
                 })
                 .collect(),
+            stubs: 0,
         }
     }
 

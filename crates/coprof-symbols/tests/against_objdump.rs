@@ -147,3 +147,84 @@ fn riscv_register_addresses_are_objdumps() {
         addresses.len()
     );
 }
+
+/// A program that calls the C library through its PLT.
+const CALLS_LIBC: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    char buf[64];
+    memset(buf, 'x', sizeof buf - 1);
+    buf[63] = 0;
+    char *copy = strdup(buf);
+    printf("%zu %s\n", strlen(copy), argc > 1 ? argv[1] : "");
+    free(copy);
+    return 0;
+}
+"#;
+
+/// objdump's `<name@plt>:` headers: each stub's address and name.
+fn objdump_stubs(target: Target, binary: &std::path::Path) -> Vec<(u64, String)> {
+    let tool = target.tool("objdump");
+    let out = Command::new(&tool).arg("-d").arg(binary).output().unwrap();
+    assert!(out.status.success(), "{tool} -d failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (addr, rest) = l.split_once(" <")?;
+            let name = rest.strip_suffix(">:")?.strip_suffix("@plt")?;
+            Some((u64::from_str_radix(addr, 16).ok()?, name.to_string()))
+        })
+        .collect()
+}
+
+/// Every stub objdump names `memset@plt` is named so, from its first
+/// byte to its last, in a dynamically linked program of each instruction
+/// set, where it was the symbol before (`_init+0x20`).
+fn plt_stubs_are_named(target: Target) {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("calls.c");
+    std::fs::write(&source, CALLS_LIBC).unwrap();
+    let binary = dir.path().join("calls");
+    ensure_tool(target.compiler());
+    let out = Command::new(target.compiler())
+        .args(["-O1", "-g", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs = objdump_stubs(target, &binary);
+    let names: Vec<&str> = theirs.iter().map(|s| s.1.as_str()).collect();
+    for f in ["strdup", "strlen", "free"] {
+        assert!(names.contains(&f), "objdump names no {f}@plt: {names:?}");
+    }
+    let named_as_objdump_names = || {
+        let sym = coprof_symbols::Symbolizer::open(&binary).unwrap();
+        for (addr, name) in &theirs {
+            assert_eq!(sym.lookup(*addr).to_string(), format!("{name}@plt"));
+            assert_eq!(sym.lookup(addr + 6).to_string(), format!("{name}@plt+0x6"));
+        }
+    };
+    named_as_objdump_names();
+    // Stripped, as distributions ship programs: the stubs keep their
+    // names, which come from the dynamic relocations.
+    let strip = Command::new(target.tool("strip")).arg(&binary).status();
+    assert!(strip.unwrap().success());
+    named_as_objdump_names();
+}
+
+#[test]
+fn x86_64_plt_stubs_are_named() {
+    plt_stubs_are_named(Target::X86_64);
+}
+
+#[test]
+fn riscv_plt_stubs_are_named() {
+    plt_stubs_are_named(Target::Riscv64);
+}

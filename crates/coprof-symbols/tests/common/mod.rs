@@ -26,7 +26,7 @@ pub enum Target {
 }
 
 impl Target {
-    fn compiler(self) -> &'static str {
+    pub fn compiler(self) -> &'static str {
         match self {
             Target::Riscv64 => "riscv64-linux-gnu-gcc",
             Target::X86_64 => "gcc",

@@ -1,0 +1,121 @@
+//! Names for the stubs of the procedure linkage table (PLT), `memset@plt`,
+//! as `objdump -d` and perf give them.
+//!
+//! A dynamically linked program calls a library's function through a stub
+//! in `.plt` (or `.plt.sec` and `.plt.got`) that jumps through the
+//! function's slot in the global offset table. The stubs have no entry in
+//! the symbol table, so without this a sample in one is named after
+//! whatever symbol comes before (`_init+0x2c80`, the last function of
+//! `.init`). Each stub is decoded, the slot it jumps through found, and
+//! the dynamic relocation that fills that slot names the function: the
+//! way binutils makes its synthetic `@plt` symbols, for x86-64 (Intel's
+//! and AMD's System V psABI, "Procedure Linkage Table") and RISC-V (ELF
+//! psABI, "Procedure Linkage Table").
+
+use crate::arch::Arch;
+use crate::riscv_addresses::RiscvAddresses;
+use crate::symtab::FunctionSymbol;
+use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationTarget};
+use std::collections::HashMap;
+
+/// The sections that hold stubs.
+const STUB_SECTIONS: [&str; 3] = [".plt", ".plt.sec", ".plt.got"];
+
+/// One symbol `name@plt` for each stub of `file` whose slot a dynamic
+/// relocation names, sized to its stub, by address.
+pub fn stub_symbols(file: &object::File<'_>) -> Vec<FunctionSymbol> {
+    let arch = Arch::from_object(file.architecture());
+    if !matches!(arch, Arch::X86_64 | Arch::Riscv64) {
+        return Vec::new();
+    }
+    let slots = slot_names(file);
+    if slots.is_empty() {
+        return Vec::new();
+    }
+    let mut stubs = Vec::new();
+    for section in file.sections() {
+        let Ok(name) = section.name() else { continue };
+        if !STUB_SECTIONS.contains(&name) {
+            continue;
+        }
+        let Ok(code) = section.data() else { continue };
+        // `.plt.got`'s stubs are 8 bytes, or 16 with Intel's CET, as its
+        // alignment says; every other's are 16.
+        let size = if name == ".plt.got" {
+            section.align().clamp(8, 16) as usize
+        } else {
+            16
+        };
+        for (i, stub) in code.chunks(size).enumerate() {
+            let addr = section.address() + (i * size) as u64;
+            let Some(slot) = slot_of(&arch, addr, stub) else {
+                continue;
+            };
+            if let Some(name) = slots.get(&slot) {
+                stubs.push(FunctionSymbol {
+                    addr,
+                    size: size as u64,
+                    name: format!("{name}@plt"),
+                });
+            }
+        }
+    }
+    stubs
+}
+
+/// The name of the symbol whose address each slot the dynamic relocations
+/// fill will hold, by the slot's address.
+fn slot_names(file: &object::File<'_>) -> HashMap<u64, String> {
+    let mut names = HashMap::new();
+    let (Some(relocations), Some(symbols)) =
+        (file.dynamic_relocations(), file.dynamic_symbol_table())
+    else {
+        return names;
+    };
+    for (slot, r) in relocations {
+        let RelocationTarget::Symbol(index) = r.target() else {
+            continue;
+        };
+        let Some(name) = symbols
+            .symbol_by_index(index)
+            .ok()
+            .and_then(|s| s.name().ok().map(str::to_string))
+        else {
+            continue;
+        };
+        if !name.is_empty() {
+            names.insert(slot, crate::demangle::demangle_or_keep(name.into()));
+        }
+    }
+    names
+}
+
+/// The slot the stub at `addr` jumps through: x86-64's `jmp
+/// *disp(%rip)`, or RISC-V's `ld t3, lo(t3)` after `auipc t3, hi`.
+fn slot_of(arch: &Arch, addr: u64, stub: &[u8]) -> Option<u64> {
+    match arch {
+        Arch::X86_64 => {
+            use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
+            let mut decoder = Decoder::with_ip(64, stub, addr, DecoderOptions::NONE);
+            decoder.iter().find_map(|insn| {
+                (insn.mnemonic() == Mnemonic::Jmp
+                    && insn.op0_kind() == OpKind::Memory
+                    && insn.is_ip_rel_memory_operand())
+                .then(|| insn.ip_rel_memory_address())
+            })
+        }
+        Arch::Riscv64 => {
+            let mut walk = RiscvAddresses::new(None);
+            let mut at = 0;
+            while at < stub.len() {
+                let (d, reached) = walk.next(addr + at as u64, &stub[at..])?;
+                if let Some(r) = reached.filter(|r| !r.absolute && d.text.starts_with("ld ")) {
+                    return Some(r.address);
+                }
+                at += d.bytes.len();
+            }
+            None
+        }
+        Arch::Other(_) => None,
+    }
+}
