@@ -21,14 +21,13 @@ use std::collections::HashMap;
 /// The sections that hold stubs.
 const STUB_SECTIONS: [&str; 3] = [".plt", ".plt.sec", ".plt.got"];
 
-/// One symbol `name@plt` for each stub of `file` whose slot a dynamic
-/// relocation names, sized to its stub, by address.
-pub fn stub_symbols(file: &object::File<'_>) -> Vec<FunctionSymbol> {
+/// One symbol `name@plt` for each stub of `file` whose slot `slots` names
+/// ([`slot_names`]), sized to its stub, by address.
+pub fn stub_symbols(file: &object::File<'_>, slots: &HashMap<u64, String>) -> Vec<FunctionSymbol> {
     let arch = Arch::from_object(file.architecture());
     if !matches!(arch, Arch::X86_64 | Arch::Riscv64) {
         return Vec::new();
     }
-    let slots = slot_names(file);
     if slots.is_empty() {
         return Vec::new();
     }
@@ -64,8 +63,10 @@ pub fn stub_symbols(file: &object::File<'_>) -> Vec<FunctionSymbol> {
 }
 
 /// The name of the symbol whose address each slot the dynamic relocations
-/// fill will hold, by the slot's address.
-fn slot_names(file: &object::File<'_>) -> HashMap<u64, String> {
+/// fill will hold, by the slot's address: the global offset table's
+/// slots, which a stub jumps through and position-independent code loads
+/// a global's address from.
+pub fn slot_names(file: &object::File<'_>) -> HashMap<u64, String> {
     let mut names = HashMap::new();
     let (Some(relocations), Some(symbols)) =
         (file.dynamic_relocations(), file.dynamic_symbol_table())

@@ -58,7 +58,10 @@ pub struct DebugInfo {
 }
 
 impl DebugInfo {
-    /// The best answer any PC of this binary can get.
+    /// The best answer any PC of this binary's own code can get. The
+    /// stubs of its procedure linkage table, named from its relocations
+    /// (`memset@plt`, [`crate::plt`]), are not its own code: a stripped
+    /// program with them is still a program without symbols.
     pub fn best(&self) -> Quality {
         if self.dwarf {
             Quality::Dwarf
@@ -166,6 +169,9 @@ pub struct Symbolizer {
     code: Code,
     /// RISC-V's `__global_pointer$`, what `gp` holds.
     global_pointer: Option<u64>,
+    /// The global offset table's slots that dynamic relocations fill, by
+    /// address: the name of the symbol each will hold ([`crate::plt`]).
+    slots: FxHashMap<u64, String>,
     names: FunctionNames,
     cache: RefCell<FxHashMap<u64, Location>>,
     /// The functions whose RISC-V instructions were walked for the
@@ -254,7 +260,8 @@ impl Symbolizer {
                 debug_file = Some(sep.path.clone());
             }
         }
-        symbols.add_stubs(crate::plt::stub_symbols(&file));
+        let slots = crate::plt::slot_names(&file);
+        symbols.add_stubs(crate::plt::stub_symbols(&file, &slots));
         let info = DebugInfo {
             dwarf: dwarf.is_some(),
             dwarf_error,
@@ -279,6 +286,7 @@ impl Symbolizer {
             go,
             code,
             global_pointer,
+            slots: slots.into_iter().collect(),
             names: FunctionNames::default(),
             cache: RefCell::new(FxHashMap::default()),
             walked: RefCell::default(),
@@ -578,12 +586,14 @@ impl Symbolizer {
     }
 
     /// The function or data object `addr` lies in, from the symbol table,
-    /// with the offset when it is not the start: `counter+0x8`.
+    /// with the offset when it is not the start (`counter+0x8`); else the
+    /// global offset table's slot that holds a symbol's address
+    /// (`stdout@got`), which position-independent code loads it from.
     fn symbol_at(&self, addr: u64) -> Option<String> {
-        let (s, off) = self
-            .symbols
-            .find(addr)
-            .or_else(|| self.objects.find(addr))?;
+        let found = self.symbols.find(addr).or_else(|| self.objects.find(addr));
+        let Some((s, off)) = found else {
+            return self.slots.get(&addr).map(|name| format!("{name}@got"));
+        };
         Some(if off == 0 {
             s.name.clone()
         } else {
@@ -713,6 +723,8 @@ impl Symbolizer {
             + self.objects.bytes()
             + self.code.bytes()
             + self.names.bytes()
+            + self.slots.capacity() * 8
+            + self.slots.values().map(String::capacity).sum::<usize>()
             + self.walked.borrow().capacity() * 8
             + self.reached.borrow().capacity() * 16
             + cache.capacity() * per_entry

@@ -179,6 +179,27 @@ fn objdump_stubs(target: Target, binary: &std::path::Path) -> Vec<(u64, String)>
         .collect()
 }
 
+/// The PCs where objdump's comment names a symbol by its version or
+/// `@Base` (an address in the global offset table), with the symbol.
+fn objdump_slot_names(target: Target, binary: &std::path::Path) -> Vec<(u64, String)> {
+    let out = Command::new(target.tool("objdump"))
+        .arg("-d")
+        .arg(binary)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (pc, rest) = l.trim_start().split_once(":\t")?;
+            let (_, comment) = rest.split_once(" # ")?;
+            let symbol = comment.split_once(" <")?.1.strip_suffix('>')?;
+            let (name, version) = symbol.split_once('@')?;
+            (version.starts_with("GLIBC") || version == "Base")
+                .then(|| Some((u64::from_str_radix(pc, 16).ok()?, name.to_string())))?
+        })
+        .collect()
+}
+
 /// Every stub objdump names `memset@plt` is named so, from its first
 /// byte to its last, in a dynamically linked program of each instruction
 /// set, where it was the symbol before (`_init+0x20`).
@@ -212,6 +233,19 @@ fn plt_stubs_are_named(target: Target) {
         }
     };
     named_as_objdump_names();
+    // An address read from the global offset table names the symbol the
+    // slot holds, `name@got`, where objdump names it by its version
+    // (`__libc_start_main@GLIBC_2.34`).
+    let sym = coprof_symbols::Symbolizer::open(&binary).unwrap();
+    let mut slots = 0;
+    for (pc, name) in objdump_slot_names(target, &binary) {
+        let text = sym.disassemble(pc).unwrap().text;
+        assert!(text.ends_with(&format!("<{name}@got>")), "{pc:#x}: {text}");
+        slots += 1;
+    }
+    if target == Target::X86_64 {
+        assert!(slots > 0, "no load from the global offset table");
+    }
     // Stripped, as distributions ship programs: the stubs keep their
     // names, which come from the dynamic relocations.
     let strip = Command::new(target.tool("strip")).arg(&binary).status();

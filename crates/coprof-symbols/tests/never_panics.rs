@@ -133,7 +133,10 @@ fn check_any_pc(sym: &Symbolizer, pc: u64, other: u64) {
         Quality::Symbols => assert!(l.function.is_some() && l.offset.is_some(), "{l:?}"),
         Quality::Address => assert!(l.function.is_none() && l.file.is_none(), "{l:?}"),
     }
-    assert!(l.source >= sym.debug_info().best());
+    // No better than the binary's best, but in a PLT stub, named from the
+    // relocations whatever else the binary holds.
+    let stub = l.function.as_deref().is_some_and(|f| f.ends_with("@plt"));
+    assert!(l.source >= sym.debug_info().best() || stub, "{l:?}");
     let _ = l.inlined_chain().to_string();
     assert_eq!(sym.lookup(pc), l, "the cached answer is the same");
     if let Some(d) = sym.disassemble(pc) {
