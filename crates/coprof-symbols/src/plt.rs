@@ -46,7 +46,7 @@ pub fn stub_symbols(file: &object::File<'_>, slots: &HashMap<u64, String>) -> Ve
             16
         };
         for (i, stub) in code.chunks(size).enumerate() {
-            let addr = section.address() + (i * size) as u64;
+            let addr = section.address().wrapping_add((i * size) as u64);
             let Some(slot) = slot_of(&arch, addr, stub) else {
                 continue;
             };
@@ -92,7 +92,8 @@ pub fn slot_names(file: &object::File<'_>) -> HashMap<u64, String> {
 }
 
 /// The slot the stub at `addr` jumps through: x86-64's `jmp
-/// *disp(%rip)`, or RISC-V's `ld t3, lo(t3)` after `auipc t3, hi`.
+/// *disp(%rip)`, or RISC-V's `ld t3, lo(t3)` after `auipc t3, hi` (the
+/// psABI's stub: `auipc`, `ld`, `jalr t1, t3`, `nop`).
 fn slot_of(arch: &Arch, addr: u64, stub: &[u8]) -> Option<u64> {
     match arch {
         Arch::X86_64 => {
@@ -109,8 +110,9 @@ fn slot_of(arch: &Arch, addr: u64, stub: &[u8]) -> Option<u64> {
             let mut walk = RiscvAddresses::new(None);
             let mut at = 0;
             while at < stub.len() {
-                let (d, reached) = walk.next(addr + at as u64, &stub[at..])?;
-                if let Some(r) = reached.filter(|r| !r.absolute && d.text.starts_with("ld ")) {
+                // The first address reached from the `auipc`: the `ld`'s.
+                let (d, reached) = walk.next(addr.wrapping_add(at as u64), &stub[at..])?;
+                if let Some(r) = reached.filter(|r| !r.absolute) {
                     return Some(r.address);
                 }
                 at += d.bytes.len();

@@ -579,7 +579,7 @@ impl Symbolizer {
                 if let Some(to) = to.and_then(address) {
                     reached.insert(at, to);
                 }
-                at += d.bytes.len() as u64;
+                at = at.saturating_add(d.bytes.len() as u64);
             }
         }
         self.reached.borrow().get(&pc).copied()
