@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{build, ensure_tool, Target};
+use common::{build, ensure_tool, run, Target};
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -209,16 +209,10 @@ fn plt_stubs_are_named(target: Target) {
     std::fs::write(&source, CALLS_LIBC).unwrap();
     let binary = dir.path().join("calls");
     ensure_tool(target.compiler());
-    let out = Command::new(target.compiler())
-        .args(["-O1", "-g", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run(
+        Some(dir.path()),
+        target.compiler(),
+        ["-O1", "-g", "-o", "calls", "calls.c"],
     );
     let theirs = objdump_stubs(target, &binary);
     let names: Vec<&str> = theirs.iter().map(|s| s.1.as_str()).collect();

@@ -185,6 +185,15 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// The address a program printed as `NAME 0xHEX` in `text`.
+fn printed_address(text: &str, name: &str) -> u64 {
+    text.split(&format!("{name} 0x"))
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|h| u64::from_str_radix(h, 16).ok())
+        .unwrap_or_else(|| panic!("no address of {name} in {text}"))
+}
+
 #[test]
 fn hotlist_value_type_address_on_a_live_program() {
     let dir = TempDir::new().unwrap();
@@ -199,12 +208,7 @@ fn hotlist_value_type_address_on_a_live_program() {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{stderr}");
     // The program prints where its table is (to stderr, beside coprof's).
-    let table = stderr
-        .split("table 0x")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|h| u64::from_str_radix(h, 16).ok())
-        .unwrap_or_else(|| panic!("no table address in {stderr}"));
+    let table = printed_address(&stderr, "table");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["value_type"], "address");
     let pcs = v["pcs"].as_array().unwrap();
@@ -423,14 +427,7 @@ fn values_that_point_at_a_function_or_a_global_are_named() {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{stderr}");
     // The program prints its own addresses, independently of coprof.
-    let address = |name: &str| {
-        stderr
-            .split(&format!("{name} 0x"))
-            .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .and_then(|h| u64::from_str_radix(h, 16).ok())
-            .unwrap_or_else(|| panic!("no address of {name} in {stderr}"))
-    };
+    let address = |name: &str| printed_address(&stderr, name);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let values: Vec<&Value> = v["pcs"]
         .as_array()
