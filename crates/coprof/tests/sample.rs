@@ -364,6 +364,39 @@ fn a_sweep_scores_every_sampler_as_eval_does_and_finds_the_resonance() {
     }
 }
 
+/// brr's other choices of register bits are methods of the sweep too.
+#[test]
+fn a_sweep_compares_brrs_register_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = gen_trace(dir.path(), "methods", 200_000, 3);
+    let methods = ["--sweep-methods", "brr,brr-spread,brr-adjacent"];
+    let sweep = sweep_json(
+        &[
+            &methods[..],
+            &["--sweep-intervals", "16,1024", t.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    let samplers: Vec<&str> = sweep["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["sampler"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        samplers,
+        [
+            "brr:3",
+            "brr:3,spread",
+            "brr:3,adjacent",
+            "brr:9",
+            "brr:9,spread",
+            "brr:9,adjacent"
+        ]
+    );
+    rows_equal_single_evaluations(&sweep, |s| eval_json(&t, s, &[]));
+}
+
 #[test]
 fn a_sweep_of_a_live_programs_pc_profile_scores_as_eval_does() {
     let dir = tempfile::tempdir().unwrap();

@@ -29,6 +29,10 @@ pub const DEFAULT_INTERVALS: [u64; 5] = [16, 64, 256, 1024, 4096];
 pub enum Method {
     /// Branch-on-random, `brr:F` (the interval a power of two, 2^(F+1)).
     Brr,
+    /// Branch-on-random with its register bits spread, `brr:F,spread`.
+    BrrSpread,
+    /// Branch-on-random with adjacent register bits, `brr:F,adjacent`.
+    BrrAdjacent,
     /// Every N-th event, `counter:N` (Arnold–Ryder).
     Counter,
     /// Geometric intervals of mean N, `geometric:N`.
@@ -37,7 +41,8 @@ pub enum Method {
     Periodic,
 }
 
-/// The methods a sweep tries unless told otherwise: all of them.
+/// The methods a sweep tries unless told otherwise: each kind once, brr
+/// with its default bits.
 pub const DEFAULT_METHODS: [Method; 4] = [
     Method::Brr,
     Method::Counter,
@@ -49,7 +54,7 @@ impl Method {
     /// The sampler of this method with mean interval `n`.
     fn spec(self, n: u64) -> Result<SamplerSpec, String> {
         let spec = match self {
-            Method::Brr => {
+            Method::Brr | Method::BrrSpread | Method::BrrAdjacent => {
                 if !n.is_power_of_two() || !(2..=1 << 16).contains(&n) {
                     return Err(format!(
                         "--sweep-intervals {n}: branch-on-random's intervals are the powers of \
@@ -59,7 +64,11 @@ impl Method {
                 }
                 SamplerSpec::Brr {
                     freq: n.trailing_zeros() - 1,
-                    spacing: Spacing::Spaced,
+                    spacing: match self {
+                        Method::BrrSpread => Spacing::Spread,
+                        Method::BrrAdjacent => Spacing::Adjacent,
+                        _ => Spacing::Spaced,
+                    },
                 }
             }
             Method::Counter => SamplerSpec::Counter { interval: n },
