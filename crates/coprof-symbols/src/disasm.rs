@@ -29,6 +29,17 @@ pub struct Disassembly {
     pub target: Option<u64>,
 }
 
+impl Disassembly {
+    /// Gives the instruction the address its operand reaches through a
+    /// register (x86-64's `%rip`, a RISC-V base register): its target,
+    /// and a comment at the end of its text, `# 0x7f0c0`, as `objdump -d`
+    /// writes it.
+    pub fn with_address(&mut self, address: u64) {
+        self.target = Some(address);
+        self.text.push_str(&format!(" # {address:#x}"));
+    }
+}
+
 /// The executable sections' bytes, by address.
 #[derive(Default)]
 pub struct Code {
@@ -105,17 +116,7 @@ pub fn instruction_length(arch: &Arch, code: &[u8]) -> Option<usize> {
 }
 
 fn riscv(pc: u64, code: &[u8]) -> Option<Disassembly> {
-    riscv_op(pc, code).map(|(_, d)| d)
-}
-
-/// The RISC-V instruction at the start of `code` (at `pc`), decoded and
-/// disassembled.
-pub(crate) fn riscv_op(pc: u64, code: &[u8]) -> Option<(coprof_rv::op::Op, Disassembly)> {
-    let len = instruction_length(&Arch::Riscv64, code)?;
-    let bytes = code[..len].to_vec();
-    let mut raw = [0u8; 4];
-    raw[..len].copy_from_slice(&bytes);
-    let op = coprof_rv::decode::decode(u32::from_le_bytes(raw), pc);
+    let (op, len) = riscv_decode(pc, code)?;
     // frm 0 (round to nearest): the static encoding is what a listing shows.
     let text = coprof_rv::disasm::disassemble(&op, 0);
     // The decoder resolves a direct jump's or branch's offset to its
@@ -123,13 +124,21 @@ pub(crate) fn riscv_op(pc: u64, code: &[u8]) -> Option<(coprof_rv::op::Op, Disas
     use coprof_rv::op::Kind::*;
     let target =
         matches!(op.kind, Jal | Beq | Bne | Blt | Bge | Bltu | Bgeu).then_some(op.imm as u64);
-    let d = Disassembly {
+    Some(Disassembly {
         pc,
-        bytes,
+        bytes: code[..len].to_vec(),
         text,
         target,
-    };
-    Some((op, d))
+    })
+}
+
+/// The RISC-V instruction at the start of `code` (at `pc`), decoded, and
+/// its length in bytes; no text is made.
+pub(crate) fn riscv_decode(pc: u64, code: &[u8]) -> Option<(coprof_rv::op::Op, usize)> {
+    let len = instruction_length(&Arch::Riscv64, code)?;
+    let mut raw = [0u8; 4];
+    raw[..len].copy_from_slice(&code[..len]);
+    Some((coprof_rv::decode::decode(u32::from_le_bytes(raw), pc), len))
 }
 
 fn x86_64(pc: u64, code: &[u8]) -> Option<Disassembly> {
@@ -164,24 +173,22 @@ fn x86_64(pc: u64, code: &[u8]) -> Option<Disassembly> {
     // another encoding.
     opts.set_rip_relative_addresses(true);
     fmt.format(&insn, &mut text);
-    let target = if insn.is_ip_rel_memory_operand() {
-        let address = insn.ip_rel_memory_address();
-        text.push_str(&format!(" # {address:#x}"));
-        Some(address)
-    } else {
-        match insn.op0_kind() {
-            OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64 => {
-                Some(insn.near_branch_target())
-            }
-            _ => None,
+    let target = match insn.op0_kind() {
+        OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64 => {
+            Some(insn.near_branch_target())
         }
+        _ => None,
     };
-    Some(Disassembly {
+    let mut d = Disassembly {
         pc,
         bytes: window[..insn.len()].to_vec(),
         text,
         target,
-    })
+    };
+    if insn.is_ip_rel_memory_operand() {
+        d.with_address(insn.ip_rel_memory_address());
+    }
+    Some(d)
 }
 
 #[cfg(test)]

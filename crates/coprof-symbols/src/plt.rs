@@ -111,11 +111,11 @@ fn slot_of(arch: &Arch, addr: u64, stub: &[u8]) -> Option<u64> {
             let mut at = 0;
             while at < stub.len() {
                 // The first address reached from the `auipc`: the `ld`'s.
-                let (d, reached) = walk.next(addr.wrapping_add(at as u64), &stub[at..])?;
+                let (len, reached) = walk.next(addr.wrapping_add(at as u64), &stub[at..])?;
                 if let Some(r) = reached.filter(|r| !r.absolute) {
                     return Some(r.address);
                 }
-                at += d.bytes.len();
+                at += len;
             }
             None
         }

@@ -17,7 +17,7 @@
 //! pair shares one path (the lower part's relocation names its `auipc`),
 //! so this finds the address of every such pair in straight-line order.
 
-use crate::disasm::{riscv_op, Disassembly};
+use crate::disasm::riscv_decode;
 use coprof_rv::op::{Kind, Op};
 
 /// An address an instruction reaches through a register.
@@ -30,13 +30,6 @@ pub struct Reached {
     /// address at all. An `auipc`'s is relative to the PC, and so an
     /// address.
     pub absolute: bool,
-}
-
-/// Gives `d` the address it reaches through a register: its target, and
-/// a comment at the end of its text, `# 0x7f0c0`, as `objdump -d` writes it.
-pub fn with_address(d: &mut Disassembly, address: u64) {
-    d.target = Some(address);
-    d.text.push_str(&format!(" # {address:#x}"));
 }
 
 /// `gp`, x3: the global pointer.
@@ -63,15 +56,15 @@ impl RiscvAddresses {
         }
     }
 
-    /// Disassembles the next instruction, at `pc` (the start of `code`),
-    /// and returns it with the address it reaches through a register this
-    /// walk knows, if any (not yet in the disassembly: see
-    /// [`with_address`]).
-    pub fn next(&mut self, pc: u64, code: &[u8]) -> Option<(Disassembly, Option<Reached>)> {
-        let (op, d) = riscv_op(pc, code)?;
-        let reached = self.reached(&op).filter(|_| d.target.is_none());
-        self.after(&op, &d.bytes);
-        Some((d, reached))
+    /// Decodes the next instruction, at `pc` (the start of `code`), and
+    /// returns its length in bytes and the address it reaches through a
+    /// register this walk knows, if any (for its disassembly, see
+    /// [`Disassembly::with_address`](crate::Disassembly::with_address)).
+    pub fn next(&mut self, pc: u64, code: &[u8]) -> Option<(usize, Option<Reached>)> {
+        let (op, len) = riscv_decode(pc, code)?;
+        let reached = self.reached(&op);
+        self.after(&op, &code[..len]);
+        Some((len, reached))
     }
 
     /// The address `op` computes from its base register and offset, when
@@ -128,11 +121,8 @@ impl RiscvAddresses {
         // is named by the same field; forgetting an integer register then
         // loses a comment, never makes a wrong one.
         self.known[rd] = None;
-        let unconditional = match op.kind {
-            Kind::Jal => op.rd == coprof_rv::op::ZERO_SINK,
-            Kind::Jalr => op.rd == coprof_rv::op::ZERO_SINK,
-            _ => false,
-        };
+        let unconditional =
+            matches!(op.kind, Kind::Jal | Kind::Jalr) && op.rd == coprof_rv::op::ZERO_SINK;
         if unconditional {
             self.known = [None; 33];
         }
@@ -150,9 +140,13 @@ mod tests {
         let mut w = RiscvAddresses::new(gp);
         (0..words.len())
             .map(|i| {
-                let (mut d, reached) = w.next(0x10000 + 4 * i as u64, &code[4 * i..]).unwrap();
+                let (pc, code) = (0x10000 + 4 * i as u64, &code[4 * i..]);
+                let (len, reached) = w.next(pc, code).unwrap();
+                assert_eq!(len, 4);
+                let mut d =
+                    crate::disasm::disassemble(&crate::arch::Arch::Riscv64, pc, code).unwrap();
                 if let Some(r) = reached {
-                    with_address(&mut d, r.address);
+                    d.with_address(r.address);
                 }
                 (d.text, reached.map(|r| r.address))
             })
@@ -220,7 +214,9 @@ mod tests {
         let code = [0x95, 0x47, 0x03, 0xb7, 0x07, 0x00];
         let mut w = RiscvAddresses::new(None);
         w.next(0x10000, &code).unwrap();
-        let (d, reached) = w.next(0x10002, &code[2..]).unwrap();
-        assert_eq!((d.text.as_str(), reached), ("ld a4, 0(a5)", None));
+        let (len, reached) = w.next(0x10002, &code[2..]).unwrap();
+        assert_eq!((len, reached), (4, None));
+        let ld = crate::disasm::disassemble(&crate::arch::Arch::Riscv64, 0x10002, &code[2..]);
+        assert_eq!(ld.unwrap().text, "ld a4, 0(a5)");
     }
 }

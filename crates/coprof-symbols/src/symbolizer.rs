@@ -535,7 +535,7 @@ impl Symbolizer {
         let mut d = disasm::disassemble(&self.arch, pc, self.code.at(pc)?)?;
         if self.arch == Arch::Riscv64 && d.target.is_none() {
             if let Some(address) = self.riscv_reached(pc) {
-                riscv_addresses::with_address(&mut d, address);
+                d.with_address(address);
             }
         }
         if let Some(name) = d.target.and_then(|t| self.symbol_at(t)) {
@@ -573,13 +573,13 @@ impl Symbolizer {
             let mut reached = self.reached.borrow_mut();
             let mut at = f.addr;
             while at < end {
-                let Some((d, to)) = self.code.at(at).and_then(|c| walk.next(at, c)) else {
+                let Some((len, to)) = self.code.at(at).and_then(|c| walk.next(at, c)) else {
                     break;
                 };
                 if let Some(to) = to.and_then(address) {
                     reached.insert(at, to);
                 }
-                at = at.saturating_add(d.bytes.len() as u64);
+                at = at.saturating_add(len as u64);
             }
         }
         self.reached.borrow().get(&pc).copied()
