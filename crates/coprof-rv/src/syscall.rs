@@ -554,9 +554,15 @@ impl Kernel {
     /// own, a thread's or its process's ([`proc_self::thread_dir`],
     /// [`proc_self::host_proc_path`]), named as the host knows it.
     fn host_proc_path(&self, bytes: Vec<u8>) -> Vec<u8> {
+        self.proc_dir(bytes).1
+    }
+
+    /// [`host_proc_path`](Self::host_proc_path), with the program's
+    /// thread whose directory the path named, if it named one.
+    fn proc_dir(&self, bytes: Vec<u8>) -> (Option<i64>, Vec<u8>) {
         match proc_self::thread_dir(&bytes, &self.pids, &self.tids) {
-            Some((_, thread)) => thread,
-            None => proc_self::host_proc_path(bytes, &self.pids),
+            Some((tid, thread)) => (Some(tid), thread),
+            None => (None, proc_self::host_proc_path(bytes, &self.pids)),
         }
     }
 

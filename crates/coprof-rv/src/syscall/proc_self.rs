@@ -373,10 +373,7 @@ impl Kernel {
         path: &[u8],
         cloexec: bool,
     ) -> Option<Result<i32, i64>> {
-        let (thread_id, path) = match thread_dir(path, &self.pids, &self.tids) {
-            Some((tid, path)) => (Some(tid), path),
-            None => (None, host_proc_path(path.to_vec(), &self.pids)),
-        };
+        let (thread_id, path) = self.proc_dir(path.to_vec());
         // Most paths opened are none of these: nothing more is done for
         // them.
         let file = own_file(&path)?;
