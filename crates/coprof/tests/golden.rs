@@ -146,6 +146,24 @@ fn values_sweep_of_the_hotlists() {
 }
 
 #[test]
+fn values_sweep_of_simple_sampling() {
+    golden(
+        "values-sweep-simple-zipf",
+        "values",
+        "zipf",
+        &[
+            "--sweep",
+            "--algo",
+            "simple",
+            "--sweep-period",
+            "1,64,1024",
+            "--sweep-values-per-pc",
+            "2,8",
+        ],
+    );
+}
+
+#[test]
 fn values_report_of_the_coprocessor() {
     golden(
         "values-coproc-exact",

@@ -1,5 +1,5 @@
-//! `coprof values --sweep`: the co-processor's and the hotlists' design
-//! spaces in one pass, each configuration against `coprof values` run
+//! `coprof values --sweep`: the co-processor's, simple sampling's and the
+//! hotlists' design spaces in one pass, each configuration against `coprof values` run
 //! alone with the same options and `--exact`, on a trace and on a live
 //! program, and their errors.
 
@@ -254,8 +254,28 @@ fn bad_sweeps_are_named_with_exit_code_2() {
             (vec!["--sweep-slots", "128"], "--sweep"),
             (vec!["--max-error", "0.1"], "--sweep"),
             (
-                vec!["--sweep", "--algo", "simple"],
-                "--sweep explores the co-processor's or the hotlists' design space: it needs --algo coproc or hotlist, not --algo simple",
+                vec!["--sweep", "--algo", "simple", "--values-per-pc", "4"],
+                "--values-per-pc",
+            ),
+            (
+                vec!["--values-per-pc", "4"],
+                "--values-per-pc applies to --algo simple, not --algo coproc",
+            ),
+            (
+                vec!["--algo", "simple", "--values-per-pc", "0"],
+                "--values-per-pc: values per PC must be at least 1",
+            ),
+            (
+                vec!["--sweep", "--algo", "hotlist", "--sweep-values-per-pc", "4"],
+                "--sweep-values-per-pc applies to --algo simple, not --algo hotlist",
+            ),
+            (
+                vec!["--sweep", "--algo", "simple", "--sweep-values-per-pc", "4,0"],
+                "--sweep: configuration period 1, 0 values per PC: values per PC must be at least 1",
+            ),
+            (
+                vec!["--sweep", "--algo", "simple", "--sweep-period", "0"],
+                "--sweep-period: a period must be at least 1 load, got 0",
             ),
             (
                 vec!["--sweep", "--algo", "hotlist", "--sweep-slots", "128"],
@@ -263,7 +283,7 @@ fn bad_sweeps_are_named_with_exit_code_2() {
             ),
             (
                 vec!["--sweep", "--sweep-period", "64"],
-                "--sweep-period applies to --algo hotlist, not --algo coproc",
+                "--sweep-period applies to --algo simple or hotlist: the co-processor sees every load",
             ),
             (
                 vec!["--sweep", "--algo", "hotlist", "--watch-new-loads"],
@@ -429,4 +449,75 @@ fn a_hotlist_sweep_is_each_configuration_run_alone() {
         .map(|p| p["bytes"].as_u64().unwrap())
         .min();
     assert_eq!(sweep["cheapest"]["bytes"].as_u64(), least, "{sweep}");
+}
+
+#[test]
+fn a_simple_sampling_sweep_is_each_configuration_run_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen_trace(dir.path(), "mixed", 200_000, 3);
+    let source = [trace.as_os_str()];
+    let sweep = values(
+        &source,
+        &[
+            "--sweep",
+            "--algo",
+            "simple",
+            "--sweep-period",
+            "1,9,128",
+            "--sweep-values-per-pc",
+            "2,16",
+        ],
+    );
+    assert_eq!(sweep["algo"], "simple");
+    assert!(sweep["scored_pairs"].as_u64().unwrap() > 0, "{sweep}");
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6);
+    // The grid's order: periods slowest, as given.
+    assert_eq!(
+        (&points[1]["period"], &points[1]["values_per_pc"]),
+        (&Value::from(1), &Value::from(16))
+    );
+    assert_eq!(points[2]["period"], 9);
+    for p in points {
+        let (period, per_pc) = (p["period"].to_string(), p["values_per_pc"].to_string());
+        let alone = values(
+            &source,
+            &[
+                "--exact",
+                "--algo",
+                "simple",
+                "--period",
+                &period,
+                "--values-per-pc",
+                &per_pc,
+            ],
+        );
+        let what = format!("period {period}, {per_pc} values per PC");
+        assert_eq!(alone["loads"], sweep["loads"], "{what}");
+        assert_eq!(alone["scored_pairs"], sweep["scored_pairs"], "{what}");
+        assert_eq!(
+            p["weighted_rms_error"], alone["weighted_rms_error"],
+            "{what}"
+        );
+        assert_eq!(p["unreported_pairs"], alone["unreported_pairs"], "{what}");
+        assert_eq!(p["samples"], alone["interrupts"], "{what}");
+        assert_eq!(p["bytes"], alone["bytes"], "{what}");
+        assert_eq!(
+            p["loads_reported"].as_u64().unwrap() as usize,
+            alone["pcs"].as_array().unwrap().len(),
+            "{what}"
+        );
+    }
+    // Every load sampled, with room for its values, is the exact profile.
+    assert_eq!(points[1]["weighted_rms_error"], 0.0);
+    let samples = |i: usize| points[i]["samples"].as_u64().unwrap();
+    assert_eq!(samples(0) / 128, samples(4));
+    // The cheapest within the error takes the fewest samples.
+    let max = sweep["max_error"].as_f64().unwrap();
+    let fewest = points
+        .iter()
+        .filter(|p| p["weighted_rms_error"].as_f64().unwrap() <= max)
+        .map(|p| p["samples"].as_u64().unwrap())
+        .min();
+    assert_eq!(sweep["cheapest"]["samples"].as_u64(), fewest, "{sweep}");
 }

@@ -10,7 +10,8 @@
 //! - [`program`]: the trait a profiling program implements (§3.3–3.4);
 //! - [`host`]: runs a program over a stream and counts its overhead (§3.5);
 //! - [`lvp`]: the load-value profiler (§5.1, Appendix A);
-//! - [`simple`]: simple sampling, every N-th load (§5);
+//! - [`simple`]: simple sampling, every N-th load (§5), and
+//!   [`simple_sweep`] its design space;
 //! - [`report`]: the per-PC value estimates all value profilers report.
 
 pub mod buffer;
@@ -21,6 +22,7 @@ pub mod primitives;
 pub mod program;
 pub mod report;
 pub mod simple;
+pub mod simple_sweep;
 pub mod sweep;
 
 pub use buffer::{Sample, SampleBuffer};

@@ -36,7 +36,8 @@ use serde::Serialize;
   coprof values zipf.cpt --algo hotlist --value-type address --exact
   coprof values zipf.cpt --slots 512 --service-rate 0.25 --exact
   coprof values zipf.cpt --sweep --sweep-slots 128,256 --sweep-service-rate 1,0.25
-  coprof values zipf.cpt --sweep --algo hotlist --sweep-period 1,1024")]
+  coprof values zipf.cpt --sweep --algo hotlist --sweep-period 1,1024
+  coprof values zipf.cpt --sweep --algo simple --sweep-values-per-pc 1,4")]
 pub struct Args {
     #[command(flatten)]
     pub(crate) input: crate::input::InputArgs,
@@ -67,6 +68,10 @@ pub struct Args {
     /// simple and hotlist: take every N-th load (simple: 1024; hotlist: 1).
     #[arg(long)]
     period: Option<u64>,
+    /// simple: values kept per load PC; a new value that finds them all
+    /// taken replaces the least counted [default: 16].
+    #[arg(long, value_name = "N")]
+    values_per_pc: Option<usize>,
     /// hotlist: values per hotlist, N (DCPI: 16).
     #[arg(long)]
     hotlist_size: Option<usize>,
@@ -93,9 +98,10 @@ pub struct Args {
     exact: bool,
     /// Explore the design space instead of building one profile: run every combination of the
     /// --sweep-* lists over the same stream (with --algo coproc: slots, service rate, sample
-    /// buffer; with --algo hotlist: hotlist size, period, variant), each scored against the
-    /// exact profile, and name the cheapest within --max-error.
-    #[arg(long, conflicts_with_all = ["slots", "service_rate", "buffer_bytes", "exact", "period", "hotlist_size", "variant", "value_type"])]
+    /// buffer; with --algo simple: period, values per PC; with --algo hotlist: hotlist size,
+    /// period, variant), each scored against the exact profile, and name the cheapest within
+    /// --max-error.
+    #[arg(long, conflicts_with_all = ["slots", "service_rate", "buffer_bytes", "exact", "period", "values_per_pc", "hotlist_size", "variant", "value_type"])]
     pub(crate) sweep: bool,
     /// With --sweep (coproc): the slot counts to try, comma-separated [default: 128,256,512].
     #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
@@ -112,10 +118,14 @@ pub struct Args {
     /// [default: 4,8,16,32].
     #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
     pub(crate) sweep_hotlist_size: Option<Vec<usize>>,
-    /// With --sweep (hotlist): the sampling periods to try in loads, comma-separated
+    /// With --sweep (simple, hotlist): the sampling periods to try in loads, comma-separated
     /// [default: 1,64,1024,16384].
     #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
     pub(crate) sweep_period: Option<Vec<u64>>,
+    /// With --sweep (simple): the values kept per load PC to try, comma-separated
+    /// [default: 4,8,16,32].
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
+    pub(crate) sweep_values_per_pc: Option<Vec<usize>>,
     /// With --sweep (hotlist): the sample kinds to try, comma-separated: concise, counting
     /// [default: both].
     #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "sweep")]
@@ -273,6 +283,7 @@ fn build(a: &Args) -> anyhow::Result<Engine> {
     only(a.service_rate.is_some(), "--service-rate", "coproc")?;
     only(a.buffer_bytes.is_some(), "--buffer-bytes", "coproc")?;
     check_coproc_options(a)?;
+    only(a.values_per_pc.is_some(), "--values-per-pc", "simple")?;
     only(a.hotlist_size.is_some(), "--hotlist-size", "hotlist")?;
     only(a.variant.is_some(), "--variant", "hotlist")?;
     // The value loaded is what every profiler profiles.
@@ -306,9 +317,9 @@ fn build(a: &Args) -> anyhow::Result<Engine> {
         "simple" => Engine::Simple(
             SimpleSampler::new(SimpleConfig {
                 period: a.period.unwrap_or(1024),
-                ..SimpleConfig::default()
+                values_per_pc: a.values_per_pc.unwrap_or(16),
             })
-            .map_err(bad_input)?,
+            .map_err(|e| bad_input(format!("--values-per-pc: {e}")))?,
         ),
         _ => {
             let variant = match &a.variant {

@@ -1,5 +1,6 @@
 //! `coprof values --sweep`: the design space of the profiling
-//! co-processor (`coprof_engines::coproc::sweep`) or of the DCPI hotlists
+//! co-processor (`coprof_engines::coproc::sweep`), of simple sampling
+//! (`coprof_engines::coproc::simple_sweep`) or of the DCPI hotlists
 //! (`coprof_engines::hotlist::sweep`) over one pass of the input, as a
 //! table of every configuration scored against the exact profile, and the
 //! cheapest within the error asked for.
@@ -11,6 +12,7 @@ use crate::job::{Job, Rendered};
 use crate::output::{count, pct, thousands};
 use coprof_core::metrics::invariance::Criteria;
 use coprof_core::Sink;
+use coprof_engines::coproc::simple_sweep as ss;
 use coprof_engines::coproc::sweep as cs;
 use coprof_engines::hotlist::sweep as hs;
 use coprof_engines::hotlist::{HotlistConfig, Variant};
@@ -38,22 +40,26 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
             "--sweep-hotlist-size",
             "hotlist",
         ),
-        (a.sweep_period.is_some(), "--sweep-period", "hotlist"),
         (a.sweep_variant.is_some(), "--sweep-variant", "hotlist"),
+        (
+            a.sweep_values_per_pc.is_some(),
+            "--sweep-values-per-pc",
+            "simple",
+        ),
     ];
     for (set, opt, algo) in lists {
         only(a, set, opt, algo)?;
     }
+    if a.sweep_period.is_some() && a.algo == "coproc" {
+        return Err(bad_input(
+            "--sweep-period applies to --algo simple or hotlist: the co-processor sees every load",
+        ));
+    }
     check_coproc_options(a)?;
     let sweep = match a.algo.as_str() {
         "coproc" => Sweep::Coproc(coproc(a)?),
-        "hotlist" => Sweep::Hotlist(hotlist(a)?),
-        other => {
-            return Err(bad_input(format!(
-                "--sweep explores the co-processor's or the hotlists' design space: it needs \
-                 --algo coproc or hotlist, not --algo {other}"
-            )))
-        }
+        "simple" => Sweep::Simple(simple(a)?),
+        _ => Sweep::Hotlist(hotlist(a)?),
     };
     Ok(Box::new(SweepJob {
         sweep,
@@ -78,6 +84,28 @@ fn coproc(a: &Args) -> anyhow::Result<cs::CoprocSweep> {
     cs::CoprocSweep::new(&space, &host, &lvp).map_err(|e| bad_input(format!("--sweep: {e}")))
 }
 
+/// The periods of `--sweep-period`, or `default`, each at least 1.
+fn periods(a: &Args, default: &[u64]) -> anyhow::Result<Vec<u64>> {
+    let periods = a.sweep_period.clone().unwrap_or(default.to_vec());
+    if periods.contains(&0) {
+        return Err(bad_input(
+            "--sweep-period: a period must be at least 1 load, got 0",
+        ));
+    }
+    Ok(periods)
+}
+
+fn simple(a: &Args) -> anyhow::Result<ss::SimpleSweep> {
+    let space = ss::SimpleSpace {
+        periods: periods(a, &ss::DEFAULT_PERIODS)?,
+        values_per_pc: a
+            .sweep_values_per_pc
+            .clone()
+            .unwrap_or(ss::DEFAULT_VALUES_PER_PC.to_vec()),
+    };
+    ss::SimpleSweep::new(&space).map_err(|e| bad_input(format!("--sweep: {e}")))
+}
+
 fn hotlist(a: &Args) -> anyhow::Result<hs::HotlistSweep> {
     let variants = match &a.sweep_variant {
         Some(names) => names
@@ -87,21 +115,12 @@ fn hotlist(a: &Args) -> anyhow::Result<hs::HotlistSweep> {
             .map_err(|e| bad_input(format!("--sweep-variant: {e}")))?,
         None => hs::DEFAULT_VARIANTS.to_vec(),
     };
-    let periods = a
-        .sweep_period
-        .clone()
-        .unwrap_or(hs::DEFAULT_PERIODS.to_vec());
-    if periods.contains(&0) {
-        return Err(bad_input(
-            "--sweep-period: a period must be at least 1 load, got 0",
-        ));
-    }
     let space = hs::HotlistSpace {
         sizes: a
             .sweep_hotlist_size
             .clone()
             .unwrap_or(hs::DEFAULT_SIZES.to_vec()),
-        periods,
+        periods: periods(a, &hs::DEFAULT_PERIODS)?,
         variants,
     };
     let base = HotlistConfig {
@@ -114,6 +133,7 @@ fn hotlist(a: &Args) -> anyhow::Result<hs::HotlistSweep> {
 /// The sweep of one algorithm.
 enum Sweep {
     Coproc(cs::CoprocSweep),
+    Simple(ss::SimpleSweep),
     Hotlist(hs::HotlistSweep),
 }
 
@@ -129,6 +149,7 @@ impl Job for SweepJob {
     fn sink(&mut self) -> &mut (dyn Sink + Send) {
         match &mut self.sweep {
             Sweep::Coproc(s) => s,
+            Sweep::Simple(s) => s,
             Sweep::Hotlist(s) => s,
         }
     }
@@ -138,6 +159,7 @@ impl Job for SweepJob {
     fn sinks(&mut self) -> Vec<&mut (dyn Sink + Send)> {
         match &mut self.sweep {
             Sweep::Coproc(s) => s.parts(),
+            Sweep::Simple(s) => s.parts(),
             Sweep::Hotlist(s) => s.parts(),
         }
     }
@@ -150,6 +172,11 @@ impl Job for SweepJob {
                 let r = s.result(criteria, self.max_error);
                 print_coproc(&mut text, &r);
                 (serde_json::to_value(&r)?, "coproc")
+            }
+            Sweep::Simple(s) => {
+                let r = s.result(criteria, self.max_error);
+                print_simple(&mut text, &r);
+                (serde_json::to_value(&r)?, "simple")
             }
             Sweep::Hotlist(s) => {
                 let r = s.result(criteria, self.max_error);
@@ -278,6 +305,46 @@ fn describe(p: &cs::SweepResultPoint) -> String {
         "--slots {} --service-rate {} --buffer-bytes {}",
         p.config.slots, p.config.service_rate, p.config.buffer_bytes
     )
+}
+
+fn print_simple(out: &mut String, r: &ss::SweepResult) {
+    print_head(
+        out,
+        "simple sampling",
+        r,
+        "samples: one interrupt each; bytes: what the per-PC tables hold at the end",
+    );
+    crate::outln!(
+        out,
+        "{:>7} {:>6} {:>12} {:>10} {:>6} {:>8} {:>10}",
+        "period",
+        "values",
+        "samples",
+        "bytes",
+        "loads",
+        "error",
+        "unreported"
+    );
+    for p in &r.points {
+        crate::outln!(
+            out,
+            "{:>7} {:>6} {:>12} {:>10} {:>6} {:>8} {:>10}",
+            p.config.period,
+            p.config.values_per_pc,
+            thousands(p.samples),
+            thousands(p.bytes as u64),
+            p.loads_reported,
+            pct(p.weighted_rms_error),
+            p.unreported_pairs
+        );
+    }
+    print_cheapest(out, r, |p| {
+        let options = format!(
+            "--algo simple --period {} --values-per-pc {}",
+            p.config.period, p.config.values_per_pc
+        );
+        (options, p.bytes)
+    });
 }
 
 fn print_hotlist(out: &mut String, r: &hs::SweepResult) {
