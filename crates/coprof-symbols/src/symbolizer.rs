@@ -336,16 +336,28 @@ impl Symbolizer {
             .map(|s| (s.addr, s.addr.saturating_add(s.size)))
     }
 
-    /// The function or data object (global or static variable) that
-    /// starts at `addr`, from the symbol table: what a value that is a
-    /// pointer to it points at, as gdb names a pointer (`<memset>`). A
-    /// value inside one is not named: most values are numbers, and a
-    /// number inside a program's address range would read as a pointer.
-    pub fn symbol_starting_at(&self, addr: u64) -> Option<&str> {
-        [&self.symbols, &self.objects]
+    /// What a value that is a pointer to `addr` points at, named as gdb
+    /// names a pointer (`<memset>`, `<vtable for Circle+0x10>`): the
+    /// function or data object (global or static variable) of the symbol
+    /// table that starts at `addr`, or a C++ virtual table that holds it.
+    ///
+    /// A value inside any other object is not named: most values are
+    /// numbers, and a number inside a program's address range would read
+    /// as a pointer. A virtual table is the exception because a pointer
+    /// to one never points at its start: an object's first word points
+    /// past the table's offset-to-top and type-info words (Itanium C++
+    /// ABI §2.5), at `+0x10` on 64-bit targets, and a load that always
+    /// reads the same one is a virtual call that can be made direct.
+    pub fn pointee(&self, addr: u64) -> Option<String> {
+        if let Some(name) = [&self.symbols, &self.objects]
             .into_iter()
             .find_map(|t| t.find(addr).filter(|&(_, off)| off == 0))
             .map(|(s, _)| s.name.as_str())
+        {
+            return Some(name.to_string());
+        }
+        let (s, off) = self.objects.find(addr)?;
+        is_vtable(&s.name).then(|| format!("{}+{off:#x}", s.name))
     }
 
     /// The function symbols whose code overlaps `[lo, hi]`, by address:
@@ -748,6 +760,12 @@ fn describe_non_elf(data: &[u8]) -> String {
         "it starts with bytes {} instead of 7f 45 4c 46 (\\x7fELF)",
         head.join(" ")
     )
+}
+
+/// Whether a demangled data symbol is a C++ virtual table: `vtable for
+/// X` or, for a class under construction, `construction vtable for X-in-Y`.
+fn is_vtable(name: &str) -> bool {
+    name.starts_with("vtable for ") || name.starts_with("construction vtable for ")
 }
 
 #[cfg(test)]

@@ -144,7 +144,8 @@ pub struct Answers {
     /// The data objects a range of addresses overlaps.
     #[serde(default, with = "pairs")]
     pub objects_in: HashMap<(u64, u64), FunctionsIn>,
-    /// The function or data object that starts at an address.
+    /// What a pointer to an address points at: the function or data
+    /// object that starts there, or the C++ virtual table it lies in.
     #[serde(default, with = "pairs")]
     pub starting_at: HashMap<u64, Option<String>>,
     /// The split DWARF files (`.dwo`, `.dwp`) the answers were read from,

@@ -173,13 +173,10 @@ impl Loaded {
         )
     }
 
-    /// The function or data object that starts at the file's address `a`.
+    /// What a pointer to the file's address `a` points at
+    /// ([`Symbolizer::pointee`]).
     fn starting_at(&self, a: u64) -> Option<String> {
-        self.answer(
-            |k| &mut k.starting_at,
-            a,
-            |s| s?.symbol_starting_at(a).map(str::to_string),
-        )
+        self.answer(|k| &mut k.starting_at, a, |s| s?.pointee(a))
     }
 
     /// The function the file's address `a` lies in (the outermost when
@@ -421,7 +418,8 @@ impl Symbols {
     }
 
     /// What a value that is a pointer points at: the function or data
-    /// object that starts there (`memset in libc.so.6`), named as
+    /// object that starts there (`memset in libc.so.6`), or the C++
+    /// virtual table it lies in (`vtable for Circle+0x10`), named as
     /// [`place`](Self::place) names code; `None` for any other value.
     pub fn pointee(&self, value: u64) -> Option<String> {
         let (m, a) = self.at(value)?;

@@ -462,3 +462,96 @@ fn values_that_point_at_a_function_or_a_global_are_named() {
         "{text}"
     );
 }
+
+const VIRTUAL_CALLS: &str = r#"
+#include <cstdio>
+#include <cstdlib>
+struct Shape {
+    virtual long area() const = 0;
+    virtual ~Shape() {}
+};
+struct Circle : Shape {
+    long r;
+    explicit Circle(long r) : r(r) {}
+    long area() const override { return 3 * r * r; }
+};
+struct Square : Shape {
+    long s;
+    explicit Square(long s) : s(s) {}
+    long area() const override { return s * s; }
+};
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 1000;
+    Shape *shapes[4];
+    for (int i = 0; i < 4; i++)
+        shapes[i] = new Circle(i + 1);
+    // Opaque to the compiler, so the calls stay virtual.
+    Shape *volatile other = new Square(2);
+    long s = 0;
+    for (int i = 0; i < n; i++)
+        s += shapes[i & 3]->area();
+    s += other->area();
+    fprintf(stderr, "sum %ld circle 0x%lx square 0x%lx\n", s,
+            *(unsigned long *)shapes[0], *(unsigned long *)other);
+    return 0;
+}
+"#;
+
+/// A value that points into a C++ virtual table (an object's first word)
+/// is named after the table and the offset, as gdb names it: the load
+/// that always reads one is a virtual call that could be made direct.
+#[test]
+fn values_that_point_into_a_virtual_table_are_named() {
+    let dir = TempDir::new().unwrap();
+    let prog = common::compile_cpp(dir.path(), "shapes", VIRTUAL_CALLS);
+    let out = coprof()
+        .args(["values", "--json", "--"])
+        .arg(&prog)
+        .arg("20000")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    // The objects' first words, as the program read them itself.
+    let circle = printed_address(&stderr, "circle");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let vptr_load = v["pcs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["values"][0]["value"] == circle)
+        .unwrap_or_else(|| panic!("no load of the Circle vptr {circle:#x}: {v}"));
+    let top = &vptr_load["values"][0];
+    assert_eq!(top["points_to"], "vtable for Circle+0x10", "{vptr_load}");
+    assert_eq!(top["invariance"], 1.0, "{vptr_load}");
+    // The ELF's own symbol for the table (mangled `_ZTV6Circle`) starts
+    // 16 bytes before: past the offset-to-top and type-info words.
+    let table = vtable_address(&prog, "_ZTV6Circle");
+    assert_eq!(circle, table + 16);
+    // The Square's table is another object's, and loaded once: whatever
+    // reports it names its own table.
+    let square = printed_address(&stderr, "square");
+    assert_eq!(square, vtable_address(&prog, "_ZTV6Square") + 16);
+    for x in v["pcs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["values"].as_array().unwrap())
+        .filter(|x| x["value"] == square)
+    {
+        assert_eq!(x["points_to"], "vtable for Square+0x10", "{x}");
+    }
+}
+
+/// The address of the symbol `name` in the ELF file `prog`.
+fn vtable_address(prog: &Path, name: &str) -> u64 {
+    use object::{Object, ObjectSymbol};
+    let data = std::fs::read(prog).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    let address = file
+        .symbols()
+        .find(|s| s.name() == Ok(name))
+        .unwrap_or_else(|| panic!("no symbol {name} in {}", prog.display()))
+        .address();
+    address
+}

@@ -97,6 +97,13 @@ static DEPS: std::sync::Once = std::sync::Once::new();
 /// compiler and `flags` into `dir/NAME`, installing the compiler first
 /// if it is missing (once per test binary).
 pub fn compile_with(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBuf {
+    install_cross_compiler();
+    build("riscv64-linux-gnu-gcc", dir, name, src, flags)
+}
+
+/// Installs the RISC-V cross compilers if they are missing, once per
+/// test binary.
+fn install_cross_compiler() {
     DEPS.call_once(|| {
         let st = std::process::Command::new(repo_root().join("scripts/install-deps.sh"))
             .stdout(std::process::Stdio::null())
@@ -104,7 +111,19 @@ pub fn compile_with(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBu
             .expect("scripts/install-deps.sh runs");
         assert!(st.success(), "installing the cross compiler failed");
     });
-    build("riscv64-linux-gnu-gcc", dir, name, src, flags)
+}
+
+/// Writes the C++ `src` to `dir/NAME.c` and compiles it as C++ with the
+/// RISC-V cross compiler, as [`compile`] compiles C.
+pub fn compile_cpp(dir: &Path, name: &str, src: &str) -> PathBuf {
+    install_cross_compiler();
+    build(
+        "riscv64-linux-gnu-g++",
+        dir,
+        name,
+        src,
+        &["-x", "c++", "-static", "-O1", "-g"],
+    )
 }
 
 /// Writes `src` to `dir/NAME.c` and compiles it with `compiler` and
