@@ -29,15 +29,16 @@ pub struct SourceSpan {
     pub lo: u64,
     /// Last address of the range (inclusive: the loop's branch).
     pub hi: u64,
-    /// The function containing `lo` (the outermost one when inlined).
+    /// The innermost function the whole range lies in: for a loop inside
+    /// code inlined into another function, the inlined function, whose
+    /// lines the range's are; else the function `lo` physically lies in.
     pub function: Option<String>,
     /// Offsets of `lo` and `hi` from the start of that function's symbol,
     /// when there is one.
     pub offsets: Option<(u64, u64)>,
-    /// Lines per file: first the file of the function the range lies in
-    /// (the outermost frame at `lo`, so a loop that starts inside inlined
-    /// code is still reported in its own file), then the others in address
-    /// order. Empty unless `source` is `Dwarf`.
+    /// Lines per file: first the file of `function`'s code at `lo`, then
+    /// the others (of code inlined into it) in address order. Empty
+    /// unless `source` is `Dwarf`.
     pub files: Vec<FileLines>,
     /// Where this answer came from.
     pub source: Quality,

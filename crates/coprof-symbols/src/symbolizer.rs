@@ -474,13 +474,12 @@ impl Symbolizer {
     pub fn span(&self, lo: u64, hi: u64) -> SourceSpan {
         let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
         let start = self.lookup(lo);
-        let function = start.outer_function().map(str::to_string);
         let offsets = match (self.symbols.find(lo), self.symbols.find(hi)) {
             (Some((a, off)), Some((b, _))) if a.addr == b.addr => Some((off, hi - a.addr)),
             (Some((a, off)), _) => Some((off, hi - a.addr)),
             _ => start.offset.map(|off| (off, off + (hi - lo))),
         };
-        let mut files = self.dwarf_lines(lo, hi);
+        let (mut files, rows) = self.dwarf_lines(lo, hi);
         let mut lines_from = Quality::Dwarf;
         if files.is_empty() {
             if let Some(g) = &self.go {
@@ -488,12 +487,16 @@ impl Symbolizer {
                 lines_from = Quality::GoTable;
             }
         }
-        // The loop's own file first: the file of the function the code
-        // physically lives in, even when the range starts in inlined code.
-        let home = match start.inlined.last() {
-            Some(outer) => outer.file.as_deref(),
-            None => start.file.as_deref(),
-        };
+        let pcs = rows.map(|mut rows| {
+            rows.push(hi);
+            rows.into_iter()
+                .map(|pc| self.lookup(pc))
+                .collect::<Vec<_>>()
+        });
+        let (function, home) = enclosing_frame(&start, pcs.as_deref());
+        let function = function.map(str::to_string);
+        // The range's own file first: the file of the function it lies in,
+        // even when inlined code of other files is inside it.
         if let Some(i) = home.and_then(|h| files.iter().position(|f| f.file == h)) {
             let main = files.remove(i);
             files.insert(0, main);
@@ -523,17 +526,30 @@ impl Symbolizer {
         }
     }
 
-    fn dwarf_lines(&self, lo: u64, hi: u64) -> Vec<crate::span::FileLines> {
+    /// The lines of `[lo, hi]` by file, and the addresses in it where a
+    /// row of the line table starts, unless there are more than
+    /// [`MAX_SPAN_ROWS`].
+    fn dwarf_lines(&self, lo: u64, hi: u64) -> (Vec<crate::span::FileLines>, Option<Vec<u64>>) {
         let Some(d) = &self.dwarf else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
         let Ok(rows) = d.context.find_location_range(lo, hi.saturating_add(1)) else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
+        let mut starts = Vec::new();
         let rows: Vec<(String, u32)> = rows
-            .filter_map(|(_, _, l)| Some((l.file?.to_string(), l.line?)))
+            .filter_map(|(addr, _, l)| {
+                if (lo..=hi).contains(&addr) && starts.len() <= MAX_SPAN_ROWS {
+                    starts.push(addr);
+                }
+                Some((l.file?.to_string(), l.line?))
+            })
             .collect();
-        group_by_file(rows.iter().map(|(f, l)| (f.as_str(), *l)))
+        let starts = (starts.len() <= MAX_SPAN_ROWS).then_some(starts);
+        (
+            group_by_file(rows.iter().map(|(f, l)| (f.as_str(), *l))),
+            starts,
+        )
     }
 
     /// The instruction at `pc`: `None` when `pc` is outside the code
@@ -760,6 +776,44 @@ fn describe_non_elf(data: &[u8]) -> String {
         "it starts with bytes {} instead of 7f 45 4c 46 (\\x7fELF)",
         head.join(" ")
     )
+}
+
+/// The rows of the line table a source span looks up one by one to find
+/// the function the whole range lies in; a range of more is named by the
+/// function its first instruction physically lies in.
+const MAX_SPAN_ROWS: usize = 256;
+
+/// The innermost function every one of `others` lies in with `start`, and
+/// the file of its code at `start`: for a loop inside code inlined into
+/// another function, the inlined function, as a PC's own place names it
+/// (`dijkstra (dijkstra.c:22-23)`, not `main`, whose lines those are not).
+/// Without `others`, or when they share not even the outermost function,
+/// it is the function `start` physically lies in.
+fn enclosing_frame<'a>(
+    start: &'a Location,
+    others: Option<&[Location]>,
+) -> (Option<&'a str>, Option<&'a str>) {
+    let mine: Vec<_> = frames_outermost_first(start).collect();
+    let mut depth = if others.is_some() { mine.len() } else { 1 };
+    for other in others.unwrap_or_default() {
+        let same = mine
+            .iter()
+            .zip(frames_outermost_first(other))
+            .take_while(|((a, _), (b, _))| a.is_some() && a == b)
+            .count();
+        depth = depth.min(same);
+    }
+    mine[depth.max(1) - 1]
+}
+
+/// The (function, file) of each frame of `l`, from the function its code
+/// physically lies in to the innermost inlined one.
+fn frames_outermost_first(l: &Location) -> impl Iterator<Item = (Option<&str>, Option<&str>)> {
+    l.inlined
+        .iter()
+        .rev()
+        .map(|f| (f.function.as_deref(), f.file.as_deref()))
+        .chain([(l.function.as_deref(), l.file.as_deref())])
 }
 
 /// Whether a demangled data symbol is a C++ virtual table: `vtable for

@@ -131,6 +131,52 @@ fn loop_span_is_its_source_lines(target: Target) {
     assert_eq!(sym.span(hi, lo), span);
 }
 
+/// A range wholly inside the inlined helper is named after the helper,
+/// as each of its PCs is, with the helper's file first; one that reaches
+/// into the caller's own code is the caller's.
+fn span_inside_inlined_code_is_the_inlined_function(target: Target) {
+    let b = build(target, &["-g"]);
+    let sym = b.open();
+    let locs = locations(&sym, "sum_scaled");
+    let pcs: Vec<u64> = instructions(&sym, "sum_scaled")
+        .iter()
+        .map(|d| d.pc)
+        .collect();
+    let first = locs
+        .iter()
+        .position(|l| l.function.as_deref() == Some("scale"))
+        .unwrap_or_else(|| panic!("no PC inside the inlined scale: {locs:#?}"));
+    let run = locs[first..]
+        .iter()
+        .take_while(|l| l.function.as_deref() == Some("scale"))
+        .count();
+    let (lo, hi) = (pcs[first], pcs[first + run - 1]);
+    let span = sym.span(lo, hi);
+    assert_eq!(span.function.as_deref(), Some("scale"), "{span:#?}");
+    assert_eq!(span.files[0].file, b.header.to_str().unwrap(), "{span:#?}");
+    // The caller's instruction after the helper's, or before it.
+    let outside = if first + run < pcs.len() {
+        sym.span(lo, pcs[first + run])
+    } else {
+        sym.span(pcs[first - 1], hi)
+    };
+    assert_eq!(
+        outside.function.as_deref(),
+        Some("sum_scaled"),
+        "{outside:#?}"
+    );
+}
+
+#[test]
+fn riscv_span_inside_inlined_code() {
+    span_inside_inlined_code_is_the_inlined_function(Target::Riscv64);
+}
+
+#[test]
+fn x86_64_span_inside_inlined_code() {
+    span_inside_inlined_code_is_the_inlined_function(Target::X86_64);
+}
+
 #[test]
 fn riscv_loop_span() {
     loop_span_is_its_source_lines(Target::Riscv64);

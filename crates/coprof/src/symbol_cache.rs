@@ -148,6 +148,9 @@ pub struct Answers {
     /// object that starts there, or the C++ virtual table it lies in.
     #[serde(default, with = "pairs")]
     pub starting_at: HashMap<u64, Option<String>>,
+    /// The innermost function a code range lies in, inlined or not.
+    #[serde(default, with = "pairs")]
+    pub span_functions: HashMap<(u64, u64), Option<String>>,
     /// The split DWARF files (`.dwo`, `.dwp`) the answers were read from,
     /// as they were: the answers hold while each is unchanged. Which they
     /// are is known only once the binary's DWARF is read, so they are not
@@ -169,6 +172,8 @@ impl Answers {
             + self.listings.len()
             + self.functions_in.len()
             + self.objects_in.len()
+            + self.starting_at.len()
+            + self.span_functions.len()
     }
 
     /// `other`'s answers added where these have none.
@@ -185,6 +190,8 @@ impl Answers {
         add(&mut self.listings, other.listings);
         add(&mut self.functions_in, other.functions_in);
         add(&mut self.objects_in, other.objects_in);
+        add(&mut self.starting_at, other.starting_at);
+        add(&mut self.span_functions, other.span_functions);
         self.depend_on(other.split_read, other.split_absent);
     }
 

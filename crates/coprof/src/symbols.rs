@@ -197,6 +197,17 @@ impl Loaded {
         )
     }
 
+    /// The innermost function `[lo, hi]` lies in, inlined or not
+    /// ([`SourceSpan::function`](coprof_symbols::span::SourceSpan)), without the
+    /// file's name.
+    fn span_function(&self, lo: u64, hi: u64) -> Option<String> {
+        self.answer(
+            |k| &mut k.span_functions,
+            (lo, hi),
+            |s| s?.span(lo, hi).function,
+        )
+    }
+
     fn instructions_in(&self, lo: u64, hi: u64) -> Option<u64> {
         self.answer(
             |k| &mut k.instructions,
@@ -440,6 +451,15 @@ impl Symbols {
         m.span(lo, hi)
     }
 
+    /// The innermost function a code range lies in, named as
+    /// [`place`](Self::place) names a PC's: for a loop inside code inlined
+    /// into another function, the inlined function, whose lines the
+    /// range's are.
+    pub fn range_function(&self, lo: u64, hi: u64) -> Option<String> {
+        let (m, a, b) = self.range(lo, hi)?;
+        m.named(m.span_function(a, b).or_else(|| m.function(b)), b)
+    }
+
     /// The functions a code range covers: the one it lies in, or `first ..
     /// last (N functions)`. Each end is the function its address lies in,
     /// or, where no function's code is there (a range's bounds are powers
@@ -521,12 +541,8 @@ impl Symbols {
         let (f, g) = (self.function(lo), self.function(hi));
         if f.is_some() && f == g {
             if let Some(span) = self.span(lo, hi).filter(|s| s.len() <= 48) {
-                let f = f.unwrap_or_default();
-                return Some(if span.starts_with(&f) {
-                    span
-                } else {
-                    format!("{f} ({span})")
-                });
+                let f = self.range_function(lo, hi).or(f).unwrap_or_default();
+                return Some(function_and_span(&f, &span));
             }
         }
         self.functions(lo, hi)
@@ -583,6 +599,20 @@ impl Symbols {
     }
 }
 
+/// A code range named by its function and its span: `dijkstra
+/// (dijkstra.c:22-23)`; a span from the symbol table, which is the
+/// function's offsets already (`memset+0x3e..+0x52`), alone.
+pub fn function_and_span(function: &str, span: &str) -> String {
+    if span
+        .strip_prefix(function)
+        .is_some_and(|rest| rest.starts_with('+'))
+    {
+        span.to_string()
+    } else {
+        format!("{function} ({span})")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,6 +653,18 @@ mod tests {
         let both = s.functions(0x10010, 0x40123).unwrap();
         assert!(both.starts_with("true+0x10 .. false"), "{both}");
         assert!(both.ends_with(" (2 files)"), "{both}");
+    }
+
+    #[test]
+    fn a_span_is_named_by_its_function_unless_it_holds_it() {
+        assert_eq!(
+            function_and_span("dijkstra", "dijkstra.c:22-23"),
+            "dijkstra (dijkstra.c:22-23)"
+        );
+        assert_eq!(
+            function_and_span("memset", "memset+0x3e..+0x52"),
+            "memset+0x3e..+0x52"
+        );
     }
 
     #[test]

@@ -352,7 +352,7 @@ impl Job for LoopsJob {
                 let (lo, hi) = (f.detected().body_lo, f.detected().pc);
                 let sym = info.symbols.as_ref();
                 Row {
-                    function: sym.and_then(|s| s.function(hi)),
+                    function: sym.and_then(|s| s.range_function(lo, hi)),
                     source: sym.and_then(|s| s.span(lo, hi)),
                     area: crate::areas::of(info, hi),
                     listing: (i < self.listing)
@@ -560,8 +560,8 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
         }
         if symbols {
             let named = match (&row.function, &row.source) {
-                (Some(f), Some(s)) if !s.starts_with(f.as_str()) => Some(format!("{f} ({s})")),
-                (_, Some(s)) => Some(s.clone()),
+                (Some(f), Some(s)) => Some(crate::symbols::function_and_span(f, s)),
+                (None, Some(s)) => Some(s.clone()),
                 (Some(f), None) => Some(f.clone()),
                 (None, None) => None,
             };
