@@ -420,6 +420,49 @@ mod tests {
         );
     }
 
+    /// Every kind of answer a process saved is kept when another saves
+    /// after it: an answer left out of the merge would be lost, and one
+    /// left out of the count would not start a full file afresh.
+    #[test]
+    fn a_merge_keeps_every_kind_of_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || SymbolCache::open(Path::new(BINARY), &[], dir.path()).unwrap();
+        let (mut a, mut b) = (open(), open());
+        let x = &mut a.answers;
+        x.locations.insert(1, Location::address(1));
+        x.spans.insert((1, 2), Some("a.c:1".into()));
+        x.instructions.insert((1, 2), Some(1));
+        x.disassembly.insert(1, Some("nop".into()));
+        x.listings.insert((1, 2), None);
+        x.functions_in.insert((1, 2), FunctionsIn::default());
+        x.objects_in.insert((1, 2), FunctionsIn::default());
+        x.starting_at.insert(1, Some("f".into()));
+        x.span_functions.insert((1, 2), Some("f".into()));
+        // Each map of answers has one: a new kind must be added here.
+        let saved = serde_json::to_value(&a.answers).unwrap();
+        let maps: Vec<&String> = saved
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, v)| v.is_array() && !k.starts_with("split_") && *k != "notes")
+            .map(|(k, _)| k)
+            .collect();
+        for k in &maps {
+            assert_eq!(saved[k.as_str()].as_array().unwrap().len(), 1, "{k}");
+        }
+        assert_eq!(a.answers.len(), maps.len());
+        a.touch();
+        a.save();
+        b.answers.disassembly.insert(2, Some("ret".into()));
+        b.touch();
+        b.save();
+        let c = serde_json::to_value(&open().answers).unwrap();
+        for k in maps {
+            let kept = c[k.as_str()].as_array().unwrap();
+            assert!(kept.contains(&saved[k.as_str()][0]), "{k} lost: {c}");
+        }
+    }
+
     #[test]
     fn answers_hold_while_their_split_files_are_as_they_were() {
         let dir = tempfile::tempdir().unwrap();
