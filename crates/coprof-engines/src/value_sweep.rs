@@ -10,6 +10,7 @@
 //! measures of cost and order of cheapness.
 
 use crate::coproc::report::{invariance_error, PcValues};
+use crate::grid::{GridError, SweepError};
 use coprof_core::metrics::invariance::{Criteria, InvarianceError};
 use coprof_core::wanted::OnlyWanted;
 use coprof_core::{Class, ClassSet, Event, ExactCounts, Sink};
@@ -66,14 +67,27 @@ pub struct ValueSweep<P, C> {
 }
 
 impl<P: Sink + Send, C: Copy> ValueSweep<P, C> {
-    /// The sweep of `members`, one per configuration of `configs`.
-    pub(crate) fn from_members(configs: Vec<C>, members: Vec<P>) -> ValueSweep<P, C> {
-        debug_assert_eq!(configs.len(), members.len());
-        ValueSweep {
+    /// The sweep of the configurations of a grid (`points`, or why there
+    /// are none), each profiler made by `make`; the first configuration
+    /// `make` refuses is named with its reason.
+    pub(crate) fn build(
+        points: Result<Vec<C>, GridError>,
+        make: impl Fn(C) -> Result<P, String>,
+    ) -> Result<ValueSweep<P, C>, SweepError<C>> {
+        let configs = points.map_err(SweepError::Grid)?;
+        let members = configs
+            .iter()
+            .map(|&c| {
+                make(c)
+                    .map(OnlyWanted::new)
+                    .map_err(|why| SweepError::Config(c, why))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ValueSweep {
             configs,
-            members: members.into_iter().map(OnlyWanted::new).collect(),
+            members,
             exact: OnlyWanted::new(ExactLoads(ExactCounts::new())),
-        }
+        })
     }
 
     /// Each configuration's profiler and the exact profile, as sinks that
@@ -149,4 +163,18 @@ impl<P: Sink + Send, C: Copy> Sink for ValueSweep<P, C> {
             s.finish();
         }
     }
+}
+
+/// The exact profile of the loads of `events`, as a sweep keeps it: what
+/// the sweeps' tests score each configuration run alone against.
+#[cfg(test)]
+pub(crate) fn exact_loads(events: &[Event]) -> ExactCounts {
+    let mut exact = ExactLoads(ExactCounts::new());
+    let loads: Vec<Event> = events
+        .iter()
+        .filter(|e| exact.wants().contains(e.class))
+        .copied()
+        .collect();
+    exact.observe(&loads);
+    exact.0
 }

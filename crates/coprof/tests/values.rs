@@ -412,23 +412,29 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// `coprof values --json -- PROG 20000`'s report, and what the program
+/// wrote to standard error.
+fn live_values(prog: &Path) -> (Value, String) {
+    let out = coprof()
+        .args(["values", "--json", "--"])
+        .arg(prog)
+        .arg("20000")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
+}
+
 /// A value that is the address of a function or a global is named, as gdb
 /// names a pointer; a plain number is not.
 #[test]
 fn values_that_point_at_a_function_or_a_global_are_named() {
     let dir = TempDir::new().unwrap();
     let prog = common::compile(dir.path(), "pointers", POINTERS);
-    let out = coprof()
-        .args(["values", "--json", "--"])
-        .arg(&prog)
-        .arg("20000")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{stderr}");
+    let (v, stderr) = live_values(&prog);
     // The program prints its own addresses, independently of coprof.
     let address = |name: &str| printed_address(&stderr, name);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let values: Vec<&Value> = v["pcs"]
         .as_array()
         .unwrap()
@@ -504,17 +510,9 @@ int main(int argc, char **argv) {
 fn values_that_point_into_a_virtual_table_are_named() {
     let dir = TempDir::new().unwrap();
     let prog = common::compile_cpp(dir.path(), "shapes", VIRTUAL_CALLS);
-    let out = coprof()
-        .args(["values", "--json", "--"])
-        .arg(&prog)
-        .arg("20000")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{stderr}");
+    let (v, stderr) = live_values(&prog);
     // The objects' first words, as the program read them itself.
     let circle = printed_address(&stderr, "circle");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let vptr_load = v["pcs"]
         .as_array()
         .unwrap()

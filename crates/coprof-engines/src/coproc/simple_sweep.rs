@@ -127,18 +127,12 @@ impl SimpleSweep {
     /// assert_eq!(result.points[2].samples, result.points[0].samples / 64);
     /// ```
     pub fn new(space: &SimpleSpace) -> Result<SimpleSweep, SweepError> {
-        let points = space.points().map_err(SweepError::Grid)?;
-        let members = points
-            .iter()
-            .map(|&p| {
-                SimpleSampler::new(SimpleConfig {
-                    period: p.period,
-                    values_per_pc: p.values_per_pc,
-                })
-                .map_err(|why| SweepError::Config(p, why))
+        ValueSweep::build(space.points(), |p| {
+            SimpleSampler::new(SimpleConfig {
+                period: p.period,
+                values_per_pc: p.values_per_pc,
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ValueSweep::from_members(points, members))
+        })
     }
 
     /// Each configuration scored against the exact profile once the
@@ -181,7 +175,7 @@ mod tests {
     use crate::coproc::invariance_error;
     use crate::grid::GridError;
     use coprof_core::synth::{generate, GenConfig, Workload};
-    use coprof_core::{Class, Event, ExactCounts, Sink, SliceSource, Source};
+    use coprof_core::{Class, SliceSource, Source};
 
     #[test]
     fn each_configuration_is_what_its_sampler_alone_gives() {
@@ -194,14 +188,8 @@ mod tests {
         SliceSource::new(&events).run(&mut sweep).unwrap();
         let result = sweep.result(Criteria::default(), 0.1);
         assert_eq!(result.points.len(), 6);
-        let loads: Vec<Event> = events
-            .iter()
-            .filter(|e| e.class == Class::Load)
-            .copied()
-            .collect();
-        let mut exact = ExactCounts::new();
-        exact.observe(&loads);
-        assert_eq!(result.loads, loads.len() as u64);
+        let exact = crate::value_sweep::exact_loads(&events);
+        assert_eq!(result.loads, exact.class_count(Class::Load));
         assert!(result.scored_pairs > 0);
         for (p, config) in result.points.iter().zip(space.points().unwrap()) {
             assert_eq!(p.config, config);

@@ -156,12 +156,7 @@ impl CoprocSweep {
         host: &HostConfig,
         lvp: &LvpConfig,
     ) -> Result<CoprocSweep, SweepError> {
-        let points = space.points().map_err(SweepError::Grid)?;
-        let members = points
-            .iter()
-            .map(|&p| build(p, host, lvp).map_err(|why| SweepError::Config(p, why)))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ValueSweep::from_members(points, members))
+        ValueSweep::build(space.points(), |p| build(p, host, lvp))
     }
 
     /// Each configuration scored against the exact profile once the
@@ -233,7 +228,7 @@ mod tests {
     use super::*;
     use crate::coproc::invariance_error;
     use coprof_core::synth::{generate, GenConfig, Workload};
-    use coprof_core::{Class, Event, ExactCounts, Sink, SliceSource, Source};
+    use coprof_core::{Class, Event, SliceSource, Source};
 
     fn point(bytes: usize, rate: f64, transferred: u64, error: f64) -> SweepResultPoint {
         SweepResultPoint {
@@ -302,13 +297,7 @@ mod tests {
         SliceSource::new(&events).run(&mut sweep).unwrap();
         let result = sweep.result(Criteria::default(), 0.1);
         assert_eq!(result.points.len(), 8);
-        let mut exact = ExactCounts::new();
-        let loads: Vec<Event> = events
-            .iter()
-            .filter(|e| e.class == Class::Load)
-            .copied()
-            .collect();
-        exact.observe(&loads);
+        let exact = crate::value_sweep::exact_loads(&events);
         assert_eq!(result.loads, exact.class_count(Class::Load));
         for (p, config) in result.points.iter().zip(space.points().unwrap()) {
             assert_eq!(p.config, config);

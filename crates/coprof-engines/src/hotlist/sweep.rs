@@ -140,21 +140,15 @@ impl HotlistSweep {
     /// assert_eq!(result.points[1].samples, result.points[0].samples / 64);
     /// ```
     pub fn new(space: &HotlistSpace, base: &HotlistConfig) -> Result<HotlistSweep, SweepError> {
-        let points = space.points().map_err(SweepError::Grid)?;
-        let members = points
-            .iter()
-            .map(|&p| {
-                HotlistTable::new(HotlistConfig {
-                    capacity: p.size,
-                    period: p.period,
-                    variant: p.variant,
-                    kinds: vec![ValueKind::Loaded],
-                    ..base.clone()
-                })
-                .map_err(|why| SweepError::Config(p, why))
+        ValueSweep::build(space.points(), |p| {
+            HotlistTable::new(HotlistConfig {
+                capacity: p.size,
+                period: p.period,
+                variant: p.variant,
+                kinds: vec![ValueKind::Loaded],
+                ..base.clone()
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ValueSweep::from_members(points, members))
+        })
     }
 
     /// Each configuration scored against the exact profile once the
@@ -195,7 +189,7 @@ mod tests {
     use super::*;
     use crate::coproc::invariance_error;
     use coprof_core::synth::{generate, GenConfig, Workload};
-    use coprof_core::{Class, Event, ExactCounts, Sink, SliceSource, Source};
+    use coprof_core::{SliceSource, Source};
 
     #[test]
     fn each_configuration_is_what_its_table_alone_gives() {
@@ -213,13 +207,7 @@ mod tests {
         SliceSource::new(&events).run(&mut sweep).unwrap();
         let result = sweep.result(Criteria::default(), 0.1);
         assert_eq!(result.points.len(), 8);
-        let mut exact = ExactCounts::new();
-        let loads: Vec<Event> = events
-            .iter()
-            .filter(|e| e.class == Class::Load)
-            .copied()
-            .collect();
-        exact.observe(&loads);
+        let exact = crate::value_sweep::exact_loads(&events);
         assert!(result.scored_pairs > 0);
         for (p, config) in result.points.iter().zip(space.points().unwrap()) {
             assert_eq!(p.config, config);
