@@ -115,6 +115,26 @@ pub fn instruction_length(arch: &Arch, code: &[u8]) -> Option<usize> {
     }
 }
 
+/// Whether the instruction at the start of `code` (at `pc`) loads a code
+/// address: x86-64's `ret`, which reads its return address from the
+/// stack, or a RISC-V load into `ra` (x1), the return-address register
+/// of the calling convention, which a function that saved it reloads
+/// before it returns.
+pub fn loads_code_address(arch: &Arch, pc: u64, code: &[u8]) -> bool {
+    match arch {
+        Arch::Riscv64 => riscv_decode(pc, code).is_some_and(|(op, _)| {
+            op.rd == 1 && matches!(op.kind, coprof_rv::op::Kind::Ld | coprof_rv::op::Kind::Lw)
+        }),
+        Arch::X86_64 => {
+            use iced_x86::{Decoder, DecoderOptions, Mnemonic};
+            let window = &code[..code.len().min(15)];
+            let insn = Decoder::with_ip(64, window, pc, DecoderOptions::NONE).decode();
+            !insn.is_invalid() && insn.mnemonic() == Mnemonic::Ret
+        }
+        Arch::Other(_) => false,
+    }
+}
+
 fn riscv(pc: u64, code: &[u8]) -> Option<Disassembly> {
     let (op, len) = riscv_decode(pc, code)?;
     // frm 0 (round to nearest): the static encoding is what a listing shows.
@@ -210,6 +230,20 @@ mod tests {
         assert_eq!(jal.text, "jal ra, 0x1010");
         assert_eq!(jal.target, Some(0x1010));
         assert!(disassemble(&Arch::Riscv64, 0x1000, &[0x13, 0x05, 0x15]).is_none());
+    }
+
+    #[test]
+    fn return_address_loads() {
+        let rv = Arch::Riscv64;
+        // ld ra, 24(sp) = 0x01813083; c.ldsp ra, 8(sp) = 0x60a2.
+        assert!(loads_code_address(&rv, 0, &0x0181_3083u32.to_le_bytes()));
+        assert!(loads_code_address(&rv, 0, &0x60a2u16.to_le_bytes()));
+        // ld a5, 24(sp) = 0x01813783: a value, not a return address.
+        assert!(!loads_code_address(&rv, 0, &0x0181_3783u32.to_le_bytes()));
+        let x86 = Arch::X86_64;
+        assert!(loads_code_address(&x86, 0, &[0xc3]));
+        // mov (%rax),%esi
+        assert!(!loads_code_address(&x86, 0, &[0x8b, 0x30]));
     }
 
     #[test]

@@ -613,6 +613,28 @@ impl Symbolizer {
         self.reached.borrow().get(&pc).copied()
     }
 
+    /// Whether the instruction at `pc` loads a code address: a return
+    /// address, which x86-64's `ret` reads from the stack and a RISC-V
+    /// function reloads into `ra` before it returns (`ld ra, 24(sp)`).
+    /// Its values are places in the code ([`code_symbol`](Self::code_symbol)),
+    /// the call sites it returns to, not numbers.
+    pub fn loads_code_address(&self, pc: u64) -> bool {
+        self.code
+            .at(pc)
+            .is_some_and(|code| disasm::loads_code_address(&self.arch, pc, code))
+    }
+
+    /// The function `addr` lies in and the offset, as gdb names a code
+    /// address (`mainQSort3+0x52`); the name alone at its start.
+    pub fn code_symbol(&self, addr: u64) -> Option<String> {
+        let (s, off) = self.symbols.find(addr)?;
+        Some(if off == 0 {
+            s.name.clone()
+        } else {
+            format!("{}+{off:#x}", s.name)
+        })
+    }
+
     /// The function or data object `addr` lies in, from the symbol table,
     /// with the offset when it is not the start (`counter+0x8`); else the
     /// global offset table's slot that holds a symbol's address

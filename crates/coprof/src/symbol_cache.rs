@@ -151,6 +151,13 @@ pub struct Answers {
     /// The innermost function a code range lies in, inlined or not.
     #[serde(default, with = "pairs")]
     pub span_functions: HashMap<(u64, u64), Option<String>>,
+    /// Whether the instruction at an address loads a code address (a
+    /// return address).
+    #[serde(default, with = "pairs")]
+    pub code_loads: HashMap<u64, bool>,
+    /// The function and offset of a code address.
+    #[serde(default, with = "pairs")]
+    pub code_symbols: HashMap<u64, Option<String>>,
     /// The split DWARF files (`.dwo`, `.dwp`) the answers were read from,
     /// as they were: the answers hold while each is unchanged. Which they
     /// are is known only once the binary's DWARF is read, so they are not
@@ -174,6 +181,8 @@ impl Answers {
             + self.objects_in.len()
             + self.starting_at.len()
             + self.span_functions.len()
+            + self.code_loads.len()
+            + self.code_symbols.len()
     }
 
     /// `other`'s answers added where these have none.
@@ -192,6 +201,8 @@ impl Answers {
         add(&mut self.objects_in, other.objects_in);
         add(&mut self.starting_at, other.starting_at);
         add(&mut self.span_functions, other.span_functions);
+        add(&mut self.code_loads, other.code_loads);
+        add(&mut self.code_symbols, other.code_symbols);
         self.depend_on(other.split_read, other.split_absent);
     }
 
@@ -438,6 +449,8 @@ mod tests {
         x.objects_in.insert((1, 2), FunctionsIn::default());
         x.starting_at.insert(1, Some("f".into()));
         x.span_functions.insert((1, 2), Some("f".into()));
+        x.code_loads.insert(1, true);
+        x.code_symbols.insert(1, Some("f+0x1".into()));
         // Each map of answers has one: a new kind must be added here.
         let saved = serde_json::to_value(&a.answers).unwrap();
         let maps: Vec<&String> = saved

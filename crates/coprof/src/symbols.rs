@@ -179,6 +179,22 @@ impl Loaded {
         self.answer(|k| &mut k.starting_at, a, |s| s?.pointee(a))
     }
 
+    /// Whether the instruction at the file's address `a` loads a code
+    /// address ([`Symbolizer::loads_code_address`]).
+    fn loads_code_address(&self, a: u64) -> bool {
+        self.answer(
+            |k| &mut k.code_loads,
+            a,
+            |s| s.is_some_and(|s| s.loads_code_address(a)),
+        )
+    }
+
+    /// The function and offset of the code address `a`
+    /// ([`Symbolizer::code_symbol`]).
+    fn code_symbol(&self, a: u64) -> Option<String> {
+        self.answer(|k| &mut k.code_symbols, a, |s| s?.code_symbol(a))
+    }
+
     /// The function the file's address `a` lies in (the outermost when
     /// inlined), without the file's name.
     fn function(&self, a: u64) -> Option<String> {
@@ -435,6 +451,18 @@ impl Symbols {
     pub fn pointee(&self, value: u64) -> Option<String> {
         let (m, a) = self.at(value)?;
         m.named(Some(m.starting_at(a)?), a)
+    }
+
+    /// What the value `value` that the load at `pc` read points at: for a
+    /// load of a return address (`ret`, `ld ra, …`), the place in the code
+    /// it returns to (`mainQSort3+0x52`), as gdb names a code address;
+    /// else [`pointee`](Self::pointee).
+    pub fn loaded_pointee(&self, pc: u64, value: u64) -> Option<String> {
+        if self.at(pc).is_some_and(|(m, a)| m.loads_code_address(a)) {
+            let (m, a) = self.at(value)?;
+            return m.named(Some(m.code_symbol(a)?), a);
+        }
+        self.pointee(value)
     }
 
     /// The function a PC lies in (the outermost when inlined), named as

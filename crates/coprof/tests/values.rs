@@ -524,12 +524,12 @@ fn values_that_point_into_a_virtual_table_are_named() {
     assert_eq!(top["invariance"], 1.0, "{vptr_load}");
     // The ELF's own symbol for the table (mangled `_ZTV6Circle`) starts
     // 16 bytes before: past the offset-to-top and type-info words.
-    let table = vtable_address(&prog, "_ZTV6Circle");
+    let table = symbol_address(&prog, "_ZTV6Circle");
     assert_eq!(circle, table + 16);
     // The Square's table is another object's, and loaded once: whatever
     // reports it names its own table.
     let square = printed_address(&stderr, "square");
-    assert_eq!(square, vtable_address(&prog, "_ZTV6Square") + 16);
+    assert_eq!(square, symbol_address(&prog, "_ZTV6Square") + 16);
     for x in v["pcs"]
         .as_array()
         .unwrap()
@@ -542,7 +542,7 @@ fn values_that_point_into_a_virtual_table_are_named() {
 }
 
 /// The address of the symbol `name` in the ELF file `prog`.
-fn vtable_address(prog: &Path, name: &str) -> u64 {
+fn symbol_address(prog: &Path, name: &str) -> u64 {
     use object::{Object, ObjectSymbol};
     let data = std::fs::read(prog).unwrap();
     let file = object::File::parse(&*data).unwrap();
@@ -552,4 +552,74 @@ fn vtable_address(prog: &Path, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no symbol {name} in {}", prog.display()))
         .address();
     address
+}
+
+const TWO_CALL_SITES: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+static void *seen[2];
+__attribute__((noinline)) long leaf(long x) { return x * 3 + 1; }
+/* Not a leaf: it saves its return address and loads it back to return. */
+__attribute__((noinline)) long helper(long x, int site) {
+    seen[site] = __builtin_return_address(0);
+    return leaf(x) + leaf(x + 1);
+}
+int main(int argc, char **argv) {
+    long n = atol(argv[1]), s = 0;
+    for (long i = 0; i < n; i++) {
+        s += helper(i, 0);
+        if (i % 4 == 0)
+            s += helper(i, 1);
+    }
+    fprintf(stderr, "sum %ld first %p second %p\n", s, seen[0], seen[1]);
+    return 0;
+}
+"#;
+
+/// The values of a return-address load (`ld ra, …`) are places in the
+/// code, the call sites it returns to, named as gdb names a code address
+/// (`<main+0x2a>`), with their shares: 4 in 5 returns go to the first.
+#[test]
+fn return_addresses_loaded_are_named_as_places_in_the_code() {
+    let dir = TempDir::new().unwrap();
+    let prog = common::compile(dir.path(), "callsites", TWO_CALL_SITES);
+    let (v, stderr) = live_values(&prog);
+    // Where helper returns to, as the program found it itself.
+    let (first, second) = (
+        printed_address(&stderr, "first"),
+        printed_address(&stderr, "second"),
+    );
+    let main = symbol_address(&prog, "main");
+    let load = v["pcs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| {
+            p["disasm"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("ld ra,"))
+        })
+        .unwrap_or_else(|| panic!("no load of ra: {v}"));
+    assert_eq!(
+        load["place"].as_str().map(|p| p.starts_with("helper")),
+        Some(true),
+        "{load}"
+    );
+    let values = load["values"].as_array().unwrap();
+    let value = |at: u64| {
+        values
+            .iter()
+            .find(|x| x["value"] == at)
+            .unwrap_or_else(|| panic!("no return to {at:#x}: {load}"))
+    };
+    for at in [first, second] {
+        assert_eq!(
+            value(at)["points_to"],
+            format!("main+{:#x}", at - main),
+            "{load}"
+        );
+    }
+    let share = |at: u64| value(at)["invariance"].as_f64().unwrap();
+    assert!((share(first) - 0.8).abs() < 0.05, "{load}");
+    assert!((share(second) - 0.2).abs() < 0.05, "{load}");
 }

@@ -581,6 +581,9 @@ impl Job for Run {
             .as_ref()
             .map(|x| invariance_error(x, Criteria::default(), &pcs));
         let o = self.engine.overhead();
+        // The values are those loaded, not the loads' addresses: a load
+        // of a return address loads a place in the code.
+        let loaded = self.engine.kind() == ValueKind::Loaded;
         let report = Report {
             algo: self.algo.clone(),
             value_type: value_type_name(self.engine.kind()),
@@ -613,7 +616,10 @@ impl Job for Run {
                             exact_invariance: exact
                                 .as_ref()
                                 .map(|x| exact_invariance(x, p.pc, v.value)),
-                            points_to: sym.and_then(|s| s.pointee(v.value)),
+                            points_to: sym.and_then(|s| match loaded {
+                                true => s.loaded_pointee(p.pc, v.value),
+                                false => s.pointee(v.value),
+                            }),
                         })
                         .collect(),
                     place: sym.and_then(|s| s.place(p.pc)),
