@@ -8,7 +8,8 @@
 # symbolizer's reading of Go's own tables, dwz, which makes the
 # supplementary DWARF files distributions' debug packages link to, and
 # LLVM's llvm-dwp, which packs DWARF 5 split units (binutils' dwp packs
-# DWARF 4 only). Safe
+# DWARF 4 only), and valgrind, whose callgrind counts the instructions the
+# native sampler's profile is checked against. Safe
 # to run again: it installs
 # only what is missing.
 set -euo pipefail
@@ -21,6 +22,7 @@ command -v xz >/dev/null 2>&1 || need+=(xz-utils)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 command -v dwz >/dev/null 2>&1 || need+=(dwz)
 command -v llvm-dwp >/dev/null 2>&1 || need+=(llvm)
+command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
 if [ ${#need[@]} -gt 0 ]; then
   sudo_=""
   [ "$(id -u)" -eq 0 ] || sudo_="sudo"
