@@ -11,11 +11,22 @@
 //! way binutils makes its synthetic `@plt` symbols, for x86-64 (Intel's
 //! and AMD's System V psABI, "Procedure Linkage Table") and RISC-V (ELF
 //! psABI, "Procedure Linkage Table").
+//!
+//! A statically linked program calls the C library's functions that pick
+//! their code at run time (GNU indirect functions: `memcpy`, `strlen`)
+//! through stubs too, whose slots an `IRELATIVE` relocation fills with
+//! what the function's resolver returns. The relocation names no symbol,
+//! only the resolver's address, where the function's `IFUNC` symbol is:
+//! the stub is named after it (`strlen@plt`), where objdump prints
+//! `*ABS*+0x41e660@plt` and perf `_init+0xc8`.
 
 use crate::arch::Arch;
 use crate::riscv_addresses::RiscvAddresses;
 use crate::symtab::FunctionSymbol;
-use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationTarget};
+use object::{
+    Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget,
+    SymbolFlags,
+};
 use std::collections::HashMap;
 
 /// The sections that hold stubs.
@@ -38,13 +49,11 @@ pub fn stub_symbols(file: &object::File<'_>, slots: &HashMap<u64, String>) -> Ve
             continue;
         }
         let Ok(code) = section.data() else { continue };
-        // `.plt.got`'s stubs are 8 bytes, or 16 with Intel's CET, as its
-        // alignment says; every other's are 16.
-        let size = if name == ".plt.got" {
-            section.align().clamp(8, 16) as usize
-        } else {
-            16
-        };
+        // A section's stubs are as long as it is aligned: 16 bytes in a
+        // dynamically linked program's `.plt` and `.plt.sec`, 8 in
+        // `.plt.got` (16 with Intel's CET) and in the `.plt` of a static
+        // one's indirect functions.
+        let size = section.align().clamp(8, 16) as usize;
         for (i, stub) in code.chunks(size).enumerate() {
             let addr = section.address().wrapping_add((i * size) as u64);
             let Some(slot) = slot_of(&arch, addr, stub) else {
@@ -67,7 +76,7 @@ pub fn stub_symbols(file: &object::File<'_>, slots: &HashMap<u64, String>) -> Ve
 /// slots, which a stub jumps through and position-independent code loads
 /// a global's address from.
 pub fn slot_names(file: &object::File<'_>) -> HashMap<u64, String> {
-    let mut names = HashMap::new();
+    let mut names = indirect_slot_names(file);
     let (Some(relocations), Some(symbols)) =
         (file.dynamic_relocations(), file.dynamic_symbol_table())
     else {
@@ -89,6 +98,60 @@ pub fn slot_names(file: &object::File<'_>) -> HashMap<u64, String> {
         }
     }
     names
+}
+
+/// `R_X86_64_IRELATIVE` and `R_RISCV_IRELATIVE`.
+const IRELATIVE: [(Arch, u32); 2] = [(Arch::X86_64, 37), (Arch::Riscv64, 58)];
+
+/// `STT_GNU_IFUNC`, a symbol's type in the low nibble of `st_info`.
+const STT_GNU_IFUNC: u8 = 10;
+
+/// The slots that `IRELATIVE` relocations fill, each named after the
+/// indirect function whose resolver is their addend. Where several
+/// `IFUNC` symbols share a resolver (`memcpy` and `__new_memcpy`,
+/// `strchr` and `index`), the name with the fewest leading underscores,
+/// then a global one before a weak alias, is the one a program calls.
+fn indirect_slot_names(file: &object::File<'_>) -> HashMap<u64, String> {
+    let arch = Arch::from_object(file.architecture());
+    let Some(&(_, irelative)) = IRELATIVE.iter().find(|(a, _)| *a == arch) else {
+        return HashMap::new();
+    };
+    let slots: Vec<(u64, u64)> = file
+        .sections()
+        .flat_map(|s| s.relocations())
+        .chain(file.dynamic_relocations().into_iter().flatten())
+        .filter(|(_, r)| {
+            r.target() == RelocationTarget::Absolute
+                && r.flags() == RelocationFlags::Elf { r_type: irelative }
+        })
+        .map(|(slot, r)| (slot, r.addend() as u64))
+        .collect();
+    if slots.is_empty() {
+        return HashMap::new();
+    }
+    let mut ifuncs: HashMap<u64, (usize, bool, String)> = HashMap::new();
+    for sym in file.symbols() {
+        let SymbolFlags::Elf { st_info, .. } = sym.flags() else {
+            continue;
+        };
+        let Ok(name) = sym.name() else { continue };
+        if st_info & 0xf != STT_GNU_IFUNC || name.is_empty() {
+            continue;
+        }
+        let rank = (
+            name.len() - name.trim_start_matches('_').len(),
+            sym.is_weak(),
+            name.to_string(),
+        );
+        let best = ifuncs.entry(sym.address()).or_insert_with(|| rank.clone());
+        if rank < *best {
+            *best = rank;
+        }
+    }
+    slots
+        .into_iter()
+        .filter_map(|(slot, resolver)| Some((slot, ifuncs.get(&resolver)?.2.clone())))
+        .collect()
 }
 
 /// The slot the stub at `addr` jumps through: x86-64's `jmp

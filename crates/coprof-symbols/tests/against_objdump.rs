@@ -256,3 +256,84 @@ fn x86_64_plt_stubs_are_named() {
 fn riscv_plt_stubs_are_named() {
     plt_stubs_are_named(Target::Riscv64);
 }
+
+/// The output of `tool ARGS… binary`.
+fn output_of(tool: &str, args: &[&str], binary: &std::path::Path) -> String {
+    let out = Command::new(tool).args(args).arg(binary).output().unwrap();
+    assert!(out.status.success(), "{tool} {args:?} failed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// In a statically linked x86-64 program, the stubs through which it
+/// calls the C library's indirect functions (`strlen`, `memset`) are
+/// named after them, `strlen@plt`, where objdump names them after the
+/// symbol before (`_init+0xc8`). Each name is checked against binutils'
+/// own tables: the stub's slot (objdump), the `IRELATIVE` relocation that
+/// fills it with its resolver's answer (readelf -r), and the `IFUNC`
+/// symbols at that resolver (readelf -s).
+#[test]
+fn x86_64_static_indirect_function_stubs_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("calls.c"), CALLS_LIBC).unwrap();
+    let binary = dir.path().join("calls");
+    run(
+        Some(dir.path()),
+        "gcc",
+        ["-O1", "-g", "-static", "-o", "calls", "calls.c"],
+    );
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    // Slot -> resolver.
+    let resolvers: BTreeMap<u64, u64> = output_of("readelf", &["-rW"], &binary)
+        .lines()
+        .filter(|l| l.contains("R_X86_64_IRELATIV"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (hex(f[0]), hex(f[f.len() - 1]))
+        })
+        .collect();
+    assert!(resolvers.len() > 5, "{resolvers:?}");
+    // Resolver -> the IFUNC symbols there.
+    let mut ifuncs: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for l in output_of("readelf", &["-sW"], &binary).lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() == 8 && f[3] == "IFUNC" {
+            ifuncs.entry(hex(f[1])).or_default().push(f[7].to_string());
+        }
+    }
+    // Stub -> slot, from objdump's `jmp *…(%rip) # SLOT` in `.plt`.
+    let stubs: Vec<(u64, u64)> = output_of("objdump", &["-d", "-j", ".plt"], &binary)
+        .lines()
+        .filter_map(|l| {
+            let (pc, rest) = l.trim_start().split_once(":\t")?;
+            let (insn, slot) = rest.split_once(" # ")?;
+            let slot = slot.split_whitespace().next()?;
+            insn.contains("jmp").then(|| (hex(pc), hex(slot)))
+        })
+        .collect();
+    assert_eq!(stubs.len(), resolvers.len(), "a stub per slot: {stubs:x?}");
+    let sym = coprof_symbols::Symbolizer::open(&binary).unwrap();
+    for (stub, slot) in &stubs {
+        let names = &ifuncs[&resolvers[slot]];
+        let named = sym.lookup(*stub).to_string();
+        let name = named
+            .strip_suffix("@plt")
+            .unwrap_or_else(|| panic!("stub {stub:#x} named {named}"));
+        assert!(names.iter().any(|n| n == name), "{named}: {names:?}");
+        // The whole stub, 8 bytes: `jmp *` and a two-byte nop.
+        assert_eq!(sym.lookup(stub + 7).to_string(), format!("{name}@plt+0x7"));
+    }
+    // The call in main names the stub it calls.
+    let main = output_of("objdump", &["-d", "--disassemble=main"], &binary);
+    let calls: Vec<String> = main
+        .lines()
+        .filter_map(|l| {
+            let (pc, rest) = l.trim_start().split_once(":\t")?;
+            rest.contains("call").then(|| hex(pc))
+        })
+        .filter_map(|pc| Some(sym.disassemble(pc)?.text))
+        .collect();
+    assert!(
+        calls.iter().any(|c| c.ends_with("<strlen@plt>")),
+        "main's calls: {calls:?}"
+    );
+}
