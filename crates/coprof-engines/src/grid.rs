@@ -2,6 +2,7 @@
 //! parameters, each configuration an engine of its own fed every event,
 //! so that their number is bounded.
 
+use std::cmp::Ordering;
 use std::fmt;
 
 /// The most configurations one sweep runs.
@@ -81,6 +82,32 @@ pub fn combinations<A: Copy, B: Copy, C: Copy, T>(
     Ok(out)
 }
 
+/// The configurations of a sweep that no other beats: the Pareto front
+/// of cost and error, what an architect picks from. A point is off the
+/// front when another is as cheap or cheaper and as accurate or more,
+/// and better in one of the two; of points equal in both, the earliest
+/// in the grid stands for them. `cheaper(a, b)` orders two points by
+/// cost, `worse(a, b)` by error (or inaccuracy). The indices of the
+/// points on the front, cheapest first (in the grid's order among equal
+/// costs).
+pub fn pareto_front<T>(
+    points: &[T],
+    cheaper: impl Fn(&T, &T) -> Ordering,
+    worse: impl Fn(&T, &T) -> Ordering,
+) -> Vec<usize> {
+    let beats = |(i, q): (usize, &T), (j, p): (usize, &T)| {
+        let (cost, error) = (cheaper(q, p), worse(q, p));
+        cost != Ordering::Greater
+            && error != Ordering::Greater
+            && (cost == Ordering::Less || error == Ordering::Less || i < j)
+    };
+    let mut front: Vec<usize> = (0..points.len())
+        .filter(|&j| !(0..points.len()).any(|i| i != j && beats((i, &points[i]), (j, &points[j]))))
+        .collect();
+    front.sort_by(|&a, &b| cheaper(&points[a], &points[b]).then(a.cmp(&b)));
+    front
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +118,54 @@ mod tests {
     fn the_first_list_is_slowest_and_the_last_fastest() {
         let g = combinations((&[1, 2], &['x'], &[10, 20]), NAMES, |a, b, c| (a, b, c)).unwrap();
         assert_eq!(g, [(1, 'x', 10), (1, 'x', 20), (2, 'x', 10), (2, 'x', 20)]);
+    }
+
+    #[test]
+    fn the_front_is_what_no_other_point_beats() {
+        // (cost, error)
+        let points: [(u32, f64); 7] = [
+            (4, 0.5),
+            (1, 0.9),
+            (4, 0.5),
+            (2, 0.5),
+            (8, 0.1),
+            (9, 0.1),
+            (3, 0.95),
+        ];
+        let front = pareto_front(&points, |a, b| a.0.cmp(&b.0), |a, b| a.1.total_cmp(&b.1));
+        // (4, 0.5) twice is beaten by (2, 0.5); (9, 0.1) by (8, 0.1);
+        // (3, 0.95) by (1, 0.9).
+        assert_eq!(front, [1, 3, 4]);
+        let ties: [(u32, f64); 2] = [(1, 0.5), (1, 0.5)];
+        let front = pareto_front(&ties, |a, b| a.0.cmp(&b.0), |a, b| a.1.total_cmp(&b.1));
+        assert_eq!(front, [0]);
+    }
+
+    proptest::proptest! {
+        /// No point off the front is unbeaten, and no point on it is
+        /// beaten by another on both counts.
+        #[test]
+        fn the_front_is_exactly_the_unbeaten_points(
+            points in proptest::collection::vec((0u32..6, 0u32..6), 0..40),
+        ) {
+            let front = pareto_front(&points, |a, b| a.0.cmp(&b.0), |a, b| a.1.cmp(&b.1));
+            for (j, p) in points.iter().enumerate() {
+                let strictly_beaten = points.iter().any(|q| {
+                    q.0 <= p.0 && q.1 <= p.1 && (q.0 < p.0 || q.1 < p.1)
+                });
+                let earlier_twin = points[..j].contains(p);
+                proptest::prop_assert_eq!(
+                    front.contains(&j),
+                    !strictly_beaten && !earlier_twin,
+                    "{:?} at {}", p, j
+                );
+            }
+            // Cheapest first, and down the front the error falls.
+            for w in front.windows(2) {
+                let (a, b) = (points[w[0]], points[w[1]]);
+                proptest::prop_assert!(a.0 < b.0 && a.1 > b.1, "{:?} then {:?}", a, b);
+            }
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! measures of cost and order of cheapness.
 
 use crate::coproc::report::{invariance_error, PcValues};
-use crate::grid::{GridError, SweepError};
+use crate::grid::{pareto_front, GridError, SweepError};
 use coprof_core::metrics::invariance::{Criteria, InvarianceError};
 use coprof_core::wanted::OnlyWanted;
 use coprof_core::{Class, ClassSet, Event, ExactCounts, Sink};
@@ -55,6 +55,10 @@ pub struct ValueSweepResult<T> {
     pub points: Vec<T>,
     /// The cheapest configuration within `max_error`, if any is.
     pub cheapest: Option<T>,
+    /// The configurations no other beats on both cost and error
+    /// ([`pareto_front`]), as indices into `points`, cheapest first;
+    /// empty when the error is not defined.
+    pub front: Vec<usize>,
 }
 
 /// One profiler `P` per configuration `C` and the exact load profile.
@@ -136,6 +140,11 @@ impl<P: Sink + Send, C: Copy> ValueSweep<P, C> {
                 .min_by(|a, b| a.cheaper(b))
                 .cloned()
         };
+        let front = if scored_pairs == 0 {
+            Vec::new()
+        } else {
+            pareto_front(&points, T::cheaper, |a, b| a.error().total_cmp(&b.error()))
+        };
         ValueSweepResult {
             loads: exact.class_count(Class::Load),
             load_pcs: exact.per_pc.len(),
@@ -143,6 +152,7 @@ impl<P: Sink + Send, C: Copy> ValueSweep<P, C> {
             max_error,
             points,
             cheapest,
+            front,
         }
     }
 }

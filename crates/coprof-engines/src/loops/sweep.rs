@@ -14,6 +14,7 @@
 use super::config::{ConfigError, LoopConfig};
 use super::detector::LoopDetector;
 use super::eval::ExactLoopShares;
+use crate::grid::pareto_front;
 use coprof_core::{ClassSet, Event, Sink};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -225,6 +226,9 @@ pub struct SweepResult {
     /// The smallest configuration reaching `target`: fewest bits, then
     /// fewest ways (a cheaper lookup), then without coalescing.
     pub smallest: Option<SweepPoint>,
+    /// The configurations no other beats on both size and accuracy
+    /// ([`pareto_front`]), as indices into `points`, smallest first.
+    pub front: Vec<usize>,
 }
 
 /// Evaluates every configuration of `space` (other parameters from `base`)
@@ -263,16 +267,23 @@ pub fn sweep(
         }
         points.push(evaluate(stream, &exact, config)?);
     }
+    let size = |p: &SweepPoint| (p.size_bits, p.config.ways, p.config.coalesce);
     let smallest = points
         .iter()
         .filter(|p| p.accuracy >= target)
-        .min_by_key(|p| (p.size_bits, p.config.ways, p.config.coalesce))
+        .min_by_key(|p| size(p))
         .cloned();
+    let front = pareto_front(
+        &points,
+        |a, b| size(a).cmp(&size(b)),
+        |a, b| b.accuracy.total_cmp(&a.accuracy),
+    );
     Ok(SweepResult {
         target,
         sbbs: stream.sbbs(),
         points,
         smallest,
+        front,
     })
 }
 

@@ -15,7 +15,7 @@ use super::check::{check, check_hot, ExactPoints};
 use super::config::{entry_bytes, ConfigError, RapConfig};
 use super::engine::Rap;
 use super::streams::{RangeProfiler, Stream};
-use crate::grid::{combinations, GridError};
+use crate::grid::{combinations, pareto_front, GridError};
 use coprof_core::{all_with_runs, Blocks, ClassSet, Event, Run, Sink};
 use serde::Serialize;
 use std::fmt;
@@ -152,6 +152,9 @@ pub struct SweepResult {
     /// `target` (then the fewer average nodes, then the earlier in the
     /// grid), if any does.
     pub smallest: Option<SweepPoint>,
+    /// The configurations no other beats on both memory and accuracy
+    /// ([`pareto_front`]), as indices into `points`, smallest first.
+    pub front: Vec<usize>,
 }
 
 /// The sweep's sink: one [`RangeProfiler`] per configuration and the exact
@@ -256,6 +259,7 @@ impl RapSweep {
             })
             .collect();
         let smallest = smallest(&points, target);
+        let front = pareto_front(&points, smaller, |a, b| b.accuracy.total_cmp(&a.accuracy));
         SweepResult {
             stream: self.stream,
             n: exact.n(),
@@ -264,21 +268,25 @@ impl RapSweep {
             target,
             points,
             smallest,
+            front,
         }
     }
 }
 
-/// The point of least memory reaching `target`, then of fewer average
-/// nodes (less work per event), then the first in the grid.
+/// Less memory, then fewer average nodes (less work per event).
+fn smaller(a: &SweepPoint, b: &SweepPoint) -> std::cmp::Ordering {
+    a.memory_bytes
+        .cmp(&b.memory_bytes)
+        .then(a.nodes_avg.total_cmp(&b.nodes_avg))
+}
+
+/// The point of least memory reaching `target` ([`smaller`]), then the
+/// first in the grid.
 fn smallest(points: &[SweepPoint], target: f64) -> Option<SweepPoint> {
     points
         .iter()
         .filter(|p| p.accuracy >= target)
-        .min_by(|a, b| {
-            a.memory_bytes
-                .cmp(&b.memory_bytes)
-                .then(a.nodes_avg.total_cmp(&b.nodes_avg))
-        })
+        .min_by(|a, b| smaller(a, b))
         .cloned()
 }
 

@@ -771,6 +771,21 @@ fn sweep_text(out: &mut String, stream: &SbbStream, result: &SweepResult, target
     }
     crate::outln!(
         out,
+        "the front, where no other configuration is both as small and as accurate, smallest first:"
+    );
+    for &i in &result.front {
+        let p = &result.points[i];
+        crate::outln!(
+            out,
+            "  {} ({}), accuracy {:.4}, {} bits",
+            p.config.label(),
+            describe(&p.config),
+            p.accuracy,
+            p.size_bits
+        );
+    }
+    crate::outln!(
+        out,
         "(percentages are rounded down; --json lists every configuration exactly)"
     );
 }

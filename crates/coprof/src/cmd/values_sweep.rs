@@ -213,12 +213,14 @@ fn print_head<T>(out: &mut String, what: &str, r: &ValueSweepResult<T>, cost: &s
     crate::outln!(out);
 }
 
-/// The line below every sweep's table: the cheapest configuration within
-/// the error, by the options that build it alone, or why there is none.
+/// The lines below every sweep's table: the cheapest configuration
+/// within the error, by the options that build it alone and its cost
+/// (`describe` gives both), or why there is none; then the front of the
+/// configurations no other beats on both cost and error.
 fn print_cheapest<T: ScoredPoint>(
     out: &mut String,
     r: &ValueSweepResult<T>,
-    describe: impl Fn(&T) -> (String, usize),
+    describe: impl Fn(&T) -> (String, String),
 ) {
     crate::outln!(out);
     if r.scored_pairs == 0 {
@@ -230,12 +232,11 @@ fn print_cheapest<T: ScoredPoint>(
     }
     match &r.cheapest {
         Some(p) => {
-            let (options, bytes) = describe(p);
+            let (options, cost) = describe(p);
             crate::outln!(
                 out,
-                "cheapest configuration within error {}: {options}, {} bytes, error {}",
+                "cheapest configuration within error {}: {options}, {cost}, error {}",
                 pct(r.max_error),
-                thousands(bytes as u64),
                 pct(p.error())
             )
         }
@@ -254,6 +255,15 @@ fn print_cheapest<T: ScoredPoint>(
                 );
             }
         }
+    }
+    crate::outln!(
+        out,
+        "the front, where no other configuration is both as cheap and as accurate, cheapest first:"
+    );
+    for &i in &r.front {
+        let p = &r.points[i];
+        let (options, cost) = describe(p);
+        crate::outln!(out, "  {options}, {cost}, error {}", pct(p.error()));
     }
 }
 
@@ -296,7 +306,12 @@ fn print_coproc(out: &mut String, r: &cs::SweepResult) {
             p.unreported_pairs
         );
     }
-    print_cheapest(out, r, |p| (describe(p), p.hardware_bytes));
+    print_cheapest(out, r, |p| {
+        (
+            describe(p),
+            format!("{} bytes", thousands(p.hardware_bytes as u64)),
+        )
+    });
 }
 
 /// A configuration as the options that build it alone.
@@ -343,7 +358,12 @@ fn print_simple(out: &mut String, r: &ss::SweepResult) {
             "--algo simple --period {} --values-per-pc {}",
             p.config.period, p.config.values_per_pc
         );
-        (options, p.bytes)
+        let cost = format!(
+            "{} samples, {} bytes",
+            thousands(p.samples),
+            thousands(p.bytes as u64)
+        );
+        (options, cost)
     });
 }
 
@@ -387,6 +407,6 @@ fn print_hotlist(out: &mut String, r: &hs::SweepResult) {
             p.config.period,
             p.config.variant.name()
         );
-        (options, p.bytes)
+        (options, format!("{} bytes", thousands(p.bytes as u64)))
     });
 }
