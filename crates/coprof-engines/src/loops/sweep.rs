@@ -385,5 +385,17 @@ mod tests {
             .iter()
             .filter(|p| p.accuracy >= 0.99)
             .all(|p| p.size_bits >= best.size_bits));
+        // The front starts at the smallest configuration of all and each
+        // one after it is larger and more accurate; the smallest reaching
+        // the target, exact here, is on it.
+        let front: Vec<&SweepPoint> = r.front.iter().map(|&i| &r.points[i]).collect();
+        assert_eq!(
+            front[0].size_bits,
+            r.points.iter().map(|p| p.size_bits).min().unwrap()
+        );
+        for w in front.windows(2) {
+            assert!(w[0].size_bits <= w[1].size_bits && w[0].accuracy < w[1].accuracy);
+        }
+        assert!(front.contains(&&best));
     }
 }
