@@ -6,12 +6,14 @@
 //! time, must give each function its share of callgrind's count, stopped
 //! at each sample (ptrace) and written to ring buffers alike.
 
+mod common;
+
+use common::{build_static, function};
 use coprof_core::{Event, Sink};
 use coprof_native::{sample, Config, Exit};
-use object::{Object, ObjectSymbol};
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// Three functions of one loop body, run 5 : 3 : 2 times as long, in
@@ -46,20 +48,6 @@ const PARTS: [&str; 3] = ["part_a", "part_b", "part_c"];
 /// Turns of the program's loop: about 0.15 s natively, a few seconds
 /// under callgrind.
 const TURNS: &str = "8000";
-
-fn build(dir: &Path) -> PathBuf {
-    let src = dir.join("parts.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let out = dir.join("parts");
-    let status = Command::new("gcc")
-        .args(["-O1", "-g", "-static", "-no-pie", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    out
-}
 
 /// Installs valgrind with the project's script when it is missing.
 fn valgrind() {
@@ -125,14 +113,6 @@ fn callgrind_counts(prog: &Path, dir: &Path) -> HashMap<String, u64> {
     counts
 }
 
-/// The address range of function `name` in `prog`.
-fn function(prog: &Path, name: &str) -> std::ops::Range<u64> {
-    let data = std::fs::read(prog).unwrap();
-    let file = object::File::parse(&*data).unwrap();
-    let s = file.symbols().find(|s| s.name() == Ok(name)).unwrap();
-    s.address()..s.address() + s.size()
-}
-
 #[derive(Default)]
 struct Pcs(Vec<u64>);
 
@@ -172,7 +152,7 @@ fn sampled(prog: &Path, config: &Config) -> [u64; 3] {
 #[test]
 fn sampled_shares_of_the_functions_are_callgrinds_exact_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let prog = build(dir.path());
+    let prog = build_static(dir.path(), "parts", PROGRAM, &[]);
     let exact = callgrind_counts(&prog, dir.path());
     let want = shares(PARTS.map(|p| *exact.get(p).unwrap_or_else(|| panic!("{p}: {exact:?}"))));
     // The program's own loop is what the shares say: 5 : 3 : 2.

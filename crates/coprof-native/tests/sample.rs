@@ -5,7 +5,9 @@
 
 use coprof_core::{Class, Event, Sink};
 use coprof_native::{sample, Children, Config, Exit, Hooks, NativeError};
-use object::{Object, ObjectSymbol};
+mod common;
+
+use common::{build_static, function};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -257,17 +259,7 @@ int main(int argc, char **argv) {
 "#;
 
 fn build(dir: &Path) -> PathBuf {
-    let src = dir.join("hot.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let out = dir.join("hot");
-    let status = Command::new("gcc")
-        .args(["-O1", "-g", "-static", "-no-pie", "-pthread", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    out
+    build_static(dir, "hot", PROGRAM, &["-pthread"])
 }
 
 #[derive(Default)]
@@ -297,14 +289,6 @@ fn run_with(
     };
     let r = sample(prog, &args, &config, &mut sink);
     (r, sink.0)
-}
-
-/// The address range of function `name` in `prog`.
-fn function(prog: &Path, name: &str) -> std::ops::Range<u64> {
-    let data = std::fs::read(prog).unwrap();
-    let file = object::File::parse(&*data).unwrap();
-    let s = file.symbols().find(|s| s.name() == Ok(name)).unwrap();
-    s.address()..s.address() + s.size()
 }
 
 /// Asserts that over 90% of `events` (and at least `least` of them) are
