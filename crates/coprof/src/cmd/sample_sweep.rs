@@ -17,6 +17,7 @@ use crate::output::{count, pct, thousands};
 use crate::sampled::{ProfileKind, SampleEval};
 use coprof_brr::{AnySampler, Sampler, SamplerSpec, Spacing};
 use coprof_core::{all_with_runs, Blocks, ClassSet, Event, Run, Sink};
+use coprof_engines::grid::pareto_front;
 use serde::Serialize;
 
 /// The mean intervals a sweep tries unless told otherwise: powers of two,
@@ -162,6 +163,9 @@ struct SweepReport {
     keys_full: usize,
     points: Vec<Point>,
     best: Vec<Best>,
+    /// The samplers no other beats on both samples taken and overlap
+    /// ([`pareto_front`]), as indices into `points`, fewest samples first.
+    front: Vec<usize>,
 }
 
 impl Sink for SweepJob {
@@ -238,6 +242,11 @@ impl Job for SweepJob {
                 }),
             }
         }
+        let front = pareto_front(
+            &points,
+            |a, b| a.samples.cmp(&b.samples),
+            |a, b| b.overlap.total_cmp(&a.overlap),
+        );
         let r = SweepReport {
             profile: self.kind,
             classes: self.classes.to_string(),
@@ -246,6 +255,7 @@ impl Job for SweepJob {
             keys_full: full.full.len(),
             points,
             best,
+            front,
         };
         let mut text = String::new();
         print_text(&mut text, &r);
@@ -302,6 +312,22 @@ fn print_text(out: &mut String, r: &SweepReport) {
             thousands(b.interval),
             b.sampler,
             pct(b.overlap)
+        );
+    }
+    crate::outln!(out);
+    crate::outln!(
+        out,
+        "the front, where no other sampler takes as few samples and is as accurate, fewest first:"
+    );
+    for &i in &r.front {
+        let p = &r.points[i];
+        crate::outln!(
+            out,
+            "{:>9}  {:<20} {:>12} {:>9}",
+            thousands(p.interval),
+            p.sampler,
+            thousands(p.samples),
+            pct(p.overlap)
         );
     }
 }
