@@ -333,6 +333,11 @@ impl Default for Pending {
 }
 
 impl Pending {
+    /// The signals pending, bit `sig - 1` for signal `sig`.
+    pub(crate) fn set(&self) -> u64 {
+        self.set
+    }
+
     /// Keeps `info` until it is taken: merged into a pending standard
     /// signal of its kind, queued behind a pending real-time one. `false`
     /// when the queue is full (the send is EAGAIN).
@@ -499,10 +504,11 @@ impl Signals {
     }
 
     /// The sets `/proc/PID/status` shows, by its names (fs/proc/array.c,
-    /// `task_sig`): the running thread's pending and blocked signals,
-    /// the process's pending, ignored and caught ones; bit `sig - 1` for
-    /// signal `sig`.
-    pub(crate) fn status_sets(&self) -> [(&'static str, u64); 5] {
+    /// `task_sig`): a thread's pending and blocked signals (`own` and
+    /// `mask`; the running thread's are [`own`](Self::own) and
+    /// [`mask`](Self::mask)), the process's pending, ignored and caught
+    /// ones; bit `sig - 1` for signal `sig`.
+    pub(crate) fn status_sets(&self, own: u64, mask: u64) -> [(&'static str, u64); 5] {
         let (mut ignored, mut caught) = (0, 0);
         for sig in 1..=64 {
             match self.actions[sig][0] {
@@ -512,9 +518,9 @@ impl Signals {
             }
         }
         [
-            ("SigPnd", self.own.set),
+            ("SigPnd", own),
             ("ShdPnd", self.shared.set),
-            ("SigBlk", self.mask),
+            ("SigBlk", mask),
             ("SigIgn", ignored),
             ("SigCgt", caught),
         ]

@@ -722,6 +722,12 @@ impl Simulator {
             args[1] = args[1].wrapping_add(done);
             args[2] = args[2].wrapping_sub(done);
             self.kernel.resumed = redo;
+            if args[7] == crate::sysno::OPENAT && !self.threads.parked.is_empty() {
+                // What another thread's `/proc` status file shows.
+                self.kernel.parked_signals = (self.threads.parked.iter())
+                    .map(|p| (p.tid, p.mask, p.pending.set()))
+                    .collect();
+            }
             let outcome = self.kernel.syscall(&mut self.mem, args, at);
             self.kernel.resumed = Redo::default();
             if std::mem::take(&mut self.kernel.sysv_moved) {

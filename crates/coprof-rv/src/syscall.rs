@@ -231,6 +231,10 @@ pub struct Kernel {
     /// Signals sent by `tgkill` to threads off the hart, for the
     /// simulator to hand to them.
     pub directed: Vec<(i64, SigInfo)>,
+    /// The threads off the hart, with their blocked and pending signals
+    /// (id, mask, pending): what their `/proc` status files show, filled
+    /// in by the simulator before a call that may open one.
+    pub(crate) parked_signals: Vec<(i64, u64, u64)>,
     /// Unknown calls answered with ENOSYS (number, count).
     pub enosys_calls: Vec<(u64, u64)>,
     /// Where `getrandom`'s bytes come from.
@@ -516,6 +520,7 @@ impl Kernel {
             tids: vec![unsafe { libc::getpid() } as i64],
             clear_tid: 0,
             directed: Vec::new(),
+            parked_signals: Vec::new(),
             enosys_calls: Vec::new(),
             runner: None,
             follow_runner: None,

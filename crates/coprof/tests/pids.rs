@@ -315,7 +315,8 @@ fn the_pid_given_outlives_execve() {
 }
 
 /// Reads its own `/proc/self/comm`, `stat` and `status`, and a second
-/// thread's `/proc/thread-self/comm` and `stat` once it named itself, and
+/// thread's `/proc/thread-self/comm` and `stat` once it named itself, the
+/// signals each thread blocks in its own status and the other's, and
 /// prints what they say against what the calls say: the same whether it
 /// runs alone or in the simulator, with or without a pid given.
 const PROC_SELF: &str = r#"
@@ -357,6 +358,13 @@ static long status_field(const char *key) {
     const char *line = strstr(slurp("/proc/self/status"), key);
     return line ? strtol(line + strlen(key), NULL, 0) : -1;
 }
+/* Bit SIG of the set KEY ("SigBlk:") of the status file PATH. */
+static unsigned long status_bit(const char *path, const char *key, int sig) {
+    const char *line = strstr(slurp(path), key);
+    return line ? strtoul(line + strlen(key), NULL, 16) >> (sig - 1) & 1 : 9;
+}
+static pthread_barrier_t step;
+static long worker_tid;
 static void *work(void *arg) {
     prctl(PR_SET_NAME, "worker");
     printf("thread comm: %s", slurp("/proc/thread-self/comm"));
@@ -370,6 +378,20 @@ static void *work(void *arg) {
     snprintf(path, sizeof path, "/proc/%ld/status", tid);
     const char *line = strstr(slurp(path), "\nPid:");
     printf("its status pid is its id %d\n", line && atol(line + 5) == tid);
+    /* Blocked in this thread only: its own status says so, the
+       process's (its first thread's) does not. */
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+    printf("worker: SIGUSR1 blocked in its own status %lu, in the process's %lu, "
+           "SIGUSR2 in the process's %lu\n",
+           status_bit("/proc/thread-self/status", "SigBlk:", SIGUSR1),
+           status_bit("/proc/self/status", "SigBlk:", SIGUSR1),
+           status_bit("/proc/self/status", "SigBlk:", SIGUSR2));
+    worker_tid = tid;
+    pthread_barrier_wait(&step);
+    pthread_barrier_wait(&step);
     return NULL;
 }
 int main(void) {
@@ -397,7 +419,14 @@ int main(void) {
     link[n > 0 ? n : 0] = 0;
     printf("exe by pid: %s\n", strrchr(link, '/') ? strrchr(link, '/') + 1 : link);
     pthread_t t;
+    pthread_barrier_init(&step, NULL, 2);
     pthread_create(&t, NULL, work, NULL);
+    pthread_barrier_wait(&step);
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", worker_tid);
+    printf("main: SIGUSR1 blocked in the worker's status %lu, in its own %lu\n",
+           status_bit(path, "SigBlk:", SIGUSR1),
+           status_bit("/proc/thread-self/status", "SigBlk:", SIGUSR1));
+    pthread_barrier_wait(&step);
     pthread_join(t, NULL);
     return 0;
 }
@@ -429,7 +458,9 @@ fn its_own_proc_files_name_the_program_and_the_ids_it_sees() {
          /proc/thread-self/stat: id is its own 1, name worker, ppid is its parent 1, threads 2\n\
          by its id: worker\n\
          by its task: worker\n\
-         its status pid is its id 1\n"
+         its status pid is its id 1\n\
+         worker: SIGUSR1 blocked in its own status 1, in the process's 0, SIGUSR2 in the process's 1\n\
+         main: SIGUSR1 blocked in the worker's status 1, in its own 0\n"
     );
     assert_eq!(run(&prog, &[]), alone);
     assert_eq!(run(&prog, &["--pid", "4242"]), alone);

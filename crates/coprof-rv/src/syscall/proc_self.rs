@@ -12,7 +12,9 @@
 //! starts it, the program file's name; `stat` and `status` are the
 //! host's (the process's times, memory and state are the simulated
 //! program's, which runs in it) with that name, the ids the program sees
-//! ([`Pids`], `--pid`) and its count of threads. (The C library's
+//! ([`Pids`], `--pid`), its count of threads, and its signals: the
+//! thread's own blocked and pending ones (for `/proc/self`, the first
+//! thread's, as Linux shows the thread group leader's). (The C library's
 //! `pthread_getname_np` reads `comm`, `ps` and `top` read `stat`, and
 //! programs that look for their parent or a tracer read `status`.)
 //!
@@ -385,12 +387,23 @@ impl Kernel {
         };
         let name = self.name_of(id);
         let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(15)];
+        // The thread's own signals: the running one's, or one off the
+        // hart's as the simulator left them. A process's file shows its
+        // first thread's, as Linux shows the thread group leader's.
+        let (own, mask) = self
+            .parked_signals
+            .iter()
+            .find(|&&(tid, ..)| tid == id && id != self.tid)
+            .map_or(
+                (self.signals.own.set(), self.signals.mask),
+                |&(_, mask, own)| (own, mask),
+            );
         let seen = || Seen {
             id,
             name,
             threads: self.tids.len(),
             pids: &self.pids,
-            signals: self.signals.status_sets(),
+            signals: self.signals.status_sets(own, mask),
         };
         // The host's file of the process, or of the simulator's thread.
         let dir = if thread { "thread-self" } else { "self" };
