@@ -384,12 +384,15 @@ static void *work(void *arg) {
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+    worker_tid = tid;
+    /* Read once the first thread is out of pthread_create, which blocks
+       every signal in it while it starts a thread. */
+    pthread_barrier_wait(&step);
     printf("worker: SIGUSR1 blocked in its own status %lu, in the process's %lu, "
            "SIGUSR2 in the process's %lu\n",
            status_bit("/proc/thread-self/status", "SigBlk:", SIGUSR1),
            status_bit("/proc/self/status", "SigBlk:", SIGUSR1),
            status_bit("/proc/self/status", "SigBlk:", SIGUSR2));
-    worker_tid = tid;
     pthread_barrier_wait(&step);
     pthread_barrier_wait(&step);
     return NULL;
@@ -421,6 +424,7 @@ int main(void) {
     pthread_t t;
     pthread_barrier_init(&step, NULL, 2);
     pthread_create(&t, NULL, work, NULL);
+    pthread_barrier_wait(&step);
     pthread_barrier_wait(&step);
     snprintf(path, sizeof path, "/proc/self/task/%ld/status", worker_tid);
     printf("main: SIGUSR1 blocked in the worker's status %lu, in its own %lu\n",
