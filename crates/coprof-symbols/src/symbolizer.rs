@@ -357,7 +357,7 @@ impl Symbolizer {
             return Some(name.to_string());
         }
         let (s, off) = self.objects.find(addr)?;
-        is_vtable(&s.name).then(|| format!("{}+{off:#x}", s.name))
+        is_vtable(&s.name).then(|| with_offset(s, off))
     }
 
     /// The function symbols whose code overlaps `[lo, hi]`, by address:
@@ -628,11 +628,7 @@ impl Symbolizer {
     /// address (`mainQSort3+0x52`); the name alone at its start.
     pub fn code_symbol(&self, addr: u64) -> Option<String> {
         let (s, off) = self.symbols.find(addr)?;
-        Some(if off == 0 {
-            s.name.clone()
-        } else {
-            format!("{}+{off:#x}", s.name)
-        })
+        Some(with_offset(s, off))
     }
 
     /// The function or data object `addr` lies in, from the symbol table,
@@ -644,11 +640,7 @@ impl Symbolizer {
         let Some((s, off)) = found else {
             return self.slots.get(&addr).map(|name| format!("{name}@got"));
         };
-        Some(if off == 0 {
-            s.name.clone()
-        } else {
-            format!("{}+{off:#x}", s.name)
-        })
+        Some(with_offset(s, off))
     }
 
     /// An annotated listing of the instructions in `[lo, hi]` (inclusive;
@@ -836,6 +828,16 @@ fn frames_outermost_first(l: &Location) -> impl Iterator<Item = (Option<&str>, O
         .rev()
         .map(|f| (f.function.as_deref(), f.file.as_deref()))
         .chain([(l.function.as_deref(), l.file.as_deref())])
+}
+
+/// An address `off` bytes into symbol `s`, as objdump and gdb name it:
+/// `counter+0x8`, or the name alone at its start.
+fn with_offset(s: &FunctionSymbol, off: u64) -> String {
+    if off == 0 {
+        s.name.clone()
+    } else {
+        format!("{}+{off:#x}", s.name)
+    }
 }
 
 /// Whether a demangled data symbol is a C++ virtual table: `vtable for

@@ -616,9 +616,12 @@ impl Job for Run {
                             exact_invariance: exact
                                 .as_ref()
                                 .map(|x| exact_invariance(x, p.pc, v.value)),
-                            points_to: sym.and_then(|s| match loaded {
-                                true => s.loaded_pointee(p.pc, v.value),
-                                false => s.pointee(v.value),
+                            points_to: sym.and_then(|s| {
+                                if loaded {
+                                    s.loaded_pointee(p.pc, v.value)
+                                } else {
+                                    s.pointee(v.value)
+                                }
                             }),
                         })
                         .collect(),
