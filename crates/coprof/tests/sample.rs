@@ -362,28 +362,15 @@ fn a_sweep_scores_every_sampler_as_eval_does_and_finds_the_resonance() {
             .fold(0.0, f64::max);
         assert_eq!(b["overlap"].as_f64().unwrap(), top);
     }
-    // The front: no counter sampler, each sampler off it beaten on both
-    // samples and overlap by one on it, none on it by any.
-    let (samples, overlap) = (
-        |p: &Value| p["samples"].as_u64().unwrap(),
-        |p: &Value| p["overlap"].as_f64().unwrap(),
+    // The front: each sampler off it beaten on both samples and overlap
+    // by one on it, none on it by any, and no counter sampler on it.
+    let front = common::checked_front(
+        &sweep,
+        |p| p["samples"].as_u64().unwrap(),
+        |p| -p["overlap"].as_f64().unwrap(),
     );
-    let front: Vec<usize> = sweep["front"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i.as_u64().unwrap() as usize)
-        .collect();
-    for (i, p) in points.iter().enumerate() {
-        let beaten = points.iter().any(|q| {
-            samples(q) <= samples(p)
-                && overlap(q) >= overlap(p)
-                && (samples(q) < samples(p) || overlap(q) > overlap(p))
-        });
-        assert_eq!(front.contains(&i), !beaten, "{i}: {sweep}");
-        if front.contains(&i) {
-            assert_ne!(p["method"], "counter", "{p}");
-        }
+    for i in front {
+        assert_ne!(points[i]["method"], "counter", "{}", points[i]);
     }
 }
 

@@ -522,20 +522,9 @@ fn a_simple_sampling_sweep_is_each_configuration_run_alone() {
     assert_eq!(sweep["cheapest"]["samples"].as_u64(), fewest, "{sweep}");
     // The front: every configuration off it is beaten, on samples and
     // on error both, by one on it; none on it by any.
-    let cost = |p: &Value| (p["samples"].as_u64().unwrap(), p["bytes"].as_u64().unwrap());
-    let error = |p: &Value| p["weighted_rms_error"].as_f64().unwrap();
-    let front: Vec<usize> = sweep["front"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i.as_u64().unwrap() as usize)
-        .collect();
-    assert!(!front.is_empty(), "{sweep}");
-    let beats = |q: &Value, p: &Value| {
-        cost(q) <= cost(p) && error(q) <= error(p) && (cost(q) < cost(p) || error(q) < error(p))
-    };
-    for (i, p) in points.iter().enumerate() {
-        let beaten = points.iter().any(|q| beats(q, p));
-        assert_eq!(front.contains(&i), !beaten, "point {i}: {sweep}");
-    }
+    common::checked_front(
+        &sweep,
+        |p| (p["samples"].as_u64().unwrap(), p["bytes"].as_u64().unwrap()),
+        |p| p["weighted_rms_error"].as_f64().unwrap(),
+    );
 }

@@ -223,3 +223,31 @@ pub fn ended_by_sigpipe_when_unread(
     assert!(!err.contains("error"), "{err}");
     err
 }
+
+/// The front a sweep's JSON names (`front`, indices into `points`),
+/// checked: a point is on it exactly when no other is as cheap (`cost`,
+/// less is cheaper) and as accurate (`error`, less is better) and better
+/// on one of the two; of points equal on both, only the earliest is.
+pub fn checked_front<C: PartialOrd>(
+    sweep: &serde_json::Value,
+    cost: impl Fn(&serde_json::Value) -> C,
+    error: impl Fn(&serde_json::Value) -> f64,
+) -> Vec<usize> {
+    let points = sweep["points"].as_array().unwrap();
+    let front: Vec<usize> = sweep["front"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_u64().unwrap() as usize)
+        .collect();
+    assert!(!front.is_empty(), "{sweep}");
+    for (i, p) in points.iter().enumerate() {
+        let beaten = points.iter().enumerate().any(|(j, q)| {
+            cost(q) <= cost(p)
+                && error(q) <= error(p)
+                && (cost(q) < cost(p) || error(q) < error(p) || j < i)
+        });
+        assert_eq!(front.contains(&i), !beaten, "point {i}: {sweep}");
+    }
+    front
+}
