@@ -33,8 +33,8 @@ use std::hash::Hash;
 use std::path::{Path, PathBuf};
 
 /// The layout of the files. A new build of coprof has a key of its own
-/// anyway (its executable's stamp).
-const FORMAT: u32 = 1;
+/// anyway (its executable's stamp). 2: a span's answer holds its function.
+const FORMAT: u32 = 2;
 
 /// Answers kept per file at most: past this, a save starts the file
 /// afresh with this run's answers only.
@@ -91,6 +91,15 @@ impl Key {
     }
 }
 
+/// What a code range's source span says ([`coprof_symbols::SourceSpan`]),
+/// as kept: its lines in words, when they are more than addresses, and
+/// the innermost function the whole range lies in.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpanAnswer {
+    pub text: Option<String>,
+    pub function: Option<String>,
+}
+
 /// One row of a listing as kept: the instruction and its location (its
 /// source line's text is read afresh).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,7 +140,7 @@ pub struct Answers {
     #[serde(with = "pairs")]
     pub locations: HashMap<u64, Location>,
     #[serde(with = "pairs")]
-    pub spans: HashMap<(u64, u64), Option<String>>,
+    pub spans: HashMap<(u64, u64), SpanAnswer>,
     #[serde(with = "pairs")]
     pub instructions: HashMap<(u64, u64), Option<u64>>,
     #[serde(with = "pairs")]
@@ -148,9 +157,6 @@ pub struct Answers {
     /// object that starts there, or the C++ virtual table it lies in.
     #[serde(default, with = "pairs")]
     pub starting_at: HashMap<u64, Option<String>>,
-    /// The innermost function a code range lies in, inlined or not.
-    #[serde(default, with = "pairs")]
-    pub span_functions: HashMap<(u64, u64), Option<String>>,
     /// Whether the instruction at an address loads a code address (a
     /// return address).
     #[serde(default, with = "pairs")]
@@ -180,7 +186,6 @@ impl Answers {
             + self.functions_in.len()
             + self.objects_in.len()
             + self.starting_at.len()
-            + self.span_functions.len()
             + self.code_loads.len()
             + self.code_symbols.len()
     }
@@ -200,7 +205,6 @@ impl Answers {
         add(&mut self.functions_in, other.functions_in);
         add(&mut self.objects_in, other.objects_in);
         add(&mut self.starting_at, other.starting_at);
-        add(&mut self.span_functions, other.span_functions);
         add(&mut self.code_loads, other.code_loads);
         add(&mut self.code_symbols, other.code_symbols);
         self.depend_on(other.split_read, other.split_absent);
@@ -441,14 +445,17 @@ mod tests {
         let (mut a, mut b) = (open(), open());
         let x = &mut a.answers;
         x.locations.insert(1, Location::address(1));
-        x.spans.insert((1, 2), Some("a.c:1".into()));
+        let span = SpanAnswer {
+            text: Some("a.c:1".into()),
+            function: Some("f".into()),
+        };
+        x.spans.insert((1, 2), span);
         x.instructions.insert((1, 2), Some(1));
         x.disassembly.insert(1, Some("nop".into()));
         x.listings.insert((1, 2), None);
         x.functions_in.insert((1, 2), FunctionsIn::default());
         x.objects_in.insert((1, 2), FunctionsIn::default());
         x.starting_at.insert(1, Some("f".into()));
-        x.span_functions.insert((1, 2), Some("f".into()));
         x.code_loads.insert(1, true);
         x.code_symbols.insert(1, Some("f+0x1".into()));
         // Each map of answers has one: a new kind must be added here.

@@ -12,7 +12,7 @@
 
 mod opened;
 
-use crate::symbol_cache::{Answers, FunctionsIn, Row, SymbolCache};
+use crate::symbol_cache::{Answers, FunctionsIn, Row, SpanAnswer, SymbolCache};
 use coprof_core::trace::Module;
 use coprof_symbols::source::SourceCache;
 use coprof_symbols::{Location, Quality, Symbolizer};
@@ -201,27 +201,35 @@ impl Loaded {
         self.lookup(a).outer_function().map(str::to_string)
     }
 
-    /// The source lines of `[lo, hi]`, when they are more than addresses.
-    fn span(&self, lo: u64, hi: u64) -> Option<String> {
+    /// The source span of `[lo, hi]`: its lines, and the innermost
+    /// function it lies in, worked out together.
+    fn span_answer(&self, lo: u64, hi: u64) -> SpanAnswer {
         self.answer(
             |k| &mut k.spans,
             (lo, hi),
             |s| {
-                let span = s?.span(lo, hi);
-                (span.source != Quality::Address).then(|| span.to_string())
+                let Some(s) = s else {
+                    return SpanAnswer::default();
+                };
+                let span = s.span(lo, hi);
+                SpanAnswer {
+                    text: (span.source != Quality::Address).then(|| span.to_string()),
+                    function: span.function,
+                }
             },
         )
+    }
+
+    /// The source lines of `[lo, hi]`, when they are more than addresses.
+    fn span(&self, lo: u64, hi: u64) -> Option<String> {
+        self.span_answer(lo, hi).text
     }
 
     /// The innermost function `[lo, hi]` lies in, inlined or not
     /// ([`SourceSpan::function`](coprof_symbols::span::SourceSpan)), without the
     /// file's name.
     fn span_function(&self, lo: u64, hi: u64) -> Option<String> {
-        self.answer(
-            |k| &mut k.span_functions,
-            (lo, hi),
-            |s| s?.span(lo, hi).function,
-        )
+        self.span_answer(lo, hi).function
     }
 
     fn instructions_in(&self, lo: u64, hi: u64) -> Option<u64> {
