@@ -722,8 +722,9 @@ impl Simulator {
             args[1] = args[1].wrapping_add(done);
             args[2] = args[2].wrapping_sub(done);
             self.kernel.resumed = redo;
-            if args[7] == crate::sysno::OPENAT && !self.threads.parked.is_empty() {
-                // What another thread's `/proc` status file shows.
+            if args[7] == crate::sysno::OPENAT {
+                // What another thread's `/proc` status file shows, as the
+                // threads off the hart are now.
                 self.kernel.parked_signals = (self.threads.parked.iter())
                     .map(|p| (p.tid, p.mask, p.pending.set()))
                     .collect();

@@ -233,7 +233,7 @@ pub struct Kernel {
     pub directed: Vec<(i64, SigInfo)>,
     /// The threads off the hart, with their blocked and pending signals
     /// (id, mask, pending): what their `/proc` status files show, filled
-    /// in by the simulator before a call that may open one.
+    /// in afresh by the simulator before each call that may open one.
     pub(crate) parked_signals: Vec<(i64, u64, u64)>,
     /// Unknown calls answered with ENOSYS (number, count).
     pub enosys_calls: Vec<(u64, u64)>,

@@ -393,7 +393,7 @@ impl Kernel {
         let (own, mask) = self
             .parked_signals
             .iter()
-            .find(|&&(tid, ..)| tid == id && id != self.tid)
+            .find(|&&(tid, ..)| tid == id)
             .map_or(
                 (self.signals.own.set(), self.signals.mask),
                 |&(_, mask, own)| (own, mask),
