@@ -104,13 +104,7 @@ pub fn instruction_length(arch: &Arch, code: &[u8]) -> Option<usize> {
             let len = coprof_rv::decode::length(low) as usize;
             (code.len() >= len).then_some(len)
         }
-        Arch::X86_64 => {
-            use iced_x86::{Decoder, DecoderOptions};
-            let window = &code[..code.len().min(15)];
-            let mut decoder = Decoder::new(64, window, DecoderOptions::NONE);
-            let insn = decoder.decode();
-            (!insn.is_invalid()).then_some(insn.len())
-        }
+        Arch::X86_64 => x86_decode(0, code).map(|insn| insn.len()),
         Arch::Other(_) => None,
     }
 }
@@ -126,13 +120,20 @@ pub fn loads_code_address(arch: &Arch, pc: u64, code: &[u8]) -> bool {
             op.rd == 1 && matches!(op.kind, coprof_rv::op::Kind::Ld | coprof_rv::op::Kind::Lw)
         }),
         Arch::X86_64 => {
-            use iced_x86::{Decoder, DecoderOptions, Mnemonic};
-            let window = &code[..code.len().min(15)];
-            let insn = Decoder::with_ip(64, window, pc, DecoderOptions::NONE).decode();
-            !insn.is_invalid() && insn.mnemonic() == Mnemonic::Ret
+            x86_decode(pc, code).is_some_and(|insn| insn.mnemonic() == iced_x86::Mnemonic::Ret)
         }
         Arch::Other(_) => false,
     }
+}
+
+/// The x86-64 instruction at the start of `code` (at `pc`), decoded; no
+/// text is made. `None` when the bytes are no instruction or end inside
+/// one.
+fn x86_decode(pc: u64, code: &[u8]) -> Option<iced_x86::Instruction> {
+    use iced_x86::{Decoder, DecoderOptions};
+    let window = &code[..code.len().min(15)];
+    let insn = Decoder::with_ip(64, window, pc, DecoderOptions::NONE).decode();
+    (!insn.is_invalid()).then_some(insn)
 }
 
 fn riscv(pc: u64, code: &[u8]) -> Option<Disassembly> {

@@ -315,9 +315,12 @@ fn build(a: &Args) -> anyhow::Result<Engine> {
             Engine::Coproc(Box::new(cp))
         }
         "simple" => Engine::Simple(
-            SimpleSampler::new(SimpleConfig {
-                period: a.period.unwrap_or(1024),
-                values_per_pc: a.values_per_pc.unwrap_or(16),
+            SimpleSampler::new({
+                let paper = SimpleConfig::default();
+                SimpleConfig {
+                    period: a.period.unwrap_or(paper.period),
+                    values_per_pc: a.values_per_pc.unwrap_or(paper.values_per_pc),
+                }
             })
             .map_err(|e| bad_input(format!("--values-per-pc: {e}")))?,
         ),
