@@ -159,6 +159,24 @@ macro_rules! out {
     }};
 }
 
+/// The heading of the front of a sweep whose cost is a size.
+pub const FRONT_OF_SIZES: &str =
+    "the front, where no other configuration is both as small and as accurate, smallest first:";
+
+/// A sweep's front ([`coprof_engines::grid::pareto_front`]) in words:
+/// `heading`, then `line` of each configuration on it, in its order.
+pub fn print_front(
+    out: &mut String,
+    heading: &str,
+    front: &[usize],
+    line: impl Fn(usize) -> String,
+) {
+    crate::outln!(out, "{heading}");
+    for &i in front {
+        crate::outln!(out, "{}", line(i));
+    }
+}
+
 /// Formats a count with thousands separators, for tables.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();

@@ -769,21 +769,17 @@ fn sweep_text(out: &mut String, stream: &SbbStream, result: &SweepResult, target
             result.points.iter().map(|p| p.accuracy).fold(0.0, f64::max)
         ),
     }
-    crate::outln!(
-        out,
-        "the front, where no other configuration is both as small and as accurate, smallest first:"
-    );
-    for &i in &result.front {
+    let heading = crate::output::FRONT_OF_SIZES;
+    crate::output::print_front(out, heading, &result.front, |i| {
         let p = &result.points[i];
-        crate::outln!(
-            out,
+        format!(
             "  {} ({}), accuracy {:.4}, {} bits",
             p.config.label(),
             describe(&p.config),
             p.accuracy,
             p.size_bits
-        );
-    }
+        )
+    });
     crate::outln!(
         out,
         "(percentages are rounded down; --json lists every configuration exactly)"

@@ -145,20 +145,15 @@ fn print_text(out: &mut String, r: &SweepResult) {
             r.points.iter().map(|p| p.accuracy).fold(0.0, f64::max)
         ),
     }
-    crate::outln!(
-        out,
-        "the front, where no other configuration is both as small and as accurate, smallest first:"
-    );
-    for &i in &r.front {
+    crate::output::print_front(out, crate::output::FRONT_OF_SIZES, &r.front, |i| {
         let p = &r.points[i];
-        crate::outln!(
-            out,
+        format!(
             "  {}, {} bytes, accuracy {:.4}",
             describe(p),
             thousands(p.memory_bytes as u64),
             p.accuracy
-        );
-    }
+        )
+    });
 }
 
 /// A configuration as the options that build it alone.

@@ -315,19 +315,16 @@ fn print_text(out: &mut String, r: &SweepReport) {
         );
     }
     crate::outln!(out);
-    crate::outln!(
-        out,
-        "the front, where no other sampler takes as few samples and is as accurate, fewest first:"
-    );
-    for &i in &r.front {
+    let heading = "the front, where no other sampler takes as few samples and is as accurate, \
+                   fewest first:";
+    crate::output::print_front(out, heading, &r.front, |i| {
         let p = &r.points[i];
-        crate::outln!(
-            out,
+        format!(
             "{:>9}  {:<20} {:>12} {:>9}",
             thousands(p.interval),
             p.sampler,
             thousands(p.samples),
             pct(p.overlap)
-        );
-    }
+        )
+    });
 }

@@ -256,15 +256,13 @@ fn print_cheapest<T: ScoredPoint>(
             }
         }
     }
-    crate::outln!(
-        out,
-        "the front, where no other configuration is both as cheap and as accurate, cheapest first:"
-    );
-    for &i in &r.front {
+    let heading = "the front, where no other configuration is both as cheap and as accurate, \
+                   cheapest first:";
+    crate::output::print_front(out, heading, &r.front, |i| {
         let p = &r.points[i];
         let (options, cost) = describe(p);
-        crate::outln!(out, "  {options}, {cost}, error {}", pct(p.error()));
-    }
+        format!("  {options}, {cost}, error {}", pct(p.error()))
+    });
 }
 
 fn print_coproc(out: &mut String, r: &cs::SweepResult) {
