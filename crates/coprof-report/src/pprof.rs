@@ -1,0 +1,333 @@
+//! A [`PcProfile`] as a pprof profile: the `perftools.profiles.Profile`
+//! message of pprof's `profile.proto`, gzipped, which `go tool pprof`
+//! reads.
+//!
+//! Each PC is one location at its address, in the mapping of the file it
+//! lies in, with its source lines innermost first (an inlined function's
+//! line, then the line in its caller: pprof's `Line` order), and one
+//! sample whose stack is that location alone and whose values are the
+//! PC's costs. Functions are pprof's by name and file. The mappings say
+//! that functions, files, lines and inlined frames are already given, so
+//! that pprof does not look for the binaries to symbolize again.
+
+use crate::pc_profile::{frames, PcProfile};
+use prost::Message;
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+/// The messages of `profile.proto` that coprof writes, with their field
+/// numbers (declared here with prost's derive: no `.proto` file and no
+/// `protoc` in the build). Fields coprof never sets are left out; a
+/// reader sees them as absent.
+pub mod proto {
+    /// `perftools.profiles.Profile`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Profile {
+        #[prost(message, repeated, tag = "1")]
+        pub sample_type: Vec<ValueType>,
+        #[prost(message, repeated, tag = "2")]
+        pub sample: Vec<Sample>,
+        #[prost(message, repeated, tag = "3")]
+        pub mapping: Vec<Mapping>,
+        #[prost(message, repeated, tag = "4")]
+        pub location: Vec<Location>,
+        #[prost(message, repeated, tag = "5")]
+        pub function: Vec<Function>,
+        /// Every string, by index; the first is always "".
+        #[prost(string, repeated, tag = "6")]
+        pub string_table: Vec<String>,
+        /// Free text shown by `pprof -comments`, as string indices.
+        #[prost(int64, repeated, tag = "13")]
+        pub comment: Vec<i64>,
+        /// The sample type shown by default, as a string index.
+        #[prost(int64, tag = "14")]
+        pub default_sample_type: i64,
+    }
+
+    /// `ValueType`: a sample type and its unit, as string indices.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ValueType {
+        #[prost(int64, tag = "1")]
+        pub r#type: i64,
+        #[prost(int64, tag = "2")]
+        pub unit: i64,
+    }
+
+    /// `Sample`: a stack of locations, leaf first, and its values.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Sample {
+        #[prost(uint64, repeated, tag = "1")]
+        pub location_id: Vec<u64>,
+        #[prost(int64, repeated, tag = "2")]
+        pub value: Vec<i64>,
+    }
+
+    /// `Mapping`: a file's code in the process's memory.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Mapping {
+        #[prost(uint64, tag = "1")]
+        pub id: u64,
+        #[prost(uint64, tag = "2")]
+        pub memory_start: u64,
+        #[prost(uint64, tag = "3")]
+        pub memory_limit: u64,
+        #[prost(uint64, tag = "4")]
+        pub file_offset: u64,
+        #[prost(int64, tag = "5")]
+        pub filename: i64,
+        #[prost(int64, tag = "6")]
+        pub build_id: i64,
+        #[prost(bool, tag = "7")]
+        pub has_functions: bool,
+        #[prost(bool, tag = "8")]
+        pub has_filenames: bool,
+        #[prost(bool, tag = "9")]
+        pub has_line_numbers: bool,
+        #[prost(bool, tag = "10")]
+        pub has_inline_frames: bool,
+    }
+
+    /// `Location`: an instruction address and its source lines.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Location {
+        #[prost(uint64, tag = "1")]
+        pub id: u64,
+        #[prost(uint64, tag = "2")]
+        pub mapping_id: u64,
+        #[prost(uint64, tag = "3")]
+        pub address: u64,
+        #[prost(message, repeated, tag = "4")]
+        pub line: Vec<Line>,
+    }
+
+    /// `Line`: a function and a line in it.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Line {
+        #[prost(uint64, tag = "1")]
+        pub function_id: u64,
+        #[prost(int64, tag = "2")]
+        pub line: i64,
+    }
+
+    /// `Function`: names and source file, as string indices.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Function {
+        #[prost(uint64, tag = "1")]
+        pub id: u64,
+        #[prost(int64, tag = "2")]
+        pub name: i64,
+        #[prost(int64, tag = "3")]
+        pub system_name: i64,
+        #[prost(int64, tag = "4")]
+        pub filename: i64,
+        #[prost(int64, tag = "5")]
+        pub start_line: i64,
+    }
+}
+
+/// The string table: each string once, by index.
+struct Strings {
+    table: Vec<String>,
+    index: HashMap<String, i64>,
+}
+
+impl Strings {
+    fn new() -> Strings {
+        Strings {
+            table: vec![String::new()],
+            index: HashMap::from([(String::new(), 0)]),
+        }
+    }
+
+    fn put(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.table.len() as i64;
+        self.table.push(s.to_string());
+        self.index.insert(s.to_string(), i);
+        i
+    }
+}
+
+/// `p` as a pprof message. `comments` are shown by `pprof -comments`.
+pub fn profile(p: &PcProfile, comments: &[String]) -> proto::Profile {
+    let mut strings = Strings::new();
+    let sample_type: Vec<proto::ValueType> = p
+        .costs
+        .iter()
+        .map(|c| proto::ValueType {
+            r#type: strings.put(&c.sample_type),
+            unit: strings.put(&c.unit),
+        })
+        .collect();
+    let mut out = proto::Profile {
+        default_sample_type: sample_type.first().map_or(0, |t| t.r#type),
+        sample_type,
+        ..proto::Profile::default()
+    };
+    out.mapping = mappings(p, &mut strings);
+    let mut functions: HashMap<(i64, i64), u64> = HashMap::new();
+    for pc in p.pcs.iter().filter(|pc| pc.values.iter().any(|&v| v != 0)) {
+        let id = out.location.len() as u64 + 1;
+        let mut line = Vec::new();
+        for f in frames(&pc.location) {
+            let name = match f.function {
+                Some(name) => strings.put(name),
+                None => strings.put(&format!("{:#x}", pc.pc)),
+            };
+            let file = strings.put(f.file.unwrap_or(""));
+            let next = functions.len() as u64 + 1;
+            let function_id = *functions.entry((name, file)).or_insert_with(|| {
+                out.function.push(proto::Function {
+                    id: next,
+                    name,
+                    system_name: name,
+                    filename: file,
+                    start_line: 0,
+                });
+                next
+            });
+            line.push(proto::Line {
+                function_id,
+                line: f.line.map_or(0, i64::from),
+            });
+        }
+        out.location.push(proto::Location {
+            id,
+            mapping_id: pc.object.map_or(0, |o| o as u64 + 1),
+            address: pc.pc,
+            line,
+        });
+        out.sample.push(proto::Sample {
+            location_id: vec![id],
+            value: pc.values.iter().map(|&v| v as i64).collect(),
+        });
+    }
+    out.comment = comments.iter().map(|c| strings.put(c)).collect();
+    out.string_table = strings.table;
+    out
+}
+
+/// One mapping per object, numbered from 1 in [`PcProfile::objects`]'
+/// order. An object that spans the whole address space is narrowed to
+/// its PCs: pprof takes a mapping's range as the addresses it covers.
+fn mappings(p: &PcProfile, strings: &mut Strings) -> Vec<proto::Mapping> {
+    let pcs_of = |o: usize| p.pcs.iter().filter(move |pc| pc.object == Some(o));
+    p.objects
+        .iter()
+        .enumerate()
+        .map(|(o, obj)| {
+            let (start, end) = if obj.start == 0 && obj.end == u64::MAX {
+                let lo = pcs_of(o).map(|pc| pc.pc).min().unwrap_or(0);
+                let hi = pcs_of(o).map(|pc| pc.pc + 1).max().unwrap_or(0);
+                (lo, hi)
+            } else {
+                (obj.start, obj.end)
+            };
+            proto::Mapping {
+                id: o as u64 + 1,
+                memory_start: start,
+                memory_limit: end,
+                file_offset: 0,
+                filename: strings.put(&obj.path),
+                build_id: 0,
+                has_functions: true,
+                has_filenames: true,
+                has_line_numbers: true,
+                has_inline_frames: true,
+            }
+        })
+        .collect()
+}
+
+/// Writes `p` to `out` as a gzipped pprof profile, with `comments`.
+pub fn write(out: &mut impl Write, p: &PcProfile, comments: &[String]) -> io::Result<()> {
+    let bytes = profile(p, comments).encode_to_vec();
+    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    gz.write_all(&bytes)?;
+    gz.finish()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Cost, Object};
+    use coprof_symbols::{Frame, Location, Quality};
+    use std::io::Read;
+
+    fn sample_profile() -> PcProfile {
+        let mut p = PcProfile::new(vec![Cost::instructions(), Cost::samples()], vec![]);
+        p.objects.push(Object {
+            path: "/bin/prog".into(),
+            start: 0,
+            end: u64::MAX,
+        });
+        let mut l = Location::address(0x1008);
+        l.source = Quality::Dwarf;
+        l.function = Some("helper".into());
+        l.file = Some("/src/util.h".into());
+        l.line = Some(5);
+        l.inlined.push(Frame {
+            function: Some("main".into()),
+            file: Some("/src/prog.c".into()),
+            line: Some(20),
+            column: None,
+        });
+        p.push(0x1008, vec![9, 2], Some(0), l);
+        p.push(0x1000, vec![0, 0], Some(0), Location::address(0x1000));
+        p.push(0x2010, vec![4, 1], Some(0), Location::address(0x2010));
+        p
+    }
+
+    #[test]
+    fn a_gzipped_profile_decodes_to_the_message() {
+        let p = sample_profile();
+        let mut gz = Vec::new();
+        write(&mut gz, &p, &["a note".into()]).unwrap();
+        let mut raw = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_end(&mut raw)
+            .unwrap();
+        let back = proto::Profile::decode(&raw[..]).unwrap();
+        assert_eq!(back, profile(&p, &["a note".into()]));
+    }
+
+    #[test]
+    fn locations_carry_inlined_lines_innermost_first_and_one_sample_each() {
+        let m = profile(&sample_profile(), &[]);
+        let s = |i: i64| m.string_table[i as usize].as_str();
+        assert_eq!(s(0), "");
+        let types: Vec<(&str, &str)> = m
+            .sample_type
+            .iter()
+            .map(|t| (s(t.r#type), s(t.unit)))
+            .collect();
+        assert_eq!(types, [("instructions", "count"), ("samples", "count")]);
+        // The PC with no cost is left out.
+        assert_eq!(m.location.len(), 2);
+        assert_eq!(m.sample.len(), 2);
+        let loc = &m.location[0];
+        assert_eq!((loc.id, loc.address, loc.mapping_id), (1, 0x1008, 1));
+        let lines: Vec<(&str, &str, i64)> = loc
+            .line
+            .iter()
+            .map(|l| {
+                let f = &m.function[l.function_id as usize - 1];
+                (s(f.name), s(f.filename), l.line)
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [("helper", "/src/util.h", 5), ("main", "/src/prog.c", 20)]
+        );
+        assert!(m.location[1].line.is_empty(), "a bare address has no line");
+        assert_eq!(m.sample[0].location_id, [1]);
+        assert_eq!(m.sample[0].value, [9, 2]);
+        // The whole-space mapping is narrowed to the PCs.
+        let map = &m.mapping[0];
+        assert_eq!((map.memory_start, map.memory_limit), (0x1000, 0x2011));
+        assert_eq!(s(map.filename), "/bin/prog");
+    }
+}
