@@ -15,6 +15,7 @@ pub mod event;
 pub mod exact;
 pub mod key_counts;
 pub mod metrics;
+pub mod pc_counts;
 pub mod put;
 pub mod runs;
 pub mod stream;
@@ -26,6 +27,7 @@ pub mod wanted;
 pub use event::{flags, Class, ClassSet, Event};
 pub use exact::ExactCounts;
 pub use key_counts::KeyCounts;
+pub use pc_counts::PcCounts;
 pub use runs::{BlockCounts, Blocks, Run, Transfers};
 pub use stream::{
     all_with_runs, any_with_runs, Collect, Discard, Fanout, Sink, SliceSource, Source,

@@ -46,6 +46,7 @@ enum Command {
     Record(cmd::record::Args),
     Profile(cmd::profile::Args),
     Report(cmd::profile::ReportArgs),
+    Export(cmd::export::Args),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +76,7 @@ fn main() -> ExitCode {
         Command::Record(a) => cmd::record::run(a),
         Command::Profile(a) => cmd::profile::run(a),
         Command::Report(a) => cmd::profile::report(a),
+        Command::Export(a) => cmd::export::run(a),
     };
     match result {
         // A live run ends with its program's status, as `perf record`

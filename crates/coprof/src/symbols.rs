@@ -452,6 +452,19 @@ impl Symbols {
         m.named((l.source != Quality::Address).then(|| l.to_string()), a)
     }
 
+    /// Where `pc` is, for a profile other tools read: the file it lies in
+    /// with where that was mapped in the run, and its location in the
+    /// file (function, source line, and the frames it was inlined into).
+    pub fn located(&self, pc: u64) -> Option<(coprof_report::Object, Location)> {
+        let (m, a) = self.at(pc)?;
+        let object = coprof_report::Object {
+            path: m.path.display().to_string(),
+            start: m.at.start,
+            end: m.at.end,
+        };
+        Some((object, m.lookup(a)))
+    }
+
     /// What a value that is a pointer points at: the function or data
     /// object that starts there (`memset in libc.so.6`), or the C++
     /// virtual table it lies in (`vtable for Circle+0x10`), named as

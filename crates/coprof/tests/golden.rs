@@ -20,12 +20,19 @@ fn golden(name: &str, command: &str, workload: &str, args: &[&str]) {
     let trace = gen_trace(dir.path(), workload, 50_000, 4);
     let text = stdout_of(coprof().arg(command).arg(&trace).args(args))
         .replace(&trace.display().to_string(), "TRACE");
+    let what = format!("coprof {command} {}", args.join(" "));
+    compare(name, &what, &text);
+}
+
+/// Compares `text`, what `what` printed, with `tests/golden/NAME.txt`
+/// (or writes that file when asked to).
+fn compare(name: &str, what: &str, text: &str) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(format!("{name}.txt"));
     if std::env::var_os("COPROF_UPDATE_GOLDEN").is_some() {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(&file, &text).unwrap();
+        std::fs::write(&file, text).unwrap();
         return;
     }
     let want = std::fs::read_to_string(&file).unwrap_or_else(|e| {
@@ -46,9 +53,8 @@ fn golden(name: &str, command: &str, workload: &str, args: &[&str]) {
                 ("(line count differs)".into(), String::new()),
             ));
         panic!(
-            "coprof {command} {} differs from {} at line {line}:\n  got:  {got}\n  want: {exp}\n\
+            "{what} differs from {} at line {line}:\n  got:  {got}\n  want: {exp}\n\
              (if the change is intended: COPROF_UPDATE_GOLDEN=1 cargo test -p coprof --test golden)",
-            args.join(" "),
             file.display()
         );
     }
@@ -208,5 +214,28 @@ fn sample_sweep_report() {
         "sample",
         "methods",
         &["--sweep", "--sweep-intervals", "4,64,1024"],
+    );
+}
+
+/// `coprof export`'s summary and the callgrind file it writes, of a trace
+/// of synthetic PCs (no symbols: each PC its own function, by address).
+#[test]
+fn export_summary_and_callgrind_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen_trace(dir.path(), "loops", 50_000, 4);
+    let out = dir.path().join("callgrind.out.loops");
+    let summary = stdout_of(
+        coprof()
+            .args(["export", "--top", "5", "-o"])
+            .arg(&out)
+            .arg(&trace),
+    );
+    let file = std::fs::read_to_string(&out).unwrap();
+    let text = format!("{summary}--- callgrind.out.loops\n{file}")
+        .replace(&dir.path().display().to_string(), "DIR");
+    compare(
+        "export-callgrind-loops",
+        "coprof export -o callgrind.out.loops",
+        &text,
     );
 }

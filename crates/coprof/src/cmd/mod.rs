@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod demo;
+pub mod export;
 pub mod gen;
 pub mod info;
 pub mod loops;

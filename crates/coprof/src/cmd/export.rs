@@ -1,0 +1,361 @@
+//! `coprof export`: the exact flat profile of a run (events per PC, each
+//! with its function, file, line and inlined frames) in the formats other
+//! tools read: pprof's and callgrind's (coprof-report).
+
+use crate::error::bad_input;
+use crate::input::{InputArgs, InputInfo};
+use crate::job::{Job, Rendered};
+use crate::output::{pct, thousands};
+use coprof_core::{ClassSet, PcCounts, Sink};
+use coprof_report::{Cost, Object, PcProfile};
+use coprof_symbols::Location;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Write the exact profile of a run for pprof or callgrind's tools.
+///
+/// Counts the events of every PC exactly (instructions retired for an RV64
+/// program run in the simulator; samples for a native program or a trace
+/// of samples), names each PC by function, source file and line with its
+/// inlined frames, and writes the profile in a format other tools read:
+/// pprof's (`go tool pprof`, speedscope) or callgrind's (`callgrind_annotate`,
+/// KCachegrind). The profile is flat: events carry PCs, not call stacks.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  coprof export -o crc32.pb.gz -- workloads/build/crc32
+  go tool pprof -top crc32.pb.gz
+  coprof export -o callgrind.out.crc32 -- workloads/build/crc32
+  callgrind_annotate callgrind.out.crc32
+  coprof record -o gzip.cpt -- gzip -9 -c big.txt > big.txt.gz
+  coprof export -o gzip.pb.gz gzip.cpt
+  coprof export --classes load -o loads.pb.gz -- ./prog")]
+pub struct Args {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// The file to write.
+    #[arg(long, short, value_name = "FILE", value_parser = crate::output::output_file())]
+    output: PathBuf,
+    /// Its format [default: from its name: pprof for `*.pb.gz`, `*.pb`
+    /// or `*.pprof`, callgrind for `callgrind.out*` or `*.callgrind`].
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// The classes of events counted (comma-separated, or all): with
+    /// `load`, loads per PC [default: all].
+    #[arg(long, value_parser = crate::cmd::gen::parse_classes)]
+    classes: Option<ClassSet>,
+    /// Functions listed in the summary, the costliest first.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A format other tools read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// pprof's profile.proto, gzipped (`go tool pprof`).
+    Pprof,
+    /// callgrind's text format (`callgrind_annotate`, KCachegrind).
+    Callgrind,
+}
+
+impl Format {
+    /// The format a file's name says, as the tools name their files.
+    fn of(path: &Path) -> Option<Format> {
+        let name = path.file_name()?.to_string_lossy();
+        if [".pb.gz", ".pb", ".pprof"]
+            .iter()
+            .any(|e| name.ends_with(e))
+        {
+            Some(Format::Pprof)
+        } else if name.starts_with("callgrind.out") || name.ends_with(".callgrind") {
+            Some(Format::Callgrind)
+        } else {
+            None
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Pprof => "pprof",
+            Format::Callgrind => "callgrind",
+        }
+    }
+
+    /// How to read a file of this format.
+    fn reader(self, path: &Path) -> String {
+        match self {
+            Format::Pprof => format!("go tool pprof -top {}", path.display()),
+            Format::Callgrind => format!("callgrind_annotate {}", path.display()),
+        }
+    }
+}
+
+pub fn run(mut a: Args) -> anyhow::Result<()> {
+    // A native program is sampled where it was interrupted, as `coprof
+    // record` samples it: a profile of where its time goes.
+    a.input.setup.native = Some(false);
+    crate::job::run_one(&a.input, a.json, prepare(&a)?)
+}
+
+/// The export of `a`'s options as a [`Job`]: what it writes is checked
+/// before the run, so that a bad name does not wait for the program.
+pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
+    let format = match (a.format, Format::of(&a.output)) {
+        (Some(f), _) | (None, Some(f)) => f,
+        (None, None) => {
+            return Err(bad_input(format!(
+                "-o {}: give --format pprof or callgrind, or a name that says which \
+                 (`*.pb.gz`, `callgrind.out.*`)",
+                a.output.display()
+            )))
+        }
+    };
+    let dir = match a.output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(bad_input(format!(
+            "-o {}: no directory {}",
+            a.output.display(),
+            dir.display()
+        )));
+    }
+    let classes = a.classes.unwrap_or(ClassSet::ALL);
+    if classes == ClassSet::NONE {
+        return Err(bad_input("--classes: give at least one class"));
+    }
+    let cost = cost_of(classes, samples(&a.input)?);
+    Ok(Box::new(Export {
+        counts: PcCounts::new(classes),
+        cost,
+        format,
+        output: a.output.clone(),
+        top: a.top,
+    }))
+}
+
+/// Whether the input's events are samples rather than every event: a
+/// native process's, or a trace `coprof sample -o` wrote.
+fn samples(input: &InputArgs) -> anyhow::Result<bool> {
+    if input.holds_samples()? {
+        return Ok(true);
+    }
+    Ok(input.file.is_some() && input.describe()?.source == "sample")
+}
+
+/// What a PC's count is: instructions retired, samples, or events of some
+/// classes.
+fn cost_of(classes: ClassSet, samples: bool) -> Cost {
+    let all = classes == ClassSet::ALL;
+    match (samples, all) {
+        (true, true) => Cost::samples(),
+        (true, false) => Cost::new(
+            "Samples",
+            "samples",
+            &format!("Samples of classes {classes}"),
+        ),
+        (false, true) => Cost::instructions(),
+        (false, false) => {
+            let name = classes.to_string();
+            Cost::new(
+                &name.replace(',', "_"),
+                &name,
+                &format!("Events of classes {name}"),
+            )
+        }
+    }
+}
+
+struct Export {
+    counts: PcCounts,
+    cost: Cost,
+    format: Format,
+    output: PathBuf,
+    top: usize,
+}
+
+/// One function's cost in the summary.
+#[derive(Serialize)]
+struct FunctionCost {
+    function: String,
+    /// The file its code is in (the program's or a library's path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object: Option<String>,
+    count: u64,
+    share: f64,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    output: PathBuf,
+    format: Format,
+    /// pprof's sample type (callgrind's event is `event`).
+    sample_type: String,
+    event: String,
+    description: String,
+    total: u64,
+    pcs: usize,
+    functions: usize,
+    objects: Vec<String>,
+    top: Vec<FunctionCost>,
+}
+
+impl Job for Export {
+    fn sink(&mut self) -> &mut (dyn Sink + Send) {
+        &mut self.counts
+    }
+
+    fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
+        let profile = pc_profile(&self.counts, self.cost.clone(), info);
+        write(&profile, self.format, &self.output)?;
+        let summary = summarize(&profile, &self);
+        let text = text(&summary, self.format);
+        Ok(Rendered {
+            json: serde_json::to_value(&summary)?,
+            text,
+        })
+    }
+}
+
+/// The counts as a profile: each PC with the file it lies in (by the
+/// program's symbols, else by the mapping the run recorded) and its
+/// location.
+fn pc_profile(counts: &PcCounts, cost: Cost, info: &InputInfo) -> PcProfile {
+    let mut command = vec![info.meta.program.clone()];
+    command.extend(info.meta.args.iter().cloned());
+    let mut p = PcProfile::new(vec![cost], command);
+    let mut pcs: Vec<(u64, u64)> = counts.counts().iter().map(|(&k, &c)| (k, c)).collect();
+    pcs.sort_unstable();
+    let mut objects: HashMap<(String, u64, u64), usize> = HashMap::new();
+    for (pc, n) in pcs {
+        let (object, location) = locate(info, pc);
+        let object = object.map(|o| {
+            *objects
+                .entry((o.path.clone(), o.start, o.end))
+                .or_insert_with(|| {
+                    p.objects.push(o);
+                    p.objects.len() - 1
+                })
+        });
+        p.push(pc, vec![n], object, location);
+    }
+    p
+}
+
+/// The file `pc` lies in and its location there.
+fn locate(info: &InputInfo, pc: u64) -> (Option<Object>, Location) {
+    if let Some((object, location)) = info.symbols.as_ref().and_then(|s| s.located(pc)) {
+        return (Some(object), location);
+    }
+    let area = crate::areas::known(info).and_then(|areas| {
+        areas
+            .overlapping(pc, pc)
+            .min_by_key(|a| a.end - a.start)
+            .map(|a| Object {
+                path: a.name.clone(),
+                start: a.start,
+                end: a.end,
+            })
+    });
+    (area, Location::address(pc))
+}
+
+/// Writes `p` to `path` in `format` through a temporary file put in place
+/// when complete, so that a failed write leaves no partial file.
+fn write(p: &PcProfile, format: Format, path: &Path) -> anyhow::Result<()> {
+    let fail = |e: std::io::Error| bad_input(format!("cannot write {}: {e}", path.display()));
+    let mut tmp = coprof_core::put::temp_for(path, ".coprof-", ".tmp").map_err(fail)?;
+    let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+    let creator = format!("coprof {}", env!("CARGO_PKG_VERSION"));
+    match format {
+        Format::Pprof => coprof_report::pprof::write(&mut out, p, &[creator]),
+        Format::Callgrind => coprof_report::callgrind::write(&mut out, p, &creator),
+    }
+    .map_err(fail)?;
+    out.flush().map_err(fail)?;
+    drop(out);
+    coprof_core::put::put(tmp, path).map_err(fail)?;
+    Ok(())
+}
+
+/// The function a PC is counted in, as callgrind counts it: the one its
+/// code lies in (the outermost when inlined), else its address.
+fn function_of(pc: &coprof_report::PcCost) -> String {
+    pc.location
+        .outer_function()
+        .map_or_else(|| format!("{:#x}", pc.pc), str::to_string)
+}
+
+fn summarize(p: &PcProfile, e: &Export) -> Summary {
+    let total = p.totals()[0];
+    let mut by_function: HashMap<(String, Option<usize>), u64> = HashMap::new();
+    for pc in &p.pcs {
+        *by_function.entry((function_of(pc), pc.object)).or_insert(0) += pc.values[0];
+    }
+    let functions = by_function.len();
+    let mut top: Vec<((String, Option<usize>), u64)> = by_function.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(e.top);
+    Summary {
+        output: e.output.clone(),
+        format: e.format,
+        sample_type: e.cost.sample_type.clone(),
+        event: e.cost.event.clone(),
+        description: e.cost.description.clone(),
+        total,
+        pcs: p.pcs.len(),
+        functions,
+        objects: p.objects.iter().map(|o| o.path.clone()).collect(),
+        top: top
+            .into_iter()
+            .map(|((function, object), count)| FunctionCost {
+                function,
+                object: object.map(|o| p.objects[o].path.clone()),
+                count,
+                share: count as f64 / total.max(1) as f64,
+            })
+            .collect(),
+    }
+}
+
+fn text(s: &Summary, format: Format) -> String {
+    let mut t = format!(
+        "wrote {}: {} profile of {} {} at {} PCs in {} functions\n",
+        s.output.display(),
+        format.name(),
+        thousands(s.total),
+        s.sample_type,
+        thousands(s.pcs as u64),
+        thousands(s.functions as u64),
+    );
+    if !s.top.is_empty() {
+        t.push_str(&format!(
+            "\n{:>15}  {:>7}  function\n",
+            s.sample_type, "share"
+        ));
+        // The file a function is in is said when there are several.
+        let several = s.objects.len() > 1;
+        for f in &s.top {
+            let object = f
+                .object
+                .as_deref()
+                .filter(|_| several)
+                .map(|o| format!(" in {}", crate::areas::short(o)))
+                .unwrap_or_default();
+            t.push_str(&format!(
+                "{:>15}  {:>7}  {}{object}\n",
+                thousands(f.count),
+                pct(f.share),
+                f.function
+            ));
+        }
+    }
+    t.push_str(&format!("\nread it with: {}\n", format.reader(&s.output)));
+    t
+}

@@ -1,0 +1,335 @@
+//! `coprof export`: a run's exact flat profile written for other tools,
+//! and read back by them: valgrind's `callgrind_annotate` and Go's `go
+//! tool pprof` (both installed by scripts/install-deps.sh).
+
+mod common;
+
+use common::{coprof, json_of, succeeded};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A program whose hot loop calls a function kept apart (`hot`) and one
+/// inlined into `main` whose code the line directives place in a file of
+/// its own, `helper.h`, as a header's inline function is.
+const PROG: &str = r#"
+#line 1 "helper.h"
+static inline unsigned long mix(unsigned long x) {
+    x ^= x >> 7;
+    x *= 0x9E3779B97F4A7C15ul;
+    return x ^ (x >> 29);
+}
+#line 8 "prog.c"
+__attribute__((noinline)) unsigned long hot(unsigned long x) {
+    for (int i = 0; i < 50; i++)
+        x = x * 31 + i;
+    return x;
+}
+volatile unsigned long sink;
+int main(void) {
+    unsigned long s = 1;
+    for (int i = 0; i < 20000; i++)
+        s = mix(s) + hot(s);
+    sink = s;
+    return 0;
+}
+"#;
+
+fn program(dir: &Path) -> PathBuf {
+    common::compile_with(dir, "prog", PROG, &["-static", "-O2", "-g"])
+}
+
+/// `coprof export --json -o OUT ARGS -- PROG` run with a fixed seed, so
+/// that two runs of the program are the same run.
+fn export(out: &Path, args: &[&str], prog: &Path) -> serde_json::Value {
+    json_of(
+        coprof()
+            .args(["export", "--json", "--top", "100", "-o"])
+            .arg(out)
+            .args(args)
+            .args(["--random-seed", "1", "--"])
+            .arg(prog),
+    )
+}
+
+/// The count of `function` in an export's summary (all its objects).
+fn count_of(summary: &serde_json::Value, function: &str) -> u64 {
+    summary["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["function"] == function)
+        .map(|f| f["count"].as_u64().unwrap())
+        .sum()
+}
+
+/// What `callgrind_annotate FILE` prints: the program's total, and the
+/// cost of each `file:function` (callgrind's own names: a function's
+/// inlined code under its own file).
+fn annotate(file: &Path) -> (u64, HashMap<String, u64>) {
+    let out = succeeded(
+        Command::new("callgrind_annotate")
+            .args(["--auto=no", "--threshold=100"])
+            .arg(file),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let number = |w: &str| w.replace(',', "").parse::<u64>().ok();
+    let mut total = None;
+    let mut functions = HashMap::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(n) = words.first().and_then(|w| number(w)) else {
+            continue;
+        };
+        if line.contains("PROGRAM TOTALS") {
+            total = Some(n);
+        } else if let Some(name) = words.iter().find(|w| w.contains(':')) {
+            functions.insert(name.to_string(), n);
+        }
+    }
+    (
+        total.unwrap_or_else(|| panic!("no total in:\n{text}")),
+        functions,
+    )
+}
+
+/// `go tool pprof -top` of `file`: the total and each name's flat value.
+fn pprof_top(file: &Path) -> (u64, HashMap<String, u64>) {
+    let out = succeeded(
+        Command::new("go")
+            .args([
+                "tool",
+                "pprof",
+                "-top",
+                "-nodefraction=0",
+                "-nodecount=1000",
+            ])
+            .arg(file),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let total = text
+        .lines()
+        .find_map(|l| l.split(" of ").nth(1)?.strip_suffix(" total")?.parse().ok())
+        .unwrap_or_else(|| panic!("no total in:\n{text}"));
+    let mut flat = HashMap::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() >= 6 && words[1].ends_with('%') {
+            if let Ok(n) = words[0].parse::<u64>() {
+                flat.insert(words[5..].join(" "), n);
+            }
+        }
+    }
+    (total, flat)
+}
+
+#[test]
+fn callgrind_annotate_reads_the_instructions_of_each_function_and_inlined_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = program(dir.path());
+    let file = dir.path().join("callgrind.out.prog");
+    let summary = export(&file, &[], &prog);
+    assert_eq!(summary["format"], "callgrind");
+    assert_eq!(summary["event"], "Ir");
+    // Every instruction the simulator retired, as `coprof run` counts them.
+    let run = succeeded(
+        coprof()
+            .args(["run", "--stats", "--random-seed", "1", "--"])
+            .arg(&prog),
+    );
+    let retired = common::retired(&run.stderr);
+    assert_eq!(summary["total"].as_u64().unwrap(), retired);
+
+    let (total, functions) = annotate(&file);
+    assert_eq!(total, retired);
+    let named = |suffix: &str| {
+        functions
+            .iter()
+            .filter(|(k, _)| k.ends_with(suffix))
+            .map(|(_, &n)| n)
+            .sum::<u64>()
+    };
+    // `hot` alone: 50 rounds of a few instructions, 20,000 times.
+    let hot = named("prog.c:hot");
+    assert_eq!(hot, count_of(&summary, "hot"));
+    assert!(hot > 20_000 * 50 * 2, "{functions:?}");
+    // `main`'s cost is its own lines and those of `mix`, inlined into it
+    // from helper.h: callgrind_annotate lists them apart.
+    let (main_own, main_mix) = (named("prog.c:main"), named("helper.h:main"));
+    assert!(main_mix >= 20_000 * 5, "{functions:?}");
+    assert_eq!(main_own + main_mix, count_of(&summary, "main"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("\nfi=(") && text.contains("/helper.h\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn go_tool_pprof_reads_the_same_counts_with_inlined_functions_as_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = program(dir.path());
+    let pb = dir.path().join("prog.pb.gz");
+    let callgrind = dir.path().join("callgrind.out.prog");
+    let summary = export(&pb, &[], &prog);
+    assert_eq!(summary["format"], "pprof");
+    assert_eq!(summary["sample_type"], "instructions");
+    let (total, flat) = pprof_top(&pb);
+    assert_eq!(total, summary["total"].as_u64().unwrap());
+    assert_eq!(flat["hot"], count_of(&summary, "hot"));
+    // pprof counts inlined code in the inlined function (`mix (inline)`),
+    // which callgrind counts in `main` under helper.h's lines.
+    export(&callgrind, &[], &prog);
+    let (_, annotated) = annotate(&callgrind);
+    let mix_lines: u64 = annotated
+        .iter()
+        .filter(|(k, _)| k.ends_with("helper.h:main"))
+        .map(|(_, &n)| n)
+        .sum();
+    assert_eq!(flat["mix (inline)"], mix_lines, "{flat:?}");
+    // The inlined frame's caller is `main`, in the same stack.
+    let traces = succeeded(
+        Command::new("go")
+            .args(["tool", "pprof", "-traces"])
+            .arg(&pb),
+    );
+    let traces = String::from_utf8(traces.stdout).unwrap();
+    assert!(
+        traces
+            .lines()
+            .any(|l| l.trim_end().ends_with("mix (inline)")),
+        "{traces}"
+    );
+}
+
+#[test]
+fn a_live_run_and_its_trace_give_the_same_profile_and_loads_alone_count_the_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = program(dir.path());
+    let trace = dir.path().join("prog.cpt");
+    succeeded(
+        coprof()
+            .args(["run", "--random-seed", "1", "--trace"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&prog),
+    );
+    // A live run counts blocks, a trace every instruction's event.
+    let cost_lines = |file: &Path| -> Vec<String> {
+        let text = std::fs::read_to_string(file).unwrap();
+        text.lines()
+            .filter(|l| l.starts_with("0x"))
+            .map(String::from)
+            .collect()
+    };
+    for classes in [None, Some("load")] {
+        let extra: Vec<&str> = classes.map_or(vec![], |c| vec!["--classes", c]);
+        let (live, traced) = (
+            dir.path().join("callgrind.out.live"),
+            dir.path().join("callgrind.out.traced"),
+        );
+        let a = export(&live, &extra, &prog);
+        succeeded(
+            coprof()
+                .args(["export", "-o"])
+                .arg(&traced)
+                .args(&extra)
+                .arg(&trace),
+        );
+        let lines = cost_lines(&live);
+        assert!(lines.len() > 100, "{lines:?}");
+        assert_eq!(lines, cost_lines(&traced), "classes {classes:?}");
+        if classes.is_some() {
+            let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+            assert_eq!(a["total"], info["classes"]["load"], "{info}");
+            assert_eq!(a["event"], "load");
+        }
+    }
+}
+
+/// A native program's samples: the hot loop of `record.rs`'s test
+/// program, built for this machine.
+const NATIVE: &str = r#"
+#define N 4096
+long table[N];
+volatile long sink;
+__attribute__((noinline)) long hot_loop(long rounds) {
+    long s = 0;
+    for (long r = 0; r < rounds; r++)
+        for (int i = 0; i < N; i++)
+            s += table[i];
+    return s;
+}
+int main(void) {
+    for (int i = 0; i < N; i++)
+        table[i] = 7;
+    sink = hot_loop(6000);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_native_programs_samples_export_to_pprof_named_by_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::host_compile(dir.path(), "hot", NATIVE, &["-O1", "-g"]);
+    let pb = dir.path().join("hot.pb.gz");
+    let summary = json_of(
+        coprof()
+            .args(["export", "--json", "-o"])
+            .arg(&pb)
+            .arg("--")
+            .arg(&prog),
+    );
+    assert_eq!(summary["sample_type"], "samples");
+    assert_eq!(summary["top"][0]["function"], "hot_loop", "{summary}");
+    assert!(
+        summary["top"][0]["share"].as_f64().unwrap() > 0.8,
+        "{summary}"
+    );
+    let (total, flat) = pprof_top(&pb);
+    assert_eq!(total, summary["total"].as_u64().unwrap());
+    assert_eq!(
+        flat["hot_loop"],
+        summary["top"][0]["count"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn a_bad_output_is_named_before_the_run_and_no_file_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = common::gen_trace(dir.path(), "loops", 10_000, 1);
+    for (args, says) in [
+        (vec!["-o", "profile.txt"], "-o profile.txt: give --format"),
+        (
+            vec!["-o", "/no/such/dir/p.pb.gz"],
+            "no directory /no/such/dir",
+        ),
+        (vec!["-o", "p.pb.gz", "--format", "xml"], "'xml'"),
+        (vec!["-o", "-"], "give a file name"),
+    ] {
+        coprof()
+            .current_dir(dir.path())
+            .arg("export")
+            .arg(&trace)
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    // --format overrides the name.
+    let out = dir.path().join("profile.txt");
+    coprof()
+        .args(["export", "--format", "callgrind", "-o"])
+        .arg(&out)
+        .arg(&trace)
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with("# callgrind format\n"));
+}
