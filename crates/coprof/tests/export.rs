@@ -333,3 +333,52 @@ fn a_bad_output_is_named_before_the_run_and_no_file_is_left() {
         .unwrap()
         .starts_with("# callgrind format\n"));
 }
+
+#[test]
+fn a_profile_writes_the_exports_from_its_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = program(dir.path());
+    let (pb, cg) = (
+        dir.path().join("p.pb.gz"),
+        dir.path().join("callgrind.out.p"),
+    );
+    let p = json_of(
+        coprof()
+            .args(["profile", "--json", "--random-seed", "1", "--pprof"])
+            .arg(&pb)
+            .arg("--callgrind")
+            .arg(&cg)
+            .arg("--")
+            .arg(&prog),
+    );
+    let instructions = p["instructions"].as_u64().unwrap();
+    let names: Vec<&str> = p["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"export --format pprof"), "{names:?}");
+    assert!(names.contains(&"export --format callgrind"), "{names:?}");
+    assert_eq!(pprof_top(&pb).0, instructions);
+    assert_eq!(annotate(&cg).0, instructions);
+    // The same profile as the export alone.
+    let alone = dir.path().join("callgrind.out.alone");
+    export(&alone, &[], &prog);
+    let body = |f: &Path| {
+        let text = std::fs::read_to_string(f).unwrap();
+        text[text.find("\nob=").unwrap()..].to_string()
+    };
+    assert_eq!(body(&cg), body(&alone));
+    // One file cannot hold every child's.
+    coprof()
+        .args(["profile", "--follow-children", "-o"])
+        .arg(dir.path().join("p.json"))
+        .arg("--pprof")
+        .arg(&pb)
+        .arg("--")
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--follow-children"));
+}

@@ -115,6 +115,10 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
             )))
         }
     };
+    // Absolute, since the program may change directory before the file
+    // is written.
+    let path = std::path::absolute(&a.output)
+        .map_err(|e| bad_input(format!("-o {}: {e}", a.output.display())))?;
     let dir = match a.output.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -136,6 +140,7 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
         cost,
         format,
         output: a.output.clone(),
+        path,
         top: a.top,
     }))
 }
@@ -176,7 +181,9 @@ struct Export {
     counts: PcCounts,
     cost: Cost,
     format: Format,
+    /// The file as given, and as written.
     output: PathBuf,
+    path: PathBuf,
     top: usize,
 }
 
@@ -213,7 +220,7 @@ impl Job for Export {
 
     fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
         let profile = pc_profile(&self.counts, self.cost.clone(), info);
-        write(&profile, self.format, &self.output)?;
+        write(&profile, self.format, &self.path)?;
         let summary = summarize(&profile, &self);
         let text = text(&summary, self.format);
         Ok(Rendered {

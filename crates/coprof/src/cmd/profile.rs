@@ -55,6 +55,16 @@ pub struct Args {
     /// same ε·n bound.
     #[arg(long, value_name = "BYTES")]
     block_buffer: Option<usize>,
+    /// Write the exact count of every PC to this file for `go tool pprof`
+    /// as well, as `coprof export -o FILE --format pprof` writes it, from
+    /// the same pass (docs/export.md).
+    #[arg(long, value_name = "FILE.pb.gz", value_parser = crate::output::output_file())]
+    pprof: Option<PathBuf>,
+    /// Write the exact count of every PC to this file for
+    /// `callgrind_annotate` and KCachegrind as well, as `coprof export -o
+    /// FILE --format callgrind` writes it, from the same pass.
+    #[arg(long, value_name = "callgrind.out.NAME", value_parser = crate::output::output_file())]
+    callgrind: Option<PathBuf>,
     /// Measure what each report's engines cost: the CPU time of their
     /// calls, beside the process's CPU and wall time over the pass (kept in
     /// the profile file).
@@ -229,7 +239,7 @@ struct Planned {
 }
 
 /// The commands a profile can run, as report jobs.
-const COMMANDS: [&str; 4] = ["loops", "ranges", "values", "sample"];
+const COMMANDS: [&str; 5] = ["loops", "ranges", "values", "sample", "export"];
 
 /// The default reports: name, command and options.
 const DEFAULTS: [(&str, &str, &[&str]); 5] = [
@@ -468,13 +478,34 @@ fn plan(
     }
     if exact {
         for p in &mut plan {
-            let takes = p.command != "sample" && !is_sweep(p);
+            let takes = !["sample", "export"].contains(&p.command.as_str()) && !is_sweep(p);
             if takes && !p.options.iter().any(|o| o == "--exact") {
                 p.options.push("--exact".into());
             }
         }
     }
     Ok(plan)
+}
+
+/// The exports `--pprof` and `--callgrind` ask for, as the `coprof
+/// export` reports that write them.
+fn exports(a: &Args) -> Vec<Planned> {
+    let asked = [("pprof", &a.pprof), ("callgrind", &a.callgrind)];
+    let mut planned = Vec::new();
+    for (format, file) in asked {
+        let Some(file) = file else { continue };
+        planned.push(Planned {
+            name: format!("export --format {format}"),
+            command: "export".into(),
+            options: vec![
+                "--format".into(),
+                format.into(),
+                "-o".into(),
+                file.display().to_string(),
+            ],
+        });
+    }
+    planned
 }
 
 /// Builds one report's job from the options of its command.
@@ -484,6 +515,7 @@ fn job(command: &str, argv: &[String]) -> anyhow::Result<Box<dyn Job>> {
         "ranges" => crate::cmd::ranges::prepare(&parse_args(argv)?)?,
         "values" => crate::cmd::values::prepare(&parse_args(argv)?)?,
         "sample" => crate::cmd::sample::prepare(&parse_args(argv)?)?,
+        "export" => crate::cmd::export::prepare(&parse_args(argv)?)?,
         other => unreachable!("no report command {other}"),
     })
 }
@@ -668,13 +700,20 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
     let input = a.input.as_typed();
     let name = a.input.name();
     let pcs_only = samples && a.input.pcs_only()?;
-    let plan = plan(
+    let mut plan = plan(
         a.exact,
         a.block_buffer,
         &a.reports,
         samples.then_some(name.as_str()),
         pcs_only,
     )?;
+    plan.extend(exports(&a));
+    if a.follow_children && plan.iter().any(|p| p.command == "export") {
+        return Err(bad_input(
+            "an export is one file of one process: with --follow-children, export a child's \
+             profile with `coprof export` on its own",
+        ));
+    }
     let left_out = match samples && a.reports.is_empty() {
         true => left_out_of_samples(pcs_only),
         false => Vec::new(),
