@@ -10,6 +10,10 @@
 //!   `callgrind_annotate` and KCachegrind read, with costs per instruction
 //!   and per source line.
 //!
+//! A design-space sweep is drawn as an SVG picture ([`sweep_plot`]): each
+//! configuration by cost and error, with the front of those no other
+//! beats.
+//!
 //! The profile is flat: coprof's events carry a PC, not a call stack, so
 //! each sample's stack is its one location (with its inlined frames), and
 //! a callgrind file has no call arcs.
@@ -17,5 +21,7 @@
 pub mod callgrind;
 pub mod pc_profile;
 pub mod pprof;
+pub mod sweep_plot;
 
 pub use pc_profile::{Cost, Object, PcCost, PcProfile};
+pub use sweep_plot::SweepPlot;

@@ -223,3 +223,39 @@ mod tests {
         assert_eq!(super::count(1200, "load"), "1,200 loads");
     }
 }
+
+/// Checks before a long pass that the directory of `path`, which
+/// `option` names, exists, so that `what` can be written there after it.
+pub fn writable_dir(option: &str, path: &Path, what: &str) -> anyhow::Result<()> {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() && !d.is_dir() => Err(crate::error::bad_input(
+            format!(
+                "{option} {}: no directory {} to write {what} in",
+                path.display(),
+                d.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Writes a file at `path` with `write`, through a temporary file put in
+/// place when complete ([`coprof_core::put`]), buffered: an interrupted
+/// or failed write leaves the old file or none, and a device or pipe
+/// stays one.
+pub fn put_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    let fail = |e: std::io::Error| {
+        crate::error::bad_input(format!("cannot write {}: {e}", path.display()))
+    };
+    let mut tmp = coprof_core::put::temp_for(path, ".coprof-", ".tmp").map_err(fail)?;
+    let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+    write(&mut out).map_err(fail)?;
+    out.flush().map_err(fail)?;
+    drop(out);
+    coprof_core::put::put(tmp, path).map_err(fail)?;
+    Ok(())
+}

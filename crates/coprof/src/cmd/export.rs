@@ -11,7 +11,6 @@ use coprof_report::{Cost, Object, PcProfile};
 use coprof_symbols::Location;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Write the exact profile of a run for pprof or callgrind's tools.
@@ -119,17 +118,7 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     // is written.
     let path = std::path::absolute(&a.output)
         .map_err(|e| bad_input(format!("-o {}: {e}", a.output.display())))?;
-    let dir = match a.output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(bad_input(format!(
-            "-o {}: no directory {}",
-            a.output.display(),
-            dir.display()
-        )));
-    }
+    crate::output::writable_dir("-o", &a.output, "the profile")?;
     let classes = a.classes.unwrap_or(ClassSet::ALL);
     if classes == ClassSet::NONE {
         return Err(bad_input("--classes: give at least one class"));
@@ -273,22 +262,13 @@ fn locate(info: &InputInfo, pc: u64) -> (Option<Object>, Location) {
     (area, Location::address(pc))
 }
 
-/// Writes `p` to `path` in `format` through a temporary file put in place
-/// when complete, so that a failed write leaves no partial file.
+/// Writes `p` to `path` in `format` ([`crate::output::put_file`]).
 fn write(p: &PcProfile, format: Format, path: &Path) -> anyhow::Result<()> {
-    let fail = |e: std::io::Error| bad_input(format!("cannot write {}: {e}", path.display()));
-    let mut tmp = coprof_core::put::temp_for(path, ".coprof-", ".tmp").map_err(fail)?;
-    let mut out = std::io::BufWriter::new(tmp.as_file_mut());
     let creator = format!("coprof {}", env!("CARGO_PKG_VERSION"));
-    match format {
+    crate::output::put_file(path, |mut out| match format {
         Format::Pprof => coprof_report::pprof::write(&mut out, p, &[creator]),
         Format::Callgrind => coprof_report::callgrind::write(&mut out, p, &creator),
-    }
-    .map_err(fail)?;
-    out.flush().map_err(fail)?;
-    drop(out);
-    coprof_core::put::put(tmp, path).map_err(fail)?;
-    Ok(())
+    })
 }
 
 /// The function a PC is counted in, as callgrind counts it: the one its

@@ -12,7 +12,6 @@ use crate::timing::{process_cpu, Timed};
 use anyhow::Context;
 use coprof_core::threads::SendSink;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -683,7 +682,7 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
     };
     if let Some(o) = &raw_output {
         let o = crate::per_process::expand(o, a.input.pids().own() as u32);
-        writable_dir(&o)?;
+        crate::output::writable_dir("-o", &o, "the profile")?;
         a.output = Some(o);
     }
     // Samples of a native process: the reports that read samples.
@@ -1028,33 +1027,12 @@ fn print_timing(out: &mut String, t: &Timing, reports: &[Section], input: &str) 
     crate::outln!(out, "{:<width$}  {:>8.2}  {:>7}", input, rest, share(rest));
 }
 
-/// Checks before a long pass that `path`'s directory exists, so that the
-/// profile can be written after it.
-fn writable_dir(path: &Path) -> anyhow::Result<()> {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() && !d.is_dir() => Err(bad_input(format!(
-            "-o {}: no directory {} to write the profile in",
-            path.display(),
-            d.display()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// Writes `profile` to `path` through a temporary file put in place when
-/// complete ([`coprof_core::put`]), so that an interrupted write leaves
-/// the old file or none, and a device or pipe stays one.
+/// Writes `profile` to `path` ([`crate::output::put_file`]).
 fn save(profile: &Profile, path: &Path) -> anyhow::Result<()> {
-    let fail = |e: std::io::Error| bad_input(format!("cannot write {}: {e}", path.display()));
-    let mut tmp = coprof_core::put::temp_for(path, ".coprof-", ".json.tmp").map_err(fail)?;
-    // Buffered: the serializer writes a few bytes at a time.
-    let mut out = std::io::BufWriter::new(tmp.as_file_mut());
-    serde_json::to_writer_pretty(&mut out, profile).map_err(|e| fail(e.into()))?;
-    out.write_all(b"\n").map_err(fail)?;
-    out.flush().map_err(fail)?;
-    drop(out);
-    coprof_core::put::put(tmp, path).map_err(fail)?;
-    Ok(())
+    crate::output::put_file(path, |out| {
+        serde_json::to_writer_pretty(&mut *out, profile)?;
+        out.write_all(b"\n")
+    })
 }
 
 /// Reads a profile file, with errors that name it.
