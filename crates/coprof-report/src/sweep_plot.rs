@@ -84,6 +84,7 @@ fn draw<'a>(p: &SweepPlot, out: &'a mut String) -> Result<(), Box<dyn std::error
             .x_desc(format!("{} (log scale)", p.cost))
             .y_desc(&p.error)
             .x_label_formatter(&|x| short(*x))
+            .y_label_formatter(&|y| short_error(*y))
             .draw()?;
         series(&mut chart, p, &front, (lo / 1.3, hi * 1.3), blue)?;
     } else {
@@ -98,6 +99,7 @@ fn draw<'a>(p: &SweepPlot, out: &'a mut String) -> Result<(), Box<dyn std::error
             .x_desc(&p.cost)
             .y_desc(&p.error)
             .x_label_formatter(&|x| short(*x))
+            .y_label_formatter(&|y| short_error(*y))
             .draw()?;
         series(&mut chart, p, &front, ((lo - pad).max(0.0), hi + pad), blue)?;
     }
@@ -117,7 +119,7 @@ fn draw<'a>(p: &SweepPlot, out: &'a mut String) -> Result<(), Box<dyn std::error
         let line = format!(
             "{:>2}. {label}: {}, {}",
             n + 1,
-            short(cost),
+            grouped(cost),
             short_error(error)
         );
         right.draw(&Text::new(line, (8, 46 + 15 * n as i32), style.clone()))?;
@@ -182,6 +184,25 @@ fn short(x: f64) -> String {
     }
 }
 
+/// A cost in full, a whole number with its thousands grouped (`12,452`).
+fn grouped(x: f64) -> String {
+    if x.fract() != 0.0 || x.abs() >= 1e15 {
+        return format!("{x}");
+    }
+    let digits = format!("{:.0}", x.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if x < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
 /// An error as a percentage.
 fn short_error(e: f64) -> String {
     format!("{:.2}%", e * 100.0)
@@ -220,7 +241,7 @@ mod tests {
         assert_eq!(front.len(), 1, "{s}");
         assert_eq!(front[0].matches(',').count(), 3, "{}", front[0]);
         assert!(s.contains("stroke=\"#FF0000\""));
-        for label in ["1. config 0: 64, 20.00%", "3. config 3: 1024, 1.00%"] {
+        for label in ["1. config 0: 64, 20.00%", "3. config 3: 1,024, 1.00%"] {
             assert!(s.contains(label), "{label} in {s}");
         }
         assert!(
@@ -246,6 +267,16 @@ mod tests {
         assert!(s.contains("30. config 29"));
         assert!(!s.contains("31. config 30"));
         assert!(s.contains("… and 10 more"));
+    }
+
+    #[test]
+    fn costs_are_listed_in_full_and_drawn_short() {
+        assert_eq!(grouped(12452.0), "12,452");
+        assert_eq!(grouped(1_234_567.0), "1,234,567");
+        assert_eq!(grouped(0.25), "0.25");
+        assert_eq!(short(12452.0), "12K");
+        assert_eq!(short(1_500_000.0), "1.5M");
+        assert_eq!(short(640.0), "640");
     }
 
     #[test]

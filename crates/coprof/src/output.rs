@@ -228,13 +228,13 @@ mod tests {
 /// `option` names, exists, so that `what` can be written there after it.
 pub fn writable_dir(option: &str, path: &Path, what: &str) -> anyhow::Result<()> {
     match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() && !d.is_dir() => Err(crate::error::bad_input(
-            format!(
+        Some(d) if !d.as_os_str().is_empty() && !d.is_dir() => {
+            Err(crate::error::bad_input(format!(
                 "{option} {}: no directory {} to write {what} in",
                 path.display(),
                 d.display()
-            ),
-        )),
+            )))
+        }
         _ => Ok(()),
     }
 }
@@ -258,4 +258,43 @@ pub fn put_file(
     drop(out);
     coprof_core::put::put(tmp, path).map_err(fail)?;
     Ok(())
+}
+
+/// `--svg FILE`, the option of every design-space sweep that draws it.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct SvgArgs {
+    /// With --sweep: draw every configuration by its cost and its error,
+    /// the front of those no other beats joined and listed, as an SVG
+    /// picture in this file.
+    #[arg(long, value_name = "FILE.svg", requires = "sweep", value_parser = output_file())]
+    pub svg: Option<PathBuf>,
+}
+
+impl SvgArgs {
+    /// Checks before the pass that the picture can be written after it.
+    pub fn check(&self) -> anyhow::Result<()> {
+        match &self.svg {
+            Some(path) => writable_dir("--svg", path, "the picture"),
+            None => Ok(()),
+        }
+    }
+
+    /// Draws the sweep `plot` gives into the `--svg` file, if one was
+    /// given, and says where in the report's `text` and `json`.
+    pub fn draw(
+        &self,
+        plot: impl FnOnce() -> coprof_report::SweepPlot,
+        text: &mut String,
+        json: &mut serde_json::Value,
+    ) -> anyhow::Result<()> {
+        let Some(path) = &self.svg else {
+            return Ok(());
+        };
+        let svg = coprof_report::sweep_plot::svg(&plot())
+            .map_err(|e| crate::error::bad_input(format!("--svg {}: {e}", path.display())))?;
+        put_file(path, |out| out.write_all(svg.as_bytes()))?;
+        crate::outln!(text, "drawn in {}", path.display());
+        json["svg"] = serde_json::json!(path);
+        Ok(())
+    }
 }

@@ -14,6 +14,7 @@ use coprof_engines::loops::{
     compare, sweep, ComparedLoop, DetectedLoop, HardwareCost, LoopConfig, LoopDetector,
     LoopProfile, SbbStream, SweepResult, SweepSpace,
 };
+use coprof_report::SweepPlot;
 use serde::Serialize;
 
 /// Find the hottest loops with the frequent loop cache.
@@ -90,6 +91,8 @@ pub struct Args {
     /// With --sweep: the accuracy the smallest reported configuration must reach.
     #[arg(long, default_value_t = 0.9, requires = "sweep")]
     target: f64,
+    #[command(flatten)]
+    svg: crate::output::SvgArgs,
     /// Print as JSON.
     #[arg(long)]
     json: bool,
@@ -224,7 +227,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     a.input.refuse_samples(NEEDS_EVERY_INSTRUCTION)?;
     let config = config(&a)?;
     if a.sweep {
-        check_target(a.target)?;
         return run_sweep(&a, &config);
     }
     crate::job::run_one(&a.input, a.json, Box::new(job(&a, config)?))
@@ -257,8 +259,7 @@ fn config(a: &Args) -> anyhow::Result<LoopConfig> {
 pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     let config = config(a)?;
     if a.sweep {
-        check_target(a.target)?;
-        return Ok(Box::new(sweep_job(a, &config)));
+        return Ok(Box::new(sweep_job(a, &config)?));
     }
     Ok(Box::new(job(a, config)?))
 }
@@ -667,15 +668,18 @@ fn print_text(out: &mut String, r: &Report, p: &LoopProfile) {
 }
 
 fn run_sweep(a: &Args, base: &LoopConfig) -> anyhow::Result<()> {
-    crate::job::run_one(&a.input, a.json, Box::new(sweep_job(a, base)))
+    crate::job::run_one(&a.input, a.json, Box::new(sweep_job(a, base)?))
 }
 
-fn sweep_job(a: &Args, base: &LoopConfig) -> SweepJob {
-    SweepJob {
+fn sweep_job(a: &Args, base: &LoopConfig) -> anyhow::Result<SweepJob> {
+    check_target(a.target)?;
+    a.svg.check()?;
+    Ok(SweepJob {
         stream: SbbStream::new(base.max_distance),
         base: *base,
         target: a.target,
-    }
+        svg: a.svg.clone(),
+    })
 }
 
 /// The design-space sweep: the sbb stream, recorded in runs, and the
@@ -684,6 +688,7 @@ pub struct SweepJob {
     stream: SbbStream,
     base: LoopConfig,
     target: f64,
+    svg: crate::output::SvgArgs,
 }
 
 impl Job for SweepJob {
@@ -703,7 +708,7 @@ impl Job for SweepJob {
             #[serde(flatten)]
             result: &'a SweepResult,
         }
-        let json = serde_json::to_value(SweepReport {
+        let mut json = serde_json::to_value(SweepReport {
             events: info.events,
             loops: stream.loops(),
             runs: stream.runs(),
@@ -711,6 +716,28 @@ impl Job for SweepJob {
         })?;
         let mut out = String::new();
         sweep_text(&mut out, stream, &result, self.target);
+        let plot = || SweepPlot {
+            title: format!(
+                "Frequent loop cache: {} configurations over {} taken short backward branches",
+                result.points.len(),
+                thousands(stream.sbbs())
+            ),
+            cost: "hardware bits".into(),
+            error: "1 - accuracy (SOD)".into(),
+            points: result
+                .points
+                .iter()
+                .map(|p| (p.size_bits as f64, 1.0 - p.accuracy))
+                .collect(),
+            front: result.front.clone(),
+            labels: result
+                .front
+                .iter()
+                .map(|&i| result.points[i].config.label())
+                .collect(),
+            max_error: Some(1.0 - self.target),
+        };
+        self.svg.draw(plot, &mut out, &mut json)?;
         Ok(Rendered { json, text: out })
     }
 }

@@ -103,6 +103,8 @@ pub struct Args {
     /// reported configuration must reach.
     #[arg(long, requires = "sweep", default_value_t = 0.98)]
     pub(crate) target: f64,
+    #[command(flatten)]
+    pub(crate) svg: crate::output::SvgArgs,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,

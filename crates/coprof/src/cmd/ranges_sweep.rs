@@ -11,6 +11,7 @@ use crate::output::{count, pct, thousands};
 use coprof_core::Sink;
 use coprof_engines::rap::sweep::{RapSweep, SweepPoint, SweepResult, SweepSpace, NODE_BYTES};
 use coprof_engines::rap::RapConfig;
+use coprof_report::SweepPlot;
 use std::path::PathBuf;
 
 /// The sweep of `args`'s options as a [`Job`].
@@ -33,11 +34,13 @@ pub fn prepare(args: &Args) -> anyhow::Result<Box<dyn Job>> {
     };
     let sweep = RapSweep::new(args.stream, &space, &base)
         .map_err(|e| bad_input(format!("--sweep: {e}")))?;
+    args.svg.check()?;
     Ok(Box::new(SweepJob {
         sweep,
         hot: args.hot,
         target: args.target,
         file: args.input.file.clone(),
+        svg: args.svg.clone(),
     }))
 }
 
@@ -48,6 +51,7 @@ struct SweepJob {
     target: f64,
     /// The trace read, if the input is one.
     file: Option<PathBuf>,
+    svg: crate::output::SvgArgs,
 }
 
 impl Job for SweepJob {
@@ -68,6 +72,29 @@ impl Job for SweepJob {
         json["node_bytes"] = serde_json::json!(NODE_BYTES);
         let mut text = String::new();
         print_text(&mut text, &result);
+        let plot = || SweepPlot {
+            title: format!(
+                "RAP over {}: {} configurations, n = {} events",
+                result.stream.name(),
+                result.points.len(),
+                thousands(result.n)
+            ),
+            cost: "memory, bytes".into(),
+            error: "1 - accuracy (average error of the hot ranges)".into(),
+            points: result
+                .points
+                .iter()
+                .map(|p| (p.memory_bytes as f64, 1.0 - p.accuracy))
+                .collect(),
+            front: result.front.clone(),
+            labels: result
+                .front
+                .iter()
+                .map(|&i| describe(&result.points[i]))
+                .collect(),
+            max_error: Some(1.0 - result.target),
+        };
+        self.svg.draw(plot, &mut text, &mut json)?;
         Ok(Rendered { json, text })
     }
 }

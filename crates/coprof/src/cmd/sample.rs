@@ -82,6 +82,8 @@ pub struct Args {
     /// 16,64,256,1024,4096].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub(crate) sweep_intervals: Vec<u64>,
+    #[command(flatten)]
+    pub(crate) svg: crate::output::SvgArgs,
     /// The profile compared by --eval or --sweep: method (calls per
     /// target) or pc (events per PC).
     #[arg(long, value_enum, default_value = "method", conflicts_with = "output")]
@@ -151,6 +153,7 @@ fn refuse_sweep_lists(a: &Args) -> anyhow::Result<()> {
     for (given, name) in [
         (!a.sweep_methods.is_empty(), "--sweep-methods"),
         (!a.sweep_intervals.is_empty(), "--sweep-intervals"),
+        (a.svg.svg.is_some(), "--svg"),
     ] {
         if given {
             return Err(bad_input(format!("{name} is an option of --sweep")));

@@ -110,6 +110,7 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
             evals.push(SampleEval::new(sampler, classes, a.profile));
         }
     }
+    a.svg.check()?;
     Ok(Box::new(SweepJob {
         points,
         evals,
@@ -117,6 +118,7 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
         kind: a.profile,
         seed: a.seed,
         name: a.input.name(),
+        svg: a.svg.clone(),
     }))
 }
 
@@ -130,6 +132,7 @@ struct SweepJob {
     kind: ProfileKind,
     seed: u64,
     name: String,
+    svg: crate::output::SvgArgs,
 }
 
 /// One configuration's score.
@@ -259,10 +262,31 @@ impl Job for SweepJob {
         };
         let mut text = String::new();
         print_text(&mut text, &r);
-        Ok(Rendered {
-            json: serde_json::to_value(&r)?,
-            text,
-        })
+        let mut json = serde_json::to_value(&r)?;
+        let plot = || coprof_report::SweepPlot {
+            title: format!(
+                "Sampling, {} profile: {} over {} events",
+                r.profile.name(),
+                count(r.points.len(), "sampler"),
+                thousands(r.events)
+            ),
+            cost: "samples taken".into(),
+            error: "1 - overlap with the full profile".into(),
+            points: r
+                .points
+                .iter()
+                .map(|p| (p.samples as f64, 1.0 - p.overlap))
+                .collect(),
+            front: r.front.clone(),
+            labels: r
+                .front
+                .iter()
+                .map(|&i| r.points[i].sampler.clone())
+                .collect(),
+            max_error: None,
+        };
+        self.svg.draw(plot, &mut text, &mut json)?;
+        Ok(Rendered { json, text })
     }
 }
 

@@ -134,6 +134,8 @@ pub struct Args {
     /// configuration may have.
     #[arg(long, requires = "sweep", default_value_t = 0.05)]
     pub(crate) max_error: f64,
+    #[command(flatten)]
+    pub(crate) svg: crate::output::SvgArgs,
     /// Print as JSON.
     #[arg(long)]
     json: bool,

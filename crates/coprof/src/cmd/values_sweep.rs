@@ -61,10 +61,12 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
         "simple" => Sweep::Simple(simple(a)?),
         _ => Sweep::Hotlist(hotlist(a)?),
     };
+    a.svg.check()?;
     Ok(Box::new(SweepJob {
         sweep,
         max_error: a.max_error,
         file: a.input.file.clone(),
+        svg: a.svg.clone(),
     }))
 }
 
@@ -143,6 +145,7 @@ struct SweepJob {
     max_error: f64,
     /// The trace read, if the input is one.
     file: Option<PathBuf>,
+    svg: crate::output::SvgArgs,
 }
 
 impl Job for SweepJob {
@@ -167,26 +170,74 @@ impl Job for SweepJob {
     fn finish(self: Box<Self>, _info: &InputInfo) -> anyhow::Result<Rendered> {
         let criteria = Criteria::default();
         let mut text = String::new();
+        let svg = &self.svg;
         let (mut json, algo) = match &self.sweep {
             Sweep::Coproc(s) => {
                 let r = s.result(criteria, self.max_error);
                 print_coproc(&mut text, &r);
-                (serde_json::to_value(&r)?, "coproc")
+                let mut json = serde_json::to_value(&r)?;
+                let cost = |p: &cs::SweepResultPoint| p.hardware_bytes as f64;
+                let plot = || plot("co-processor", &r, "hardware bytes", cost, coproc_options);
+                svg.draw(plot, &mut text, &mut json)?;
+                (json, "coproc")
             }
             Sweep::Simple(s) => {
                 let r = s.result(criteria, self.max_error);
                 print_simple(&mut text, &r);
-                (serde_json::to_value(&r)?, "simple")
+                let mut json = serde_json::to_value(&r)?;
+                let cost = |p: &ss::SweepResultPoint| p.samples as f64;
+                let plot = || plot("simple sampling", &r, "samples", cost, simple_options);
+                svg.draw(plot, &mut text, &mut json)?;
+                (json, "simple")
             }
             Sweep::Hotlist(s) => {
                 let r = s.result(criteria, self.max_error);
                 print_hotlist(&mut text, &r);
-                (serde_json::to_value(&r)?, "hotlist")
+                let mut json = serde_json::to_value(&r)?;
+                let cost = |p: &hs::SweepResultPoint| p.bytes as f64;
+                let plot = || plot("DCPI hotlists", &r, "bytes", cost, hotlist_options);
+                svg.draw(plot, &mut text, &mut json)?;
+                (json, "hotlist")
             }
         };
         json["algo"] = serde_json::json!(algo);
         json["file"] = serde_json::json!(self.file);
         Ok(Rendered { json, text })
+    }
+}
+
+/// A value sweep's picture: each configuration by `cost` (the first of
+/// what the sweep orders by, named `cost_name`) and its error, the front
+/// named by the options that build each alone (`options`, without
+/// `--algo`).
+fn plot<T: ScoredPoint>(
+    what: &str,
+    r: &ValueSweepResult<T>,
+    cost_name: &str,
+    cost: impl Fn(&T) -> f64,
+    options: impl Fn(&T) -> String,
+) -> coprof_report::SweepPlot {
+    let label = |p: &T| {
+        let o = options(p);
+        match o.strip_prefix("--algo ") {
+            Some(rest) => rest
+                .split_once(' ')
+                .map_or(o.clone(), |(_, r)| r.to_string()),
+            None => o,
+        }
+    };
+    coprof_report::SweepPlot {
+        title: format!(
+            "Value profiling, {what}: {} over {} loads",
+            count(r.points.len(), "configuration"),
+            thousands(r.loads)
+        ),
+        cost: cost_name.into(),
+        error: "weighted RMS invariance error".into(),
+        points: r.points.iter().map(|p| (cost(p), p.error())).collect(),
+        front: r.front.clone(),
+        labels: r.front.iter().map(|&i| label(&r.points[i])).collect(),
+        max_error: Some(r.max_error),
     }
 }
 
@@ -306,14 +357,14 @@ fn print_coproc(out: &mut String, r: &cs::SweepResult) {
     }
     print_cheapest(out, r, |p| {
         (
-            describe(p),
+            coproc_options(p),
             format!("{} bytes", thousands(p.hardware_bytes as u64)),
         )
     });
 }
 
 /// A configuration as the options that build it alone.
-fn describe(p: &cs::SweepResultPoint) -> String {
+fn coproc_options(p: &cs::SweepResultPoint) -> String {
     format!(
         "--slots {} --service-rate {} --buffer-bytes {}",
         p.config.slots, p.config.service_rate, p.config.buffer_bytes
@@ -352,10 +403,7 @@ fn print_simple(out: &mut String, r: &ss::SweepResult) {
         );
     }
     print_cheapest(out, r, |p| {
-        let options = format!(
-            "--algo simple --period {} --values-per-pc {}",
-            p.config.period, p.config.values_per_pc
-        );
+        let options = simple_options(p);
         let cost = format!(
             "{} samples, {} bytes",
             thousands(p.samples),
@@ -399,12 +447,25 @@ fn print_hotlist(out: &mut String, r: &hs::SweepResult) {
         );
     }
     print_cheapest(out, r, |p| {
-        let options = format!(
-            "--algo hotlist --hotlist-size {} --period {} --variant {}",
-            p.config.size,
-            p.config.period,
-            p.config.variant.name()
-        );
+        let options = hotlist_options(p);
         (options, format!("{} bytes", thousands(p.bytes as u64)))
     });
+}
+
+/// A simple sampler as the options that build it alone.
+fn simple_options(p: &ss::SweepResultPoint) -> String {
+    format!(
+        "--algo simple --period {} --values-per-pc {}",
+        p.config.period, p.config.values_per_pc
+    )
+}
+
+/// A hotlist as the options that build it alone.
+fn hotlist_options(p: &hs::SweepResultPoint) -> String {
+    format!(
+        "--algo hotlist --hotlist-size {} --period {} --variant {}",
+        p.config.size,
+        p.config.period,
+        p.config.variant.name()
+    )
 }
