@@ -162,7 +162,8 @@ pub fn profile(p: &PcProfile, comments: &[String]) -> proto::Profile {
         })
         .collect();
     let mut out = proto::Profile {
-        default_sample_type: sample_type.first().map_or(0, |t| t.r#type),
+        // The last, as pprof takes it by default: a CPU profile's time.
+        default_sample_type: sample_type.last().map_or(0, |t| t.r#type),
         sample_type,
         ..proto::Profile::default()
     };
@@ -305,6 +306,8 @@ mod tests {
             .map(|t| (s(t.r#type), s(t.unit)))
             .collect();
         assert_eq!(types, [("instructions", "count"), ("samples", "count")]);
+        // pprof shows the last by default, as a CPU profile's time.
+        assert_eq!(s(m.default_sample_type), "samples");
         // The PC with no cost is left out.
         assert_eq!(m.location.len(), 2);
         assert_eq!(m.sample.len(), 2);

@@ -891,13 +891,7 @@ impl InputArgs {
                     .to_string(),
             ));
         }
-        let config = coprof_native::Config {
-            next_load,
-            same_cpu: self.same_cpu,
-            ring_buffer: self.ring_buffer,
-            ignore_sigpipe: crate::cmd::run::sigpipe_ignored_at_start(),
-            ..coprof_native::Config::default()
-        };
+        let config = self.native_config(next_load);
         let what = match self.attach {
             Some(pid) => format!("process {pid} ({}) runs", prog.display()),
             None => format!("{} runs", prog.display()),
@@ -953,9 +947,23 @@ impl InputArgs {
         Ok(self.sampled_info(prog, args, run))
     }
 
+    /// How a live report samples a native program: `coprof record`'s
+    /// defaults, with this input's options, each sample at its next load
+    /// when `next_load`.
+    fn native_config(&self, next_load: bool) -> coprof_native::Config {
+        coprof_native::Config {
+            next_load,
+            same_cpu: self.same_cpu,
+            ring_buffer: self.ring_buffer,
+            ignore_sigpipe: crate::cmd::run::sigpipe_ignored_at_start(),
+            ..coprof_native::Config::default()
+        }
+    }
+
     /// What the sampled run `run` of `prog` with `args` told, as the
     /// reports take it: its samples, the files of its code and their
-    /// symbols.
+    /// symbols, and how it was sampled (as `coprof record` says it in
+    /// its trace).
     pub fn sampled_info(
         &self,
         prog: &Path,
@@ -973,17 +981,23 @@ impl InputArgs {
                 )
             })
             .flatten();
+        let mut meta = TraceMeta {
+            source: "native".into(),
+            isa: "x86-64".into(),
+            program: prog.to_string_lossy().into_owned(),
+            args,
+            events: run.events,
+            modules: run.modules,
+            ..TraceMeta::default()
+        };
+        let config = self.native_config(self.at_next_load(self.setup.native == Some(true)));
+        meta.extra.insert(
+            "sampling".into(),
+            crate::cmd::record::sampling_meta(&config),
+        );
         InputInfo {
             events: run.events,
-            meta: TraceMeta {
-                source: "native".into(),
-                isa: "x86-64".into(),
-                program: prog.to_string_lossy().into_owned(),
-                args,
-                events: run.events,
-                modules: run.modules,
-                ..TraceMeta::default()
-            },
+            meta,
             live: None,
             sampled: Some(SampledRun {
                 samples: run.samples,

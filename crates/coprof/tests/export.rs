@@ -93,8 +93,9 @@ fn annotate(file: &Path) -> (u64, HashMap<String, u64>) {
     )
 }
 
-/// `go tool pprof -top` of `file`: the total and each name's flat value.
-fn pprof_top(file: &Path) -> (u64, HashMap<String, u64>) {
+/// `go tool pprof -top ARGS` of `file`: the total and each name's flat
+/// value (counts, or nanoseconds with `-unit=ns`).
+fn pprof_top(file: &Path, args: &[&str]) -> (u64, HashMap<String, u64>) {
     let out = succeeded(
         Command::new("go")
             .args([
@@ -104,18 +105,27 @@ fn pprof_top(file: &Path) -> (u64, HashMap<String, u64>) {
                 "-nodefraction=0",
                 "-nodecount=1000",
             ])
+            .args(args)
             .arg(file),
     );
     let text = String::from_utf8(out.stdout).unwrap();
     let total = text
         .lines()
-        .find_map(|l| l.split(" of ").nth(1)?.strip_suffix(" total")?.parse().ok())
+        .find_map(|l| {
+            l.split(" of ")
+                .nth(1)?
+                .strip_suffix(" total")?
+                .trim_end_matches("ns")
+                .parse()
+                .ok()
+        })
         .unwrap_or_else(|| panic!("no total in:\n{text}"));
     let mut flat = HashMap::new();
     for line in text.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
         if words.len() >= 6 && words[1].ends_with('%') {
-            if let Ok(n) = words[0].parse::<u64>() {
+            // Counts bare, or nanoseconds with `-unit=ns`.
+            if let Ok(n) = words[0].trim_end_matches("ns").parse::<u64>() {
                 flat.insert(words[5..].join(" "), n);
             }
         }
@@ -174,7 +184,7 @@ fn go_tool_pprof_reads_the_same_counts_with_inlined_functions_as_frames() {
     let summary = export(&pb, &[], &prog);
     assert_eq!(summary["format"], "pprof");
     assert_eq!(summary["sample_type"], "instructions");
-    let (total, flat) = pprof_top(&pb);
+    let (total, flat) = pprof_top(&pb, &[]);
     assert_eq!(total, summary["total"].as_u64().unwrap());
     assert_eq!(flat["hot"], count_of(&summary, "hot"));
     // pprof counts inlined code in the inlined function (`mix (inline)`),
@@ -286,12 +296,17 @@ fn a_native_programs_samples_export_to_pprof_named_by_function() {
         summary["top"][0]["share"].as_f64().unwrap() > 0.8,
         "{summary}"
     );
-    let (total, flat) = pprof_top(&pb);
+    let (total, flat) = pprof_top(&pb, &["-sample_index=samples"]);
     assert_eq!(total, summary["total"].as_u64().unwrap());
-    assert_eq!(
-        flat["hot_loop"],
-        summary["top"][0]["count"].as_u64().unwrap()
-    );
+    let hot = summary["top"][0]["count"].as_u64().unwrap();
+    assert_eq!(flat["hot_loop"], hot);
+    // The CPU time each sample stands for, shown by default, in
+    // nanoseconds: the samples times the period.
+    let period = summary["period_ns"].as_u64().unwrap();
+    assert_eq!(period, 31_000);
+    let (total_ns, flat_ns) = pprof_top(&pb, &["-unit=ns"]);
+    assert_eq!(total_ns, total * period);
+    assert_eq!(flat_ns["hot_loop"], hot * period);
 }
 
 #[test]
@@ -360,7 +375,7 @@ fn a_profile_writes_the_exports_from_its_one_pass() {
         .collect();
     assert!(names.contains(&"export --format pprof"), "{names:?}");
     assert!(names.contains(&"export --format callgrind"), "{names:?}");
-    assert_eq!(pprof_top(&pb).0, instructions);
+    assert_eq!(pprof_top(&pb, &[]).0, instructions);
     assert_eq!(annotate(&cg).0, instructions);
     // The same profile as the export alone.
     let alone = dir.path().join("callgrind.out.alone");

@@ -196,6 +196,11 @@ struct Summary {
     event: String,
     description: String,
     total: u64,
+    /// For a native process's samples: the CPU time each stands for, in
+    /// nanoseconds (the profile's second value, pprof's `cpu`, is the
+    /// count times this).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    period_ns: Option<u64>,
     pcs: usize,
     functions: usize,
     objects: Vec<String>,
@@ -210,7 +215,7 @@ impl Job for Export {
     fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
         let profile = pc_profile(&self.counts, self.cost.clone(), info);
         write(&profile, self.format, &self.path)?;
-        let summary = summarize(&profile, &self);
+        let summary = summarize(&profile, &self, info);
         let text = text(&summary, self.format);
         Ok(Rendered {
             json: serde_json::to_value(&summary)?,
@@ -225,7 +230,17 @@ impl Job for Export {
 fn pc_profile(counts: &PcCounts, cost: Cost, info: &InputInfo) -> PcProfile {
     let mut command = vec![info.meta.program.clone()];
     command.extend(info.meta.args.iter().cloned());
-    let mut p = PcProfile::new(vec![cost], command);
+    let period = period_ns(info).filter(|_| cost.sample_type == "samples");
+    let mut costs = vec![cost];
+    if period.is_some() {
+        costs.push(Cost {
+            event: "CPU_ns".into(),
+            sample_type: "cpu".into(),
+            unit: "nanoseconds".into(),
+            description: "CPU time, the samples times their mean period".into(),
+        });
+    }
+    let mut p = PcProfile::new(costs, command);
     let mut pcs: Vec<(u64, u64)> = counts.counts().iter().map(|(&k, &c)| (k, c)).collect();
     pcs.sort_unstable();
     let mut objects: HashMap<(String, u64, u64), usize> = HashMap::new();
@@ -239,9 +254,20 @@ fn pc_profile(counts: &PcCounts, cost: Cost, info: &InputInfo) -> PcProfile {
                     p.objects.len() - 1
                 })
         });
-        p.push(pc, vec![n], object, location);
+        let values = match period {
+            Some(ns) => vec![n, n * ns],
+            None => vec![n],
+        };
+        p.push(pc, values, object, location);
     }
     p
+}
+
+/// The mean period of a native process's samples, in nanoseconds of a
+/// thread's CPU time, as its sampling recorded it: what each sample
+/// stands for.
+fn period_ns(info: &InputInfo) -> Option<u64> {
+    info.meta.extra.get("sampling")?.get("period_ns")?.as_u64()
 }
 
 /// The file `pc` lies in and its location there.
@@ -279,7 +305,7 @@ fn function_of(pc: &coprof_report::PcCost) -> String {
         .map_or_else(|| format!("{:#x}", pc.pc), str::to_string)
 }
 
-fn summarize(p: &PcProfile, e: &Export) -> Summary {
+fn summarize(p: &PcProfile, e: &Export, info: &InputInfo) -> Summary {
     let total = p.totals()[0];
     let mut by_function: HashMap<(String, Option<usize>), u64> = HashMap::new();
     for pc in &p.pcs {
@@ -296,6 +322,7 @@ fn summarize(p: &PcProfile, e: &Export) -> Summary {
         event: e.cost.event.clone(),
         description: e.cost.description.clone(),
         total,
+        period_ns: (p.costs.len() > 1).then(|| period_ns(info)).flatten(),
         pcs: p.pcs.len(),
         functions,
         objects: p.objects.iter().map(|o| o.path.clone()).collect(),
@@ -321,6 +348,14 @@ fn text(s: &Summary, format: Format) -> String {
         thousands(s.pcs as u64),
         thousands(s.functions as u64),
     );
+    if let Some(ns) = s.period_ns {
+        t.push_str(&format!(
+            "each sample stands for {} µs of a thread's CPU time, its mean period: {:.2} s in all \
+             (pprof's cpu)\n",
+            ns / 1000,
+            (s.total * ns) as f64 / 1e9
+        ));
+    }
     if !s.top.is_empty() {
         t.push_str(&format!(
             "\n{:>15}  {:>7}  function\n",

@@ -187,17 +187,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         meta.extra
             .insert("attached".into(), serde_json::json!({ "pid": pid }));
     }
-    meta.extra.insert(
-        "sampling".into(),
-        serde_json::json!({
-            "period_ns": config.period_ns,
-            "next_load": config.next_load,
-            "single_step": config.single_step,
-            "same_cpu": config.same_cpu,
-            "ring_buffer": config.ring_buffer,
-            "random_seed": config.seed,
-        }),
-    );
+    meta.extra.insert("sampling".into(), sampling_meta(&config));
     let mut children = pattern.map(|p| children::ChildTraces::new(p, meta.clone()));
     // Samples from ring buffers are PCs alone, each of class `other`.
     let classes = match config.ring_buffer {
@@ -336,4 +326,17 @@ fn say_child(c: &children::ChildTrace) {
             thousands(bytes.unwrap_or(0)),
         ),
     }
+}
+
+/// How a native program was sampled, as a trace's metadata says it
+/// (`sampling`): what each sample stands for, and what reads them.
+pub fn sampling_meta(config: &Config) -> serde_json::Value {
+    serde_json::json!({
+        "period_ns": config.period_ns,
+        "next_load": config.next_load,
+        "single_step": config.single_step,
+        "same_cpu": config.same_cpu,
+        "ring_buffer": config.ring_buffer,
+        "random_seed": config.seed,
+    })
 }
