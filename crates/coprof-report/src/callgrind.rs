@@ -121,21 +121,9 @@ fn join(values: &[u64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::{at, inlined};
     use crate::{Cost, Object};
-    use coprof_symbols::{Frame, Location, Quality};
-
-    fn at(pc: u64, function: &str, file: &str, line: u32) -> Location {
-        Location {
-            pc,
-            function: Some(function.into()),
-            offset: None,
-            file: Some(file.into()),
-            line: Some(line),
-            column: None,
-            inlined: Vec::new(),
-            source: Quality::Dwarf,
-        }
-    }
+    use coprof_symbols::Location;
 
     fn text(p: &PcProfile) -> String {
         let mut out = Vec::new();
@@ -156,13 +144,6 @@ mod tests {
             start: 0,
             end: u64::MAX,
         });
-        let mut inlined = at(0x1008, "helper", "/src/util.h", 5);
-        inlined.inlined.push(Frame {
-            function: Some("main".into()),
-            file: Some("/src/prog.c".into()),
-            line: Some(20),
-            column: None,
-        });
         p.push(
             0x1004,
             vec![7, 0],
@@ -175,10 +156,8 @@ mod tests {
             Some(0),
             at(0x1000, "main", "/src/prog.c", 18),
         );
-        p.push(0x1008, vec![9, 2], Some(0), inlined.clone());
-        inlined.pc = 0x1010;
-        inlined.line = Some(6);
-        p.push(0x1010, vec![1, 0], Some(0), inlined);
+        p.push(0x1008, vec![9, 2], Some(0), inlined(0x1008, 5));
+        p.push(0x1010, vec![1, 0], Some(0), inlined(0x1010, 6));
         p.push(
             0x1100,
             vec![1, 0],

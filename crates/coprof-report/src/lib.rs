@@ -19,6 +19,8 @@
 //! a callgrind file has no call arcs.
 
 pub mod callgrind;
+#[cfg(test)]
+mod fixtures;
 pub mod pc_profile;
 pub mod pprof;
 pub mod sweep_plot;

@@ -156,29 +156,11 @@ pub fn frames(l: &Location) -> Vec<SourceFrame<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coprof_symbols::Frame;
-
-    fn inlined() -> Location {
-        Location {
-            pc: 0x1000,
-            function: Some("helper".into()),
-            offset: None,
-            file: Some("/src/util.h".into()),
-            line: Some(5),
-            column: None,
-            inlined: vec![Frame {
-                function: Some("main".into()),
-                file: Some("/src/prog.c".into()),
-                line: Some(20),
-                column: None,
-            }],
-            source: Quality::Dwarf,
-        }
-    }
+    use crate::fixtures::inlined;
 
     #[test]
     fn frames_run_from_the_inlined_function_out_to_its_caller() {
-        let l = inlined();
+        let l = inlined(0x1000, 5);
         let f = frames(&l);
         assert_eq!(f.len(), 2);
         assert_eq!(
@@ -195,7 +177,7 @@ mod tests {
     #[test]
     fn totals_sum_each_kind_of_cost() {
         let mut p = PcProfile::new(vec![Cost::instructions(), Cost::samples()], vec![]);
-        p.push(0x1000, vec![10, 1], None, inlined());
+        p.push(0x1000, vec![10, 1], None, inlined(0x1000, 5));
         p.push(0x1004, vec![5, 0], None, Location::address(0x1004));
         assert_eq!(p.totals(), vec![15, 1]);
     }

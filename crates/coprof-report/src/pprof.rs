@@ -254,8 +254,9 @@ pub fn write(out: &mut impl Write, p: &PcProfile, comments: &[String]) -> io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::inlined;
     use crate::{Cost, Object};
-    use coprof_symbols::{Frame, Location, Quality};
+    use coprof_symbols::Location;
     use std::io::Read;
 
     fn sample_profile() -> PcProfile {
@@ -265,18 +266,7 @@ mod tests {
             start: 0,
             end: u64::MAX,
         });
-        let mut l = Location::address(0x1008);
-        l.source = Quality::Dwarf;
-        l.function = Some("helper".into());
-        l.file = Some("/src/util.h".into());
-        l.line = Some(5);
-        l.inlined.push(Frame {
-            function: Some("main".into()),
-            file: Some("/src/prog.c".into()),
-            line: Some(20),
-            column: None,
-        });
-        p.push(0x1008, vec![9, 2], Some(0), l);
+        p.push(0x1008, vec![9, 2], Some(0), inlined(0x1008, 5));
         p.push(0x1000, vec![0, 0], Some(0), Location::address(0x1000));
         p.push(0x2010, vec![4, 1], Some(0), Location::address(0x2010));
         p

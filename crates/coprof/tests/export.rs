@@ -93,6 +93,15 @@ fn annotate(file: &Path) -> (u64, HashMap<String, u64>) {
     )
 }
 
+/// The cost `annotate` gives the names ending with `suffix`, together.
+fn ending_with(costs: &HashMap<String, u64>, suffix: &str) -> u64 {
+    costs
+        .iter()
+        .filter(|(k, _)| k.ends_with(suffix))
+        .map(|(_, &n)| n)
+        .sum()
+}
+
 /// `go tool pprof -top ARGS` of `file`: the total and each name's flat
 /// value (counts, or nanoseconds with `-unit=ns`).
 fn pprof_top(file: &Path, args: &[&str]) -> (u64, HashMap<String, u64>) {
@@ -152,13 +161,7 @@ fn callgrind_annotate_reads_the_instructions_of_each_function_and_inlined_file()
 
     let (total, functions) = annotate(&file);
     assert_eq!(total, retired);
-    let named = |suffix: &str| {
-        functions
-            .iter()
-            .filter(|(k, _)| k.ends_with(suffix))
-            .map(|(_, &n)| n)
-            .sum::<u64>()
-    };
+    let named = |suffix: &str| ending_with(&functions, suffix);
     // `hot` alone: 50 rounds of a few instructions, 20,000 times.
     let hot = named("prog.c:hot");
     assert_eq!(hot, count_of(&summary, "hot"));
@@ -191,11 +194,7 @@ fn go_tool_pprof_reads_the_same_counts_with_inlined_functions_as_frames() {
     // which callgrind counts in `main` under helper.h's lines.
     export(&callgrind, &[], &prog);
     let (_, annotated) = annotate(&callgrind);
-    let mix_lines: u64 = annotated
-        .iter()
-        .filter(|(k, _)| k.ends_with("helper.h:main"))
-        .map(|(_, &n)| n)
-        .sum();
+    let mix_lines = ending_with(&annotated, "helper.h:main");
     assert_eq!(flat["mix (inline)"], mix_lines, "{flat:?}");
     // The inlined frame's caller is `main`, in the same stack.
     let traces = succeeded(
@@ -257,31 +256,10 @@ fn a_live_run_and_its_trace_give_the_same_profile_and_loads_alone_count_the_load
     }
 }
 
-/// A native program's samples: the hot loop of `record.rs`'s test
-/// program, built for this machine.
-const NATIVE: &str = r#"
-#define N 4096
-long table[N];
-volatile long sink;
-__attribute__((noinline)) long hot_loop(long rounds) {
-    long s = 0;
-    for (long r = 0; r < rounds; r++)
-        for (int i = 0; i < N; i++)
-            s += table[i];
-    return s;
-}
-int main(void) {
-    for (int i = 0; i < N; i++)
-        table[i] = 7;
-    sink = hot_loop(6000);
-    return 0;
-}
-"#;
-
 #[test]
 fn a_native_programs_samples_export_to_pprof_named_by_function() {
     let dir = tempfile::tempdir().unwrap();
-    let prog = common::host_compile(dir.path(), "hot", NATIVE, &["-O1", "-g"]);
+    let prog = common::host_compile(dir.path(), "hot", common::HOT, &["-O1", "-g"]);
     let pb = dir.path().join("hot.pb.gz");
     let summary = json_of(
         coprof()

@@ -8,41 +8,8 @@ use common::{compile, coprof, json_of, stdout_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A hot loop summing an array of 7s; `exit3` ends with status 3 after
-/// it; `for SECS` runs it for that many seconds of wall time.
-const HOT: &str = r#"
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#define N 4096
-long table[N];
-volatile long sink;
-__attribute__((noinline)) long hot_loop(long rounds) {
-    long s = 0;
-    for (long r = 0; r < rounds; r++)
-        for (int i = 0; i < N; i++)
-            s += table[i];
-    return s;
-}
-int main(int argc, char **argv) {
-    for (int i = 0; i < N; i++)
-        table[i] = 7;
-    if (argc > 2 && !strcmp(argv[1], "for")) {
-        struct timespec t0, t;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        do {
-            sink = hot_loop(10);
-            clock_gettime(CLOCK_MONOTONIC, &t);
-        } while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < atof(argv[2]));
-        return 0;
-    }
-    sink = hot_loop(6000);
-    return argc > 1 && !strcmp(argv[1], "exit3") ? 3 : 0;
-}
-"#;
-
 fn native(dir: &Path) -> PathBuf {
-    common::host_compile(dir, "hot", HOT, &["-O1", "-g"])
+    common::host_compile(dir, "hot", common::HOT, &["-O1", "-g"])
 }
 
 /// Asserts that the top hot range of the `coprof ranges --json` report
@@ -984,7 +951,12 @@ fn ring_buffers_give_a_trace_of_pcs_that_only_the_code_profile_reads() {
 #[test]
 fn a_stripped_position_independent_programs_ranges_are_its_offsets() {
     let dir = tempfile::tempdir().unwrap();
-    let prog = common::host_compile(dir.path(), "hot", HOT, &["-O1", "-fPIE", "-pie", "-s"]);
+    let prog = common::host_compile(
+        dir.path(),
+        "hot",
+        common::HOT,
+        &["-O1", "-fPIE", "-pie", "-s"],
+    );
     let trace = dir.path().join("hot.cpt");
     common::succeeded(
         coprof()

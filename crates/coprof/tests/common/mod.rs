@@ -251,3 +251,37 @@ pub fn checked_front<C: PartialOrd>(
     }
     front
 }
+
+/// A C program for this machine (`host_compile`) whose time goes to one
+/// function, `hot_loop`, summing an array of 7s; `exit3` ends with status 3 after
+/// it; `for SECS` runs it for that many seconds of wall time.
+pub const HOT: &str = r#"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#define N 4096
+long table[N];
+volatile long sink;
+__attribute__((noinline)) long hot_loop(long rounds) {
+    long s = 0;
+    for (long r = 0; r < rounds; r++)
+        for (int i = 0; i < N; i++)
+            s += table[i];
+    return s;
+}
+int main(int argc, char **argv) {
+    for (int i = 0; i < N; i++)
+        table[i] = 7;
+    if (argc > 2 && !strcmp(argv[1], "for")) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            sink = hot_loop(10);
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < atof(argv[2]));
+        return 0;
+    }
+    sink = hot_loop(6000);
+    return argc > 1 && !strcmp(argv[1], "exit3") ? 3 : 0;
+}
+"#;
