@@ -84,13 +84,13 @@ pub struct InputArgs {
     /// that standard output carries only the report (see --keep-stdout).
     /// Once the report is written, coprof exits with the program's exit
     /// status (128 + N if signal N killed it), as perf and valgrind do.
-    /// `ranges`, `values` and `profile` sample a native x86-64 program instead, as
-    /// `coprof record` does (docs/native.md).
+    /// `ranges`, `values`, `profile` and `export` sample a native x86-64
+    /// program instead, as `coprof record` does (docs/native.md).
     #[arg(last = true, value_name = "PROG ARGS", conflicts_with = "file")]
     pub program: Vec<OsString>,
     /// Sample the running x86-64 process PID rather than read a trace or
     /// run a program, as `coprof record --attach` does: for the reports
-    /// that read samples (`ranges`, `values`, `profile`). Sampled until
+    /// that read samples (`ranges`, `values`, `profile`, `export`). Sampled until
     /// it ends, Ctrl-C (or SIGTERM, SIGHUP) or --duration; then let go, it
     /// runs on.
     #[arg(long, value_name = "PID", conflicts_with_all = ["file", "program"],
@@ -502,7 +502,7 @@ impl InputArgs {
         if let Some(pid) = self.attach {
             return Err(bad_input(format!(
                 "--attach {pid} samples a running process, which gives no instruction stream: \
-                 {needs}; `coprof ranges`, `coprof values` and `coprof profile` read samples"
+                 {needs}; `coprof ranges`, `values`, `profile` and `export` read samples"
             )));
         }
         let Some(file) = &self.file else {
@@ -510,7 +510,7 @@ impl InputArgs {
                 return Err(bad_input(format!(
                     "{} is an x86-64 program, which coprof samples (only an RV64 program runs \
                      in its simulator, every instruction seen): {needs}; `coprof ranges`, \
-                     `coprof values` and `coprof profile` sample it",
+                     `values`, `profile` and `export` sample it",
                     prog.display()
                 )));
             }
@@ -519,7 +519,7 @@ impl InputArgs {
         if self.describe()?.source == "native" {
             return Err(bad_input(format!(
                 "{} holds samples of a native process (coprof record), not every \
-                 instruction: {needs}; `coprof ranges` and `coprof values` read samples",
+                 instruction: {needs}; `coprof ranges`, `values` and `export` read samples",
                 file.display()
             )));
         }
@@ -744,8 +744,8 @@ impl InputArgs {
         if let Some((option, _)) = native_only.iter().find(|(_, set)| *set) {
             if self.native_program().is_none() {
                 return Err(bad_input(format!(
-                    "{option} applies to an x86-64 program that `coprof ranges`, `values` or \
-                     `profile` samples natively, not to {}",
+                    "{option} applies to an x86-64 program that `coprof ranges`, `values`, \
+                     `profile` or `export` samples natively, not to {}",
                     self.name()
                 )));
             }

@@ -158,7 +158,7 @@ fn what_record_and_the_reports_refuse_is_named() {
         coprof().args(["loops", "--"]).arg(&prog),
         "is an x86-64 program, which coprof samples (only an RV64 program runs in its \
          simulator, every instruction seen): the loop cache counts every backward branch; \
-         `coprof ranges`, `coprof values` and `coprof profile` sample it",
+         `coprof ranges`, `values`, `profile` and `export` sample it",
     );
     refused(
         coprof()
@@ -598,9 +598,16 @@ fn children_left_unsampled_are_said_with_their_cpu_time() {
 fn running(prog: &Path, secs: &str) -> std::process::Child {
     let child = Command::new(prog).args(["for", secs]).spawn().unwrap();
     let exe = format!("/proc/{}/exe", child.id());
+    let cmdline = format!("/proc/{}/cmdline", child.id());
     let canonical = std::fs::canonicalize(prog).unwrap();
     let started = std::time::Instant::now();
-    while std::fs::read_link(&exe).ok().as_ref() != Some(&canonical) {
+    // Started once its exe is the program and its arguments are in place:
+    // `execve` points exe at the new program before it lays out the
+    // arguments that cmdline reads, and a process attached to in between
+    // reads as having none.
+    let args_in_place =
+        || std::fs::read(&cmdline).is_ok_and(|c| c.split(|&b| b == 0).any(|w| w == b"for"));
+    while std::fs::read_link(&exe).ok().as_ref() != Some(&canonical) || !args_in_place() {
         assert!(
             started.elapsed().as_secs() < 20,
             "{} never started",
