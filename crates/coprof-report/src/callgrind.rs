@@ -10,8 +10,9 @@
 //! another counts in the function it was inlined into, as callgrind
 //! counts it, at the inlined code's own file and line (`fi=`, and `fe=`
 //! back to the function's file): KCachegrind then shows the inlined
-//! lines in their own file. A PC without a function is its own function
-//! named by its address, as callgrind names code without symbols.
+//! lines in their own file. Code no symbol names counts in a function
+//! named after its file (`[libc.so.6]`), each instruction still a line of
+//! its own ([`PcProfile::function_of`]).
 
 use crate::pc_profile::{frames, PcProfile};
 use std::collections::HashMap;
@@ -75,10 +76,7 @@ pub fn write(out: &mut impl Write, p: &PcProfile, creator: &str) -> io::Result<(
         let object = pc.object.map_or(UNKNOWN, |o| p.objects[o].path.as_str());
         let frames = frames(&pc.location);
         let fn_file = frames.last().and_then(|f| f.file).unwrap_or(UNKNOWN);
-        let function = pc
-            .location
-            .outer_function()
-            .map_or_else(|| format!("{:#x}", pc.pc), str::to_string);
+        let function = p.function_of(pc);
         let own_file = frames.first().and_then(|f| f.file).unwrap_or(fn_file);
         let line = frames.first().and_then(|f| f.line).unwrap_or(0);
 

@@ -108,6 +108,23 @@ impl PcProfile {
         });
     }
 
+    /// The function `pc` counts in, as callgrind counts it: the one its
+    /// code lies in (the outermost when inlined); for code no symbol
+    /// names, its file in brackets (`[libc.so.6]`), as pprof groups such
+    /// code; the PC's address when not even its file is known.
+    pub fn function_of(&self, pc: &PcCost) -> String {
+        if let Some(f) = pc.location.outer_function() {
+            return f.to_string();
+        }
+        match pc.object {
+            Some(o) => {
+                let path = &self.objects[o].path;
+                format!("[{}]", path.rsplit('/').next().unwrap_or(path))
+            }
+            None => format!("{:#x}", pc.pc),
+        }
+    }
+
     /// Each kind of cost summed over every PC.
     pub fn totals(&self) -> Vec<u64> {
         let mut totals = vec![0u64; self.costs.len()];
@@ -180,6 +197,21 @@ mod tests {
         p.push(0x1000, vec![10, 1], None, inlined(0x1000, 5));
         p.push(0x1004, vec![5, 0], None, Location::address(0x1004));
         assert_eq!(p.totals(), vec![15, 1]);
+    }
+
+    #[test]
+    fn a_pc_counts_in_its_outer_function_else_its_file_else_its_address() {
+        let mut p = PcProfile::new(vec![Cost::samples()], vec![]);
+        p.objects.push(crate::Object {
+            path: "/usr/lib/libc.so.6".into(),
+            start: 0x4000,
+            end: 0x8000,
+        });
+        p.push(0x4000, vec![1], Some(0), inlined(0x4000, 5));
+        p.push(0x4004, vec![1], Some(0), Location::address(0x4004));
+        p.push(0x9000, vec![1], None, Location::address(0x9000));
+        let names: Vec<String> = p.pcs.iter().map(|pc| p.function_of(pc)).collect();
+        assert_eq!(names, ["main", "[libc.so.6]", "0x9000"]);
     }
 
     #[test]

@@ -375,3 +375,39 @@ fn a_profile_writes_the_exports_from_its_one_pass() {
         .code(2)
         .stderr(predicates::str::contains("--follow-children"));
 }
+
+#[test]
+fn a_dynamically_linked_programs_libraries_are_objects_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::compile_with(dir.path(), "prog", PROG, &["-O2", "-g"]);
+    let pb = dir.path().join("prog.pb.gz");
+    let summary = export(&pb, &[], &prog);
+    let objects: Vec<&str> = summary["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap())
+        .collect();
+    for file in ["/prog", "/libc.so.6", "/ld-linux-riscv64-lp64d.so.1"] {
+        assert!(
+            objects.iter().any(|o| o.ends_with(file)),
+            "{file} in {objects:?}"
+        );
+    }
+    // pprof takes each as a mapping at its place in the run, its names given.
+    let raw = succeeded(Command::new("go").args(["tool", "pprof", "-raw"]).arg(&pb));
+    let raw = String::from_utf8(raw.stdout).unwrap();
+    let mappings = &raw[raw.find("Mappings").unwrap()..];
+    for file in ["/prog ", "/libc.so.6 "] {
+        let line = mappings
+            .lines()
+            .find(|l| l.contains(file))
+            .unwrap_or_else(|| panic!("{raw}"));
+        assert!(line.ends_with("[FN][FL][LN][IN]"), "{line}");
+    }
+    // The program's own function is the same count as when it is static.
+    let (total, flat) = pprof_top(&pb, &[]);
+    assert_eq!(total, summary["total"].as_u64().unwrap());
+    assert_eq!(flat["hot"], count_of(&summary, "hot"));
+    assert!(flat["hot"] > 20_000 * 50 * 2, "{flat:?}");
+}

@@ -297,19 +297,13 @@ fn write(p: &PcProfile, format: Format, path: &Path) -> anyhow::Result<()> {
     })
 }
 
-/// The function a PC is counted in, as callgrind counts it: the one its
-/// code lies in (the outermost when inlined), else its address.
-fn function_of(pc: &coprof_report::PcCost) -> String {
-    pc.location
-        .outer_function()
-        .map_or_else(|| format!("{:#x}", pc.pc), str::to_string)
-}
-
 fn summarize(p: &PcProfile, e: &Export, info: &InputInfo) -> Summary {
     let total = p.totals()[0];
     let mut by_function: HashMap<(String, Option<usize>), u64> = HashMap::new();
     for pc in &p.pcs {
-        *by_function.entry((function_of(pc), pc.object)).or_insert(0) += pc.values[0];
+        *by_function
+            .entry((p.function_of(pc), pc.object))
+            .or_insert(0) += pc.values[0];
     }
     let functions = by_function.len();
     let mut top: Vec<((String, Option<usize>), u64)> = by_function.into_iter().collect();
@@ -361,13 +355,14 @@ fn text(s: &Summary, format: Format) -> String {
             "\n{:>15}  {:>7}  function\n",
             s.sample_type, "share"
         ));
-        // The file a function is in is said when there are several.
+        // The file a function is in is said when there are several, but
+        // for code no symbol names, whose name is its file's already.
         let several = s.objects.len() > 1;
         for f in &s.top {
             let object = f
                 .object
                 .as_deref()
-                .filter(|_| several)
+                .filter(|_| several && !f.function.starts_with('['))
                 .map(|o| format!(" in {}", crate::areas::short(o)))
                 .unwrap_or_default();
             t.push_str(&format!(
