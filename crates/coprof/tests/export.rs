@@ -411,3 +411,52 @@ fn a_dynamically_linked_programs_libraries_are_objects_of_their_own() {
     assert_eq!(flat["hot"], count_of(&summary, "hot"));
     assert!(flat["hot"] > 20_000 * 50 * 2, "{flat:?}");
 }
+
+#[test]
+fn a_samplers_estimate_is_written_beside_the_exact_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = program(dir.path());
+    let cg = dir.path().join("callgrind.out.brr");
+    let summary = export(&cg, &["--sampler", "brr:4"], &prog);
+    // The same samples and overlap as `coprof sample --eval` of the run.
+    let eval = json_of(
+        coprof()
+            .args(["sample", "--sampler", "brr:4", "--eval", "--profile", "pc"])
+            .args(["--json", "--random-seed", "1", "--"])
+            .arg(&prog),
+    );
+    let s = &summary["sampler"];
+    assert_eq!(s["sampler"], "brr:4");
+    assert_eq!(s["samples"], eval["samples"], "{summary}\n{eval}");
+    assert_eq!(s["overlap"], eval["overlap"]);
+    assert!(s["overlap"].as_f64().unwrap() > 0.9, "{s}");
+    // callgrind_annotate reads both columns: the exact count, then the samples.
+    let out = succeeded(Command::new("callgrind_annotate").arg(&cg));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let totals = text.lines().find(|l| l.contains("PROGRAM TOTALS")).unwrap();
+    let numbers: Vec<u64> = totals
+        .split_whitespace()
+        .filter_map(|w| w.replace(',', "").parse().ok())
+        .collect();
+    assert_eq!(
+        numbers,
+        [
+            summary["total"].as_u64().unwrap(),
+            s["samples"].as_u64().unwrap()
+        ],
+        "{totals}"
+    );
+    // A native program's samples are not sampled again.
+    let native = common::host_compile(dir.path(), "hot", common::HOT, &["-O1", "-g"]);
+    coprof()
+        .args(["export", "--sampler", "brr:4", "-o"])
+        .arg(dir.path().join("x.pb.gz"))
+        .arg("--")
+        .arg(&native)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--sampler: "))
+        .stderr(predicates::str::contains(
+            "a sampler picks from every event",
+        ));
+}

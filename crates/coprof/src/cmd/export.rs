@@ -6,6 +6,8 @@ use crate::error::bad_input;
 use crate::input::{InputArgs, InputInfo};
 use crate::job::{Job, Rendered};
 use crate::output::{pct, thousands};
+use crate::sampled::{ProfileKind, SampleEval};
+use coprof_brr::{AnySampler, SamplerSpec};
 use coprof_core::{ClassSet, PcCounts, Sink};
 use coprof_report::{Cost, Object, PcProfile};
 use coprof_symbols::Location;
@@ -29,7 +31,8 @@ use std::path::{Path, PathBuf};
   callgrind_annotate callgrind.out.crc32
   coprof record -o gzip.cpt -- gzip -9 -c big.txt > big.txt.gz
   coprof export -o gzip.pb.gz gzip.cpt
-  coprof export --classes load -o loads.pb.gz -- ./prog")]
+  coprof export --classes load -o loads.pb.gz -- ./prog
+  coprof export --sampler brr:9 -o callgrind.out.brr -- ./prog")]
 pub struct Args {
     #[command(flatten)]
     pub(crate) input: InputArgs,
@@ -44,6 +47,16 @@ pub struct Args {
     /// `load`, loads per PC [default: all].
     #[arg(long, value_parser = crate::cmd::gen::parse_classes)]
     classes: Option<ClassSet>,
+    /// Also sample the events with this sampler (brr:F, counter:N,
+    /// geometric:N or periodic:N±J, as `coprof sample` takes them) and
+    /// write each PC's samples beside its exact count: the estimate and
+    /// the truth in one file, line by line, with their overlap (Lee &
+    /// Zilles, CGO 2008, §4.1) in the summary.
+    #[arg(long, value_name = "SAMPLER")]
+    sampler: Option<String>,
+    /// Seed of a random sampler.
+    #[arg(long, default_value_t = 1, requires = "sampler")]
+    seed: u64,
     /// Functions listed in the summary, the costliest first.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -123,9 +136,25 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     if classes == ClassSet::NONE {
         return Err(bad_input("--classes: give at least one class"));
     }
-    let cost = cost_of(classes, samples(&a.input)?);
+    let samples = samples(&a.input)?;
+    let cost = cost_of(classes, samples);
+    let counting = match &a.sampler {
+        None => Counting::Exact(PcCounts::new(classes)),
+        Some(s) => {
+            if samples {
+                return Err(bad_input(format!(
+                    "--sampler: {} holds samples, not every event: {}",
+                    a.input.name(),
+                    super::sample::NEEDS_EVERY_INSTRUCTION
+                )));
+            }
+            let (spec, sampler) = super::sample::parse_sampler(s, a.seed)?;
+            let eval = SampleEval::new(sampler, classes, ProfileKind::Pc);
+            Counting::Sampled(Box::new(eval), spec)
+        }
+    };
     Ok(Box::new(Export {
-        counts: PcCounts::new(classes),
+        counting,
         cost,
         format,
         output: a.output.clone(),
@@ -166,14 +195,60 @@ fn cost_of(classes: ClassSet, samples: bool) -> Cost {
     }
 }
 
+/// What is counted per PC.
+enum Counting {
+    /// Every event, exactly.
+    Exact(PcCounts),
+    /// Every event exactly, and beside it the events a sampler took.
+    Sampled(Box<SampleEval<AnySampler>>, SamplerSpec),
+}
+
+impl Counting {
+    /// Each PC with its exact count and, with a sampler, its samples, by
+    /// address.
+    fn rows(&self) -> Vec<(u64, u64, Option<u64>)> {
+        let mut rows: Vec<(u64, u64, Option<u64>)> = match self {
+            Counting::Exact(c) => c.counts().iter().map(|(&pc, &n)| (pc, n, None)).collect(),
+            Counting::Sampled(e, _) => e
+                .full
+                .iter()
+                .map(|(&pc, &n)| (pc, n, Some(e.sampled.get(&pc).copied().unwrap_or(0))))
+                .collect(),
+        };
+        rows.sort_unstable();
+        rows
+    }
+
+    /// The sampler's column, when there is one: what it counts.
+    fn sampled_cost(&self) -> Option<Cost> {
+        let Counting::Sampled(_, spec) = self else {
+            return None;
+        };
+        Some(Cost::new(
+            "Sampled",
+            "sampled",
+            &format!("Samples {spec} took, each about its mean interval of events"),
+        ))
+    }
+}
+
 struct Export {
-    counts: PcCounts,
+    counting: Counting,
     cost: Cost,
     format: Format,
     /// The file as given, and as written.
     output: PathBuf,
     path: PathBuf,
     top: usize,
+}
+
+/// A sampler's estimate beside the exact profile.
+#[derive(Serialize)]
+struct SamplerSummary {
+    sampler: String,
+    samples: u64,
+    /// Σ min(exact share, sampled share) over the PCs (Lee & Zilles §4.1).
+    overlap: f64,
 }
 
 /// One function's cost in the summary.
@@ -201,6 +276,10 @@ struct Summary {
     /// count times this).
     #[serde(skip_serializing_if = "Option::is_none")]
     period_ns: Option<u64>,
+    /// With --sampler: the sampler, the samples it took (the profile's
+    /// second value), and their overlap with the exact profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sampler: Option<SamplerSummary>,
     pcs: usize,
     functions: usize,
     objects: Vec<String>,
@@ -209,11 +288,14 @@ struct Summary {
 
 impl Job for Export {
     fn sink(&mut self) -> &mut (dyn Sink + Send) {
-        &mut self.counts
+        match &mut self.counting {
+            Counting::Exact(c) => c,
+            Counting::Sampled(e, _) => e.as_mut(),
+        }
     }
 
     fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
-        let profile = pc_profile(&self.counts, self.cost.clone(), info);
+        let profile = pc_profile(&self.counting, self.cost.clone(), info);
         write(&profile, self.format, &self.path)?;
         let summary = summarize(&profile, &self, info);
         let text = text(&summary, self.format);
@@ -227,7 +309,7 @@ impl Job for Export {
 /// The counts as a profile: each PC with the file it lies in (by the
 /// program's symbols, else by the mapping the run recorded) and its
 /// location.
-fn pc_profile(counts: &PcCounts, cost: Cost, info: &InputInfo) -> PcProfile {
+fn pc_profile(counting: &Counting, cost: Cost, info: &InputInfo) -> PcProfile {
     let mut command = vec![info.meta.program.clone()];
     command.extend(info.meta.args.iter().cloned());
     let period = period_ns(info).filter(|_| cost.sample_type == "samples");
@@ -240,11 +322,10 @@ fn pc_profile(counts: &PcCounts, cost: Cost, info: &InputInfo) -> PcProfile {
             description: "CPU time, the samples times their mean period".into(),
         });
     }
+    costs.extend(counting.sampled_cost());
     let mut p = PcProfile::new(costs, command);
-    let mut pcs: Vec<(u64, u64)> = counts.counts().iter().map(|(&k, &c)| (k, c)).collect();
-    pcs.sort_unstable();
     let mut objects: HashMap<(String, u64, u64), usize> = HashMap::new();
-    for (pc, n) in pcs {
+    for (pc, n, sampled) in counting.rows() {
         let (object, location) = locate(info, pc);
         let object = object.map(|o| {
             *objects
@@ -254,9 +335,10 @@ fn pc_profile(counts: &PcCounts, cost: Cost, info: &InputInfo) -> PcProfile {
                     p.objects.len() - 1
                 })
         });
-        let values = match period {
-            Some(ns) => vec![n, n * ns],
-            None => vec![n],
+        let values = match (period, sampled) {
+            (Some(ns), _) => vec![n, n * ns],
+            (None, Some(s)) => vec![n, s],
+            (None, None) => vec![n],
         };
         p.push(pc, values, object, location);
     }
@@ -317,6 +399,14 @@ fn summarize(p: &PcProfile, e: &Export, info: &InputInfo) -> Summary {
         description: e.cost.description.clone(),
         total,
         period_ns: (p.costs.len() > 1).then(|| period_ns(info)).flatten(),
+        sampler: match &e.counting {
+            Counting::Sampled(eval, spec) => Some(SamplerSummary {
+                sampler: spec.to_string(),
+                samples: eval.samples,
+                overlap: eval.overlap(),
+            }),
+            Counting::Exact(_) => None,
+        },
         pcs: p.pcs.len(),
         functions,
         objects: p.objects.iter().map(|o| o.path.clone()).collect(),
@@ -348,6 +438,14 @@ fn text(s: &Summary, format: Format) -> String {
              (pprof's cpu)\n",
             ns / 1000,
             (s.total * ns) as f64 / 1e9
+        ));
+    }
+    if let Some(x) = &s.sampler {
+        t.push_str(&format!(
+            "beside them, the {} samples {} took: {} overlap with the exact profile\n",
+            thousands(x.samples),
+            x.sampler,
+            pct(x.overlap)
         ));
     }
     if !s.top.is_empty() {

@@ -168,11 +168,16 @@ fn sampler_of(a: &Args) -> anyhow::Result<(SamplerSpec, coprof_brr::AnySampler)>
         .sampler
         .as_deref()
         .expect("clap requires --sampler without --sweep");
+    parse_sampler(s, a.seed)
+}
+
+/// The sampler `--sampler s` names, built with `seed`.
+pub fn parse_sampler(s: &str, seed: u64) -> anyhow::Result<(SamplerSpec, coprof_brr::AnySampler)> {
     let spec = s
         .parse::<SamplerSpec>()
         .map_err(|e| bad_input(format!("--sampler '{s}': {e}")))?;
     let sampler = spec
-        .build(a.seed)
+        .build(seed)
         .map_err(|e| bad_input(format!("--sampler '{s}': {e}")))?;
     Ok((spec, sampler))
 }
