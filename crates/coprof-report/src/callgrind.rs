@@ -212,4 +212,131 @@ totals: 24 3
 ";
         assert_eq!(text(&p), expected);
     }
+
+    /// A cost line as a reader of the format sees it: its object, the
+    /// file its line is in, its function and the file the function was
+    /// named in, its address, line and values.
+    #[derive(Debug, PartialEq)]
+    struct Read {
+        object: String,
+        file: String,
+        function: String,
+        function_file: String,
+        pc: u64,
+        line: u32,
+        values: Vec<u64>,
+    }
+
+    /// Reads a file of ours as the format's specification says: names in
+    /// full once then by number, `fl=` and `fi=`/`fe=` set the file of the
+    /// lines after them, `fn=` takes the file last set (as
+    /// callgrind_annotate does).
+    fn read(text: &str) -> Vec<Read> {
+        let mut names: HashMap<(&str, String), String> = HashMap::new();
+        // `kind` is the name's space: objects, files (fl, fi, fe share
+        // it) or functions.
+        let mut name = |kind: &'static str, v: &str| -> String {
+            let (id, rest) = v.split_once(')').unwrap();
+            let key = (kind, id.to_string());
+            let rest = rest.trim();
+            if !rest.is_empty() {
+                names.insert(key.clone(), rest.to_string());
+            }
+            names[&key].clone()
+        };
+        let kind = |k: &str| match k {
+            "fn" => "fn",
+            "ob" => "ob",
+            _ => "fl",
+        };
+        let (mut object, mut file, mut function, mut function_file) =
+            (String::new(), String::new(), String::new(), String::new());
+        let mut out = Vec::new();
+        for line in text.lines() {
+            if let Some((k, v)) = line.split_once('=') {
+                let n = name(kind(k), v);
+                match k {
+                    "ob" => object = n,
+                    "fl" | "fi" | "fe" => file = n,
+                    "fn" => {
+                        function = n;
+                        function_file = file.clone();
+                    }
+                    _ => panic!("unknown line {line}"),
+                }
+            } else if let Some(hex) = line.strip_prefix("0x") {
+                let words: Vec<&str> = hex.split(' ').collect();
+                out.push(Read {
+                    object: object.clone(),
+                    file: file.clone(),
+                    function: function.clone(),
+                    function_file: function_file.clone(),
+                    pc: u64::from_str_radix(words[0], 16).unwrap(),
+                    line: words[1].parse().unwrap(),
+                    values: words[2..].iter().map(|w| w.parse().unwrap()).collect(),
+                });
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// Whatever the PCs, their functions, files and inlining, a reader
+        /// finds every PC with a cost once, in its object, its function
+        /// named in the function's own file, at its innermost line and
+        /// file, with its values; and the totals are theirs.
+        #[test]
+        fn a_reader_finds_every_pc_where_it_is(
+            pcs in proptest::collection::btree_map(
+                0u64..4096,
+                (0usize..3, 0usize..4, 0usize..3, 1u32..50, proptest::option::of(0usize..3), 0u64..5),
+                1..60,
+            )
+        ) {
+            let objects = ["/bin/prog", "/lib/libc.so.6"];
+            let functions = ["main", "hot", "cold", "walk"];
+            let files = ["/src/a.c", "/src/b.h", "/src/c.h"];
+            let mut p = PcProfile::new(vec![Cost::instructions(), Cost::samples()], vec![]);
+            for path in objects {
+                p.objects.push(Object { path: path.into(), start: 0, end: u64::MAX });
+            }
+            for (&pc, &(object, function, file, line, inlined_into, n)) in &pcs {
+                let pc = pc * 2;
+                let mut l = match function {
+                    3 => Location::address(pc),
+                    _ => at(pc, functions[function], files[file], line),
+                };
+                if let (Some(caller), 0..=2) = (inlined_into, function) {
+                    l.inlined.push(coprof_symbols::Frame {
+                        function: Some(functions[caller].into()),
+                        file: Some(files[(file + 1) % 3].into()),
+                        line: Some(line + 100),
+                        column: None,
+                    });
+                }
+                let object = (object < 2).then_some(object);
+                p.push(pc, vec![n, n / 2], object, l);
+            }
+            let got = read(&text(&p));
+            let mut want = Vec::new();
+            for pc in &p.pcs {
+                if pc.values.iter().all(|&v| v == 0) {
+                    continue;
+                }
+                let frames = frames(&pc.location);
+                let fn_file = frames.last().and_then(|f| f.file).unwrap_or(UNKNOWN);
+                want.push(Read {
+                    object: pc.object.map_or(UNKNOWN, |o| objects[o]).to_string(),
+                    file: frames.first().and_then(|f| f.file).unwrap_or(fn_file).to_string(),
+                    function: p.function_of(pc),
+                    function_file: fn_file.to_string(),
+                    pc: pc.pc,
+                    line: frames.first().and_then(|f| f.line).unwrap_or(0),
+                    values: pc.values.clone(),
+                });
+            }
+            want.sort_by_key(|r| r.pc);
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
 }
