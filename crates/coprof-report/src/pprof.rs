@@ -323,4 +323,69 @@ mod tests {
         assert_eq!((map.memory_start, map.memory_limit), (0x1000, 0x2011));
         assert_eq!(s(map.filename), "/bin/prog");
     }
+
+    proptest::proptest! {
+        /// Whatever the PCs and their inlining, the message decoded has a
+        /// sample per PC with a cost, its one location at the PC with the
+        /// PC's frames as lines, innermost first, and the same totals.
+        #[test]
+        fn every_pc_is_a_location_with_its_frames(
+            pcs in proptest::collection::btree_map(
+                0u64..4096,
+                (0usize..3, 1u32..50, 0usize..3, 0u64..5),
+                1..60,
+            )
+        ) {
+            let names = ["main", "hot", "helper"];
+            let mut p = PcProfile::new(vec![Cost::instructions()], vec![]);
+            for (&pc, &(function, line, depth, n)) in &pcs {
+                let mut l = crate::fixtures::at(pc, names[function], "/src/a.c", line);
+                for d in 0..depth {
+                    l.inlined.push(coprof_symbols::Frame {
+                        function: Some(names[(function + d + 1) % 3].into()),
+                        file: Some("/src/b.c".into()),
+                        line: Some(line + d as u32 + 1),
+                        column: None,
+                    });
+                }
+                p.push(pc, vec![n], None, l);
+            }
+            let mut gz = Vec::new();
+            write(&mut gz, &p, &[]).unwrap();
+            let mut raw = Vec::new();
+            flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).unwrap();
+            let m = proto::Profile::decode(&raw[..]).unwrap();
+            let s = |i: i64| m.string_table[i as usize].clone();
+            let costly: Vec<&crate::PcCost> = p.pcs.iter().filter(|pc| pc.values[0] > 0).collect();
+            proptest::prop_assert_eq!(m.sample.len(), costly.len());
+            let mut total = 0;
+            for (sample, pc) in m.sample.iter().zip(&costly) {
+                proptest::prop_assert_eq!(sample.location_id.len(), 1);
+                let loc = &m.location[sample.location_id[0] as usize - 1];
+                proptest::prop_assert_eq!(loc.address, pc.pc);
+                let lines: Vec<(String, String, i64)> = loc
+                    .line
+                    .iter()
+                    .map(|l| {
+                        let f = &m.function[l.function_id as usize - 1];
+                        (s(f.name), s(f.filename), l.line)
+                    })
+                    .collect();
+                let want: Vec<(String, String, i64)> = frames(&pc.location)
+                    .iter()
+                    .map(|f| {
+                        (
+                            f.function.unwrap().to_string(),
+                            f.file.unwrap().to_string(),
+                            i64::from(f.line.unwrap()),
+                        )
+                    })
+                    .collect();
+                proptest::prop_assert_eq!(lines, want);
+                proptest::prop_assert_eq!(sample.value.clone(), vec![pc.values[0] as i64]);
+                total += pc.values[0];
+            }
+            proptest::prop_assert_eq!(total, p.totals()[0]);
+        }
+    }
 }
