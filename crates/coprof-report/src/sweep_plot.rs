@@ -69,8 +69,12 @@ fn draw<'a>(p: &SweepPlot, out: &'a mut String) -> Result<(), Box<dyn std::error
         costs.clone().fold(f64::MAX, f64::min),
         costs.fold(0.0, f64::max),
     );
-    let errors = p.points.iter().map(|q| q.1).chain(p.max_error);
-    let top = errors.fold(0.0, f64::max).max(f64::MIN_POSITIVE) * 1.08;
+    // The errors' range; the target's line is drawn when it lies within
+    // half as much again, and else named beside the chart, so that a
+    // target far above every point does not flatten them.
+    let worst = p.points.iter().map(|q| q.1).fold(0.0, f64::max);
+    let target = p.max_error.filter(|&e| e <= worst * 1.5);
+    let top = worst.max(target.unwrap_or(0.0)).max(f64::MIN_POSITIVE) * 1.08;
     let front: Vec<(f64, f64)> = p.front.iter().map(|&i| p.points[i]).collect();
     let blue = RGBColor(31, 90, 180);
     if log_axis(lo, hi) {
@@ -86,7 +90,7 @@ fn draw<'a>(p: &SweepPlot, out: &'a mut String) -> Result<(), Box<dyn std::error
             .x_label_formatter(&|x| short(*x))
             .y_label_formatter(&|y| short_error(*y))
             .draw()?;
-        series(&mut chart, p, &front, (lo / 1.3, hi * 1.3), blue)?;
+        series(&mut chart, p, &front, target, (lo / 1.3, hi * 1.3), blue)?;
     } else {
         let pad = ((hi - lo) * 0.05).max(1.0);
         let mut chart = ChartBuilder::on(&left)
@@ -101,7 +105,8 @@ fn draw<'a>(p: &SweepPlot, out: &'a mut String) -> Result<(), Box<dyn std::error
             .x_label_formatter(&|x| short(*x))
             .y_label_formatter(&|y| short_error(*y))
             .draw()?;
-        series(&mut chart, p, &front, ((lo - pad).max(0.0), hi + pad), blue)?;
+        let x = ((lo - pad).max(0.0), hi + pad);
+        series(&mut chart, p, &front, target, x, blue)?;
     }
 
     let style = ("sans-serif", 13).into_font().color(&BLACK);
@@ -124,20 +129,33 @@ fn draw<'a>(p: &SweepPlot, out: &'a mut String) -> Result<(), Box<dyn std::error
         );
         right.draw(&Text::new(line, (8, 46 + 15 * n as i32), style.clone()))?;
     }
+    let mut below = 46 + 15 * p.labels.len().min(LISTED) as i32;
     if p.labels.len() > LISTED {
         let more = format!("… and {} more (--json lists them)", p.labels.len() - LISTED);
-        right.draw(&Text::new(more, (8, 46 + 15 * LISTED as i32), style))?;
+        right.draw(&Text::new(more, (8, below), style.clone()))?;
+        below += 15;
+    }
+    if let Some(e) = p.max_error {
+        let line = match target {
+            Some(_) => format!("target: error at most {} (dashed)", short_error(e)),
+            None => format!(
+                "target: error at most {}, above every point",
+                short_error(e)
+            ),
+        };
+        right.draw(&Text::new(line, (8, below + 8), style))?;
     }
     area.present()?;
     Ok(())
 }
 
-/// The points, the front joined and numbered, and the error line, on a
-/// chart whose costs run over `x`.
+/// The points, the front joined and numbered, and the `target` error's
+/// line, on a chart whose costs run over `x`.
 fn series<'a, X, DB>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
     p: &SweepPlot,
     front: &[(f64, f64)],
+    target: Option<f64>,
     x: (f64, f64),
     blue: RGBColor,
 ) -> Result<(), Box<dyn std::error::Error + 'a>>
@@ -147,7 +165,7 @@ where
 {
     let grey = RGBColor(150, 150, 150);
     chart.draw_series(p.points.iter().map(|&q| Circle::new(q, 3, grey.filled())))?;
-    if let Some(e) = p.max_error {
+    if let Some(e) = target {
         chart.draw_series(DashedLineSeries::new(
             vec![(x.0, e), (x.1, e)],
             6,
@@ -249,6 +267,19 @@ mod tests {
             "costs over 16x are on a log axis"
         );
         assert!(s.contains("4 configurations; the front (3)"));
+    }
+
+    #[test]
+    fn a_target_far_above_every_point_is_named_not_drawn() {
+        let mut p = plot(vec![(64.0, 0.002), (128.0, 0.001)], vec![0, 1]);
+        p.max_error = Some(0.02);
+        let s = svg(&p).unwrap();
+        assert!(!s.contains("stroke=\"#FF0000\""), "no line");
+        assert!(s.contains("target: error at most 2.00%, above every point"));
+        p.max_error = Some(0.0025);
+        let s = svg(&p).unwrap();
+        assert!(s.contains("stroke=\"#FF0000\""));
+        assert!(s.contains("target: error at most 0.25% (dashed)"));
     }
 
     #[test]
