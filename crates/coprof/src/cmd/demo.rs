@@ -79,7 +79,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
         println!(
             "Next: `coprof profile -o p.json -- PROG ARGS` profiles your own RV64 \
-             program; `coprof loops|ranges|values|sample --help` shows each engine's options."
+             program; `coprof export -o p.pb.gz -- PROG ARGS` writes its exact profile for \
+             `go tool pprof` (or, to callgrind.out.NAME, for KCachegrind); \
+             `coprof loops|ranges|values|sample --help` shows each engine's options."
         );
     }
     Ok(())
