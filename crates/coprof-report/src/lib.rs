@@ -5,7 +5,7 @@
 //! included. It is written as
 //!
 //! - [`pprof`]: the gzipped `profile.proto` that `go tool pprof` reads
-//!   (and with it speedscope, Perfetto and the pprof web UI);
+//!   (and with it speedscope and the pprof web UI);
 //! - [`callgrind`]: the text format of valgrind's callgrind, which
 //!   `callgrind_annotate` and KCachegrind read, with costs per instruction
 //!   and per source line.
