@@ -715,23 +715,23 @@ impl InputArgs {
 
     fn run_live(&self, sink: &mut dyn Sink) -> anyhow::Result<InputInfo> {
         if self.attach.is_some() {
-            let Some(next_load) = self.setup.native else {
+            if self.setup.native.is_none() {
                 // A report that did not refuse samples by name.
                 return Err(self
                     .refuse_samples("this report needs every instruction")
                     .unwrap_err());
-            };
+            }
             let prog = self.attached()?.0.clone();
-            return self.run_native(&prog, self.at_next_load(next_load), sink, None);
+            return self.run_native(&prog, sink, None);
         }
         if self.program.is_empty() {
             return Err(bad_input(
                 "give a trace file, or a program after `--` (e.g. `-- ./prog args`)",
             ));
         }
-        if let Some(next_load) = self.setup.native {
+        if self.setup.native.is_some() {
             if let Some(prog) = self.native_program() {
-                return self.run_native(&prog, self.at_next_load(next_load), sink, None);
+                return self.run_native(&prog, sink, None);
             }
         }
         // (An x86-64 program a report would not sample is refused with
@@ -852,17 +852,15 @@ impl InputArgs {
                 .native_program()
                 .ok_or_else(|| bad_input(format!("{}: not an x86-64 program", self.name())))?,
         };
-        let next_load = self.at_next_load(self.setup.native == Some(true));
-        self.run_native(&prog, next_load, sink, Some(children))
+        self.run_native(&prog, sink, Some(children))
     }
 
     /// Samples the native program `prog` into `sink`, as `coprof record`
-    /// would (its defaults; `next_load` for a report of loads), and its
-    /// child processes into `children` if given.
+    /// would ([`native_config`](Self::native_config)), and its child
+    /// processes into `children` if given.
     fn run_native(
         &self,
         prog: &Path,
-        next_load: bool,
         sink: &mut dyn Sink,
         children: Option<&mut dyn coprof_native::Children>,
     ) -> anyhow::Result<InputInfo> {
@@ -884,14 +882,14 @@ impl InputArgs {
                 prog.display()
             )));
         }
-        if self.ring_buffer && next_load {
+        let config = self.native_config();
+        if self.ring_buffer && config.next_load {
             return Err(bad_input(
                 "--ring-buffer takes samples without stopping the program, so not at the next \
                  load: it applies with --sample-at interrupt"
                     .to_string(),
             ));
         }
-        let config = self.native_config(next_load);
         let what = match self.attach {
             Some(pid) => format!("process {pid} ({}) runs", prog.display()),
             None => format!("{} runs", prog.display()),
@@ -900,7 +898,7 @@ impl InputArgs {
             "coprof: note: {what} as an x86-64 program: sampled natively, a sample every ~{} µs \
              of each thread's CPU time{}, as `coprof record` does; counts are samples",
             config.period_ns / 1000,
-            if next_load {
+            if config.next_load {
                 ", each taken at its next load"
             } else {
                 ""
@@ -949,10 +947,11 @@ impl InputArgs {
 
     /// How a live report samples a native program: `coprof record`'s
     /// defaults, with this input's options, each sample at its next load
-    /// when `next_load`.
-    fn native_config(&self, next_load: bool) -> coprof_native::Config {
+    /// as `--sample-at` says, else as the report's setup
+    /// ([`LiveSetup::native`]).
+    fn native_config(&self) -> coprof_native::Config {
         coprof_native::Config {
-            next_load,
+            next_load: self.at_next_load(self.setup.native == Some(true)),
             same_cpu: self.same_cpu,
             ring_buffer: self.ring_buffer,
             ignore_sigpipe: crate::cmd::run::sigpipe_ignored_at_start(),
@@ -990,10 +989,9 @@ impl InputArgs {
             modules: run.modules,
             ..TraceMeta::default()
         };
-        let config = self.native_config(self.at_next_load(self.setup.native == Some(true)));
         meta.extra.insert(
             "sampling".into(),
-            crate::cmd::record::sampling_meta(&config),
+            crate::cmd::record::sampling_meta(&self.native_config()),
         );
         InputInfo {
             events: run.events,
