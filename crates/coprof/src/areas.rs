@@ -5,7 +5,7 @@
 //! function symbol covers (a JIT's, a stripped program's).
 
 use crate::input::InputInfo;
-use coprof_core::areas::Areas;
+use coprof_core::areas::{Area, Areas};
 
 /// The input's areas, when it recorded some and the user did not ask
 /// for raw addresses only (`--no-symbols`).
@@ -13,14 +13,19 @@ pub fn known(info: &InputInfo) -> Option<&Areas> {
     Some(&info.meta.areas).filter(|a| !a.is_empty() && !info.raw_addresses)
 }
 
-/// The mapping `addr` lies in, by its full name (a file's host path);
-/// the narrowest, where several held it over the run: the anonymous
-/// `.bss` a loader mapped over part of a library's file mapping, say.
-pub fn of(info: &InputInfo, addr: u64) -> Option<String> {
+/// The mapping `addr` lies in: the narrowest, where several held it over
+/// the run: the anonymous `.bss` a loader mapped over part of a
+/// library's file mapping, say.
+pub fn area_of(info: &InputInfo, addr: u64) -> Option<&Area> {
     known(info)?
         .overlapping(addr, addr)
         .min_by_key(|a| a.end - a.start)
-        .map(|a| a.name.clone())
+}
+
+/// The mapping `addr` lies in ([`area_of`]), by its full name (a file's
+/// host path).
+pub fn of(info: &InputInfo, addr: u64) -> Option<String> {
+    area_of(info, addr).map(|a| a.name.clone())
 }
 
 /// A code address in words: `named` (its symbol's place) when there is

@@ -295,9 +295,12 @@ impl Job for Export {
     }
 
     fn finish(self: Box<Self>, info: &InputInfo) -> anyhow::Result<Rendered> {
-        let profile = pc_profile(&self.counting, self.cost.clone(), info);
+        // What each sample of a native process stands for, when the counts
+        // are its samples.
+        let period = period_ns(info).filter(|_| self.cost.sample_type == "samples");
+        let profile = pc_profile(&self.counting, self.cost.clone(), period, info);
         write(&profile, self.format, &self.path)?;
-        let summary = summarize(&profile, &self, info);
+        let summary = summarize(&profile, &self, period);
         let text = text(&summary, self.format);
         Ok(Rendered {
             json: serde_json::to_value(&summary)?,
@@ -308,11 +311,10 @@ impl Job for Export {
 
 /// The counts as a profile: each PC with the file it lies in (by the
 /// program's symbols, else by the mapping the run recorded) and its
-/// location.
-fn pc_profile(counting: &Counting, cost: Cost, info: &InputInfo) -> PcProfile {
+/// location; with the samples' `period`, the CPU time they stand for.
+fn pc_profile(counting: &Counting, cost: Cost, period: Option<u64>, info: &InputInfo) -> PcProfile {
     let mut command = vec![info.meta.program.clone()];
     command.extend(info.meta.args.iter().cloned());
-    let period = period_ns(info).filter(|_| cost.sample_type == "samples");
     let mut costs = vec![cost];
     if period.is_some() {
         costs.push(Cost {
@@ -357,15 +359,10 @@ fn locate(info: &InputInfo, pc: u64) -> (Option<Object>, Location) {
     if let Some((object, location)) = info.symbols.as_ref().and_then(|s| s.located(pc)) {
         return (Some(object), location);
     }
-    let area = crate::areas::known(info).and_then(|areas| {
-        areas
-            .overlapping(pc, pc)
-            .min_by_key(|a| a.end - a.start)
-            .map(|a| Object {
-                path: a.name.clone(),
-                start: a.start,
-                end: a.end,
-            })
+    let area = crate::areas::area_of(info, pc).map(|a| Object {
+        path: a.name.clone(),
+        start: a.start,
+        end: a.end,
     });
     (area, Location::address(pc))
 }
@@ -379,7 +376,7 @@ fn write(p: &PcProfile, format: Format, path: &Path) -> anyhow::Result<()> {
     })
 }
 
-fn summarize(p: &PcProfile, e: &Export, info: &InputInfo) -> Summary {
+fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
     let total = p.totals()[0];
     let mut by_function: HashMap<(String, Option<usize>), u64> = HashMap::new();
     for pc in &p.pcs {
@@ -398,7 +395,7 @@ fn summarize(p: &PcProfile, e: &Export, info: &InputInfo) -> Summary {
         event: e.cost.event.clone(),
         description: e.cost.description.clone(),
         total,
-        period_ns: (p.costs.len() > 1).then(|| period_ns(info)).flatten(),
+        period_ns: period,
         sampler: match &e.counting {
             Counting::Sampled(eval, spec) => Some(SamplerSummary {
                 sampler: spec.to_string(),
