@@ -22,12 +22,7 @@ fn drawn(command: &str, args: &[&str], trace: &Path, label: impl Fn(&serde_json:
     );
     assert_eq!(r["svg"], svg.display().to_string());
     let points = r["points"].as_array().unwrap();
-    let front: Vec<usize> = r["front"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i.as_u64().unwrap() as usize)
-        .collect();
+    let front = common::front_of(&r);
     assert!(!front.is_empty() && front.len() < points.len(), "{r}");
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg"), "{command}");

@@ -224,7 +224,17 @@ pub fn ended_by_sigpipe_when_unread(
     err
 }
 
-/// The front a sweep's JSON names (`front`, indices into `points`),
+/// The front a sweep's JSON names: `front`, indices into `points`.
+pub fn front_of(sweep: &serde_json::Value) -> Vec<usize> {
+    sweep["front"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_u64().unwrap() as usize)
+        .collect()
+}
+
+/// The front a sweep's JSON names ([`front_of`]),
 /// checked: a point is on it exactly when no other is as cheap (`cost`,
 /// less is cheaper) and as accurate (`error`, less is better) and better
 /// on one of the two; of points equal on both, only the earliest is.
@@ -234,12 +244,7 @@ pub fn checked_front<C: PartialOrd>(
     error: impl Fn(&serde_json::Value) -> f64,
 ) -> Vec<usize> {
     let points = sweep["points"].as_array().unwrap();
-    let front: Vec<usize> = sweep["front"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i.as_u64().unwrap() as usize)
-        .collect();
+    let front = front_of(sweep);
     assert!(!front.is_empty(), "{sweep}");
     for (i, p) in points.iter().enumerate() {
         let beaten = points.iter().enumerate().any(|(j, q)| {
