@@ -4,6 +4,7 @@
 //! - [`stream`]: the push model, [`Source`] → [`Sink`];
 //! - [`runs`]: the instruction stream as runs of basic blocks;
 //! - [`threads`]: sinks fed on threads of their own, beside the source;
+//! - [`call_tree`]: exact counts per calling context, the call graph;
 //! - [`exact`]: exact counters, the ground truth for every estimator;
 //! - [`key_counts`]: exact counts per key, fast on hot keys;
 //! - [`metrics`]: each paper's accuracy metric against the exact counts;
@@ -11,6 +12,7 @@
 //! - [`synth`]: deterministic synthetic streams with known answers.
 
 pub mod areas;
+pub mod call_tree;
 pub mod event;
 pub mod exact;
 pub mod key_counts;
@@ -25,6 +27,7 @@ pub mod trace;
 pub mod wanted;
 
 pub use event::{flags, Class, ClassSet, Event};
+pub use call_tree::CallTree;
 pub use exact::ExactCounts;
 pub use key_counts::KeyCounts;
 pub use pc_counts::PcCounts;

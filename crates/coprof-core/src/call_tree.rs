@@ -1,0 +1,566 @@
+//! Exact events per PC and calling context: the call graph of a stream.
+//!
+//! A [`CallTree`] follows the stream's calls and returns with a shadow
+//! stack, as a profiler that instruments every call and return does
+//! (callgrind, or the calling context tree of Ammons, Ball & Larus, PLDI
+//! 1997), and counts every event under the chain of calls that was open
+//! when it retired: its context. From it come what a flat profile cannot
+//! give: each function's inclusive cost, the call arcs of a callgrind
+//! file, and the stacks of a pprof profile.
+//!
+//! Events carry no stack, so the stack is rebuilt from the transfers:
+//!
+//! - a call (a jump that saves a return address: [`Class::Call`]) opens a
+//!   context under the current one, one per call site and target;
+//! - a return goes back to the innermost open call whose return address
+//!   it goes to, closing every call opened after it: a `longjmp` or an
+//!   exception that unwinds several frames returns to the frame it lands
+//!   in. A return that goes to no open call's return address (a signal
+//!   handler's, to its trampoline; a thread's first return) changes
+//!   nothing.
+//!
+//! A call's return address is not in every stream (runs of blocks do not
+//! hold instruction lengths), so a return is taken to go back to a call
+//! when it lands just after it, within [`MAX_CALL_LEN`] bytes: for RV64 a
+//! 2- or 4-byte call, for x86-64 any instruction.
+//!
+//! The stream does not say which thread ran: the threads of a
+//! multithreaded program share one shadow stack, so their contexts mix at
+//! a switch (a return still finds its own call, and the chains heal).
+//! Single-threaded programs, and each thread between switches, are exact.
+
+use crate::{Blocks, Class, ClassSet, Event, Run, Sink};
+use rustc_hash::FxHashMap;
+
+/// The longest call instruction: a return that lands at most this many
+/// bytes after a call's address returns from it (x86-64's longest
+/// instruction; RV64's calls are 2 or 4 bytes).
+pub const MAX_CALL_LEN: u64 = 15;
+
+/// Deepest chain of calls kept apart. A call opened deeper (a runaway
+/// recursion, or calls whose returns the stream never shows) counts in
+/// the context at this depth, and its return closes nothing.
+pub const MAX_DEPTH: usize = 4096;
+
+/// The context of the root: no call open.
+pub const ROOT: u32 = 0;
+
+/// A calling context: a call site reached under its parent context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Context {
+    /// The context the call was made in ([`ROOT`] for the first call;
+    /// the root's own parent is itself).
+    pub parent: u32,
+    /// The call instruction's address (0 for the root).
+    pub call_site: u64,
+    /// Where it went: the called function's entry (0 for the root).
+    pub target: u64,
+    /// Times the call was made in its parent context.
+    pub calls: u64,
+    /// Calls open, the root's 0.
+    pub depth: u32,
+}
+
+/// Counts the events of some classes per PC and calling context,
+/// exactly, following calls and returns (see the [module](self)).
+///
+/// From a source that delivers runs of basic blocks it takes runs alone:
+/// a call or a return ends its block, and where it went is where the next
+/// run starts.
+#[derive(Clone, Debug)]
+pub struct CallTree {
+    classes: ClassSet,
+    contexts: Vec<Context>,
+    /// Each context's children, by (parent, call site, target).
+    children: FxHashMap<(u32, u64, u64), u32>,
+    /// The open calls, innermost last; the current context is the last.
+    stack: Vec<u32>,
+    /// Calls opened past [`MAX_DEPTH`] and not returned from yet.
+    too_deep: u64,
+    /// Returns that went to no open call.
+    unmatched: u64,
+    /// Counts per (context, PC), from events.
+    counts: FxHashMap<(u32, u64), u64>,
+    /// From runs: executions per (context, block), the block's last
+    /// context and slot kept beside it, so that a block run again in the
+    /// same context (a loop) costs an array access, not a lookup.
+    runs: Option<RunCounts>,
+    /// Where the last run's call or return went, once the next run says.
+    pending: Option<(u64, Class)>,
+    /// Per context, the events counted under it (self) and under it and
+    /// every context below it (inclusive), once the stream has finished.
+    totals: Vec<(u64, u64)>,
+}
+
+/// Block executions per context.
+#[derive(Clone, Debug, Default)]
+struct RunCounts {
+    /// The blocks seen so far, with the source's ids.
+    blocks: Blocks,
+    /// Per block: the context it last ran in and its slot there.
+    last: Vec<(u32, u32)>,
+    /// Slots by (context, block) of whole executions.
+    slot_of: FxHashMap<(u32, u32), u32>,
+    /// Each slot's (context, block) and executions.
+    slots: Vec<(u32, u32, u64)>,
+    /// Executions that stopped early, by (context, block, instructions).
+    partial: FxHashMap<(u32, u32, u32), u64>,
+}
+
+impl RunCounts {
+    #[inline]
+    fn add(&mut self, context: u32, run: Run) {
+        if !self.blocks.is_whole(run) {
+            *self
+                .partial
+                .entry((context, run.block, run.len))
+                .or_insert(0) += 1;
+            return;
+        }
+        let (c, slot) = self.last[run.block as usize];
+        if c == context && slot != u32::MAX {
+            self.slots[slot as usize].2 += 1;
+            return;
+        }
+        let next = self.slots.len() as u32;
+        let slot = *self.slot_of.entry((context, run.block)).or_insert(next);
+        if slot == next {
+            self.slots.push((context, run.block, 0));
+        }
+        self.slots[slot as usize].2 += 1;
+        self.last[run.block as usize] = (context, slot);
+    }
+}
+
+impl CallTree {
+    /// Counts the events of `classes` by context.
+    pub fn new(classes: ClassSet) -> CallTree {
+        CallTree {
+            classes,
+            contexts: vec![Context {
+                parent: ROOT,
+                call_site: 0,
+                target: 0,
+                calls: 0,
+                depth: 0,
+            }],
+            children: FxHashMap::default(),
+            stack: Vec::new(),
+            too_deep: 0,
+            unmatched: 0,
+            counts: FxHashMap::default(),
+            runs: None,
+            pending: None,
+            totals: Vec::new(),
+        }
+    }
+
+    /// The classes counted.
+    pub fn classes(&self) -> ClassSet {
+        self.classes
+    }
+
+    /// Every context, by id; [`ROOT`] first. A context's parent has a
+    /// smaller id than it.
+    pub fn contexts(&self) -> &[Context] {
+        &self.contexts
+    }
+
+    /// Every (context, PC) with its count, once [`Sink::finish`] has been
+    /// called; pairs that never counted are absent.
+    pub fn counts(&self) -> &FxHashMap<(u32, u64), u64> {
+        &self.counts
+    }
+
+    /// The events counted in context `id` itself and in it with every
+    /// context below it, once the stream has finished.
+    pub fn totals(&self, id: u32) -> (u64, u64) {
+        self.totals.get(id as usize).copied().unwrap_or_default()
+    }
+
+    /// Returns that went to no open call (signal handlers' returns, a
+    /// thread's first return, returns after `MAX_DEPTH`).
+    pub fn unmatched_returns(&self) -> u64 {
+        self.unmatched
+    }
+
+    /// The context open now.
+    fn current(&self) -> u32 {
+        self.stack.last().copied().unwrap_or(ROOT)
+    }
+
+    /// A call at `pc` to `target` or a return to `target`.
+    #[inline]
+    fn transfer(&mut self, class: Class, pc: u64, target: u64) {
+        match class {
+            Class::Call => self.call(pc, target),
+            Class::Return => self.ret(target),
+            _ => {}
+        }
+    }
+
+    fn call(&mut self, pc: u64, target: u64) {
+        if self.stack.len() >= MAX_DEPTH {
+            self.too_deep += 1;
+            return;
+        }
+        let parent = self.current();
+        let next = self.contexts.len() as u32;
+        let id = *self.children.entry((parent, pc, target)).or_insert(next);
+        if id == next {
+            self.contexts.push(Context {
+                parent,
+                call_site: pc,
+                target,
+                calls: 0,
+                depth: self.stack.len() as u32 + 1,
+            });
+        }
+        self.contexts[id as usize].calls += 1;
+        self.stack.push(id);
+    }
+
+    fn ret(&mut self, target: u64) {
+        if self.too_deep > 0 {
+            self.too_deep -= 1;
+            return;
+        }
+        let returns_here = |&id: &u32| {
+            let site = self.contexts[id as usize].call_site;
+            target > site && target - site <= MAX_CALL_LEN
+        };
+        match self.stack.iter().rposition(returns_here) {
+            Some(i) => self.stack.truncate(i),
+            None => self.unmatched += 1,
+        }
+    }
+
+    /// Each context's self and inclusive totals: children have larger
+    /// ids than their parents, so one pass from the last adds each
+    /// context's inclusive total into its parent's.
+    fn sum_up(&mut self) {
+        let mut totals = vec![(0u64, 0u64); self.contexts.len()];
+        for (&(c, _), &n) in &self.counts {
+            totals[c as usize].0 += n;
+        }
+        for t in &mut totals {
+            t.1 = t.0;
+        }
+        for id in (1..self.contexts.len()).rev() {
+            let parent = self.contexts[id].parent as usize;
+            totals[parent].1 += totals[id].1;
+        }
+        self.totals = totals;
+    }
+}
+
+impl Sink for CallTree {
+    fn wants(&self) -> ClassSet {
+        self.classes.with(Class::Call).with(Class::Return)
+    }
+
+    fn observe(&mut self, batch: &[Event]) {
+        if self.runs.is_some() {
+            return;
+        }
+        for e in batch {
+            if self.classes.contains(e.class) {
+                *self.counts.entry((self.current(), e.pc)).or_insert(0) += 1;
+            }
+            self.transfer(e.class, e.pc, e.addr);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(r) = self.runs.take() {
+            let mut add = |context: u32, run: Run, n: u64| {
+                let pcs = r.blocks.run_pcs(run);
+                for (&pc, &class) in pcs.iter().zip(r.blocks.classes(run.block)) {
+                    if self.classes.contains(class) {
+                        *self.counts.entry((context, pc)).or_insert(0) += n;
+                    }
+                }
+            };
+            for &(context, block, n) in &r.slots {
+                let len = r.blocks.pcs(block).len() as u32;
+                add(context, Run { block, len }, n);
+            }
+            for (&(context, block, len), &n) in &r.partial {
+                add(context, Run { block, len }, n);
+            }
+        }
+        self.sum_up();
+    }
+
+    /// A call or a return ends its block, and every PC's class is in its
+    /// block, so runs alone are enough.
+    fn wants_with_runs(&self) -> Option<ClassSet> {
+        Some(ClassSet::NONE)
+    }
+
+    fn runs_follow(&mut self) {
+        self.runs = Some(RunCounts::default());
+    }
+
+    fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
+        let Some(mut r) = self.runs.take() else {
+            return;
+        };
+        r.blocks.extend_from(blocks);
+        r.last.resize(blocks.len(), (ROOT, u32::MAX));
+        for &run in runs {
+            let pcs = blocks.pcs(run.block);
+            let Some(&first) = pcs.first() else { continue };
+            if let Some((pc, class)) = self.pending.take() {
+                self.transfer(class, pc, first);
+            }
+            if run.len > 0 {
+                r.add(self.current(), run);
+            }
+            if blocks.is_whole(run) {
+                let last = blocks.last_class(run.block);
+                if matches!(last, Class::Call | Class::Return) {
+                    self.pending = Some((pcs[pcs.len() - 1], last));
+                }
+            }
+        }
+        self.runs = Some(r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PcCounts, SliceSource, Source};
+    use proptest::prelude::*;
+
+    /// A program's instructions, each a PC and class, with a call's or a
+    /// return's target.
+    struct Trace(Vec<Event>);
+
+    impl Trace {
+        fn op(&mut self, pc: u64) {
+            self.0.push(Event::new(pc, Class::IntAlu));
+        }
+        fn call(&mut self, pc: u64, to: u64) {
+            self.0.push(Event::control(pc, Class::Call, to, true));
+        }
+        fn ret(&mut self, pc: u64, to: u64) {
+            self.0.push(Event::control(pc, Class::Return, to, true));
+        }
+        fn load(&mut self, pc: u64) {
+            self.0.push(Event::load(pc, 0x8000, 8, 1));
+        }
+    }
+
+    /// `main` at 0x100 calls `f` (0x200) twice from two sites; `f` calls
+    /// `g` (0x300) once each time, `g` loads once.
+    fn program() -> Vec<Event> {
+        let mut t = Trace(Vec::new());
+        t.op(0x100);
+        for site in [0x104, 0x10c] {
+            t.call(site, 0x200);
+            t.op(0x200);
+            t.call(0x204, 0x300);
+            t.load(0x300);
+            t.ret(0x304, 0x208);
+            t.ret(0x208, site + 4);
+            t.op(site + 4);
+        }
+        t.0
+    }
+
+    fn tree_of(events: &[Event], classes: ClassSet, runs: bool) -> CallTree {
+        let mut t = CallTree::new(classes);
+        let mut source = SliceSource::new(events).batch_size(3);
+        if runs {
+            source = source.with_runs();
+        }
+        source.run(&mut t).unwrap();
+        t
+    }
+
+    /// Each context as its chain of call sites, outermost first, with
+    /// its calls and totals.
+    fn chains(t: &CallTree) -> Vec<(Vec<u64>, u64, (u64, u64))> {
+        let mut out: Vec<_> = (0..t.contexts().len() as u32)
+            .map(|id| {
+                let mut chain = Vec::new();
+                let mut c = id;
+                while c != ROOT {
+                    chain.push(t.contexts()[c as usize].call_site);
+                    c = t.contexts()[c as usize].parent;
+                }
+                chain.reverse();
+                (chain, t.contexts()[id as usize].calls, t.totals(id))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn every_call_site_opens_its_own_context_and_a_context_holds_its_callees_costs() {
+        for runs in [false, true] {
+            let t = tree_of(&program(), ClassSet::ALL, runs);
+            assert_eq!(
+                chains(&t),
+                vec![
+                    (vec![], 0, (5, 15)),
+                    (vec![0x104], 1, (3, 5)),
+                    (vec![0x104, 0x204], 1, (2, 2)),
+                    (vec![0x10c], 1, (3, 5)),
+                    (vec![0x10c, 0x204], 1, (2, 2)),
+                ],
+                "from runs: {runs}"
+            );
+            assert_eq!(t.unmatched_returns(), 0);
+            // The load in g, under each of main's two calls of f.
+            let loads = tree_of(&program(), ClassSet::of(Class::Load), runs);
+            let mut at: Vec<(Vec<u64>, u64)> = loads
+                .counts()
+                .iter()
+                .map(|(&(c, pc), &n)| {
+                    assert_eq!(pc, 0x300);
+                    (chains_of(&loads, c), n)
+                })
+                .collect();
+            at.sort();
+            assert_eq!(
+                at,
+                vec![(vec![0x104, 0x204], 1), (vec![0x10c, 0x204], 1)]
+            );
+        }
+    }
+
+    fn chains_of(t: &CallTree, mut c: u32) -> Vec<u64> {
+        let mut chain = Vec::new();
+        while c != ROOT {
+            chain.push(t.contexts()[c as usize].call_site);
+            c = t.contexts()[c as usize].parent;
+        }
+        chain.reverse();
+        chain
+    }
+
+    #[test]
+    fn a_return_past_several_calls_closes_them_all_and_a_stray_one_changes_nothing() {
+        let mut t = Trace(Vec::new());
+        t.call(0x100, 0x200); // main → f
+        t.call(0x204, 0x300); // f → g
+        t.call(0x304, 0x400); // g → h, which longjmps back into main
+        t.ret(0x400, 0x104);
+        t.op(0x104);
+        t.ret(0x108, 0x9000); // goes to no open call
+        t.op(0x10c);
+        let tree = tree_of(&t.0, ClassSet::ALL, false);
+        assert_eq!(tree.unmatched_returns(), 1);
+        // Both ops after the long return count at the root.
+        let root: u64 = tree
+            .counts()
+            .iter()
+            .filter(|(&(c, _), _)| c == ROOT)
+            .map(|(_, &n)| n)
+            .sum();
+        assert_eq!(root, 4, "main's call, the two ops and the stray return");
+    }
+
+    #[test]
+    fn calls_deeper_than_the_limit_count_in_the_deepest_context_and_their_returns_match() {
+        let mut t = Trace(Vec::new());
+        let depth = MAX_DEPTH as u64 + 10;
+        for d in 0..depth {
+            t.call(0x1000 + 8 * d, 0x1000 + 8 * (d + 1));
+        }
+        t.op(0x10_0000);
+        for d in (0..depth).rev() {
+            t.ret(0x10_0004, 0x1000 + 8 * d + 4);
+        }
+        t.op(0x10_0008);
+        let tree = tree_of(&t.0, ClassSet::ALL, false);
+        assert_eq!(tree.contexts().len(), MAX_DEPTH + 1);
+        assert_eq!(tree.unmatched_returns(), 0);
+        assert_eq!(tree.counts()[&(ROOT, 0x10_0008)], 1);
+        assert_eq!(tree.counts()[&(MAX_DEPTH as u32, 0x10_0000)], 1);
+    }
+
+    /// A random program: nested calls and returns (some returning past
+    /// several calls) with plain instructions between, and the context
+    /// of every instruction as the program knows it. Every transfer goes
+    /// where the next instruction is (a call site is reached by a jump),
+    /// and a PC has one class, as in a real program: plain instructions
+    /// at multiples of 4, returns 1 above one and jumps 3 above.
+    fn random_program(steps: Vec<(u8, u8)>) -> (Vec<Event>, Vec<Vec<u64>>) {
+        let mut events = Vec::new();
+        let mut truth = Vec::new();
+        let mut stack: Vec<u64> = Vec::new();
+        let mut pc = 0x100_0000u64;
+        for (what, arg) in steps {
+            match what % 4 {
+                0 if stack.len() < 30 => {
+                    let site = 0x1_0000 * (1 + arg as u64 % 8);
+                    truth.push(stack.clone());
+                    events.push(Event::control(pc | 3, Class::Jump, site, true));
+                    truth.push(stack.clone());
+                    pc = 0x100_0000 * (1 + arg as u64 % 4);
+                    events.push(Event::control(site, Class::Call, pc, true));
+                    stack.push(site);
+                }
+                1 if !stack.is_empty() => {
+                    // Back past 1 to 3 calls (a longjmp past more than
+                    // one), unless the call returned to is open again
+                    // inside: from the transfer alone that is the
+                    // innermost's return.
+                    let mut back = 1 + (arg as usize % 3).min(stack.len() - 1);
+                    let n = stack.len();
+                    if stack[n - back + 1..].contains(&stack[n - back]) {
+                        back = 1;
+                    }
+                    truth.push(stack.clone());
+                    let site = stack[n - back];
+                    stack.truncate(n - back);
+                    events.push(Event::control(pc | 1, Class::Return, site + 4, true));
+                    pc = site + 4;
+                }
+                _ => {
+                    truth.push(stack.clone());
+                    events.push(Event::new(pc, Class::IntAlu));
+                    pc += 4;
+                }
+            }
+        }
+        (events, truth)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Every event counts under the calls the program had open, from
+        /// events and from runs alike, and summed over contexts the
+        /// counts are the flat profile's.
+        #[test]
+        fn every_event_counts_in_the_context_the_program_had_open(
+            steps in proptest::collection::vec((any::<u8>(), any::<u8>()), 1..400),
+        ) {
+            let (events, truth) = random_program(steps);
+            let mut want: FxHashMap<(Vec<u64>, u64), u64> = FxHashMap::default();
+            for (e, chain) in events.iter().zip(&truth) {
+                *want.entry((chain.clone(), e.pc)).or_insert(0) += 1;
+            }
+            let mut flat = PcCounts::new(ClassSet::ALL);
+            SliceSource::new(&events).run(&mut flat).unwrap();
+            for runs in [false, true] {
+                let t = tree_of(&events, ClassSet::ALL, runs);
+                let mut got: FxHashMap<(Vec<u64>, u64), u64> = FxHashMap::default();
+                let mut per_pc: FxHashMap<u64, u64> = FxHashMap::default();
+                for (&(c, pc), &n) in t.counts() {
+                    *got.entry((chains_of(&t, c), pc)).or_insert(0) += n;
+                    *per_pc.entry(pc).or_insert(0) += n;
+                }
+                prop_assert_eq!(&got, &want);
+                prop_assert_eq!(&per_pc, flat.counts());
+                prop_assert_eq!(t.totals(ROOT).1, events.len() as u64);
+            }
+        }
+    }
+}
