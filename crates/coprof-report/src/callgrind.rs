@@ -13,9 +13,18 @@
 //! lines in their own file. Code no symbol names counts in a function
 //! named after its file (`[libc.so.6]`), each instruction still a line of
 //! its own ([`PcProfile::function_of`]).
+//!
+//! A profile with calls also has callgrind's call arcs: after a call
+//! site's own cost line, each function called from it (`cfi=`, `cfn=`;
+//! `cob=` when its code is in another object), the calls made
+//! (`calls=`, with the callee's entry and line) and their inclusive cost,
+//! from call to return, on a line at the call site. Arcs of the same call
+//! site to the same function in different contexts are added up, as
+//! callgrind adds them: with recursion, a function's incoming arcs count
+//! its recursive calls' costs again, as in callgrind's own files.
 
-use crate::pc_profile::{frames, PcProfile};
-use std::collections::HashMap;
+use crate::pc_profile::{add, frames, PcCost, PcProfile};
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 /// What a PC without a known object or file is written as.
@@ -37,9 +46,60 @@ impl Names {
     }
 }
 
+/// A function called from a call site: its object, file and name.
+type Callee = (String, String, String);
+
+/// The calls made from one call site to one function, in every context.
+struct Arc {
+    /// The first callee entry seen (its position on the `calls=` line).
+    target: usize,
+    calls: u64,
+    inclusive: Vec<u64>,
+}
+
+/// Where `pc`'s code is: its object, its function's file and name.
+fn place(p: &PcProfile, pc: &PcCost) -> Callee {
+    let object = pc.object.map_or(UNKNOWN, |o| p.objects[o].path.as_str());
+    let frames = frames(&pc.location);
+    let fn_file = frames.last().and_then(|f| f.file).unwrap_or(UNKNOWN);
+    (object.to_string(), fn_file.to_string(), p.function_of(pc))
+}
+
+/// `pc`'s own file and line: the innermost frame's.
+fn own_line(pc: &PcCost, fn_file: &str) -> (String, u32) {
+    let frames = frames(&pc.location);
+    let file = frames.first().and_then(|f| f.file).unwrap_or(fn_file);
+    (
+        file.to_string(),
+        frames.first().and_then(|f| f.line).unwrap_or(0),
+    )
+}
+
+/// The call arcs of `p` by call site (an index in `p.pcs`), each call
+/// site's callees in name order.
+fn arcs(p: &PcProfile) -> HashMap<usize, BTreeMap<Callee, Arc>> {
+    let mut out: HashMap<usize, BTreeMap<Callee, Arc>> = HashMap::new();
+    let inclusive = p.inclusive();
+    for (c, call) in p.calls.iter().enumerate() {
+        let callee = place(p, &p.pcs[call.callee]);
+        let arc = out
+            .entry(call.call_site)
+            .or_default()
+            .entry(callee)
+            .or_insert_with(|| Arc {
+                target: call.callee,
+                calls: 0,
+                inclusive: vec![0; p.costs.len()],
+            });
+        arc.calls += call.calls;
+        add(&mut arc.inclusive, &inclusive[c]);
+    }
+    out
+}
+
 /// Writes `p` to `out` in callgrind's format. `creator` names the tool
 /// that made it (`coprof 0.1.0`). PCs whose every value is zero are left
-/// out; the others are written in address order.
+/// out, but for call sites; the others are written in address order.
 pub fn write(out: &mut impl Write, p: &PcProfile, creator: &str) -> io::Result<()> {
     let events: Vec<&str> = p.costs.iter().map(|c| c.event.as_str()).collect();
     let totals = join(&p.totals());
@@ -62,48 +122,58 @@ pub fn write(out: &mut impl Write, p: &PcProfile, creator: &str) -> io::Result<(
 
     let (mut objects, mut files, mut functions) =
         (Names::default(), Names::default(), Names::default());
+    let arcs = arcs(p);
     let mut order: Vec<usize> = (0..p.pcs.len()).collect();
     order.sort_by_key(|&i| p.pcs[i].pc);
     // The object, function file and function of the lines written last,
     // and the file a reader takes their source lines to be in.
-    let mut at: Option<(&str, &str, String)> = None;
+    let mut at: Option<Callee> = None;
     let mut line_file = String::new();
     for i in order {
         let pc = &p.pcs[i];
-        if pc.values.iter().all(|&v| v == 0) {
+        let calls = arcs.get(&i);
+        if pc.values.iter().all(|&v| v == 0) && calls.is_none() {
             continue;
         }
-        let object = pc.object.map_or(UNKNOWN, |o| p.objects[o].path.as_str());
-        let frames = frames(&pc.location);
-        let fn_file = frames.last().and_then(|f| f.file).unwrap_or(UNKNOWN);
-        let function = p.function_of(pc);
-        let own_file = frames.first().and_then(|f| f.file).unwrap_or(fn_file);
-        let line = frames.first().and_then(|f| f.line).unwrap_or(0);
+        let here = place(p, pc);
+        let (object, fn_file, function) = (&here.0, &here.1, &here.2);
+        let (own_file, line) = own_line(pc, fn_file);
 
-        let same_object = at.as_ref().is_some_and(|a| a.0 == object);
+        let same_object = at.as_ref().is_some_and(|a| a.0 == *object);
         if !same_object {
             writeln!(out, "ob={}", objects.put(object))?;
         }
         let same_function = same_object
             && at
                 .as_ref()
-                .is_some_and(|a| a.1 == fn_file && a.2 == function);
+                .is_some_and(|a| a.1 == *fn_file && a.2 == *function);
         if !same_function {
             // A reader takes `fn=` to be in the file it read last, an
             // `fi=` line's included (callgrind_annotate does).
-            if line_file != fn_file || !same_object {
+            if line_file != *fn_file || !same_object {
                 writeln!(out, "fl={}", files.put(fn_file))?;
             }
-            writeln!(out, "fn={}", functions.put(&function))?;
-            line_file = fn_file.to_string();
-            at = Some((object, fn_file, function));
+            writeln!(out, "fn={}", functions.put(function))?;
+            line_file = fn_file.clone();
         }
         if own_file != line_file {
-            let key = if own_file == fn_file { "fe" } else { "fi" };
-            writeln!(out, "{key}={}", files.put(own_file))?;
-            line_file = own_file.to_string();
+            let key = if own_file == *fn_file { "fe" } else { "fi" };
+            writeln!(out, "{key}={}", files.put(&own_file))?;
+            line_file = own_file;
         }
         writeln!(out, "{:#x} {line} {}", pc.pc, join(&pc.values))?;
+        for ((c_object, c_file, c_function), arc) in calls.into_iter().flatten() {
+            if c_object != object {
+                writeln!(out, "cob={}", objects.put(c_object))?;
+            }
+            writeln!(out, "cfi={}", files.put(c_file))?;
+            writeln!(out, "cfn={}", functions.put(c_function))?;
+            let target = &p.pcs[arc.target];
+            let (_, target_line) = own_line(target, c_file);
+            writeln!(out, "calls={} {:#x} {target_line}", arc.calls, target.pc)?;
+            writeln!(out, "{:#x} {line} {}", pc.pc, join(&arc.inclusive))?;
+        }
+        at = Some(here);
     }
     writeln!(out)?;
     writeln!(out, "totals: {totals}")?;
@@ -211,6 +281,33 @@ fn=(3) 0x9000
 totals: 24 3
 ";
         assert_eq!(text(&p), expected);
+    }
+
+    #[test]
+    fn a_call_site_has_its_arcs_after_its_own_cost_with_the_inclusive_cost_of_each_call() {
+        let expected = "\
+ob=(1) /bin/prog
+fl=(1) /src/prog.c
+fn=(1) main
+0x1000 10 2
+0x1004 11 1
+cfi=(1)
+cfn=(2) f
+calls=1 0x2000 20
+0x1004 11 5
+fn=(2)
+0x2000 20 2
+0x2004 21 1
+cfi=(1)
+cfn=(2)
+calls=1 0x2000 20
+0x2004 21 2
+0x2008 22 2
+
+totals: 8
+";
+        let t = text(&crate::fixtures::recursive());
+        assert!(t.ends_with(expected), "{t}");
     }
 
     /// A cost line as a reader of the format sees it: its object, the

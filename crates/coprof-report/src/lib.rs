@@ -14,9 +14,12 @@
 //! configuration by cost and error, with the front of those no other
 //! beats.
 //!
-//! The profile is flat: coprof's events carry a PC, not a call stack, so
-//! each sample's stack is its one location (with its inlined frames), and
-//! a callgrind file has no call arcs.
+//! A profile may also hold its costs per calling context, when the run's
+//! calls and returns were followed: each pprof sample then has the call
+//! sites open as its stack, and a callgrind file has call arcs with their
+//! inclusive costs. Without them (a native process's samples carry a PC,
+//! not a stack) the profile is flat: each sample's stack is its one
+//! location (with its inlined frames), and a callgrind file has no arcs.
 
 pub mod callgrind;
 #[cfg(test)]
@@ -25,5 +28,5 @@ pub mod pc_profile;
 pub mod pprof;
 pub mod sweep_plot;
 
-pub use pc_profile::{Cost, Object, PcCost, PcProfile};
+pub use pc_profile::{CallContext, ContextCost, Cost, FunctionCost, Object, PcCost, PcProfile};
 pub use sweep_plot::SweepPlot;

@@ -168,8 +168,60 @@ pub fn profile(p: &PcProfile, comments: &[String]) -> proto::Profile {
         ..proto::Profile::default()
     };
     out.mapping = mappings(p, &mut strings);
-    let mut functions: HashMap<(i64, i64), u64> = HashMap::new();
-    for pc in p.pcs.iter().filter(|pc| pc.values.iter().any(|&v| v != 0)) {
+    let mut locations = Locations::default();
+    if p.has_calls() {
+        for c in &p.context_costs {
+            if c.values.iter().all(|&v| v == 0) {
+                continue;
+            }
+            let location_id = std::iter::once(c.pc)
+                .chain(p.call_stack(c.context))
+                .map(|i| locations.id(i, p, &mut out, &mut strings))
+                .collect();
+            out.sample.push(proto::Sample {
+                location_id,
+                value: c.values.iter().map(|&v| v as i64).collect(),
+            });
+        }
+    } else {
+        for (i, pc) in p.pcs.iter().enumerate() {
+            if pc.values.iter().all(|&v| v == 0) {
+                continue;
+            }
+            let id = locations.id(i, p, &mut out, &mut strings);
+            out.sample.push(proto::Sample {
+                location_id: vec![id],
+                value: pc.values.iter().map(|&v| v as i64).collect(),
+            });
+        }
+    }
+    out.comment = comments.iter().map(|c| strings.put(c)).collect();
+    out.string_table = strings.table;
+    out
+}
+
+/// The locations written so far, by PC, and the functions by name and
+/// file.
+#[derive(Default)]
+struct Locations {
+    of_pc: HashMap<usize, u64>,
+    functions: HashMap<(i64, i64), u64>,
+}
+
+impl Locations {
+    /// The id of the location of `p.pcs[i]`, written into `out` the
+    /// first time, with its functions.
+    fn id(
+        &mut self,
+        i: usize,
+        p: &PcProfile,
+        out: &mut proto::Profile,
+        strings: &mut Strings,
+    ) -> u64 {
+        if let Some(&id) = self.of_pc.get(&i) {
+            return id;
+        }
+        let pc = &p.pcs[i];
         let id = out.location.len() as u64 + 1;
         let mut line = Vec::new();
         for f in frames(&pc.location) {
@@ -178,8 +230,8 @@ pub fn profile(p: &PcProfile, comments: &[String]) -> proto::Profile {
                 None => strings.put(&format!("{:#x}", pc.pc)),
             };
             let file = strings.put(f.file.unwrap_or(""));
-            let next = functions.len() as u64 + 1;
-            let function_id = *functions.entry((name, file)).or_insert_with(|| {
+            let next = self.functions.len() as u64 + 1;
+            let function_id = *self.functions.entry((name, file)).or_insert_with(|| {
                 out.function.push(proto::Function {
                     id: next,
                     name,
@@ -200,14 +252,9 @@ pub fn profile(p: &PcProfile, comments: &[String]) -> proto::Profile {
             address: pc.pc,
             line,
         });
-        out.sample.push(proto::Sample {
-            location_id: vec![id],
-            value: pc.values.iter().map(|&v| v as i64).collect(),
-        });
+        self.of_pc.insert(i, id);
+        id
     }
-    out.comment = comments.iter().map(|c| strings.put(c)).collect();
-    out.string_table = strings.table;
-    out
 }
 
 /// One mapping per object, numbered from 1 in [`PcProfile::objects`]'
@@ -322,6 +369,39 @@ mod tests {
         let map = &m.mapping[0];
         assert_eq!((map.memory_start, map.memory_limit), (0x1000, 0x2011));
         assert_eq!(s(map.filename), "/bin/prog");
+    }
+
+    #[test]
+    fn each_context_is_a_sample_whose_stack_is_its_pc_then_the_call_sites_open() {
+        let m = profile(&crate::fixtures::recursive(), &[]);
+        let address = |id: u64| m.location[id as usize - 1].address;
+        let samples: Vec<(Vec<u64>, i64)> = m
+            .sample
+            .iter()
+            .map(|s| {
+                (
+                    s.location_id.iter().map(|&id| address(id)).collect(),
+                    s.value[0],
+                )
+            })
+            .collect();
+        assert_eq!(
+            samples,
+            [
+                (vec![0x1000], 2),
+                (vec![0x1004], 1),
+                (vec![0x2000, 0x1004], 1),
+                (vec![0x2004, 0x1004], 1),
+                (vec![0x2008, 0x1004], 1),
+                (vec![0x2000, 0x2004, 0x1004], 1),
+                (vec![0x2008, 0x2004, 0x1004], 1),
+            ]
+        );
+        assert_eq!(
+            m.location.len(),
+            5,
+            "one location per PC, shared by the stacks"
+        );
     }
 
     proptest::proptest! {
