@@ -12,6 +12,13 @@
 //!
 //! - a call (a jump that saves a return address: [`Class::Call`]) opens a
 //!   context under the current one, one per call site and target;
+//! - a recursive call, one whose call site and target are already in the
+//!   current context's chain, goes back into that context rather than
+//!   opening one more below it (recursion folded, as the calling context
+//!   tree's authors fold it): what the deeper calls run counts once, in
+//!   the context of the outermost, and the contexts of a recursive
+//!   program are as many as its distinct chains without repeats, not as
+//!   many as its calls;
 //! - a return goes back to the innermost open call whose return address
 //!   it goes to, closing every call opened after it: a `longjmp` or an
 //!   exception that unwinds several frames returns to the frame it lands
@@ -57,7 +64,7 @@ pub struct Context {
     pub target: u64,
     /// Times the call was made in its parent context.
     pub calls: u64,
-    /// Calls open, the root's 0.
+    /// Calls in its chain, the root's 0.
     pub depth: u32,
 }
 
@@ -71,7 +78,8 @@ pub struct Context {
 pub struct CallTree {
     classes: ClassSet,
     contexts: Vec<Context>,
-    /// Each context's children, by (parent, call site, target).
+    /// The context a call opens, by (context it is made in, call site,
+    /// target): a child, or the ancestor a recursive call goes back into.
     children: FxHashMap<(u32, u64, u64), u32>,
     /// The open calls, innermost last; the current context is the last.
     stack: Vec<u32>,
@@ -205,19 +213,38 @@ impl CallTree {
             return;
         }
         let parent = self.current();
-        let next = self.contexts.len() as u32;
-        let id = *self.children.entry((parent, pc, target)).or_insert(next);
-        if id == next {
-            self.contexts.push(Context {
-                parent,
-                call_site: pc,
-                target,
-                calls: 0,
-                depth: self.stack.len() as u32 + 1,
-            });
-        }
+        let id = match self.children.get(&(parent, pc, target)) {
+            Some(&id) => id,
+            None => {
+                let id = self.open(parent, pc, target);
+                self.children.insert((parent, pc, target), id);
+                id
+            }
+        };
         self.contexts[id as usize].calls += 1;
         self.stack.push(id);
+    }
+
+    /// The context a call at `pc` to `target` made in `parent` opens the
+    /// first time: the one in `parent`'s chain with the same call site and
+    /// target (a recursive call), else a new child.
+    fn open(&mut self, parent: u32, pc: u64, target: u64) -> u32 {
+        let mut c = parent;
+        while c != ROOT {
+            let ctx = &self.contexts[c as usize];
+            if ctx.call_site == pc && ctx.target == target {
+                return c;
+            }
+            c = ctx.parent;
+        }
+        self.contexts.push(Context {
+            parent,
+            call_site: pc,
+            target,
+            calls: 0,
+            depth: self.contexts[parent as usize].depth + 1,
+        });
+        self.contexts.len() as u32 - 1
     }
 
     fn ret(&mut self, target: u64) {
@@ -426,10 +453,7 @@ mod tests {
                 })
                 .collect();
             at.sort();
-            assert_eq!(
-                at,
-                vec![(vec![0x104, 0x204], 1), (vec![0x10c, 0x204], 1)]
-            );
+            assert_eq!(at, vec![(vec![0x104, 0x204], 1), (vec![0x10c, 0x204], 1)]);
         }
     }
 
@@ -484,6 +508,48 @@ mod tests {
         assert_eq!(tree.counts()[&(MAX_DEPTH as u32, 0x10_0000)], 1);
     }
 
+    #[test]
+    fn a_recursive_call_goes_back_into_its_context_and_its_cost_counts_once() {
+        // main calls f from 0x100; f calls itself from 0x200 and 0x210,
+        // as fib does, four levels deep.
+        fn f(t: &mut Trace, depth: u32, back: u64) {
+            t.op(0x1000);
+            if depth > 0 {
+                for site in [0x200, 0x210] {
+                    t.call(site, 0x1000);
+                    f(t, depth - 1, site + 4);
+                    t.op(site + 4);
+                }
+            }
+            t.ret(0x1008, back);
+        }
+        let mut t = Trace(Vec::new());
+        t.call(0x100, 0x1000);
+        f(&mut t, 4, 0x104);
+        t.op(0x104);
+        for runs in [false, true] {
+            let tree = tree_of(&t.0, ClassSet::ALL, runs);
+            // main's call, then f from each site, then each site under
+            // the other: 0x200 under 0x204 and 0x204 under 0x200.
+            let got: Vec<Vec<u64>> = chains(&tree).into_iter().map(|c| c.0).collect();
+            assert_eq!(
+                got,
+                [
+                    vec![],
+                    vec![0x100],
+                    vec![0x100, 0x200],
+                    vec![0x100, 0x200, 0x210],
+                    vec![0x100, 0x210],
+                    vec![0x100, 0x210, 0x200],
+                ]
+            );
+            assert_eq!(tree.totals(ROOT).1, t.0.len() as u64);
+            assert_eq!(tree.totals(1).1, t.0.len() as u64 - 2, "all but main's two");
+            assert_eq!(tree.contexts()[1].calls, 1);
+            assert_eq!(tree.unmatched_returns(), 0);
+        }
+    }
+
     /// A random program: nested calls and returns (some returning past
     /// several calls) with plain instructions between, and the context
     /// of every instruction as the program knows it. Every transfer goes
@@ -493,18 +559,22 @@ mod tests {
     fn random_program(steps: Vec<(u8, u8)>) -> (Vec<Event>, Vec<Vec<u64>>) {
         let mut events = Vec::new();
         let mut truth = Vec::new();
-        let mut stack: Vec<u64> = Vec::new();
+        let mut stack: Vec<(u64, u64)> = Vec::new();
         let mut pc = 0x100_0000u64;
         for (what, arg) in steps {
             match what % 4 {
                 0 if stack.len() < 30 => {
                     let site = 0x1_0000 * (1 + arg as u64 % 8);
-                    truth.push(stack.clone());
+                    truth.push(folded(&stack));
                     events.push(Event::control(pc | 3, Class::Jump, site, true));
-                    truth.push(stack.clone());
+                    truth.push(folded(&stack));
                     pc = 0x100_0000 * (1 + arg as u64 % 4);
                     events.push(Event::control(site, Class::Call, pc, true));
-                    stack.push(site);
+                    stack.push((site, pc));
+                    // The called function's first instruction.
+                    truth.push(folded(&stack));
+                    events.push(Event::new(pc, Class::IntAlu));
+                    pc += 4;
                 }
                 1 if !stack.is_empty() => {
                     // Back past 1 to 3 calls (a longjmp past more than
@@ -513,23 +583,38 @@ mod tests {
                     // innermost's return.
                     let mut back = 1 + (arg as usize % 3).min(stack.len() - 1);
                     let n = stack.len();
-                    if stack[n - back + 1..].contains(&stack[n - back]) {
+                    let site = stack[n - back].0;
+                    if stack[n - back + 1..].iter().any(|f| f.0 == site) {
                         back = 1;
                     }
-                    truth.push(stack.clone());
-                    let site = stack[n - back];
+                    truth.push(folded(&stack));
+                    let site = stack[n - back].0;
                     stack.truncate(n - back);
                     events.push(Event::control(pc | 1, Class::Return, site + 4, true));
                     pc = site + 4;
                 }
                 _ => {
-                    truth.push(stack.clone());
+                    truth.push(folded(&stack));
                     events.push(Event::new(pc, Class::IntAlu));
                     pc += 4;
                 }
             }
         }
         (events, truth)
+    }
+
+    /// The chain of call sites of the context a stack of (call site,
+    /// target) calls counts in: a call already in the chain goes back to
+    /// it.
+    fn folded(stack: &[(u64, u64)]) -> Vec<u64> {
+        let mut chain: Vec<(u64, u64)> = Vec::new();
+        for &call in stack {
+            match chain.iter().position(|&c| c == call) {
+                Some(i) => chain.truncate(i + 1),
+                None => chain.push(call),
+            }
+        }
+        chain.into_iter().map(|c| c.0).collect()
     }
 
     proptest! {

@@ -26,8 +26,8 @@ pub mod threads;
 pub mod trace;
 pub mod wanted;
 
-pub use event::{flags, Class, ClassSet, Event};
 pub use call_tree::CallTree;
+pub use event::{flags, Class, ClassSet, Event};
 pub use exact::ExactCounts;
 pub use key_counts::KeyCounts;
 pub use pc_counts::PcCounts;

@@ -1,6 +1,7 @@
-//! `coprof export`: a run's exact flat profile written for other tools,
-//! and read back by them: valgrind's `callgrind_annotate` and Go's `go
-//! tool pprof` (both installed by scripts/install-deps.sh).
+//! `coprof export`: a run's exact profile written for other tools, and
+//! read back by them: valgrind's `callgrind_annotate` and Go's `go tool
+//! pprof` (both installed by scripts/install-deps.sh); its calls against
+//! those valgrind's callgrind counts on the native build.
 
 mod common;
 
@@ -105,6 +106,13 @@ fn ending_with(costs: &HashMap<String, u64>, suffix: &str) -> u64 {
 /// `go tool pprof -top ARGS` of `file`: the total and each name's flat
 /// value (counts, or nanoseconds with `-unit=ns`).
 fn pprof_top(file: &Path, args: &[&str]) -> (u64, HashMap<String, u64>) {
+    let (total, columns) = pprof_columns(file, args);
+    (total, columns.into_iter().map(|(k, v)| (k, v.0)).collect())
+}
+
+/// `go tool pprof -top ARGS` of `file`: the total and each name's flat
+/// and cumulative values.
+fn pprof_columns(file: &Path, args: &[&str]) -> (u64, HashMap<String, (u64, u64)>) {
     let out = succeeded(
         Command::new("go")
             .args([
@@ -134,12 +142,194 @@ fn pprof_top(file: &Path, args: &[&str]) -> (u64, HashMap<String, u64>) {
         let words: Vec<&str> = line.split_whitespace().collect();
         if words.len() >= 6 && words[1].ends_with('%') {
             // Counts bare, or nanoseconds with `-unit=ns`.
-            if let Ok(n) = words[0].trim_end_matches("ns").parse::<u64>() {
-                flat.insert(words[5..].join(" "), n);
+            let n = |w: &str| w.trim_end_matches("ns").parse::<u64>().ok();
+            if let (Some(own), Some(cum)) = (n(words[0]), n(words[3])) {
+                flat.insert(words[5..].join(" "), (own, cum));
             }
         }
     }
     (total, flat)
+}
+
+/// A program whose calls are known: `fib(20)` (21,891 calls, 21,890 of
+/// them recursive) and 30 calls of `middle`, each calling `leaf` 1,000
+/// times. `noipa` keeps every call a call, and the same on both ISAs.
+const CALLS: &str = r#"
+#include <stdio.h>
+__attribute__((noipa)) unsigned fib(unsigned n) {
+    return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+__attribute__((noipa)) unsigned leaf(unsigned x) {
+    return (x * 2654435761u) >> 7;
+}
+__attribute__((noipa)) unsigned middle(unsigned n) {
+    unsigned s = 0;
+    for (unsigned i = 0; i < n; i++)
+        s += leaf(i);
+    return s;
+}
+int main(void) {
+    unsigned s = fib(20);
+    for (int i = 0; i < 30; i++)
+        s += middle(1000);
+    printf("%u\n", s);
+    return 0;
+}
+"#;
+
+/// The flags both builds of [`CALLS`] take: no call made a jump.
+const CALLS_FLAGS: [&str; 4] = ["-static", "-O1", "-g", "-fno-optimize-sibling-calls"];
+
+/// The calls of a callgrind file between the functions of [`CALLS`]:
+/// (caller, callee) → calls. Callgrind's names of recursion levels
+/// (`fib'2`) are the function's.
+fn calls_between_program_functions(file: &Path) -> HashMap<(String, String), u64> {
+    let ours = ["main", "fib", "middle", "leaf"];
+    let mut names: HashMap<String, String> = HashMap::new();
+    let (mut caller, mut callee) = (String::new(), String::new());
+    let mut calls = HashMap::new();
+    for line in std::fs::read_to_string(file).unwrap().lines() {
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        match key {
+            "fn" | "cfn" => {
+                let (id, name) = value.split_once(')').unwrap();
+                let name = name.trim();
+                if !name.is_empty() {
+                    let plain = name.split('\'').next().unwrap();
+                    names.insert(id.to_string(), plain.to_string());
+                }
+                let name = names[id].clone();
+                if key == "fn" {
+                    caller = name;
+                } else {
+                    callee = name;
+                }
+            }
+            "calls" => {
+                let n: u64 = value.split(' ').next().unwrap().parse().unwrap();
+                if ours.contains(&caller.as_str()) && ours.contains(&callee.as_str()) {
+                    *calls.entry((caller.clone(), callee.clone())).or_insert(0) += n;
+                }
+            }
+            _ => {}
+        }
+    }
+    calls
+}
+
+#[test]
+fn the_calls_followed_are_those_callgrind_counts_on_the_native_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::compile_with(dir.path(), "calls", CALLS, &CALLS_FLAGS);
+    let native = common::host_compile(dir.path(), "calls-x86", CALLS, &CALLS_FLAGS);
+    let ours = dir.path().join("callgrind.out.rv64");
+    let summary = export(&ours, &[], &prog);
+    let theirs = dir.path().join("callgrind.out.native");
+    succeeded(
+        Command::new("valgrind")
+            .arg("--tool=callgrind")
+            .arg(format!("--callgrind-out-file={}", theirs.display()))
+            .arg(&native),
+    );
+    let want: HashMap<(String, String), u64> = [
+        ("main", "fib", 1),
+        ("fib", "fib", 21_890),
+        ("main", "middle", 30),
+        ("middle", "leaf", 30_000),
+    ]
+    .into_iter()
+    .map(|(a, b, n)| ((a.to_string(), b.to_string()), n))
+    .collect();
+    assert_eq!(calls_between_program_functions(&theirs), want);
+    assert_eq!(calls_between_program_functions(&ours), want);
+    assert!(summary["calls"]["calls"].as_u64().unwrap() > 21_891 + 30_030);
+    // The recursion folded: a handful of contexts, not one per call.
+    assert!(
+        summary["calls"]["contexts"].as_u64().unwrap() < 1000,
+        "{summary}"
+    );
+    // callgrind_annotate reads the arcs: `main` with its callees is
+    // nearly the whole run.
+    let out = succeeded(
+        Command::new("callgrind_annotate")
+            .args(["--inclusive=yes", "--auto=no"])
+            .arg(&ours),
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let main = text
+        .lines()
+        .find(|l| l.contains("calls.c:main"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let share: f64 = main
+        .split('(')
+        .nth(1)
+        .unwrap()
+        .split('%')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(share > 90.0, "{main}");
+}
+
+#[test]
+fn pprof_stacks_count_a_caller_with_its_callees_and_a_recursive_function_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::compile_with(dir.path(), "calls", CALLS, &CALLS_FLAGS);
+    let pb = dir.path().join("calls.pb.gz");
+    let summary = export(&pb, &[], &prog);
+    let (total, columns) = pprof_columns(&pb, &[]);
+    let (fib, middle, leaf) = (columns["fib"], columns["middle"], columns["leaf"]);
+    assert_eq!(fib.1, fib.0, "fib's recursion counts once");
+    assert!(fib.0 > 21_891 * 5);
+    assert_eq!(middle.1, middle.0 + leaf.0);
+    assert_eq!(leaf.1, leaf.0);
+    assert!(columns["main"].1 >= fib.1 + middle.1);
+    assert_eq!(columns["_start"].1, total, "everything runs under _start");
+    // The summary gives the same inclusive counts.
+    let inclusive = |f: &str| {
+        summary["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"] == f)
+            .map(|t| t["inclusive"].as_u64().unwrap())
+    };
+    assert_eq!(inclusive("fib"), Some(fib.1));
+    assert_eq!(inclusive("middle"), Some(middle.1));
+    // `leaf`'s samples have `middle` then `main` above them.
+    let traces = succeeded(
+        Command::new("go")
+            .args(["tool", "pprof", "-traces"])
+            .arg(&pb),
+    );
+    let traces = String::from_utf8(traces.stdout).unwrap();
+    let stack = ["leaf", "middle", "main", "__libc_start_call_main"];
+    assert!(
+        traces.split("-----------+").any(|t| {
+            let names: Vec<&str> = t
+                .lines()
+                .filter_map(|l| l.split_whitespace().last())
+                .collect();
+            names.windows(stack.len()).any(|w| w == stack)
+        }),
+        "{traces}"
+    );
+    // --flat leaves the stacks out: the same counts, one frame each.
+    let flat = dir.path().join("flat.pb.gz");
+    let flat_summary = export(&flat, &["--flat"], &prog);
+    assert!(flat_summary.get("calls").is_none());
+    let (flat_total, flat_columns) = pprof_columns(&flat, &[]);
+    assert_eq!(flat_total, total);
+    assert_eq!(flat_columns["middle"], (middle.0, middle.0));
 }
 
 #[test]

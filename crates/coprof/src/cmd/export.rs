@@ -1,6 +1,7 @@
-//! `coprof export`: the exact flat profile of a run (events per PC, each
-//! with its function, file, line and inlined frames) in the formats other
-//! tools read: pprof's and callgrind's (coprof-report).
+//! `coprof export`: the exact profile of a run (events per PC, each with
+//! its function, file, line and inlined frames, and per calling context
+//! when the run's calls are followed) in the formats other tools read:
+//! pprof's and callgrind's (coprof-report).
 
 use crate::error::bad_input;
 use crate::input::{InputArgs, InputInfo};
@@ -8,8 +9,9 @@ use crate::job::{Job, Rendered};
 use crate::output::{pct, thousands};
 use crate::sampled::{ProfileKind, SampleEval};
 use coprof_brr::{AnySampler, SamplerSpec};
-use coprof_core::{ClassSet, PcCounts, Sink};
-use coprof_report::{Cost, Object, PcProfile};
+use coprof_core::call_tree::ROOT;
+use coprof_core::{CallTree, ClassSet, PcCounts, Sink};
+use coprof_report::{CallContext, ContextCost, Cost, Object, PcProfile};
 use coprof_symbols::Location;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -22,7 +24,11 @@ use std::path::{Path, PathBuf};
 /// of samples), names each PC by function, source file and line with its
 /// inlined frames, and writes the profile in a format other tools read:
 /// pprof's (`go tool pprof`, speedscope) or callgrind's (`callgrind_annotate`,
-/// KCachegrind). The profile is flat: events carry PCs, not call stacks.
+/// KCachegrind). The calls and returns of a run that retires every
+/// instruction are followed, so that every count is also kept per calling
+/// context: pprof's samples carry their call stacks and a callgrind file
+/// its call arcs. A native program's samples carry no stack, and their
+/// profile is flat.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   coprof export -o crc32.pb.gz -- workloads/build/crc32
@@ -57,6 +63,11 @@ pub struct Args {
     /// Seed of a random sampler.
     #[arg(long, default_value_t = 1, requires = "sampler")]
     seed: u64,
+    /// Count per PC only, without following calls: no call stacks in
+    /// pprof's samples, no call arcs in a callgrind file (a flat profile
+    /// is all a sampled native program or `--sampler` gives).
+    #[arg(long)]
+    flat: bool,
     /// Functions listed in the summary, the costliest first.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -139,7 +150,8 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     let samples = samples(&a.input)?;
     let cost = cost_of(classes, samples);
     let counting = match &a.sampler {
-        None => Counting::Exact(PcCounts::new(classes)),
+        None if a.flat || samples => Counting::Exact(PcCounts::new(classes)),
+        None => Counting::Calls(Box::new(CallTree::new(classes))),
         Some(s) => {
             if samples {
                 return Err(bad_input(format!(
@@ -199,6 +211,8 @@ fn cost_of(classes: ClassSet, samples: bool) -> Cost {
 enum Counting {
     /// Every event, exactly.
     Exact(PcCounts),
+    /// Every event exactly, per calling context.
+    Calls(Box<CallTree>),
     /// Every event exactly, and beside it the events a sampler took.
     Sampled(Box<SampleEval<AnySampler>>, SamplerSpec),
 }
@@ -209,6 +223,13 @@ impl Counting {
     fn rows(&self) -> Vec<(u64, u64, Option<u64>)> {
         let mut rows: Vec<(u64, u64, Option<u64>)> = match self {
             Counting::Exact(c) => c.counts().iter().map(|(&pc, &n)| (pc, n, None)).collect(),
+            Counting::Calls(t) => {
+                let mut per_pc: HashMap<u64, u64> = HashMap::new();
+                for (&(_, pc), &n) in t.counts() {
+                    *per_pc.entry(pc).or_insert(0) += n;
+                }
+                per_pc.into_iter().map(|(pc, n)| (pc, n, None)).collect()
+            }
             Counting::Sampled(e, _) => e
                 .full
                 .iter()
@@ -217,6 +238,15 @@ impl Counting {
         };
         rows.sort_unstable();
         rows
+    }
+
+    /// The calls followed, when there were some: a stream without calls
+    /// gives a flat profile.
+    fn as_calls(&self) -> Option<&CallTree> {
+        match self {
+            Counting::Calls(t) if t.contexts().len() > 1 => Some(t),
+            _ => None,
+        }
     }
 
     /// The sampler's column, when there is one: what it counts.
@@ -251,6 +281,18 @@ struct SamplerSummary {
     overlap: f64,
 }
 
+/// The calls a profile followed.
+#[derive(Serialize)]
+struct CallsSummary {
+    /// Calls made.
+    calls: u64,
+    /// Calling contexts: call sites reached by distinct chains of calls.
+    contexts: usize,
+    /// Returns that went to no open call (signal handlers' returns,
+    /// for one).
+    unmatched_returns: u64,
+}
+
 /// One function's cost in the summary.
 #[derive(Serialize)]
 struct FunctionCost {
@@ -260,6 +302,12 @@ struct FunctionCost {
     object: Option<String>,
     count: u64,
     share: f64,
+    /// With calls followed: the count of everything run while it ran or
+    /// was on the stack, and its share (pprof's cumulative column).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inclusive: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inclusive_share: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -280,6 +328,9 @@ struct Summary {
     /// second value), and their overlap with the exact profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     sampler: Option<SamplerSummary>,
+    /// The calls followed, when they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    calls: Option<CallsSummary>,
     pcs: usize,
     functions: usize,
     objects: Vec<String>,
@@ -290,6 +341,7 @@ impl Job for Export {
     fn sink(&mut self) -> &mut (dyn Sink + Send) {
         match &mut self.counting {
             Counting::Exact(c) => c,
+            Counting::Calls(t) => t.as_mut(),
             Counting::Sampled(e, _) => e.as_mut(),
         }
     }
@@ -327,7 +379,8 @@ fn pc_profile(counting: &Counting, cost: Cost, period: Option<u64>, info: &Input
     costs.extend(counting.sampled_cost());
     let mut p = PcProfile::new(costs, command);
     let mut objects: HashMap<(String, u64, u64), usize> = HashMap::new();
-    for (pc, n, sampled) in counting.rows() {
+    let mut index: HashMap<u64, usize> = HashMap::new();
+    let mut push = |p: &mut PcProfile, pc: u64, values: Vec<u64>| {
         let (object, location) = locate(info, pc);
         let object = object.map(|o| {
             *objects
@@ -337,14 +390,58 @@ fn pc_profile(counting: &Counting, cost: Cost, period: Option<u64>, info: &Input
                     p.objects.len() - 1
                 })
         });
+        p.push(pc, values, object, location)
+    };
+    for (pc, n, sampled) in counting.rows() {
         let values = match (period, sampled) {
             (Some(ns), _) => vec![n, n * ns],
             (None, Some(s)) => vec![n, s],
             (None, None) => vec![n],
         };
-        p.push(pc, values, object, location);
+        let i = push(&mut p, pc, values);
+        index.insert(pc, i);
+    }
+    if let Some(tree) = counting.as_calls() {
+        // Call sites and callees that counted nothing (with `--classes`)
+        // still name the stacks' frames and the arcs' ends.
+        let mut ends: Vec<u64> = tree.contexts()[1..]
+            .iter()
+            .flat_map(|c| [c.call_site, c.target])
+            .filter(|pc| !index.contains_key(pc))
+            .collect();
+        ends.sort_unstable();
+        ends.dedup();
+        for pc in ends {
+            let i = push(&mut p, pc, vec![0]);
+            index.insert(pc, i);
+        }
+        add_calls(&mut p, tree, &index);
     }
     p
+}
+
+/// The calling contexts of `tree` and its counts in each, into `p`, whose
+/// PCs `index` finds.
+fn add_calls(p: &mut PcProfile, tree: &CallTree, index: &HashMap<u64, usize>) {
+    // The tree's contexts in order, without its root: ids less one.
+    let context = |id: u32| (id != ROOT).then(|| id as usize - 1);
+    for c in &tree.contexts()[1..] {
+        p.push_call(CallContext {
+            parent: context(c.parent),
+            call_site: index[&c.call_site],
+            callee: index[&c.target],
+            calls: c.calls,
+        });
+    }
+    let mut counts: Vec<(&(u32, u64), &u64)> = tree.counts().iter().collect();
+    counts.sort_unstable();
+    for (&(id, pc), &n) in counts {
+        p.push_context_cost(ContextCost {
+            context: context(id),
+            pc: index[&pc],
+            values: vec![n],
+        });
+    }
 }
 
 /// The mean period of a native process's samples, in nanoseconds of a
@@ -378,16 +475,16 @@ fn write(p: &PcProfile, format: Format, path: &Path) -> anyhow::Result<()> {
 
 fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
     let total = p.totals()[0];
-    let mut by_function: HashMap<(String, Option<usize>), u64> = HashMap::new();
-    for pc in &p.pcs {
-        *by_function
-            .entry((p.function_of(pc), pc.object))
-            .or_insert(0) += pc.values[0];
-    }
-    let functions = by_function.len();
-    let mut top: Vec<((String, Option<usize>), u64)> = by_function.into_iter().collect();
-    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut top = p.functions();
+    let functions = top.iter().filter(|f| f.own[0] > 0).count();
+    let first = |v: &Option<Vec<u64>>| v.as_ref().map_or(0, |v| v[0]);
+    top.sort_by(|a, b| {
+        (b.own[0], first(&b.inclusive))
+            .cmp(&(a.own[0], first(&a.inclusive)))
+            .then_with(|| (&a.function, a.object).cmp(&(&b.function, b.object)))
+    });
     top.truncate(e.top);
+    let share = |n: u64| n as f64 / total.max(1) as f64;
     Summary {
         output: e.output.clone(),
         format: e.format,
@@ -402,18 +499,32 @@ fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
                 samples: eval.samples,
                 overlap: eval.overlap(),
             }),
-            Counting::Exact(_) => None,
+            _ => None,
         },
-        pcs: p.pcs.len(),
+        calls: match &e.counting {
+            Counting::Calls(tree) => Some(CallsSummary {
+                calls: tree.contexts().iter().map(|c| c.calls).sum(),
+                contexts: tree.contexts().len() - 1,
+                unmatched_returns: tree.unmatched_returns(),
+            }),
+            _ => None,
+        },
+        pcs: p
+            .pcs
+            .iter()
+            .filter(|pc| pc.values.iter().any(|&v| v > 0))
+            .count(),
         functions,
         objects: p.objects.iter().map(|o| o.path.clone()).collect(),
         top: top
             .into_iter()
-            .map(|((function, object), count)| FunctionCost {
-                function,
-                object: object.map(|o| p.objects[o].path.clone()),
-                count,
-                share: count as f64 / total.max(1) as f64,
+            .map(|f| FunctionCost {
+                object: f.object.map(|o| p.objects[o].path.clone()),
+                count: f.own[0],
+                share: share(f.own[0]),
+                inclusive: f.inclusive.as_ref().map(|i| i[0]),
+                inclusive_share: f.inclusive.as_ref().map(|i| share(i[0])),
+                function: f.function,
             })
             .collect(),
     }
@@ -445,11 +556,26 @@ fn text(s: &Summary, format: Format) -> String {
             pct(x.overlap)
         ));
     }
-    if !s.top.is_empty() {
+    if s.calls.as_ref().is_some_and(|c| c.calls == 0) {
+        t.push_str("no call in the stream: the profile is flat\n");
+    } else if let Some(c) = &s.calls {
         t.push_str(&format!(
-            "\n{:>15}  {:>7}  function\n",
-            s.sample_type, "share"
+            "with its {} calls followed, in {} calling contexts{}\n",
+            thousands(c.calls),
+            thousands(c.contexts as u64),
+            match c.unmatched_returns {
+                0 => String::new(),
+                n => format!(" ({} returns to no open call)", thousands(n)),
+            }
         ));
+    }
+    let with_callees = s.calls.as_ref().is_some_and(|c| c.calls > 0);
+    if !s.top.is_empty() {
+        t.push_str(&format!("\n{:>15}  {:>7}  ", s.sample_type, "share"));
+        if with_callees {
+            t.push_str(&format!("{:>7}  ", "with callees"));
+        }
+        t.push_str("function\n");
         // The file a function is in is said when there are several, but
         // for code no symbol names, whose name is its file's already.
         let several = s.objects.len() > 1;
@@ -461,11 +587,14 @@ fn text(s: &Summary, format: Format) -> String {
                 .map(|o| format!(" in {}", crate::areas::short(o)))
                 .unwrap_or_default();
             t.push_str(&format!(
-                "{:>15}  {:>7}  {}{object}\n",
+                "{:>15}  {:>7}  ",
                 thousands(f.count),
-                pct(f.share),
-                f.function
+                pct(f.share)
             ));
+            if let Some(share) = f.inclusive_share.filter(|_| with_callees) {
+                t.push_str(&format!("{:>12}  ", pct(share)));
+            }
+            t.push_str(&format!("{}{object}\n", f.function));
         }
     }
     t.push_str(&format!("\nread it with: {}\n", format.reader(&s.output)));
