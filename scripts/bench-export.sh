@@ -6,9 +6,11 @@
 # on a native x86-64 build of the same sources, the peer that also writes
 # an exact instruction-level profile (with call arcs, per line).
 #
-# Each round runs the four one after the other on each workload; the
-# table gives the median wall time and largest resident set over RUNS
-# rounds (default 5), and callgrind's wall time over each export's. The
+# Each round runs the five one after the other on each workload (the
+# exports follow the program's calls, as callgrind does; the last export
+# is `--flat`, counting per PC only); the table gives the median wall
+# time and largest resident set over RUNS rounds (default 5), and
+# callgrind's wall time over each export's. The
 # answers about symbols are kept between runs, as when a user exports a
 # program again (the first round reads the DWARF).
 #
@@ -39,10 +41,10 @@ time_of() {
 }
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
-echo "| workload | coprof run, s | export to pprof, s (MiB) | export to callgrind, s (MiB) | callgrind, s (MiB) | callgrind/pprof export | callgrind/callgrind export |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| workload | coprof run, s | export to pprof, s (MiB) | export to callgrind, s (MiB) | --flat export to callgrind, s (MiB) | callgrind, s (MiB) | callgrind/pprof export | callgrind/callgrind export | callgrind/--flat export |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 while read -r name prog args; do
-  : > run; : > pprof; : > cg; : > vg
+  : > run; : > pprof; : > cg; : > flat; : > vg
   for _ in $(seq "$runs"); do
     # shellcheck disable=SC2086
     time_of "$coprof" run -- "$rv/$prog" $args >> run
@@ -51,13 +53,16 @@ while read -r name prog args; do
     # shellcheck disable=SC2086
     time_of "$coprof" export -o callgrind.out.x -- "$rv/$prog" $args >> cg
     # shellcheck disable=SC2086
+    time_of "$coprof" export --flat -o callgrind.out.f -- "$rv/$prog" $args >> flat
+    # shellcheck disable=SC2086
     time_of valgrind --tool=callgrind --callgrind-out-file=cg.out "$x86/$prog" $args >> vg
   done
   w() { cut -d' ' -f1 < "$1" | median; }
   m() { cut -d' ' -f2 < "$1" | median | awk '{printf "%.0f", $1 / 1024}'; }
   awk -v n="$name" -v r="$(w run)" -v p="$(w pprof)" -v pm="$(m pprof)" -v c="$(w cg)" \
-      -v cm="$(m cg)" -v v="$(w vg)" -v vm="$(m vg)" 'BEGIN {
-    printf "| %s | %.2f | %.2f (%s) | %.2f (%s) | %.2f (%s) | %.2fx | %.2fx |\n", n, r, p, pm, c, cm, v, vm, v / p, v / c }'
+      -v cm="$(m cg)" -v f="$(w flat)" -v fm="$(m flat)" -v v="$(w vg)" -v vm="$(m vg)" 'BEGIN {
+    printf "| %s | %.2f | %.2f (%s) | %.2f (%s) | %.2f (%s) | %.2f (%s) | %.2fx | %.2fx | %.2fx |\n",
+      n, r, p, pm, c, cm, f, fm, v, vm, v / p, v / c, v / f }'
 done << EOF
 bzip2-text bzip2 -9 -c text-768k.txt
 minigzip-csv minigzip -9 data-512k.csv
