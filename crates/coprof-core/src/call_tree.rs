@@ -31,10 +31,13 @@
 //! when it lands just after it, within [`MAX_CALL_LEN`] bytes: for RV64 a
 //! 2- or 4-byte call, for x86-64 any instruction.
 //!
-//! The stream does not say which thread ran: the threads of a
-//! multithreaded program share one shadow stack, so their contexts mix at
-//! a switch (a return still finds its own call, and the chains heal).
-//! Single-threaded programs, and each thread between switches, are exact.
+//! Each thread has a shadow stack of its own when the source says which
+//! thread runs ([`Sink::thread_switch`]: the RV64 simulator does); a
+//! thread's first call opens a context under the root. In a stream that
+//! does not say (a trace file), the threads of a multithreaded program
+//! share one shadow stack, so their contexts mix at a switch (a return
+//! still finds its own call, and the chains heal); single-threaded
+//! programs, and each thread between switches, are exact.
 
 use crate::{Blocks, Class, ClassSet, Event, Run, Sink};
 use rustc_hash::FxHashMap;
@@ -95,9 +98,20 @@ pub struct CallTree {
     runs: Option<RunCounts>,
     /// Where the last run's call or return went, once the next run says.
     pending: Option<(u64, Class)>,
+    /// The thread running, when the source says, and the others' stacks.
+    thread: Option<u64>,
+    parked: FxHashMap<u64, ThreadState>,
     /// Per context, the events counted under it (self) and under it and
     /// every context below it (inclusive), once the stream has finished.
     totals: Vec<(u64, u64)>,
+}
+
+/// A thread's shadow stack while another runs.
+#[derive(Clone, Debug, Default)]
+struct ThreadState {
+    stack: Vec<u32>,
+    too_deep: u64,
+    pending: Option<(u64, Class)>,
 }
 
 /// Block executions per context.
@@ -208,6 +222,8 @@ impl CallTree {
             counts: FxHashMap::default(),
             runs: None,
             pending: None,
+            thread: None,
+            parked: FxHashMap::default(),
             totals: Vec::new(),
         }
     }
@@ -367,6 +383,27 @@ impl Sink for CallTree {
             }
         }
         self.sum_up();
+    }
+
+    fn wants_thread_switches(&self) -> bool {
+        true
+    }
+
+    /// Parks the running thread's stack and takes up `tid`'s (empty for
+    /// a thread not seen yet).
+    fn thread_switch(&mut self, tid: u64) {
+        if self.thread == Some(tid) {
+            return;
+        }
+        let next = self.parked.remove(&tid).unwrap_or_default();
+        let last = ThreadState {
+            stack: std::mem::replace(&mut self.stack, next.stack),
+            too_deep: std::mem::replace(&mut self.too_deep, next.too_deep),
+            pending: std::mem::replace(&mut self.pending, next.pending),
+        };
+        if let Some(t) = self.thread.replace(tid) {
+            self.parked.insert(t, last);
+        }
     }
 
     /// A call or a return ends its block, and every PC's class is in its
@@ -538,6 +575,43 @@ mod tests {
             .map(|(_, &n)| n)
             .sum();
         assert_eq!(root, 4, "main's call, the two ops and the stray return");
+    }
+
+    #[test]
+    fn each_thread_has_its_own_stack_when_the_source_says_which_runs() {
+        // Thread 1 calls f (0x1000) and is switched out inside it; thread
+        // 2 calls g (0x2000); thread 1 goes on in f, then returns.
+        let mut t = CallTree::new(ClassSet::ALL);
+        let call = |pc, to| Event::control(pc, Class::Call, to, true);
+        let ret = |pc, to| Event::control(pc, Class::Return, to, true);
+        t.thread_switch(1);
+        t.observe(&[call(0x100, 0x1000), Event::new(0x1000, Class::IntAlu)]);
+        t.thread_switch(2);
+        t.observe(&[call(0x200, 0x2000), Event::new(0x2000, Class::IntAlu)]);
+        t.thread_switch(1);
+        t.observe(&[Event::new(0x1004, Class::IntAlu), ret(0x1008, 0x104)]);
+        t.thread_switch(2);
+        t.observe(&[Event::new(0x2004, Class::IntAlu)]);
+        t.finish();
+        let mut at: Vec<(Vec<u64>, u64)> = t
+            .counts()
+            .keys()
+            .map(|&(c, pc)| (chains_of(&t, c), pc))
+            .collect();
+        at.sort();
+        assert_eq!(
+            at,
+            [
+                (vec![], 0x100),
+                (vec![], 0x200),
+                (vec![0x100], 0x1000),
+                (vec![0x100], 0x1004),
+                (vec![0x100], 0x1008),
+                (vec![0x200], 0x2000),
+                (vec![0x200], 0x2004),
+            ]
+        );
+        assert_eq!(t.unmatched_returns(), 0);
     }
 
     #[test]

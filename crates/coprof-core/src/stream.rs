@@ -101,6 +101,24 @@ pub trait Sink {
         self.observe_runs(runs, blocks);
         runs.clear();
     }
+
+    /// Whether this sink wants to be told which thread runs
+    /// ([`thread_switch`](Sink::thread_switch)). A source that tells has
+    /// to deliver what it holds first, so it is asked; the default is
+    /// `false`.
+    fn wants_thread_switches(&self) -> bool {
+        false
+    }
+
+    /// Called by a source that runs several threads on one stream (the
+    /// RV64 simulator's one hart) when `tid` starts running: once before
+    /// the first batch, and at every switch after delivering, events and
+    /// runs alike, all that the previous thread ran. Sources that cannot
+    /// tell (trace files, samples) never call it. The default does
+    /// nothing.
+    fn thread_switch(&mut self, tid: u64) {
+        let _ = tid;
+    }
 }
 
 /// Forwards every method of [`Sink`] to the sink behind a pointer.
@@ -133,6 +151,12 @@ macro_rules! forward_sink {
             }
             fn observe_runs_owned(&mut self, runs: &mut Vec<Run>, blocks: &Blocks) {
                 (**self).observe_runs_owned(runs, blocks)
+            }
+            fn wants_thread_switches(&self) -> bool {
+                (**self).wants_thread_switches()
+            }
+            fn thread_switch(&mut self, tid: u64) {
+                (**self).thread_switch(tid)
             }
         }
     )*};
@@ -250,6 +274,14 @@ impl Sink for Fanout<'_> {
             if *takes {
                 s.observe_runs(runs, blocks);
             }
+        }
+    }
+    fn wants_thread_switches(&self) -> bool {
+        self.sinks.iter().any(|s| s.wants_thread_switches())
+    }
+    fn thread_switch(&mut self, tid: u64) {
+        for s in &mut self.sinks {
+            s.thread_switch(tid);
         }
     }
 }

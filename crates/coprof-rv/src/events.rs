@@ -32,6 +32,8 @@ pub struct Events<'a> {
     runs: Vec<Run>,
     blocks: Blocks,
     run_instructions: u64,
+    /// Whether the sink wants to know which thread runs.
+    switches: bool,
 }
 
 impl<'a> Events<'a> {
@@ -44,6 +46,7 @@ impl<'a> Events<'a> {
             sink.runs_follow();
         }
         let batch = sink.batch_len().unwrap_or(BATCH).max(1);
+        let switches = sink.wants_thread_switches();
         Events {
             buf: Vec::with_capacity(batch),
             batch,
@@ -54,6 +57,18 @@ impl<'a> Events<'a> {
             runs: Vec::with_capacity(if with_runs.is_some() { batch } else { 0 }),
             blocks: Blocks::new(),
             run_instructions: 0,
+            switches,
+        }
+    }
+
+    /// Tells the sink, if it wants to know, that thread `tid` runs from
+    /// here on, after delivering what the last one ran.
+    #[inline(never)]
+    pub fn thread_switch(&mut self, tid: u64) {
+        if self.switches {
+            self.flush_runs();
+            self.flush();
+            self.sink.thread_switch(tid);
         }
     }
 

@@ -142,6 +142,9 @@ pub struct Simulator {
     /// that a sink reading where a branch went from where the next run
     /// starts (the loop detector) sees the truth.
     redirected: Option<u64>,
+    /// The thread put on the hart since the stream last said which runs,
+    /// told to the sink with the redirect ([`Sink::thread_switch`]).
+    switched_to: Option<i64>,
     /// The thread just put on the hart was blocked in a system call and
     /// makes it again.
     redo: Option<Redo>,
@@ -315,6 +318,7 @@ impl Simulator {
             limit: config.max_instructions,
             exit: None,
             redirected: None,
+            switched_to: None,
             redo: None,
             threads: Threads {
                 next_tid: pid + 1,
@@ -463,6 +467,8 @@ impl Simulator {
         // host's signal, which would end coprof, is ignored meanwhile.
         let pipe = crate::host_signals::ignore_sigpipe();
         let mut events = Events::new(sink);
+        events.thread_switch(self.kernel.tid as u64);
+        self.switched_to = None;
         let every = every.max(1);
         let result = match (events.wants.is_empty(), events.runs_wanted) {
             (true, false) => self.run_loop::<false, false>(&mut events, every, progress),
@@ -692,6 +698,10 @@ impl Simulator {
         if RUNS {
             let bi = self.code.lookup(pc, &self.mem);
             events.push_run(&mut self.code.blocks[bi], 0);
+        }
+        // The run above is the last thread's: where it stopped.
+        if let Some(tid) = self.switched_to.take() {
+            events.thread_switch(tid as u64);
         }
     }
 

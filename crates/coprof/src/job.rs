@@ -74,6 +74,16 @@ impl<E: Sink, X: Sink> Sink for WithExact<E, X> {
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         self.each(|s| s.observe_runs(runs, blocks));
     }
+    fn wants_thread_switches(&self) -> bool {
+        self.engine.wants_thread_switches()
+            || self
+                .exact
+                .as_ref()
+                .is_some_and(|x| x.wants_thread_switches())
+    }
+    fn thread_switch(&mut self, tid: u64) {
+        self.each(|s| s.thread_switch(tid));
+    }
 }
 
 /// Runs `job` over `input` and prints its report, as JSON or text.

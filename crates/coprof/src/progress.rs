@@ -328,6 +328,12 @@ impl Sink for ProgressSink<'_> {
         self.advance(coprof_core::runs::instructions(runs));
         self.inner.observe_runs_owned(runs, blocks);
     }
+    fn wants_thread_switches(&self) -> bool {
+        self.inner.wants_thread_switches()
+    }
+    fn thread_switch(&mut self, tid: u64) {
+        self.inner.thread_switch(tid);
+    }
 }
 
 #[cfg(test)]

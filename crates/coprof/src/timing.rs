@@ -92,6 +92,14 @@ impl Sink for Timed<'_> {
     fn observe_runs(&mut self, runs: &[Run], blocks: &Blocks) {
         self.timed(|s| s.observe_runs(runs, blocks))
     }
+
+    fn wants_thread_switches(&self) -> bool {
+        self.inner.wants_thread_switches()
+    }
+
+    fn thread_switch(&mut self, tid: u64) {
+        self.timed(|s| s.thread_switch(tid))
+    }
 }
 
 #[cfg(test)]

@@ -332,6 +332,115 @@ fn pprof_stacks_count_a_caller_with_its_callees_and_a_recursive_function_once() 
     assert_eq!(flat_columns["middle"], (middle.0, middle.0));
 }
 
+/// Two threads, each calling a function of its own 200,000 times: far
+/// longer than a turn on the simulator's hart, so that they take turns.
+const THREADS: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+__attribute__((noipa)) unsigned leaf_a(unsigned x) { return x * 2654435761u >> 3; }
+__attribute__((noipa)) unsigned leaf_b(unsigned x) { return x * 40503u >> 5; }
+__attribute__((noipa)) void *worker_a(void *arg) {
+    unsigned s = 0;
+    for (unsigned i = 0; i < 200000; i++) s += leaf_a(i);
+    *(unsigned *)arg = s;
+    return 0;
+}
+__attribute__((noipa)) void *worker_b(void *arg) {
+    unsigned s = 0;
+    for (unsigned i = 0; i < 200000; i++) s += leaf_b(i);
+    *(unsigned *)arg = s;
+    return 0;
+}
+int main(void) {
+    pthread_t a, b;
+    unsigned ra, rb;
+    pthread_create(&a, 0, worker_a, &ra);
+    pthread_create(&b, 0, worker_b, &rb);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    printf("%u %u\n", ra, rb);
+    return 0;
+}
+"#;
+
+/// The stacks `go tool pprof -traces` prints, each leaf first.
+fn traces(pb: &Path) -> Vec<Vec<String>> {
+    let out = succeeded(
+        Command::new("go")
+            .args(["tool", "pprof", "-traces"])
+            .arg(pb),
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split("-----------+")
+        .map(|t| {
+            t.lines()
+                .filter(|l| !l.starts_with('-'))
+                .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn each_thread_of_a_program_has_stacks_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut flags = CALLS_FLAGS.to_vec();
+    flags.push("-pthread");
+    let prog = common::compile_with(dir.path(), "threads", THREADS, &flags);
+    let pb = dir.path().join("threads.pb.gz");
+    export(&pb, &[], &prog);
+    // Every stack of a worker's leaf is its worker's, started by the C
+    // library's thread start, with nothing of main's.
+    let leaves = |stacks: &[Vec<String>], leaf: &str| -> Vec<Vec<String>> {
+        stacks
+            .iter()
+            .filter(|s| s.first().is_some_and(|f| f == leaf))
+            .cloned()
+            .collect()
+    };
+    // The same from a profile's pass, whose reports are fed on threads of
+    // their own: the switches reach them in order with the runs.
+    let profiled = dir.path().join("profiled.pb.gz");
+    succeeded(
+        coprof()
+            .args(["profile", "--random-seed", "1", "--threads", "2", "--pprof"])
+            .arg(&profiled)
+            .arg("--")
+            .arg(&prog),
+    );
+    for stacks in [traces(&pb), traces(&profiled)] {
+        for (leaf, worker) in [("leaf_a", "worker_a"), ("leaf_b", "worker_b")] {
+            let of_leaf = leaves(&stacks, leaf);
+            assert!(!of_leaf.is_empty(), "{stacks:?}");
+            for s in of_leaf {
+                assert_eq!(s[1], worker, "{s:?}");
+                assert!(s.contains(&"start_thread".to_string()), "{s:?}");
+                assert!(!s.contains(&"main".to_string()), "{s:?}");
+            }
+        }
+    }
+    // A trace file does not say which thread ran: one stack for all,
+    // on which the workers' calls land under main's.
+    let trace = dir.path().join("threads.cpt");
+    succeeded(
+        coprof()
+            .args(["run", "--random-seed", "1", "--trace"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&prog),
+    );
+    let from_trace = dir.path().join("from-trace.pb.gz");
+    succeeded(coprof().args(["export", "-o"]).arg(&from_trace).arg(&trace));
+    let mixed = traces(&from_trace);
+    assert!(
+        leaves(&mixed, "leaf_a")
+            .iter()
+            .any(|s| s.contains(&"main".to_string())),
+        "{mixed:?}"
+    );
+}
+
 #[test]
 fn callgrind_annotate_reads_the_instructions_of_each_function_and_inlined_file() {
     let dir = tempfile::tempdir().unwrap();

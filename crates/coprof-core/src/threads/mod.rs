@@ -52,6 +52,8 @@ enum Message {
     RunsFollow,
     /// A batch of runs, with the blocks added to the table since the last.
     Runs(Arc<Vec<Run>>, Option<Arc<Blocks>>),
+    /// Another thread runs from here on.
+    Switch(u64),
     Finish,
 }
 
@@ -62,6 +64,7 @@ struct Group {
     wants: ClassSet,
     with_runs: Option<ClassSet>,
     takes_runs: bool,
+    switches: bool,
 }
 
 impl Group {
@@ -120,12 +123,19 @@ pub fn feed_on_threads<R>(
         broadcast.local.push(s);
     }
     for desk in 0..count {
-        let (wants, with_runs) = pool.ask(desk, |fan| (fan.wants(), fan.wants_with_runs()));
+        let (wants, with_runs, switches) = pool.ask(desk, |fan| {
+            (
+                fan.wants(),
+                fan.wants_with_runs(),
+                fan.wants_thread_switches(),
+            )
+        });
         broadcast.groups.push(Group {
             desk,
             wants,
             with_runs,
             takes_runs: false,
+            switches,
         });
     }
     std::thread::scope(|scope| {
@@ -302,6 +312,19 @@ impl Sink for Broadcast<'_, '_, '_> {
         if self.local_takes_runs {
             self.local.observe_runs(runs, blocks);
         }
+    }
+    fn wants_thread_switches(&self) -> bool {
+        self.local.wants_thread_switches() || self.groups.iter().any(|g| g.switches)
+    }
+    /// Queues what was gathered before the switch, then the switch, to
+    /// the groups that want it (the others' messages stay whole).
+    fn thread_switch(&mut self, tid: u64) {
+        if self.groups.iter().any(|g| g.switches) {
+            self.send_events();
+            self.send_runs();
+            self.send(|| Message::Switch(tid), |g| g.switches);
+        }
+        self.local.thread_switch(tid);
     }
 }
 

@@ -329,6 +329,9 @@ impl Simulator {
         self.cpu = next.cpu;
         self.cpu.instret = instret;
         self.cpu.reservation = Cpu::NO_RESERVATION;
+        if next.tid != self.kernel.tid {
+            self.switched_to = Some(next.tid);
+        }
         self.kernel.tid = next.tid;
         self.kernel.clear_tid = next.clear_tid;
         self.kernel.signals.set_mask(next.mask);
