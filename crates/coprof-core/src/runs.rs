@@ -167,6 +167,15 @@ impl Blocks {
         self.info[id as usize].last
     }
 
+    /// The first and last PCs of block `id`, from the record its other
+    /// facts are in (not the table of all PCs); `None` for an empty
+    /// block.
+    #[inline]
+    pub fn ends(&self, id: u32) -> Option<(u64, u64)> {
+        let b = self.info[id as usize];
+        (b.len > 0).then_some((b.first_pc, b.last_pc))
+    }
+
     /// Whether the instructions `run` retired include a compressed
     /// (2-byte) one.
     #[inline]
@@ -435,6 +444,10 @@ pub(crate) mod tests {
         assert!(!b.run_has_compressed(Run { block: a, len: 2 }));
         assert!(!b.run_has_compressed(Run { block: c, len: 1 }));
         assert_eq!(b.last_class(a), Class::CondBranch);
+        assert_eq!(b.ends(a), Some((0x100, 0x106)));
+        assert_eq!(b.ends(c), Some((0x200, 0x200)));
+        let empty = b.push(Vec::new(), None);
+        assert_eq!(b.ends(empty), None);
         let runs = [
             Run { block: a, len: 3 },
             Run { block: c, len: 1 },
