@@ -306,22 +306,13 @@ fn pprof_stacks_count_a_caller_with_its_callees_and_a_recursive_function_once() 
     assert_eq!(inclusive("fib"), Some(fib.1));
     assert_eq!(inclusive("middle"), Some(middle.1));
     // `leaf`'s samples have `middle` then `main` above them.
-    let traces = succeeded(
-        Command::new("go")
-            .args(["tool", "pprof", "-traces"])
-            .arg(&pb),
-    );
-    let traces = String::from_utf8(traces.stdout).unwrap();
     let stack = ["leaf", "middle", "main", "__libc_start_call_main"];
+    let stacks = traces(&pb);
     assert!(
-        traces.split("-----------+").any(|t| {
-            let names: Vec<&str> = t
-                .lines()
-                .filter_map(|l| l.split_whitespace().last())
-                .collect();
-            names.windows(stack.len()).any(|w| w == stack)
-        }),
-        "{traces}"
+        stacks
+            .iter()
+            .any(|s| s.windows(stack.len()).any(|w| w == stack)),
+        "{stacks:?}"
     );
     // --flat leaves the stacks out: the same counts, one frame each.
     let flat = dir.path().join("flat.pb.gz");
@@ -362,6 +353,19 @@ int main(void) {
     return 0;
 }
 "#;
+
+/// `dir/NAME`: the trace of every instruction of a run of `prog`.
+fn traced(dir: &Path, name: &str, prog: &Path) -> PathBuf {
+    let trace = dir.join(name);
+    succeeded(
+        coprof()
+            .args(["run", "--random-seed", "1", "--trace"])
+            .arg(&trace)
+            .arg("--")
+            .arg(prog),
+    );
+    trace
+}
 
 /// The stacks `go tool pprof -traces` prints, each leaf first.
 fn traces(pb: &Path) -> Vec<Vec<String>> {
@@ -422,14 +426,7 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     }
     // A trace file does not say which thread ran: one stack for all,
     // on which the workers' calls land under main's.
-    let trace = dir.path().join("threads.cpt");
-    succeeded(
-        coprof()
-            .args(["run", "--random-seed", "1", "--trace"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&prog),
-    );
+    let trace = traced(dir.path(), "threads.cpt", &prog);
     let from_trace = dir.path().join("from-trace.pb.gz");
     succeeded(coprof().args(["export", "-o"]).arg(&from_trace).arg(&trace));
     let mixed = traces(&from_trace);
@@ -514,14 +511,7 @@ fn go_tool_pprof_reads_the_same_counts_with_inlined_functions_as_frames() {
 fn a_live_run_and_its_trace_give_the_same_profile_and_loads_alone_count_the_loads() {
     let dir = tempfile::tempdir().unwrap();
     let prog = program(dir.path());
-    let trace = dir.path().join("prog.cpt");
-    succeeded(
-        coprof()
-            .args(["run", "--random-seed", "1", "--trace"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&prog),
-    );
+    let trace = traced(dir.path(), "prog.cpt", &prog);
     // A live run counts blocks, a trace every instruction's event.
     let cost_lines = |file: &Path| -> Vec<String> {
         let text = std::fs::read_to_string(file).unwrap();
