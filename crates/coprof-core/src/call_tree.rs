@@ -67,8 +67,6 @@ pub struct Context {
     pub target: u64,
     /// Times the call was made in its parent context.
     pub calls: u64,
-    /// Calls in its chain, the root's 0.
-    pub depth: u32,
 }
 
 /// Counts the events of some classes per PC and calling context,
@@ -101,9 +99,6 @@ pub struct CallTree {
     /// The thread running, when the source says, and the others' stacks.
     thread: Option<u64>,
     parked: FxHashMap<u64, ThreadState>,
-    /// Per context, the events counted under it (self) and under it and
-    /// every context below it (inclusive), once the stream has finished.
-    totals: Vec<(u64, u64)>,
 }
 
 /// A thread's shadow stack while another runs.
@@ -217,7 +212,6 @@ impl CallTree {
                 call_site: 0,
                 target: 0,
                 calls: 0,
-                depth: 0,
             }],
             children: FxHashMap::default(),
             stack: Vec::new(),
@@ -228,7 +222,6 @@ impl CallTree {
             pending: None,
             thread: None,
             parked: FxHashMap::default(),
-            totals: Vec::new(),
         }
     }
 
@@ -249,10 +242,21 @@ impl CallTree {
         &self.counts
     }
 
-    /// The events counted in context `id` itself and in it with every
-    /// context below it, once the stream has finished.
-    pub fn totals(&self, id: u32) -> (u64, u64) {
-        self.totals.get(id as usize).copied().unwrap_or_default()
+    /// Per context, by id, the events counted in it itself and in it
+    /// with every context below it, once the stream has finished:
+    /// children have larger ids than their parents, so one pass from the
+    /// last adds each context's inclusive total into its parent's.
+    pub fn totals(&self) -> Vec<(u64, u64)> {
+        let mut totals = vec![(0u64, 0u64); self.contexts.len()];
+        for (&(c, _), &n) in &self.counts {
+            totals[c as usize].0 += n;
+            totals[c as usize].1 += n;
+        }
+        for id in (1..self.contexts.len()).rev() {
+            let parent = self.contexts[id].parent as usize;
+            totals[parent].1 += totals[id].1;
+        }
+        totals
     }
 
     /// Returns that went to no open call (signal handlers' returns, a
@@ -311,7 +315,6 @@ impl CallTree {
             call_site: pc,
             target,
             calls: 0,
-            depth: self.contexts[parent as usize].depth + 1,
         });
         self.contexts.len() as u32 - 1
     }
@@ -329,24 +332,6 @@ impl CallTree {
             Some(i) => self.stack.truncate(i),
             None => self.unmatched += 1,
         }
-    }
-
-    /// Each context's self and inclusive totals: children have larger
-    /// ids than their parents, so one pass from the last adds each
-    /// context's inclusive total into its parent's.
-    fn sum_up(&mut self) {
-        let mut totals = vec![(0u64, 0u64); self.contexts.len()];
-        for (&(c, _), &n) in &self.counts {
-            totals[c as usize].0 += n;
-        }
-        for t in &mut totals {
-            t.1 = t.0;
-        }
-        for id in (1..self.contexts.len()).rev() {
-            let parent = self.contexts[id].parent as usize;
-            totals[parent].1 += totals[id].1;
-        }
-        self.totals = totals;
     }
 }
 
@@ -371,22 +356,19 @@ impl Sink for CallTree {
         if let Some(mut r) = self.runs.take() {
             r.flush();
             let mut add = |context: u32, run: Run, n: u64| {
-                let pcs = r.blocks.run_pcs(run);
-                for (&pc, &class) in pcs.iter().zip(r.blocks.classes(run.block)) {
+                for (pc, class) in r.blocks.run_instructions(run) {
                     if self.classes.contains(class) {
                         *self.counts.entry((context, pc)).or_insert(0) += n;
                     }
                 }
             };
             for &(context, block, n) in &r.slots {
-                let len = r.blocks.pcs(block).len() as u32;
-                add(context, Run { block, len }, n);
+                add(context, r.blocks.whole_run(block), n);
             }
             for (&(context, block, len), &n) in &r.partial {
                 add(context, Run { block, len }, n);
             }
         }
-        self.sum_up();
     }
 
     fn wants_thread_switches(&self) -> bool {
@@ -512,7 +494,11 @@ mod tests {
                     c = t.contexts()[c as usize].parent;
                 }
                 chain.reverse();
-                (chain, t.contexts()[id as usize].calls, t.totals(id))
+                (
+                    chain,
+                    t.contexts()[id as usize].calls,
+                    t.totals()[id as usize],
+                )
             })
             .collect();
         out.sort();
@@ -673,8 +659,12 @@ mod tests {
                     vec![0x100, 0x210, 0x200],
                 ]
             );
-            assert_eq!(tree.totals(ROOT).1, t.0.len() as u64);
-            assert_eq!(tree.totals(1).1, t.0.len() as u64 - 2, "all but main's two");
+            assert_eq!(tree.totals()[ROOT as usize].1, t.0.len() as u64);
+            assert_eq!(
+                tree.totals()[1].1,
+                t.0.len() as u64 - 2,
+                "all but main's two"
+            );
             assert_eq!(tree.contexts()[1].calls, 1);
             assert_eq!(tree.unmatched_returns(), 0);
         }
@@ -774,7 +764,7 @@ mod tests {
                 }
                 prop_assert_eq!(&got, &want);
                 prop_assert_eq!(&per_pc, flat.counts());
-                prop_assert_eq!(t.totals(ROOT).1, events.len() as u64);
+                prop_assert_eq!(t.totals()[ROOT as usize].1, events.len() as u64);
             }
         }
     }

@@ -147,12 +147,30 @@ impl Blocks {
         )
     }
 
+    /// The instructions `run` retired, in order, each its PC and class.
+    #[inline]
+    pub fn run_instructions(&self, run: Run) -> impl Iterator<Item = (u64, Class)> + '_ {
+        let pcs = self.run_pcs(run);
+        pcs.iter()
+            .copied()
+            .zip(self.classes(run.block).iter().copied())
+    }
+
     /// The classes of the instructions of block `id`, beside
     /// [`pcs`](Self::pcs).
     #[inline]
     pub fn classes(&self, id: u32) -> &[Class] {
         let b = self.info[id as usize];
         &self.classes[b.start as usize..(b.start + b.len) as usize]
+    }
+
+    /// A run of every instruction of block `id`.
+    #[inline]
+    pub fn whole_run(&self, id: u32) -> Run {
+        Run {
+            block: id,
+            len: self.info[id as usize].len,
+        }
     }
 
     /// Whether `run` retired every instruction of its block.
@@ -343,20 +361,16 @@ impl BlockCounts {
     pub fn for_each(&self, mut f: impl FnMut(u64, Class, u64)) {
         for (id, &n) in self.whole.iter().enumerate() {
             if n > 0 {
-                let id = id as u32;
-                for (&pc, &class) in self.blocks.pcs(id).iter().zip(self.blocks.classes(id)) {
+                for (pc, class) in self
+                    .blocks
+                    .run_instructions(self.blocks.whole_run(id as u32))
+                {
                     f(pc, class, n);
                 }
             }
         }
         for (&(block, len), &n) in &self.partial {
-            let run = Run { block, len };
-            for (&pc, &class) in self
-                .blocks
-                .run_pcs(run)
-                .iter()
-                .zip(self.blocks.classes(block))
-            {
+            for (pc, class) in self.blocks.run_instructions(Run { block, len }) {
                 f(pc, class, n);
             }
         }

@@ -57,22 +57,26 @@ struct Arc {
     inclusive: Vec<u64>,
 }
 
-/// Where `pc`'s code is: its object, its function's file and name.
-fn place(p: &PcProfile, pc: &PcCost) -> Callee {
+/// Where a PC's code is, read from its frames once.
+struct Place {
+    /// Its object, its function's file and its function.
+    callee: Callee,
+    /// Its own file and line: the innermost frame's.
+    own_file: String,
+    line: u32,
+}
+
+/// Where `pc`'s code is.
+fn place(p: &PcProfile, pc: &PcCost) -> Place {
     let object = pc.object.map_or(UNKNOWN, |o| p.objects[o].path.as_str());
     let frames = frames(&pc.location);
     let fn_file = frames.last().and_then(|f| f.file).unwrap_or(UNKNOWN);
-    (object.to_string(), fn_file.to_string(), p.function_of(pc))
-}
-
-/// `pc`'s own file and line: the innermost frame's.
-fn own_line(pc: &PcCost, fn_file: &str) -> (String, u32) {
-    let frames = frames(&pc.location);
-    let file = frames.first().and_then(|f| f.file).unwrap_or(fn_file);
-    (
-        file.to_string(),
-        frames.first().and_then(|f| f.line).unwrap_or(0),
-    )
+    let own_file = frames.first().and_then(|f| f.file).unwrap_or(fn_file);
+    Place {
+        own_file: own_file.to_string(),
+        line: frames.first().and_then(|f| f.line).unwrap_or(0),
+        callee: (object.to_string(), fn_file.to_string(), p.function_of(pc)),
+    }
 }
 
 /// The call arcs of `p` by call site (an index in `p.pcs`), each call
@@ -81,7 +85,7 @@ fn arcs(p: &PcProfile) -> HashMap<usize, BTreeMap<Callee, Arc>> {
     let mut out: HashMap<usize, BTreeMap<Callee, Arc>> = HashMap::new();
     let inclusive = p.inclusive();
     for (c, call) in p.calls.iter().enumerate() {
-        let callee = place(p, &p.pcs[call.callee]);
+        let callee = place(p, &p.pcs[call.callee]).callee;
         let arc = out
             .entry(call.call_site)
             .or_default()
@@ -135,9 +139,12 @@ pub fn write(out: &mut impl Write, p: &PcProfile, creator: &str) -> io::Result<(
         if pc.values.iter().all(|&v| v == 0) && calls.is_none() {
             continue;
         }
-        let here = place(p, pc);
+        let Place {
+            callee: here,
+            own_file,
+            line,
+        } = place(p, pc);
         let (object, fn_file, function) = (&here.0, &here.1, &here.2);
-        let (own_file, line) = own_line(pc, fn_file);
 
         let same_object = at.as_ref().is_some_and(|a| a.0 == *object);
         if !same_object {
@@ -169,7 +176,7 @@ pub fn write(out: &mut impl Write, p: &PcProfile, creator: &str) -> io::Result<(
             writeln!(out, "cfi={}", files.put(c_file))?;
             writeln!(out, "cfn={}", functions.put(c_function))?;
             let target = &p.pcs[arc.target];
-            let (_, target_line) = own_line(target, c_file);
+            let target_line = place(p, target).line;
             writeln!(out, "calls={} {:#x} {target_line}", arc.calls, target.pc)?;
             writeln!(out, "{:#x} {line} {}", pc.pc, join(&arc.inclusive))?;
         }
