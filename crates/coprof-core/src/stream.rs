@@ -113,9 +113,10 @@ pub trait Sink {
     /// Called by a source that runs several threads on one stream (the
     /// RV64 simulator's one hart) when `tid` starts running: once before
     /// the first batch, and at every switch after delivering, events and
-    /// runs alike, all that the previous thread ran. Sources that cannot
-    /// tell (trace files, samples) never call it. The default does
-    /// nothing.
+    /// runs alike, all that the previous thread ran. A trace file tells
+    /// the switches it recorded (format version 2), in the same places;
+    /// sources that cannot tell (version-1 traces, samples) never call
+    /// it. The default does nothing.
     fn thread_switch(&mut self, tid: u64) {
         let _ = tid;
     }

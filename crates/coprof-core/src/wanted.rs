@@ -79,6 +79,12 @@ impl<S: Sink> Sink for OnlyWanted<S> {
     fn finish(&mut self) {
         self.sink.finish();
     }
+    fn wants_thread_switches(&self) -> bool {
+        self.sink.wants_thread_switches()
+    }
+    fn thread_switch(&mut self, tid: u64) {
+        self.sink.thread_switch(tid);
+    }
 }
 
 #[cfg(test)]

@@ -493,7 +493,7 @@ fn a_dash_for_a_trace_is_standard_output() {
         .output()
         .unwrap();
     assert!(
-        String::from_utf8_lossy(&info.stdout).contains(".cpt version 1, streamed"),
+        String::from_utf8_lossy(&info.stdout).contains(".cpt version 2, streamed"),
         "{info:?}"
     );
     // A sampled trace of standard input, on standard output.

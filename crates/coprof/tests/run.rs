@@ -173,7 +173,7 @@ fn a_trace_streams_through_a_pipe() {
         plain
     );
     let info = pipeline("info -");
-    assert!(info.contains(".cpt version 1, streamed"), "{info}");
+    assert!(info.contains(".cpt version 2, streamed"), "{info}");
     let file_info = common::stdout_of(coprof().arg("info").arg(&file));
     let events = |text: &str| {
         text.lines()

@@ -66,6 +66,13 @@ impl Encoder {
             put(out, rest as u64 | (ext_size as u64) << 16);
         }
     }
+
+    /// Appends a thread-switch record: the events after it are thread
+    /// `tid`'s. The deltas go on across it.
+    pub fn switch(&mut self, tid: u64, out: &mut Vec<u8>) {
+        out.push(tag::SWITCH);
+        put(out, tid);
+    }
 }
 
 /// Why a record would not decode.
@@ -87,6 +94,20 @@ pub struct Decoder {
 }
 
 impl Decoder {
+    /// The thread id of the thread-switch record at `*pos`, advancing it,
+    /// or `None` (and `*pos` as it was) when the record there is an
+    /// event's.
+    #[inline]
+    pub fn switch(&mut self, buf: &[u8], pos: &mut usize) -> Result<Option<u64>, DecodeError> {
+        if buf.get(*pos) != Some(&tag::SWITCH) {
+            return Ok(None);
+        }
+        let mut at = *pos + 1;
+        let tid = get(buf, &mut at).ok_or(DecodeError::Short)?;
+        *pos = at;
+        Ok(Some(tid))
+    }
+
     /// Decodes the record at `*pos`, advancing it.
     #[inline]
     pub fn decode(&mut self, buf: &[u8], pos: &mut usize) -> Result<Event, DecodeError> {
@@ -171,6 +192,27 @@ mod tests {
                 // A value without HAS_VALUE is not stored.
                 if want.flags & flags::HAS_VALUE == 0 { want.value = 0; }
                 prop_assert_eq!(dec.decode(&buf, &mut pos).unwrap(), want);
+            }
+            prop_assert_eq!(pos, buf.len());
+        }
+
+        #[test]
+        fn switches_round_trip_between_events(
+            events in proptest::collection::vec((arb_event(), proptest::option::of(any::<u64>())), 0..200),
+        ) {
+            let mut enc = Encoder::default();
+            let mut buf = Vec::new();
+            for (e, switch) in &events {
+                if let Some(tid) = switch { enc.switch(*tid, &mut buf); }
+                enc.encode(e, &mut buf);
+            }
+            let mut dec = Decoder::default();
+            let mut pos = 0;
+            for (e, switch) in &events {
+                prop_assert_eq!(dec.switch(&buf, &mut pos).unwrap(), *switch);
+                prop_assert_eq!(dec.switch(&buf, &mut pos).unwrap(), None);
+                let got = dec.decode(&buf, &mut pos).unwrap();
+                prop_assert_eq!((got.pc, got.class, got.addr), (e.pc, e.class, e.addr));
             }
             prop_assert_eq!(pos, buf.len());
         }

@@ -54,7 +54,8 @@ impl fmt::Display for TraceError {
             ),
             TraceErrorKind::UnknownVersion(v) => write!(
                 f,
-                "{p}: byte {o}: trace format version {v} is not supported (this coprof reads version {})",
+                "{p}: byte {o}: trace format version {v} is not supported (this coprof reads versions {} to {})",
+                super::format::OLDEST_VERSION,
                 super::VERSION
             ),
             TraceErrorKind::Truncated(what) => write!(f, "{p}: byte {o}: truncated trace: {what}"),

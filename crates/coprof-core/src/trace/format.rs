@@ -2,8 +2,12 @@
 
 /// The first eight bytes of every trace.
 pub const MAGIC: [u8; 8] = *b"CPTRACE\0";
-/// The format version this code writes and reads.
-pub const VERSION: u16 = 1;
+/// The format version this code writes. Version 2 added the thread-switch
+/// record ([`tag::SWITCH`]); a version-1 trace is a version-2 trace
+/// without one, and is read as well.
+pub const VERSION: u16 = 2;
+/// The oldest format version this code reads.
+pub const OLDEST_VERSION: u16 = 1;
 /// Header flag: the trace was streamed, and its final metadata follows the
 /// end marker (see [`META_TAG`]); the header's is what was known at the
 /// start.
@@ -38,4 +42,9 @@ pub mod tag {
     pub const TAKEN: u8 = 1 << 6;
     /// An extension varint follows: other flags, and size for non-memory classes.
     pub const EXT: u8 = 1 << 7;
+    /// The whole tag of a thread-switch record (class number 15, no other
+    /// bit; version 2): the thread id follows as a varint, and the events
+    /// after it, up to the next switch, are that thread's. It is not an
+    /// event, so chunk and end-marker counts leave it out.
+    pub const SWITCH: u8 = 0x0f;
 }

@@ -3,7 +3,8 @@
 //! A trace is a header (magic, version, a JSON metadata block), then chunks
 //! of delta- and varint-encoded records, each compressed with zstd and
 //! guarded by its length and a CRC-32, then an end marker with the event
-//! count. Writing and reading are streaming: memory stays bounded by one
+//! count. Version 2 adds a record saying which thread runs the events
+//! after it. Writing and reading are streaming: memory stays bounded by one
 //! chunk however long the trace. docs/trace-format.md specifies every byte.
 
 mod chunks;
@@ -16,7 +17,7 @@ mod varint;
 mod writer;
 
 pub use error::{TraceError, TraceErrorKind};
-pub use format::{CHUNK_EVENTS, FLAG_STREAMED, MAGIC, META_TAG, VERSION};
+pub use format::{CHUNK_EVENTS, FLAG_STREAMED, MAGIC, META_TAG, OLDEST_VERSION, VERSION};
 pub use meta::{Module, TraceMeta};
-pub use reader::{TraceReader, TraceStats};
+pub use reader::{Switch, TraceReader, TraceStats};
 pub use writer::{TraceWriter, WriteSummary};

@@ -30,6 +30,18 @@ pub struct TraceStats {
     pub file_bytes: u64,
     /// Events decoded.
     pub events: u64,
+    /// Thread switches read (version 2).
+    pub switches: u64,
+}
+
+/// A thread switch inside a chunk: the events from `at` on (up to the
+/// next switch) are thread `tid`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Switch {
+    /// Index in the chunk's events of the first event after the switch.
+    pub at: usize,
+    /// The thread that runs from there.
+    pub tid: u64,
 }
 
 /// Reads a `.cpt` trace chunk by chunk. Also a [`Source`].
@@ -41,6 +53,10 @@ pub struct TraceReader<R: Read = BufReader<File>> {
     packed: Vec<u8>,
     raw: Vec<u8>,
     events: Vec<Event>,
+    /// The thread switches among the chunk's events.
+    switches: Vec<Switch>,
+    /// The format version of the header.
+    version: u16,
     decompressor: zstd::bulk::Decompressor<'static>,
     stats: TraceStats,
     done: bool,
@@ -68,6 +84,8 @@ impl<R: Read> TraceReader<R> {
             packed: Vec::new(),
             raw: Vec::new(),
             events: Vec::new(),
+            switches: Vec::new(),
+            version: VERSION,
             decompressor: zstd::bulk::Decompressor::new()
                 .map_err(|e| TraceError::new(path, 0, TraceErrorKind::Io(e)))?,
             stats: TraceStats::default(),
@@ -168,15 +186,16 @@ impl<R: Read> TraceReader<R> {
             return Err(self.err(0, TraceErrorKind::BadMagic));
         }
         let version = u16::from_le_bytes([h[8], h[9]]);
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(self.err(8, TraceErrorKind::UnknownVersion(version)));
         }
+        self.version = version;
         let hflags = u16::from_le_bytes([h[10], h[11]]);
         if hflags & !FLAG_STREAMED != 0 {
             return Err(self.err(
                 10,
                 TraceErrorKind::Corrupt(format!(
-                    "header flags {hflags:#x} are not defined in version {VERSION}"
+                    "header flags {hflags:#x} are not defined in version {version}"
                 )),
             ));
         }
@@ -216,6 +235,18 @@ impl<R: Read> TraceReader<R> {
     /// metadata after the end marker.
     pub fn is_streamed(&self) -> bool {
         self.streamed
+    }
+
+    /// The format version the trace's header names.
+    pub fn version(&self) -> u16 {
+        self.version
+    }
+
+    /// The thread switches among the events of the chunk
+    /// [`next_batch`](Self::next_batch) returned last, in order. Empty for
+    /// a source that did not record them (a version-1 trace, samples).
+    pub fn switches(&self) -> &[Switch] {
+        &self.switches
     }
 
     /// Sizes read so far.
@@ -297,41 +328,40 @@ impl<R: Read> TraceReader<R> {
         Ok(Some(&self.events))
     }
 
+    /// Decodes the chunk's records into its `count` events and the thread
+    /// switches between them; `at` names the chunk's payload in errors.
     fn decode_chunk(&mut self, count: usize, at: u64) -> Result<(), TraceError> {
-        self.events.clear();
-        self.events.reserve(count);
-        let mut dec = Decoder::default();
-        let mut pos = 0;
-        let raw = &self.raw;
-        for i in 0..count {
-            match dec.decode(raw, &mut pos) {
-                Ok(e) => self.events.push(e),
-                Err(why) => {
-                    let what = match why {
-                        DecodeError::Short => "records end early".to_string(),
-                        DecodeError::BadClass(c) => format!("unknown instruction class {c}"),
-                        DecodeError::BadFlags(x) => format!("undefined flag bits {x:#x}"),
-                    };
-                    return Err(TraceError::new(
+        let mut events = std::mem::take(&mut self.events);
+        let mut switches = std::mem::take(&mut self.switches);
+        let r = decode_records(&self.raw, self.version, count, &mut events, &mut switches);
+        self.events = events;
+        self.switches = switches;
+        let i = self.events.len();
+        r.map_err(|(pos, what)| {
+            let what = match what {
+                Some(DecodeError::Short) => "records end early".to_string(),
+                Some(DecodeError::BadClass(c)) => format!("unknown instruction class {c}"),
+                Some(DecodeError::BadFlags(x)) => format!("undefined flag bits {x:#x}"),
+                None => {
+                    return TraceError::new(
                         &self.path,
                         at,
                         TraceErrorKind::Corrupt(format!(
-                            "record {i} at raw byte {pos} of the chunk: {what}"
+                            "{} bytes left over after {count} records",
+                            self.raw.len() - pos
                         )),
-                    ));
+                    )
                 }
-            }
-        }
-        if pos != raw.len() {
-            return Err(TraceError::new(
+            };
+            TraceError::new(
                 &self.path,
                 at,
                 TraceErrorKind::Corrupt(format!(
-                    "{} bytes left over after {count} records",
-                    raw.len() - pos
+                    "record {i} at raw byte {pos} of the chunk: {what}"
                 )),
-            ));
-        }
+            )
+        })?;
+        self.stats.switches += self.switches.len() as u64;
         Ok(())
     }
 
@@ -376,6 +406,45 @@ impl<R: Read> TraceReader<R> {
     }
 }
 
+/// Decodes a chunk's records `raw`, of format `version`, into its `count`
+/// events and the thread switches between them. At a fault, the raw byte
+/// where the record starts, and why: a record that does not decode, or `None` for bytes left over
+/// after the last event.
+fn decode_records(
+    raw: &[u8],
+    version: u16,
+    count: usize,
+    events: &mut Vec<Event>,
+    switches: &mut Vec<Switch>,
+) -> Result<(), (usize, Option<DecodeError>)> {
+    events.clear();
+    events.reserve(count);
+    switches.clear();
+    let mut dec = Decoder::default();
+    let mut pos = 0;
+    while events.len() < count || pos < raw.len() {
+        if version >= 2 {
+            match dec.switch(raw, &mut pos) {
+                Ok(Some(tid)) => {
+                    switches.push(Switch {
+                        at: events.len(),
+                        tid,
+                    });
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => return Err((pos, Some(e))),
+            }
+        }
+        if events.len() == count {
+            return Err((pos, None));
+        }
+        let start = pos;
+        events.push(dec.decode(raw, &mut pos).map_err(|e| (start, Some(e)))?);
+    }
+    Ok(())
+}
+
 impl<R: Read> Source for TraceReader<R> {
     type Error = TraceError;
 
@@ -383,18 +452,34 @@ impl<R: Read> Source for TraceReader<R> {
     fn run(&mut self, sink: &mut dyn Sink) -> Result<u64, TraceError> {
         let wants = sink.wants();
         let mut delivered = 0;
+        let switches = sink.wants_thread_switches();
         let mut filtered = Vec::new();
-        while let Some(batch) = self.next_batch()? {
+        let mut deliver = |events: &[Event], sink: &mut dyn Sink| {
             if wants == ClassSet::ALL {
-                delivered += batch.len() as u64;
-                sink.observe(batch);
+                delivered += events.len() as u64;
+                sink.observe(events);
             } else if !wants.is_empty() {
                 filtered.clear();
-                filtered.extend(batch.iter().filter(|e| wants.contains(e.class)));
+                filtered.extend(events.iter().filter(|e| wants.contains(e.class)));
                 if !filtered.is_empty() {
                     delivered += filtered.len() as u64;
                     sink.observe(&filtered);
                 }
+            }
+        };
+        while self.next_batch()?.is_some() {
+            let mut from = 0;
+            if switches {
+                for s in &self.switches {
+                    if s.at > from {
+                        deliver(&self.events[from..s.at], sink);
+                    }
+                    from = s.at;
+                    sink.thread_switch(s.tid);
+                }
+            }
+            if from < self.events.len() {
+                deliver(&self.events[from..], sink);
             }
         }
         sink.finish();

@@ -33,6 +33,8 @@ pub struct WriteSummary {
     pub raw_bytes: u64,
     /// Chunks written.
     pub chunks: u64,
+    /// Thread switches recorded (see [`TraceWriter::switch`]).
+    pub switches: u64,
 }
 
 /// Bytes of metadata reserved for modules found after the trace starts,
@@ -56,6 +58,14 @@ pub struct TraceWriter {
     enc: Encoder,
     raw: Vec<u8>,
     chunk_events: usize,
+    /// The thread the events written so far belong to, if a switch named
+    /// it.
+    thread: Option<u64>,
+    /// The last switch recorded, while no event follows it: where its
+    /// record starts in the chunk, and the thread it names. A switch
+    /// right after it replaces it, so every switch recorded has an event
+    /// after it and a chunk's records stay bounded by its events.
+    pending: Option<(usize, u64)>,
     counts: [u64; Class::ALL.len()],
     summary: WriteSummary,
     level: i32,
@@ -135,12 +145,15 @@ impl TraceWriter {
             enc: Encoder::default(),
             raw: Vec::with_capacity(CHUNK_EVENTS * 12),
             chunk_events: 0,
+            thread: None,
+            pending: None,
             counts: [0; Class::ALL.len()],
             summary: WriteSummary {
                 events: 0,
                 file_bytes: 0,
                 raw_bytes: 0,
                 chunks: 0,
+                switches: 0,
             },
             level: 3,
             error: None,
@@ -261,8 +274,26 @@ impl TraceWriter {
         self.out.here()?.write_raw(&h)
     }
 
+    /// Records that the events written from now on are thread `tid`'s,
+    /// when it is not the thread that ran last (format version 2). A
+    /// switch with no event before the next is not kept.
+    pub fn switch(&mut self, tid: u64) {
+        self.switch_dropped();
+        if self.thread != Some(tid) {
+            self.pending = Some((self.raw.len(), tid));
+            self.enc.switch(tid, &mut self.raw);
+            self.summary.switches += 1;
+        }
+    }
+
     /// Appends events.
     pub fn write(&mut self, events: &[Event]) -> Result<(), TraceError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        if let Some((_, tid)) = self.pending.take() {
+            self.thread = Some(tid);
+        }
         for e in events {
             self.enc.encode(e, &mut self.raw);
             self.counts[e.class as usize] += 1;
@@ -296,6 +327,8 @@ impl TraceWriter {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        // A switch after the last event: no event is that thread's.
+        self.switch_dropped();
         self.flush_chunk()?;
         let mut end = [0u8; END_MARKER];
         end[0..4].copy_from_slice(&END_TAG);
@@ -370,6 +403,14 @@ impl TraceWriter {
         out.into_inner().map_err(|e| io(e.into_error()))
     }
 
+    /// Drops the last switch recorded when no event follows it.
+    fn switch_dropped(&mut self) {
+        if let Some((at, _)) = self.pending.take() {
+            self.raw.truncate(at);
+            self.summary.switches -= 1;
+        }
+    }
+
     /// Events written so far.
     pub fn events(&self) -> u64 {
         self.summary.events
@@ -387,6 +428,18 @@ impl TraceWriter {
 impl Sink for TraceWriter {
     fn wants(&self) -> ClassSet {
         self.wants
+    }
+
+    /// Yes: the trace records which thread ran which events, so that a
+    /// reader of it can keep each thread's call stack apart.
+    fn wants_thread_switches(&self) -> bool {
+        true
+    }
+
+    fn thread_switch(&mut self, tid: u64) {
+        if self.error.is_none() {
+            self.switch(tid);
+        }
     }
 
     fn observe(&mut self, batch: &[Event]) {

@@ -29,6 +29,8 @@ struct Info {
     streamed: bool,
     meta: TraceMeta,
     events: u64,
+    /// Thread switches recorded between the events (version 2).
+    switches: u64,
     classes: BTreeMap<String, u64>,
     chunks: u64,
     file_bytes: u64,
@@ -56,10 +58,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let n = st.events.max(1) as f64;
     let info = Info {
         file: a.file.clone(),
-        version: coprof_core::trace::VERSION,
+        version: r.version(),
         streamed: r.is_streamed(),
         meta: r.meta().clone(),
         events: st.events,
+        switches: st.switches,
         classes: Class::ALL
             .iter()
             .filter(|c| per_class[**c as usize] > 0)
@@ -104,6 +107,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     );
     println!("events     {}", thousands(info.events));
+    if info.switches > 1 {
+        println!(
+            "threads    {} switches between threads",
+            thousands(info.switches - 1)
+        );
+    }
     println!(
         "size       {} bytes in {} chunks: {:.2} bytes/event ({:.2} before compression)",
         thousands(info.file_bytes),
