@@ -422,25 +422,37 @@ fn decode_records(
     switches.clear();
     let mut dec = Decoder::default();
     let mut pos = 0;
-    while events.len() < count || pos < raw.len() {
-        if version >= 2 {
-            match dec.switch(raw, &mut pos) {
-                Ok(Some(tid)) => {
-                    switches.push(Switch {
-                        at: events.len(),
-                        tid,
-                    });
-                    continue;
+    // A switch's tag names no class, so the events' loop meets one as a
+    // record that does not decode: off the events' path, which stays as
+    // fast as a version-1 trace's.
+    let mut switch = |pos: &mut usize, at: usize| -> Result<bool, (usize, Option<DecodeError>)> {
+        if version < 2 {
+            return Ok(false);
+        }
+        match Decoder::switch(raw, pos) {
+            Ok(Some(tid)) => {
+                switches.push(Switch { at, tid });
+                Ok(true)
+            }
+            Ok(None) => Ok(false),
+            Err(e) => Err((*pos, Some(e))),
+        }
+    };
+    while events.len() < count {
+        let start = pos;
+        match dec.decode(raw, &mut pos) {
+            Ok(e) => events.push(e),
+            Err(e) => {
+                pos = start;
+                if !switch(&mut pos, events.len())? {
+                    return Err((start, Some(e)));
                 }
-                Ok(None) => {}
-                Err(e) => return Err((pos, Some(e))),
             }
         }
-        if events.len() == count {
-            return Err((pos, None));
-        }
-        let start = pos;
-        events.push(dec.decode(raw, &mut pos).map_err(|e| (start, Some(e)))?);
+    }
+    while pos < raw.len() && switch(&mut pos, count)? {}
+    if pos != raw.len() {
+        return Err((pos, None));
     }
     Ok(())
 }
