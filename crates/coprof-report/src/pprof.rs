@@ -152,6 +152,22 @@ impl Strings {
 
 /// `p` as a pprof message. `comments` are shown by `pprof -comments`.
 pub fn profile(p: &PcProfile, comments: &[String]) -> proto::Profile {
+    let mut samples = Vec::new();
+    let mut out = build(p, comments, |s| samples.push(s.clone()));
+    out.sample = samples;
+    out
+}
+
+/// `p` as a pprof message but its samples, which are handed to
+/// `sample` one at a time as they are made, each stack a PC's location
+/// and then the call sites open in its context, innermost first. The
+/// message's other parts (the locations, functions and strings the
+/// samples name) are complete only once every sample is.
+fn build(
+    p: &PcProfile,
+    comments: &[String],
+    mut sample: impl FnMut(&proto::Sample),
+) -> proto::Profile {
     let mut strings = Strings::new();
     let sample_type: Vec<proto::ValueType> = p
         .costs
@@ -169,35 +185,43 @@ pub fn profile(p: &PcProfile, comments: &[String]) -> proto::Profile {
     };
     out.mapping = mappings(p, &mut strings);
     let mut locations = Locations::default();
+    // One sample, filled again for each (context, PC) or PC.
+    let mut one = proto::Sample::default();
     if p.has_calls() {
         for c in &p.context_costs {
-            if c.values.iter().all(|&v| v == 0) {
-                continue;
+            if refill(&mut one, &c.values) {
+                let stack = std::iter::once(c.pc).chain(p.call_stack(c.context));
+                for i in stack {
+                    let id = locations.id(i, p, &mut out, &mut strings);
+                    one.location_id.push(id);
+                }
+                sample(&one);
             }
-            let location_id = std::iter::once(c.pc)
-                .chain(p.call_stack(c.context))
-                .map(|i| locations.id(i, p, &mut out, &mut strings))
-                .collect();
-            out.sample.push(proto::Sample {
-                location_id,
-                value: c.values.iter().map(|&v| v as i64).collect(),
-            });
         }
     } else {
         for (i, pc) in p.pcs.iter().enumerate() {
-            if pc.values.iter().all(|&v| v == 0) {
-                continue;
+            if refill(&mut one, &pc.values) {
+                let id = locations.id(i, p, &mut out, &mut strings);
+                one.location_id.push(id);
+                sample(&one);
             }
-            let id = locations.id(i, p, &mut out, &mut strings);
-            out.sample.push(proto::Sample {
-                location_id: vec![id],
-                value: pc.values.iter().map(|&v| v as i64).collect(),
-            });
         }
     }
     out.comment = comments.iter().map(|c| strings.put(c)).collect();
     out.string_table = strings.table;
     out
+}
+
+/// Empties `one` for a sample of `values`, or false when they are all
+/// zero: a cost the profile does not show.
+fn refill(one: &mut proto::Sample, values: &[u64]) -> bool {
+    if values.iter().all(|&v| v == 0) {
+        return false;
+    }
+    one.value.clear();
+    one.value.extend(values.iter().map(|&v| v as i64));
+    one.location_id.clear();
+    true
 }
 
 /// The locations written so far, by PC, and the functions by name and
@@ -290,13 +314,35 @@ fn mappings(p: &PcProfile, strings: &mut Strings) -> Vec<proto::Mapping> {
 }
 
 /// Writes `p` to `out` as a gzipped pprof profile, with `comments`.
+///
+/// The samples are encoded and compressed as they are made, never held
+/// as messages: a call-heavy program has a sample per (calling context,
+/// PC), hundreds of thousands for SQLite. The rest of the message
+/// follows them. A protobuf message's fields may come in any order, and
+/// a repeated field's elements wherever they are, so the file decodes to
+/// [`profile`]'s message.
 pub fn write(out: &mut impl Write, p: &PcProfile, comments: &[String]) -> io::Result<()> {
-    let bytes = profile(p, comments).encode_to_vec();
+    /// Encoded samples gathered before they go to the compressor.
+    const BATCH: usize = 1 << 16;
     let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    let mut bytes = Vec::with_capacity(BATCH + 4096);
+    let mut failed = Ok(());
+    let rest = build(p, comments, |s| {
+        prost::encoding::message::encode(SAMPLE_FIELD, s, &mut bytes);
+        if bytes.len() >= BATCH && failed.is_ok() {
+            failed = gz.write_all(&bytes);
+            bytes.clear();
+        }
+    });
+    failed?;
     gz.write_all(&bytes)?;
+    gz.write_all(&rest.encode_to_vec())?;
     gz.finish()?;
     Ok(())
 }
+
+/// The field number of `Profile.sample` in profile.proto.
+const SAMPLE_FIELD: u32 = 2;
 
 #[cfg(test)]
 mod tests {
@@ -321,15 +367,24 @@ mod tests {
 
     #[test]
     fn a_gzipped_profile_decodes_to_the_message() {
-        let p = sample_profile();
-        let mut gz = Vec::new();
-        write(&mut gz, &p, &["a note".into()]).unwrap();
-        let mut raw = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..])
-            .read_to_end(&mut raw)
-            .unwrap();
-        let back = proto::Profile::decode(&raw[..]).unwrap();
-        assert_eq!(back, profile(&p, &["a note".into()]));
+        // Flat, with calls, and with more samples than one batch of
+        // encoded samples holds, which are written as they are made.
+        let mut many = PcProfile::new(vec![Cost::instructions()], vec![]);
+        for i in 0..30_000u64 {
+            many.push(0x1000 + 4 * i, vec![i % 7], None, Location::address(0));
+        }
+        for p in [sample_profile(), crate::fixtures::recursive(), many] {
+            let mut gz = Vec::new();
+            write(&mut gz, &p, &["a note".into()]).unwrap();
+            let mut raw = Vec::new();
+            flate2::read::GzDecoder::new(&gz[..])
+                .read_to_end(&mut raw)
+                .unwrap();
+            let back = proto::Profile::decode(&raw[..]).unwrap();
+            let want = profile(&p, &["a note".into()]);
+            assert!(!want.sample.is_empty());
+            assert_eq!(back, want);
+        }
     }
 
     #[test]
