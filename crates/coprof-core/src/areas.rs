@@ -1,6 +1,7 @@
 //! The named areas of a program's address space over its whole run:
 //! its files' segments, `[heap]`, `[stack]`, anonymous mappings
-//! (`[anon]`) and System V shared memory (`[shm]`), to name the hot
+//! (`[anon]`), threads' stacks (`[stack:TID]`) and System V shared
+//! memory (`[shm]`), to name the hot
 //! ranges of data addresses that no variable covers, as `perf mem`'s
 //! data object column names a sample's address by its mapping.
 //!
@@ -41,6 +42,12 @@ pub const HEAP: &str = "[heap]";
 /// The name of the main thread's stack.
 pub const STACK: &str = "[stack]";
 
+/// The name of the stack of the thread `tid` (not the main thread's), as
+/// Linux named them in `/proc/PID/maps` until 4.5: `[stack:TID]`.
+pub fn thread_stack(tid: u64) -> String {
+    format!("[stack:{tid}]")
+}
+
 /// Every area recorded over a run, by start and name; areas of one name
 /// never touch or overlap each other. As JSON, a list of areas.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +81,28 @@ impl Areas {
                 name: name.to_string(),
             },
         );
+    }
+
+    /// Records `[start, end)` as `name`, and no longer as `was` there:
+    /// what was mapped as `was` turned out to be `name` (anonymous memory
+    /// a thread took for its stack). The areas of `was` around it stay.
+    pub fn rename(&mut self, start: u64, end: u64, was: &str, name: &str) {
+        if start >= end {
+            return;
+        }
+        let mut rest = Vec::new();
+        self.0.retain(|a| {
+            let cut = a.name == was && a.start < end && start < a.end;
+            if cut {
+                rest.push((a.start, start));
+                rest.push((end, a.end));
+            }
+            !cut
+        });
+        for (lo, hi) in rest {
+            self.record(lo, hi, was);
+        }
+        self.record(start, end, name);
     }
 
     /// Records `[start, end)` as mapped from the file `path`.
@@ -126,6 +155,26 @@ mod tests {
         assert_eq!(names(&a, 0x4000, 0x5000), vec![]);
         assert_eq!(names(&a, 0x3fff, 0x3fff), vec![(0x1000, 0x4000, ANON)]);
         assert_eq!(names(&a, 0, 0x1000).len(), 2);
+    }
+
+    #[test]
+    fn a_thread_stack_is_cut_out_of_the_anonymous_memory_around_it() {
+        let mut a = Areas::default();
+        a.record(0x1000, 0x9000, ANON);
+        a.record(0x4000, 0x5000, SHM);
+        a.rename(0x3000, 0x6000, ANON, &thread_stack(12));
+        assert_eq!(
+            names(&a, 0, u64::MAX),
+            vec![
+                (0x1000, 0x3000, ANON),
+                (0x3000, 0x6000, "[stack:12]"),
+                (0x4000, 0x5000, SHM),
+                (0x6000, 0x9000, ANON),
+            ]
+        );
+        // At an edge, no empty area is left.
+        a.rename(0x1000, 0x3000, ANON, &thread_stack(13));
+        assert_eq!(names(&a, 0, 0x2fff), vec![(0x1000, 0x3000, "[stack:13]")]);
     }
 
     #[test]

@@ -483,6 +483,76 @@ int main(int argc, char **argv) {
     assert_eq!(traced["hot_ranges"], v["hot_ranges"]);
 }
 
+/// A hot range in a thread's stack is named `[stack:TID]`, as Linux's
+/// `/proc/PID/maps` named them, not `[anon]`: the C library maps a
+/// thread's stack as anonymous memory, and the simulator names the pages
+/// the new thread's stack pointer starts in when it starts it.
+#[test]
+fn a_thread_stack_is_named_by_its_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static int n;
+static FILE *f;
+static void *work(void *arg) {
+    volatile unsigned local[4096];
+    for (int j = 0; j < 4096; j++) local[j] = j;
+    unsigned s = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < 4096; j++) s += local[(7 * j + i) & 4095];
+    fprintf(f, "%p %ld %u\n", (void *)local, (long)syscall(SYS_gettid), s);
+    return arg;
+}
+int main(int argc, char **argv) {
+    n = atoi(argv[1]);
+    f = fopen(argv[2], "w");
+    pthread_t t;
+    pthread_create(&t, 0, work, 0);
+    pthread_join(t, 0);
+    return fclose(f);
+}
+"#;
+    let bin = common::compile_with(
+        dir.path(),
+        "stacks",
+        src,
+        &["-static", "-O2", "-g", "-pthread"],
+    );
+    let said = dir.path().join("said");
+    let v = json_of(
+        coprof()
+            .args([
+                "ranges",
+                "--stream",
+                "load-addr",
+                "--hot",
+                "0.05",
+                "--json",
+                "--",
+            ])
+            .arg(&bin)
+            .arg("30")
+            .arg(&said),
+    );
+    let said = std::fs::read_to_string(&said).unwrap();
+    let words: Vec<&str> = said.split_whitespace().collect();
+    let local = u64::from_str_radix(words[0].trim_start_matches("0x"), 16).unwrap();
+    let name = format!("[stack:{}]", words[1]);
+    let mut inside = 0;
+    for h in v["hot_ranges"].as_array().unwrap() {
+        let (lo, hi) = (h["lo"].as_u64().unwrap(), h["hi"].as_u64().unwrap());
+        if local <= lo && hi < local + (16 << 10) {
+            assert_eq!(h["areas"], serde_json::json!([name]), "{h}");
+            inside += 1;
+        }
+    }
+    assert!(inside > 0, "no hot range in the thread's array: {v}");
+}
+
 /// Code no function symbol covers is named by the mapping it lies in, as
 /// perf names such samples by their mapping, in every report that names
 /// code: code a program generated at run time (a JIT's) by `[anon]`, and

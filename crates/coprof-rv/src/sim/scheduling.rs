@@ -24,6 +24,7 @@ impl Simulator {
         let mut cpu = self.cpu.clone();
         if args.stack != 0 {
             cpu.x[2] = args.stack;
+            self.name_thread_stack(args.stack, tid as u64);
         }
         if args.flags & clone_flags::SETTLS != 0 {
             cpu.x[4] = args.tls;
@@ -61,6 +62,39 @@ impl Simulator {
             wait: Wait::Ready,
         });
         tid
+    }
+
+    /// Names the anonymous memory the stack pointer `sp` of the new
+    /// thread `tid` starts below `[stack:TID]`, as Linux's
+    /// `/proc/PID/maps` did: the pages around `sp - 1` with its
+    /// permissions (the C library's guard page below a stack has none),
+    /// within the anonymous area they lie in. A stack elsewhere (a
+    /// static array) keeps its name.
+    fn name_thread_stack(&mut self, sp: u64, tid: u64) {
+        use crate::mem::PAGE;
+        use coprof_core::areas::{thread_stack, ANON};
+        let top = sp - 1;
+        let Some(anon) = self
+            .kernel
+            .areas
+            .overlapping(top, top)
+            .find(|a| a.name == ANON)
+        else {
+            return;
+        };
+        let (floor, ceiling) = (anon.start, anon.end);
+        let p = self.mem.perm_at(top);
+        let (mut lo, mut hi) = (
+            crate::mem::page_down(top),
+            crate::mem::page_down(top) + PAGE,
+        );
+        while lo > floor && self.mem.perm_at(lo - PAGE) == p {
+            lo -= PAGE;
+        }
+        while hi < ceiling && self.mem.perm_at(hi) == p {
+            hi += PAGE;
+        }
+        self.kernel.areas.rename(lo, hi, ANON, &thread_stack(tid));
     }
 
     /// Ends the running thread with `code`: its CLONE_CHILD_CLEARTID word
