@@ -205,6 +205,10 @@ pub struct Kernel {
     /// Every area mapped over the run, named, to name a profile's data
     /// addresses ([`coprof_core::areas`]).
     pub areas: coprof_core::areas::Areas,
+    /// The extents of the last anonymous `mmap`s, newest last: where
+    /// one mapping ends when [`areas`](Self::areas) has joined it with
+    /// its neighbours (a thread's stack, named when the thread starts).
+    pub anon_maps: std::collections::VecDeque<(u64, u64)>,
     /// The program's own `/proc/self/cmdline`, `environ` and `auxv`.
     pub own_files: proc_self::OwnFiles,
     /// Return ENOSYS for unknown calls instead of stopping.
@@ -507,6 +511,7 @@ impl Kernel {
                 a.record(stack, crate::process::STACK_TOP, coprof_core::areas::STACK);
                 a
             },
+            anon_maps: std::collections::VecDeque::new(),
             own_files: proc_self::OwnFiles::default(),
             enosys,
             isa: crate::isa::Isa::default(),

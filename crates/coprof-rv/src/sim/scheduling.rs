@@ -68,26 +68,22 @@ impl Simulator {
     /// thread `tid` starts below `[stack:TID]`, as Linux's
     /// `/proc/PID/maps` did: the pages around `sp - 1` with its
     /// permissions (the C library's guard page below a stack has none),
-    /// within the anonymous area they lie in. A stack elsewhere (a
+    /// within the anonymous mapping they lie in. A stack elsewhere (a
     /// static array) keeps its name.
     fn name_thread_stack(&mut self, sp: u64, tid: u64) {
-        use crate::mem::PAGE;
+        use crate::mem::{page_down, PAGE};
         use coprof_core::areas::{thread_stack, ANON};
         let top = sp - 1;
-        let Some(anon) = self
+        let named_anon = self
             .kernel
             .areas
             .overlapping(top, top)
-            .find(|a| a.name == ANON)
-        else {
+            .any(|a| a.name == ANON);
+        let Some((floor, ceiling)) = self.kernel.anon_map_at(top).filter(|_| named_anon) else {
             return;
         };
-        let (floor, ceiling) = (anon.start, anon.end);
         let p = self.mem.perm_at(top);
-        let (mut lo, mut hi) = (
-            crate::mem::page_down(top),
-            crate::mem::page_down(top) + PAGE,
-        );
+        let (mut lo, mut hi) = (page_down(top), page_down(top) + PAGE);
         while lo > floor && self.mem.perm_at(lo - PAGE) == p {
             lo -= PAGE;
         }

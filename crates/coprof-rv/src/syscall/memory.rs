@@ -299,6 +299,7 @@ impl Kernel {
             None => {
                 self.file_maps.forget(at, len);
                 self.areas.record(at, at + len, coprof_core::areas::ANON);
+                self.note_anon_map(at, at + len);
             }
         }
         if changes_code {
@@ -460,7 +461,32 @@ impl Kernel {
             Outcome::Ret(to as i64)
         }
     }
+
+    /// Notes an anonymous mapping of `[start, end)`, among the last
+    /// [`ANON_MAPS_KEPT`].
+    fn note_anon_map(&mut self, start: u64, end: u64) {
+        if self.anon_maps.len() == ANON_MAPS_KEPT {
+            self.anon_maps.pop_front();
+        }
+        self.anon_maps.push_back((start, end));
+    }
+
+    /// The extent of the newest anonymous mapping noted that holds
+    /// `addr`, if one: the mapping there now, unless a file's or shared
+    /// memory replaced it since.
+    pub fn anon_map_at(&self, addr: u64) -> Option<(u64, u64)> {
+        self.anon_maps
+            .iter()
+            .rev()
+            .find(|&&(start, end)| start <= addr && addr < end)
+            .copied()
+    }
 }
+
+/// Anonymous mappings whose extents are kept: enough for the stacks a C
+/// library keeps for reuse (glibc's cache holds 40 MiB of them) among a
+/// program's other mappings.
+const ANON_MAPS_KEPT: usize = 256;
 
 /// How many bytes from `off` of `len` a shared mapping of the host
 /// descriptor `fd` takes from the file: those up to its end, page-rounded;
