@@ -494,6 +494,7 @@ fn a_thread_stack_is_named_by_its_thread() {
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 static int n;
@@ -510,6 +511,11 @@ static void *work(void *arg) {
 int main(int argc, char **argv) {
     n = atoi(argv[1]);
     f = fopen(argv[2], "w");
+    /* Mapped just before the stack, so right above it, with the same
+       permissions: the stack's name stops where its own mapping does. */
+    char *block = mmap(0, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    block[0] = 1;
+    fprintf(f, "%p ", (void *)block);
     pthread_t t;
     pthread_create(&t, 0, work, 0);
     pthread_join(t, 0);
@@ -538,10 +544,18 @@ int main(int argc, char **argv) {
             .arg("30")
             .arg(&said),
     );
-    let said = std::fs::read_to_string(&said).unwrap();
-    let words: Vec<&str> = said.split_whitespace().collect();
-    let local = u64::from_str_radix(words[0].trim_start_matches("0x"), 16).unwrap();
-    let name = format!("[stack:{}]", words[1]);
+    // The block's and the array's addresses, and the thread's name.
+    let read_said = || {
+        let said = std::fs::read_to_string(&said).unwrap();
+        let words: Vec<&str> = said.split_whitespace().collect();
+        let hex = |w: &str| u64::from_str_radix(w.trim_start_matches("0x"), 16).unwrap();
+        (
+            hex(words[0]),
+            hex(words[1]),
+            format!("[stack:{}]", words[2]),
+        )
+    };
+    let (_, local, name) = read_said();
     let mut inside = 0;
     for h in v["hot_ranges"].as_array().unwrap() {
         let (lo, hi) = (h["lo"].as_u64().unwrap(), h["hi"].as_u64().unwrap());
@@ -551,6 +565,31 @@ int main(int argc, char **argv) {
         }
     }
     assert!(inside > 0, "no hot range in the thread's array: {v}");
+    // The trace's areas: the stack holds the array and ends below the
+    // block mapped above it, which stays anonymous memory.
+    let trace = dir.path().join("stacks.cpt");
+    traced_run(&trace, &bin)
+        .arg("1")
+        .arg(&said)
+        .assert()
+        .success();
+    // Another run: another thread id.
+    let (block, local, name) = read_said();
+    let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+    let areas = info["meta"]["areas"].as_array().unwrap();
+    let area = |name: &str, addr: u64| {
+        areas.iter().find(|a| {
+            a["name"] == name
+                && a["start"].as_u64().unwrap() <= addr
+                && addr < a["end"].as_u64().unwrap()
+        })
+    };
+    let stack = area(&name, local).unwrap_or_else(|| panic!("{name} holds no {local:#x}: {info}"));
+    assert!(
+        stack["end"].as_u64().unwrap() <= block,
+        "{stack} reaches {block:#x}"
+    );
+    assert!(area("[anon]", block).is_some(), "{info}");
 }
 
 /// Code no function symbol covers is named by the mapping it lies in, as
