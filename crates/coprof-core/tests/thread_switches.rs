@@ -330,3 +330,27 @@ fn damaged_switch_records_are_named() {
         "{e}"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Any records in a chunk whose header and checksum are right, switch
+    /// tags among them, read as events and switches or fail with an
+    /// error; never a panic.
+    #[test]
+    fn any_records_read_or_fail_cleanly(
+        raw in proptest::collection::vec(
+            prop_oneof![Just(0x0fu8), Just(0x80), Just(0x06), any::<u8>()],
+            0..200,
+        ),
+        count in 0u32..100,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("any.cpt");
+        one_chunk(&p, &raw, count);
+        let mut got = Recorder::new(true);
+        if let Ok(n) = TraceReader::open(&p).unwrap().run(&mut got) {
+            prop_assert_eq!(n, count as u64);
+        }
+    }
+}

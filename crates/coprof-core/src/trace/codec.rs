@@ -222,6 +222,11 @@ mod tests {
             let mut dec = Decoder::default();
             let mut pos = 0;
             while pos < bytes.len() {
+                match Decoder::switch(&bytes, &mut pos) {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => {}
+                    Err(_) => break,
+                }
                 if dec.decode(&bytes, &mut pos).is_err() { break; }
             }
         }
