@@ -218,6 +218,7 @@ mod tests {
             path: "/bin/prog".into(),
             start: 0,
             end: u64::MAX,
+            build_id: None,
         });
         p.push(
             0x1004,
@@ -402,7 +403,7 @@ totals: 8
             let files = ["/src/a.c", "/src/b.h", "/src/c.h"];
             let mut p = PcProfile::new(vec![Cost::instructions(), Cost::samples()], vec![]);
             for path in objects {
-                p.objects.push(Object { path: path.into(), start: 0, end: u64::MAX });
+                p.objects.push(Object { path: path.into(), start: 0, end: u64::MAX, build_id: None });
             }
             for (&pc, &(object, function, file, line, inlined_into, n)) in &pcs {
                 let pc = pc * 2;

@@ -40,6 +40,7 @@ pub fn recursive() -> crate::PcProfile {
         path: "/bin/prog".into(),
         start: 0,
         end: u64::MAX,
+        build_id: None,
     });
     let mut pc = |pc: u64, function: &str, line: u32, n: u64| {
         p.push(pc, vec![n], Some(0), at(pc, function, "/src/prog.c", line))

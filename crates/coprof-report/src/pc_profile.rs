@@ -52,6 +52,10 @@ pub struct Object {
     /// (`0..u64::MAX`); a pprof mapping is then narrowed to its PCs.
     pub start: u64,
     pub end: u64,
+    /// Its build ID in hexadecimal, when it has one: pprof's mapping
+    /// carries it, so that tools find the file and its debug file by it
+    /// (a symbol server, debuginfod) where the path means nothing.
+    pub build_id: Option<String>,
 }
 
 /// One PC and what it cost.
@@ -400,6 +404,7 @@ mod tests {
             path: "/usr/lib/libc.so.6".into(),
             start: 0x4000,
             end: 0x8000,
+            build_id: None,
         });
         p.push(0x4000, vec![1], Some(0), inlined(0x4000, 5));
         p.push(0x4004, vec![1], Some(0), Location::address(0x4004));

@@ -303,7 +303,7 @@ fn mappings(p: &PcProfile, strings: &mut Strings) -> Vec<proto::Mapping> {
                 memory_limit: end,
                 file_offset: 0,
                 filename: strings.put(&obj.path),
-                build_id: 0,
+                build_id: obj.build_id.as_deref().map_or(0, |id| strings.put(id)),
                 has_functions: true,
                 has_filenames: true,
                 has_line_numbers: true,
@@ -358,6 +358,7 @@ mod tests {
             path: "/bin/prog".into(),
             start: 0,
             end: u64::MAX,
+            build_id: None,
         });
         p.push(0x1008, vec![9, 2], Some(0), inlined(0x1008, 5));
         p.push(0x1000, vec![0, 0], Some(0), Location::address(0x1000));
@@ -385,6 +386,25 @@ mod tests {
             assert!(!want.sample.is_empty());
             assert_eq!(back, want);
         }
+    }
+
+    #[test]
+    fn a_mapping_carries_its_objects_build_id() {
+        let mut p = sample_profile();
+        p.objects.push(Object {
+            path: "/lib/libc.so.6".into(),
+            start: 0x4000,
+            end: 0x8000,
+            build_id: Some("0123abcd".into()),
+        });
+        p.push(0x4010, vec![1, 1], Some(1), Location::address(0x4010));
+        let m = profile(&p, &[]);
+        let ids: Vec<&str> = m
+            .mapping
+            .iter()
+            .map(|x| m.string_table[x.build_id as usize].as_str())
+            .collect();
+        assert_eq!(ids, ["", "0123abcd"]);
     }
 
     #[test]

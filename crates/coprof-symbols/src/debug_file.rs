@@ -45,6 +45,18 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The build ID of the ELF file at `path` (its `NT_GNU_BUILD_ID` note),
+/// in hexadecimal as `file` and debuginfod print it; `None` for a file
+/// without one, or that cannot be read. Reads the headers and the note
+/// alone, not the whole file.
+pub fn build_id(path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let cache = object::ReadCache::new(file);
+    let elf = object::File::parse(&cache).ok()?;
+    let id = elf.build_id().ok().flatten()?;
+    (!id.is_empty()).then(|| hex(id))
+}
+
 /// How a candidate debug file is checked against the binary.
 enum Check {
     /// Its own build ID must be this one, the binary's.

@@ -77,6 +77,8 @@ struct Loaded {
     cache: Option<RefCell<SymbolCache>>,
     /// Source files' lines, for listings: read afresh, never kept.
     sources: SourceCache,
+    /// The file's build ID, read the first time a report asks.
+    build_id: OnceCell<Option<String>>,
 }
 
 /// Symbolizers for a program and the libraries it ran, shared by every
@@ -116,6 +118,13 @@ impl Loaded {
             }
             (None, _) => None,
         }
+    }
+
+    /// The file's build ID, if it has one.
+    fn build_id(&self) -> Option<&str> {
+        self.build_id
+            .get_or_init(|| coprof_symbols::debug_file::build_id(&self.path))
+            .as_deref()
     }
 
     /// The symbolizer, opened now if it was not.
@@ -356,6 +365,7 @@ fn load(
         sym,
         cache: cache.map(RefCell::new),
         sources: SourceCache::default(),
+        build_id: OnceCell::new(),
     };
     // Dropped, a file that did not open keeps that answer too.
     opened.then_some(loaded)
@@ -461,6 +471,7 @@ impl Symbols {
             path: m.path.display().to_string(),
             start: m.at.start,
             end: m.at.end,
+            build_id: m.build_id().map(str::to_string),
         };
         Some((object, m.lookup(a)))
     }

@@ -37,7 +37,8 @@ int main(void) {
 "#;
 
 fn program(dir: &Path) -> PathBuf {
-    common::compile_with(dir, "prog", PROG, &["-static", "-O2", "-g"])
+    let flags = ["-static", "-O2", "-g", "-Wl,--build-id=sha1"];
+    common::compile_with(dir, "prog", PROG, &flags)
 }
 
 /// `coprof export --json -o OUT ARGS -- PROG` run with a fixed seed, so
@@ -504,6 +505,21 @@ fn go_tool_pprof_reads_the_same_counts_with_inlined_functions_as_frames() {
             .any(|l| l.trim_end().ends_with("mix (inline)")),
         "{traces}"
     );
+    // The program's mapping carries its build ID, as readelf reads it.
+    let notes = succeeded(Command::new("readelf").arg("-n").arg(&prog));
+    let notes = String::from_utf8(notes.stdout).unwrap();
+    let id = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .unwrap_or_else(|| panic!("no build ID: {notes}"));
+    let raw = succeeded(Command::new("go").args(["tool", "pprof", "-raw"]).arg(&pb));
+    let raw = String::from_utf8(raw.stdout).unwrap();
+    let mapping = raw
+        .lines()
+        .skip_while(|l| *l != "Mappings")
+        .find(|l| l.contains(prog.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("no mapping of the program: {raw}"));
+    assert!(mapping.contains(&format!(" {id} ")), "{mapping} lacks {id}");
 }
 
 #[test]

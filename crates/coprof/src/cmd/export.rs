@@ -460,6 +460,7 @@ fn locate(info: &InputInfo, pc: u64) -> (Option<Object>, Location) {
         path: a.name.clone(),
         start: a.start,
         end: a.end,
+        build_id: None,
     });
     (area, Location::address(pc))
 }
