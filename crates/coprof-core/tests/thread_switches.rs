@@ -119,6 +119,14 @@ fn read(path: &Path, sink: &mut Recorder) -> u64 {
     TraceReader::open(path).unwrap().run(sink).unwrap()
 }
 
+/// The error reading the trace at `path` ends in.
+fn error_of(path: &Path) -> coprof_core::trace::TraceError {
+    TraceReader::open(path)
+        .unwrap()
+        .run(&mut Recorder::new(true))
+        .unwrap_err()
+}
+
 fn arb_steps() -> impl Strategy<Value = Vec<Step>> {
     proptest::collection::vec(
         prop_oneof![
@@ -249,10 +257,7 @@ fn version_1_reads_without_switches_and_refuses_them() {
     let threaded = dir.path().join("threaded.cpt");
     write_steps(&threaded, &[Step::Switch(1), Step::Batch(10)]);
     let v1 = with_version(&threaded, 1);
-    let e = TraceReader::open(&v1)
-        .unwrap()
-        .run(&mut Recorder::new(true))
-        .unwrap_err();
+    let e = error_of(&v1);
     assert!(matches!(e.kind, TraceErrorKind::Corrupt(_)), "{e}");
     assert!(
         e.to_string()
@@ -295,10 +300,7 @@ fn damaged_switch_records_are_named() {
     // A switch whose thread id ends early: tag 0x0f, then a varint byte
     // that says more follow.
     one_chunk(&p, &[0x06, 0x02, 0x0f, 0x80], 1);
-    let e = TraceReader::open(&p)
-        .unwrap()
-        .run(&mut Recorder::new(true))
-        .unwrap_err();
+    let e = error_of(&p);
     assert!(
         e.to_string()
             .contains("record 1 at raw byte 2 of the chunk: records end early"),
@@ -306,10 +308,7 @@ fn damaged_switch_records_are_named() {
     );
     // Class 15 with another tag bit is no switch.
     one_chunk(&p, &[0x1f, 0x02, 0x00], 1);
-    let e = TraceReader::open(&p)
-        .unwrap()
-        .run(&mut Recorder::new(true))
-        .unwrap_err();
+    let e = error_of(&p);
     assert!(
         e.to_string().contains("unknown instruction class 15"),
         "{e}"
@@ -321,10 +320,7 @@ fn damaged_switch_records_are_named() {
     assert_eq!(got.seen, vec![Seen::Switch(5), Seen::Events(vec![1])]);
     // Switches after the count's last event are allowed; events are not.
     one_chunk(&p, &[0x06, 0x02, 0x06, 0x02], 1);
-    let e = TraceReader::open(&p)
-        .unwrap()
-        .run(&mut Recorder::new(true))
-        .unwrap_err();
+    let e = error_of(&p);
     assert!(
         e.to_string().contains("2 bytes left over after 1 records"),
         "{e}"
