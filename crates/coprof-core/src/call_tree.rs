@@ -32,12 +32,13 @@
 //! 2- or 4-byte call, for x86-64 any instruction.
 //!
 //! Each thread has a shadow stack of its own when the source says which
-//! thread runs ([`Sink::thread_switch`]: the RV64 simulator does); a
-//! thread's first call opens a context under the root. In a stream that
-//! does not say (a trace file), the threads of a multithreaded program
-//! share one shadow stack, so their contexts mix at a switch (a return
-//! still finds its own call, and the chains heal); single-threaded
-//! programs, and each thread between switches, are exact.
+//! thread runs ([`Sink::thread_switch`]: the RV64 simulator does, and a
+//! trace file of its run, from format version 2); a thread's first call
+//! opens a context under the root. In a stream that does not say (a
+//! version-1 trace), the threads of a multithreaded program share one
+//! shadow stack, so their contexts mix at a switch (a return still finds
+//! its own call, and the chains heal); single-threaded programs, and
+//! each thread between switches, are exact.
 
 use crate::{Blocks, Class, ClassSet, Event, Run, Sink};
 use rustc_hash::FxHashMap;
