@@ -3,7 +3,7 @@
 /// The first eight bytes of every trace.
 pub const MAGIC: [u8; 8] = *b"CPTRACE\0";
 /// The format version this code writes. Version 2 added the thread-switch
-/// record ([`tag::SWITCH`]); a version-1 trace is a version-2 trace
+/// record (the tag `0x0f`); a version-1 trace is a version-2 trace
 /// without one, and is read as well.
 pub const VERSION: u16 = 2;
 /// The oldest format version this code reads.
