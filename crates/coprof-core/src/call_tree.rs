@@ -39,6 +39,11 @@
 //! shadow stack, so their contexts mix at a switch (a return still finds
 //! its own call, and the chains heal); single-threaded programs, and
 //! each thread between switches, are exact.
+//!
+//! Threads that run the same code share its contexts, so a context's
+//! counts are those of every thread. [`CallTree::separate_threads`] keeps
+//! them apart instead, as callgrind's `--separate-threads=yes` does: each
+//! thread's calls open contexts under a root of its own.
 
 use crate::{Blocks, Class, ClassSet, Event, Run, Sink};
 use rustc_hash::FxHashMap;
@@ -68,6 +73,10 @@ pub struct Context {
     pub target: u64,
     /// Times the call was made in its parent context.
     pub calls: u64,
+    /// Some(tid) for the root of thread `tid`'s contexts, when threads
+    /// are kept apart ([`CallTree::separate_threads`]); its call site and
+    /// target are then 0, and its parent [`ROOT`].
+    pub thread: Option<u64>,
 }
 
 /// Counts the events of some classes per PC and calling context,
@@ -100,6 +109,8 @@ pub struct CallTree {
     /// The thread running, when the source says, and the others' stacks.
     thread: Option<u64>,
     parked: FxHashMap<u64, ThreadState>,
+    /// Whether each thread's contexts are kept under a root of its own.
+    separate_threads: bool,
 }
 
 /// A thread's shadow stack while another runs.
@@ -213,6 +224,7 @@ impl CallTree {
                 call_site: 0,
                 target: 0,
                 calls: 0,
+                thread: None,
             }],
             children: FxHashMap::default(),
             stack: Vec::new(),
@@ -223,7 +235,16 @@ impl CallTree {
             pending: None,
             thread: None,
             parked: FxHashMap::default(),
+            separate_threads: false,
         }
+    }
+
+    /// Keeps each thread's counts apart, under a root context of its own
+    /// ([`Context::thread`]), when the source says which thread runs:
+    /// the same code run by two threads then counts in two contexts.
+    pub fn separate_threads(mut self) -> CallTree {
+        self.separate_threads = true;
+        self
     }
 
     /// The classes counted.
@@ -316,8 +337,26 @@ impl CallTree {
             call_site: pc,
             target,
             calls: 0,
+            thread: None,
         });
         self.contexts.len() as u32 - 1
+    }
+
+    /// The state of a thread not seen before: no call open, and with
+    /// threads kept apart, its root context opened.
+    fn new_thread(&mut self, tid: u64) -> ThreadState {
+        let mut state = ThreadState::default();
+        if self.separate_threads {
+            self.contexts.push(Context {
+                parent: ROOT,
+                call_site: 0,
+                target: 0,
+                calls: 0,
+                thread: Some(tid),
+            });
+            state.stack.push(self.contexts.len() as u32 - 1);
+        }
+        state
     }
 
     fn ret(&mut self, target: u64) {
@@ -326,8 +365,9 @@ impl CallTree {
             return;
         }
         let returns_here = |&id: &u32| {
-            let site = self.contexts[id as usize].call_site;
-            target > site && target - site <= MAX_CALL_LEN
+            let c = &self.contexts[id as usize];
+            let site = c.call_site;
+            c.thread.is_none() && target > site && target - site <= MAX_CALL_LEN
         };
         match self.stack.iter().rposition(returns_here) {
             Some(i) => self.stack.truncate(i),
@@ -377,12 +417,16 @@ impl Sink for CallTree {
     }
 
     /// Parks the running thread's stack and takes up `tid`'s (empty for
-    /// a thread not seen yet).
+    /// a thread not seen yet, or at its own root when threads are kept
+    /// apart).
     fn thread_switch(&mut self, tid: u64) {
         if self.thread == Some(tid) {
             return;
         }
-        let next = self.parked.remove(&tid).unwrap_or_default();
+        let next = match self.parked.remove(&tid) {
+            Some(state) => state,
+            None => self.new_thread(tid),
+        };
         let last = ThreadState {
             stack: std::mem::replace(&mut self.stack, next.stack),
             too_deep: std::mem::replace(&mut self.too_deep, next.too_deep),
@@ -604,6 +648,80 @@ mod tests {
             ]
         );
         assert_eq!(t.unmatched_returns(), 0);
+    }
+
+    #[test]
+    fn threads_kept_apart_count_the_same_code_under_roots_of_their_own() {
+        // Threads 1 and 2 both call f (0x1000) from the same site, in
+        // turns; f returns in thread 2 while thread 1 is still in it.
+        let call = |pc, to| Event::control(pc, Class::Call, to, true);
+        let ret = |pc, to| Event::control(pc, Class::Return, to, true);
+        let run = |t: &mut CallTree| {
+            t.thread_switch(1);
+            t.observe(&[call(0x100, 0x1000), Event::new(0x1000, Class::IntAlu)]);
+            t.thread_switch(2);
+            t.observe(&[call(0x100, 0x1000), Event::new(0x1000, Class::IntAlu)]);
+            t.observe(&[Event::new(0x1004, Class::IntAlu), ret(0x1008, 0x104)]);
+            t.thread_switch(1);
+            t.observe(&[Event::new(0x1004, Class::IntAlu)]);
+            t.finish();
+        };
+        let mut shared = CallTree::new(ClassSet::ALL);
+        run(&mut shared);
+        let mut apart = CallTree::new(ClassSet::ALL).separate_threads();
+        run(&mut apart);
+        // Shared: one context for f, with both threads' counts.
+        assert_eq!(shared.contexts().len(), 2);
+        assert_eq!(shared.counts()[&(1, 0x1000)], 2);
+        // Apart: each thread's root, and f's context under each.
+        let roots: Vec<(u32, Option<u64>)> = apart
+            .contexts()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.thread.is_some())
+            .map(|(i, c)| (i as u32, c.thread))
+            .collect();
+        assert_eq!(roots, [(1, Some(1)), (3, Some(2))]);
+        let thread_of = |mut c: u32| loop {
+            match apart.contexts()[c as usize] {
+                Context {
+                    thread: Some(t), ..
+                } => return t,
+                Context { parent, .. } => c = parent,
+            }
+        };
+        let mut per_thread: Vec<(u64, u64, u64)> = apart
+            .counts()
+            .iter()
+            .map(|(&(c, pc), &n)| (thread_of(c), pc, n))
+            .collect();
+        per_thread.sort();
+        assert_eq!(
+            per_thread,
+            [
+                (1, 0x100, 1),
+                (1, 0x1000, 1),
+                (1, 0x1004, 1),
+                (2, 0x100, 1),
+                (2, 0x1000, 1),
+                (2, 0x1004, 1),
+                (2, 0x1008, 1),
+            ]
+        );
+        // Summed over threads, the counts per PC are the shared tree's.
+        let per_pc = |t: &CallTree| {
+            let mut m: Vec<(u64, u64)> = Vec::new();
+            for (&(_, pc), &n) in t.counts() {
+                match m.iter_mut().find(|(p, _)| *p == pc) {
+                    Some(x) => x.1 += n,
+                    None => m.push((pc, n)),
+                }
+            }
+            m.sort();
+            m
+        };
+        assert_eq!(per_pc(&apart), per_pc(&shared));
+        assert_eq!(apart.unmatched_returns(), 0);
     }
 
     #[test]

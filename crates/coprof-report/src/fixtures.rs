@@ -75,6 +75,7 @@ pub fn recursive() -> crate::PcProfile {
             context,
             pc,
             values: vec![n],
+            thread: None,
         });
     }
     p

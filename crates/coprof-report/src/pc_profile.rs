@@ -98,6 +98,9 @@ pub struct ContextCost {
     pub pc: usize,
     /// One value per [`PcProfile::costs`].
     pub values: Vec<u64>,
+    /// The thread whose costs these are, when each thread's are kept
+    /// apart; `None` for all threads together.
+    pub thread: Option<u64>,
 }
 
 /// A function's costs, its own and with what it called.

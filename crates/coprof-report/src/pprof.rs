@@ -53,13 +53,26 @@ pub mod proto {
         pub unit: i64,
     }
 
-    /// `Sample`: a stack of locations, leaf first, and its values.
+    /// `Sample`: a stack of locations, leaf first, its values and its
+    /// labels.
     #[derive(Clone, PartialEq, prost::Message)]
     pub struct Sample {
         #[prost(uint64, repeated, tag = "1")]
         pub location_id: Vec<u64>,
         #[prost(int64, repeated, tag = "2")]
         pub value: Vec<i64>,
+        #[prost(message, repeated, tag = "3")]
+        pub label: Vec<Label>,
+    }
+
+    /// `Label`: a key (a string index) and a number, as `pprof -tags`
+    /// lists them and `-tagfocus` and `-tagroot` take them.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Label {
+        #[prost(int64, tag = "1")]
+        pub key: i64,
+        #[prost(int64, tag = "3")]
+        pub num: i64,
     }
 
     /// `Mapping`: a file's code in the process's memory.
@@ -187,9 +200,17 @@ fn build(
     let mut locations = Locations::default();
     // One sample, filled again for each (context, PC) or PC.
     let mut one = proto::Sample::default();
+    // The label's key, put in the strings when a sample first has one.
+    let mut thread = None;
     if p.has_calls() {
         for c in &p.context_costs {
             if refill(&mut one, &c.values) {
+                if let Some(tid) = c.thread {
+                    one.label.push(proto::Label {
+                        key: *thread.get_or_insert_with(|| strings.put("thread")),
+                        num: tid as i64,
+                    });
+                }
                 let stack = std::iter::once(c.pc).chain(p.call_stack(c.context));
                 for i in stack {
                     let id = locations.id(i, p, &mut out, &mut strings);
@@ -221,6 +242,7 @@ fn refill(one: &mut proto::Sample, values: &[u64]) -> bool {
     one.value.clear();
     one.value.extend(values.iter().map(|&v| v as i64));
     one.location_id.clear();
+    one.label.clear();
     true
 }
 
@@ -386,6 +408,36 @@ mod tests {
             assert!(!want.sample.is_empty());
             assert_eq!(back, want);
         }
+    }
+
+    #[test]
+    fn a_threads_samples_carry_its_number_as_a_label() {
+        let mut p = crate::fixtures::recursive();
+        for (i, c) in p.context_costs.iter_mut().enumerate() {
+            c.thread = (i % 2 == 1).then_some(7);
+        }
+        let m = profile(&p, &[]);
+        let labels: Vec<Vec<(&str, i64)>> = m
+            .sample
+            .iter()
+            .map(|s| {
+                s.label
+                    .iter()
+                    .map(|l| (m.string_table[l.key as usize].as_str(), l.num))
+                    .collect()
+            })
+            .collect();
+        let want: Vec<Vec<(&str, i64)>> = (0..p.context_costs.len())
+            .map(|i| match i % 2 {
+                1 => vec![("thread", 7)],
+                _ => vec![],
+            })
+            .collect();
+        assert_eq!(labels, want);
+        // Without threads, no label and no key among the strings.
+        let plain = profile(&crate::fixtures::recursive(), &[]);
+        assert!(plain.sample.iter().all(|s| s.label.is_empty()));
+        assert!(!plain.string_table.contains(&"thread".to_string()));
     }
 
     #[test]

@@ -420,6 +420,42 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     let from_trace = dir.path().join("from-trace.pb.gz");
     succeeded(coprof().args(["export", "-o"]).arg(&from_trace).arg(&trace));
     assert_eq!(traces(&from_trace), traces(&pb));
+    // With each thread's costs apart, every sample is labelled by its
+    // thread: each worker's leaf under one thread of its own, and the
+    // counts per function those of the profile with threads together.
+    let apart = dir.path().join("apart.pb.gz");
+    let summary = export(&apart, &["--separate-threads"], &prog);
+    assert_eq!(summary["calls"]["threads"], 3, "{summary}");
+    let labelled = traces(&apart);
+    let thread_of = |leaf: &str| -> Vec<String> {
+        let mut t: Vec<String> = labelled
+            .iter()
+            .filter(|s| s.get(1).is_some_and(|f| f == leaf))
+            .map(|s| s[0].clone())
+            .collect();
+        t.dedup();
+        t
+    };
+    let (a, b) = (thread_of("leaf_a"), thread_of("leaf_b"));
+    assert_eq!((a.len(), b.len()), (1, 1), "{labelled:?}");
+    assert_ne!(a, b);
+    assert_eq!(pprof_top(&apart, &[]), pprof_top(&pb, &[]));
+    let focused = pprof_top(&apart, &[&format!("-tagfocus=thread={}", a[0])]).1;
+    assert!(
+        focused.contains_key("leaf_a") && !focused.contains_key("leaf_b"),
+        "{focused:?}"
+    );
+    // A callgrind file has no place for threads: refused before the run.
+    coprof()
+        .args(["export", "--separate-threads", "-o"])
+        .arg(dir.path().join("callgrind.out.t"))
+        .arg("--")
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "a callgrind file has no place for a thread",
+        ));
     // `coprof info` counts the switches: the main thread's start, then at
     // least one turn of each worker and main's return to join them.
     let info = json_of(coprof().args(["info", "--json"]).arg(&trace));

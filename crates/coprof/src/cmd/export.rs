@@ -9,7 +9,6 @@ use crate::job::{Job, Rendered};
 use crate::output::{pct, thousands};
 use crate::sampled::{ProfileKind, SampleEval};
 use coprof_brr::{AnySampler, SamplerSpec};
-use coprof_core::call_tree::ROOT;
 use coprof_core::{CallTree, ClassSet, PcCounts, Sink};
 use coprof_report::{CallContext, ContextCost, Cost, Object, PcProfile};
 use coprof_symbols::Location;
@@ -68,6 +67,13 @@ pub struct Args {
     /// is all a sampled native program or `--sampler` gives).
     #[arg(long)]
     flat: bool,
+    /// Keep each thread's costs apart, as callgrind's
+    /// `--separate-threads=yes` does: every pprof sample carries a
+    /// `thread` label with the thread's id (`pprof -tags`, `-tagfocus`,
+    /// `-tagroot=thread`). Needs calls followed and a source that says
+    /// which thread runs (the simulator, or its trace).
+    #[arg(long, conflicts_with_all = ["flat", "sampler"])]
+    separate_threads: bool,
     /// Functions listed in the summary, the costliest first.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -147,10 +153,25 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     if classes == ClassSet::NONE {
         return Err(bad_input("--classes: give at least one class"));
     }
+    if a.separate_threads && format == Format::Callgrind {
+        return Err(bad_input(
+            "--separate-threads labels pprof's samples by thread: a callgrind file has no \
+             place for a thread (callgrind writes a file per thread); give -o FILE.pb.gz",
+        ));
+    }
     let samples = samples(&a.input)?;
+    if a.separate_threads && samples {
+        return Err(bad_input(format!(
+            "--separate-threads: {} holds samples, whose calls are not followed",
+            a.input.name()
+        )));
+    }
     let cost = cost_of(classes, samples);
     let counting = match &a.sampler {
         None if a.flat || samples => Counting::Exact(PcCounts::new(classes)),
+        None if a.separate_threads => {
+            Counting::Calls(Box::new(CallTree::new(classes).separate_threads()))
+        }
         None => Counting::Calls(Box::new(CallTree::new(classes))),
         Some(s) => {
             if samples {
@@ -172,6 +193,7 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
         output: a.output.clone(),
         path,
         top: a.top,
+        separate_threads: a.separate_threads,
     }))
 }
 
@@ -270,6 +292,8 @@ struct Export {
     output: PathBuf,
     path: PathBuf,
     top: usize,
+    /// Each thread's costs kept apart (--separate-threads).
+    separate_threads: bool,
 }
 
 /// A sampler's estimate beside the exact profile.
@@ -291,6 +315,9 @@ struct CallsSummary {
     /// Returns that went to no open call (signal handlers' returns,
     /// for one).
     unmatched_returns: u64,
+    /// With --separate-threads: the threads whose costs were kept apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    threads: Option<usize>,
 }
 
 /// One function's cost in the summary.
@@ -406,6 +433,7 @@ fn pc_profile(counting: &Counting, cost: Cost, period: Option<u64>, info: &Input
         // still name the stacks' frames and the arcs' ends.
         let mut ends: Vec<u64> = tree.contexts()[1..]
             .iter()
+            .filter(|c| c.thread.is_none())
             .flat_map(|c| [c.call_site, c.target])
             .filter(|pc| !index.contains_key(pc))
             .collect();
@@ -421,25 +449,37 @@ fn pc_profile(counting: &Counting, cost: Cost, period: Option<u64>, info: &Input
 }
 
 /// The calling contexts of `tree` and its counts in each, into `p`, whose
-/// PCs `index` finds.
+/// PCs `index` finds. A thread's root context (with threads kept apart)
+/// is not a call: the calls under it are made with none open, and its
+/// thread labels every count below it.
 fn add_calls(p: &mut PcProfile, tree: &CallTree, index: &HashMap<u64, usize>) {
-    // The tree's contexts in order, without its root: ids less one.
-    let context = |id: u32| (id != ROOT).then(|| id as usize - 1);
-    for c in &tree.contexts()[1..] {
-        p.push_call(CallContext {
-            parent: context(c.parent),
+    let contexts = tree.contexts();
+    // Each tree context's call in `p` (none for the root and threads'
+    // roots), and its thread.
+    let mut call = vec![None; contexts.len()];
+    let mut thread = vec![None; contexts.len()];
+    for (id, c) in contexts.iter().enumerate().skip(1) {
+        let parent = c.parent as usize;
+        if c.thread.is_some() {
+            thread[id] = c.thread;
+            continue;
+        }
+        thread[id] = thread[parent];
+        call[id] = Some(p.push_call(CallContext {
+            parent: call[parent],
             call_site: index[&c.call_site],
             callee: index[&c.target],
             calls: c.calls,
-        });
+        }));
     }
     let mut counts: Vec<(&(u32, u64), &u64)> = tree.counts().iter().collect();
     counts.sort_unstable();
     for (&(id, pc), &n) in counts {
         p.push_context_cost(ContextCost {
-            context: context(id),
+            context: call[id as usize],
             pc: index[&pc],
             values: vec![n],
+            thread: thread[id as usize],
         });
     }
 }
@@ -503,11 +543,16 @@ fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
             _ => None,
         },
         calls: match &e.counting {
-            Counting::Calls(tree) => Some(CallsSummary {
-                calls: tree.contexts().iter().map(|c| c.calls).sum(),
-                contexts: tree.contexts().len() - 1,
-                unmatched_returns: tree.unmatched_returns(),
-            }),
+            Counting::Calls(tree) => {
+                let threads = tree.contexts().iter().filter(|c| c.thread.is_some());
+                let threads = threads.count();
+                Some(CallsSummary {
+                    calls: tree.contexts().iter().map(|c| c.calls).sum(),
+                    contexts: tree.contexts().len() - 1 - threads,
+                    unmatched_returns: tree.unmatched_returns(),
+                    threads: e.separate_threads.then_some(threads),
+                })
+            }
             _ => None,
         },
         pcs: p
@@ -561,9 +606,13 @@ fn text(s: &Summary, format: Format) -> String {
         t.push_str("no call in the stream: the profile is flat\n");
     } else if let Some(c) = &s.calls {
         t.push_str(&format!(
-            "with its {} calls followed, in {} calling contexts{}\n",
+            "with its {} calls followed, in {} calling contexts{}{}\n",
             thousands(c.calls),
             thousands(c.contexts as u64),
+            match c.threads {
+                Some(n) => format!(", each of its {n} threads apart"),
+                None => String::new(),
+            },
             match c.unmatched_returns {
                 0 => String::new(),
                 n => format!(" ({} returns to no open call)", thousands(n)),
