@@ -13,6 +13,21 @@ fn json(args: &[&str], file: &Path) -> Value {
     json_of(coprof().arg("ranges").arg(file).args(args).arg("--json"))
 }
 
+/// The hot ranges (5%) of load addresses of a live run of `bin` with
+/// `args`, as JSON.
+fn hot_load_ranges(bin: &Path, args: &[&std::ffi::OsStr]) -> Value {
+    let hot = [
+        "ranges",
+        "--stream",
+        "load-addr",
+        "--hot",
+        "0.05",
+        "--json",
+        "--",
+    ];
+    json_of(coprof().args(hot).arg(bin).args(args))
+}
+
 #[test]
 fn zipf_values_with_exact_counts_keep_the_bound() {
     let dir = tempfile::tempdir().unwrap();
@@ -346,20 +361,7 @@ int main(int argc, char **argv) {
 "#;
     let bin = common::compile_with(dir.path(), "tables", src, &["-static", "-O2", "-g"]);
     let objects = readelf_objects(&bin);
-    let v = json_of(
-        coprof()
-            .args([
-                "ranges",
-                "--stream",
-                "load-addr",
-                "--json",
-                "--hot",
-                "0.05",
-                "--",
-            ])
-            .arg(&bin)
-            .arg("100"),
-    );
+    let v = hot_load_ranges(&bin, &["100".as_ref()]);
     let hot = v["hot_ranges"].as_array().unwrap();
     let (mut named_hot, mut unnamed) = (0, 0);
     for h in hot {
@@ -529,21 +531,7 @@ int main(int argc, char **argv) {
         &["-static", "-O2", "-g", "-pthread"],
     );
     let said = dir.path().join("said");
-    let v = json_of(
-        coprof()
-            .args([
-                "ranges",
-                "--stream",
-                "load-addr",
-                "--hot",
-                "0.05",
-                "--json",
-                "--",
-            ])
-            .arg(&bin)
-            .arg("30")
-            .arg(&said),
-    );
+    let v = hot_load_ranges(&bin, &["30".as_ref(), said.as_os_str()]);
     // The block's and the array's addresses, and the thread's name.
     let read_said = || {
         let said = std::fs::read_to_string(&said).unwrap();
