@@ -461,6 +461,18 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
     assert_eq!(info["version"], 2);
     assert!(info["switches"].as_u64().unwrap() >= 4, "{info}");
+    // and each thread's events: all of them, the workers' the most.
+    let threads = info["threads"].as_array().unwrap();
+    let events: Vec<u64> = threads
+        .iter()
+        .map(|t| t["events"].as_u64().unwrap())
+        .collect();
+    assert_eq!(events.len(), 3, "{info}");
+    assert_eq!(events.iter().sum::<u64>(), info["events"].as_u64().unwrap());
+    assert!(
+        events[1] > 1_000_000 && events[2] > 1_000_000 && events[0] < events[1],
+        "{info}"
+    );
     for stacks in [traces(&pb), traces(&profiled)] {
         for (leaf, worker) in [("leaf_a", "worker_a"), ("leaf_b", "worker_b")] {
             let of_leaf = leaves(&stacks, leaf);

@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Show a trace's header, event count, events per class and size.
+/// Show a trace's header, event count, events per class and per thread, and size.
 ///
 /// Reads the whole trace, checking every chunk, so it also tells whether a
 /// trace is intact.
@@ -31,6 +31,9 @@ struct Info {
     events: u64,
     /// Thread switches recorded between the events (version 2).
     switches: u64,
+    /// The events of each thread the switches name, by id.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    threads: Vec<ThreadEvents>,
     classes: BTreeMap<String, u64>,
     chunks: u64,
     file_bytes: u64,
@@ -39,17 +42,41 @@ struct Info {
     raw_bytes_per_event: f64,
 }
 
+/// A thread's share of a trace.
+#[derive(Serialize)]
+struct ThreadEvents {
+    tid: u64,
+    events: u64,
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
     let mut r = crate::input::open_trace(&a.file)?;
     let mut per_class = [0u64; Class::ALL.len()];
+    // Events per thread, from the switches; those before the first go
+    // to no thread.
+    let mut per_thread: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut thread = None;
     let bar = crate::progress::bar(r.meta().events, "events");
     while let Some(batch) = r.next_batch()? {
         for e in batch {
             per_class[e.class as usize] += 1;
         }
+        let len = batch.len();
         if let Some(b) = &bar {
-            b.inc(batch.len() as u64);
+            b.inc(len as u64);
         }
+        let mut from = 0;
+        let mut count = |thread: Option<u64>, to: usize| {
+            if let Some(t) = thread {
+                *per_thread.entry(t).or_insert(0) += (to - from) as u64;
+            }
+            from = to;
+        };
+        for s in r.switches() {
+            count(thread, s.at);
+            thread = Some(s.tid);
+        }
+        count(thread, len);
     }
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -63,6 +90,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         meta: r.meta().clone(),
         events: st.events,
         switches: st.switches,
+        threads: per_thread
+            .into_iter()
+            .map(|(tid, events)| ThreadEvents { tid, events })
+            .collect(),
         classes: Class::ALL
             .iter()
             .filter(|c| per_class[**c as usize] > 0)
@@ -124,6 +155,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     println!("{:<12} {:>14} {:>8}", "class", "events", "share");
     for (c, k) in &info.classes {
         println!("{:<12} {:>14} {:>8}", c, thousands(*k), pct(*k as f64 / n));
+    }
+    if info.threads.len() > 1 {
+        println!();
+        println!("{:<12} {:>14} {:>8}", "thread", "events", "share");
+        for t in &info.threads {
+            let share = pct(t.events as f64 / n);
+            println!("{:<12} {:>14} {:>8}", t.tid, thousands(t.events), share);
+        }
     }
     Ok(())
 }
