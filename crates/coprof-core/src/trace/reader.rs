@@ -10,8 +10,9 @@ use super::codec::{DecodeError, Decoder};
 use super::error::{TraceError, TraceErrorKind};
 use super::format::*;
 use super::meta::TraceMeta;
-use crate::event::{ClassSet, Event};
+use crate::event::Event;
 use crate::stream::{Sink, Source};
+use crate::wanted::with_wanted;
 use std::fs::File;
 use std::io::{BufReader, ErrorKind, Read};
 use std::path::{Path, PathBuf};
@@ -408,8 +409,8 @@ impl<R: Read> TraceReader<R> {
 
 /// Decodes a chunk's records `raw`, of format `version`, into its `count`
 /// events and the thread switches between them. At a fault, the raw byte
-/// where the record starts, and why: a record that does not decode, or `None` for bytes left over
-/// after the last event.
+/// where the record starts, and why: a record that does not decode, or
+/// `None` for bytes left over after the last event.
 fn decode_records(
     raw: &[u8],
     version: u16,
@@ -467,17 +468,10 @@ impl<R: Read> Source for TraceReader<R> {
         let switches = sink.wants_thread_switches();
         let mut filtered = Vec::new();
         let mut deliver = |events: &[Event], sink: &mut dyn Sink| {
-            if wants == ClassSet::ALL {
-                delivered += events.len() as u64;
-                sink.observe(events);
-            } else if !wants.is_empty() {
-                filtered.clear();
-                filtered.extend(events.iter().filter(|e| wants.contains(e.class)));
-                if !filtered.is_empty() {
-                    delivered += filtered.len() as u64;
-                    sink.observe(&filtered);
-                }
-            }
+            with_wanted(wants, events, &mut filtered, |wanted| {
+                delivered += wanted.len() as u64;
+                sink.observe(wanted);
+            });
         };
         while self.next_batch()?.is_some() {
             let mut from = 0;
