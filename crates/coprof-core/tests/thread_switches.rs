@@ -188,6 +188,7 @@ fn switches_across_chunks_and_counts_leave_them_out() {
     let mut r = TraceReader::open(&p).unwrap();
     assert_eq!(r.version(), coprof_core::trace::VERSION);
     let mut per_chunk = Vec::new();
+    let mut pieces = Vec::new();
     while let Some(b) = r.next_batch().unwrap() {
         let n = b.len();
         per_chunk.push((
@@ -197,10 +198,21 @@ fn switches_across_chunks_and_counts_leave_them_out() {
                 .map(|s| (s.at, s.tid))
                 .collect::<Vec<_>>(),
         ));
+        pieces.push(r.pieces().collect::<Vec<_>>());
     }
     // The second chunk starts where thread 1's second turn does.
     assert_eq!(per_chunk[0].1, vec![(0, 1), (40_000, 2)]);
     assert_eq!(per_chunk[1].1, vec![(0, 1), (40_000, 2)]);
+    // Cut at the switches: nothing before the first, then each turn.
+    let n = CHUNK_EVENTS;
+    assert_eq!(
+        pieces[0],
+        vec![(None, 0..0), (Some(1), 0..40_000), (Some(2), 40_000..n)]
+    );
+    // The third chunk goes on with the rest of thread 2's second turn
+    // (the second chunk held n - 40,000 of it) before thread 1 takes over.
+    assert_eq!(pieces[2][0], (None, 0..40_000 - (n - 40_000)));
+    assert_eq!(pieces[2][1].0, Some(1));
     assert_eq!(r.stats().switches, 6);
     assert_eq!(r.stats().events, events);
     assert_eq!(r.meta().events, events);

@@ -250,6 +250,22 @@ impl<R: Read> TraceReader<R> {
         &self.switches
     }
 
+    /// The events of the chunk [`next_batch`](Self::next_batch) returned
+    /// last, cut at its thread switches, as ranges of indices: first those
+    /// before the first switch (the thread that ran last goes on, `None`),
+    /// then each switch's thread with its events. A range may be empty
+    /// (a switch at the chunk's start).
+    pub fn pieces(&self) -> impl Iterator<Item = (Option<u64>, std::ops::Range<usize>)> + '_ {
+        let starts =
+            std::iter::once((None, 0)).chain(self.switches.iter().map(|s| (Some(s.tid), s.at)));
+        let ends = self
+            .switches
+            .iter()
+            .map(|s| s.at)
+            .chain([self.events.len()]);
+        starts.zip(ends).map(|((tid, from), to)| (tid, from..to))
+    }
+
     /// Sizes read so far.
     pub fn stats(&self) -> &TraceStats {
         &self.stats
@@ -473,19 +489,20 @@ impl<R: Read> Source for TraceReader<R> {
                 sink.observe(wanted);
             });
         };
-        while self.next_batch()?.is_some() {
-            let mut from = 0;
-            if switches {
-                for s in &self.switches {
-                    if s.at > from {
-                        deliver(&self.events[from..s.at], sink);
-                    }
-                    from = s.at;
-                    sink.thread_switch(s.tid);
+        while let Some(batch) = self.next_batch()? {
+            if !switches {
+                if !batch.is_empty() {
+                    deliver(batch, sink);
                 }
+                continue;
             }
-            if from < self.events.len() {
-                deliver(&self.events[from..], sink);
+            for (tid, events) in self.pieces() {
+                if let Some(tid) = tid {
+                    sink.thread_switch(tid);
+                }
+                if !events.is_empty() {
+                    deliver(&self.events[events], sink);
+                }
             }
         }
         sink.finish();

@@ -61,22 +61,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         for e in batch {
             per_class[e.class as usize] += 1;
         }
-        let len = batch.len();
         if let Some(b) = &bar {
-            b.inc(len as u64);
+            b.inc(batch.len() as u64);
         }
-        let mut from = 0;
-        let mut count = |thread: Option<u64>, to: usize| {
+        for (tid, events) in r.pieces() {
+            thread = tid.or(thread);
             if let Some(t) = thread {
-                *per_thread.entry(t).or_insert(0) += (to - from) as u64;
+                *per_thread.entry(t).or_insert(0) += events.len() as u64;
             }
-            from = to;
-        };
-        for s in r.switches() {
-            count(thread, s.at);
-            thread = Some(s.tid);
         }
-        count(thread, len);
     }
     if let Some(b) = bar {
         b.finish_and_clear();
