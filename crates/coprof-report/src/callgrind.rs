@@ -22,6 +22,10 @@
 //! site to the same function in different contexts are added up, as
 //! callgrind adds them: with recursion, a function's incoming arcs count
 //! its recursive calls' costs again, as in callgrind's own files.
+//!
+//! One thread's part of a profile ([`PcProfile::of_thread`]) names its
+//! thread in the header (`thread:`), as each file callgrind writes with
+//! `--separate-threads=yes` does.
 
 use crate::pc_profile::{add, frames, PcCost, PcProfile};
 use std::collections::{BTreeMap, HashMap};
@@ -112,6 +116,9 @@ pub fn write(out: &mut impl Write, p: &PcProfile, creator: &str) -> io::Result<(
     writeln!(out, "creator: {creator}")?;
     if let Some(pid) = p.pid {
         writeln!(out, "pid: {pid}")?;
+    }
+    if let Some(tid) = p.thread {
+        writeln!(out, "thread: {tid}")?;
     }
     writeln!(out, "cmd: {}", p.command.join(" "))?;
     writeln!(out, "part: 1")?;
@@ -316,6 +323,19 @@ totals: 8
 ";
         let t = text(&crate::fixtures::recursive());
         assert!(t.ends_with(expected), "{t}");
+    }
+
+    #[test]
+    fn a_threads_part_names_its_thread_in_the_header_and_a_whole_profile_names_none() {
+        let mut p = crate::fixtures::recursive();
+        p.pid = Some(42);
+        assert!(!text(&p).contains("thread:"));
+        p.thread = Some(43);
+        assert!(
+            text(&p).contains("\npid: 42\nthread: 43\ncmd: prog\n"),
+            "{}",
+            text(&p)
+        );
     }
 
     /// A cost line as a reader of the format sees it: its object, the

@@ -55,12 +55,14 @@ pub fn recursive() -> crate::PcProfile {
         call_site: site,
         callee: entry,
         calls: 1,
+        thread: None,
     });
     let inner = p.push_call(CallContext {
         parent: Some(outer),
         call_site: again,
         callee: entry,
         calls: 1,
+        thread: None,
     });
     for (context, pc, n) in [
         (None, main, 2),

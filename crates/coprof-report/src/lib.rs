@@ -20,6 +20,10 @@
 //! inclusive costs. Without them (a native process's samples carry a PC,
 //! not a stack) the profile is flat: each sample's stack is its one
 //! location (with its inlined frames), and a callgrind file has no arcs.
+//!
+//! A profile with calls may keep each thread's costs apart: pprof's
+//! samples then carry a `thread` label, and [`PcProfile::of_thread`] cuts
+//! out one thread's part, as callgrind writes a file per thread.
 
 pub mod callgrind;
 #[cfg(test)]
@@ -27,6 +31,7 @@ mod fixtures;
 pub mod pc_profile;
 pub mod pprof;
 pub mod sweep_plot;
+mod thread_parts;
 
 pub use pc_profile::{CallContext, ContextCost, Cost, FunctionCost, Object, PcCost, PcProfile};
 pub use sweep_plot::SweepPlot;

@@ -86,6 +86,10 @@ pub struct CallContext {
     pub callee: usize,
     /// Times the call was made in its parent context.
     pub calls: u64,
+    /// The thread that made it, when each thread's costs are kept apart
+    /// ([`ContextCost::thread`]); `None` for all threads together. A
+    /// call's children are its own thread's.
+    pub thread: Option<u64>,
 }
 
 /// A PC's costs in one calling context.
@@ -139,6 +143,9 @@ pub struct PcProfile {
     pub command: Vec<String>,
     /// Its process id, when known.
     pub pid: Option<u32>,
+    /// The thread whose costs these alone are, for one thread's part of a
+    /// profile whose threads were kept apart ([`PcProfile::of_thread`]).
+    pub thread: Option<u64>,
 }
 
 impl PcProfile {

@@ -440,22 +440,100 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     assert_eq!((a.len(), b.len()), (1, 1), "{labelled:?}");
     assert_ne!(a, b);
     assert_eq!(pprof_top(&apart, &[]), pprof_top(&pb, &[]));
+    // A profile's pass gives its export the option: the same labelled
+    // stacks; without an export to give it to, the option is refused.
+    let profiled_apart = dir.path().join("profiled-apart.pb.gz");
+    succeeded(
+        coprof()
+            .args([
+                "profile",
+                "--random-seed",
+                "1",
+                "--separate-threads",
+                "--pprof",
+            ])
+            .arg(&profiled_apart)
+            .arg("--")
+            .arg(&prog),
+    );
+    // (Thread ids differ from run to run: each is named by its rank.)
+    let ranked = |stacks: Vec<Vec<String>>| -> Vec<Vec<String>> {
+        let mut tids: Vec<u64> = stacks
+            .iter()
+            .filter_map(|s| s.first()?.parse().ok())
+            .collect();
+        tids.sort_unstable();
+        tids.dedup();
+        let rank = |t: &String| t.parse().ok().and_then(|t| tids.binary_search(&t).ok());
+        stacks
+            .into_iter()
+            .filter_map(|mut s| {
+                s[0] = format!("thread #{}", rank(s.first()?)?);
+                Some(s)
+            })
+            .collect()
+    };
+    let (ours, export_s) = (ranked(traces(&profiled_apart)), ranked(labelled.clone()));
+    assert!(
+        ours.len() > 10 && ours == export_s,
+        "{} stacks against {}",
+        ours.len(),
+        export_s.len()
+    );
+    coprof()
+        .args(["profile", "--separate-threads", "--"])
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "give --pprof FILE or --callgrind FILE",
+        ));
     let focused = pprof_top(&apart, &[&format!("-tagfocus=thread={}", a[0])]).1;
     assert!(
         focused.contains_key("leaf_a") && !focused.contains_key("leaf_b"),
         "{focused:?}"
     );
-    // A callgrind file has no place for threads: refused before the run.
-    coprof()
-        .args(["export", "--separate-threads", "-o"])
-        .arg(dir.path().join("callgrind.out.t"))
-        .arg("--")
-        .arg(&prog)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "a callgrind file has no place for a thread",
-        ));
+    // A callgrind profile is a file per thread, as callgrind writes it:
+    // each worker's leaf in its thread's file alone, and the files' costs
+    // per function add up to those of the file of every thread.
+    let (cg, cg_apart) = (
+        dir.path().join("callgrind.out.t"),
+        dir.path().join("callgrind.out.apart"),
+    );
+    export(&cg, &[], &prog);
+    let summary = export(&cg_apart, &["--separate-threads"], &prog);
+    let parts = summary["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 3, "{summary}");
+    assert!(
+        !cg_apart.exists(),
+        "no file of every thread beside the parts"
+    );
+    let (whole_total, whole) = annotate(&cg);
+    let mut sums: HashMap<String, u64> = HashMap::new();
+    let mut total = 0;
+    let mut with_leaf = Vec::new();
+    for part in parts {
+        let tid = part["thread"].as_u64().unwrap();
+        let file = PathBuf::from(part["output"].as_str().unwrap());
+        assert_eq!(file, dir.path().join(format!("callgrind.out.apart-{tid}")));
+        assert!(std::fs::read_to_string(&file)
+            .unwrap()
+            .contains(&format!("\nthread: {tid}\n")));
+        let (n, functions) = annotate(&file);
+        assert_eq!(n, part["total"].as_u64().unwrap(), "{summary}");
+        total += n;
+        for (name, n) in functions {
+            if name.ends_with(":leaf_a") || name.ends_with(":leaf_b") {
+                with_leaf.push((name.clone(), tid));
+            }
+            *sums.entry(name).or_insert(0) += n;
+        }
+    }
+    assert_eq!(total, whole_total);
+    assert_eq!(sums, whole);
+    with_leaf.sort();
+    assert_eq!(with_leaf.len(), 2, "each leaf in one file: {with_leaf:?}");
+    assert_ne!(with_leaf[0].1, with_leaf[1].1, "{with_leaf:?}");
     // `coprof info` counts the switches: the main thread's start, then at
     // least one turn of each worker and main's return to join them.
     let info = json_of(coprof().args(["info", "--json"]).arg(&trace));

@@ -70,8 +70,9 @@ pub struct Args {
     /// Keep each thread's costs apart, as callgrind's
     /// `--separate-threads=yes` does: every pprof sample carries a
     /// `thread` label with the thread's id (`pprof -tags`, `-tagfocus`,
-    /// `-tagroot=thread`). Needs calls followed and a source that says
-    /// which thread runs (the simulator, or its trace).
+    /// `-tagroot=thread`), and a callgrind profile is a file per thread,
+    /// -o's name with `-TID` appended. Needs calls followed and a source
+    /// that says which thread runs (the simulator, or its trace).
     #[arg(long, conflicts_with_all = ["flat", "sampler"])]
     separate_threads: bool,
     /// Functions listed in the summary, the costliest first.
@@ -152,12 +153,6 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     let classes = a.classes.unwrap_or(ClassSet::ALL);
     if classes == ClassSet::NONE {
         return Err(bad_input("--classes: give at least one class"));
-    }
-    if a.separate_threads && format == Format::Callgrind {
-        return Err(bad_input(
-            "--separate-threads labels pprof's samples by thread: a callgrind file has no \
-             place for a thread (callgrind writes a file per thread); give -o FILE.pb.gz",
-        ));
     }
     let samples = samples(&a.input)?;
     if a.separate_threads && samples {
@@ -320,6 +315,15 @@ struct CallsSummary {
     threads: Option<usize>,
 }
 
+/// One thread's file, when a callgrind profile is written per thread.
+#[derive(Serialize)]
+struct ThreadPart {
+    thread: u64,
+    output: PathBuf,
+    /// Its count: the thread's own.
+    total: u64,
+}
+
 /// One function's cost in the summary.
 #[derive(Serialize)]
 struct FunctionCost {
@@ -358,6 +362,10 @@ struct Summary {
     /// The calls followed, when they were.
     #[serde(skip_serializing_if = "Option::is_none")]
     calls: Option<CallsSummary>,
+    /// With --separate-threads, a callgrind profile's file per thread
+    /// (`output` is not written then).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    parts: Vec<ThreadPart>,
     pcs: usize,
     functions: usize,
     objects: Vec<String>,
@@ -378,8 +386,15 @@ impl Job for Export {
         // are its samples.
         let period = period_ns(info).filter(|_| self.cost.sample_type == "samples");
         let profile = pc_profile(&self.counting, self.cost.clone(), period, info);
-        write(&profile, self.format, &self.path)?;
-        let summary = summarize(&profile, &self, period);
+        let threads = profile.threads();
+        let parts = if self.format == Format::Callgrind && !threads.is_empty() {
+            write_parts(&profile, &threads, &self.output, &self.path)?
+        } else {
+            write(&profile, self.format, &self.path)?;
+            Vec::new()
+        };
+        let mut summary = summarize(&profile, &self, period);
+        summary.parts = parts;
         let text = text(&summary, self.format);
         Ok(Rendered {
             json: serde_json::to_value(&summary)?,
@@ -470,6 +485,7 @@ fn add_calls(p: &mut PcProfile, tree: &CallTree, index: &HashMap<u64, usize>) {
             call_site: index[&c.call_site],
             callee: index[&c.target],
             calls: c.calls,
+            thread: thread[id],
         }));
     }
     let mut counts: Vec<(&(u32, u64), &u64)> = tree.counts().iter().collect();
@@ -503,6 +519,33 @@ fn locate(info: &InputInfo, pc: u64) -> (Option<Object>, Location) {
         build_id: None,
     });
     (area, Location::address(pc))
+}
+
+/// Writes each thread's part of `p` to a callgrind file of its own, as
+/// callgrind names its files with `--separate-threads=yes`: `path` with
+/// `-TID` appended (`output` is the path as given).
+fn write_parts(
+    p: &PcProfile,
+    threads: &[u64],
+    output: &Path,
+    path: &Path,
+) -> anyhow::Result<Vec<ThreadPart>> {
+    let with_tid = |path: &Path, tid: u64| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!("-{tid}"));
+        PathBuf::from(name)
+    };
+    let mut parts = Vec::new();
+    for &tid in threads {
+        let part = p.of_thread(tid);
+        write(&part, Format::Callgrind, &with_tid(path, tid))?;
+        parts.push(ThreadPart {
+            thread: tid,
+            output: with_tid(output, tid),
+            total: part.totals()[0],
+        });
+    }
+    Ok(parts)
 }
 
 /// Writes `p` to `path` in `format` ([`crate::output::put_file`]).
@@ -555,6 +598,7 @@ fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
             }
             _ => None,
         },
+        parts: Vec::new(),
         pcs: p
             .pcs
             .iter()
@@ -577,15 +621,29 @@ fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
 }
 
 fn text(s: &Summary, format: Format) -> String {
-    let mut t = format!(
-        "wrote {}: {} profile of {} {} at {} PCs in {} functions\n",
-        s.output.display(),
+    let what = format!(
+        "{} profile of {} {} at {} PCs in {} functions",
         format.name(),
         thousands(s.total),
         s.sample_type,
         thousands(s.pcs as u64),
         thousands(s.functions as u64),
     );
+    let mut t = if s.parts.is_empty() {
+        format!("wrote {}: {what}\n", s.output.display())
+    } else {
+        let mut t = format!("wrote a {what}, a file per thread:\n");
+        for part in &s.parts {
+            t.push_str(&format!(
+                "  {}  {} {} ({})\n",
+                part.output.display(),
+                thousands(part.total),
+                s.sample_type,
+                pct(part.total as f64 / s.total.max(1) as f64)
+            ));
+        }
+        t
+    };
     if let Some(ns) = s.period_ns {
         t.push_str(&format!(
             "each sample stands for {} µs of a thread's CPU time, its mean period: {:.2} s in all \
@@ -610,6 +668,8 @@ fn text(s: &Summary, format: Format) -> String {
             thousands(c.calls),
             thousands(c.contexts as u64),
             match c.threads {
+                Some(0) =>
+                    ", its threads together: the input does not say which thread runs".to_string(),
                 Some(n) => format!(", each of its {n} threads apart"),
                 None => String::new(),
             },
@@ -647,6 +707,12 @@ fn text(s: &Summary, format: Format) -> String {
             t.push_str(&format!("{}{object}\n", f.function));
         }
     }
-    t.push_str(&format!("\nread it with: {}\n", format.reader(&s.output)));
+    match s.parts.first() {
+        Some(first) => t.push_str(&format!(
+            "\nread each with: {}\n",
+            format.reader(&first.output)
+        )),
+        None => t.push_str(&format!("\nread it with: {}\n", format.reader(&s.output))),
+    }
     t
 }

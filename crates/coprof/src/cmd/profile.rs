@@ -64,6 +64,11 @@ pub struct Args {
     /// FILE --format callgrind` writes it, from the same pass.
     #[arg(long, value_name = "callgrind.out.NAME", value_parser = crate::output::output_file())]
     callgrind: Option<PathBuf>,
+    /// Keep each thread's costs apart in the exports of --pprof and
+    /// --callgrind, as `coprof export --separate-threads` does: a
+    /// `thread` label on every pprof sample, a callgrind file per thread.
+    #[arg(long)]
+    separate_threads: bool,
     /// Measure what each report's engines cost: the CPU time of their
     /// calls, beside the process's CPU and wall time over the pass (kept in
     /// the profile file).
@@ -493,15 +498,19 @@ fn exports(a: &Args) -> Vec<Planned> {
     let mut planned = Vec::new();
     for (format, file) in asked {
         let Some(file) = file else { continue };
+        let mut options = vec![
+            "--format".into(),
+            format.into(),
+            "-o".into(),
+            file.display().to_string(),
+        ];
+        if a.separate_threads {
+            options.push("--separate-threads".into());
+        }
         planned.push(Planned {
             name: format!("export --format {format}"),
             command: "export".into(),
-            options: vec![
-                "--format".into(),
-                format.into(),
-                "-o".into(),
-                file.display().to_string(),
-            ],
+            options,
         });
     }
     planned
@@ -706,6 +715,12 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         samples.then_some(name.as_str()),
         pcs_only,
     )?;
+    if a.separate_threads && a.pprof.is_none() && a.callgrind.is_none() {
+        return Err(bad_input(
+            "--separate-threads keeps the threads apart in an export: give --pprof FILE or \
+             --callgrind FILE with it",
+        ));
+    }
     plan.extend(exports(&a));
     if a.follow_children && plan.iter().any(|p| p.command == "export") {
         return Err(bad_input(
