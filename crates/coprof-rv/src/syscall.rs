@@ -478,6 +478,7 @@ mod host_calls;
 mod hwprobe;
 mod memory;
 pub mod proc_self;
+mod proc_tasks;
 mod process;
 mod select;
 mod signalfd;

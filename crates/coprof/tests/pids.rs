@@ -321,6 +321,8 @@ fn the_pid_given_outlives_execve() {
 /// runs alone or in the simulator, with or without a pid given.
 const PROC_SELF: &str = r#"
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -397,6 +399,49 @@ static void *work(void *arg) {
     pthread_barrier_wait(&step);
     return NULL;
 }
+/* A file's first line, opened relative to directory DIR. */
+static const char *line_at(int dir, const char *name) {
+    static char line[64];
+    strcpy(line, "?");
+    int fd = openat(dir, name, O_RDONLY);
+    if (fd >= 0) {
+        ssize_t n = read(fd, line, sizeof line - 1);
+        line[n > 0 ? n : 0] = 0;
+        line[strcspn(line, "\n")] = 0;
+        close(fd);
+    }
+    return line;
+}
+/* Lists /proc/self/task twice (rewound between), each thread's name read
+   relative to the directory, then a file relative to /proc/self. */
+static void list_tasks(void) {
+    DIR *d = opendir("/proc/self/task");
+    if (!d) { printf("task: cannot open\n"); return; }
+    int n, mine, worker;
+    char names[256];
+    for (int pass = 0; pass < 2; pass++) {
+        rewinddir(d);
+        n = mine = worker = 0;
+        names[0] = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.') continue;
+            long tid = atol(e->d_name);
+            n++;
+            mine += tid == syscall(SYS_gettid);
+            worker += tid == worker_tid;
+            char rel[64];
+            snprintf(rel, sizeof rel, "%s/comm", e->d_name);
+            strcat(names, " ");
+            strcat(names, line_at(dirfd(d), rel));
+        }
+    }
+    closedir(d);
+    printf("task: %d threads, main's %d, worker's %d, names%s\n", n, mine, worker, names);
+    int self = open("/proc/self", O_RDONLY | O_DIRECTORY);
+    printf("comm under /proc/self: %s\n", line_at(self, "comm"));
+    close(self);
+}
 int main(void) {
     signal(SIGUSR1, SIG_IGN);
     sigset_t usr2;
@@ -430,6 +475,7 @@ int main(void) {
     printf("main: SIGUSR1 blocked in the worker's status %lu, in its own %lu\n",
            status_bit(path, "SigBlk:", SIGUSR1),
            status_bit("/proc/thread-self/status", "SigBlk:", SIGUSR1));
+    list_tasks();
     pthread_barrier_wait(&step);
     pthread_join(t, NULL);
     return 0;
@@ -464,7 +510,9 @@ fn its_own_proc_files_name_the_program_and_the_ids_it_sees() {
          by its task: worker\n\
          its status pid is its id 1\n\
          worker: SIGUSR1 blocked in its own status 1, in the process's 0, SIGUSR2 in the process's 1\n\
-         main: SIGUSR1 blocked in the worker's status 1, in its own 0\n"
+         main: SIGUSR1 blocked in the worker's status 1, in its own 0\n\
+         task: 2 threads, main's 1, worker's 1, names procself worker\n\
+         comm under /proc/self: procself\n"
     );
     assert_eq!(run(&prog, &[]), alone);
     assert_eq!(run(&prog, &["--pid", "4242"]), alone);

@@ -3,7 +3,9 @@
 //! descriptors, `fcntl` and `ioctl`, pipes, `stat` and `statx`, links,
 //! directories, the working directory and the umask.
 
-use super::{errno, host_iovecs, ret, Kernel, Outcome, EBADF, EFAULT, EINVAL};
+use super::{
+    errno, host_iovecs, proc_tasks, ret, Kernel, Outcome, AT_FDCWD, EBADF, EFAULT, EINVAL,
+};
 use crate::error::SimError;
 use crate::fdtable::MAX_FDS;
 use crate::mem::{perm, Memory};
@@ -133,7 +135,15 @@ impl Kernel {
             nr::OPENAT => {
                 // The name is read once, first (a bad pointer is EFAULT
                 // even beside a bad descriptor, as in `at_path`).
-                let guest = errno!(mem.read_cstr(a[1], 4096).map_err(|_| EFAULT));
+                let mut guest = errno!(mem.read_cstr(a[1], 4096).map_err(|_| EFAULT));
+                // A name under a descriptor of the program's own /proc
+                // directory is its own path there (proc_tasks).
+                if !guest.starts_with(b"/") && a[0] as i32 as i64 != AT_FDCWD {
+                    let dir = errno!(self.dirfd(a[0]));
+                    if let Some(own) = proc_tasks::proc_dir_of(dir) {
+                        guest = proc_tasks::under(own, &guest);
+                    }
+                }
                 let cloexec = a[2] as i32 & libc::O_CLOEXEC != 0;
                 if let Some(file) = self.proc_self(mem, &guest, cloexec) {
                     let h = errno!(file);
@@ -418,6 +428,9 @@ impl Kernel {
                 let h = fd!(self, a[0]);
                 // struct linux_dirent64 is the same on every architecture.
                 let buf = tryf!(mem.slice_mut(a[1], a[2]));
+                if proc_tasks::proc_dir_of(h) == Some(proc_tasks::ProcDir::Tasks) {
+                    return Ok(Outcome::Ret(self.list_threads(h, buf)));
+                }
                 // SAFETY: valid buffer.
                 ret(unsafe { libc::syscall(libc::SYS_getdents64, h, buf.as_mut_ptr(), buf.len()) })
             }

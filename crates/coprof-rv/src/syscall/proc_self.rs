@@ -1,5 +1,6 @@
 //! The program's own `/proc/self` files: `maps`, `cmdline`, `environ`,
-//! `auxv`, `comm`, `stat` and `status`.
+//! `auxv`, `comm`, `stat` and `status` (and its threads' listing in
+//! `task`: `syscall/proc_tasks.rs`).
 //!
 //! The host's files describe coprof's process: its mappings, whose
 //! addresses mean nothing to the program, coprof's own command line and
