@@ -194,6 +194,18 @@ pub trait Children {
     fn started(&mut self, pid: i32, parent: i32);
     /// Samples of process `pid`, in order.
     fn observe(&mut self, pid: i32, batch: &[Event]);
+    /// Whether to be told which thread each child's samples are of, as
+    /// [`Sink::wants_thread_switches`](coprof_core::Sink::wants_thread_switches);
+    /// `false` by default.
+    fn wants_thread_switches(&self) -> bool {
+        false
+    }
+    /// Process `pid`'s samples from here on are of its thread `tid`, as
+    /// [`Sink::thread_switch`](coprof_core::Sink::thread_switch) says;
+    /// the default does nothing.
+    fn thread_switch(&mut self, pid: i32, tid: i32) {
+        let _ = (pid, tid);
+    }
     /// Process `pid` has ended: how, its samples, and the files of the
     /// program it ran last, as [`sample`] returns for the program.
     fn ended(&mut self, pid: i32, run: Run);

@@ -71,7 +71,7 @@ pub fn sample_with(
     let pid = started.pid;
     let mut main = Process::new(Run::starting(program));
     main.run.pid = pid;
-    let mut tracer = Tracer::new(main, config, sink.wants(), hooks, Some(&started), None);
+    let mut tracer = Tracer::new(main, config, &*sink, hooks, Some(&started), None);
     // Its clock opens at its `execve`.
     let result = tracer.trace(sink);
     if result.is_err() {
@@ -93,6 +93,9 @@ pub fn sample_with(
 struct Process {
     run: Run,
     batch: Vec<Event>,
+    /// The thread whose samples were handed on last, for a sink told
+    /// which thread each sample is of.
+    thread: Option<i32>,
     /// The CPU time of its waited-for children before it was followed:
     /// for a process attached to, not part of its run.
     children_cpu_before_ns: u64,
@@ -103,6 +106,7 @@ impl Process {
         Process {
             run,
             batch: Vec::with_capacity(BATCH),
+            thread: None,
             children_cpu_before_ns: 0,
         }
     }
@@ -127,6 +131,10 @@ struct Tracer<'a, 'h> {
     /// Classes the program's sink wants, and the children's.
     wants: ClassSet,
     child_wants: ClassSet,
+    /// Whether the program's sink, and the children's owner, are told
+    /// which thread each sample is of ([`Sink::thread_switch`]).
+    switches: bool,
+    child_switches: bool,
     children: Option<&'h mut dyn Children>,
     /// The program coprof started, or `None` for a process attached to.
     started: Option<&'a Started>,
@@ -149,12 +157,12 @@ struct Tracer<'a, 'h> {
     ring_pcs: Vec<u64>,
 }
 impl<'a, 'h> Tracer<'a, 'h> {
-    /// A tracer of the process `main`, whose first thread is its pid;
-    /// its clock is not open yet.
+    /// A tracer of the process `main`, whose first thread is its pid,
+    /// for `sink` (what it wants); its clock is not open yet.
     fn new(
         main: Process,
         config: &'a Config,
-        wants: ClassSet,
+        sink: &dyn Sink,
         hooks: Hooks<'h>,
         started: Option<&'a Started>,
         stop: Option<&'h AtomicBool>,
@@ -173,8 +181,13 @@ impl<'a, 'h> Tracer<'a, 'h> {
             clocks: HashMap::new(),
             threads: [(pid, pid)].into(),
             processes: [(pid, main)].into(),
-            wants,
+            wants: sink.wants(),
             child_wants: hooks.children.as_ref().map_or(ClassSet::ALL, |c| c.wants()),
+            switches: sink.wants_thread_switches(),
+            child_switches: hooks
+                .children
+                .as_ref()
+                .is_some_and(|c| c.wants_thread_switches()),
             children: hooks.children,
             started,
             kept: None,
@@ -469,7 +482,12 @@ impl<'a, 'h> Tracer<'a, 'h> {
             p.run.throttled += got.throttled;
         }
         for pc in pcs.drain(..) {
-            self.count(process, Sample::Event(Event::new(pc, Class::Other)), sink);
+            self.count(
+                process,
+                tid,
+                Sample::Event(Event::new(pc, Class::Other)),
+                sink,
+            );
             self.sampled();
         }
         self.ring_pcs = pcs;
@@ -625,7 +643,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             p.run.steps += single_steps;
             p.run.runs_ahead += runs_ahead;
         }
-        self.count(process, sample, sink);
+        self.count(process, tid, sample, sink);
         resume
     }
 
@@ -663,8 +681,10 @@ impl<'a, 'h> Tracer<'a, 'h> {
         Some((target, n, status))
     }
 
-    /// Counts a sample of `process` and hands its event on.
-    fn count(&mut self, process: i32, sample: Sample, sink: &mut dyn Sink) {
+    /// Counts a sample of thread `tid` of `process` and hands its event
+    /// on, after saying which thread it is of when that changed and the
+    /// sink asks.
+    fn count(&mut self, process: i32, tid: i32, sample: Sample, sink: &mut dyn Sink) {
         let Some(p) = self.processes.get_mut(&process) else {
             return;
         };
@@ -683,12 +703,24 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 }
             }
         };
-        let wants = if process == self.pid {
-            self.wants
+        let (wants, switches) = if process == self.pid {
+            (self.wants, self.switches)
         } else {
-            self.child_wants
+            (self.child_wants, self.child_switches)
         };
         if wants.contains(e.class) {
+            if switches && p.thread != Some(tid) {
+                p.thread = Some(tid);
+                self.flush(process, sink);
+                if process == self.pid {
+                    sink.thread_switch(tid as u64);
+                } else if let Some(children) = self.children.as_deref_mut() {
+                    children.thread_switch(process, tid);
+                }
+            }
+            let Some(p) = self.processes.get_mut(&process) else {
+                return;
+            };
             p.run.events += 1;
             p.batch.push(e);
             if p.batch.len() >= BATCH {

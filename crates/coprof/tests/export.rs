@@ -425,7 +425,7 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     // counts per function those of the profile with threads together.
     let apart = dir.path().join("apart.pb.gz");
     let summary = export(&apart, &["--separate-threads"], &prog);
-    assert_eq!(summary["calls"]["threads"], 3, "{summary}");
+    assert_eq!(summary["threads"], 3, "{summary}");
     let labelled = traces(&apart);
     let thread_of = |leaf: &str| -> Vec<String> {
         let mut t: Vec<String> = labelled
@@ -889,4 +889,140 @@ fn a_samplers_estimate_is_written_beside_the_exact_count() {
         .stderr(predicates::str::contains(
             "a sampler picks from every event",
         ));
+}
+
+/// Two threads, each spinning in a function of its own for 150 ms of its
+/// CPU time, while the first waits for them.
+const NATIVE_THREADS: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+__attribute__((noipa)) unsigned spin_a(unsigned x) {
+    for (int i = 0; i < 1000; i++) x = x * 2654435761u + 1;
+    return x;
+}
+__attribute__((noipa)) unsigned spin_b(unsigned x) {
+    for (int i = 0; i < 1000; i++) x = x * 40503u + 7;
+    return x;
+}
+static void *worker(void *arg) {
+    unsigned (*spin)(unsigned) = arg;
+    unsigned s = 0;
+    double end = cpu() + 0.15;
+    while (cpu() < end) s = spin(s);
+    return (void *)(unsigned long)s;
+}
+int main(void) {
+    pthread_t a, b;
+    pthread_create(&a, 0, worker, spin_a);
+    pthread_create(&b, 0, worker, spin_b);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    puts("done");
+    return 0;
+}
+"#;
+
+#[test]
+fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::host_compile(
+        dir.path(),
+        "spin",
+        NATIVE_THREADS,
+        &["-O1", "-g", "-pthread"],
+    );
+    // The thread of each function's samples, by pprof's labels: one
+    // each, and not the same.
+    let thread_of_each = |pb: &Path| -> (Vec<String>, Vec<String>) {
+        let stacks = traces(pb);
+        let of = |leaf: &str| {
+            let mut t: Vec<String> = (stacks.iter())
+                .filter(|s| s.get(1).is_some_and(|f| f == leaf))
+                .map(|s| s[0].clone())
+                .collect();
+            t.sort();
+            t.dedup();
+            t
+        };
+        (of("spin_a"), of("spin_b"))
+    };
+    let native_export = |out: &Path, args: &[&str]| {
+        json_of(
+            coprof()
+                .args(["export", "--json", "-o"])
+                .arg(out)
+                .args(args)
+                .arg("--")
+                .arg(&prog),
+        )
+    };
+    let live = dir.path().join("live.pb.gz");
+    let summary = native_export(&live, &["--separate-threads"]);
+    assert!(summary["threads"].as_u64().unwrap() >= 2, "{summary}");
+    let (a, b) = thread_of_each(&live);
+    assert_eq!((a.len(), b.len()), (1, 1), "{a:?} {b:?}");
+    assert_ne!(a, b);
+    // Without the option, the same counts per function and no label.
+    let together = dir.path().join("together.pb.gz");
+    let plain = native_export(&together, &[]);
+    assert!(plain.get("threads").is_none(), "{plain}");
+    assert_eq!(thread_of_each(&together), (vec![], vec![]));
+    // A recording keeps the threads: `coprof info` counts each one's
+    // samples, and its export keeps them apart as the live run's does,
+    // a callgrind file per thread.
+    let trace = dir.path().join("spin.cpt");
+    succeeded(
+        coprof()
+            .args(["record", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&prog),
+    );
+    let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+    let threads = info["threads"].as_array().unwrap();
+    assert!(threads.len() >= 2, "{info}");
+    let events: u64 = threads.iter().map(|t| t["events"].as_u64().unwrap()).sum();
+    assert_eq!(events, info["events"].as_u64().unwrap(), "{info}");
+    let from_trace = dir.path().join("from-trace.pb.gz");
+    succeeded(
+        coprof()
+            .args(["export", "--separate-threads", "-o"])
+            .arg(&from_trace)
+            .arg(&trace),
+    );
+    let (a, b) = thread_of_each(&from_trace);
+    assert_eq!((a.len(), b.len()), (1, 1), "{a:?} {b:?}");
+    assert_ne!(a, b);
+    let cg = dir.path().join("callgrind.out.spin");
+    let summary = json_of(
+        coprof()
+            .args(["export", "--json", "--separate-threads", "-o"])
+            .arg(&cg)
+            .arg(&trace),
+    );
+    let parts = summary["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), threads.len(), "{summary}");
+    let mut with = Vec::new();
+    for part in parts {
+        let (total, functions) = annotate(Path::new(part["output"].as_str().unwrap()));
+        assert_eq!(total, part["total"].as_u64().unwrap());
+        for f in ["spin_a", "spin_b"] {
+            if ending_with(&functions, &format!(":{f}")) > 0 {
+                with.push((f, part["thread"].as_u64().unwrap()));
+            }
+        }
+    }
+    with.sort();
+    assert_eq!(
+        with.len(),
+        2,
+        "each function in one thread's file: {with:?}"
+    );
+    assert_ne!(with[0].1, with[1].1, "{with:?}");
 }

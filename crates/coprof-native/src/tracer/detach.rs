@@ -61,7 +61,7 @@ pub fn attach_with<'h>(
     main.run.args = super::command_line(pid);
     main.run.threads = tids.len() as u64;
     main.children_cpu_before_ns = super::children_cpu_ns_of(pid);
-    let mut tracer = Tracer::new(main, config, sink.wants(), hooks, None, Some(stop));
+    let mut tracer = Tracer::new(main, config, &*sink, hooks, None, Some(stop));
     tracer.threads.extend(tids.iter().map(|&tid| (tid, pid)));
     let result = tids
         .iter()

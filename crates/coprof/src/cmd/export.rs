@@ -15,6 +15,9 @@ use coprof_symbols::Location;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use thread_samples::ThreadSamples;
+
+mod thread_samples;
 
 /// Write the exact profile of a run for pprof or callgrind's tools.
 ///
@@ -71,8 +74,9 @@ pub struct Args {
     /// `--separate-threads=yes` does: every pprof sample carries a
     /// `thread` label with the thread's id (`pprof -tags`, `-tagfocus`,
     /// `-tagroot=thread`), and a callgrind profile is a file per thread,
-    /// -o's name with `-TID` appended. Needs calls followed and a source
-    /// that says which thread runs (the simulator, or its trace).
+    /// -o's name with `-TID` appended. Needs a source that says which
+    /// thread runs: the simulator, a sampled native program, or their
+    /// traces.
     #[arg(long, conflicts_with_all = ["flat", "sampler"])]
     separate_threads: bool,
     /// Functions listed in the summary, the costliest first.
@@ -155,14 +159,9 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
         return Err(bad_input("--classes: give at least one class"));
     }
     let samples = samples(&a.input)?;
-    if a.separate_threads && samples {
-        return Err(bad_input(format!(
-            "--separate-threads: {} holds samples, whose calls are not followed",
-            a.input.name()
-        )));
-    }
     let cost = cost_of(classes, samples);
     let counting = match &a.sampler {
+        None if samples && a.separate_threads => Counting::Threads(ThreadSamples::new(classes)),
         None if a.flat || samples => Counting::Exact(PcCounts::new(classes)),
         None if a.separate_threads => {
             Counting::Calls(Box::new(CallTree::new(classes).separate_threads()))
@@ -224,12 +223,24 @@ fn cost_of(classes: ClassSet, samples: bool) -> Cost {
     }
 }
 
+/// Each PC with its count summed over the keys it is counted under
+/// (contexts, threads), as [`Counting::rows`] has them before sorting.
+fn per_pc<K>(counts: &rustc_hash::FxHashMap<(K, u64), u64>) -> Vec<(u64, u64, Option<u64>)> {
+    let mut per_pc: HashMap<u64, u64> = HashMap::new();
+    for (&(_, pc), &n) in counts {
+        *per_pc.entry(pc).or_insert(0) += n;
+    }
+    per_pc.into_iter().map(|(pc, n)| (pc, n, None)).collect()
+}
+
 /// What is counted per PC.
 enum Counting {
     /// Every event, exactly.
     Exact(PcCounts),
     /// Every event exactly, per calling context.
     Calls(Box<CallTree>),
+    /// Samples per thread, flat (--separate-threads).
+    Threads(ThreadSamples),
     /// Every event exactly, and beside it the events a sampler took.
     Sampled(Box<SampleEval<AnySampler>>, SamplerSpec),
 }
@@ -240,13 +251,8 @@ impl Counting {
     fn rows(&self) -> Vec<(u64, u64, Option<u64>)> {
         let mut rows: Vec<(u64, u64, Option<u64>)> = match self {
             Counting::Exact(c) => c.counts().iter().map(|(&pc, &n)| (pc, n, None)).collect(),
-            Counting::Calls(t) => {
-                let mut per_pc: HashMap<u64, u64> = HashMap::new();
-                for (&(_, pc), &n) in t.counts() {
-                    *per_pc.entry(pc).or_insert(0) += n;
-                }
-                per_pc.into_iter().map(|(pc, n)| (pc, n, None)).collect()
-            }
+            Counting::Calls(t) => per_pc(t.counts()),
+            Counting::Threads(t) => per_pc(t.counts()),
             Counting::Sampled(e, _) => e
                 .full
                 .iter()
@@ -255,6 +261,15 @@ impl Counting {
         };
         rows.sort_unstable();
         rows
+    }
+
+    /// The threads kept apart, when they were (--separate-threads).
+    fn threads(&self) -> Option<usize> {
+        match self {
+            Counting::Calls(t) => Some(t.contexts().iter().filter(|c| c.thread.is_some()).count()),
+            Counting::Threads(t) => Some(t.threads()),
+            _ => None,
+        }
     }
 
     /// The calls followed, when there were some: a stream without calls
@@ -310,9 +325,6 @@ struct CallsSummary {
     /// Returns that went to no open call (signal handlers' returns,
     /// for one).
     unmatched_returns: u64,
-    /// With --separate-threads: the threads whose costs were kept apart.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    threads: Option<usize>,
 }
 
 /// One thread's file, when a callgrind profile is written per thread.
@@ -362,6 +374,10 @@ struct Summary {
     /// The calls followed, when they were.
     #[serde(skip_serializing_if = "Option::is_none")]
     calls: Option<CallsSummary>,
+    /// With --separate-threads: the threads whose costs were kept apart
+    /// (0 when the input does not say which thread runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    threads: Option<usize>,
     /// With --separate-threads, a callgrind profile's file per thread
     /// (`output` is not written then).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -377,6 +393,7 @@ impl Job for Export {
         match &mut self.counting {
             Counting::Exact(c) => c,
             Counting::Calls(t) => t.as_mut(),
+            Counting::Threads(t) => t,
             Counting::Sampled(e, _) => e.as_mut(),
         }
     }
@@ -434,14 +451,28 @@ fn pc_profile(counting: &Counting, cost: Cost, period: Option<u64>, info: &Input
         });
         p.push(pc, values, object, location)
     };
+    let values = |n: u64, sampled: Option<u64>| match (period, sampled) {
+        (Some(ns), _) => vec![n, n * ns],
+        (None, Some(s)) => vec![n, s],
+        (None, None) => vec![n],
+    };
     for (pc, n, sampled) in counting.rows() {
-        let values = match (period, sampled) {
-            (Some(ns), _) => vec![n, n * ns],
-            (None, Some(s)) => vec![n, s],
-            (None, None) => vec![n],
-        };
-        let i = push(&mut p, pc, values);
+        let i = push(&mut p, pc, values(n, sampled));
         index.insert(pc, i);
+    }
+    if let Counting::Threads(t) = counting {
+        // Each thread's samples of a PC, at no call: a flat profile per
+        // thread.
+        let mut counts: Vec<_> = t.counts().iter().collect();
+        counts.sort_unstable();
+        for (&(thread, pc), &n) in counts {
+            p.push_context_cost(ContextCost {
+                context: None,
+                pc: index[&pc],
+                values: values(n, None),
+                thread,
+            });
+        }
     }
     if let Some(tree) = counting.as_calls() {
         // Call sites and callees that counted nothing (with `--classes`)
@@ -569,6 +600,9 @@ fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
     });
     top.truncate(e.top);
     let share = |n: u64| n as f64 / total.max(1) as f64;
+    // A function's cost with its callees, when calls were followed (a
+    // profile of samples per thread has costs per thread, not per call).
+    let calls = matches!(e.counting, Counting::Calls(_));
     Summary {
         output: e.output.clone(),
         format: e.format,
@@ -586,18 +620,14 @@ fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
             _ => None,
         },
         calls: match &e.counting {
-            Counting::Calls(tree) => {
-                let threads = tree.contexts().iter().filter(|c| c.thread.is_some());
-                let threads = threads.count();
-                Some(CallsSummary {
-                    calls: tree.contexts().iter().map(|c| c.calls).sum(),
-                    contexts: tree.contexts().len() - 1 - threads,
-                    unmatched_returns: tree.unmatched_returns(),
-                    threads: e.separate_threads.then_some(threads),
-                })
-            }
+            Counting::Calls(tree) => Some(CallsSummary {
+                calls: tree.contexts().iter().map(|c| c.calls).sum(),
+                contexts: tree.contexts().len() - 1 - e.counting.threads().unwrap_or(0),
+                unmatched_returns: tree.unmatched_returns(),
+            }),
             _ => None,
         },
+        threads: e.counting.threads().filter(|_| e.separate_threads),
         parts: Vec::new(),
         pcs: p
             .pcs
@@ -612,8 +642,8 @@ fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
                 object: f.object.map(|o| p.objects[o].path.clone()),
                 count: f.own[0],
                 share: share(f.own[0]),
-                inclusive: f.inclusive.as_ref().map(|i| i[0]),
-                inclusive_share: f.inclusive.as_ref().map(|i| share(i[0])),
+                inclusive: f.inclusive.as_ref().filter(|_| calls).map(|i| i[0]),
+                inclusive_share: f.inclusive.as_ref().filter(|_| calls).map(|i| share(i[0])),
                 function: f.function,
             })
             .collect(),
@@ -664,20 +694,19 @@ fn text(s: &Summary, format: Format) -> String {
         t.push_str("no call in the stream: the profile is flat\n");
     } else if let Some(c) = &s.calls {
         t.push_str(&format!(
-            "with its {} calls followed, in {} calling contexts{}{}\n",
+            "with its {} calls followed, in {} calling contexts{}\n",
             thousands(c.calls),
             thousands(c.contexts as u64),
-            match c.threads {
-                Some(0) =>
-                    ", its threads together: the input does not say which thread runs".to_string(),
-                Some(n) => format!(", each of its {n} threads apart"),
-                None => String::new(),
-            },
             match c.unmatched_returns {
                 0 => String::new(),
                 n => format!(" ({} returns to no open call)", thousands(n)),
             }
         ));
+    }
+    match s.threads {
+        Some(0) => t.push_str("its threads together: the input does not say which thread runs\n"),
+        Some(n) => t.push_str(&format!("each of its {n} threads apart\n")),
+        None => {}
     }
     let with_callees = s.calls.as_ref().is_some_and(|c| c.calls > 0);
     if !s.top.is_empty() {

@@ -75,6 +75,17 @@ impl coprof_native::Children for ChildTraces {
         }
     }
 
+    /// A child's trace records its thread switches, as the program's does.
+    fn wants_thread_switches(&self) -> bool {
+        true
+    }
+
+    fn thread_switch(&mut self, pid: i32, tid: i32) {
+        if let Some((Ok(writer), _)) = self.running.get_mut(&pid) {
+            writer.thread_switch(tid as u64);
+        }
+    }
+
     fn ended(&mut self, pid: i32, run: Run) {
         let Some((writer, parent)) = self.running.remove(&pid) else {
             return;
