@@ -78,6 +78,16 @@ impl<S: Sampler> Sink for SampledSink<'_, S> {
     fn finish(&mut self) {
         self.inner.finish();
     }
+
+    /// A trace of samples keeps the threads of the stream it samples: the
+    /// samples of each batch are passed on before the switch after it.
+    fn wants_thread_switches(&self) -> bool {
+        self.inner.wants_thread_switches()
+    }
+
+    fn thread_switch(&mut self, tid: u64) {
+        self.inner.thread_switch(tid);
+    }
 }
 
 /// What a profile counts.

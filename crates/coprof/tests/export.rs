@@ -387,6 +387,28 @@ fn traces(pb: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The thread labels of the samples whose leaf is `leaf` in `stacks` (as
+/// [`traces`] gives them, a sample's label first), each once.
+fn threads_of(stacks: &[Vec<String>], leaf: &str) -> Vec<String> {
+    let mut threads: Vec<String> = (stacks.iter())
+        .filter(|s| s.get(1).is_some_and(|f| f == leaf))
+        .map(|s| s[0].clone())
+        .collect();
+    threads.sort();
+    threads.dedup();
+    threads
+}
+
+/// The thread each of `leaves` was sampled in, in `pb`'s labels: one
+/// each, and not the same.
+fn one_thread_each(pb: &Path, leaves: [&str; 2]) -> [String; 2] {
+    let stacks = traces(pb);
+    let [a, b] = leaves.map(|leaf| threads_of(&stacks, leaf));
+    assert_eq!((a.len(), b.len()), (1, 1), "{leaves:?}: {a:?} {b:?}");
+    assert_ne!(a, b);
+    [a[0].clone(), b[0].clone()]
+}
+
 #[test]
 fn each_thread_of_a_program_has_stacks_of_its_own() {
     let dir = tempfile::tempdir().unwrap();
@@ -427,18 +449,7 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     let summary = export(&apart, &["--separate-threads"], &prog);
     assert_eq!(summary["threads"], 3, "{summary}");
     let labelled = traces(&apart);
-    let thread_of = |leaf: &str| -> Vec<String> {
-        let mut t: Vec<String> = labelled
-            .iter()
-            .filter(|s| s.get(1).is_some_and(|f| f == leaf))
-            .map(|s| s[0].clone())
-            .collect();
-        t.dedup();
-        t
-    };
-    let (a, b) = (thread_of("leaf_a"), thread_of("leaf_b"));
-    assert_eq!((a.len(), b.len()), (1, 1), "{labelled:?}");
-    assert_ne!(a, b);
+    let [a, _] = one_thread_each(&apart, ["leaf_a", "leaf_b"]);
     assert_eq!(pprof_top(&apart, &[]), pprof_top(&pb, &[]));
     // A profile's pass gives its export the option: the same labelled
     // stacks; without an export to give it to, the option is refused.
@@ -488,7 +499,7 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
         .stderr(predicates::str::contains(
             "give --pprof FILE or --callgrind FILE",
         ));
-    let focused = pprof_top(&apart, &[&format!("-tagfocus=thread={}", a[0])]).1;
+    let focused = pprof_top(&apart, &[&format!("-tagfocus=thread={a}")]).1;
     assert!(
         focused.contains_key("leaf_a") && !focused.contains_key("leaf_b"),
         "{focused:?}"
@@ -534,6 +545,24 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     with_leaf.sort();
     assert_eq!(with_leaf.len(), 2, "each leaf in one file: {with_leaf:?}");
     assert_ne!(with_leaf[0].1, with_leaf[1].1, "{with_leaf:?}");
+    // A trace of samples of the run keeps its threads: its export keeps
+    // each worker's function under a thread of its own too.
+    let sampled = dir.path().join("sampled.cpt");
+    succeeded(
+        coprof()
+            .args(["sample", "--sampler", "counter:7", "-o"])
+            .arg(&sampled)
+            .arg(&trace),
+    );
+    let sampled_pb = dir.path().join("sampled.pb.gz");
+    let summary = json_of(
+        coprof()
+            .args(["export", "--json", "--separate-threads", "-o"])
+            .arg(&sampled_pb)
+            .arg(&sampled),
+    );
+    assert_eq!(summary["threads"], 3, "{summary}");
+    one_thread_each(&sampled_pb, ["leaf_a", "leaf_b"]);
     // `coprof info` counts the switches: the main thread's start, then at
     // least one turn of each worker and main's return to join them.
     let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
@@ -939,19 +968,6 @@ fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
     );
     // The thread of each function's samples, by pprof's labels: one
     // each, and not the same.
-    let thread_of_each = |pb: &Path| -> (Vec<String>, Vec<String>) {
-        let stacks = traces(pb);
-        let of = |leaf: &str| {
-            let mut t: Vec<String> = (stacks.iter())
-                .filter(|s| s.get(1).is_some_and(|f| f == leaf))
-                .map(|s| s[0].clone())
-                .collect();
-            t.sort();
-            t.dedup();
-            t
-        };
-        (of("spin_a"), of("spin_b"))
-    };
     let native_export = |out: &Path, args: &[&str]| {
         json_of(
             coprof()
@@ -965,14 +981,12 @@ fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
     let live = dir.path().join("live.pb.gz");
     let summary = native_export(&live, &["--separate-threads"]);
     assert!(summary["threads"].as_u64().unwrap() >= 2, "{summary}");
-    let (a, b) = thread_of_each(&live);
-    assert_eq!((a.len(), b.len()), (1, 1), "{a:?} {b:?}");
-    assert_ne!(a, b);
+    one_thread_each(&live, ["spin_a", "spin_b"]);
     // Without the option, the same counts per function and no label.
     let together = dir.path().join("together.pb.gz");
     let plain = native_export(&together, &[]);
     assert!(plain.get("threads").is_none(), "{plain}");
-    assert_eq!(thread_of_each(&together), (vec![], vec![]));
+    assert!(threads_of(&traces(&together), "spin_a").is_empty());
     // A recording keeps the threads: `coprof info` counts each one's
     // samples, and its export keeps them apart as the live run's does,
     // a callgrind file per thread.
@@ -996,9 +1010,7 @@ fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
             .arg(&from_trace)
             .arg(&trace),
     );
-    let (a, b) = thread_of_each(&from_trace);
-    assert_eq!((a.len(), b.len()), (1, 1), "{a:?} {b:?}");
-    assert_ne!(a, b);
+    one_thread_each(&from_trace, ["spin_a", "spin_b"]);
     let cg = dir.path().join("callgrind.out.spin");
     let summary = json_of(
         coprof()
