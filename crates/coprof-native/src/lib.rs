@@ -253,6 +253,9 @@ pub struct Run {
     /// Where the code of each file it ran lies, the program first, read
     /// at its exit.
     pub modules: Vec<coprof_core::trace::Module>,
+    /// Every area of its memory by name, read at its exit with the
+    /// modules: files, `[heap]`, `[stack]`, `[vdso]`, `[anon]`.
+    pub areas: coprof_core::areas::Areas,
     /// The program's file, as run.
     pub program: PathBuf,
     /// For a child process ([`Hooks::children`]) and a process attached
@@ -282,6 +285,7 @@ impl Run {
             threads: 1,
             children_cpu_ns: 0,
             modules: Vec::new(),
+            areas: Default::default(),
             program: program.to_path_buf(),
             args: Vec::new(),
         }

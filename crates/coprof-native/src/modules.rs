@@ -1,8 +1,11 @@
 //! Where the code of each file a process ran lies: read from
 //! `/proc/PID/maps` while the process still has its address space (at its
 //! exit stop), with each file's bias worked out from its ELF segments, for
-//! naming its PCs afterwards.
+//! naming its PCs afterwards; and every area of its memory by name
+//! (files, `[heap]`, `[stack]`, `[vdso]`, anonymous memory), for naming
+//! the places its loads read and the code no file holds.
 
+use coprof_core::areas::{Areas, ANON};
 use coprof_core::trace::Module;
 use object::read::elf::{ElfFile64, ProgramHeader};
 use object::Endianness;
@@ -17,6 +20,9 @@ pub struct Mapping {
     pub offset: u64,
     /// The file mapped; `None` for an anonymous or special one.
     pub path: Option<PathBuf>,
+    /// A special mapping's name, as the kernel gives it (`[heap]`,
+    /// `[stack]`, `[vdso]`); `None` for a file or anonymous memory.
+    pub special: Option<String>,
 }
 
 /// The lines of a `/proc/PID/maps` text that it can read.
@@ -38,6 +44,7 @@ fn parse_line(line: &str) -> Option<Mapping> {
         end: u64::from_str_radix(end, 16).ok()?,
         executable: perms.as_bytes().get(2) == Some(&b'x'),
         offset: u64::from_str_radix(offset, 16).ok()?,
+        special: name.starts_with('[').then(|| name.to_string()),
         path,
     })
 }
@@ -52,12 +59,14 @@ pub fn modules(maps: &[Mapping], exe: Option<&Path>) -> Vec<Module> {
         if out.iter().any(|o| &o.path == path) {
             continue;
         }
-        let Some(bias) = bias(path, m.start, m.offset) else {
+        let Some((bias, image_end)) = layout(path, m.start, m.offset) else {
             continue;
         };
         let of_file = maps.iter().filter(|o| o.path.as_ref() == Some(path));
         let start = of_file.clone().map(|o| o.start).min().unwrap_or(m.start);
-        let end = of_file.map(|o| o.end).max().unwrap_or(m.end);
+        // Its zero-filled data (`.bss`) past the file's bytes is mapped
+        // anonymous, but its symbols are the file's.
+        let end = of_file.map(|o| o.end).max().unwrap_or(m.end).max(image_end);
         out.push(Module {
             start,
             end,
@@ -72,19 +81,46 @@ pub fn modules(maps: &[Mapping], exe: Option<&Path>) -> Vec<Module> {
     out
 }
 
+/// Every area of `maps` by name: a file's path, a special mapping's name
+/// (`[heap]`, `[vdso]`), or `[anon]` for anonymous memory, as the
+/// simulator names a program's areas; adjacent lines of one name join.
+/// Anonymous memory within one of `modules` is that file's zero-filled
+/// data (`.bss`), named by the file as the simulator names it.
+pub fn areas(maps: &[Mapping], modules: &[Module]) -> Areas {
+    let mut areas = Areas::default();
+    for m in maps {
+        let image = || (modules.iter()).find(|i| i.start <= m.start && m.end <= i.end);
+        match (&m.path, &m.special) {
+            (Some(path), _) => areas.record_file(m.start, m.end, path),
+            (None, Some(name)) => areas.record(m.start, m.end, name),
+            (None, None) => match image() {
+                Some(i) => areas.record_file(m.start, m.end, &i.path),
+                None => areas.record(m.start, m.end, ANON),
+            },
+        }
+    }
+    areas
+}
+
 /// What was added to `path`'s own addresses, given that its bytes from
-/// `offset` are mapped at `start`: the segment loaded from that offset
-/// gives the address the file meant for them.
-fn bias(path: &Path, start: u64, offset: u64) -> Option<u64> {
+/// `offset` are mapped at `start` (the segment loaded from that offset
+/// gives the address the file meant for them), and the end of its loaded
+/// image at the run's addresses: its last segment's memory, page-rounded.
+fn layout(path: &Path, start: u64, offset: u64) -> Option<(u64, u64)> {
     let data = std::fs::read(path).ok()?;
     let elf = ElfFile64::<Endianness>::parse(&*data).ok()?;
     let endian = elf.endian();
     const PAGE: u64 = 4096;
-    elf.elf_program_headers()
-        .iter()
-        .filter(|h| h.p_type(endian) == object::elf::PT_LOAD)
+    let loads =
+        || (elf.elf_program_headers().iter()).filter(|h| h.p_type(endian) == object::elf::PT_LOAD);
+    let bias = loads()
         .find(|h| h.p_offset(endian) & !(PAGE - 1) == offset)
-        .map(|h| start.wrapping_sub(h.p_vaddr(endian) & !(PAGE - 1)))
+        .map(|h| start.wrapping_sub(h.p_vaddr(endian) & !(PAGE - 1)))?;
+    let end = loads()
+        .map(|h| h.p_vaddr(endian).saturating_add(h.p_memsz(endian)))
+        .max()?
+        .next_multiple_of(PAGE);
+    Some((bias, end.wrapping_add(bias)))
 }
 
 #[cfg(test)]
@@ -108,7 +144,32 @@ mod tests {
         assert_eq!(maps[1].path.as_deref(), Some(Path::new("/usr/bin/prog")));
         assert_eq!(maps[2].path, None);
         assert_eq!(maps[3].path, None, "[vdso] is no file");
+        assert_eq!(maps[3].special.as_deref(), Some("[vdso]"));
         assert_eq!(maps[4].path.as_deref(), Some(Path::new("/tmp/x")));
+        // Each by name; the program's two lines are one area.
+        let named: Vec<(u64, u64, String)> = (areas(&maps, &[]).iter())
+            .map(|a| (a.start, a.end, a.name.clone()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (0x7ffd1000, 0x7ffd2000, "[vdso]".to_string()),
+                (0x55d0c0a00000, 0x55d0c0a05000, "/usr/bin/prog".to_string()),
+                (0x7f0000000000, 0x7f0000021000, ANON.to_string()),
+                (0x7f1000000000, 0x7f1000001000, "/tmp/x".to_string()),
+            ]
+        );
+        // Anonymous memory within a file's image is its zero-filled data.
+        let image = Module {
+            start: 0x7f0000000000 - 0x1000,
+            end: 0x7f0000021000,
+            bias: 0,
+            path: "/lib/libx.so".into(),
+        };
+        let names: Vec<String> = (areas(&maps, &[image]).iter())
+            .map(|a| a.name.clone())
+            .collect();
+        assert!(names.contains(&"/lib/libx.so".to_string()) && !names.contains(&ANON.to_string()));
     }
 
     #[test]
@@ -122,6 +183,11 @@ mod tests {
         let here = this_test_programs_own_code_is_found_with_its_bias as *const () as u64;
         let m = &found[0];
         assert!(m.start <= here && here < m.end);
+        // It spans its zero-filled data too, mapped anonymous past the
+        // file's bytes.
+        static mut ZEROED: [u8; 1 << 16] = [0; 1 << 16];
+        let zeroed = &raw const ZEROED as u64;
+        assert!(m.start <= zeroed && zeroed + (1 << 16) <= m.end);
         let data = std::fs::read(&exe).unwrap();
         let elf = ElfFile64::<Endianness>::parse(&*data).unwrap();
         let e = elf.endian();

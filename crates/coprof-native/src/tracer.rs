@@ -754,7 +754,9 @@ impl<'a, 'h> Tracer<'a, 'h> {
         let Some(p) = self.processes.get_mut(&process) else {
             return;
         };
-        p.run.modules = crate::modules::modules(&crate::modules::parse_maps(&maps), exe.as_deref());
+        let maps = crate::modules::parse_maps(&maps);
+        p.run.modules = crate::modules::modules(&maps, exe.as_deref());
+        p.run.areas = crate::modules::areas(&maps, &p.run.modules);
         p.run.children_cpu_ns =
             children_cpu_ns_of(process).saturating_sub(p.children_cpu_before_ns);
         if let Some(exe) = exe {

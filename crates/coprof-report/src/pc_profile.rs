@@ -314,12 +314,15 @@ impl PcProfile {
     /// The function `pc` counts in, as callgrind counts it: the one its
     /// code lies in (the outermost when inlined); for code no symbol
     /// names, its file in brackets (`[libc.so.6]`), as pprof groups such
-    /// code; the PC's address when not even its file is known.
+    /// code (an area no file holds by its own name, `[vdso]`); the PC's
+    /// address when not even its file is known.
     pub fn function_of(&self, pc: &PcCost) -> String {
         if let Some(f) = pc.location.outer_function() {
             return f.to_string();
         }
         match pc.object {
+            // An area no file holds is named already (`[vdso]`).
+            Some(o) if self.objects[o].path.starts_with('[') => self.objects[o].path.clone(),
             Some(o) => {
                 let path = &self.objects[o].path;
                 format!("[{}]", path.rsplit('/').next().unwrap_or(path))
@@ -419,8 +422,15 @@ mod tests {
         p.push(0x4000, vec![1], Some(0), inlined(0x4000, 5));
         p.push(0x4004, vec![1], Some(0), Location::address(0x4004));
         p.push(0x9000, vec![1], None, Location::address(0x9000));
+        p.objects.push(crate::Object {
+            path: "[vdso]".into(),
+            start: 0xa000,
+            end: 0xb000,
+            build_id: None,
+        });
+        p.push(0xa010, vec![1], Some(1), Location::address(0xa010));
         let names: Vec<String> = p.pcs.iter().map(|pc| p.function_of(pc)).collect();
-        assert_eq!(names, ["main", "[libc.so.6]", "0x9000"]);
+        assert_eq!(names, ["main", "[libc.so.6]", "0x9000", "[vdso]"]);
     }
 
     #[test]

@@ -987,6 +987,7 @@ impl InputArgs {
             args,
             events: run.events,
             modules: run.modules,
+            areas: run.areas,
             ..TraceMeta::default()
         };
         meta.extra.insert(

@@ -76,6 +76,34 @@ fn value_samples_find_the_loops_load_and_its_invariant_value() {
         assert_eq!(top["values"][0]["value"], 7, "{top}");
         assert_eq!(top["values"][0]["invariance"], 1.0, "{top}");
     }
+    // The loads' addresses: every hot range is in the program's table,
+    // its zero-filled data past the file's bytes included, and in the
+    // program's file.
+    let r = json_of(
+        coprof()
+            .args(["ranges", "--stream", "load-addr", "--json"])
+            .arg(&trace),
+    );
+    let hot = r["hot_ranges"].as_array().unwrap();
+    assert!(hot.len() > 1, "{r}");
+    for h in hot {
+        assert!(h["objects"].as_str().unwrap().contains("table"), "{h}");
+        assert_eq!(
+            h["areas"],
+            serde_json::json!([prog.to_str().unwrap()]),
+            "{h}"
+        );
+    }
+    // The trace names every area of the program's memory, as the
+    // simulator's do: its file, the C library's, its stack and the vDSO.
+    let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+    let names: Vec<&str> = (info["meta"]["areas"].as_array().unwrap().iter())
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    for name in ["[stack]", "[vdso]", prog.to_str().unwrap()] {
+        assert!(names.contains(&name), "{name}: {names:?}");
+    }
+    assert!(names.iter().any(|n| n.contains("libc")), "{names:?}");
 }
 
 #[test]

@@ -222,6 +222,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let run = run.map_err(|e| bad_input(e.to_string()))?;
     let secs = started.elapsed().as_secs_f64();
     w.set_modules(run.modules.clone(), None);
+    w.set_areas(run.areas.clone());
     let written = w.commit()?;
     let children = children.map(|c| c.ended).unwrap_or_default();
     if a.json {

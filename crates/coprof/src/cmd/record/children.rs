@@ -94,6 +94,7 @@ impl coprof_native::Children for ChildTraces {
         let args = crate::input::as_text(&run.args);
         let written = writer.and_then(|mut w| {
             w.set_modules(run.modules, None);
+            w.set_areas(run.areas);
             w.set_program(program.clone(), args.clone());
             w.commit().map_err(|e| e.to_string())
         });
