@@ -451,6 +451,13 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     let labelled = traces(&apart);
     let [a, _] = one_thread_each(&apart, ["leaf_a", "leaf_b"]);
     assert_eq!(pprof_top(&apart, &[]), pprof_top(&pb, &[]));
+    // Flat, each thread's counts apart all the same.
+    let flat_apart = dir.path().join("flat-apart.pb.gz");
+    let summary = export(&flat_apart, &["--flat", "--separate-threads"], &prog);
+    assert_eq!(summary["threads"], 3, "{summary}");
+    assert!(summary.get("calls").is_none(), "{summary}");
+    one_thread_each(&flat_apart, ["leaf_a", "leaf_b"]);
+    assert_eq!(pprof_top(&flat_apart, &[]), pprof_top(&pb, &[]));
     // A profile's pass gives its export the option: the same labelled
     // stacks; without an export to give it to, the option is refused.
     let profiled_apart = dir.path().join("profiled-apart.pb.gz");

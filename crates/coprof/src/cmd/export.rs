@@ -15,9 +15,9 @@ use coprof_symbols::Location;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use thread_samples::ThreadSamples;
+use thread_counts::ThreadCounts;
 
-mod thread_samples;
+mod thread_counts;
 
 /// Write the exact profile of a run for pprof or callgrind's tools.
 ///
@@ -77,7 +77,7 @@ pub struct Args {
     /// -o's name with `-TID` appended. Needs a source that says which
     /// thread runs: the simulator, a sampled native program, or their
     /// traces.
-    #[arg(long, conflicts_with_all = ["flat", "sampler"])]
+    #[arg(long, conflicts_with = "sampler")]
     separate_threads: bool,
     /// Functions listed in the summary, the costliest first.
     #[arg(long, default_value_t = 10)]
@@ -161,7 +161,9 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     let samples = samples(&a.input)?;
     let cost = cost_of(classes, samples);
     let counting = match &a.sampler {
-        None if samples && a.separate_threads => Counting::Threads(ThreadSamples::new(classes)),
+        None if (samples || a.flat) && a.separate_threads => {
+            Counting::Threads(ThreadCounts::new(classes))
+        }
         None if a.flat || samples => Counting::Exact(PcCounts::new(classes)),
         None if a.separate_threads => {
             Counting::Calls(Box::new(CallTree::new(classes).separate_threads()))
@@ -239,8 +241,9 @@ enum Counting {
     Exact(PcCounts),
     /// Every event exactly, per calling context.
     Calls(Box<CallTree>),
-    /// Samples per thread, flat (--separate-threads).
-    Threads(ThreadSamples),
+    /// Events per thread, flat (--separate-threads with samples or
+    /// --flat).
+    Threads(ThreadCounts),
     /// Every event exactly, and beside it the events a sampler took.
     Sampled(Box<SampleEval<AnySampler>>, SamplerSpec),
 }

@@ -1,7 +1,8 @@
-//! Samples counted per thread and PC: the flat profile of a sampled
-//! native program with each thread's costs apart (`export
-//! --separate-threads`), as `perf report --sort tid,sym` gives them.
-//! A sample carries a PC, not a stack, so each thread's part is flat.
+//! Events counted per thread and PC: a flat profile with each thread's
+//! costs apart (`export --separate-threads`), as `perf report --sort
+//! tid,sym` gives them: a sampled native program's (a sample carries a
+//! PC, not a stack, so each thread's part is flat), or any run's with
+//! `--flat`.
 
 use coprof_core::{ClassSet, Event, Sink};
 use rustc_hash::FxHashMap;
@@ -9,15 +10,15 @@ use rustc_hash::FxHashMap;
 /// The events of some classes counted per (thread, PC). Events before the
 /// source first says which thread runs (a trace that does not say)
 /// count under no thread.
-pub(super) struct ThreadSamples {
+pub(super) struct ThreadCounts {
     classes: ClassSet,
     thread: Option<u64>,
     counts: FxHashMap<(Option<u64>, u64), u64>,
 }
 
-impl ThreadSamples {
-    pub(super) fn new(classes: ClassSet) -> ThreadSamples {
-        ThreadSamples {
+impl ThreadCounts {
+    pub(super) fn new(classes: ClassSet) -> ThreadCounts {
+        ThreadCounts {
             classes,
             thread: None,
             counts: FxHashMap::default(),
@@ -38,7 +39,7 @@ impl ThreadSamples {
     }
 }
 
-impl Sink for ThreadSamples {
+impl Sink for ThreadCounts {
     fn wants(&self) -> ClassSet {
         self.classes
     }
@@ -64,8 +65,8 @@ mod tests {
     use coprof_core::Class;
 
     #[test]
-    fn each_threads_samples_count_apart_and_those_before_a_switch_under_none() {
-        let mut t = ThreadSamples::new(ClassSet::of(Class::Other));
+    fn each_threads_events_count_apart_and_those_before_a_switch_under_none() {
+        let mut t = ThreadCounts::new(ClassSet::of(Class::Other));
         let at = |pc| Event::new(pc, Class::Other);
         t.observe(&[at(0x10)]);
         t.thread_switch(7);
