@@ -520,7 +520,7 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     );
     export(&cg, &[], &prog);
     let summary = export(&cg_apart, &["--separate-threads"], &prog);
-    let parts = summary["parts"].as_array().unwrap();
+    let parts = summary["per_thread"].as_array().unwrap();
     assert_eq!(parts.len(), 3, "{summary}");
     assert!(
         !cg_apart.exists(),
@@ -988,6 +988,24 @@ fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
     let live = dir.path().join("live.pb.gz");
     let summary = native_export(&live, &["--separate-threads"]);
     assert!(summary["threads"].as_u64().unwrap() >= 2, "{summary}");
+    // Each thread's total and share, adding up to the whole; the two
+    // spinning threads take nearly all of it.
+    let per_thread = summary["per_thread"].as_array().unwrap();
+    assert_eq!(
+        per_thread.len() as u64,
+        summary["threads"].as_u64().unwrap()
+    );
+    let total: u64 = per_thread
+        .iter()
+        .map(|t| t["total"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, summary["total"].as_u64().unwrap(), "{summary}");
+    let mut shares: Vec<f64> = per_thread
+        .iter()
+        .map(|t| t["share"].as_f64().unwrap())
+        .collect();
+    shares.sort_by(f64::total_cmp);
+    assert!(shares.iter().rev().take(2).sum::<f64>() > 0.9, "{summary}");
     one_thread_each(&live, ["spin_a", "spin_b"]);
     // Without the option, the same counts per function and no label.
     let together = dir.path().join("together.pb.gz");
@@ -1025,7 +1043,7 @@ fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
             .arg(&cg)
             .arg(&trace),
     );
-    let parts = summary["parts"].as_array().unwrap();
+    let parts = summary["per_thread"].as_array().unwrap();
     assert_eq!(parts.len(), threads.len(), "{summary}");
     let mut with = Vec::new();
     for part in parts {

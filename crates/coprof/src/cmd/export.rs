@@ -330,13 +330,16 @@ struct CallsSummary {
     unmatched_returns: u64,
 }
 
-/// One thread's file, when a callgrind profile is written per thread.
+/// One thread's cost, with its threads kept apart.
 #[derive(Serialize)]
-struct ThreadPart {
+struct ThreadCost {
     thread: u64,
-    output: PathBuf,
-    /// Its count: the thread's own.
+    /// Its count, and its share of the whole.
     total: u64,
+    share: f64,
+    /// Its callgrind file, when a callgrind profile is a file per thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<PathBuf>,
 }
 
 /// One function's cost in the summary.
@@ -381,10 +384,10 @@ struct Summary {
     /// (0 when the input does not say which thread runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     threads: Option<usize>,
-    /// With --separate-threads, a callgrind profile's file per thread
-    /// (`output` is not written then).
+    /// With --separate-threads, each thread's cost, and a callgrind
+    /// profile's file per thread (`output` is not written then).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    parts: Vec<ThreadPart>,
+    per_thread: Vec<ThreadCost>,
     pcs: usize,
     functions: usize,
     objects: Vec<String>,
@@ -406,15 +409,14 @@ impl Job for Export {
         // are its samples.
         let period = period_ns(info).filter(|_| self.cost.sample_type == "samples");
         let profile = pc_profile(&self.counting, self.cost.clone(), period, info);
-        let threads = profile.threads();
-        let parts = if self.format == Format::Callgrind && !threads.is_empty() {
-            write_parts(&profile, &threads, &self.output, &self.path)?
+        let mut per_thread = per_thread(&profile);
+        if self.format == Format::Callgrind && !per_thread.is_empty() {
+            write_parts(&profile, &mut per_thread, &self.output, &self.path)?;
         } else {
             write(&profile, self.format, &self.path)?;
-            Vec::new()
-        };
+        }
         let mut summary = summarize(&profile, &self, period);
-        summary.parts = parts;
+        summary.per_thread = per_thread;
         let text = text(&summary, self.format);
         Ok(Rendered {
             json: serde_json::to_value(&summary)?,
@@ -555,31 +557,49 @@ fn locate(info: &InputInfo, pc: u64) -> (Option<Object>, Location) {
     (area, Location::address(pc))
 }
 
+/// Each thread's first cost and share of the whole, by thread, when the
+/// profile keeps its threads apart.
+fn per_thread(p: &PcProfile) -> Vec<ThreadCost> {
+    let mut totals: std::collections::BTreeMap<u64, u64> = Default::default();
+    for c in &p.context_costs {
+        if let Some(tid) = c.thread {
+            *totals.entry(tid).or_insert(0) += c.values[0];
+        }
+    }
+    let whole = p.totals()[0].max(1) as f64;
+    (totals.into_iter())
+        .map(|(thread, total)| ThreadCost {
+            thread,
+            total,
+            share: total as f64 / whole,
+            output: None,
+        })
+        .collect()
+}
+
 /// Writes each thread's part of `p` to a callgrind file of its own, as
 /// callgrind names its files with `--separate-threads=yes`: `path` with
-/// `-TID` appended (`output` is the path as given).
+/// `-TID` appended (`output` is the path as given), into `threads`.
 fn write_parts(
     p: &PcProfile,
-    threads: &[u64],
+    threads: &mut [ThreadCost],
     output: &Path,
     path: &Path,
-) -> anyhow::Result<Vec<ThreadPart>> {
+) -> anyhow::Result<()> {
     let with_tid = |path: &Path, tid: u64| {
         let mut name = path.as_os_str().to_owned();
         name.push(format!("-{tid}"));
         PathBuf::from(name)
     };
-    let mut parts = Vec::new();
-    for &tid in threads {
-        let part = p.of_thread(tid);
-        write(&part, Format::Callgrind, &with_tid(path, tid))?;
-        parts.push(ThreadPart {
-            thread: tid,
-            output: with_tid(output, tid),
-            total: part.totals()[0],
-        });
+    for t in threads {
+        write(
+            &p.of_thread(t.thread),
+            Format::Callgrind,
+            &with_tid(path, t.thread),
+        )?;
+        t.output = Some(with_tid(output, t.thread));
     }
-    Ok(parts)
+    Ok(())
 }
 
 /// Writes `p` to `path` in `format` ([`crate::output::put_file`]).
@@ -631,7 +651,7 @@ fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
             _ => None,
         },
         threads: e.counting.threads().filter(|_| e.separate_threads),
-        parts: Vec::new(),
+        per_thread: Vec::new(),
         pcs: p
             .pcs
             .iter()
@@ -662,20 +682,28 @@ fn text(s: &Summary, format: Format) -> String {
         thousands(s.pcs as u64),
         thousands(s.functions as u64),
     );
-    let mut t = if s.parts.is_empty() {
-        format!("wrote {}: {what}\n", s.output.display())
-    } else {
-        let mut t = format!("wrote a {what}, a file per thread:\n");
-        for part in &s.parts {
+    // Each thread's line, named by its file when it has one.
+    let thread_lines = |t: &mut String| {
+        for c in &s.per_thread {
+            let name = match &c.output {
+                Some(file) => file.display().to_string(),
+                None => format!("thread {}", c.thread),
+            };
             t.push_str(&format!(
-                "  {}  {} {} ({})\n",
-                part.output.display(),
-                thousands(part.total),
+                "  {name}  {} {} ({})\n",
+                thousands(c.total),
                 s.sample_type,
-                pct(part.total as f64 / s.total.max(1) as f64)
+                pct(c.share)
             ));
         }
+    };
+    let files = s.per_thread.iter().any(|c| c.output.is_some());
+    let mut t = if files {
+        let mut t = format!("wrote a {what}, a file per thread:\n");
+        thread_lines(&mut t);
         t
+    } else {
+        format!("wrote {}: {what}\n", s.output.display())
     };
     if let Some(ns) = s.period_ns {
         t.push_str(&format!(
@@ -708,7 +736,11 @@ fn text(s: &Summary, format: Format) -> String {
     }
     match s.threads {
         Some(0) => t.push_str("its threads together: the input does not say which thread runs\n"),
-        Some(n) => t.push_str(&format!("each of its {n} threads apart\n")),
+        Some(n) if files => t.push_str(&format!("each of its {n} threads apart\n")),
+        Some(n) => {
+            t.push_str(&format!("each of its {n} threads apart:\n"));
+            thread_lines(&mut t);
+        }
         None => {}
     }
     let with_callees = s.calls.as_ref().is_some_and(|c| c.calls > 0);
@@ -739,11 +771,8 @@ fn text(s: &Summary, format: Format) -> String {
             t.push_str(&format!("{}{object}\n", f.function));
         }
     }
-    match s.parts.first() {
-        Some(first) => t.push_str(&format!(
-            "\nread each with: {}\n",
-            format.reader(&first.output)
-        )),
+    match s.per_thread.first().and_then(|c| c.output.as_ref()) {
+        Some(first) => t.push_str(&format!("\nread each with: {}\n", format.reader(first))),
         None => t.push_str(&format!("\nread it with: {}\n", format.reader(&s.output))),
     }
     t
