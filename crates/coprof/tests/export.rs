@@ -54,6 +54,17 @@ fn export(out: &Path, args: &[&str], prog: &Path) -> serde_json::Value {
     )
 }
 
+/// `coprof export --json -o OUT ARGS INPUT` of a trace file: its summary.
+fn export_file(out: &Path, args: &[&str], input: &Path) -> serde_json::Value {
+    json_of(
+        coprof()
+            .args(["export", "--json", "-o"])
+            .arg(out)
+            .args(args)
+            .arg(input),
+    )
+}
+
 /// The count of `function` in an export's summary (all its objects).
 fn count_of(summary: &serde_json::Value, function: &str) -> u64 {
     summary["top"]
@@ -440,7 +451,7 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     // same stacks with the same counts as the live run's.
     let trace = traced(dir.path(), "threads.cpt", &prog);
     let from_trace = dir.path().join("from-trace.pb.gz");
-    succeeded(coprof().args(["export", "-o"]).arg(&from_trace).arg(&trace));
+    export_file(&from_trace, &[], &trace);
     assert_eq!(traces(&from_trace), traces(&pb));
     // With each thread's costs apart, every sample is labelled by its
     // thread: each worker's leaf under one thread of its own, and the
@@ -562,12 +573,7 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
             .arg(&trace),
     );
     let sampled_pb = dir.path().join("sampled.pb.gz");
-    let summary = json_of(
-        coprof()
-            .args(["export", "--json", "--separate-threads", "-o"])
-            .arg(&sampled_pb)
-            .arg(&sampled),
-    );
+    let summary = export_file(&sampled_pb, &["--separate-threads"], &sampled);
     assert_eq!(summary["threads"], 3, "{summary}");
     one_thread_each(&sampled_pb, ["leaf_a", "leaf_b"]);
     // `coprof info` counts the switches: the main thread's start, then at
@@ -1029,20 +1035,10 @@ fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
     let events: u64 = threads.iter().map(|t| t["events"].as_u64().unwrap()).sum();
     assert_eq!(events, info["events"].as_u64().unwrap(), "{info}");
     let from_trace = dir.path().join("from-trace.pb.gz");
-    succeeded(
-        coprof()
-            .args(["export", "--separate-threads", "-o"])
-            .arg(&from_trace)
-            .arg(&trace),
-    );
+    export_file(&from_trace, &["--separate-threads"], &trace);
     one_thread_each(&from_trace, ["spin_a", "spin_b"]);
     let cg = dir.path().join("callgrind.out.spin");
-    let summary = json_of(
-        coprof()
-            .args(["export", "--json", "--separate-threads", "-o"])
-            .arg(&cg)
-            .arg(&trace),
-    );
+    let summary = export_file(&cg, &["--separate-threads"], &trace);
     let parts = summary["per_thread"].as_array().unwrap();
     assert_eq!(parts.len(), threads.len(), "{summary}");
     let mut with = Vec::new();
