@@ -256,6 +256,8 @@ pub struct Run {
     /// Every area of its memory by name, read at its exit with the
     /// modules: files, `[heap]`, `[stack]`, `[vdso]`, `[anon]`.
     pub areas: coprof_core::areas::Areas,
+    /// Each thread's name (its `comm`) as it ended, by id.
+    pub thread_names: std::collections::BTreeMap<u64, String>,
     /// The program's file, as run.
     pub program: PathBuf,
     /// For a child process ([`Hooks::children`]) and a process attached
@@ -286,6 +288,7 @@ impl Run {
             children_cpu_ns: 0,
             modules: Vec::new(),
             areas: Default::default(),
+            thread_names: Default::default(),
             program: program.to_path_buf(),
             args: Vec::new(),
         }

@@ -360,6 +360,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
                     resume(tid, 0);
                 }
                 libc::PTRACE_EVENT_EXIT => {
+                    self.read_thread_name(process, tid);
                     if tid == process && (process != pid || started) {
                         self.read_modules(process);
                     }
@@ -744,6 +745,18 @@ impl<'a, 'h> Tracer<'a, 'h> {
             children.observe(process, &p.batch);
         }
         p.batch.clear();
+    }
+
+    /// Thread `tid`'s name (its `comm`) at its exit stop, into its
+    /// process's run.
+    fn read_thread_name(&mut self, process: i32, tid: i32) {
+        let Ok(comm) = std::fs::read_to_string(format!("/proc/{process}/task/{tid}/comm")) else {
+            return;
+        };
+        if let Some(p) = self.processes.get_mut(&process) {
+            let name = comm.strip_suffix('\n').unwrap_or(&comm).to_string();
+            p.run.thread_names.insert(tid as u64, name);
+        }
     }
 
     /// The modules of process `process`, from its mappings at its exit

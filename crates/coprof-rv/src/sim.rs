@@ -376,6 +376,12 @@ impl Simulator {
         &self.kernel.areas
     }
 
+    /// The names the program's threads gave themselves
+    /// (`prctl(PR_SET_NAME)`), by id; the others have the program file's.
+    pub fn thread_names(&self) -> std::collections::BTreeMap<u64, String> {
+        self.kernel.thread_names()
+    }
+
     /// The directory the program's absolute paths are looked up in first:
     /// `--root`, or the sysroot of a dynamically linked program.
     pub fn sysroot(&self) -> Option<&Path> {

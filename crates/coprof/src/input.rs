@@ -988,6 +988,7 @@ impl InputArgs {
             events: run.events,
             modules: run.modules,
             areas: run.areas,
+            thread_names: run.thread_names,
             ..TraceMeta::default()
         };
         meta.extra.insert(
@@ -1027,6 +1028,7 @@ impl InputArgs {
                 modules: sim.modules().to_vec(),
                 sysroot: sim.sysroot().map(Path::to_path_buf),
                 areas: sim.areas().clone(),
+                thread_names: sim.thread_names(),
                 ..meta
             },
             live: Some(LiveRun {

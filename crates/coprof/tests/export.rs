@@ -340,15 +340,18 @@ fn pprof_stacks_count_a_caller_with_its_callees_and_a_recursive_function_once() 
 const THREADS: &str = r#"
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 __attribute__((noipa)) unsigned leaf_a(unsigned x) { return x * 2654435761u >> 3; }
 __attribute__((noipa)) unsigned leaf_b(unsigned x) { return x * 40503u >> 5; }
 __attribute__((noipa)) void *worker_a(void *arg) {
+    prctl(PR_SET_NAME, "worker-a");
     unsigned s = 0;
     for (unsigned i = 0; i < 200000; i++) s += leaf_a(i);
     *(unsigned *)arg = s;
     return 0;
 }
 __attribute__((noipa)) void *worker_b(void *arg) {
+    prctl(PR_SET_NAME, "worker-b");
     unsigned s = 0;
     for (unsigned i = 0; i < 200000; i++) s += leaf_b(i);
     *(unsigned *)arg = s;
@@ -593,6 +596,13 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
         events[1] > 1_000_000 && events[2] > 1_000_000 && events[0] < events[1],
         "{info}"
     );
+    // and each one's name: the program's for the first, and the names
+    // the workers gave themselves.
+    let names: Vec<&str> = threads
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["threads", "worker-a", "worker-b"], "{info}");
     for stacks in [traces(&pb), traces(&profiled)] {
         for (leaf, worker) in [("leaf_a", "worker_a"), ("leaf_b", "worker_b")] {
             let of_leaf = leaves(&stacks, leaf);
@@ -938,6 +948,7 @@ fn a_samplers_estimate_is_written_beside_the_exact_count() {
 const NATIVE_THREADS: &str = r#"
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <time.h>
 static double cpu(void) {
     struct timespec t;
@@ -954,6 +965,7 @@ __attribute__((noipa)) unsigned spin_b(unsigned x) {
 }
 static void *worker(void *arg) {
     unsigned (*spin)(unsigned) = arg;
+    prctl(PR_SET_NAME, spin == spin_a ? "spin-a" : "spin-b");
     unsigned s = 0;
     double end = cpu() + 0.15;
     while (cpu() < end) s = spin(s);
@@ -1006,6 +1018,13 @@ fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
         .map(|t| t["total"].as_u64().unwrap())
         .sum();
     assert_eq!(total, summary["total"].as_u64().unwrap(), "{summary}");
+    let names: Vec<&str> = (per_thread.iter())
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"spin-a") && names.contains(&"spin-b"),
+        "{summary}"
+    );
     let mut shares: Vec<f64> = per_thread
         .iter()
         .map(|t| t["share"].as_f64().unwrap())
@@ -1034,6 +1053,14 @@ fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
     assert!(threads.len() >= 2, "{info}");
     let events: u64 = threads.iter().map(|t| t["events"].as_u64().unwrap()).sum();
     assert_eq!(events, info["events"].as_u64().unwrap(), "{info}");
+    let names: Vec<&str> = threads
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"spin-a") && names.contains(&"spin-b"),
+        "{info}"
+    );
     let from_trace = dir.path().join("from-trace.pb.gz");
     export_file(&from_trace, &["--separate-threads"], &trace);
     one_thread_each(&from_trace, ["spin_a", "spin_b"]);

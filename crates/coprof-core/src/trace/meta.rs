@@ -46,9 +46,54 @@ pub struct TraceMeta {
     /// Written when the trace is complete.
     #[serde(default, skip_serializing_if = "crate::areas::Areas::is_empty")]
     pub areas: crate::areas::Areas,
+    /// The names threads had, by thread id, as Linux's `comm` gives them
+    /// (`prctl(PR_SET_NAME)`, `pthread_setname_np`): those the source
+    /// knows; a thread not named here has its program file's name, as
+    /// Linux starts it. Written when the trace is complete.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub thread_names: BTreeMap<u64, String>,
     /// Any other keys.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+impl TraceMeta {
+    /// The name of thread `tid`: the one recorded, else the program
+    /// file's name as Linux starts a thread with (its first 15 bytes).
+    pub fn thread_name(&self, tid: u64) -> String {
+        if let Some(name) = self.thread_names.get(&tid) {
+            return name.clone();
+        }
+        let file = self.program.rsplit('/').next().unwrap_or(&self.program);
+        let mut end = file.len().min(15);
+        while !file.is_char_boundary(end) {
+            end -= 1;
+        }
+        file[..end].to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_is_named_as_recorded_else_by_its_programs_file_as_linux_starts_it() {
+        let mut meta = TraceMeta {
+            program: "/usr/bin/a-rather-long-program-name".into(),
+            ..TraceMeta::default()
+        };
+        meta.thread_names.insert(7, "worker".into());
+        assert_eq!(meta.thread_name(7), "worker");
+        assert_eq!(meta.thread_name(8), "a-rather-long-p");
+        // Kept across the metadata's JSON, keyed by the id as text.
+        let json = serde_json::to_value(&meta).unwrap();
+        assert_eq!(json["thread_names"]["7"], "worker");
+        let back: TraceMeta = serde_json::from_value(json).unwrap();
+        assert_eq!(back, meta);
+        let plain = serde_json::to_value(TraceMeta::default()).unwrap();
+        assert!(plain.get("thread_names").is_none());
+    }
 }
 
 /// A file whose code was loaded: the range of addresses its segments

@@ -17,6 +17,7 @@ use super::format::*;
 use super::meta::TraceMeta;
 use crate::event::{Class, ClassSet, Event};
 use crate::stream::Sink;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -217,6 +218,12 @@ impl TraceWriter {
     /// header when they do not fit the room reserved.
     pub fn set_areas(&mut self, areas: crate::areas::Areas) {
         self.meta.areas = areas;
+    }
+
+    /// Sets the threads' names the final metadata gives (see
+    /// [`TraceMeta::thread_names`]).
+    pub fn set_thread_names(&mut self, names: BTreeMap<u64, String>) {
+        self.meta.thread_names = names;
     }
 
     /// Sets the zstd compression level (1 to 19; default 3).

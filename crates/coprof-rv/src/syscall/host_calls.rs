@@ -474,6 +474,19 @@ impl Kernel {
     }
 
     /// Thread `tid`'s name, as [`thread_name`](Self::thread_name) says.
+    /// The names threads gave themselves, by id, as text.
+    pub(crate) fn thread_names(&self) -> std::collections::BTreeMap<u64, String> {
+        (self.names.iter())
+            .map(|(tid, name)| {
+                let end = name.iter().position(|&b| b == 0).unwrap_or(16);
+                (
+                    *tid as u64,
+                    String::from_utf8_lossy(&name[..end]).into_owned(),
+                )
+            })
+            .collect()
+    }
+
     pub(super) fn name_of(&self, tid: i64) -> [u8; 16] {
         if let Some((_, name)) = self.names.iter().find(|(t, _)| *t == tid) {
             return *name;

@@ -334,6 +334,8 @@ struct CallsSummary {
 #[derive(Serialize)]
 struct ThreadCost {
     thread: u64,
+    /// Its name (`comm`), as the input records it.
+    name: String,
     /// Its count, and its share of the whole.
     total: u64,
     share: f64,
@@ -409,7 +411,7 @@ impl Job for Export {
         // are its samples.
         let period = period_ns(info).filter(|_| self.cost.sample_type == "samples");
         let profile = pc_profile(&self.counting, self.cost.clone(), period, info);
-        let mut per_thread = per_thread(&profile);
+        let mut per_thread = per_thread(&profile, &info.meta);
         if self.format == Format::Callgrind && !per_thread.is_empty() {
             write_parts(&profile, &mut per_thread, &self.output, &self.path)?;
         } else {
@@ -558,8 +560,8 @@ fn locate(info: &InputInfo, pc: u64) -> (Option<Object>, Location) {
 }
 
 /// Each thread's first cost and share of the whole, by thread, when the
-/// profile keeps its threads apart.
-fn per_thread(p: &PcProfile) -> Vec<ThreadCost> {
+/// profile keeps its threads apart, with its name as `meta` gives it.
+fn per_thread(p: &PcProfile, meta: &coprof_core::trace::TraceMeta) -> Vec<ThreadCost> {
     let mut totals: std::collections::BTreeMap<u64, u64> = Default::default();
     for c in &p.context_costs {
         if let Some(tid) = c.thread {
@@ -570,6 +572,7 @@ fn per_thread(p: &PcProfile) -> Vec<ThreadCost> {
     (totals.into_iter())
         .map(|(thread, total)| ThreadCost {
             thread,
+            name: meta.thread_name(thread),
             total,
             share: total as f64 / whole,
             output: None,
@@ -689,6 +692,7 @@ fn text(s: &Summary, format: Format) -> String {
                 Some(file) => file.display().to_string(),
                 None => format!("thread {}", c.thread),
             };
+            let name = format!("{name} ({})", c.name);
             t.push_str(&format!(
                 "  {name}  {} {} ({})\n",
                 thousands(c.total),

@@ -46,6 +46,8 @@ struct Info {
 #[derive(Serialize)]
 struct ThreadEvents {
     tid: u64,
+    /// Its name: the one the trace records, else its program's.
+    name: String,
     events: u64,
 }
 
@@ -85,7 +87,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         switches: st.switches,
         threads: per_thread
             .into_iter()
-            .map(|(tid, events)| ThreadEvents { tid, events })
+            .map(|(tid, events)| ThreadEvents {
+                tid,
+                name: r.meta().thread_name(tid),
+                events,
+            })
             .collect(),
         classes: Class::ALL
             .iter()
@@ -151,10 +157,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     if info.threads.len() > 1 {
         println!();
-        println!("{:<12} {:>14} {:>8}", "thread", "events", "share");
+        println!(
+            "{:<12} {:<16} {:>14} {:>8}",
+            "thread", "name", "events", "share"
+        );
         for t in &info.threads {
             let share = pct(t.events as f64 / n);
-            println!("{:<12} {:>14} {:>8}", t.tid, thousands(t.events), share);
+            println!(
+                "{:<12} {:<16} {:>14} {:>8}",
+                t.tid,
+                t.name,
+                thousands(t.events),
+                share
+            );
         }
     }
     Ok(())

@@ -223,6 +223,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let secs = started.elapsed().as_secs_f64();
     w.set_modules(run.modules.clone(), None);
     w.set_areas(run.areas.clone());
+    w.set_thread_names(run.thread_names.clone());
     let written = w.commit()?;
     let children = children.map(|c| c.ended).unwrap_or_default();
     if a.json {

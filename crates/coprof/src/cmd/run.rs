@@ -357,6 +357,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 sim.sysroot().map(std::path::Path::to_path_buf),
             );
             w.set_areas(sim.areas().clone());
+            w.set_thread_names(sim.thread_names());
             let s = w.commit()?;
             (exit, Some((out, s.events, s.file_bytes)))
         }

@@ -223,6 +223,7 @@ fn write(a: &Args, spec: SamplerSpec, sampler: coprof_brr::AnySampler) -> anyhow
         w.set_modules(info.meta.modules, info.meta.sysroot);
     }
     w.set_areas(info.meta.areas);
+    w.set_thread_names(info.meta.thread_names);
     let summary = w.commit()?;
     let r = WriteReport {
         sampler: spec.to_string(),

@@ -95,6 +95,7 @@ impl coprof_native::Children for ChildTraces {
         let written = writer.and_then(|mut w| {
             w.set_modules(run.modules, None);
             w.set_areas(run.areas);
+            w.set_thread_names(run.thread_names);
             w.set_program(program.clone(), args.clone());
             w.commit().map_err(|e| e.to_string())
         });
