@@ -146,6 +146,9 @@ pub struct PcProfile {
     /// The thread whose costs these alone are, for one thread's part of a
     /// profile whose threads were kept apart ([`PcProfile::of_thread`]).
     pub thread: Option<u64>,
+    /// The threads' names, by id, where known: pprof's samples carry
+    /// them as a `thread_name` label beside the `thread` one.
+    pub thread_names: std::collections::BTreeMap<u64, String>,
 }
 
 impl PcProfile {

@@ -71,6 +71,9 @@ pub mod proto {
     pub struct Label {
         #[prost(int64, tag = "1")]
         pub key: i64,
+        /// A text value, as an index in the strings (0 for none).
+        #[prost(int64, tag = "2")]
+        pub str: i64,
         #[prost(int64, tag = "3")]
         pub num: i64,
     }
@@ -200,8 +203,8 @@ fn build(
     let mut locations = Locations::default();
     // One sample, filled again for each (context, PC) or PC.
     let mut one = proto::Sample::default();
-    // The label's key, put in the strings when a sample first has one.
-    let mut thread = None;
+    // The labels' keys, put in the strings when a sample first has one.
+    let (mut thread, mut thread_name) = (None, None);
     if p.has_calls() {
         for c in &p.context_costs {
             if refill(&mut one, &c.values) {
@@ -209,7 +212,15 @@ fn build(
                     one.label.push(proto::Label {
                         key: *thread.get_or_insert_with(|| strings.put("thread")),
                         num: tid as i64,
+                        ..proto::Label::default()
                     });
+                    if let Some(name) = p.thread_names.get(&tid) {
+                        one.label.push(proto::Label {
+                            key: *thread_name.get_or_insert_with(|| strings.put("thread_name")),
+                            str: strings.put(name),
+                            ..proto::Label::default()
+                        });
+                    }
                 }
                 let stack = std::iter::once(c.pc).chain(p.call_stack(c.context));
                 for i in stack {
@@ -416,20 +427,22 @@ mod tests {
         for (i, c) in p.context_costs.iter_mut().enumerate() {
             c.thread = (i % 2 == 1).then_some(7);
         }
+        p.thread_names.insert(7, "worker".into());
         let m = profile(&p, &[]);
-        let labels: Vec<Vec<(&str, i64)>> = m
+        let text = |i: i64| m.string_table[i as usize].as_str();
+        let labels: Vec<Vec<(&str, &str, i64)>> = m
             .sample
             .iter()
             .map(|s| {
                 s.label
                     .iter()
-                    .map(|l| (m.string_table[l.key as usize].as_str(), l.num))
+                    .map(|l| (text(l.key), text(l.str), l.num))
                     .collect()
             })
             .collect();
-        let want: Vec<Vec<(&str, i64)>> = (0..p.context_costs.len())
+        let want: Vec<Vec<(&str, &str, i64)>> = (0..p.context_costs.len())
             .map(|i| match i % 2 {
-                1 => vec![("thread", 7)],
+                1 => vec![("thread", "", 7), ("thread_name", "worker", 0)],
                 _ => vec![],
             })
             .collect();

@@ -33,6 +33,7 @@ impl PcProfile {
             command: self.command.clone(),
             pid: self.pid,
             thread: Some(tid),
+            thread_names: self.thread_names.clone(),
             ..PcProfile::default()
         };
         for pc in &mut part.pcs {

@@ -382,7 +382,8 @@ fn traced(dir: &Path, name: &str, prog: &Path) -> PathBuf {
     trace
 }
 
-/// The stacks `go tool pprof -traces` prints, each leaf first.
+/// The stacks `go tool pprof -traces` prints, each leaf first (after its
+/// `thread` label, when it has one).
 fn traces(pb: &Path) -> Vec<Vec<String>> {
     let out = succeeded(
         Command::new("go")
@@ -395,6 +396,8 @@ fn traces(pb: &Path) -> Vec<Vec<String>> {
         .map(|t| {
             t.lines()
                 .filter(|l| !l.starts_with('-'))
+                // The thread's id stands for its labels.
+                .filter(|l| !l.trim_start().starts_with("thread_name:"))
                 .filter_map(|l| l.split_whitespace().last().map(str::to_string))
                 .collect()
         })
@@ -524,6 +527,12 @@ fn each_thread_of_a_program_has_stacks_of_its_own() {
     assert!(
         focused.contains_key("leaf_a") && !focused.contains_key("leaf_b"),
         "{focused:?}"
+    );
+    // and by the name the thread gave itself.
+    let by_name = pprof_top(&apart, &["-tagfocus=thread_name=worker-b"]).1;
+    assert!(
+        by_name.contains_key("leaf_b") && !by_name.contains_key("leaf_a"),
+        "{by_name:?}"
     );
     // A callgrind profile is a file per thread, as callgrind writes it:
     // each worker's leaf in its thread's file alone, and the files' costs

@@ -72,8 +72,8 @@ pub struct Args {
     flat: bool,
     /// Keep each thread's costs apart, as callgrind's
     /// `--separate-threads=yes` does: every pprof sample carries a
-    /// `thread` label with the thread's id (`pprof -tags`, `-tagfocus`,
-    /// `-tagroot=thread`), and a callgrind profile is a file per thread,
+    /// `thread` label with the thread's id and a `thread_name` label
+    /// with its name (`pprof -tags`, `-tagfocus`, `-tagroot=thread`), and a callgrind profile is a file per thread,
     /// -o's name with `-TID` appended. Needs a source that says which
     /// thread runs: the simulator, a sampled native program, or their
     /// traces.
@@ -410,7 +410,10 @@ impl Job for Export {
         // What each sample of a native process stands for, when the counts
         // are its samples.
         let period = period_ns(info).filter(|_| self.cost.sample_type == "samples");
-        let profile = pc_profile(&self.counting, self.cost.clone(), period, info);
+        let mut profile = pc_profile(&self.counting, self.cost.clone(), period, info);
+        profile.thread_names = (profile.threads().into_iter())
+            .map(|tid| (tid, info.meta.thread_name(tid)))
+            .collect();
         let mut per_thread = per_thread(&profile, &info.meta);
         if self.format == Format::Callgrind && !per_thread.is_empty() {
             write_parts(&profile, &mut per_thread, &self.output, &self.path)?;
