@@ -588,8 +588,9 @@ impl Kernel {
     /// pair. The name is read first, as Linux does: a bad pointer is
     /// EFAULT even beside a bad descriptor.
     fn at_path(&self, mem: &Memory, dirfd: u64, addr: u64) -> Result<(i32, CString), i64> {
-        let path = self.path(mem, addr)?;
-        Ok((self.dirfd(dirfd)?, path))
+        let guest = mem.read_cstr(addr, 4096).map_err(|_| EFAULT)?;
+        let guest = self.own_relative(dirfd, guest)?;
+        Ok((self.dirfd(dirfd)?, self.host_path(guest)?))
     }
 
     fn dirfd(&self, fd: u64) -> Result<i32, i64> {

@@ -440,6 +440,10 @@ static void list_tasks(void) {
     printf("task: %d threads, main's %d, worker's %d, names%s\n", n, mine, worker, names);
     int self = open("/proc/self", O_RDONLY | O_DIRECTORY);
     printf("comm under /proc/self: %s\n", line_at(self, "comm"));
+    char exe[4096];
+    ssize_t len = readlinkat(self, "exe", exe, sizeof exe - 1);
+    exe[len > 0 ? len : 0] = 0;
+    printf("exe under /proc/self: %s\n", strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe);
     close(self);
 }
 int main(void) {
@@ -512,7 +516,8 @@ fn its_own_proc_files_name_the_program_and_the_ids_it_sees() {
          worker: SIGUSR1 blocked in its own status 1, in the process's 0, SIGUSR2 in the process's 1\n\
          main: SIGUSR1 blocked in the worker's status 1, in its own 0\n\
          task: 2 threads, main's 1, worker's 1, names procself worker\n\
-         comm under /proc/self: procself\n"
+         comm under /proc/self: procself\n\
+         exe under /proc/self: procself\n"
     );
     assert_eq!(run(&prog, &[]), alone);
     assert_eq!(run(&prog, &["--pid", "4242"]), alone);

@@ -3,9 +3,7 @@
 //! descriptors, `fcntl` and `ioctl`, pipes, `stat` and `statx`, links,
 //! directories, the working directory and the umask.
 
-use super::{
-    errno, host_iovecs, proc_tasks, ret, Kernel, Outcome, AT_FDCWD, EBADF, EFAULT, EINVAL,
-};
+use super::{errno, host_iovecs, proc_tasks, ret, Kernel, Outcome, EBADF, EFAULT, EINVAL};
 use crate::error::SimError;
 use crate::fdtable::MAX_FDS;
 use crate::mem::{perm, Memory};
@@ -135,15 +133,8 @@ impl Kernel {
             nr::OPENAT => {
                 // The name is read once, first (a bad pointer is EFAULT
                 // even beside a bad descriptor, as in `at_path`).
-                let mut guest = errno!(mem.read_cstr(a[1], 4096).map_err(|_| EFAULT));
-                // A name under a descriptor of the program's own /proc
-                // directory is its own path there (proc_tasks).
-                if !guest.starts_with(b"/") && a[0] as i32 as i64 != AT_FDCWD {
-                    let dir = errno!(self.dirfd(a[0]));
-                    if let Some(own) = proc_tasks::proc_dir_of(dir) {
-                        guest = proc_tasks::under(own, &guest);
-                    }
-                }
+                let guest = errno!(mem.read_cstr(a[1], 4096).map_err(|_| EFAULT));
+                let guest = errno!(self.own_relative(a[0], guest));
                 let cloexec = a[2] as i32 & libc::O_CLOEXEC != 0;
                 if let Some(file) = self.proc_self(mem, &guest, cloexec) {
                     let h = errno!(file);
@@ -335,6 +326,7 @@ impl Kernel {
                     return Ok(Outcome::Ret(EINVAL));
                 }
                 let raw = tryf!(mem.read_cstr(a[1], 4096));
+                let raw = errno!(self.own_relative(a[0], raw));
                 if Self::is_exe(&self.host_proc_path(raw)) {
                     let exe = self.exe.as_os_str().as_encoded_bytes().to_vec();
                     let n = exe.len().min(a[3] as usize);

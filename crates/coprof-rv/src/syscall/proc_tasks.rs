@@ -15,10 +15,10 @@
 //! to any value), so that duplicates share it and `rewinddir`'s `lseek`
 //! goes to the host as it is.
 //!
-//! A name opened relative to the directory (`openat(fd, "TID/stat")`, as
-//! `opendir`'s callers do) is the program's own path under
-//! `/proc/self/task`, and likewise under a descriptor of `/proc/self`
-//! itself (`openat(fd, "maps")`).
+//! A name an `*at` call takes relative to the directory (`openat(fd,
+//! "TID/stat")`, as `opendir`'s callers do) is the program's own path
+//! under `/proc/self/task`, and likewise under a descriptor of
+//! `/proc/self` itself (`openat(fd, "maps")`, `readlinkat(fd, "exe")`).
 
 use super::Kernel;
 use std::os::unix::fs::MetadataExt;
@@ -56,6 +56,13 @@ pub(crate) fn proc_dir_of(h: i32) -> Option<ProcDir> {
     // SAFETY: a plain call into a local struct.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstat(h, &mut st) } != 0 || st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+        return None;
+    }
+    // Most directories are not in /proc: one look at its device, the
+    // same for every process's /proc, settles those.
+    static PROC_DEV: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    let proc_dev = PROC_DEV.get_or_init(|| std::fs::metadata("/proc").ok().map(|m| m.dev()));
+    if *proc_dev != Some(st.st_dev) {
         return None;
     }
     let same = |path: &str| {
@@ -117,6 +124,21 @@ pub(crate) fn listing(tids: &[i64], pos: u64, room: usize) -> Result<(Vec<u8>, u
 }
 
 impl Kernel {
+    /// The guest path `name` of an `*at` call relative to guest
+    /// descriptor `dirfd` means: under a descriptor of the program's own
+    /// `/proc` directory, its own path there ([`under`]); else `name` as
+    /// it is. Err(EBADF) for a descriptor the program does not hold.
+    pub(super) fn own_relative(&self, dirfd: u64, name: Vec<u8>) -> Result<Vec<u8>, i64> {
+        if name.starts_with(b"/") || dirfd as i32 as i64 == super::AT_FDCWD {
+            return Ok(name);
+        }
+        let dir = self.dirfd(dirfd)?;
+        Ok(match proc_dir_of(dir) {
+            Some(own) => under(own, &name),
+            None => name,
+        })
+    }
+
     /// `getdents64` on host descriptor `h` of the host's `/proc/self/task`:
     /// the program's threads into `buf`, from the descriptor's offset on,
     /// which is then moved past them. Returns the bytes written, or the
