@@ -589,8 +589,8 @@ impl Kernel {
     /// EFAULT even beside a bad descriptor.
     fn at_path(&self, mem: &Memory, dirfd: u64, addr: u64) -> Result<(i32, CString), i64> {
         let guest = mem.read_cstr(addr, 4096).map_err(|_| EFAULT)?;
-        let guest = self.own_relative(dirfd, guest)?;
-        Ok((self.dirfd(dirfd)?, self.host_path(guest)?))
+        let dir = self.dirfd(dirfd)?;
+        Ok((dir, self.host_path(proc_tasks::relative(dir, guest))?))
     }
 
     fn dirfd(&self, fd: u64) -> Result<i32, i64> {

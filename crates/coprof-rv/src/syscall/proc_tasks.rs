@@ -89,6 +89,20 @@ pub(crate) fn under(dir: ProcDir, name: &[u8]) -> Vec<u8> {
     path
 }
 
+/// The guest path `name` means relative to host directory `dir`
+/// (`AT_FDCWD` for the working directory): under one of the program's
+/// own `/proc` directories, its own path there ([`under`]); else `name`
+/// as it is.
+pub(crate) fn relative(dir: i32, name: Vec<u8>) -> Vec<u8> {
+    if name.starts_with(b"/") || dir == libc::AT_FDCWD {
+        return name;
+    }
+    match proc_dir_of(dir) {
+        Some(own) => under(own, &name),
+        None => name,
+    }
+}
+
 /// The listing of threads `tids` from entry `pos` on (0 is `.`, 1 `..`,
 /// then each thread), as `linux_dirent64` records that fit in `room`
 /// bytes, each record's offset the position after it. `Err(EINVAL)` when
@@ -129,14 +143,10 @@ impl Kernel {
     /// `/proc` directory, its own path there ([`under`]); else `name` as
     /// it is. Err(EBADF) for a descriptor the program does not hold.
     pub(super) fn own_relative(&self, dirfd: u64, name: Vec<u8>) -> Result<Vec<u8>, i64> {
-        if name.starts_with(b"/") || dirfd as i32 as i64 == super::AT_FDCWD {
+        if name.starts_with(b"/") {
             return Ok(name);
         }
-        let dir = self.dirfd(dirfd)?;
-        Ok(match proc_dir_of(dir) {
-            Some(own) => under(own, &name),
-            None => name,
-        })
+        Ok(relative(self.dirfd(dirfd)?, name))
     }
 
     /// `getdents64` on host descriptor `h` of the host's `/proc/self/task`:

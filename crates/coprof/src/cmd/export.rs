@@ -414,7 +414,7 @@ impl Job for Export {
         profile.thread_names = (profile.threads().into_iter())
             .map(|tid| (tid, info.meta.thread_name(tid)))
             .collect();
-        let mut per_thread = per_thread(&profile, &info.meta);
+        let mut per_thread = per_thread(&profile);
         if self.format == Format::Callgrind && !per_thread.is_empty() {
             write_parts(&profile, &mut per_thread, &self.output, &self.path)?;
         } else {
@@ -562,9 +562,9 @@ fn locate(info: &InputInfo, pc: u64) -> (Option<Object>, Location) {
     (area, Location::address(pc))
 }
 
-/// Each thread's first cost and share of the whole, by thread, when the
-/// profile keeps its threads apart, with its name as `meta` gives it.
-fn per_thread(p: &PcProfile, meta: &coprof_core::trace::TraceMeta) -> Vec<ThreadCost> {
+/// Each thread's first cost and share of the whole, by thread, with its
+/// name, when the profile keeps its threads apart.
+fn per_thread(p: &PcProfile) -> Vec<ThreadCost> {
     let mut totals: std::collections::BTreeMap<u64, u64> = Default::default();
     for c in &p.context_costs {
         if let Some(tid) = c.thread {
@@ -575,7 +575,7 @@ fn per_thread(p: &PcProfile, meta: &coprof_core::trace::TraceMeta) -> Vec<Thread
     (totals.into_iter())
         .map(|(thread, total)| ThreadCost {
             thread,
-            name: meta.thread_name(thread),
+            name: p.thread_names[&thread].clone(),
             total,
             share: total as f64 / whole,
             output: None,
