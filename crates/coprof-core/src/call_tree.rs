@@ -40,12 +40,20 @@
 //! its own call, and the chains heal); single-threaded programs, and
 //! each thread between switches, are exact.
 //!
+//! A source that samples a program rather than running every
+//! instruction (the native tracer) cannot show its calls and returns; it
+//! unwinds each sample's stack instead and gives it before the sample
+//! ([`Sink::stack`]). The tree then takes the stack's calls as the open
+//! ones, as a sampling profiler's call graph does (`perf record -g`),
+//! and follows no transfers: a sample counts under the chain of calls
+//! its stack holds, and a context's calls are not counted.
+//!
 //! Threads that run the same code share its contexts, so a context's
 //! counts are those of every thread. [`CallTree::separate_threads`] keeps
 //! them apart instead, as callgrind's `--separate-threads=yes` does: each
 //! thread's calls open contexts under a root of its own.
 
-use crate::{Blocks, Class, ClassSet, Event, Run, Sink};
+use crate::{Blocks, Class, ClassSet, Event, OpenCall, Run, Sink};
 use rustc_hash::FxHashMap;
 
 /// The longest call instruction: a return that lands at most this many
@@ -111,6 +119,9 @@ pub struct CallTree {
     parked: FxHashMap<u64, ThreadState>,
     /// Whether each thread's contexts are kept under a root of its own.
     separate_threads: bool,
+    /// Whether the source gives each sample's stack ([`Sink::stack`]):
+    /// the events' calls and returns are then not followed.
+    stacks: bool,
 }
 
 /// A thread's shadow stack while another runs.
@@ -236,6 +247,7 @@ impl CallTree {
             thread: None,
             parked: FxHashMap::default(),
             separate_threads: false,
+            stacks: false,
         }
     }
 
@@ -303,9 +315,18 @@ impl CallTree {
     }
 
     fn call(&mut self, pc: u64, target: u64) {
+        if let Some(id) = self.enter(pc, target) {
+            self.contexts[id as usize].calls += 1;
+        }
+    }
+
+    /// Opens the context of a call at `pc` to `target` in the current
+    /// one, or goes back into it (recursion), without counting the call:
+    /// its id, or `None` past [`MAX_DEPTH`].
+    fn enter(&mut self, pc: u64, target: u64) -> Option<u32> {
         if self.stack.len() >= MAX_DEPTH {
             self.too_deep += 1;
-            return;
+            return None;
         }
         let parent = self.current();
         let id = match self.children.get(&(parent, pc, target)) {
@@ -316,8 +337,8 @@ impl CallTree {
                 id
             }
         };
-        self.contexts[id as usize].calls += 1;
         self.stack.push(id);
+        Some(id)
     }
 
     /// The context a call at `pc` to `target` made in `parent` opens the
@@ -389,7 +410,9 @@ impl Sink for CallTree {
             if self.classes.contains(e.class) {
                 *self.counts.entry((self.current(), e.pc)).or_insert(0) += 1;
             }
-            self.transfer(e.class, e.pc, e.addr);
+            if !self.stacks {
+                self.transfer(e.class, e.pc, e.addr);
+            }
         }
     }
 
@@ -434,6 +457,24 @@ impl Sink for CallTree {
         };
         if let Some(t) = self.thread.replace(tid) {
             self.parked.insert(t, last);
+        }
+    }
+
+    fn wants_stacks(&self) -> bool {
+        true
+    }
+
+    /// Makes `calls` the running thread's open calls, under its root, as
+    /// if it had made them: a sample's context. The calls are not
+    /// counted, since a stack says what is open, not how often it was
+    /// entered; recursion folds as it does for calls followed.
+    fn stack(&mut self, calls: &[OpenCall]) {
+        self.stacks = true;
+        let root = usize::from(self.separate_threads && self.thread.is_some());
+        self.stack.truncate(root);
+        self.too_deep = 0;
+        for c in calls {
+            self.enter(c.call_site, c.target);
         }
     }
 
@@ -589,6 +630,103 @@ mod tests {
         }
         chain.reverse();
         chain
+    }
+
+    /// Each event of `events` with the calls open when it retired,
+    /// outermost first, by a shadow stack of its own.
+    fn with_stacks(events: &[Event]) -> Vec<(Vec<OpenCall>, Event)> {
+        let mut open = Vec::new();
+        let mut out = Vec::new();
+        for &e in events {
+            out.push((open.clone(), e));
+            match e.class {
+                Class::Call => open.push(OpenCall {
+                    call_site: e.pc,
+                    target: e.addr,
+                }),
+                Class::Return => {
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn samples_with_their_stacks_count_in_the_contexts_the_calls_followed_give() {
+        let followed = tree_of(&program(), ClassSet::ALL, false);
+        let mut sampled = CallTree::new(ClassSet::ALL);
+        assert!(sampled.wants_stacks());
+        for (stack, e) in with_stacks(&program()) {
+            sampled.stack(&stack);
+            sampled.observe(&[e]);
+        }
+        sampled.finish();
+        // The same contexts and costs; a stack says no call's count.
+        let uncounted: Vec<_> = chains(&followed)
+            .into_iter()
+            .map(|(chain, _, totals)| (chain, 0, totals))
+            .collect();
+        assert_eq!(chains(&sampled), uncounted);
+        assert_eq!(sampled.counts(), followed.counts());
+    }
+
+    #[test]
+    fn a_sampled_call_or_return_is_a_sample_not_a_transfer() {
+        let mut t = CallTree::new(ClassSet::ALL);
+        let f = OpenCall {
+            call_site: 0x104,
+            target: 0x200,
+        };
+        t.stack(&[f]);
+        t.observe(&[Event::control(0x204, Class::Call, 0x300, true)]);
+        // Without its stack, the next sample would be in g.
+        t.stack(&[f]);
+        t.observe(&[Event::control(0x208, Class::Return, 0x108, true)]);
+        t.stack(&[]);
+        t.observe(&[Event::new(0x108, Class::IntAlu)]);
+        t.finish();
+        assert_eq!(t.contexts().len(), 2, "the root and f's");
+        let mut at: Vec<(Vec<u64>, u64)> = t
+            .counts()
+            .keys()
+            .map(|&(c, pc)| (chains_of(&t, c), pc))
+            .collect();
+        at.sort();
+        assert_eq!(
+            at,
+            [(vec![], 0x108), (vec![0x104], 0x204), (vec![0x104], 0x208)]
+        );
+    }
+
+    #[test]
+    fn a_sampled_stack_opens_under_its_threads_root_when_threads_are_kept_apart() {
+        let mut t = CallTree::new(ClassSet::ALL).separate_threads();
+        let f = OpenCall {
+            call_site: 0x104,
+            target: 0x200,
+        };
+        for tid in [7, 8, 7] {
+            t.thread_switch(tid);
+            t.stack(&[f]);
+            t.observe(&[Event::new(0x200, Class::IntAlu)]);
+        }
+        t.finish();
+        // Each thread's root, and f's call under each.
+        let threads: Vec<_> = t.contexts().iter().filter_map(|c| c.thread).collect();
+        assert_eq!(threads, [7, 8]);
+        let mut per_thread: Vec<(u64, u64)> = t
+            .counts()
+            .iter()
+            .map(|(&(c, _), &n)| {
+                let ctx = t.contexts()[c as usize];
+                assert_eq!(ctx.call_site, 0x104);
+                (t.contexts()[ctx.parent as usize].thread.unwrap(), n)
+            })
+            .collect();
+        per_thread.sort();
+        assert_eq!(per_thread, [(7, 2), (8, 1)]);
     }
 
     #[test]

@@ -33,5 +33,5 @@ pub use key_counts::KeyCounts;
 pub use pc_counts::PcCounts;
 pub use runs::{BlockCounts, Blocks, Run, Transfers};
 pub use stream::{
-    all_with_runs, any_with_runs, Collect, Discard, Fanout, Sink, SliceSource, Source,
+    all_with_runs, any_with_runs, Collect, Discard, Fanout, OpenCall, Sink, SliceSource, Source,
 };

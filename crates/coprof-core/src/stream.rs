@@ -120,6 +120,35 @@ pub trait Sink {
     fn thread_switch(&mut self, tid: u64) {
         let _ = tid;
     }
+
+    /// Whether this sink wants each sample's call stack
+    /// ([`stack`](Sink::stack)). Unwinding costs a sampling source time
+    /// at every sample, so it is asked; the default is `false`.
+    fn wants_stacks(&self) -> bool {
+        false
+    }
+
+    /// Called by a source that samples a program and unwinds its stack
+    /// (the native tracer, when a sink asks) before it delivers a
+    /// sample's event, in a batch of that event alone: the calls that
+    /// were open when the sample was taken, outermost first. A stack the
+    /// unwinder could not follow to the thread's first frame starts
+    /// where it stopped; an empty one says no call is known. The events
+    /// of such a stream are samples, not every instruction, so their
+    /// calls and returns are not transfers to follow. The default does
+    /// nothing.
+    fn stack(&mut self, calls: &[OpenCall]) {
+        let _ = calls;
+    }
+}
+
+/// A call open on a sampled thread's stack, as an unwinder finds it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct OpenCall {
+    /// The call instruction's address.
+    pub call_site: u64,
+    /// The entry of the function it called.
+    pub target: u64,
 }
 
 /// Forwards every method of [`Sink`] to the sink behind a pointer.
@@ -158,6 +187,12 @@ macro_rules! forward_sink {
             }
             fn thread_switch(&mut self, tid: u64) {
                 (**self).thread_switch(tid)
+            }
+            fn wants_stacks(&self) -> bool {
+                (**self).wants_stacks()
+            }
+            fn stack(&mut self, calls: &[OpenCall]) {
+                (**self).stack(calls)
             }
         }
     )*};
@@ -283,6 +318,14 @@ impl Sink for Fanout<'_> {
     fn thread_switch(&mut self, tid: u64) {
         for s in &mut self.sinks {
             s.thread_switch(tid);
+        }
+    }
+    fn wants_stacks(&self) -> bool {
+        self.sinks.iter().any(|s| s.wants_stacks())
+    }
+    fn stack(&mut self, calls: &[OpenCall]) {
+        for s in &mut self.sinks {
+            s.stack(calls);
         }
     }
 }

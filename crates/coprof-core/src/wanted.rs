@@ -85,6 +85,12 @@ impl<S: Sink> Sink for OnlyWanted<S> {
     fn thread_switch(&mut self, tid: u64) {
         self.sink.thread_switch(tid);
     }
+    fn wants_stacks(&self) -> bool {
+        self.sink.wants_stacks()
+    }
+    fn stack(&mut self, calls: &[crate::OpenCall]) {
+        self.sink.stack(calls);
+    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,12 @@
 //! mean, 31 µs by default (62,000 cycles at 2 GHz), and the jitter is the
 //! same ±1/31 of it.
 //!
+//! A sink that asks for stacks ([`Sink::wants_stacks`](coprof_core::Sink::wants_stacks))
+//! gets each sample's, unwound from the CFI in the `.eh_frame` of the
+//! files the process runs while the thread is stopped (`unwind.rs`), as
+//! `perf record --call-graph dwarf` unwinds one: the calls open, given
+//! before the sample's event ([`Sink::stack`](coprof_core::Sink::stack)).
+//!
 //! What a sample cannot be: a whole instruction stream. Engines that need
 //! every instruction (the loop cache, branch-on-random) get nothing
 //! useful from samples; range profiles and value hotlists do, with
@@ -39,6 +45,7 @@ mod perf;
 mod ring;
 mod start;
 mod tracer;
+mod unwind;
 
 pub use decode::{decode, event, Decoded, Regs};
 pub use modules::{modules, parse_maps, Mapping};
@@ -245,6 +252,12 @@ pub struct Run {
     pub unsampled_threads: u64,
     /// Threads the program ran, the first included.
     pub threads: u64,
+    /// Samples whose stacks were unwound (for a sink that wants them:
+    /// [`Sink::wants_stacks`](coprof_core::Sink::wants_stacks)), and of
+    /// those, the stacks that reached their thread's first frame; the
+    /// others start where the unwinding stopped.
+    pub stacks: u64,
+    pub whole_stacks: u64,
     /// CPU time, in nanoseconds, of the child processes it had waited for
     /// by its exit, and of theirs (`/proc/PID/stat`'s `cutime` and
     /// `cstime`, in clock ticks): what a run that does not follow
@@ -285,6 +298,8 @@ impl Run {
             throttled: 0,
             unsampled_threads: 0,
             threads: 1,
+            stacks: 0,
+            whole_stacks: 0,
             children_cpu_ns: 0,
             modules: Vec::new(),
             areas: Default::default(),

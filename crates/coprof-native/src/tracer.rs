@@ -6,8 +6,9 @@ use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
 use crate::perf::{Clock, SAMPLE_SIGNAL};
 use crate::start::{start, Started};
+use crate::unwind::{Space, Unwinder};
 use crate::{Children, Config, Exit, Hooks, NativeError, Run};
-use coprof_core::{Class, ClassSet, Event, Sink};
+use coprof_core::{Class, ClassSet, Event, OpenCall, Sink};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::HashMap;
@@ -99,6 +100,8 @@ struct Process {
     /// The CPU time of its waited-for children before it was followed:
     /// for a process attached to, not part of its run.
     children_cpu_before_ns: u64,
+    /// What the unwinder knows of its addresses.
+    space: Space,
 }
 
 impl Process {
@@ -108,6 +111,7 @@ impl Process {
             batch: Vec::with_capacity(BATCH),
             thread: None,
             children_cpu_before_ns: 0,
+            space: Space::default(),
         }
     }
 }
@@ -155,6 +159,9 @@ struct Tracer<'a, 'h> {
     breakpoint_hits: u64,
     /// PCs read from a ring buffer, before they are counted.
     ring_pcs: Vec<u64>,
+    /// The unwinder of the program's samples' stacks, when its sink
+    /// wants them ([`Sink::wants_stacks`]) and a sample stops the thread.
+    unwinder: Option<Unwinder>,
 }
 impl<'a, 'h> Tracer<'a, 'h> {
     /// A tracer of the process `main`, whose first thread is its pid,
@@ -198,6 +205,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             breakpoints: true,
             breakpoint_hits: 0,
             ring_pcs: Vec::new(),
+            unwinder: (sink.wants_stacks() && !config.ring_buffer).then(Unwinder::default),
         }
     }
 
@@ -343,6 +351,9 @@ impl<'a, 'h> Tracer<'a, 'h> {
                     }
                     self.close_clock(process, sink);
                     self.clock(process)?;
+                    if let Some(p) = self.processes.get_mut(&process) {
+                        p.space.clear();
+                    }
                     resume(tid, 0);
                 }
                 libc::PTRACE_EVENT_CLONE => {
@@ -487,6 +498,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 process,
                 tid,
                 Sample::Event(Event::new(pc, Class::Other)),
+                None,
                 sink,
             );
             self.sampled();
@@ -585,6 +597,8 @@ impl<'a, 'h> Tracer<'a, 'h> {
         let (mut single_steps, mut runs_ahead) = (0, 0);
         // The PC a run to a breakpoint is to stop at, and its SIGTRAP.
         let mut expected: Option<(u64, i32)> = None;
+        // The registers where the sample's event was taken.
+        let mut taken = None;
         let (sample, resume) = loop {
             // SAFETY: registers of a stopped tracee, into a local.
             let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
@@ -620,6 +634,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
                     (read_memory(tid, addr, &mut bytes[..size]) == size)
                         .then(|| u64::from_le_bytes(bytes))
                 });
+                taken = Some(regs);
                 break (Sample::Event(e), Some(0));
             }
             let (status, passed) = match self.run_ahead(tid, &regs, MAX_STEPS - steps) {
@@ -640,11 +655,21 @@ impl<'a, 'h> Tracer<'a, 'h> {
             }
             steps += passed;
         };
+        let mut stack = None;
         if let Some(p) = self.processes.get_mut(&process) {
             p.run.steps += single_steps;
             p.run.runs_ahead += runs_ahead;
+            if let (Some(regs), Some(unwinder)) = (taken, self.unwinder.as_mut()) {
+                if process == self.pid {
+                    let mut read = |addr, out: &mut [u8]| read_memory(tid, addr, out);
+                    let (calls, whole) = unwinder.stack(&mut p.space, process, &regs, &mut read);
+                    p.run.stacks += 1;
+                    p.run.whole_stacks += u64::from(whole);
+                    stack = Some(calls);
+                }
+            }
         }
-        self.count(process, tid, sample, sink);
+        self.count(process, tid, sample, stack.as_deref(), sink);
         resume
     }
 
@@ -684,8 +709,16 @@ impl<'a, 'h> Tracer<'a, 'h> {
 
     /// Counts a sample of thread `tid` of `process` and hands its event
     /// on, after saying which thread it is of when that changed and the
-    /// sink asks.
-    fn count(&mut self, process: i32, tid: i32, sample: Sample, sink: &mut dyn Sink) {
+    /// sink asks, and with its `stack` when it was unwound: alone, after
+    /// the events before it.
+    fn count(
+        &mut self,
+        process: i32,
+        tid: i32,
+        sample: Sample,
+        stack: Option<&[OpenCall]>,
+        sink: &mut dyn Sink,
+    ) {
         let Some(p) = self.processes.get_mut(&process) else {
             return;
         };
@@ -719,12 +752,16 @@ impl<'a, 'h> Tracer<'a, 'h> {
                     children.thread_switch(process, tid);
                 }
             }
+            if let Some(calls) = stack {
+                self.flush(process, sink);
+                sink.stack(calls);
+            }
             let Some(p) = self.processes.get_mut(&process) else {
                 return;
             };
             p.run.events += 1;
             p.batch.push(e);
-            if p.batch.len() >= BATCH {
+            if p.batch.len() >= BATCH || stack.is_some() {
                 self.flush(process, sink);
             }
         }
@@ -951,7 +988,7 @@ fn thread_exists(pid: i32, tid: i32) -> bool {
 
 /// Reads `out.len()` bytes of thread `tid`'s memory at `addr`, or as many
 /// as are mapped from there; the bytes read.
-fn read_memory(tid: i32, addr: u64, out: &mut [u8]) -> usize {
+pub(crate) fn read_memory(tid: i32, addr: u64, out: &mut [u8]) -> usize {
     let local = libc::iovec {
         iov_base: out.as_mut_ptr() as *mut _,
         iov_len: out.len(),

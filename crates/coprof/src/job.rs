@@ -84,6 +84,12 @@ impl<E: Sink, X: Sink> Sink for WithExact<E, X> {
     fn thread_switch(&mut self, tid: u64) {
         self.each(|s| s.thread_switch(tid));
     }
+    fn wants_stacks(&self) -> bool {
+        self.engine.wants_stacks() || self.exact.as_ref().is_some_and(|x| x.wants_stacks())
+    }
+    fn stack(&mut self, calls: &[coprof_core::OpenCall]) {
+        self.each(|s| s.stack(calls));
+    }
 }
 
 /// Runs `job` over `input` and prints its report, as JSON or text.

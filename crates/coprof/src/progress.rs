@@ -334,6 +334,12 @@ impl Sink for ProgressSink<'_> {
     fn thread_switch(&mut self, tid: u64) {
         self.inner.thread_switch(tid);
     }
+    fn wants_stacks(&self) -> bool {
+        self.inner.wants_stacks()
+    }
+    fn stack(&mut self, calls: &[coprof_core::OpenCall]) {
+        self.inner.stack(calls);
+    }
 }
 
 #[cfg(test)]

@@ -100,6 +100,14 @@ impl Sink for Timed<'_> {
     fn thread_switch(&mut self, tid: u64) {
         self.timed(|s| s.thread_switch(tid))
     }
+
+    fn wants_stacks(&self) -> bool {
+        self.inner.wants_stacks()
+    }
+
+    fn stack(&mut self, calls: &[coprof_core::OpenCall]) {
+        self.timed(|s| s.stack(calls))
+    }
 }
 
 #[cfg(test)]

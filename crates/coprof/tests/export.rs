@@ -778,6 +778,134 @@ fn a_native_programs_samples_export_to_pprof_named_by_function() {
     assert_eq!(flat_ns["hot_loop"], hot * period);
 }
 
+/// A program whose time is known by caller: `leaf` called once per round
+/// from `once`, three times from `thrice` and twice through a pointer from
+/// `by_pointer`, for 300 ms of its CPU time. Built without frame
+/// pointers, so that only its CFI can unwind it.
+const STACKS: &str = r#"
+#include <time.h>
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+volatile unsigned sink;
+__attribute__((noipa)) unsigned leaf(unsigned x) {
+    for (int i = 0; i < 2000; i++) x = x * 2654435761u + 1;
+    return x;
+}
+unsigned (*volatile through)(unsigned) = leaf;
+__attribute__((noipa)) void once(void) { sink += leaf(sink); }
+__attribute__((noipa)) void thrice(void) {
+    for (int i = 0; i < 3; i++) sink += leaf(sink + i);
+}
+__attribute__((noipa)) void by_pointer(void) {
+    for (int i = 0; i < 2; i++) sink += through(sink + i);
+}
+int main(void) {
+    double end = cpu() + 0.3;
+    while (cpu() < end) {
+        once();
+        thrice();
+        by_pointer();
+    }
+    return 0;
+}
+"#;
+
+#[test]
+fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::host_compile(
+        dir.path(),
+        "stacks",
+        STACKS,
+        &["-O2", "-g", "-fomit-frame-pointer"],
+    );
+    let native_export = |out: &Path, args: &[&str]| {
+        json_of(
+            coprof()
+                .args(["export", "--json", "--top", "100", "-o"])
+                .arg(out)
+                .args(args)
+                .arg("--")
+                .arg(&prog),
+        )
+    };
+    let pb = dir.path().join("stacks.pb.gz");
+    let summary = native_export(&pb, &[]);
+    // Nearly every stack reaches the thread's first frame (those taken
+    // in the dynamic loader's first instructions do not); none says how
+    // many calls were made.
+    let calls = &summary["calls"];
+    let (stacks, whole) = (calls["stacks"].as_u64(), calls["whole_stacks"].as_u64());
+    let (stacks, whole) = (stacks.unwrap(), whole.unwrap());
+    assert_eq!(stacks, summary["total"].as_u64().unwrap(), "{summary}");
+    assert!(whole as f64 >= 0.98 * stacks as f64, "{summary}");
+    assert_eq!(calls["calls"], 0, "{summary}");
+    // Every sample of `leaf` is under one of its three callers, under
+    // main, from the program's entry.
+    let leaf_stacks: Vec<Vec<String>> = traces(&pb)
+        .into_iter()
+        .filter(|s| s.first().is_some_and(|f| f == "leaf"))
+        .collect();
+    assert!(leaf_stacks.len() > 10, "{summary}");
+    for s in &leaf_stacks {
+        assert!(
+            ["once", "thrice", "by_pointer"].contains(&s[1].as_str())
+                && s[2] == "main"
+                && s.last().unwrap() == "_start",
+            "{s:?}"
+        );
+    }
+    // Each caller's time with its callees, in the proportion of its
+    // calls: 1, 3 and 2.
+    let (_, columns) = pprof_columns(&pb, &["-sample_index=samples"]);
+    let cum = |f: &str| columns[f].1 as f64;
+    let main = cum("main");
+    for (f, share) in [
+        ("once", 1.0 / 6.0),
+        ("thrice", 0.5),
+        ("by_pointer", 1.0 / 3.0),
+    ] {
+        let got = cum(f) / main;
+        assert!(
+            (got - share).abs() < 0.06,
+            "{f}: {got} of main's, not {share}"
+        );
+    }
+    // The summary's inclusive column says the same.
+    let inclusive = |f: &str| {
+        (summary["top"].as_array().unwrap().iter())
+            .find(|t| t["function"] == f)
+            .and_then(|t| t["inclusive"].as_u64())
+    };
+    assert_eq!(inclusive("thrice"), Some(columns["thrice"].1), "{summary}");
+    // A callgrind file has the same arcs: callgrind_annotate counts
+    // main's callees in it.
+    let cg = dir.path().join("callgrind.out.stacks");
+    native_export(&cg, &[]);
+    let arcs = std::fs::read_to_string(&cg).unwrap();
+    assert!(arcs.contains("calls=0 "), "a stack counts no calls");
+    let out = succeeded(
+        Command::new("callgrind_annotate")
+            .arg("--inclusive=yes")
+            .arg(&cg),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let percent_of = |f: &str| {
+        text.lines()
+            .find(|l| l.ends_with(&format!(":{f} [{}]", prog.display())))
+            .and_then(|l| l.split('(').nth(1)?.split('%').next()?.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no {f} in:\n{text}"))
+    };
+    assert!(percent_of("main") > 95.0, "{text}");
+    assert!(percent_of("thrice") > percent_of("once") * 2.0, "{text}");
+    // With --flat, no stack is unwound.
+    let flat = native_export(&dir.path().join("flat.pb.gz"), &["--flat"]);
+    assert!(flat.get("calls").is_none(), "{flat}");
+}
+
 #[test]
 fn a_bad_output_is_named_before_the_run_and_no_file_is_left() {
     let dir = tempfile::tempdir().unwrap();

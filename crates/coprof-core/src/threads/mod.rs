@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use crate::event::{ClassSet, Event};
 use crate::runs::{Blocks, Run};
-use crate::stream::{any_with_runs, Fanout, Sink};
+use crate::stream::{any_with_runs, Fanout, OpenCall, Sink};
 use pool::Pool;
 
 /// Messages waiting at most for each group before the source's thread
@@ -54,6 +54,8 @@ enum Message {
     Runs(Arc<Vec<Run>>, Option<Arc<Blocks>>),
     /// Another thread runs from here on.
     Switch(u64),
+    /// The next event's call stack.
+    Stack(Arc<Vec<OpenCall>>),
     Finish,
 }
 
@@ -65,6 +67,7 @@ struct Group {
     with_runs: Option<ClassSet>,
     takes_runs: bool,
     switches: bool,
+    stacks: bool,
 }
 
 impl Group {
@@ -123,11 +126,12 @@ pub fn feed_on_threads<R>(
         broadcast.local.push(s);
     }
     for desk in 0..count {
-        let (wants, with_runs, switches) = pool.ask(desk, |fan| {
+        let (wants, with_runs, switches, stacks) = pool.ask(desk, |fan| {
             (
                 fan.wants(),
                 fan.wants_with_runs(),
                 fan.wants_thread_switches(),
+                fan.wants_stacks(),
             )
         });
         broadcast.groups.push(Group {
@@ -136,6 +140,7 @@ pub fn feed_on_threads<R>(
             with_runs,
             takes_runs: false,
             switches,
+            stacks,
         });
     }
     std::thread::scope(|scope| {
@@ -325,6 +330,20 @@ impl Sink for Broadcast<'_, '_, '_> {
             self.send(|| Message::Switch(tid), |g| g.switches);
         }
         self.local.thread_switch(tid);
+    }
+    fn wants_stacks(&self) -> bool {
+        self.local.wants_stacks() || self.groups.iter().any(|g| g.stacks)
+    }
+    /// Queues what was gathered before the stack, then the stack, to the
+    /// groups that want it.
+    fn stack(&mut self, calls: &[OpenCall]) {
+        if self.groups.iter().any(|g| g.stacks) {
+            self.send_events();
+            self.send_runs();
+            let calls = Arc::new(calls.to_vec());
+            self.send(|| Message::Stack(calls.clone()), |g| g.stacks);
+        }
+        self.local.stack(calls);
     }
 }
 

@@ -258,6 +258,7 @@ fn deliver(w: &mut Work<'_>, m: Message) {
             w.fan.observe_runs(&runs, &w.blocks);
         }
         Message::Switch(tid) => w.fan.thread_switch(tid),
+        Message::Stack(calls) => w.fan.stack(&calls),
         Message::Finish => w.fan.finish(),
     }
 }

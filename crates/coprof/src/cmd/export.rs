@@ -29,8 +29,9 @@ mod thread_counts;
 /// KCachegrind). The calls and returns of a run that retires every
 /// instruction are followed, so that every count is also kept per calling
 /// context: pprof's samples carry their call stacks and a callgrind file
-/// its call arcs. A native program's samples carry no stack, and their
-/// profile is flat.
+/// its call arcs. A native program's samples, live, carry their stacks,
+/// unwound from the CFI in each file's `.eh_frame` (see `docs/export.md`);
+/// from a trace, which holds none, its profile is flat.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   coprof export -o crc32.pb.gz -- workloads/build/crc32
@@ -160,11 +161,12 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     }
     let samples = samples(&a.input)?;
     let cost = cost_of(classes, samples);
+    // A native program's samples, live, carry their stacks; a trace's
+    // samples carry none.
+    let flat = a.flat || (samples && a.input.file.is_some());
     let counting = match &a.sampler {
-        None if (samples || a.flat) && a.separate_threads => {
-            Counting::Threads(ThreadCounts::new(classes))
-        }
-        None if a.flat || samples => Counting::Exact(PcCounts::new(classes)),
+        None if flat && a.separate_threads => Counting::Threads(ThreadCounts::new(classes)),
+        None if flat => Counting::Exact(PcCounts::new(classes)),
         None if a.separate_threads => {
             Counting::Calls(Box::new(CallTree::new(classes).separate_threads()))
         }
@@ -328,6 +330,14 @@ struct CallsSummary {
     /// Returns that went to no open call (signal handlers' returns,
     /// for one).
     unmatched_returns: u64,
+    /// For a native program's samples, whose calls are not followed but
+    /// unwound from each sample's stack: the samples unwound, and those
+    /// whose stacks reached their thread's first frame (the others start
+    /// where the unwinding stopped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stacks: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    whole_stacks: Option<u64>,
 }
 
 /// One thread's cost, with its threads kept apart.
@@ -421,6 +431,11 @@ impl Job for Export {
             write(&profile, self.format, &self.path)?;
         }
         let mut summary = summarize(&profile, &self, period);
+        let unwound = info.sampled.filter(|run| run.stacks > 0);
+        if let (Some(calls), Some(run)) = (&mut summary.calls, unwound) {
+            calls.stacks = Some(run.stacks);
+            calls.whole_stacks = Some(run.whole_stacks);
+        }
         summary.per_thread = per_thread;
         let text = text(&summary, self.format);
         Ok(Rendered {
@@ -496,19 +511,25 @@ fn pc_profile(counting: &Counting, cost: Cost, period: Option<u64>, info: &Input
         ends.sort_unstable();
         ends.dedup();
         for pc in ends {
-            let i = push(&mut p, pc, vec![0]);
+            let i = push(&mut p, pc, values(0, None));
             index.insert(pc, i);
         }
-        add_calls(&mut p, tree, &index);
+        add_calls(&mut p, tree, &index, &|n| values(n, None));
     }
     p
 }
 
 /// The calling contexts of `tree` and its counts in each, into `p`, whose
-/// PCs `index` finds. A thread's root context (with threads kept apart)
-/// is not a call: the calls under it are made with none open, and its
-/// thread labels every count below it.
-fn add_calls(p: &mut PcProfile, tree: &CallTree, index: &HashMap<u64, usize>) {
+/// PCs `index` finds, each count's `values` as the profile's costs give
+/// them. A thread's root context (with threads kept apart) is not a
+/// call: the calls under it are made with none open, and its thread
+/// labels every count below it.
+fn add_calls(
+    p: &mut PcProfile,
+    tree: &CallTree,
+    index: &HashMap<u64, usize>,
+    values: &dyn Fn(u64) -> Vec<u64>,
+) {
     let contexts = tree.contexts();
     // Each tree context's call in `p` (none for the root and threads'
     // roots), and its thread.
@@ -535,7 +556,7 @@ fn add_calls(p: &mut PcProfile, tree: &CallTree, index: &HashMap<u64, usize>) {
         p.push_context_cost(ContextCost {
             context: call[id as usize],
             pc: index[&pc],
-            values: vec![n],
+            values: values(n),
             thread: thread[id as usize],
         });
     }
@@ -653,6 +674,8 @@ fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
                 calls: tree.contexts().iter().map(|c| c.calls).sum(),
                 contexts: tree.contexts().len() - 1 - e.counting.threads().unwrap_or(0),
                 unmatched_returns: tree.unmatched_returns(),
+                stacks: None,
+                whole_stacks: None,
             }),
             _ => None,
         },
@@ -728,7 +751,20 @@ fn text(s: &Summary, format: Format) -> String {
             pct(x.overlap)
         ));
     }
-    if s.calls.as_ref().is_some_and(|c| c.calls == 0) {
+    let stacks = s
+        .calls
+        .as_ref()
+        .and_then(|c| Some((c.stacks?, c.whole_stacks?, c.contexts)));
+    if let Some((unwound, whole, contexts)) = stacks {
+        t.push_str(&format!(
+            "with each sample's stack unwound, in {} calling contexts: {} of {} stacks to their \
+             thread's first frame ({}), the others from where the unwinding stopped\n",
+            thousands(contexts as u64),
+            thousands(whole),
+            thousands(unwound),
+            pct(whole as f64 / unwound.max(1) as f64),
+        ));
+    } else if s.calls.as_ref().is_some_and(|c| c.calls == 0) {
         t.push_str("no call in the stream: the profile is flat\n");
     } else if let Some(c) = &s.calls {
         t.push_str(&format!(
@@ -750,7 +786,10 @@ fn text(s: &Summary, format: Format) -> String {
         }
         None => {}
     }
-    let with_callees = s.calls.as_ref().is_some_and(|c| c.calls > 0);
+    let with_callees = s
+        .calls
+        .as_ref()
+        .is_some_and(|c| c.calls > 0 || c.contexts > 0);
     if !s.top.is_empty() {
         t.push_str(&format!("\n{:>15}  {:>7}  ", s.sample_type, "share"));
         if with_callees {

@@ -1,0 +1,637 @@
+//! Each sample's call stack, unwound from the call frame information
+//! (CFI) in the `.eh_frame` of the files the process runs: the tables
+//! that C++'s exception unwinder reads, which gcc and clang write for C
+//! too on x86-64 (`-fasynchronous-unwind-tables` is the default there).
+//! This is how `perf record --call-graph dwarf` and gdb unwind code built
+//! without frame pointers, and it needs none.
+//!
+//! At a sample the thread is stopped, so its registers and stack can be
+//! read as they are. For each frame, from the interrupted PC out, the CFI
+//! row of its PC says where its caller's frame begins (the canonical frame
+//! address, CFA: a register plus an offset), where the return address
+//! and the callee-saved registers were saved, and where its function
+//! starts (the FDE's first address: the called function's entry). The
+//! return address then gives the caller's PC and, decoded back over the
+//! bytes before it, its call instruction. A frame after the first is
+//! looked up at its return address less one, which is inside the call,
+//! since a call to a function that does not return may be the last
+//! instruction of its function.
+//!
+//! The unwinding ends at a frame whose CFI says its return address is
+//! undefined: a thread's first frame (`_start`, glibc's `clone3`). It
+//! stops early (a stack that starts where it stopped, as perf's do) at a
+//! PC no file's CFI covers (code made at run time, a file without
+//! `.eh_frame`), at a rule given by a DWARF expression (PLT entries;
+//! functions that realign their stack), at a signal frame, at memory that
+//! cannot be read, and after [`MAX_FRAMES`] frames.
+//!
+//! The CFI of a file is indexed once per run and shared by the processes
+//! that map it; each row is worked out once per PC a process samples,
+//! and kept.
+
+use crate::modules::{modules, parse_maps, Mapping};
+use coprof_core::OpenCall;
+use gimli::{
+    BaseAddresses, CfaRule, CieOrFde, EhFrame, EhFrameOffset, LittleEndian, Register, RegisterRule,
+    UnwindContext, UnwindSection, X86_64,
+};
+use iced_x86::{Decoder, DecoderOptions, FlowControl};
+use object::read::elf::{ElfFile64, ProgramHeader};
+use object::{Endianness, Object, ObjectSection};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// Frames unwound at most: perf's default (`kernel.perf_event_max_stack`
+/// is 127).
+pub const MAX_FRAMES: usize = 127;
+
+/// How often, at most, a process's mappings are read again when a PC
+/// lies in none that is known (a library loaded since, or code made at
+/// run time, which no file holds): reading them takes tens of
+/// microseconds.
+const REREAD_EVERY: Duration = Duration::from_millis(10);
+
+/// The DWARF numbers of x86-64's registers that a callee saves, which
+/// are all a caller's frame is known by besides its stack pointer and PC:
+/// rbx, rbp, r12 to r15.
+const CALLEE_SAVED: [u16; 6] = [3, 6, 12, 13, 14, 15];
+/// Registers tracked: the sixteen general ones and the return address.
+const REGS: usize = 17;
+const RSP: usize = 7;
+const RA: usize = 16;
+
+/// The registers of a frame, by DWARF number; `None` where unknown.
+type Frame = [Option<u64>; REGS];
+
+/// The CFI of every file seen, shared by the processes that map it.
+#[derive(Default)]
+pub(crate) struct Unwinder {
+    files: HashMap<PathBuf, Option<Rc<Cfi>>>,
+    ctx: Box<UnwindContext<usize>>,
+    /// Pages of the stack read for the sample being unwound.
+    pages: Vec<(u64, Box<[u8; PAGE]>, usize)>,
+}
+
+/// What the unwinder knows of one process's address space: where each
+/// file with CFI lies, and each PC's row, as it is worked out.
+#[derive(Default)]
+pub(crate) struct Space {
+    regions: Vec<Region>,
+    /// Every mapping's range when they were read, by start, and when.
+    mapped: Vec<(u64, u64)>,
+    read_at: Option<Instant>,
+    rules: HashMap<u64, Option<Rule>>,
+    call_sites: HashMap<u64, u64>,
+}
+
+impl Space {
+    /// Forgets what it knew: the process ran a new program (`execve`).
+    pub(crate) fn clear(&mut self) {
+        *self = Space::default();
+    }
+}
+
+/// A file's code at the process's addresses.
+struct Region {
+    start: u64,
+    end: u64,
+    bias: u64,
+    cfi: Rc<Cfi>,
+}
+
+/// One file's `.eh_frame`, with its FDEs by address.
+struct Cfi {
+    data: Vec<u8>,
+    /// The section's address in the file, which its pointers are
+    /// relative to.
+    addr: u64,
+    /// Each FDE's first and last-plus-one address, in the file, and its
+    /// offset in the section; by address.
+    fdes: Vec<(u64, u64, usize)>,
+}
+
+/// A PC's CFI row, reduced to what unwinding x86-64 needs.
+#[derive(Clone, Debug)]
+struct Rule {
+    /// The entry of the function the PC is in, at the process's address.
+    entry: u64,
+    /// A signal handler's return trampoline (the CIE's `S`).
+    signal: bool,
+    /// The CFA: a register's value plus an offset; `None` for an
+    /// expression.
+    cfa: Option<(u16, i64)>,
+    ra: Saved,
+    /// Callee-saved registers the frame changed, and where their values
+    /// are; the others are the caller's.
+    saved: Vec<(u16, Saved)>,
+}
+
+/// Where a register's value in the caller's frame is.
+#[derive(Clone, Copy, Debug)]
+enum Saved {
+    /// In memory at the CFA plus this.
+    At(i64),
+    /// The CFA plus this.
+    Is(i64),
+    /// In this register.
+    In(u16),
+    /// Undefined: for the return address, the thread's first frame.
+    Undefined,
+    /// By a rule this unwinder does not follow (an expression).
+    Unknown,
+}
+
+impl Unwinder {
+    /// The calls open in process `pid` at a sample whose registers are
+    /// `regs`, outermost first, reading its memory with `read` (as
+    /// `process_vm_readv` does: the bytes read); `space` is what is known
+    /// of its addresses. With them, whether they reach the thread's first
+    /// frame.
+    pub(crate) fn stack(
+        &mut self,
+        space: &mut Space,
+        pid: i32,
+        regs: &libc::user_regs_struct,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> (Vec<OpenCall>, bool) {
+        self.pages.clear();
+        let mut frame: Frame = [
+            Some(regs.rax),
+            Some(regs.rdx),
+            Some(regs.rcx),
+            Some(regs.rbx),
+            Some(regs.rsi),
+            Some(regs.rdi),
+            Some(regs.rbp),
+            Some(regs.rsp),
+            Some(regs.r8),
+            Some(regs.r9),
+            Some(regs.r10),
+            Some(regs.r11),
+            Some(regs.r12),
+            Some(regs.r13),
+            Some(regs.r14),
+            Some(regs.r15),
+            Some(regs.rip),
+        ];
+        let mut calls = Vec::new();
+        let mut whole = false;
+        let Some(mut rule) = self.rule(space, pid, regs.rip, read) else {
+            return (calls, whole);
+        };
+        loop {
+            if rule.signal {
+                break;
+            }
+            let Some(caller) = self.caller(&rule, &frame, read) else {
+                break;
+            };
+            let (Some(ra), Some(sp)) = (caller[RA], caller[RSP]) else {
+                // The thread's first frame.
+                whole = true;
+                break;
+            };
+            if ra == 0 {
+                whole = true;
+                break;
+            }
+            let call_site = self.call_site(space, ra, read);
+            calls.push(OpenCall {
+                call_site,
+                target: rule.entry,
+            });
+            // The stack grows down: a caller's frame is above its
+            // callee's, or the CFI has led astray.
+            if calls.len() == MAX_FRAMES || sp <= frame[RSP].unwrap_or(0) {
+                break;
+            }
+            let Some(next) = self.rule(space, pid, ra - 1, read) else {
+                break;
+            };
+            rule = next;
+            frame = caller;
+        }
+        calls.reverse();
+        (calls, whole)
+    }
+
+    /// The caller's registers, by `rule` from the callee's `frame`: its
+    /// stack pointer is the CFA, its PC the return address; `None` when
+    /// they cannot be known. A frame whose return address is undefined
+    /// gives registers without one.
+    fn caller(
+        &mut self,
+        rule: &Rule,
+        frame: &Frame,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> Option<Frame> {
+        let (reg, offset) = rule.cfa?;
+        let cfa = frame
+            .get(reg as usize)
+            .copied()
+            .flatten()?
+            .wrapping_add_signed(offset);
+        let mut caller: Frame = [None; REGS];
+        for r in CALLEE_SAVED {
+            caller[r as usize] = frame[r as usize];
+        }
+        let mut value = |saved: Saved| -> Option<Option<u64>> {
+            Some(match saved {
+                Saved::At(n) => Some(self.word(cfa.wrapping_add_signed(n), read)?),
+                Saved::Is(n) => Some(cfa.wrapping_add_signed(n)),
+                Saved::In(r) => frame.get(r as usize).copied().flatten(),
+                Saved::Undefined | Saved::Unknown => None,
+            })
+        };
+        for &(r, saved) in &rule.saved {
+            caller[r as usize] = value(saved).flatten();
+        }
+        caller[RSP] = Some(cfa);
+        caller[RA] = match rule.ra {
+            Saved::Undefined => None,
+            Saved::Unknown => return None,
+            ra => Some(value(ra)??),
+        };
+        Some(caller)
+    }
+
+    /// The 8 bytes at `addr` of the stack, read a page at a time.
+    fn word(&mut self, addr: u64, read: &mut dyn FnMut(u64, &mut [u8]) -> usize) -> Option<u64> {
+        let page = addr & !(PAGE as u64 - 1);
+        let at = (addr - page) as usize;
+        if at + 8 > PAGE {
+            let mut bytes = [0u8; 8];
+            return (read(addr, &mut bytes) == 8).then(|| u64::from_le_bytes(bytes));
+        }
+        let i = match self.pages.iter().position(|p| p.0 == page) {
+            Some(i) => i,
+            None => {
+                let mut bytes = Box::new([0u8; PAGE]);
+                let got = read(page, &mut bytes[..]);
+                self.pages.push((page, bytes, got));
+                self.pages.len() - 1
+            }
+        };
+        let (_, bytes, got) = &self.pages[i];
+        (at + 8 <= *got).then(|| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()))
+    }
+
+    /// The row of `pc` in process `pid`, worked out once.
+    fn rule(
+        &mut self,
+        space: &mut Space,
+        pid: i32,
+        pc: u64,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> Option<Rule> {
+        if let Some(rule) = space.rules.get(&pc) {
+            return rule.clone();
+        }
+        let mut region = space.region(pc);
+        // A PC mapped since the mappings were read is looked for at once;
+        // one in memory no file holds, now and then.
+        if region.is_none()
+            && (!space.was_mapped(pc) || space.read_at.is_none_or(|t| t.elapsed() >= REREAD_EVERY))
+        {
+            self.read_regions(space, pid, read);
+            region = space.region(pc);
+        }
+        // A PC in no file known yet is looked up again later: its file
+        // may be mapped since.
+        let r = &space.regions[region?];
+        let rule = r.cfi.rule(&mut self.ctx, pc.wrapping_sub(r.bias), r.bias);
+        space.rules.insert(pc, rule.clone());
+        rule
+    }
+
+    /// Reads process `pid`'s mappings again: each file with code and its
+    /// CFI, and the vDSO's from its memory.
+    fn read_regions(
+        &mut self,
+        space: &mut Space,
+        pid: i32,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) {
+        space.read_at = Some(Instant::now());
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+            return;
+        };
+        let maps = parse_maps(&text);
+        space.mapped = maps.iter().map(|m| (m.start, m.end)).collect();
+        space.mapped.sort_unstable();
+        let mut regions = Vec::new();
+        for m in modules(&maps, None) {
+            let cfi = self
+                .files
+                .entry(m.path.clone())
+                .or_insert_with(|| Cfi::of_file(&m.path).map(Rc::new));
+            if let Some(cfi) = cfi {
+                regions.push(Region {
+                    start: m.start,
+                    end: m.end,
+                    bias: m.bias,
+                    cfi: cfi.clone(),
+                });
+            }
+        }
+        if let Some(vdso) = maps.iter().find(|m| m.special.as_deref() == Some("[vdso]")) {
+            regions.extend(vdso_region(vdso, read));
+        }
+        regions.sort_by_key(|r| r.start);
+        space.regions = regions;
+    }
+
+    /// The call instruction that returns to `ra`: decoded back over the
+    /// bytes before it, the longest call's length at most; `ra - 1`,
+    /// inside it, when none ends there.
+    fn call_site(
+        &mut self,
+        space: &mut Space,
+        ra: u64,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> u64 {
+        *space
+            .call_sites
+            .entry(ra)
+            .or_insert_with(|| call_before(ra, read).unwrap_or(ra - 1))
+    }
+}
+
+const PAGE: usize = 4096;
+
+impl Space {
+    /// Whether `pc` was mapped when the mappings were last read.
+    fn was_mapped(&self, pc: u64) -> bool {
+        let i = self.mapped.partition_point(|m| m.0 <= pc);
+        i > 0 && pc < self.mapped[i - 1].1
+    }
+
+    /// The region holding `pc`, by position.
+    fn region(&self, pc: u64) -> Option<usize> {
+        let i = self.regions.partition_point(|r| r.start <= pc);
+        (i > 0 && pc < self.regions[i - 1].end).then(|| i - 1)
+    }
+}
+
+/// The vDSO's region, its CFI read from the process's memory (the kernel
+/// maps the same image into every process, but its address is each's).
+fn vdso_region(m: &Mapping, read: &mut dyn FnMut(u64, &mut [u8]) -> usize) -> Option<Region> {
+    let len = usize::try_from(m.end - m.start)
+        .ok()
+        .filter(|&n| n <= 1 << 20)?;
+    let mut image = vec![0u8; len];
+    if read(m.start, &mut image) != len {
+        return None;
+    }
+    let elf = ElfFile64::<Endianness>::parse(&*image).ok()?;
+    let e = elf.endian();
+    let first = (elf.elf_program_headers().iter())
+        .find(|h| h.p_type(e) == object::elf::PT_LOAD && h.p_offset(e) == 0)?;
+    let bias = m.start.wrapping_sub(first.p_vaddr(e));
+    Some(Region {
+        start: m.start,
+        end: m.end,
+        bias,
+        cfi: Rc::new(Cfi::of_elf(&image)?),
+    })
+}
+
+/// The call instruction that ends just before `ra`, if one does: tried
+/// at each length a call can have, the commonest (a 5-byte direct call)
+/// first.
+fn call_before(ra: u64, read: &mut dyn FnMut(u64, &mut [u8]) -> usize) -> Option<u64> {
+    const LONGEST: usize = 15;
+    let mut code = [0u8; LONGEST];
+    let start = ra.checked_sub(LONGEST as u64)?;
+    if read(start, &mut code) != LONGEST {
+        return None;
+    }
+    [5, 2, 3, 6, 7, 4, 8, 9, 10, 11, 12, 13, 14, 15]
+        .into_iter()
+        .find(|&len| {
+            let at = ra - len as u64;
+            let mut d = Decoder::with_ip(64, &code[LONGEST - len..], at, DecoderOptions::NONE);
+            let i = d.decode();
+            !i.is_invalid()
+                && i.len() == len
+                && matches!(
+                    i.flow_control(),
+                    FlowControl::Call | FlowControl::IndirectCall
+                )
+        })
+        .map(|len| ra - len as u64)
+}
+
+impl Cfi {
+    /// The CFI of the ELF file at `path`, if it has any.
+    fn of_file(path: &std::path::Path) -> Option<Cfi> {
+        Cfi::of_elf(&std::fs::read(path).ok()?)
+    }
+
+    /// The CFI of the ELF image `data`: its `.eh_frame`, indexed.
+    fn of_elf(data: &[u8]) -> Option<Cfi> {
+        let elf = ElfFile64::<Endianness>::parse(data).ok()?;
+        let section = elf.section_by_name(".eh_frame")?;
+        let mut cfi = Cfi {
+            data: section.data().ok()?.to_vec(),
+            addr: section.address(),
+            fdes: Vec::new(),
+        };
+        let eh = EhFrame::new(&cfi.data, LittleEndian);
+        let bases = cfi.bases();
+        let mut entries = eh.entries(&bases);
+        while let Ok(Some(entry)) = entries.next() {
+            let CieOrFde::Fde(partial) = entry else {
+                continue;
+            };
+            if let Ok(fde) = partial.parse(EhFrame::cie_from_offset) {
+                let start = fde.initial_address();
+                cfi.fdes
+                    .push((start, start.saturating_add(fde.len()), fde.offset()));
+            }
+        }
+        cfi.fdes.sort_unstable();
+        Some(cfi)
+    }
+
+    fn bases(&self) -> BaseAddresses {
+        BaseAddresses::default().set_eh_frame(self.addr)
+    }
+
+    /// The row of the file's address `pc`, with the function's entry at
+    /// the process's address (the file's plus `bias`).
+    fn rule(&self, ctx: &mut UnwindContext<usize>, pc: u64, bias: u64) -> Option<Rule> {
+        let i = self.fdes.partition_point(|f| f.0 <= pc);
+        let &(start, end, offset) = self.fdes.get(i.checked_sub(1)?)?;
+        if pc >= end {
+            return None;
+        }
+        let eh = EhFrame::new(&self.data, LittleEndian);
+        let bases = self.bases();
+        let fde = eh
+            .fde_from_offset(&bases, EhFrameOffset(offset), EhFrame::cie_from_offset)
+            .ok()?;
+        let row = fde.unwind_info_for_address(&eh, &bases, ctx, pc).ok()?;
+        let cfa = match *row.cfa() {
+            CfaRule::RegisterAndOffset { register, offset } => {
+                Some((register.0, offset)).filter(|&(r, _)| (r as usize) < REGS)
+            }
+            CfaRule::Expression(_) => None,
+        };
+        let saved_by = |rule: RegisterRule<usize>| match rule {
+            RegisterRule::Offset(n) => Saved::At(n),
+            RegisterRule::ValOffset(n) => Saved::Is(n),
+            RegisterRule::Register(Register(r)) if (r as usize) < REGS => Saved::In(r),
+            RegisterRule::Undefined => Saved::Undefined,
+            _ => Saved::Unknown,
+        };
+        let saved = CALLEE_SAVED
+            .into_iter()
+            .filter_map(|r| match row.register(Register(r)) {
+                // Not in the row, or said unchanged: the caller's own.
+                RegisterRule::Undefined | RegisterRule::SameValue => None,
+                rule => Some((r, saved_by(rule))),
+            })
+            .collect();
+        Some(Rule {
+            entry: start.wrapping_add(bias),
+            signal: fde.is_signal_trampoline(),
+            cfa,
+            ra: saved_by(row.register(X86_64::RA)),
+            saved,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::c_void;
+
+    #[test]
+    fn a_call_is_found_before_its_return_address_at_each_length() {
+        // At 0x1000: a 5-byte direct call, a 2-byte `call rax`, a 6-byte
+        // `call [rip+0]`, and then `add eax, 1`, which is not a call.
+        let code: [u8; 16] = [
+            0xe8, 0x10, 0, 0, 0, // call rel32
+            0xff, 0xd0, // call rax
+            0xff, 0x15, 0, 0, 0, 0, // call [rip]
+            0x83, 0xc0, 0x01, // add eax, 1
+        ];
+        let mut read = |addr: u64, out: &mut [u8]| {
+            // Code at 0x1000, zeros (`add [rax], al`) before it.
+            for (i, b) in out.iter_mut().enumerate() {
+                let a = addr + i as u64;
+                *b = match a.checked_sub(0x1000) {
+                    Some(o) if (o as usize) < code.len() => code[o as usize],
+                    _ => 0,
+                };
+            }
+            out.len()
+        };
+        assert_eq!(call_before(0x1005, &mut read), Some(0x1000));
+        assert_eq!(call_before(0x1007, &mut read), Some(0x1005));
+        assert_eq!(call_before(0x100d, &mut read), Some(0x1007));
+        assert_eq!(call_before(0x1010, &mut read), None, "after an add");
+        // Memory that cannot be read gives none either.
+        assert_eq!(call_before(0x1005, &mut |_, _: &mut [u8]| 0), None);
+    }
+
+    // libgcc's unwinder, which Rust's standard library links: an
+    // unwinder written apart from this one, over the same CFI.
+    extern "C" {
+        fn _Unwind_Backtrace(
+            trace: extern "C" fn(*mut c_void, *mut c_void) -> i32,
+            arg: *mut c_void,
+        ) -> i32;
+        fn _Unwind_GetIP(ctx: *mut c_void) -> usize;
+        fn _Unwind_FindEnclosingFunction(pc: *mut c_void) -> *mut c_void;
+    }
+
+    extern "C" fn each_frame(ctx: *mut c_void, arg: *mut c_void) -> i32 {
+        // SAFETY: the context libgcc passes, and the Vec `arg` points to.
+        let (ip, frames) = unsafe { (_Unwind_GetIP(ctx), &mut *(arg as *mut Vec<u64>)) };
+        if ip == 0 {
+            // Past the thread's first frame: the end (_URC_END_OF_STACK).
+            return 5;
+        }
+        // Each frame's IP is where it goes on: its function's is one
+        // byte back.
+        let entry = unsafe { _Unwind_FindEnclosingFunction((ip - 1) as *mut c_void) };
+        frames.push(entry as u64);
+        0
+    }
+
+    /// The entries of the functions on this thread's stack, innermost
+    /// (the caller of this one) first, by libgcc.
+    #[inline(never)]
+    fn libgcc_entries() -> Vec<u64> {
+        let mut frames: Vec<u64> = Vec::new();
+        // SAFETY: the callback writes into `frames` alone.
+        unsafe { _Unwind_Backtrace(each_frame, &mut frames as *mut Vec<u64> as *mut c_void) };
+        frames.remove(0);
+        frames
+    }
+
+    /// This thread's registers here, as a sample would read them.
+    #[inline(always)]
+    fn registers() -> libc::user_regs_struct {
+        // SAFETY: a plain struct of integers.
+        let mut r: libc::user_regs_struct = unsafe { std::mem::zeroed() };
+        // SAFETY: reads registers into locals, writes nothing else.
+        unsafe {
+            std::arch::asm!(
+                "lea {rip}, [rip]",
+                "mov {rsp}, rsp",
+                "mov {rbp}, rbp",
+                "mov {rbx}, rbx",
+                "mov {r12}, r12",
+                "mov {r13}, r13",
+                "mov {r14}, r14",
+                "mov {r15}, r15",
+                rip = out(reg) r.rip,
+                rsp = out(reg) r.rsp,
+                rbp = out(reg) r.rbp,
+                rbx = out(reg) r.rbx,
+                r12 = out(reg) r.r12,
+                r13 = out(reg) r.r13,
+                r14 = out(reg) r.r14,
+                r15 = out(reg) r.r15,
+            );
+        }
+        r
+    }
+
+    #[inline(never)]
+    fn innermost(depth: u32) -> (Vec<OpenCall>, bool, Vec<u64>) {
+        if depth > 0 {
+            let got = innermost(std::hint::black_box(depth - 1));
+            return std::hint::black_box(got);
+        }
+        let regs = registers();
+        let pid = std::process::id() as i32;
+        let mut read = |addr, out: &mut [u8]| crate::tracer::read_memory(pid, addr, out);
+        let (calls, whole) =
+            Unwinder::default().stack(&mut Space::default(), pid, &regs, &mut read);
+        (calls, whole, libgcc_entries())
+    }
+
+    #[test]
+    fn a_threads_stack_unwinds_as_libgccs_unwinder_finds_it() {
+        let (calls, whole, libgcc) = innermost(3);
+        assert!(whole, "to the thread's first frame: {calls:x?}");
+        // Each call's target, innermost first, is a frame's function,
+        // as libgcc finds them; libgcc's outermost frame, the thread's
+        // first, was called by none.
+        let targets: Vec<u64> = calls.iter().rev().map(|c| c.target).collect();
+        assert_eq!(targets, libgcc[..libgcc.len() - 1], "{calls:x?}");
+        // The four frames of `innermost`, each called from the next.
+        let here = innermost as *const () as u64;
+        assert!(targets[..4].iter().all(|&t| t == here), "{targets:x?}");
+        let sites: Vec<u64> = calls.iter().rev().map(|c| c.call_site).collect();
+        assert_eq!(sites[0], sites[1], "the recursive call's site");
+        assert!(sites[0] > here && sites[0] - here < 4096);
+    }
+}

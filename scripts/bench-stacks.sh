@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The cost of a native program's stacks: each real workload's x86-64 build
+# (workloads/build-real.sh --native) on the full inputs of
+# workloads/run-real.sh, run in the same round
+#   - plain;
+#   - under `coprof export --flat` (a sample every ~31 µs of each thread's
+#     CPU time, counted per PC);
+#   - under `coprof export` (the same samples, each with its stack unwound
+#     from the files' CFI, counted per calling context).
+# Prints a table of medians over the rounds: wall seconds, each export's
+# wall time over the plain run's, the samples, the wall time a sample cost
+# each way (its time over the plain run's, over its samples), what the
+# unwinding added to a sample, and the share of stacks that reached their
+# thread's first frame.
+#
+# Usage: scripts/bench-stacks.sh [--runs N] [--only NAME[,NAME...]] [--list]
+#   --runs   rounds per workload (default 3)
+#   --only   run only these workloads (names from --list)
+#   --list   print the workloads and their command lines, run nothing
+# Environment: COPROF=path/to/coprof (default: target/release/coprof, built
+# first).
+# Exit status: 0 when every run succeeded, 1 when one failed, 2 on a usage
+# error.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=workloads/select.sh
+. "$root/workloads/select.sh"
+# shellcheck source=scripts/usage.sh
+. "$root/scripts/usage.sh"
+# shellcheck source=scripts/native-bench.sh
+. "$root/scripts/native-bench.sh"
+bench=bench-stacks
+real_workloads
+runs=3
+real_bench_args "${BASH_SOURCE[0]}" "$@"
+
+native_bench_setup
+real_inputs
+
+echo "bench-stacks: $runs rounds per workload; $(nproc) cores" >&2
+
+# exported TOOL ARGS...: `coprof export --json ARGS` timed as TOOL; appends
+# the samples of its summary to $scratch/TOOL.samples, and the share of
+# its stacks that reached their thread's first frame, when it unwound
+# them, to $scratch/TOOL.whole.
+exported() {
+  local tool="$1"
+  shift
+  timed "$tool" sh -c 'out="$1"; shift; exec "$@" >"$out"' sh "$scratch/$tool.json" "$coprof" export --json "$@"
+  sed -nE 's/^  "total": ([0-9]+).*/\1/p' "$scratch/$tool.json" >>"$scratch/$tool.samples"
+  awk '/"stacks":/ { s = $2 + 0 } /"whole_stacks":/ { w = $2 + 0 }
+    END { if (s > 0) printf "%.1f\n", 100 * w / s }' "$scratch/$tool.json" >>"$scratch/$tool.whole"
+}
+
+echo "| workload | plain, s | export --flat, s | ×plain | samples | µs a sample | export, s | ×plain | samples | µs a sample | µs to unwind | whole stacks, % |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for w in "${workloads[@]}"; do
+  IFS='|' read -r name prog args <<<"$w"
+  chosen "$name" || continue
+  read -r -a argv <<<"$args"
+  rm -f "$scratch"/*.times "$scratch"/*.samples "$scratch"/*.whole
+  for ((r = 1; r <= runs; r++)); do
+    timed plain "$x86/$prog" "${argv[@]}"
+    exported flat --flat -o "$scratch/flat.pb.gz" -- "$x86/$prog" "${argv[@]}"
+    exported stacks -o "$scratch/stacks.pb.gz" -- "$x86/$prog" "${argv[@]}"
+  done
+  p="$(median "$scratch/plain.times")"
+  f="$(median "$scratch/flat.times")"
+  fs="$(median_count "$scratch/flat.samples")"
+  s="$(median "$scratch/stacks.times")"
+  ss="$(median_count "$scratch/stacks.samples")"
+  fu="$(per_sample "$f" "$p" "$fs")"
+  su="$(per_sample "$s" "$p" "$ss")"
+  added="$(awk -v a="$fu" -v b="$su" 'BEGIN { printf "%.0f", b - a }')"
+  echo "| $name | $p | $f | $(ratio "$f" "$p") | $fs | $fu | $s | $(ratio "$s" "$p") | $ss | $su | $added | $(median "$scratch/stacks.whole") |"
+done
