@@ -119,9 +119,9 @@ pub struct CallTree {
     parked: FxHashMap<u64, ThreadState>,
     /// Whether each thread's contexts are kept under a root of its own.
     separate_threads: bool,
-    /// Whether the source gives each sample's stack ([`Sink::stack`]):
-    /// the events' calls and returns are then not followed.
-    stacks: bool,
+    /// Stacks the source gave ([`Sink::stack`]): when some, the events'
+    /// calls and returns are not followed.
+    stacks: u64,
 }
 
 /// A thread's shadow stack while another runs.
@@ -247,7 +247,7 @@ impl CallTree {
             thread: None,
             parked: FxHashMap::default(),
             separate_threads: false,
-            stacks: false,
+            stacks: 0,
         }
     }
 
@@ -297,6 +297,12 @@ impl CallTree {
     /// thread's first return, returns after `MAX_DEPTH`).
     pub fn unmatched_returns(&self) -> u64 {
         self.unmatched
+    }
+
+    /// The stacks the source gave, one per sample that had one
+    /// ([`Sink::stack`]); 0 for a stream whose calls were followed.
+    pub fn stacks(&self) -> u64 {
+        self.stacks
     }
 
     /// The context open now.
@@ -410,7 +416,7 @@ impl Sink for CallTree {
             if self.classes.contains(e.class) {
                 *self.counts.entry((self.current(), e.pc)).or_insert(0) += 1;
             }
-            if !self.stacks {
+            if self.stacks == 0 {
                 self.transfer(e.class, e.pc, e.addr);
             }
         }
@@ -469,7 +475,7 @@ impl Sink for CallTree {
     /// counted, since a stack says what is open, not how often it was
     /// entered; recursion folds as it does for calls followed.
     fn stack(&mut self, calls: &[OpenCall]) {
-        self.stacks = true;
+        self.stacks += 1;
         let root = usize::from(self.separate_threads && self.thread.is_some());
         self.stack.truncate(root);
         self.too_deep = 0;

@@ -186,7 +186,7 @@ fn switches_across_chunks_and_counts_leave_them_out() {
     assert_eq!(got.seen, want);
     assert_eq!(events, 5 * 40_000 + (CHUNK_EVENTS as u64 - 40_000));
     let mut r = TraceReader::open(&p).unwrap();
-    assert_eq!(r.version(), coprof_core::trace::VERSION);
+    assert_eq!(r.version(), coprof_core::trace::VERSION_WITHOUT_STACKS);
     let mut per_chunk = Vec::new();
     let mut pieces = Vec::new();
     while let Some(b) = r.next_batch().unwrap() {
@@ -276,12 +276,12 @@ fn version_1_reads_without_switches_and_refuses_them() {
             .contains("record 0 at raw byte 0 of the chunk: unknown instruction class 15"),
         "{e}"
     );
-    let e = TraceReader::open(&with_version(&threaded, 3))
+    let e = TraceReader::open(&with_version(&threaded, 4))
         .err()
         .unwrap();
     assert!(
         e.to_string()
-            .contains("version 3 is not supported (this coprof reads versions 1 to 2)"),
+            .contains("version 4 is not supported (this coprof reads versions 1 to 3)"),
         "{e}"
     );
 }

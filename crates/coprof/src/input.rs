@@ -295,9 +295,7 @@ pub struct SampledRun {
     pub samples: u64,
     /// Threads the program ran.
     pub threads: u64,
-    /// Samples whose stacks were unwound, and those whose stacks reached
-    /// their thread's first frame.
-    pub stacks: u64,
+    /// Samples whose stacks reached their thread's first frame.
     pub whole_stacks: u64,
     /// Its exit status, 128 + the signal that killed it; `None` for a
     /// process attached to and let go, which runs on.
@@ -1006,7 +1004,6 @@ impl InputArgs {
             sampled: Some(SampledRun {
                 samples: run.samples,
                 threads: run.threads,
-                stacks: run.stacks,
                 whole_stacks: run.whole_stacks,
                 status: run.exit.ended_status(),
                 attached: self.attach.filter(|&pid| pid == run.pid),

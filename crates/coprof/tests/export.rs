@@ -843,37 +843,7 @@ fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
     assert_eq!(stacks, summary["total"].as_u64().unwrap(), "{summary}");
     assert!(whole as f64 >= 0.98 * stacks as f64, "{summary}");
     assert_eq!(calls["calls"], 0, "{summary}");
-    // Every sample of `leaf` is under one of its three callers, under
-    // main, from the program's entry.
-    let leaf_stacks: Vec<Vec<String>> = traces(&pb)
-        .into_iter()
-        .filter(|s| s.first().is_some_and(|f| f == "leaf"))
-        .collect();
-    assert!(leaf_stacks.len() > 10, "{summary}");
-    for s in &leaf_stacks {
-        assert!(
-            ["once", "thrice", "by_pointer"].contains(&s[1].as_str())
-                && s[2] == "main"
-                && s.last().unwrap() == "_start",
-            "{s:?}"
-        );
-    }
-    // Each caller's time with its callees, in the proportion of its
-    // calls: 1, 3 and 2.
-    let (_, columns) = pprof_columns(&pb, &["-sample_index=samples"]);
-    let cum = |f: &str| columns[f].1 as f64;
-    let main = cum("main");
-    for (f, share) in [
-        ("once", 1.0 / 6.0),
-        ("thrice", 0.5),
-        ("by_pointer", 1.0 / 3.0),
-    ] {
-        let got = cum(f) / main;
-        assert!(
-            (got - share).abs() < 0.06,
-            "{f}: {got} of main's, not {share}"
-        );
-    }
+    let columns = leaf_under_its_callers(&pb);
     // The summary's inclusive column says the same.
     let inclusive = |f: &str| {
         (summary["top"].as_array().unwrap().iter())
@@ -904,6 +874,78 @@ fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
     // With --flat, no stack is unwound.
     let flat = native_export(&dir.path().join("flat.pb.gz"), &["--flat"]);
     assert!(flat.get("calls").is_none(), "{flat}");
+    // `coprof record -g` keeps each sample's stack in the trace, and its
+    // export has them as the live one has; `coprof info` counts them.
+    let trace = dir.path().join("stacks.cpt");
+    succeeded(
+        coprof()
+            .args(["record", "-g", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&prog),
+    );
+    let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+    assert_eq!(info["version"], 3, "{info}");
+    assert_eq!(info["stacks"], info["events"], "{info}");
+    let from_trace = dir.path().join("from-trace.pb.gz");
+    let summary = export_file(&from_trace, &[], &trace);
+    assert_eq!(summary["calls"]["stacks"], summary["total"], "{summary}");
+    leaf_under_its_callers(&from_trace);
+    // Without -g, the trace holds no stack and its export is flat.
+    let plain = dir.path().join("plain.cpt");
+    succeeded(
+        coprof()
+            .args(["record", "-o"])
+            .arg(&plain)
+            .arg("--")
+            .arg(&prog),
+    );
+    let info = json_of(coprof().args(["info", "--json"]).arg(&plain));
+    assert_eq!(info["version"], 2, "{info}");
+    let summary = export_file(&dir.path().join("plain.pb.gz"), &[], &plain);
+    assert!(summary.get("calls").is_none(), "{summary}");
+    // Samples that do not stop the thread cannot be unwound.
+    coprof()
+        .args(["record", "-g", "--ring-buffer", "--"])
+        .arg(&prog)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--ring-buffer"));
+}
+
+/// Checks that every sample of [`STACKS`]'s `leaf` in the pprof file
+/// `pb` is under one of its three callers, under main, from the
+/// program's entry, and that each caller's time with its callees is in
+/// the proportion of its calls (1, 3 and 2); returns pprof's columns.
+fn leaf_under_its_callers(pb: &Path) -> HashMap<String, (u64, u64)> {
+    let leaf_stacks: Vec<Vec<String>> = traces(pb)
+        .into_iter()
+        .filter(|s| s.first().is_some_and(|f| f == "leaf"))
+        .collect();
+    assert!(leaf_stacks.len() > 10, "{}", pb.display());
+    for s in &leaf_stacks {
+        assert!(
+            ["once", "thrice", "by_pointer"].contains(&s[1].as_str())
+                && s[2] == "main"
+                && s.last().unwrap() == "_start",
+            "{s:?}"
+        );
+    }
+    let (_, columns) = pprof_columns(pb, &["-sample_index=samples"]);
+    let cum = |f: &str| columns[f].1 as f64;
+    let main = cum("main");
+    for (f, share) in [
+        ("once", 1.0 / 6.0),
+        ("thrice", 0.5),
+        ("by_pointer", 1.0 / 3.0),
+    ] {
+        let got = cum(f) / main;
+        assert!(
+            (got - share).abs() < 0.06,
+            "{f}: {got} of main's, not {share}"
+        );
+    }
+    columns
 }
 
 #[test]

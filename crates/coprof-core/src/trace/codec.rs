@@ -7,11 +7,13 @@
 //! previous memory address), the value, and an extension varint for rare
 //! flags. Deltas restart at every chunk, so chunks decode independently. In
 //! a loop the same deltas recur, which zstd then compresses to almost
-//! nothing.
+//! nothing. Two records are not events: a thread switch (version 2) and a
+//! sampled event's stack (version 3), each with a tag no event has.
 
-use super::format::tag;
+use super::format::{tag, MAX_STACK};
 use super::varint::{get, put, unzigzag, zigzag};
 use crate::event::{flags, Class, Event};
+use crate::OpenCall;
 
 /// Encoder state: the previous PC and memory address of this chunk.
 #[derive(Default)]
@@ -73,6 +75,19 @@ impl Encoder {
         out.push(tag::SWITCH);
         put(out, tid);
     }
+
+    /// Appends a stack record: the calls open when the next event was
+    /// sampled. The deltas of events go on across it.
+    pub fn stack(&mut self, calls: &[OpenCall], out: &mut Vec<u8>) {
+        out.push(tag::STACK);
+        put(out, calls.len() as u64);
+        let mut prev = 0u64;
+        for c in calls {
+            put(out, zigzag(c.call_site.wrapping_sub(prev) as i64));
+            put(out, zigzag(c.target.wrapping_sub(c.call_site) as i64));
+            prev = c.call_site;
+        }
+    }
 }
 
 /// Why a record would not decode.
@@ -84,6 +99,8 @@ pub enum DecodeError {
     BadClass(u8),
     /// Flag bits that no version of the format defines.
     BadFlags(u64),
+    /// A stack record of more calls than [`MAX_STACK`].
+    LongStack(u64),
 }
 
 /// Decoder state, the mirror of [`Encoder`].
@@ -106,6 +123,38 @@ impl Decoder {
         let tid = get(buf, &mut at).ok_or(DecodeError::Short)?;
         *pos = at;
         Ok(Some(tid))
+    }
+
+    /// The calls of the stack record at `*pos`, appended to `calls`,
+    /// advancing `*pos`: `true`, or `false` (and `*pos` as it was) when
+    /// the record there is not a stack's. A stack changes no state of the
+    /// decoder's.
+    pub fn stack(
+        buf: &[u8],
+        pos: &mut usize,
+        calls: &mut Vec<OpenCall>,
+    ) -> Result<bool, DecodeError> {
+        if buf.get(*pos) != Some(&tag::STACK) {
+            return Ok(false);
+        }
+        let mut at = *pos + 1;
+        let n = get(buf, &mut at).ok_or(DecodeError::Short)?;
+        if n > MAX_STACK {
+            return Err(DecodeError::LongStack(n));
+        }
+        let mut prev = 0u64;
+        for _ in 0..n {
+            let site = get(buf, &mut at).ok_or(DecodeError::Short)?;
+            let target = get(buf, &mut at).ok_or(DecodeError::Short)?;
+            let call_site = prev.wrapping_add(unzigzag(site) as u64);
+            calls.push(OpenCall {
+                call_site,
+                target: call_site.wrapping_add(unzigzag(target) as u64),
+            });
+            prev = call_site;
+        }
+        *pos = at;
+        Ok(true)
     }
 
     /// Decodes the record at `*pos`, advancing it.
@@ -179,6 +228,25 @@ mod tests {
             })
     }
 
+    #[test]
+    fn a_stack_of_more_calls_than_a_reader_keeps_is_refused() {
+        let mut buf = vec![tag::STACK];
+        put(&mut buf, MAX_STACK + 1);
+        let mut calls = Vec::new();
+        assert_eq!(
+            Decoder::stack(&buf, &mut 0, &mut calls),
+            Err(DecodeError::LongStack(MAX_STACK + 1))
+        );
+        // One that ends early is short.
+        let mut buf = vec![tag::STACK];
+        put(&mut buf, 2);
+        put(&mut buf, 0x40);
+        assert_eq!(
+            Decoder::stack(&buf, &mut 0, &mut calls),
+            Err(DecodeError::Short)
+        );
+    }
+
     proptest! {
         #[test]
         fn records_round_trip(events in proptest::collection::vec(arb_event(), 0..200)) {
@@ -218,13 +286,48 @@ mod tests {
         }
 
         #[test]
+        fn stacks_round_trip_before_their_events(
+            events in proptest::collection::vec(
+                (arb_event(), proptest::option::of(proptest::collection::vec(any::<(u64, u64)>(), 0..20))),
+                0..100,
+            ),
+        ) {
+            let mut enc = Encoder::default();
+            let mut buf = Vec::new();
+            let stack_of = |s: &[(u64, u64)]| -> Vec<OpenCall> {
+                s.iter().map(|&(call_site, target)| OpenCall { call_site, target }).collect()
+            };
+            for (e, stack) in &events {
+                if let Some(s) = stack { enc.stack(&stack_of(s), &mut buf); }
+                enc.encode(e, &mut buf);
+            }
+            let mut dec = Decoder::default();
+            let mut pos = 0;
+            for (e, stack) in &events {
+                let mut calls = Vec::new();
+                prop_assert_eq!(Decoder::stack(&buf, &mut pos, &mut calls).unwrap(), stack.is_some());
+                prop_assert_eq!(&calls, &stack.as_deref().map(stack_of).unwrap_or_default());
+                prop_assert!(!Decoder::stack(&buf, &mut pos, &mut calls).unwrap());
+                let got = dec.decode(&buf, &mut pos).unwrap();
+                prop_assert_eq!((got.pc, got.class, got.addr), (e.pc, e.class, e.addr));
+            }
+            prop_assert_eq!(pos, buf.len());
+        }
+
+        #[test]
         fn garbage_never_panics(bytes: Vec<u8>) {
             let mut dec = Decoder::default();
             let mut pos = 0;
+            let mut calls = Vec::new();
             while pos < bytes.len() {
                 match Decoder::switch(&bytes, &mut pos) {
                     Ok(Some(_)) => continue,
                     Ok(None) => {}
+                    Err(_) => break,
+                }
+                match Decoder::stack(&bytes, &mut pos, &mut calls) {
+                    Ok(true) => continue,
+                    Ok(false) => {}
                     Err(_) => break,
                 }
                 if dec.decode(&bytes, &mut pos).is_err() { break; }

@@ -2,10 +2,18 @@
 
 /// The first eight bytes of every trace.
 pub const MAGIC: [u8; 8] = *b"CPTRACE\0";
-/// The format version this code writes. Version 2 added the thread-switch
-/// record (the tag `0x0f`); a version-1 trace is a version-2 trace
-/// without one, and is read as well.
-pub const VERSION: u16 = 2;
+/// The newest format version this code reads and writes. Version 2 added
+/// the thread-switch record (the tag `0x0f`); a version-1 trace is a
+/// version-2 trace without one, and is read as well. Version 3 added the
+/// stack record (the tag `0x1f`), and is written only by a trace that
+/// holds stacks ([`super::TraceMeta::stacks`]); any other is written as
+/// version 2, for readers that know no later one.
+pub const VERSION: u16 = 3;
+/// The version of a trace without stacks.
+pub const VERSION_WITHOUT_STACKS: u16 = 2;
+/// Most calls a stack record holds: the call tree's deepest chain
+/// ([`crate::call_tree::MAX_DEPTH`]). Bounds a reader's memory.
+pub const MAX_STACK: u64 = 4096;
 /// The oldest format version this code reads.
 pub const OLDEST_VERSION: u16 = 1;
 /// Header flag: the trace was streamed, and its final metadata follows the
@@ -47,4 +55,11 @@ pub mod tag {
     /// after it, up to the next switch, are that thread's. It is not an
     /// event, so chunk and end-marker counts leave it out.
     pub const SWITCH: u8 = 0x0f;
+    /// The whole tag of a stack record (class number 15 with the ADDR
+    /// bit; version 3): the calls open when the next event was sampled,
+    /// outermost first, follow: their count, then each call's site as a
+    /// zigzag delta from the previous call's (the first's from 0) and its
+    /// target as a zigzag delta from its site, all varints. The event
+    /// follows it at once. It is not an event either.
+    pub const STACK: u8 = 0x1f;
 }

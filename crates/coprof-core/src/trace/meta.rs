@@ -52,6 +52,13 @@ pub struct TraceMeta {
     /// Linux starts it. Written when the trace is complete.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub thread_names: BTreeMap<u64, String>,
+    /// Whether the trace holds each sampled event's stack, in a stack
+    /// record before it (format version 3): the calls open when it was
+    /// taken, as a native program's sampler unwinds them (`coprof record
+    /// --call-graph`). Set before the trace is written, by its writer's
+    /// creator.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stacks: bool,
     /// Any other keys.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,

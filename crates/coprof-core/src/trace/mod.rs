@@ -17,7 +17,10 @@ mod varint;
 mod writer;
 
 pub use error::{TraceError, TraceErrorKind};
-pub use format::{CHUNK_EVENTS, FLAG_STREAMED, MAGIC, META_TAG, OLDEST_VERSION, VERSION};
+pub use format::{
+    CHUNK_EVENTS, FLAG_STREAMED, MAGIC, MAX_STACK, META_TAG, OLDEST_VERSION, VERSION,
+    VERSION_WITHOUT_STACKS,
+};
 pub use meta::{Module, TraceMeta};
-pub use reader::{Switch, TraceReader, TraceStats};
+pub use reader::{Stack, Switch, TraceReader, TraceStats};
 pub use writer::{TraceWriter, WriteSummary};

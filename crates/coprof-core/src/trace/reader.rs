@@ -11,7 +11,7 @@ use super::error::{TraceError, TraceErrorKind};
 use super::format::*;
 use super::meta::TraceMeta;
 use crate::event::Event;
-use crate::stream::{Sink, Source};
+use crate::stream::{OpenCall, Sink, Source};
 use crate::wanted::with_wanted;
 use std::fs::File;
 use std::io::{BufReader, ErrorKind, Read};
@@ -33,6 +33,8 @@ pub struct TraceStats {
     pub events: u64,
     /// Thread switches read (version 2).
     pub switches: u64,
+    /// Stacks read (version 3).
+    pub stacks: u64,
 }
 
 /// A thread switch inside a chunk: the events from `at` on (up to the
@@ -43,6 +45,16 @@ pub struct Switch {
     pub at: usize,
     /// The thread that runs from there.
     pub tid: u64,
+}
+
+/// A sampled event's stack inside a chunk: the calls open when the event
+/// at `at` was taken, outermost first, at `calls` of the chunk's calls
+/// ([`TraceReader::stack_calls`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stack {
+    /// Index in the chunk's events of the event it is the stack of.
+    pub at: usize,
+    pub calls: std::ops::Range<usize>,
 }
 
 /// Reads a `.cpt` trace chunk by chunk. Also a [`Source`].
@@ -56,6 +68,9 @@ pub struct TraceReader<R: Read = BufReader<File>> {
     events: Vec<Event>,
     /// The thread switches among the chunk's events.
     switches: Vec<Switch>,
+    /// The stacks of the chunk's events that have one, and their calls.
+    stacks: Vec<Stack>,
+    stack_calls: Vec<OpenCall>,
     /// The format version of the header.
     version: u16,
     decompressor: zstd::bulk::Decompressor<'static>,
@@ -86,6 +101,8 @@ impl<R: Read> TraceReader<R> {
             raw: Vec::new(),
             events: Vec::new(),
             switches: Vec::new(),
+            stacks: Vec::new(),
+            stack_calls: Vec::new(),
             version: VERSION,
             decompressor: zstd::bulk::Decompressor::new()
                 .map_err(|e| TraceError::new(path, 0, TraceErrorKind::Io(e)))?,
@@ -250,6 +267,18 @@ impl<R: Read> TraceReader<R> {
         &self.switches
     }
 
+    /// The stacks of the events of the chunk
+    /// [`next_batch`](Self::next_batch) returned last, in order. Empty but
+    /// for a trace of stacks (version 3).
+    pub fn stacks(&self) -> &[Stack] {
+        &self.stacks
+    }
+
+    /// The calls of the chunk's stacks, which each [`Stack`] names.
+    pub fn stack_calls(&self) -> &[OpenCall] {
+        &self.stack_calls
+    }
+
     /// The events of the chunk [`next_batch`](Self::next_batch) returned
     /// last, cut at its thread switches, as ranges of indices: first those
     /// before the first switch (the thread that ran last goes on, `None`),
@@ -348,17 +377,26 @@ impl<R: Read> TraceReader<R> {
     /// Decodes the chunk's records into its `count` events and the thread
     /// switches between them; `at` names the chunk's payload in errors.
     fn decode_chunk(&mut self, count: usize, at: u64) -> Result<(), TraceError> {
-        let mut events = std::mem::take(&mut self.events);
-        let mut switches = std::mem::take(&mut self.switches);
-        let r = decode_records(&self.raw, self.version, count, &mut events, &mut switches);
-        self.events = events;
-        self.switches = switches;
+        let mut out = Records {
+            events: std::mem::take(&mut self.events),
+            switches: std::mem::take(&mut self.switches),
+            stacks: std::mem::take(&mut self.stacks),
+            calls: std::mem::take(&mut self.stack_calls),
+        };
+        let r = decode_records(&self.raw, self.version, count, &mut out);
+        self.events = out.events;
+        self.switches = out.switches;
+        self.stacks = out.stacks;
+        self.stack_calls = out.calls;
         let i = self.events.len();
         r.map_err(|(pos, what)| {
             let what = match what {
                 Some(DecodeError::Short) => "records end early".to_string(),
                 Some(DecodeError::BadClass(c)) => format!("unknown instruction class {c}"),
                 Some(DecodeError::BadFlags(x)) => format!("undefined flag bits {x:#x}"),
+                Some(DecodeError::LongStack(n)) => {
+                    format!("a stack of {n} calls, more than {MAX_STACK}")
+                }
                 None => {
                     return TraceError::new(
                         &self.path,
@@ -379,6 +417,7 @@ impl<R: Read> TraceReader<R> {
             )
         })?;
         self.stats.switches += self.switches.len() as u64;
+        self.stats.stacks += self.stacks.len() as u64;
         Ok(())
     }
 
@@ -423,25 +462,40 @@ impl<R: Read> TraceReader<R> {
     }
 }
 
+/// A chunk's records, decoded.
+struct Records {
+    events: Vec<Event>,
+    switches: Vec<Switch>,
+    stacks: Vec<Stack>,
+    calls: Vec<OpenCall>,
+}
+
 /// Decodes a chunk's records `raw`, of format `version`, into its `count`
-/// events and the thread switches between them. At a fault, the raw byte
-/// where the record starts, and why: a record that does not decode, or
-/// `None` for bytes left over after the last event.
+/// events, the thread switches between them and their stacks. At a
+/// fault, the raw byte where the record starts, and why: a record that
+/// does not decode, or `None` for bytes left over after the last event.
 fn decode_records(
     raw: &[u8],
     version: u16,
     count: usize,
-    events: &mut Vec<Event>,
-    switches: &mut Vec<Switch>,
+    out: &mut Records,
 ) -> Result<(), (usize, Option<DecodeError>)> {
+    let Records {
+        events,
+        switches,
+        stacks,
+        calls,
+    } = out;
     events.clear();
     events.reserve(count);
     switches.clear();
+    stacks.clear();
+    calls.clear();
     let mut dec = Decoder::default();
     let mut pos = 0;
-    // A switch's tag names no class, so the events' loop meets one as a
-    // record that does not decode: off the events' path, which stays as
-    // fast as a version-1 trace's.
+    // A switch's tag, and a stack's, name no class, so the events' loop
+    // meets one as a record that does not decode: off the events' path,
+    // which stays as fast as a version-1 trace's.
     let mut switch = |pos: &mut usize, at: usize| -> Result<bool, (usize, Option<DecodeError>)> {
         if version < 2 {
             return Ok(false);
@@ -449,9 +503,24 @@ fn decode_records(
         match Decoder::switch(raw, pos) {
             Ok(Some(tid)) => {
                 switches.push(Switch { at, tid });
+                return Ok(true);
+            }
+            Ok(None) => {}
+            Err(e) => return Err((*pos, Some(e))),
+        }
+        if version < 3 {
+            return Ok(false);
+        }
+        let from = calls.len();
+        match Decoder::stack(raw, pos, calls) {
+            Ok(true) => {
+                stacks.push(Stack {
+                    at,
+                    calls: from..calls.len(),
+                });
                 Ok(true)
             }
-            Ok(None) => Ok(false),
+            Ok(false) => Ok(false),
             Err(e) => Err((*pos, Some(e))),
         }
     };
@@ -477,33 +546,48 @@ fn decode_records(
 impl<R: Read> Source for TraceReader<R> {
     type Error = TraceError;
 
-    /// Pushes every event of the classes the sink wants.
+    /// Pushes every event of the classes the sink wants, with the thread
+    /// switches and stacks before them when it wants those: an event
+    /// with a stack in a batch of its own.
     fn run(&mut self, sink: &mut dyn Sink) -> Result<u64, TraceError> {
         let wants = sink.wants();
         let mut delivered = 0;
         let switches = sink.wants_thread_switches();
+        let stacks = sink.wants_stacks();
         let mut filtered = Vec::new();
         let mut deliver = |events: &[Event], sink: &mut dyn Sink| {
+            if events.is_empty() {
+                return;
+            }
             with_wanted(wants, events, &mut filtered, |wanted| {
                 delivered += wanted.len() as u64;
                 sink.observe(wanted);
             });
         };
-        while let Some(batch) = self.next_batch()? {
-            if !switches {
-                if !batch.is_empty() {
-                    deliver(batch, sink);
-                }
+        while self.next_batch()?.is_some() {
+            let with_stacks = stacks && !self.stacks.is_empty();
+            if !switches && !with_stacks {
+                deliver(&self.events, sink);
                 continue;
             }
-            for (tid, events) in self.pieces() {
-                if let Some(tid) = tid {
+            // The events cut at each switch and each stack, in order: a
+            // switch at an event goes before its stack.
+            let mut stacks = self.stacks.iter().filter(|_| with_stacks).peekable();
+            let mut from = 0;
+            for (tid, piece) in self.pieces() {
+                if let Some(tid) = tid.filter(|_| switches) {
+                    deliver(&self.events[from..piece.start], sink);
+                    from = piece.start;
                     sink.thread_switch(tid);
                 }
-                if !events.is_empty() {
-                    deliver(&self.events[events], sink);
+                while let Some(s) = stacks.next_if(|s| s.at < piece.end) {
+                    deliver(&self.events[from..s.at], sink);
+                    sink.stack(&self.stack_calls[s.calls.clone()]);
+                    deliver(&self.events[s.at..s.at + 1], sink);
+                    from = s.at + 1;
                 }
             }
+            deliver(&self.events[from..], sink);
         }
         sink.finish();
         Ok(delivered)

@@ -16,7 +16,7 @@ use super::error::{TraceError, TraceErrorKind};
 use super::format::*;
 use super::meta::TraceMeta;
 use crate::event::{Class, ClassSet, Event};
-use crate::stream::Sink;
+use crate::stream::{OpenCall, Sink};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -36,6 +36,8 @@ pub struct WriteSummary {
     pub chunks: u64,
     /// Thread switches recorded (see [`TraceWriter::switch`]).
     pub switches: u64,
+    /// Stacks recorded (see [`TraceWriter::stack`]).
+    pub stacks: u64,
 }
 
 /// Bytes of metadata reserved for modules found after the trace starts,
@@ -67,6 +69,8 @@ pub struct TraceWriter {
     /// right after it replaces it, so every switch recorded has an event
     /// after it and a chunk's records stay bounded by its events.
     pending: Option<(usize, u64)>,
+    /// The stack given for the next event, written before it.
+    stack: Option<Vec<OpenCall>>,
     counts: [u64; Class::ALL.len()],
     summary: WriteSummary,
     level: i32,
@@ -148,6 +152,7 @@ impl TraceWriter {
             chunk_events: 0,
             thread: None,
             pending: None,
+            stack: None,
             counts: [0; Class::ALL.len()],
             summary: WriteSummary {
                 events: 0,
@@ -155,6 +160,7 @@ impl TraceWriter {
                 raw_bytes: 0,
                 chunks: 0,
                 switches: 0,
+                stacks: 0,
             },
             level: 3,
             error: None,
@@ -256,11 +262,20 @@ impl TraceWriter {
         Some(bytes)
     }
 
-    /// The header: magic, version, `flags`, metadata length and metadata.
-    fn header(meta: &[u8], flags: u16) -> Vec<u8> {
+    /// The format version written: 3 for a trace of stacks, else 2.
+    fn version(&self) -> u16 {
+        match self.meta.stacks {
+            true => VERSION,
+            false => VERSION_WITHOUT_STACKS,
+        }
+    }
+
+    /// The header: magic, `version`, `flags`, metadata length and
+    /// metadata.
+    fn header(meta: &[u8], version: u16, flags: u16) -> Vec<u8> {
         let mut h = Vec::with_capacity(HEADER_FIXED + meta.len());
         h.extend_from_slice(&MAGIC);
-        h.extend_from_slice(&VERSION.to_le_bytes());
+        h.extend_from_slice(&version.to_le_bytes());
         h.extend_from_slice(&flags.to_le_bytes());
         h.extend_from_slice(&(meta.len() as u32).to_le_bytes());
         h.extend_from_slice(meta);
@@ -271,12 +286,12 @@ impl TraceWriter {
     /// with the metadata known now.
     fn write_header(&mut self) -> Result<(), TraceError> {
         let h = if self.is_streamed() {
-            Self::header(&self.meta_json(), FLAG_STREAMED)
+            Self::header(&self.meta_json(), self.version(), FLAG_STREAMED)
         } else {
             let meta = self
                 .padded(self.meta_json())
                 .expect("the reserve is the metadata's widest form");
-            Self::header(&meta, 0)
+            Self::header(&meta, self.version(), 0)
         };
         self.out.here()?.write_raw(&h)
     }
@@ -293,13 +308,28 @@ impl TraceWriter {
         }
     }
 
-    /// Appends events.
+    /// Records `calls` as the stack of the next event written: the calls
+    /// open when it was sampled, outermost first (format version 3). Kept
+    /// only by a trace whose metadata says it holds stacks
+    /// ([`TraceMeta::stacks`]); given again before that event, the last
+    /// stands.
+    pub fn stack(&mut self, calls: &[OpenCall]) {
+        if self.meta.stacks {
+            self.stack = Some(calls.to_vec());
+        }
+    }
+
+    /// Appends events, the first after its stack when one was given.
     pub fn write(&mut self, events: &[Event]) -> Result<(), TraceError> {
         if events.is_empty() {
             return Ok(());
         }
         if let Some((_, tid)) = self.pending.take() {
             self.thread = Some(tid);
+        }
+        if let Some(calls) = self.stack.take() {
+            self.enc.stack(&calls, &mut self.raw);
+            self.summary.stacks += 1;
         }
         for e in events {
             self.enc.encode(e, &mut self.raw);
@@ -376,7 +406,8 @@ impl TraceWriter {
             // More modules than the room reserved: the chunks move behind
             // a header that holds them all, in a second file.
             let old_header = (HEADER_FIXED + self.meta_reserve) as u64;
-            tmp = Self::with_header(&path, tmp, old_header, &Self::header(&full, 0))?;
+            let header = Self::header(&full, self.version(), 0);
+            tmp = Self::with_header(&path, tmp, old_header, &header)?;
             self.summary.file_bytes = offset - old_header + (HEADER_FIXED + full.len()) as u64;
         }
         tmp.as_file()
@@ -449,6 +480,15 @@ impl Sink for TraceWriter {
         }
     }
 
+    /// When the trace holds stacks ([`TraceMeta::stacks`]).
+    fn wants_stacks(&self) -> bool {
+        self.meta.stacks
+    }
+
+    fn stack(&mut self, calls: &[OpenCall]) {
+        TraceWriter::stack(self, calls);
+    }
+
     fn observe(&mut self, batch: &[Event]) {
         if self.error.is_some() {
             return;
@@ -462,6 +502,8 @@ impl Sink for TraceWriter {
                 .filter(|e| wants.contains(e.class))
                 .try_for_each(|e| self.write(std::slice::from_ref(e)))
         };
+        // A stack whose event was not wanted goes with it.
+        self.stack = None;
         if let Err(e) = r {
             self.error = Some(e);
         }

@@ -161,9 +161,9 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     }
     let samples = samples(&a.input)?;
     let cost = cost_of(classes, samples);
-    // A native program's samples, live, carry their stacks; a trace's
-    // samples carry none.
-    let flat = a.flat || (samples && a.input.file.is_some());
+    // A native program's samples carry their stacks live, and in a trace
+    // `coprof record --call-graph` wrote; another trace's carry none.
+    let flat = a.flat || (samples && a.input.file.is_some() && !a.input.describe()?.stacks);
     let counting = match &a.sampler {
         None if flat && a.separate_threads => Counting::Threads(ThreadCounts::new(classes)),
         None if flat => Counting::Exact(PcCounts::new(classes)),
@@ -331,9 +331,9 @@ struct CallsSummary {
     /// for one).
     unmatched_returns: u64,
     /// For a native program's samples, whose calls are not followed but
-    /// unwound from each sample's stack: the samples unwound, and those
-    /// whose stacks reached their thread's first frame (the others start
-    /// where the unwinding stopped).
+    /// unwound from each sample's stack: the samples with a stack, and,
+    /// sampled live, those whose stacks reached their thread's first
+    /// frame (the others start where the unwinding stopped).
     #[serde(skip_serializing_if = "Option::is_none")]
     stacks: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -431,10 +431,8 @@ impl Job for Export {
             write(&profile, self.format, &self.path)?;
         }
         let mut summary = summarize(&profile, &self, period);
-        let unwound = info.sampled.filter(|run| run.stacks > 0);
-        if let (Some(calls), Some(run)) = (&mut summary.calls, unwound) {
-            calls.stacks = Some(run.stacks);
-            calls.whole_stacks = Some(run.whole_stacks);
+        if let (Some(calls), Some(run)) = (&mut summary.calls, &info.sampled) {
+            calls.whole_stacks = calls.stacks.map(|_| run.whole_stacks);
         }
         summary.per_thread = per_thread;
         let text = text(&summary, self.format);
@@ -674,7 +672,7 @@ fn summarize(p: &PcProfile, e: &Export, period: Option<u64>) -> Summary {
                 calls: tree.contexts().iter().map(|c| c.calls).sum(),
                 contexts: tree.contexts().len() - 1 - e.counting.threads().unwrap_or(0),
                 unmatched_returns: tree.unmatched_returns(),
-                stacks: None,
+                stacks: Some(tree.stacks()).filter(|&n| n > 0),
                 whole_stacks: None,
             }),
             _ => None,
@@ -751,19 +749,22 @@ fn text(s: &Summary, format: Format) -> String {
             pct(x.overlap)
         ));
     }
-    let stacks = s
-        .calls
-        .as_ref()
-        .and_then(|c| Some((c.stacks?, c.whole_stacks?, c.contexts)));
+    let stacks = (s.calls.as_ref()).and_then(|c| Some((c.stacks?, c.whole_stacks, c.contexts)));
     if let Some((unwound, whole, contexts)) = stacks {
         t.push_str(&format!(
-            "with each sample's stack unwound, in {} calling contexts: {} of {} stacks to their \
-             thread's first frame ({}), the others from where the unwinding stopped\n",
+            "with each sample's stack, in {} calling contexts",
             thousands(contexts as u64),
-            thousands(whole),
-            thousands(unwound),
-            pct(whole as f64 / unwound.max(1) as f64),
         ));
+        match whole {
+            Some(whole) => t.push_str(&format!(
+                ": {} of {} stacks to their thread's first frame ({}), the others from where \
+                 the unwinding stopped\n",
+                thousands(whole),
+                thousands(unwound),
+                pct(whole as f64 / unwound.max(1) as f64),
+            )),
+            None => t.push_str(&format!(" ({} stacks)\n", thousands(unwound))),
+        }
     } else if s.calls.as_ref().is_some_and(|c| c.calls == 0) {
         t.push_str("no call in the stream: the profile is flat\n");
     } else if let Some(c) = &s.calls {

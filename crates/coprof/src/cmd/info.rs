@@ -31,6 +31,9 @@ struct Info {
     events: u64,
     /// Thread switches recorded between the events (version 2).
     switches: u64,
+    /// Sampled events' stacks recorded before them (version 3).
+    #[serde(skip_serializing_if = "is_zero")]
+    stacks: u64,
     /// The events of each thread the switches name, by id.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     threads: Vec<ThreadEvents>,
@@ -40,6 +43,10 @@ struct Info {
     raw_bytes: u64,
     bytes_per_event: f64,
     raw_bytes_per_event: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A thread's share of a trace.
@@ -85,6 +92,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         meta: r.meta().clone(),
         events: st.events,
         switches: st.switches,
+        stacks: st.stacks,
         threads: per_thread
             .into_iter()
             .map(|(tid, events)| ThreadEvents {
@@ -141,6 +149,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         println!(
             "threads    {} switches between threads",
             thousands(info.switches - 1)
+        );
+    }
+    if info.stacks > 0 {
+        println!(
+            "stacks     {}, each before its sample's event",
+            thousands(info.stacks)
         );
     }
     println!(
