@@ -21,9 +21,11 @@
 //! undefined: a thread's first frame (`_start`, glibc's `clone3`). It
 //! stops early (a stack that starts where it stopped, as perf's do) at a
 //! PC no file's CFI covers (code made at run time, a file without
-//! `.eh_frame`), at a rule given by a DWARF expression (PLT entries;
-//! functions that realign their stack), at a signal frame, at memory that
-//! cannot be read, and after [`MAX_FRAMES`] frames.
+//! `.eh_frame`), at a signal frame, at memory that cannot be read, at a
+//! DWARF expression that asks for more than registers and memory, and
+//! after [`MAX_FRAMES`] frames. Rules given by DWARF expressions (the
+//! PLT's, and those of functions that realign their stack, whose CFA is
+//! read from their frame) are evaluated with the frame's registers.
 //!
 //! The CFI of a file is indexed once per run and shared by the processes
 //! that map it; each row is worked out once per PC a process samples,
@@ -32,8 +34,9 @@
 use crate::modules::{modules, parse_maps, Mapping};
 use coprof_core::OpenCall;
 use gimli::{
-    BaseAddresses, CfaRule, CieOrFde, EhFrame, EhFrameOffset, LittleEndian, Register, RegisterRule,
-    UnwindContext, UnwindSection, X86_64,
+    BaseAddresses, CfaRule, CieOrFde, EhFrame, EhFrameOffset, Encoding, EndianSlice,
+    EvaluationResult, Expression, Format, LittleEndian, Location, Piece, Register, RegisterRule,
+    UnwindContext, UnwindSection, Value, X86_64,
 };
 use iced_x86::{Decoder, DecoderOptions, FlowControl};
 use object::read::elf::{ElfFile64, ProgramHeader};
@@ -119,17 +122,27 @@ struct Rule {
     entry: u64,
     /// A signal handler's return trampoline (the CIE's `S`).
     signal: bool,
-    /// The CFA: a register's value plus an offset; `None` for an
-    /// expression.
-    cfa: Option<(u16, i64)>,
+    /// The CFA: a register's value plus an offset, or an expression's
+    /// value; `None` for a rule this unwinder does not follow.
+    cfa: Option<Cfa>,
     ra: Saved,
     /// Callee-saved registers the frame changed, and where their values
     /// are; the others are the caller's.
     saved: Vec<(u16, Saved)>,
 }
 
+/// How a frame's CFA is found.
+#[derive(Clone, Debug)]
+enum Cfa {
+    /// A register's value plus an offset.
+    Register(u16, i64),
+    /// The value of a DWARF expression (its bytes) over the frame's
+    /// registers and memory.
+    Expression(Vec<u8>),
+}
+
 /// Where a register's value in the caller's frame is.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Saved {
     /// In memory at the CFA plus this.
     At(i64),
@@ -137,6 +150,11 @@ enum Saved {
     Is(i64),
     /// In this register.
     In(u16),
+    /// In memory at the address a DWARF expression gives, the CFA
+    /// pushed first.
+    AtExpression(Vec<u8>),
+    /// The value of a DWARF expression, the CFA pushed first.
+    IsExpression(Vec<u8>),
     /// Undefined: for the return address, the thread's first frame.
     Undefined,
     /// By a rule this unwinder does not follow (an expression).
@@ -227,34 +245,101 @@ impl Unwinder {
         frame: &Frame,
         read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
     ) -> Option<Frame> {
-        let (reg, offset) = rule.cfa?;
-        let cfa = frame
-            .get(reg as usize)
-            .copied()
-            .flatten()?
-            .wrapping_add_signed(offset);
+        let cfa = match rule.cfa.as_ref()? {
+            &Cfa::Register(reg, offset) => frame
+                .get(reg as usize)
+                .copied()
+                .flatten()?
+                .wrapping_add_signed(offset),
+            Cfa::Expression(expr) => self.evaluate(expr, frame, None, read)?,
+        };
         let mut caller: Frame = [None; REGS];
         for r in CALLEE_SAVED {
             caller[r as usize] = frame[r as usize];
         }
-        let mut value = |saved: Saved| -> Option<Option<u64>> {
-            Some(match saved {
+        let mut value = |saved: &Saved| -> Option<Option<u64>> {
+            Some(match *saved {
                 Saved::At(n) => Some(self.word(cfa.wrapping_add_signed(n), read)?),
                 Saved::Is(n) => Some(cfa.wrapping_add_signed(n)),
                 Saved::In(r) => frame.get(r as usize).copied().flatten(),
+                Saved::AtExpression(ref expr) => {
+                    let at = self.evaluate(expr, frame, Some(cfa), read)?;
+                    Some(self.word(at, read)?)
+                }
+                Saved::IsExpression(ref expr) => {
+                    Some(self.evaluate(expr, frame, Some(cfa), read)?)
+                }
                 Saved::Undefined | Saved::Unknown => None,
             })
         };
-        for &(r, saved) in &rule.saved {
-            caller[r as usize] = value(saved).flatten();
+        for (r, saved) in &rule.saved {
+            caller[*r as usize] = value(saved).flatten();
         }
         caller[RSP] = Some(cfa);
-        caller[RA] = match rule.ra {
+        caller[RA] = match &rule.ra {
             Saved::Undefined => None,
             Saved::Unknown => return None,
             ra => Some(value(ra)??),
         };
         Some(caller)
+    }
+
+    /// The value of the DWARF expression `expr` over `frame`'s registers
+    /// and memory, with `initial` pushed first if given; `None` when it
+    /// needs a register the frame does not know, memory that cannot be
+    /// read, or anything else.
+    fn evaluate(
+        &mut self,
+        expr: &[u8],
+        frame: &Frame,
+        initial: Option<u64>,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> Option<u64> {
+        let encoding = Encoding {
+            address_size: 8,
+            format: Format::Dwarf32,
+            version: 4,
+        };
+        let mut eval = Expression(EndianSlice::new(expr, LittleEndian)).evaluation(encoding);
+        if let Some(v) = initial {
+            eval.set_initial_value(v);
+        }
+        let mut step = eval.evaluate().ok()?;
+        // A bound on the questions one expression may ask.
+        for _ in 0..64 {
+            step = match step {
+                EvaluationResult::Complete => {
+                    return match eval.as_result() {
+                        [Piece {
+                            location: Location::Address { address },
+                            ..
+                        }] => Some(*address),
+                        [Piece {
+                            location: Location::Value { value },
+                            ..
+                        }] => value.to_u64(!0).ok(),
+                        _ => None,
+                    };
+                }
+                EvaluationResult::RequiresRegister { register, .. } => {
+                    let v = frame.get(register.0 as usize).copied().flatten()?;
+                    eval.resume_with_register(Value::Generic(v)).ok()?
+                }
+                EvaluationResult::RequiresMemory { address, size, .. } => {
+                    let size = usize::from(size).min(8);
+                    let v = if size == 8 {
+                        self.word(address, read)?
+                    } else {
+                        let mut bytes = [0u8; 8];
+                        (read(address, &mut bytes[..size]) == size).then_some(())?;
+                        u64::from_le_bytes(bytes)
+                    };
+                    eval.resume_with_memory(Value::Generic(v)).ok()?
+                }
+                _ => return None,
+            };
+        }
+        None
     }
 
     /// The 8 bytes at `addr` of the stack, read a page at a time.
@@ -474,16 +559,21 @@ impl Cfi {
             .fde_from_offset(&bases, EhFrameOffset(offset), EhFrame::cie_from_offset)
             .ok()?;
         let row = fde.unwind_info_for_address(&eh, &bases, ctx, pc).ok()?;
-        let cfa = match *row.cfa() {
-            CfaRule::RegisterAndOffset { register, offset } => {
-                Some((register.0, offset)).filter(|&(r, _)| (r as usize) < REGS)
+        let bytes = |e: &gimli::UnwindExpression<usize>| -> Option<Vec<u8>> {
+            Some(e.get(&eh).ok()?.0.to_vec())
+        };
+        let cfa = match row.cfa() {
+            &CfaRule::RegisterAndOffset { register, offset } => {
+                Some(Cfa::Register(register.0, offset)).filter(|_| (register.0 as usize) < REGS)
             }
-            CfaRule::Expression(_) => None,
+            CfaRule::Expression(e) => bytes(e).map(Cfa::Expression),
         };
         let saved_by = |rule: RegisterRule<usize>| match rule {
             RegisterRule::Offset(n) => Saved::At(n),
             RegisterRule::ValOffset(n) => Saved::Is(n),
             RegisterRule::Register(Register(r)) if (r as usize) < REGS => Saved::In(r),
+            RegisterRule::Expression(e) => bytes(&e).map_or(Saved::Unknown, Saved::AtExpression),
+            RegisterRule::ValExpression(e) => bytes(&e).map_or(Saved::Unknown, Saved::IsExpression),
             RegisterRule::Undefined => Saved::Undefined,
             _ => Saved::Unknown,
         };
