@@ -213,6 +213,18 @@ pub trait Children {
     fn thread_switch(&mut self, pid: i32, tid: i32) {
         let _ = (pid, tid);
     }
+    /// Whether to be given each child's samples' stacks, as
+    /// [`Sink::wants_stacks`](coprof_core::Sink::wants_stacks); `false`
+    /// by default.
+    fn wants_stacks(&self) -> bool {
+        false
+    }
+    /// The stack of process `pid`'s next sample, as
+    /// [`Sink::stack`](coprof_core::Sink::stack) gives it; the default
+    /// does nothing.
+    fn stack(&mut self, pid: i32, calls: &[coprof_core::OpenCall]) {
+        let _ = (pid, calls);
+    }
     /// Process `pid` has ended: how, its samples, and the files of the
     /// program it ran last, as [`sample`] returns for the program.
     fn ended(&mut self, pid: i32, run: Run);

@@ -159,8 +159,12 @@ struct Tracer<'a, 'h> {
     breakpoint_hits: u64,
     /// PCs read from a ring buffer, before they are counted.
     ring_pcs: Vec<u64>,
-    /// The unwinder of the program's samples' stacks, when its sink
-    /// wants them ([`Sink::wants_stacks`]) and a sample stops the thread.
+    /// Whether the program's sink, and the children's owner, are given
+    /// each sample's stack ([`Sink::stack`]).
+    stacks: bool,
+    child_stacks: bool,
+    /// The unwinder of the samples' stacks, when they are wanted and a
+    /// sample stops the thread.
     unwinder: Option<Unwinder>,
 }
 impl<'a, 'h> Tracer<'a, 'h> {
@@ -175,6 +179,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
         stop: Option<&'h AtomicBool>,
     ) -> Tracer<'a, 'h> {
         let pid = main.run.pid;
+        let child_stacks = hooks.children.as_ref().is_some_and(|c| c.wants_stacks());
         let (every, progress) = match hooks.progress {
             Some((every, progress)) => (every.max(1), Some(progress)),
             None => (u64::MAX, None),
@@ -205,7 +210,10 @@ impl<'a, 'h> Tracer<'a, 'h> {
             breakpoints: true,
             breakpoint_hits: 0,
             ring_pcs: Vec::new(),
-            unwinder: (sink.wants_stacks() && !config.ring_buffer).then(Unwinder::default),
+            stacks: sink.wants_stacks() && !config.ring_buffer,
+            child_stacks: child_stacks && !config.ring_buffer,
+            unwinder: ((sink.wants_stacks() || child_stacks) && !config.ring_buffer)
+                .then(Unwinder::default),
         }
     }
 
@@ -660,7 +668,11 @@ impl<'a, 'h> Tracer<'a, 'h> {
             p.run.steps += single_steps;
             p.run.runs_ahead += runs_ahead;
             if let (Some(regs), Some(unwinder)) = (taken, self.unwinder.as_mut()) {
-                if process == self.pid {
+                let wanted = match process == self.pid {
+                    true => self.stacks,
+                    false => self.child_stacks,
+                };
+                if wanted {
                     let mut read = |addr, out: &mut [u8]| read_memory(tid, addr, out);
                     let (calls, whole) = unwinder.stack(&mut p.space, process, &regs, &mut read);
                     p.run.stacks += 1;
@@ -754,7 +766,11 @@ impl<'a, 'h> Tracer<'a, 'h> {
             }
             if let Some(calls) = stack {
                 self.flush(process, sink);
-                sink.stack(calls);
+                if process == self.pid {
+                    sink.stack(calls);
+                } else if let Some(children) = self.children.as_deref_mut() {
+                    children.stack(process, calls);
+                }
             }
             let Some(p) = self.processes.get_mut(&process) else {
                 return;

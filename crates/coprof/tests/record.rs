@@ -313,6 +313,39 @@ fn followed_children_get_a_trace_each_named_by_pid() {
     }
 }
 
+#[test]
+fn followed_childrens_traces_keep_their_stacks_with_call_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let trace = dir.path().join("run.cpt");
+    let script = format!("{}; exit 0", prog.display());
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "-g", "--follow-children", "--json", "-o"])
+            .arg(&trace)
+            .args(["--", "/bin/sh", "-c", &script]),
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    let child = &summary["children"][0];
+    let path = dir.path().join(format!("run.{}.cpt", child["pid"]));
+    // Each sample of the child's has its stack, and its export counts
+    // the hot loop under main.
+    let info = json_of(coprof().args(["info", "--json"]).arg(&path));
+    assert_eq!(info["version"], 3, "{info}");
+    assert_eq!(info["stacks"], info["events"], "{info}");
+    let export = json_of(
+        coprof()
+            .args(["export", "--json", "--top", "50", "-o"])
+            .arg(dir.path().join("child.pb.gz"))
+            .arg(&path),
+    );
+    assert_eq!(export["calls"]["stacks"], export["total"], "{export}");
+    let main = (export["top"].as_array().unwrap().iter())
+        .find(|f| f["function"] == "main")
+        .unwrap_or_else(|| panic!("no main in {export}"));
+    assert!(main["inclusive_share"].as_f64().unwrap() > 0.9, "{export}");
+}
+
 /// The names of a profile's reports, in order.
 fn report_names(p: &serde_json::Value) -> Vec<&str> {
     p["reports"]

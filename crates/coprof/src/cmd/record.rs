@@ -76,7 +76,8 @@ pub struct Args {
     /// --call-graph dwarf` does: `coprof export` of the trace then has
     /// pprof's stacks and callgrind's arcs. About a tenth more for each
     /// sample. Not with --ring-buffer, whose samples do not stop the
-    /// thread; the program's alone, not its children's.
+    /// thread. With --follow-children, each child's trace keeps its
+    /// samples' stacks too.
     #[arg(short = 'g', long, conflicts_with = "ring_buffer")]
     call_graph: bool,
     /// The seed of the periods' randomization, so that the same run
@@ -196,8 +197,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .insert("attached".into(), serde_json::json!({ "pid": pid }));
     }
     meta.extra.insert("sampling".into(), sampling_meta(&config));
-    let mut children = pattern.map(|p| children::ChildTraces::new(p, meta.clone()));
     meta.stacks = a.call_graph;
+    let mut children = pattern.map(|p| children::ChildTraces::new(p, meta.clone()));
     // Samples from ring buffers are PCs alone, each of class `other`.
     let classes = match config.ring_buffer {
         true => ClassSet::of(coprof_core::Class::Other),

@@ -4,7 +4,7 @@
 //! profiles: `OUT.PID.cpt`.
 
 use coprof_core::trace::{TraceMeta, TraceWriter};
-use coprof_core::{ClassSet, Event, Sink};
+use coprof_core::{ClassSet, Event, OpenCall, Sink};
 use coprof_native::Run;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -83,6 +83,17 @@ impl coprof_native::Children for ChildTraces {
     fn thread_switch(&mut self, pid: i32, tid: i32) {
         if let Some((Ok(writer), _)) = self.running.get_mut(&pid) {
             writer.thread_switch(tid as u64);
+        }
+    }
+
+    /// With `-g`, as the program's.
+    fn wants_stacks(&self) -> bool {
+        self.meta.stacks
+    }
+
+    fn stack(&mut self, pid: i32, calls: &[OpenCall]) {
+        if let Some((Ok(writer), _)) = self.running.get_mut(&pid) {
+            writer.stack(calls);
         }
     }
 
