@@ -21,11 +21,20 @@
 //! undefined: a thread's first frame (`_start`, glibc's `clone3`). It
 //! stops early (a stack that starts where it stopped, as perf's do) at a
 //! PC no file's CFI covers (code made at run time, a file without
-//! `.eh_frame`), at a signal frame, at memory that cannot be read, at a
-//! DWARF expression that asks for more than registers and memory, and
-//! after [`MAX_FRAMES`] frames. Rules given by DWARF expressions (the
-//! PLT's, and those of functions that realign their stack, whose CFA is
-//! read from their frame) are evaluated with the frame's registers.
+//! `.eh_frame`), at memory that cannot be read, at a DWARF expression
+//! that asks for more than registers and memory, and after
+//! [`MAX_FRAMES`] frames. Rules given by DWARF expressions (the PLT's,
+//! and those of functions that realign their stack, whose CFA is read
+//! from their frame) are evaluated with the frame's registers.
+//!
+//! A signal handler returns to a trampoline (glibc's `__restore_rt`)
+//! whose CFI, marked as a signal frame, restores every register of the
+//! interrupted code from the signal's context on the stack. The
+//! unwinding goes on through it: the interrupted PC is where the code
+//! stopped, not after a call, so it is looked up as it is, and stands
+//! for its own call site; a stack unwound in a handler holds the
+//! trampoline's frame between the handler and the code it interrupted,
+//! as gdb's `<signal handler called>`.
 //!
 //! The CFI of a file is indexed once per run and shared by the processes
 //! that map it; each row is worked out once per PC a process samples,
@@ -120,14 +129,17 @@ struct Cfi {
 struct Rule {
     /// The entry of the function the PC is in, at the process's address.
     entry: u64,
-    /// A signal handler's return trampoline (the CIE's `S`).
+    /// A signal handler's return trampoline (the CIE's `S`), whose CFI
+    /// restores every register of the interrupted frame from the
+    /// signal's context.
     signal: bool,
     /// The CFA: a register's value plus an offset, or an expression's
     /// value; `None` for a rule this unwinder does not follow.
     cfa: Option<Cfa>,
     ra: Saved,
-    /// Callee-saved registers the frame changed, and where their values
-    /// are; the others are the caller's.
+    /// Registers the frame's CFI gives a rule for, and where their values
+    /// are; callee-saved registers without one are the caller's, and
+    /// others unknown.
     saved: Vec<(u16, Saved)>,
 }
 
@@ -199,13 +211,7 @@ impl Unwinder {
         let Some(mut rule) = self.rule(space, pid, regs.rip, read) else {
             return (calls, whole);
         };
-        loop {
-            if rule.signal {
-                break;
-            }
-            let Some(caller) = self.caller(&rule, &frame, read) else {
-                break;
-            };
+        while let Some(caller) = self.caller(&rule, &frame, read) {
             let (Some(ra), Some(sp)) = (caller[RA], caller[RSP]) else {
                 // The thread's first frame.
                 whole = true;
@@ -215,17 +221,29 @@ impl Unwinder {
                 whole = true;
                 break;
             }
-            let call_site = self.call_site(space, ra, read);
+            // A signal frame's return address is the interrupted
+            // instruction itself, not the one after a call: it is looked
+            // up there, and stands for its own call site. So does the
+            // handler's, the signal frame's first instruction.
+            let next = match rule.signal {
+                true => self.rule(space, pid, ra, read),
+                false => self.rule(space, pid, ra - 1, read),
+            };
+            let call_site = match rule.signal || next.as_ref().is_some_and(|n| n.signal) {
+                true => ra,
+                false => self.call_site(space, ra, read),
+            };
             calls.push(OpenCall {
                 call_site,
                 target: rule.entry,
             });
             // The stack grows down: a caller's frame is above its
-            // callee's, or the CFI has led astray.
-            if calls.len() == MAX_FRAMES || sp <= frame[RSP].unwrap_or(0) {
+            // callee's, or the CFI has led astray; but a signal handler
+            // may run on a stack of its own (`sigaltstack`).
+            if calls.len() == MAX_FRAMES || (!rule.signal && sp <= frame[RSP].unwrap_or(0)) {
                 break;
             }
-            let Some(next) = self.rule(space, pid, ra - 1, read) else {
+            let Some(next) = next else {
                 break;
             };
             rule = next;
@@ -577,8 +595,8 @@ impl Cfi {
             RegisterRule::Undefined => Saved::Undefined,
             _ => Saved::Unknown,
         };
-        let saved = CALLEE_SAVED
-            .into_iter()
+        let saved = (0..RSP as u16)
+            .chain(RSP as u16 + 1..RA as u16)
             .filter_map(|r| match row.register(Register(r)) {
                 // Not in the row, or said unchanged: the caller's own.
                 RegisterRule::Undefined | RegisterRule::SameValue => None,

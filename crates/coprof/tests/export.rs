@@ -919,6 +919,78 @@ fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
         .stderr(predicates::str::contains("--ring-buffer"));
 }
 
+/// A program that spends a third of its time in a handler of its own
+/// SIGPROF, which interrupts `work` (or `leaf` under it) every 2 ms of
+/// its CPU time and calls `leaf` from the handler.
+const SIGNALS: &str = r#"
+#include <signal.h>
+#include <sys/time.h>
+#include <time.h>
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+volatile unsigned sink;
+__attribute__((noipa)) unsigned leaf(unsigned x) {
+    for (int i = 0; i < 2000; i++) x = x * 2654435761u + 1;
+    return x;
+}
+__attribute__((noipa)) void on_prof(int sig) {
+    for (int i = 0; i < 20; i++) sink += leaf(sink + sig);
+}
+__attribute__((noipa)) void work(void) {
+    for (int i = 0; i < 20; i++) sink += leaf(sink + i);
+}
+int main(void) {
+    struct sigaction sa = {0};
+    sa.sa_handler = on_prof;
+    sigaction(SIGPROF, &sa, 0);
+    struct itimerval every = {{0, 2000}, {0, 2000}};
+    setitimer(ITIMER_PROF, &every, 0);
+    double end = cpu() + 0.3;
+    while (cpu() < end) work();
+    return 0;
+}
+"#;
+
+#[test]
+fn a_signal_handlers_stacks_go_on_through_the_code_it_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::host_compile(dir.path(), "signals", SIGNALS, &["-O2", "-g"]);
+    let pb = dir.path().join("signals.pb.gz");
+    let summary = json_of(
+        coprof()
+            .args(["export", "--json", "-o"])
+            .arg(&pb)
+            .arg("--")
+            .arg(&prog),
+    );
+    let calls = &summary["calls"];
+    let whole = calls["whole_stacks"].as_f64().unwrap() / calls["stacks"].as_f64().unwrap();
+    assert!(whole >= 0.98, "{summary}");
+    // Under the handler, the signal's trampoline, then the code it
+    // interrupted, under `main`, from `_start`.
+    let in_handler: Vec<Vec<String>> = traces(&pb)
+        .into_iter()
+        .filter(|s| s.iter().any(|f| f == "on_prof"))
+        .collect();
+    assert!(!in_handler.is_empty(), "{summary}");
+    let mut interrupted = Vec::new();
+    for s in &in_handler {
+        let at = s.iter().position(|f| f == "on_prof").unwrap();
+        let below = &s[at + 2..];
+        assert!(
+            below.contains(&"main".to_string()) && s.last().unwrap() == "_start",
+            "{s:?}"
+        );
+        interrupted.push(below[0].as_str());
+    }
+    // Most signals interrupt `leaf`, the busiest; some the clock's
+    // reading in `cpu`.
+    assert!(interrupted.contains(&"leaf"), "{interrupted:?}");
+}
+
 /// Checks that every sample of [`STACKS`]'s `leaf` in the pprof file
 /// `pb` is under one of its three callers, under main, from the
 /// program's entry, and that each caller's time with its callees is in
