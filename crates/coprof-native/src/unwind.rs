@@ -3,7 +3,9 @@
 //! that C++'s exception unwinder reads, which gcc and clang write for C
 //! too on x86-64 (`-fasynchronous-unwind-tables` is the default there).
 //! This is how `perf record --call-graph dwarf` and gdb unwind code built
-//! without frame pointers, and it needs none.
+//! without frame pointers, and it needs none. A file without `.eh_frame`
+//! is read for its `.debug_frame`, the same tables in DWARF's own
+//! section: Go's linker writes only that one (compressed).
 //!
 //! At a sample the thread is stopped, so its registers and stack can be
 //! read as they are. For each frame, from the interrupted PC out, the CFI
@@ -43,9 +45,9 @@
 use crate::modules::{modules, parse_maps, Mapping};
 use coprof_core::OpenCall;
 use gimli::{
-    BaseAddresses, CfaRule, CieOrFde, EhFrame, EhFrameOffset, Encoding, EndianSlice,
-    EvaluationResult, Expression, Format, LittleEndian, Location, Piece, Register, RegisterRule,
-    UnwindContext, UnwindSection, Value, X86_64,
+    BaseAddresses, CfaRule, CieOrFde, DebugFrame, EhFrame, Encoding, EndianSlice, EvaluationResult,
+    Expression, Format, LittleEndian, Location, Piece, Register, RegisterRule, UnwindContext,
+    UnwindOffset, UnwindSection, Value, X86_64,
 };
 use iced_x86::{Decoder, DecoderOptions, FlowControl};
 use object::read::elf::{ElfFile64, ProgramHeader};
@@ -113,12 +115,14 @@ struct Region {
     cfi: Rc<Cfi>,
 }
 
-/// One file's `.eh_frame`, with its FDEs by address.
+/// One file's `.eh_frame` (or `.debug_frame`), with its FDEs by address.
 struct Cfi {
     data: Vec<u8>,
     /// The section's address in the file, which its pointers are
     /// relative to.
     addr: u64,
+    /// Whether it is a `.debug_frame`, whose addresses are absolute.
+    debug: bool,
     /// Each FDE's first and last-plus-one address, in the file, and its
     /// offset in the section; by address.
     fdes: Vec<(u64, u64, usize)>,
@@ -533,34 +537,35 @@ impl Cfi {
         Cfi::of_elf(&std::fs::read(path).ok()?)
     }
 
-    /// The CFI of the ELF image `data`: its `.eh_frame`, indexed.
+    /// The CFI of the ELF image `data`, indexed: its `.eh_frame`, else its
+    /// `.debug_frame` (Go's linker writes only that one).
     fn of_elf(data: &[u8]) -> Option<Cfi> {
         let elf = ElfFile64::<Endianness>::parse(data).ok()?;
-        let section = elf.section_by_name(".eh_frame")?;
+        let (section, debug) = match elf.section_by_name(".eh_frame") {
+            Some(s) => (s, false),
+            None => (elf.section_by_name(".debug_frame")?, true),
+        };
         let mut cfi = Cfi {
-            data: section.data().ok()?.to_vec(),
+            data: section.uncompressed_data().ok()?.into_owned(),
             addr: section.address(),
+            debug,
             fdes: Vec::new(),
         };
-        let eh = EhFrame::new(&cfi.data, LittleEndian);
-        let bases = cfi.bases();
-        let mut entries = eh.entries(&bases);
-        while let Ok(Some(entry)) = entries.next() {
-            let CieOrFde::Fde(partial) = entry else {
-                continue;
-            };
-            if let Ok(fde) = partial.parse(EhFrame::cie_from_offset) {
-                let start = fde.initial_address();
-                cfi.fdes
-                    .push((start, start.saturating_add(fde.len()), fde.offset()));
-            }
-        }
-        cfi.fdes.sort_unstable();
+        cfi.fdes = match debug {
+            false => fdes(&EhFrame::new(&cfi.data, LittleEndian), &cfi.bases()),
+            true => fdes(&cfi.debug_frame(), &cfi.bases()),
+        };
         Some(cfi)
     }
 
     fn bases(&self) -> BaseAddresses {
         BaseAddresses::default().set_eh_frame(self.addr)
+    }
+
+    fn debug_frame(&self) -> DebugFrame<EndianSlice<'_, LittleEndian>> {
+        let mut section = DebugFrame::new(&self.data, LittleEndian);
+        section.set_address_size(8);
+        section
     }
 
     /// The row of the file's address `pc`, with the function's entry at
@@ -571,46 +576,96 @@ impl Cfi {
         if pc >= end {
             return None;
         }
-        let eh = EhFrame::new(&self.data, LittleEndian);
-        let bases = self.bases();
-        let fde = eh
-            .fde_from_offset(&bases, EhFrameOffset(offset), EhFrame::cie_from_offset)
-            .ok()?;
-        let row = fde.unwind_info_for_address(&eh, &bases, ctx, pc).ok()?;
-        let bytes = |e: &gimli::UnwindExpression<usize>| -> Option<Vec<u8>> {
-            Some(e.get(&eh).ok()?.0.to_vec())
-        };
-        let cfa = match row.cfa() {
-            &CfaRule::RegisterAndOffset { register, offset } => {
-                Some(Cfa::Register(register.0, offset)).filter(|_| (register.0 as usize) < REGS)
-            }
-            CfaRule::Expression(e) => bytes(e).map(Cfa::Expression),
-        };
-        let saved_by = |rule: RegisterRule<usize>| match rule {
-            RegisterRule::Offset(n) => Saved::At(n),
-            RegisterRule::ValOffset(n) => Saved::Is(n),
-            RegisterRule::Register(Register(r)) if (r as usize) < REGS => Saved::In(r),
-            RegisterRule::Expression(e) => bytes(&e).map_or(Saved::Unknown, Saved::AtExpression),
-            RegisterRule::ValExpression(e) => bytes(&e).map_or(Saved::Unknown, Saved::IsExpression),
-            RegisterRule::Undefined => Saved::Undefined,
-            _ => Saved::Unknown,
-        };
-        let saved = (0..RSP as u16)
-            .chain(RSP as u16 + 1..RA as u16)
-            .filter_map(|r| match row.register(Register(r)) {
-                // Not in the row, or said unchanged: the caller's own.
-                RegisterRule::Undefined | RegisterRule::SameValue => None,
-                rule => Some((r, saved_by(rule))),
-            })
-            .collect();
-        Some(Rule {
-            entry: start.wrapping_add(bias),
-            signal: fde.is_signal_trampoline(),
-            cfa,
-            ra: saved_by(row.register(X86_64::RA)),
-            saved,
-        })
+        let mut rule = match self.debug {
+            false => row(
+                &EhFrame::new(&self.data, LittleEndian),
+                &self.bases(),
+                ctx,
+                offset,
+                pc,
+            ),
+            true => row(&self.debug_frame(), &self.bases(), ctx, offset, pc),
+        }?;
+        rule.entry = start.wrapping_add(bias);
+        Some(rule)
     }
+}
+
+/// Each FDE of `section`: its first and last-plus-one address, and its
+/// offset; by address. Entries past one that does not parse are left
+/// out.
+fn fdes<'a, S>(section: &S, bases: &BaseAddresses) -> Vec<(u64, u64, usize)>
+where
+    S: UnwindSection<EndianSlice<'a, LittleEndian>>,
+    S::Offset: UnwindOffset<usize>,
+{
+    let mut out = Vec::new();
+    let mut entries = section.entries(bases);
+    while let Ok(Some(entry)) = entries.next() {
+        let CieOrFde::Fde(partial) = entry else {
+            continue;
+        };
+        if let Ok(fde) = partial.parse(|s, b, o| s.cie_from_offset(b, o)) {
+            let start = fde.initial_address();
+            out.push((start, start.saturating_add(fde.len()), fde.offset()));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The row of `pc` in the FDE at `offset` of `section`, reduced to a
+/// [`Rule`] (its entry left for the caller to set).
+fn row<'a, S>(
+    section: &S,
+    bases: &BaseAddresses,
+    ctx: &mut UnwindContext<usize>,
+    offset: usize,
+    pc: u64,
+) -> Option<Rule>
+where
+    S: UnwindSection<EndianSlice<'a, LittleEndian>>,
+    S::Offset: UnwindOffset<usize>,
+{
+    let fde = section
+        .fde_from_offset(bases, S::Offset::from(offset), |s, b, o| {
+            s.cie_from_offset(b, o)
+        })
+        .ok()?;
+    let row = fde.unwind_info_for_address(section, bases, ctx, pc).ok()?;
+    let bytes = |e: &gimli::UnwindExpression<usize>| -> Option<Vec<u8>> {
+        Some(e.get(section).ok()?.0.to_vec())
+    };
+    let cfa = match row.cfa() {
+        &CfaRule::RegisterAndOffset { register, offset } => {
+            Some(Cfa::Register(register.0, offset)).filter(|_| (register.0 as usize) < REGS)
+        }
+        CfaRule::Expression(e) => bytes(e).map(Cfa::Expression),
+    };
+    let saved_by = |rule: RegisterRule<usize>| match rule {
+        RegisterRule::Offset(n) => Saved::At(n),
+        RegisterRule::ValOffset(n) => Saved::Is(n),
+        RegisterRule::Register(Register(r)) if (r as usize) < REGS => Saved::In(r),
+        RegisterRule::Expression(e) => bytes(&e).map_or(Saved::Unknown, Saved::AtExpression),
+        RegisterRule::ValExpression(e) => bytes(&e).map_or(Saved::Unknown, Saved::IsExpression),
+        RegisterRule::Undefined => Saved::Undefined,
+        _ => Saved::Unknown,
+    };
+    let saved = (0..RSP as u16)
+        .chain(RSP as u16 + 1..RA as u16)
+        .filter_map(|r| match row.register(Register(r)) {
+            // Not in the row, or said unchanged: the caller's own.
+            RegisterRule::Undefined | RegisterRule::SameValue => None,
+            rule => Some((r, saved_by(rule))),
+        })
+        .collect();
+    Some(Rule {
+        entry: 0,
+        signal: fde.is_signal_trampoline(),
+        cfa,
+        ra: saved_by(row.register(X86_64::RA)),
+        saved,
+    })
 }
 
 #[cfg(test)]

@@ -991,6 +991,89 @@ fn a_signal_handlers_stacks_go_on_through_the_code_it_interrupted() {
     assert!(interrupted.contains(&"leaf"), "{interrupted:?}");
 }
 
+/// [`STACKS`] in Go: `leaf` called once a round by `once` and three times
+/// by `thrice`. Go's linker writes no `.eh_frame`, only a compressed
+/// `.debug_frame`.
+const GO_STACKS: &str = r#"package main
+
+import (
+	"fmt"
+	"time"
+)
+
+//go:noinline
+func leaf(x uint32) uint32 {
+	for i := 0; i < 2000; i++ {
+		x = x*2654435761 + 1
+	}
+	return x
+}
+
+//go:noinline
+func once(s uint32) uint32 { return leaf(s) }
+
+//go:noinline
+func thrice(s uint32) uint32 {
+	for i := uint32(0); i < 3; i++ {
+		s += leaf(s + i)
+	}
+	return s
+}
+
+func main() {
+	var s uint32
+	end := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(end) {
+		s += once(s)
+		s += thrice(s)
+	}
+	fmt.Println(s)
+}
+"#;
+
+#[test]
+fn a_go_programs_stacks_unwind_from_its_debug_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.go"), GO_STACKS).unwrap();
+    std::fs::write(dir.path().join("go.mod"), "module gop\ngo 1.19\n").unwrap();
+    let prog = dir.path().join("gop");
+    succeeded(
+        Command::new("go")
+            .args(["build", "-o"])
+            .arg(&prog)
+            .arg(".")
+            .current_dir(dir.path())
+            .env("GOCACHE", dir.path().join("cache"))
+            .env("GOFLAGS", "-mod=mod"),
+    );
+    let pb = dir.path().join("go.pb.gz");
+    let summary = json_of(
+        coprof()
+            .args(["export", "--json", "-o"])
+            .arg(&pb)
+            .arg("--")
+            .arg(&prog),
+    );
+    let calls = &summary["calls"];
+    let whole = calls["whole_stacks"].as_f64().unwrap() / calls["stacks"].as_f64().unwrap();
+    assert!(whole >= 0.95, "{summary}");
+    let stacks = traces(&pb);
+    let leaf: Vec<&Vec<String>> = (stacks.iter())
+        .filter(|s| s.first().is_some_and(|f| f == "main.leaf"))
+        .collect();
+    assert!(!leaf.is_empty(), "{summary}");
+    for s in leaf {
+        assert!(
+            ["main.once", "main.thrice"].contains(&s[1].as_str())
+                && s[2..] == ["main.main", "runtime.main", "runtime.goexit"],
+            "{s:?}"
+        );
+    }
+    let (_, columns) = pprof_columns(&pb, &["-sample_index=samples"]);
+    let share = columns["main.thrice"].1 as f64 / columns["main.main"].1 as f64;
+    assert!((share - 0.75).abs() < 0.06, "thrice: {share} of main's");
+}
+
 /// Checks that every sample of [`STACKS`]'s `leaf` in the pprof file
 /// `pb` is under one of its three callers, under main, from the
 /// program's entry, and that each caller's time with its callees is in
