@@ -19,13 +19,17 @@
 //! since a call to a function that does not return may be the last
 //! instruction of its function.
 //!
+//! Code no CFI covers (code made at run time, a JIT's; a file without
+//! either section) is unwound as a frame that keeps a frame pointer, as
+//! most JITs' do: the caller's return address just above the saved
+//! `rbp`. That guess is kept only while it leads to code.
+//!
 //! The unwinding ends at a frame whose CFI says its return address is
 //! undefined: a thread's first frame (`_start`, glibc's `clone3`). It
-//! stops early (a stack that starts where it stopped, as perf's do) at a
-//! PC no file's CFI covers (code made at run time, a file without
-//! `.eh_frame`), at memory that cannot be read, at a DWARF expression
-//! that asks for more than registers and memory, and after
-//! [`MAX_FRAMES`] frames. Rules given by DWARF expressions (the PLT's,
+//! stops early (a stack that starts where it stopped, as perf's do)
+//! where neither CFI nor a frame pointer leads on, at memory that cannot
+//! be read, at a DWARF expression that asks for more than registers and
+//! memory, and after [`MAX_FRAMES`] frames. Rules given by DWARF expressions (the PLT's,
 //! and those of functions that realign their stack, whose CFA is read
 //! from their frame) are evaluated with the frame's registers.
 //!
@@ -73,6 +77,7 @@ const REREAD_EVERY: Duration = Duration::from_millis(10);
 const CALLEE_SAVED: [u16; 6] = [3, 6, 12, 13, 14, 15];
 /// Registers tracked: the sixteen general ones and the return address.
 const REGS: usize = 17;
+const RBP: usize = 6;
 const RSP: usize = 7;
 const RA: usize = 16;
 
@@ -94,7 +99,7 @@ pub(crate) struct Unwinder {
 pub(crate) struct Space {
     regions: Vec<Region>,
     /// Every mapping's range when they were read, by start, and when.
-    mapped: Vec<(u64, u64)>,
+    mapped: Vec<(u64, u64, bool)>,
     read_at: Option<Instant>,
     rules: HashMap<u64, Option<Rule>>,
     call_sites: HashMap<u64, u64>,
@@ -137,6 +142,9 @@ struct Rule {
     /// restores every register of the interrupted frame from the
     /// signal's context.
     signal: bool,
+    /// A frame pointer's rule, guessed where no CFI says
+    /// ([`Space::frame_pointer_rule`]).
+    frame_pointer: bool,
     /// The CFA: a register's value plus an offset, or an expression's
     /// value; `None` for a rule this unwinder does not follow.
     cfa: Option<Cfa>,
@@ -212,7 +220,8 @@ impl Unwinder {
         ];
         let mut calls = Vec::new();
         let mut whole = false;
-        let Some(mut rule) = self.rule(space, pid, regs.rip, read) else {
+        let first = self.rule(space, pid, regs.rip, read);
+        let Some(mut rule) = first.or_else(|| space.frame_pointer_rule(regs.rip)) else {
             return (calls, whole);
         };
         while let Some(caller) = self.caller(&rule, &frame, read) {
@@ -229,10 +238,16 @@ impl Unwinder {
             // instruction itself, not the one after a call: it is looked
             // up there, and stands for its own call site. So does the
             // handler's, the signal frame's first instruction.
-            let next = match rule.signal {
-                true => self.rule(space, pid, ra, read),
-                false => self.rule(space, pid, ra - 1, read),
+            // A frame pointer's guess is kept only where it leads to code.
+            if rule.frame_pointer && space.mapping(ra).is_none_or(|(_, x)| !x) {
+                break;
+            }
+            let lookup = match rule.signal {
+                true => ra,
+                false => ra - 1,
             };
+            let next = self.rule(space, pid, lookup, read);
+            let next = next.or_else(|| space.frame_pointer_rule(lookup));
             let call_site = match rule.signal || next.as_ref().is_some_and(|n| n.signal) {
                 true => ra,
                 false => self.call_site(space, ra, read),
@@ -426,7 +441,10 @@ impl Unwinder {
             return;
         };
         let maps = parse_maps(&text);
-        space.mapped = maps.iter().map(|m| (m.start, m.end)).collect();
+        space.mapped = maps
+            .iter()
+            .map(|m| (m.start, m.end, m.executable))
+            .collect();
         space.mapped.sort_unstable();
         let mut regions = Vec::new();
         for m in modules(&maps, None) {
@@ -471,8 +489,32 @@ const PAGE: usize = 4096;
 impl Space {
     /// Whether `pc` was mapped when the mappings were last read.
     fn was_mapped(&self, pc: u64) -> bool {
+        self.mapping(pc).is_some()
+    }
+
+    /// The mapping `pc` was in when the mappings were last read: its
+    /// start, and whether it is executable.
+    fn mapping(&self, pc: u64) -> Option<(u64, bool)> {
         let i = self.mapped.partition_point(|m| m.0 <= pc);
-        i > 0 && pc < self.mapped[i - 1].1
+        let &(start, end, executable) = self.mapped.get(i.checked_sub(1)?)?;
+        (pc < end).then_some((start, executable))
+    }
+
+    /// For a PC in executable memory no CFI covers (code made at run
+    /// time, a JIT's), the rule of a frame that keeps a frame pointer, as
+    /// most JITs' frames do: the caller's frame begins 16 bytes above
+    /// `rbp`, the return address below it and the caller's `rbp` at it.
+    /// Its function is known by nothing, so it is the mapping's start.
+    fn frame_pointer_rule(&self, pc: u64) -> Option<Rule> {
+        let (start, executable) = self.mapping(pc)?;
+        executable.then(|| Rule {
+            entry: start,
+            signal: false,
+            frame_pointer: true,
+            cfa: Some(Cfa::Register(RBP as u16, 16)),
+            ra: Saved::At(-8),
+            saved: vec![(RBP as u16, Saved::At(-16))],
+        })
     }
 
     /// The region holding `pc`, by position.
@@ -662,6 +704,7 @@ where
     Some(Rule {
         entry: 0,
         signal: fde.is_signal_trampoline(),
+        frame_pointer: false,
         cfa,
         ra: saved_by(row.register(X86_64::RA)),
         saved,

@@ -991,6 +991,69 @@ fn a_signal_handlers_stacks_go_on_through_the_code_it_interrupted() {
     assert!(interrupted.contains(&"leaf"), "{interrupted:?}");
 }
 
+/// A program that calls its work through code it makes at run time, as a
+/// JIT's: no file holds that code and no CFI covers it, but it keeps a
+/// frame pointer.
+const JIT: &str = r#"
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+volatile unsigned sink;
+__attribute__((noipa)) unsigned leaf(unsigned x) {
+    for (int i = 0; i < 2000; i++) x = x * 2654435761u + 1;
+    return x;
+}
+__attribute__((noipa)) void work(void) {
+    for (int i = 0; i < 3; i++) sink += leaf(sink + i);
+}
+int main(void) {
+    /* Code made at run time, with no CFI: push rbp; mov rbp, rsp;
+       call rdi; pop rbp; ret. It calls the function it is given. */
+    static const unsigned char code[] = {0x55, 0x48, 0x89, 0xe5, 0xff, 0xd7, 0x5d, 0xc3};
+    void *jit = mmap(0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    memcpy(jit, code, sizeof code);
+    void (*call)(void (*)(void)) = (void (*)(void (*)(void)))jit;
+    double end = cpu() + 0.3;
+    while (cpu() < end) call(work);
+    return 0;
+}
+"#;
+
+#[test]
+fn code_made_at_run_time_is_unwound_by_its_frame_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::host_compile(dir.path(), "jit", JIT, &["-O2", "-g"]);
+    let pb = dir.path().join("jit.pb.gz");
+    let summary = json_of(
+        coprof()
+            .args(["export", "--json", "-o"])
+            .arg(&pb)
+            .arg("--")
+            .arg(&prog),
+    );
+    let calls = &summary["calls"];
+    let whole = calls["whole_stacks"].as_f64().unwrap() / calls["stacks"].as_f64().unwrap();
+    assert!(whole >= 0.95, "{summary}");
+    // `work` under the made code, named by its memory, under `main`.
+    let stacks = traces(&pb);
+    let leaf: Vec<&Vec<String>> = (stacks.iter())
+        .filter(|s| s.first().is_some_and(|f| f == "leaf"))
+        .collect();
+    assert!(!leaf.is_empty(), "{summary}");
+    for s in leaf {
+        assert!(
+            s[1] == "work" && s[2] == "[[anon]]" && s[3] == "main" && s.last().unwrap() == "_start",
+            "{s:?}"
+        );
+    }
+}
+
 /// [`STACKS`] in Go: `leaf` called once a round by `once` and three times
 /// by `thrice`. Go's linker writes no `.eh_frame`, only a compressed
 /// `.debug_frame`.
