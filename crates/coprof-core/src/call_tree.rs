@@ -122,6 +122,9 @@ pub struct CallTree {
     /// Stacks the source gave ([`Sink::stack`]): when some, the events'
     /// calls and returns are not followed.
     stacks: u64,
+    /// Whether the stream is known to be of samples with stacks
+    /// ([`CallTree::of_samples`]).
+    samples: bool,
 }
 
 /// A thread's shadow stack while another runs.
@@ -248,6 +251,7 @@ impl CallTree {
             parked: FxHashMap::default(),
             separate_threads: false,
             stacks: 0,
+            samples: false,
         }
     }
 
@@ -256,6 +260,15 @@ impl CallTree {
     /// the same code run by two threads then counts in two contexts.
     pub fn separate_threads(mut self) -> CallTree {
         self.separate_threads = true;
+        self
+    }
+
+    /// Counts a stream of samples, each with its stack ([`Sink::stack`]),
+    /// as a native program's sampler gives them: the tree then wants the
+    /// events of its classes alone, since it follows no calls or returns,
+    /// so that a source unwinds the stacks of those alone.
+    pub fn of_samples(mut self) -> CallTree {
+        self.samples = true;
         self
     }
 
@@ -405,7 +418,10 @@ impl CallTree {
 
 impl Sink for CallTree {
     fn wants(&self) -> ClassSet {
-        self.classes.with(Class::Call).with(Class::Return)
+        match self.samples {
+            true => self.classes,
+            false => self.classes.with(Class::Call).with(Class::Return),
+        }
     }
 
     fn observe(&mut self, batch: &[Event]) {
@@ -416,7 +432,7 @@ impl Sink for CallTree {
             if self.classes.contains(e.class) {
                 *self.counts.entry((self.current(), e.pc)).or_insert(0) += 1;
             }
-            if self.stacks == 0 {
+            if self.stacks == 0 && !self.samples {
                 self.transfer(e.class, e.pc, e.addr);
             }
         }
@@ -676,6 +692,14 @@ mod tests {
             .collect();
         assert_eq!(chains(&sampled), uncounted);
         assert_eq!(sampled.counts(), followed.counts());
+    }
+
+    #[test]
+    fn a_tree_of_samples_wants_its_classes_alone() {
+        let loads = ClassSet::of(Class::Load);
+        assert_eq!(CallTree::new(loads).of_samples().wants(), loads);
+        let followed = CallTree::new(loads).wants();
+        assert!(followed.contains(Class::Call) && followed.contains(Class::Return));
     }
 
     #[test]

@@ -27,6 +27,7 @@ enum Seen {
 /// that follow a stack.
 struct Recorder {
     stacks: bool,
+    wants: ClassSet,
     seen: Vec<Seen>,
     after_stack: Vec<usize>,
 }
@@ -35,6 +36,7 @@ impl Recorder {
     fn new(stacks: bool) -> Recorder {
         Recorder {
             stacks,
+            wants: ClassSet::ALL,
             seen: Vec::new(),
             after_stack: Vec::new(),
         }
@@ -42,6 +44,9 @@ impl Recorder {
 }
 
 impl Sink for Recorder {
+    fn wants(&self) -> ClassSet {
+        self.wants
+    }
     fn observe(&mut self, batch: &[Event]) {
         if matches!(self.seen.last(), Some(Seen::Stack(_))) {
             self.after_stack.push(batch.len());
@@ -177,6 +182,12 @@ proptest! {
         let without: Vec<Seen> =
             want.into_iter().filter(|s| !matches!(s, Seen::Stack(_))).collect();
         prop_assert_eq!(plain.seen, without);
+        // A sink that wants loads alone gets no stack: the samples'
+        // events are not loads.
+        let mut loads = Recorder::new(true);
+        loads.wants = ClassSet::of(Class::Load);
+        TraceReader::open(&path).unwrap().run(&mut loads).unwrap();
+        prop_assert!(!loads.seen.iter().any(|s| matches!(s, Seen::Stack(_))));
     }
 }
 

@@ -668,11 +668,12 @@ impl<'a, 'h> Tracer<'a, 'h> {
             p.run.steps += single_steps;
             p.run.runs_ahead += runs_ahead;
             if let (Some(regs), Some(unwinder)) = (taken, self.unwinder.as_mut()) {
-                let wanted = match process == self.pid {
-                    true => self.stacks,
-                    false => self.child_stacks,
+                // Only for an event that is handed on.
+                let (stacks, wants) = match process == self.pid {
+                    true => (self.stacks, self.wants),
+                    false => (self.child_stacks, self.child_wants),
                 };
-                if wanted {
+                if stacks && matches!(&sample, Sample::Event(e) if wants.contains(e.class)) {
                     let mut read = |addr, out: &mut [u8]| read_memory(tid, addr, out);
                     let (calls, whole) = unwinder.stack(&mut p.space, process, &regs, &mut read);
                     p.run.stacks += 1;

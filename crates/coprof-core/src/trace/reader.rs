@@ -582,7 +582,11 @@ impl<R: Read> Source for TraceReader<R> {
                 }
                 while let Some(s) = stacks.next_if(|s| s.at < piece.end) {
                     deliver(&self.events[from..s.at], sink);
-                    sink.stack(&self.stack_calls[s.calls.clone()]);
+                    // The stack of an event the sink does not want goes
+                    // with it.
+                    if wants.contains(self.events[s.at].class) {
+                        sink.stack(&self.stack_calls[s.calls.clone()]);
+                    }
                     deliver(&self.events[s.at..s.at + 1], sink);
                     from = s.at + 1;
                 }

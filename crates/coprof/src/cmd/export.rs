@@ -167,10 +167,16 @@ pub fn prepare(a: &Args) -> anyhow::Result<Box<dyn Job>> {
     let counting = match &a.sampler {
         None if flat && a.separate_threads => Counting::Threads(ThreadCounts::new(classes)),
         None if flat => Counting::Exact(PcCounts::new(classes)),
-        None if a.separate_threads => {
-            Counting::Calls(Box::new(CallTree::new(classes).separate_threads()))
+        None => {
+            let mut tree = CallTree::new(classes);
+            if samples {
+                tree = tree.of_samples();
+            }
+            if a.separate_threads {
+                tree = tree.separate_threads();
+            }
+            Counting::Calls(Box::new(tree))
         }
-        None => Counting::Calls(Box::new(CallTree::new(classes))),
         Some(s) => {
             if samples {
                 return Err(bad_input(format!(
