@@ -644,6 +644,18 @@ mod tests {
         }
     }
 
+    /// Each (context, PC) that counted, as its chain of call sites and
+    /// the PC, sorted.
+    fn counted_at(t: &CallTree) -> Vec<(Vec<u64>, u64)> {
+        let mut at: Vec<(Vec<u64>, u64)> = t
+            .counts()
+            .keys()
+            .map(|&(c, pc)| (chains_of(t, c), pc))
+            .collect();
+        at.sort();
+        at
+    }
+
     fn chains_of(t: &CallTree, mut c: u32) -> Vec<u64> {
         let mut chain = Vec::new();
         while c != ROOT {
@@ -718,12 +730,7 @@ mod tests {
         t.observe(&[Event::new(0x108, Class::IntAlu)]);
         t.finish();
         assert_eq!(t.contexts().len(), 2, "the root and f's");
-        let mut at: Vec<(Vec<u64>, u64)> = t
-            .counts()
-            .keys()
-            .map(|&(c, pc)| (chains_of(&t, c), pc))
-            .collect();
-        at.sort();
+        let at = counted_at(&t);
         assert_eq!(
             at,
             [(vec![], 0x108), (vec![0x104], 0x204), (vec![0x104], 0x208)]
@@ -797,12 +804,7 @@ mod tests {
         t.thread_switch(2);
         t.observe(&[Event::new(0x2004, Class::IntAlu)]);
         t.finish();
-        let mut at: Vec<(Vec<u64>, u64)> = t
-            .counts()
-            .keys()
-            .map(|&(c, pc)| (chains_of(&t, c), pc))
-            .collect();
-        at.sort();
+        let at = counted_at(&t);
         assert_eq!(
             at,
             [

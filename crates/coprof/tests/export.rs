@@ -778,6 +778,39 @@ fn a_native_programs_samples_export_to_pprof_named_by_function() {
     assert_eq!(flat_ns["hot_loop"], hot * period);
 }
 
+/// `coprof export --json --top 100 -o OUT ARGS -- PROG` of a native
+/// program: its summary.
+fn native_export(prog: &Path, out: &Path, args: &[&str]) -> serde_json::Value {
+    json_of(
+        coprof()
+            .args(["export", "--json", "--top", "100", "-o"])
+            .arg(out)
+            .args(args)
+            .arg("--")
+            .arg(prog),
+    )
+}
+
+/// [`native_export`] of a native program, once its summary says that at
+/// least `whole` of its stacks reached their thread's first frame.
+fn native_stacks(prog: &Path, pb: &Path, args: &[&str], whole: f64) -> serde_json::Value {
+    let summary = native_export(prog, pb, args);
+    let calls = &summary["calls"];
+    let share = calls["whole_stacks"].as_f64().unwrap() / calls["stacks"].as_f64().unwrap();
+    assert!(share >= whole, "{summary}");
+    summary
+}
+
+/// The stacks of `pb` whose leaf is `leaf`, leaf first, as `go tool
+/// pprof -traces` prints them: at least one.
+fn stacks_of(pb: &Path, leaf: &str) -> Vec<Vec<String>> {
+    let stacks: Vec<Vec<String>> = (traces(pb).into_iter())
+        .filter(|s| s.first().is_some_and(|f| f == leaf))
+        .collect();
+    assert!(!stacks.is_empty(), "no {leaf} in {}", pb.display());
+    stacks
+}
+
 /// A program whose time is known by caller: `leaf` called once per round
 /// from `once`, three times from `thrice` and twice through a pointer from
 /// `by_pointer`, for 300 ms of its CPU time. Built without frame
@@ -828,26 +861,13 @@ fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
         STACKS,
         &["-O2", "-g", "-fomit-frame-pointer"],
     );
-    let native_export = |out: &Path, args: &[&str]| {
-        json_of(
-            coprof()
-                .args(["export", "--json", "--top", "100", "-o"])
-                .arg(out)
-                .args(args)
-                .arg("--")
-                .arg(&prog),
-        )
-    };
-    let pb = dir.path().join("stacks.pb.gz");
-    let summary = native_export(&pb, &[]);
     // Nearly every stack reaches the thread's first frame (those taken
     // in the dynamic loader's first instructions do not); none says how
     // many calls were made.
+    let pb = dir.path().join("stacks.pb.gz");
+    let summary = native_stacks(&prog, &pb, &[], 0.98);
     let calls = &summary["calls"];
-    let (stacks, whole) = (calls["stacks"].as_u64(), calls["whole_stacks"].as_u64());
-    let (stacks, whole) = (stacks.unwrap(), whole.unwrap());
-    assert_eq!(stacks, summary["total"].as_u64().unwrap(), "{summary}");
-    assert!(whole as f64 >= 0.98 * stacks as f64, "{summary}");
+    assert_eq!(calls["stacks"], summary["total"], "{summary}");
     assert_eq!(calls["calls"], 0, "{summary}");
     let columns = leaf_under_its_callers(&pb);
     // The summary's inclusive column says the same.
@@ -860,7 +880,7 @@ fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
     // A callgrind file has the same arcs: callgrind_annotate counts
     // main's callees in it.
     let cg = dir.path().join("callgrind.out.stacks");
-    native_export(&cg, &[]);
+    native_export(&prog, &cg, &[]);
     let arcs = std::fs::read_to_string(&cg).unwrap();
     assert!(arcs.contains("calls=0 "), "a stack counts no calls");
     let out = succeeded(
@@ -878,7 +898,7 @@ fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
     assert!(percent_of("main") > 95.0, "{text}");
     assert!(percent_of("thrice") > percent_of("once") * 2.0, "{text}");
     // With --flat, no stack is unwound.
-    let flat = native_export(&dir.path().join("flat.pb.gz"), &["--flat"]);
+    let flat = native_export(&prog, &dir.path().join("flat.pb.gz"), &["--flat"]);
     assert!(flat.get("calls").is_none(), "{flat}");
     // `coprof record -g` keeps each sample's stack in the trace, and its
     // export has them as the live one has; `coprof info` counts them.
@@ -959,16 +979,7 @@ fn a_signal_handlers_stacks_go_on_through_the_code_it_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::host_compile(dir.path(), "signals", SIGNALS, &["-O2", "-g"]);
     let pb = dir.path().join("signals.pb.gz");
-    let summary = json_of(
-        coprof()
-            .args(["export", "--json", "-o"])
-            .arg(&pb)
-            .arg("--")
-            .arg(&prog),
-    );
-    let calls = &summary["calls"];
-    let whole = calls["whole_stacks"].as_f64().unwrap() / calls["stacks"].as_f64().unwrap();
-    assert!(whole >= 0.98, "{summary}");
+    let summary = native_stacks(&prog, &pb, &[], 0.98);
     // Under the handler, the signal's trampoline, then the code it
     // interrupted, under `main`, from `_start`.
     let in_handler: Vec<Vec<String>> = traces(&pb)
@@ -1030,23 +1041,9 @@ fn code_made_at_run_time_is_unwound_by_its_frame_pointer() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::host_compile(dir.path(), "jit", JIT, &["-O2", "-g"]);
     let pb = dir.path().join("jit.pb.gz");
-    let summary = json_of(
-        coprof()
-            .args(["export", "--json", "-o"])
-            .arg(&pb)
-            .arg("--")
-            .arg(&prog),
-    );
-    let calls = &summary["calls"];
-    let whole = calls["whole_stacks"].as_f64().unwrap() / calls["stacks"].as_f64().unwrap();
-    assert!(whole >= 0.95, "{summary}");
+    native_stacks(&prog, &pb, &[], 0.95);
     // `work` under the made code, named by its memory, under `main`.
-    let stacks = traces(&pb);
-    let leaf: Vec<&Vec<String>> = (stacks.iter())
-        .filter(|s| s.first().is_some_and(|f| f == "leaf"))
-        .collect();
-    assert!(!leaf.is_empty(), "{summary}");
-    for s in leaf {
+    for s in stacks_of(&pb, "leaf") {
         assert!(
             s[1] == "work" && s[2] == "[[anon]]" && s[3] == "main" && s.last().unwrap() == "_start",
             "{s:?}"
@@ -1110,22 +1107,8 @@ fn a_go_programs_stacks_unwind_from_its_debug_frame() {
             .env("GOFLAGS", "-mod=mod"),
     );
     let pb = dir.path().join("go.pb.gz");
-    let summary = json_of(
-        coprof()
-            .args(["export", "--json", "-o"])
-            .arg(&pb)
-            .arg("--")
-            .arg(&prog),
-    );
-    let calls = &summary["calls"];
-    let whole = calls["whole_stacks"].as_f64().unwrap() / calls["stacks"].as_f64().unwrap();
-    assert!(whole >= 0.95, "{summary}");
-    let stacks = traces(&pb);
-    let leaf: Vec<&Vec<String>> = (stacks.iter())
-        .filter(|s| s.first().is_some_and(|f| f == "main.leaf"))
-        .collect();
-    assert!(!leaf.is_empty(), "{summary}");
-    for s in leaf {
+    native_stacks(&prog, &pb, &[], 0.95);
+    for s in stacks_of(&pb, "main.leaf") {
         assert!(
             ["main.once", "main.thrice"].contains(&s[1].as_str())
                 && s[2..] == ["main.main", "runtime.main", "runtime.goexit"],
@@ -1142,10 +1125,7 @@ fn a_go_programs_stacks_unwind_from_its_debug_frame() {
 /// program's entry, and that each caller's time with its callees is in
 /// the proportion of its calls (1, 3 and 2); returns pprof's columns.
 fn leaf_under_its_callers(pb: &Path) -> HashMap<String, (u64, u64)> {
-    let leaf_stacks: Vec<Vec<String>> = traces(pb)
-        .into_iter()
-        .filter(|s| s.first().is_some_and(|f| f == "leaf"))
-        .collect();
+    let leaf_stacks = stacks_of(pb, "leaf");
     let mut callers: Vec<&str> = leaf_stacks.iter().map(|s| s[1].as_str()).collect();
     callers.sort();
     callers.dedup();
@@ -1404,18 +1384,8 @@ fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
     );
     // The thread of each function's samples, by pprof's labels: one
     // each, and not the same.
-    let native_export = |out: &Path, args: &[&str]| {
-        json_of(
-            coprof()
-                .args(["export", "--json", "-o"])
-                .arg(out)
-                .args(args)
-                .arg("--")
-                .arg(&prog),
-        )
-    };
     let live = dir.path().join("live.pb.gz");
-    let summary = native_export(&live, &["--separate-threads"]);
+    let summary = native_export(&prog, &live, &["--separate-threads"]);
     assert!(summary["threads"].as_u64().unwrap() >= 2, "{summary}");
     // Each thread's total and share, adding up to the whole; the two
     // spinning threads take nearly all of it.
@@ -1445,7 +1415,7 @@ fn a_native_programs_threads_are_kept_apart_live_and_from_its_recording() {
     one_thread_each(&live, ["spin_a", "spin_b"]);
     // Without the option, the same counts per function and no label.
     let together = dir.path().join("together.pb.gz");
-    let plain = native_export(&together, &[]);
+    let plain = native_export(&prog, &together, &[]);
     assert!(plain.get("threads").is_none(), "{plain}");
     assert!(threads_of(&traces(&together), "spin_a").is_empty());
     // A recording keeps the threads: `coprof info` counts each one's
