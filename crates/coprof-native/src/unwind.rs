@@ -29,9 +29,10 @@
 //! stops early (a stack that starts where it stopped, as perf's do)
 //! where neither CFI nor a frame pointer leads on, at memory that cannot
 //! be read, at a DWARF expression that asks for more than registers and
-//! memory, and after [`MAX_FRAMES`] frames. Rules given by DWARF expressions (the PLT's,
-//! and those of functions that realign their stack, whose CFA is read
-//! from their frame) are evaluated with the frame's registers.
+//! memory, and after [`MAX_FRAMES`] frames. Rules given by DWARF
+//! expressions (the PLT's, and those of functions that realign their
+//! stack, whose CFA is read from their frame) are evaluated with the
+//! frame's registers.
 //!
 //! A signal handler returns to a trampoline (glibc's `__restore_rt`)
 //! whose CFI, marked as a signal frame, restores every register of the
@@ -98,7 +99,8 @@ pub(crate) struct Unwinder {
 #[derive(Default)]
 pub(crate) struct Space {
     regions: Vec<Region>,
-    /// Every mapping's range when they were read, by start, and when.
+    /// Every mapping's range, and whether it is executable, by start, as
+    /// they were last read; and when that was.
     mapped: Vec<(u64, u64, bool)>,
     read_at: Option<Instant>,
     rules: HashMap<u64, Option<Rule>>,
@@ -181,7 +183,9 @@ enum Saved {
     IsExpression(Vec<u8>),
     /// Undefined: for the return address, the thread's first frame.
     Undefined,
-    /// By a rule this unwinder does not follow (an expression).
+    /// By a rule this unwinder does not follow (another register than
+    /// the sixteen, an architectural rule, an expression that cannot be
+    /// read).
     Unknown,
 }
 
@@ -234,14 +238,14 @@ impl Unwinder {
                 whole = true;
                 break;
             }
-            // A signal frame's return address is the interrupted
-            // instruction itself, not the one after a call: it is looked
-            // up there, and stands for its own call site. So does the
-            // handler's, the signal frame's first instruction.
             // A frame pointer's guess is kept only where it leads to code.
             if rule.frame_pointer && space.mapping(ra).is_none_or(|(_, x)| !x) {
                 break;
             }
+            // A signal frame's return address is the interrupted
+            // instruction itself, not the one after a call: it is looked
+            // up there, and stands for its own call site. So does the
+            // handler's, the signal frame's first instruction.
             let lookup = match rule.signal {
                 true => ra,
                 false => ra - 1,
