@@ -416,10 +416,13 @@ impl Unwinder {
             return rule.clone();
         }
         let mut region = space.region(pc);
-        // A PC mapped since the mappings were read is looked for at once;
-        // one in memory no file holds, now and then.
-        if region.is_none()
-            && (!space.was_mapped(pc) || space.read_at.is_none_or(|t| t.elapsed() >= REREAD_EVERY))
+        // A PC is code: where the mappings as last read do not say so, the
+        // memory was mapped since (a library, code made at run time, even
+        // in a gap of a file's range or where other memory was), and
+        // they are read again at once. Where they say so but no file
+        // holds it, now and then.
+        let stale = space.mapping(pc).is_none_or(|(_, executable)| !executable);
+        if stale || (region.is_none() && space.read_at.is_none_or(|t| t.elapsed() >= REREAD_EVERY))
         {
             self.read_regions(space, pid, read);
             region = space.region(pc);
@@ -491,11 +494,6 @@ impl Unwinder {
 const PAGE: usize = 4096;
 
 impl Space {
-    /// Whether `pc` was mapped when the mappings were last read.
-    fn was_mapped(&self, pc: u64) -> bool {
-        self.mapping(pc).is_some()
-    }
-
     /// The mapping `pc` was in when the mappings were last read: its
     /// start, and whether it is executable.
     fn mapping(&self, pc: u64) -> Option<(u64, bool)> {

@@ -297,6 +297,8 @@ pub struct SampledRun {
     pub threads: u64,
     /// Samples whose stacks reached their thread's first frame.
     pub whole_stacks: u64,
+    /// The program's process id.
+    pub pid: i32,
     /// Its exit status, 128 + the signal that killed it; `None` for a
     /// process attached to and let go, which runs on.
     pub status: Option<i32>,
@@ -1005,6 +1007,7 @@ impl InputArgs {
                 samples: run.samples,
                 threads: run.threads,
                 whole_stacks: run.whole_stacks,
+                pid: run.pid,
                 status: run.exit.ended_status(),
                 attached: self.attach.filter(|&pid| pid == run.pid),
             }),

@@ -9,6 +9,7 @@ mod input;
 mod job;
 mod output;
 mod per_process;
+mod perf_map;
 mod progress;
 mod sampled;
 mod stop_signals;

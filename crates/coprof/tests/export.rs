@@ -1004,11 +1004,14 @@ fn a_signal_handlers_stacks_go_on_through_the_code_it_interrupted() {
 
 /// A program that calls its work through code it makes at run time, as a
 /// JIT's: no file holds that code and no CFI covers it, but it keeps a
-/// frame pointer.
+/// frame pointer. Built with `-DPERF_MAP`, it names that code in
+/// `/tmp/perf-PID.map`, as JITs do for perf.
 const JIT: &str = r#"
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 static double cpu(void) {
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
@@ -1029,6 +1032,13 @@ int main(void) {
     void *jit = mmap(0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     memcpy(jit, code, sizeof code);
+#ifdef PERF_MAP
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/perf-%d.map", getpid());
+    FILE *map = fopen(path, "w");
+    fprintf(map, "%lx %zx jit_trampoline\n", (unsigned long)jit, sizeof code);
+    fclose(map);
+#endif
     void (*call)(void (*)(void)) = (void (*)(void (*)(void)))jit;
     double end = cpu() + 0.3;
     while (cpu() < end) call(work);
@@ -1043,12 +1053,28 @@ fn code_made_at_run_time_is_unwound_by_its_frame_pointer() {
     let pb = dir.path().join("jit.pb.gz");
     native_stacks(&prog, &pb, &[], 0.95);
     // `work` under the made code, named by its memory, under `main`.
-    for s in stacks_of(&pb, "leaf") {
-        assert!(
-            s[1] == "work" && s[2] == "[[anon]]" && s[3] == "main" && s.last().unwrap() == "_start",
-            "{s:?}"
-        );
+    let under = |pb: &Path, jit: &str| {
+        for s in stacks_of(pb, "leaf") {
+            assert!(
+                s[1] == "work" && s[2] == jit && s[3] == "main" && s.last().unwrap() == "_start",
+                "{s:?}"
+            );
+        }
+    };
+    under(&pb, "[[anon]]");
+    // Named by the JIT's perf map, where it wrote one.
+    let named = common::host_compile(dir.path(), "jit-map", JIT, &["-O2", "-g", "-DPERF_MAP"]);
+    let pb = dir.path().join("jit-map.pb.gz");
+    let summary = native_stacks(&named, &pb, &[], 0.95);
+    let maps: Vec<&str> = (summary["objects"].as_array().unwrap().iter())
+        .filter_map(|o| o.as_str())
+        .filter(|o| o.starts_with("/tmp/perf-") && o.ends_with(".map"))
+        .collect();
+    for map in &maps {
+        std::fs::remove_file(map).unwrap();
     }
+    assert_eq!(maps.len(), 1, "{summary}");
+    under(&pb, "jit_trampoline");
 }
 
 /// [`STACKS`] in Go: `leaf` called once a round by `once` and three times
