@@ -163,9 +163,8 @@ struct Tracer<'a, 'h> {
     /// each sample's stack ([`Sink::stack`]).
     stacks: bool,
     child_stacks: bool,
-    /// The unwinder of the samples' stacks, when they are wanted and a
-    /// sample stops the thread.
-    unwinder: Option<Unwinder>,
+    /// The unwinder of the samples' stacks, used when they are wanted.
+    unwinder: Unwinder,
 }
 impl<'a, 'h> Tracer<'a, 'h> {
     /// A tracer of the process `main`, whose first thread is its pid,
@@ -212,8 +211,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             ring_pcs: Vec::new(),
             stacks: sink.wants_stacks() && !config.ring_buffer,
             child_stacks: child_stacks && !config.ring_buffer,
-            unwinder: ((sink.wants_stacks() || child_stacks) && !config.ring_buffer)
-                .then(Unwinder::default),
+            unwinder: Unwinder::default(),
         }
     }
 
@@ -667,7 +665,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
         if let Some(p) = self.processes.get_mut(&process) {
             p.run.steps += single_steps;
             p.run.runs_ahead += runs_ahead;
-            if let (Some(regs), Some(unwinder)) = (taken, self.unwinder.as_mut()) {
+            if let Some(regs) = taken {
                 // Only for an event that is handed on.
                 let (stacks, wants) = match process == self.pid {
                     true => (self.stacks, self.wants),
@@ -675,7 +673,8 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 };
                 if stacks && matches!(&sample, Sample::Event(e) if wants.contains(e.class)) {
                     let mut read = |addr, out: &mut [u8]| read_memory(tid, addr, out);
-                    let (calls, whole) = unwinder.stack(&mut p.space, process, &regs, &mut read);
+                    let (calls, whole) =
+                        self.unwinder.stack(&mut p.space, process, &regs, &mut read);
                     p.run.stacks += 1;
                     p.run.whole_stacks += u64::from(whole);
                     stack = Some(calls);

@@ -103,6 +103,9 @@ pub(crate) struct Space {
     /// they were last read; and when that was.
     mapped: Vec<(u64, u64, bool)>,
     read_at: Option<Instant>,
+    /// The mappings of code its regions were made from (each file's and
+    /// the vDSO's), to make them again only when those change.
+    code_maps: Vec<Mapping>,
     rules: HashMap<u64, Option<Rule>>,
     call_sites: HashMap<u64, u64>,
 }
@@ -224,8 +227,7 @@ impl Unwinder {
         ];
         let mut calls = Vec::new();
         let mut whole = false;
-        let first = self.rule(space, pid, regs.rip, read);
-        let Some(mut rule) = first.or_else(|| space.frame_pointer_rule(regs.rip)) else {
+        let Some(mut rule) = self.frame_rule(space, pid, regs.rip, read) else {
             return (calls, whole);
         };
         while let Some(caller) = self.caller(&rule, &frame, read) {
@@ -250,8 +252,7 @@ impl Unwinder {
                 true => ra,
                 false => ra - 1,
             };
-            let next = self.rule(space, pid, lookup, read);
-            let next = next.or_else(|| space.frame_pointer_rule(lookup));
+            let next = self.frame_rule(space, pid, lookup, read);
             let call_site = match rule.signal || next.as_ref().is_some_and(|n| n.signal) {
                 true => ra,
                 false => self.call_site(space, ra, read),
@@ -404,6 +405,19 @@ impl Unwinder {
         (at + 8 <= *got).then(|| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()))
     }
 
+    /// How the frame of `pc` is unwound: by its CFI, else as a frame that
+    /// keeps a frame pointer ([`Space::frame_pointer_rule`]).
+    fn frame_rule(
+        &mut self,
+        space: &mut Space,
+        pid: i32,
+        pc: u64,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> Option<Rule> {
+        let rule = self.rule(space, pid, pc, read);
+        rule.or_else(|| space.frame_pointer_rule(pc))
+    }
+
     /// The row of `pc` in process `pid`, worked out once.
     fn rule(
         &mut self,
@@ -443,8 +457,8 @@ impl Unwinder {
         pid: i32,
         read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
     ) {
-        space.read_at = Some(Instant::now());
         let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+            space.read_at = Some(Instant::now());
             return;
         };
         let maps = parse_maps(&text);
@@ -453,6 +467,17 @@ impl Unwinder {
             .map(|m| (m.start, m.end, m.executable))
             .collect();
         space.mapped.sort_unstable();
+        // Only memory mapped or unmapped since (code made at run time, a
+        // buffer) changed: the files, and their CFI, are where they were.
+        let code_maps: Vec<Mapping> = (maps.iter())
+            .filter(|m| m.executable && (m.path.is_some() || m.special.is_some()))
+            .cloned()
+            .collect();
+        if code_maps == space.code_maps && space.read_at.is_some() {
+            space.read_at = Some(Instant::now());
+            return;
+        }
+        space.code_maps = code_maps;
         let mut regions = Vec::new();
         for m in modules(&maps, None) {
             let cfi = self
@@ -473,6 +498,7 @@ impl Unwinder {
         }
         regions.sort_by_key(|r| r.start);
         space.regions = regions;
+        space.read_at = Some(Instant::now());
     }
 
     /// The call instruction that returns to `ra`: decoded back over the

@@ -44,15 +44,11 @@ impl PerfMap {
             map.entries
                 .push((start, start.saturating_add(size), name.to_string()));
         }
-        // Stable, so that of one start the last line stays last.
+        // Of the lines for one start the last is kept: the latest first,
+        // a stable sort keeps it first among its start's.
+        map.entries.reverse();
         map.entries.sort_by_key(|e| e.0);
-        map.entries.dedup_by(|later, earlier| {
-            let same = later.0 == earlier.0;
-            if same {
-                std::mem::swap(later, earlier);
-            }
-            same
-        });
+        map.entries.dedup_by_key(|e| e.0);
         Some(map)
     }
 
