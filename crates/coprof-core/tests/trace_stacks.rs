@@ -208,3 +208,31 @@ fn a_trace_without_stacks_keeps_none_and_is_written_as_version_2() {
     r.run(&mut got).unwrap();
     assert_eq!(got.seen, [Seen::Event(1)]);
 }
+
+#[test]
+fn the_process_and_its_whole_stacks_are_kept_in_the_final_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, stacks: bool, told: bool| -> TraceMeta {
+        let path = dir.path().join(name);
+        let mut w = TraceWriter::create(&path, meta(stacks), ClassSet::ALL).unwrap();
+        w.stack(&open_calls(&[(0x10, 0x20)]));
+        w.observe(&[Event::new(1, Class::IntAlu)]);
+        w.finish();
+        if told {
+            w.set_pid(u32::MAX);
+            w.set_whole_stacks(u64::MAX);
+        }
+        w.commit().unwrap();
+        TraceReader::open(&path).unwrap().meta().clone()
+    };
+    let told = write("told.cpt", true, true);
+    assert_eq!(
+        (told.pid, told.whole_stacks),
+        (Some(u32::MAX), Some(u64::MAX))
+    );
+    let untold = write("untold.cpt", true, false);
+    assert_eq!((untold.pid, untold.whole_stacks), (None, None));
+    // A trace without stacks has no count of whole ones.
+    let flat = write("flat.cpt", false, true);
+    assert_eq!((flat.pid, flat.whole_stacks), (Some(u32::MAX), None));
+}

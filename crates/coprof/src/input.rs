@@ -8,6 +8,7 @@
 //! ```
 
 use crate::error::bad_input;
+use crate::perf_map::PerfMap;
 use crate::progress::{LiveProgress, ProgressSink};
 use crate::symbols::Symbols;
 use anyhow::Context;
@@ -297,8 +298,6 @@ pub struct SampledRun {
     pub threads: u64,
     /// Samples whose stacks reached their thread's first frame.
     pub whole_stacks: u64,
-    /// The program's process id.
-    pub pid: i32,
     /// Its exit status, 128 + the signal that killed it; `None` for a
     /// process attached to and let go, which runs on.
     pub status: Option<i32>,
@@ -697,6 +696,12 @@ impl InputArgs {
         if self.no_symbols {
             return None;
         }
+        let symbols = self.files_symbols(meta)?;
+        Some(symbols.with_perf_map(perf_map_of(meta)))
+    }
+
+    /// The symbols of the files a trace's program ran.
+    fn files_symbols(&self, meta: &TraceMeta) -> Option<Symbols> {
         if !meta.modules.is_empty() {
             let main_exists = self.binary.is_some() || meta.modules[0].path.is_file();
             return main_exists.then(|| {
@@ -973,17 +978,6 @@ impl InputArgs {
         args: Vec<String>,
         run: coprof_native::Run,
     ) -> InputInfo {
-        let symbols = (!self.no_symbols)
-            .then(|| {
-                Symbols::of_modules(
-                    &run.modules,
-                    None,
-                    None,
-                    false,
-                    self.symbol_cache().as_deref(),
-                )
-            })
-            .flatten();
         let mut meta = TraceMeta {
             source: "native".into(),
             isa: "x86-64".into(),
@@ -993,8 +987,10 @@ impl InputArgs {
             modules: run.modules,
             areas: run.areas,
             thread_names: run.thread_names,
+            pid: Some(run.pid as u32),
             ..TraceMeta::default()
         };
+        let symbols = self.symbols_for(&meta);
         meta.extra.insert(
             "sampling".into(),
             crate::cmd::record::sampling_meta(&self.native_config()),
@@ -1007,7 +1003,6 @@ impl InputArgs {
                 samples: run.samples,
                 threads: run.threads,
                 whole_stacks: run.whole_stacks,
-                pid: run.pid,
                 status: run.exit.ended_status(),
                 attached: self.attach.filter(|&pid| pid == run.pid),
             }),
@@ -1115,6 +1110,12 @@ pub(crate) fn children_note(started: u64) -> Option<String> {
 /// Splits `sinks` into those that need events, and those that take the
 /// instruction stream as runs of basic blocks and need no events then.
 #[allow(clippy::type_complexity)]
+/// The map a trace's process wrote of the code its JIT made, if it wrote
+/// one (see [`TraceMeta::pid`]).
+fn perf_map_of(meta: &TraceMeta) -> Option<PerfMap> {
+    PerfMap::of_process(meta.pid?)
+}
+
 fn split_by_events<'a>(sinks: Vec<SendSink<'a>>) -> (Vec<SendSink<'a>>, Vec<SendSink<'a>>) {
     sinks.into_iter().partition(|s| {
         !s.wants_with_runs()

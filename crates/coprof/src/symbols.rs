@@ -8,10 +8,13 @@
 //! `--binary` or the program its header names when that file exists. A stripped
 //! binary's separate debug file is used when one is found (a note names
 //! it). A binary without debug info falls back to symbol names and then
-//! to addresses, with a note on standard error.
+//! to addresses, with a note on standard error. Code no file holds (a
+//! native program's JIT's) is named by the map the JIT wrote for perf,
+//! where it wrote one ([`PerfMap`]).
 
 mod opened;
 
+use crate::perf_map::PerfMap;
 use crate::symbol_cache::{Answers, FunctionsIn, Row, SpanAnswer, SymbolCache};
 use coprof_core::trace::Module;
 use coprof_symbols::source::SourceCache;
@@ -84,12 +87,16 @@ struct Loaded {
 /// Symbolizers for a program and the libraries it ran, shared by every
 /// report of a pass.
 #[derive(Clone)]
-pub struct Symbols(Rc<Vec<Loaded>>);
+pub struct Symbols {
+    files: Rc<Vec<Loaded>>,
+    /// The names a JIT gave the code it made, for PCs no file holds.
+    jit: Option<Rc<PerfMap>>,
+}
 
 impl fmt::Debug for Symbols {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let paths: Vec<String> = self
-            .0
+            .files
             .iter()
             .map(|m| m.path.display().to_string())
             .collect();
@@ -384,7 +391,7 @@ impl Symbols {
             library: false,
         };
         let loaded = load(binary, &debug_dirs(None), at, !quiet, cache)?;
-        Some(Symbols(Rc::new(vec![loaded])))
+        Some(Symbols::of_files(vec![loaded]))
     }
 
     /// Opens the files of `modules`, the program first (with `binary`
@@ -420,14 +427,35 @@ impl Symbols {
                 )
                 .flatten()
                 .collect();
-        (!loaded.is_empty()).then(|| Symbols(Rc::new(loaded)))
+        (!loaded.is_empty()).then(|| Symbols::of_files(loaded))
+    }
+
+    fn of_files(files: Vec<Loaded>) -> Symbols {
+        Symbols {
+            files: Rc::new(files),
+            jit: None,
+        }
+    }
+
+    /// These symbols, and for code no file holds the names `map` gives,
+    /// where there is a map (a JIT's, [`PerfMap`]).
+    pub fn with_perf_map(self, map: Option<PerfMap>) -> Symbols {
+        Symbols {
+            jit: map.map(Rc::new),
+            ..self
+        }
+    }
+
+    /// The JIT's perf map, for a PC no file holds.
+    fn jit(&self) -> Option<&PerfMap> {
+        self.jit.as_deref()
     }
 
     /// The file `pc` lies in (the one mapped last, where mappings overlap)
     /// and `pc` as that file's own address.
     fn at(&self, pc: u64) -> Option<(&Loaded, u64)> {
         let m = self
-            .0
+            .files
             .iter()
             .rev()
             .find(|m| m.at.start <= pc && pc < m.at.end)?;
@@ -443,7 +471,10 @@ impl Symbols {
     /// The one file a range overlaps, if only one, and the part of the
     /// range in it as that file's addresses.
     fn only_file_in(&self, lo: u64, hi: u64) -> Option<(&Loaded, u64, u64)> {
-        let mut files = self.0.iter().filter(|m| m.at.start <= hi && lo < m.at.end);
+        let mut files = self
+            .files
+            .iter()
+            .filter(|m| m.at.start <= hi && lo < m.at.end);
         let m = files.next()?;
         if files.next().is_some() {
             return None;
@@ -457,7 +488,9 @@ impl Symbols {
     /// in it (`libc.so.6+0x1234`, as `addr2line -e` takes it), but for
     /// the program loaded at its own addresses, whose PC is that already.
     pub fn place(&self, pc: u64) -> Option<String> {
-        let (m, a) = self.at(pc)?;
+        let Some((m, a)) = self.at(pc) else {
+            return self.jit()?.place(pc);
+        };
         let l = m.lookup(a);
         m.named((l.source != Quality::Address).then(|| l.to_string()), a)
     }
@@ -466,7 +499,9 @@ impl Symbols {
     /// with where that was mapped in the run, and its location in the
     /// file (function, source line, and the frames it was inlined into).
     pub fn located(&self, pc: u64) -> Option<(coprof_report::Object, Location)> {
-        let (m, a) = self.at(pc)?;
+        let Some((m, a)) = self.at(pc) else {
+            return self.jit()?.located(pc);
+        };
         let object = coprof_report::Object {
             path: m.path.display().to_string(),
             start: m.at.start,
@@ -481,7 +516,9 @@ impl Symbols {
     /// virtual table it lies in (`vtable for Circle+0x10`), named as
     /// [`place`](Self::place) names code; `None` for any other value.
     pub fn pointee(&self, value: u64) -> Option<String> {
-        let (m, a) = self.at(value)?;
+        let Some((m, a)) = self.at(value) else {
+            return self.jit()?.pointee(value);
+        };
         m.named(Some(m.starting_at(a)?), a)
     }
 
@@ -491,7 +528,9 @@ impl Symbols {
     /// else [`pointee`](Self::pointee).
     pub fn loaded_pointee(&self, pc: u64, value: u64) -> Option<String> {
         if self.at(pc).is_some_and(|(m, a)| m.loads_code_address(a)) {
-            let (m, a) = self.at(value)?;
+            let Some((m, a)) = self.at(value) else {
+                return self.jit()?.place(value);
+            };
             return m.named(Some(m.code_symbol(a)?), a);
         }
         self.pointee(value)
@@ -500,7 +539,9 @@ impl Symbols {
     /// The function a PC lies in (the outermost when inlined), named as
     /// [`place`](Self::place) names it.
     pub fn function(&self, pc: u64) -> Option<String> {
-        let (m, a) = self.at(pc)?;
+        let Some((m, a)) = self.at(pc) else {
+            return self.jit()?.function_name(pc);
+        };
         m.named(m.function(a), a)
     }
 
@@ -516,7 +557,12 @@ impl Symbols {
     /// into another function, the inlined function, whose lines the
     /// range's are.
     pub fn range_function(&self, lo: u64, hi: u64) -> Option<String> {
-        let (m, a, b) = self.range(lo, hi)?;
+        let Some((m, a, b)) = self.range(lo, hi) else {
+            // No file holds it: a JIT's function, if it lies in one.
+            let jit = self.jit().filter(|_| self.at(lo).is_none())?;
+            let (_, end, _) = jit.function(lo)?;
+            return jit.function_name(lo).filter(|_| hi < end);
+        };
         m.named(m.span_function(a, b).or_else(|| m.function(b)), b)
     }
 
@@ -540,7 +586,10 @@ impl Symbols {
             // Across files: what is at both ends, with the count of files,
             // when both ends lie in a file; else the files alone (what is
             // at one end would read as the whole range).
-            let (first, last, count) = self.files_in(lo, hi)?;
+            let Some((first, last, count)) = self.files_in(lo, hi) else {
+                // No file's code there: a JIT's, if it named it.
+                return self.jit()?.functions(lo, hi);
+            };
             return Some(match (self.function(lo), self.function(hi)) {
                 (Some(x), Some(y)) => format!("{x} .. {y} ({count} files)"),
                 _ => format!("{first} .. {last} ({count} files)"),
@@ -568,7 +617,7 @@ impl Symbols {
     /// one: the first's name, the last's, in the order of their
     /// addresses, and how many.
     fn files_in(&self, lo: u64, hi: u64) -> Option<(&str, &str, usize)> {
-        let mut files: Vec<&Loaded> = (self.0.iter())
+        let mut files: Vec<&Loaded> = (self.files.iter())
             .filter(|m| m.at.start <= hi && lo < m.at.end)
             .collect();
         files.sort_by_key(|m| m.at.start);
@@ -713,6 +762,43 @@ mod tests {
         let both = s.functions(0x10010, 0x40123).unwrap();
         assert!(both.starts_with("true+0x10 .. false"), "{both}");
         assert!(both.ends_with(" (2 files)"), "{both}");
+    }
+
+    #[test]
+    fn code_no_file_holds_is_named_by_a_jits_perf_map() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("perf-77.map");
+        // `inside` overlaps `true`'s file, whose names come first.
+        std::fs::write(&path, "20000 40 jitted\n20040 40 next\n10100 10 inside\n").unwrap();
+        let s = two_files().with_perf_map(PerfMap::read(&path));
+        assert_eq!(
+            s.place(0x20008).as_deref(),
+            Some("jitted+0x8 in perf-77.map")
+        );
+        assert_eq!(
+            s.function(0x20008).as_deref(),
+            Some("jitted in perf-77.map")
+        );
+        assert_eq!(s.pointee(0x20040).as_deref(), Some("next in perf-77.map"));
+        assert_eq!(s.place(0x10104), two_files().place(0x10104));
+        assert_eq!(
+            s.range_function(0x20000, 0x2003f).as_deref(),
+            Some("jitted in perf-77.map")
+        );
+        assert_eq!(s.range_function(0x20000, 0x20040), None, "two functions");
+        assert_eq!(
+            s.code_range(0x20010, 0x20050).as_deref(),
+            Some("jitted .. next (2 functions) in perf-77.map")
+        );
+        let (object, _) = s.located(0x20044).unwrap();
+        assert_eq!((object.start, object.end), (0x20040, 0x20080));
+        // Across files, the files still name the range.
+        assert_eq!(
+            s.functions(0x8000, 0x60000).as_deref(),
+            Some("true .. false (2 files)")
+        );
+        // Without a map, no name.
+        assert_eq!(two_files().place(0x20008), None);
     }
 
     #[test]

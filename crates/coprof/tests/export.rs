@@ -801,6 +801,31 @@ fn native_stacks(prog: &Path, pb: &Path, args: &[&str], whole: f64) -> serde_jso
     summary
 }
 
+/// The export to `pb` of a trace of native program `prog` recorded with
+/// `-g` to `trace`: a stack for each event, which `coprof info` counts;
+/// the trace says the program's process and how many of its stacks
+/// reached their thread's first frame, at least `whole` of them, and the
+/// export says the same. Its summary.
+fn recorded_stacks(prog: &Path, trace: &Path, pb: &Path, whole: f64) -> serde_json::Value {
+    succeeded(
+        coprof()
+            .args(["record", "-g", "-o"])
+            .arg(trace)
+            .arg("--")
+            .arg(prog),
+    );
+    let info = json_of(coprof().args(["info", "--json"]).arg(trace));
+    assert_eq!(info["version"], 3, "{info}");
+    assert_eq!(info["stacks"], info["events"], "{info}");
+    assert!(info["meta"]["pid"].as_u64().unwrap() > 1, "{info}");
+    let kept = info["meta"]["whole_stacks"].as_f64().unwrap();
+    assert!(kept >= whole * info["stacks"].as_f64().unwrap(), "{info}");
+    let summary = export_file(pb, &[], trace);
+    assert_eq!(summary["calls"]["stacks"], summary["total"], "{summary}");
+    assert_eq!(summary["calls"]["whole_stacks"], kept as u64, "{summary}");
+    summary
+}
+
 /// The stacks of `pb` whose leaf is `leaf`, leaf first, as `go tool
 /// pprof -traces` prints them: at least one.
 fn stacks_of(pb: &Path, leaf: &str) -> Vec<Vec<String>> {
@@ -902,20 +927,8 @@ fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
     assert!(flat.get("calls").is_none(), "{flat}");
     // `coprof record -g` keeps each sample's stack in the trace, and its
     // export has them as the live one has; `coprof info` counts them.
-    let trace = dir.path().join("stacks.cpt");
-    succeeded(
-        coprof()
-            .args(["record", "-g", "-o"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&prog),
-    );
-    let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
-    assert_eq!(info["version"], 3, "{info}");
-    assert_eq!(info["stacks"], info["events"], "{info}");
     let from_trace = dir.path().join("from-trace.pb.gz");
-    let summary = export_file(&from_trace, &[], &trace);
-    assert_eq!(summary["calls"]["stacks"], summary["total"], "{summary}");
+    recorded_stacks(&prog, &dir.path().join("stacks.cpt"), &from_trace, 0.98);
     leaf_under_its_callers(&from_trace);
     // Without -g, the trace holds no stack and its export is flat.
     let plain = dir.path().join("plain.cpt");
@@ -1062,19 +1075,27 @@ fn code_made_at_run_time_is_unwound_by_its_frame_pointer() {
         }
     };
     under(&pb, "[[anon]]");
-    // Named by the JIT's perf map, where it wrote one.
+    // Named by the JIT's perf map, where it wrote one: live, and from a
+    // trace, which says the process whose map it is.
     let named = common::host_compile(dir.path(), "jit-map", JIT, &["-O2", "-g", "-DPERF_MAP"]);
-    let pb = dir.path().join("jit-map.pb.gz");
-    let summary = native_stacks(&named, &pb, &[], 0.95);
-    let maps: Vec<&str> = (summary["objects"].as_array().unwrap().iter())
-        .filter_map(|o| o.as_str())
-        .filter(|o| o.starts_with("/tmp/perf-") && o.ends_with(".map"))
-        .collect();
-    for map in &maps {
-        std::fs::remove_file(map).unwrap();
+    let live = dir.path().join("jit-map.pb.gz");
+    let from_trace = dir.path().join("jit-map-trace.pb.gz");
+    let summaries = [
+        native_stacks(&named, &live, &[], 0.95),
+        recorded_stacks(&named, &dir.path().join("jit.cpt"), &from_trace, 0.95),
+    ];
+    for summary in &summaries {
+        let maps: Vec<&str> = (summary["objects"].as_array().unwrap().iter())
+            .filter_map(|o| o.as_str())
+            .filter(|o| o.starts_with("/tmp/perf-") && o.ends_with(".map"))
+            .collect();
+        for map in &maps {
+            std::fs::remove_file(map).unwrap();
+        }
+        assert_eq!(maps.len(), 1, "{summary}");
     }
-    assert_eq!(maps.len(), 1, "{summary}");
-    under(&pb, "jit_trampoline");
+    under(&live, "jit_trampoline");
+    under(&from_trace, "jit_trampoline");
 }
 
 /// [`STACKS`] in Go: `leaf` called once a round by `once` and three times

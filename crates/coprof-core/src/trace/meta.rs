@@ -59,6 +59,17 @@ pub struct TraceMeta {
     /// creator.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stacks: bool,
+    /// Of the stacks, those that reached their thread's first frame (a
+    /// stack the unwinder could not follow to the end still counts,
+    /// under the frames it found). Written when the trace is complete,
+    /// by a source that unwinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_stacks: Option<u64>,
+    /// The traced process's id, for the files a program names by it: a
+    /// JIT's `/tmp/perf-PID.map`, which names the code it made. Written
+    /// when the trace is complete, by a source that ran a host process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
     /// Any other keys.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,

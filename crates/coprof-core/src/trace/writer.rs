@@ -128,6 +128,12 @@ impl TraceWriter {
             .iter()
             .map(|c| (c.name().to_string(), u64::MAX))
             .collect();
+        // Known at the end: the process's id, and how many stacks were
+        // whole.
+        widest.pid = Some(u32::MAX);
+        if widest.stacks {
+            widest.whole_stacks = Some(u64::MAX);
+        }
         // A source that names modules at the start may find more as the
         // program runs (the libraries its dynamic loader maps).
         let module_room = if meta.modules.is_empty() {
@@ -230,6 +236,21 @@ impl TraceWriter {
     /// [`TraceMeta::thread_names`]).
     pub fn set_thread_names(&mut self, names: BTreeMap<u64, String>) {
         self.meta.thread_names = names;
+    }
+
+    /// Sets the traced process's id the final metadata gives (see
+    /// [`TraceMeta::pid`]).
+    pub fn set_pid(&mut self, pid: u32) {
+        self.meta.pid = Some(pid);
+    }
+
+    /// Sets how many of the trace's stacks reached their thread's first
+    /// frame (see [`TraceMeta::whole_stacks`]); for a trace of stacks
+    /// only.
+    pub fn set_whole_stacks(&mut self, whole: u64) {
+        if self.meta.stacks {
+            self.meta.whole_stacks = Some(whole);
+        }
     }
 
     /// Sets the zstd compression level (1 to 19; default 3).
@@ -506,6 +527,32 @@ impl Sink for TraceWriter {
         self.stack = None;
         if let Err(e) = r {
             self.error = Some(e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_final_metadata_at_its_widest_fits_the_room_reserved_at_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        for stacks in [false, true] {
+            let meta = TraceMeta {
+                source: "native".into(),
+                isa: "x86-64".into(),
+                stacks,
+                ..TraceMeta::default()
+            };
+            let path = dir.path().join(format!("{stacks}.cpt"));
+            let mut w = TraceWriter::create(&path, meta, ClassSet::ALL).unwrap();
+            w.summary.events = u64::MAX;
+            w.counts = [u64::MAX; Class::ALL.len()];
+            w.set_pid(u32::MAX);
+            w.set_whole_stacks(u64::MAX);
+            // Else the chunks would move behind a larger header.
+            assert!(w.padded(w.meta_json()).is_some(), "stacks: {stacks}");
         }
     }
 }

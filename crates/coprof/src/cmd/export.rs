@@ -7,7 +7,6 @@ use crate::error::bad_input;
 use crate::input::{InputArgs, InputInfo};
 use crate::job::{Job, Rendered};
 use crate::output::{pct, thousands};
-use crate::perf_map::PerfMap;
 use crate::sampled::{ProfileKind, SampleEval};
 use coprof_brr::{AnySampler, SamplerSpec};
 use coprof_core::{CallTree, ClassSet, PcCounts, Sink};
@@ -438,8 +437,10 @@ impl Job for Export {
             write(&profile, self.format, &self.path)?;
         }
         let mut summary = summarize(&profile, &self, period);
-        if let (Some(calls), Some(run)) = (&mut summary.calls, &info.sampled) {
-            calls.whole_stacks = calls.stacks.map(|_| run.whole_stacks);
+        if let Some(calls) = &mut summary.calls {
+            // A live run's count, else a trace's.
+            let whole = (info.sampled.as_ref().map(|r| r.whole_stacks)).or(info.meta.whole_stacks);
+            calls.whole_stacks = calls.stacks.and(whole);
         }
         summary.per_thread = per_thread;
         let text = text(&summary, self.format);
@@ -467,12 +468,10 @@ fn pc_profile(counting: &Counting, cost: Cost, period: Option<u64>, info: &Input
     }
     costs.extend(counting.sampled_cost());
     let mut p = PcProfile::new(costs, command);
-    // A live native program's JIT names, where it wrote them.
-    let perf_map = (info.sampled.as_ref()).and_then(|r| PerfMap::of_process(r.pid));
     let mut objects: HashMap<(String, u64, u64), usize> = HashMap::new();
     let mut index: HashMap<u64, usize> = HashMap::new();
     let mut push = |p: &mut PcProfile, pc: u64, values: Vec<u64>| {
-        let (object, location) = locate(info, perf_map.as_ref(), pc);
+        let (object, location) = locate(info, pc);
         let object = object.map(|o| {
             *objects
                 .entry((o.path.clone(), o.start, o.end))
@@ -576,25 +575,10 @@ fn period_ns(info: &InputInfo) -> Option<u64> {
     info.meta.extra.get("sampling")?.get("period_ns")?.as_u64()
 }
 
-/// The file `pc` lies in and its location there: by the files' symbols,
-/// else by a JIT's perf map, else by the memory it lies in.
-fn locate(info: &InputInfo, perf_map: Option<&PerfMap>, pc: u64) -> (Option<Object>, Location) {
+/// The file `pc` lies in and its location there: by the files' symbols
+/// (or a JIT's perf map), else by the memory it lies in.
+fn locate(info: &InputInfo, pc: u64) -> (Option<Object>, Location) {
     if let Some((object, location)) = info.symbols.as_ref().and_then(|s| s.located(pc)) {
-        return (Some(object), location);
-    }
-    if let Some((map, (start, end, name))) = perf_map.and_then(|m| Some((m, m.function(pc)?))) {
-        let object = Object {
-            path: map.path().display().to_string(),
-            start,
-            end,
-            build_id: None,
-        };
-        let location = Location {
-            function: Some(name.to_string()),
-            offset: Some(pc - start),
-            source: coprof_symbols::Quality::Symbols,
-            ..Location::address(pc)
-        };
         return (Some(object), location);
     }
     let area = crate::areas::area_of(info, pc).map(|a| Object {

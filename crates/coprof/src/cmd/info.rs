@@ -126,6 +126,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if !m.program.is_empty() {
         println!("program    {} {}", m.program, m.args.join(" "));
     }
+    if let Some(pid) = m.pid {
+        println!("process    {pid}");
+    }
     print_spans(
         "code",
         m.modules
@@ -152,9 +155,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
     if info.stacks > 0 {
+        let whole = m.whole_stacks.map(|w| {
+            format!(
+                ", {} ({}) to their thread's first frame",
+                thousands(w),
+                pct(w as f64 / info.stacks as f64)
+            )
+        });
         println!(
-            "stacks     {}, each before its sample's event",
-            thousands(info.stacks)
+            "stacks     {}, each before its sample's event{}",
+            thousands(info.stacks),
+            whole.unwrap_or_default()
         );
     }
     println!(

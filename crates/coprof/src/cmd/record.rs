@@ -4,7 +4,7 @@
 
 use crate::error::bad_input;
 use crate::output::thousands;
-use coprof_core::trace::TraceMeta;
+use coprof_core::trace::{TraceMeta, TraceWriter};
 use coprof_core::ClassSet;
 use coprof_native::Config;
 use std::ffi::OsString;
@@ -151,6 +151,17 @@ fn child_pattern(a: &Args) -> anyhow::Result<Option<PathBuf>> {
     crate::per_process::pattern(&a.output).map(Some)
 }
 
+/// What the trace's final metadata says of the process `run` sampled:
+/// the files of its code, its areas, its threads' names, its id, and how
+/// many of its stacks were whole.
+fn tell_run(w: &mut TraceWriter, run: &coprof_native::Run) {
+    w.set_modules(run.modules.clone(), None);
+    w.set_areas(run.areas.clone());
+    w.set_thread_names(run.thread_names.clone());
+    w.set_pid(run.pid as u32);
+    w.set_whole_stacks(run.whole_stacks);
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
     crate::output::refuse_terminal(&a.output)?;
     let pattern = child_pattern(&a)?;
@@ -231,9 +242,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     drop(to_stderr);
     let run = run.map_err(|e| bad_input(e.to_string()))?;
     let secs = started.elapsed().as_secs_f64();
-    w.set_modules(run.modules.clone(), None);
-    w.set_areas(run.areas.clone());
-    w.set_thread_names(run.thread_names.clone());
+    tell_run(&mut w, &run);
     let written = w.commit()?;
     let children = children.map(|c| c.ended).unwrap_or_default();
     if a.json {

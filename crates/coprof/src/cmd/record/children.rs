@@ -104,9 +104,7 @@ impl coprof_native::Children for ChildTraces {
         let program = run.program.to_string_lossy().into_owned();
         let args = crate::input::as_text(&run.args);
         let written = writer.and_then(|mut w| {
-            w.set_modules(run.modules, None);
-            w.set_areas(run.areas);
-            w.set_thread_names(run.thread_names);
+            super::tell_run(&mut w, &run);
             w.set_program(program.clone(), args.clone());
             w.commit().map_err(|e| e.to_string())
         });
