@@ -57,6 +57,14 @@ pub fn build_id(path: &Path) -> Option<String> {
     (!id.is_empty()).then(|| hex(id))
 }
 
+/// The build ID of the ELF image `data` (one read from memory), as
+/// [`build_id`] gives a file's.
+pub fn build_id_in(data: &[u8]) -> Option<String> {
+    let elf = object::File::parse(data).ok()?;
+    let id = elf.build_id().ok().flatten()?;
+    (!id.is_empty()).then(|| hex(id))
+}
+
 /// How a candidate debug file is checked against the binary.
 enum Check {
     /// Its own build ID must be this one, the binary's.

@@ -696,8 +696,10 @@ impl InputArgs {
         if self.no_symbols {
             return None;
         }
-        let symbols = self.files_symbols(meta)?;
-        Some(symbols.with_perf_map(perf_map_of(meta)))
+        let symbols = self.files_symbols(meta)?.with_perf_map(perf_map_of(meta));
+        Some(vdsos_of(meta).fold(symbols, |s, (start, end, vdso)| {
+            s.with_vdso(start, end, vdso)
+        }))
     }
 
     /// The symbols of the files a trace's program ran.
@@ -988,6 +990,7 @@ impl InputArgs {
             areas: run.areas,
             thread_names: run.thread_names,
             pid: Some(run.pid as u32),
+            vdso_build_id: crate::vdso::own().map(|v| v.build_id.clone()),
             ..TraceMeta::default()
         };
         let symbols = self.symbols_for(&meta);
@@ -1114,6 +1117,15 @@ pub(crate) fn children_note(started: u64) -> Option<String> {
 /// one (see [`TraceMeta::pid`]).
 fn perf_map_of(meta: &TraceMeta) -> Option<PerfMap> {
     PerfMap::of_process(meta.pid?)
+}
+
+/// Where a trace's program had the kernel's vDSO, with this process's
+/// copy of it where it is the same image (see [`crate::vdso`]).
+fn vdsos_of(meta: &TraceMeta) -> impl Iterator<Item = (u64, u64, &'static crate::vdso::Vdso)> + '_ {
+    let id = meta.vdso_build_id.as_deref();
+    (meta.areas.iter())
+        .filter(|a| a.name == crate::vdso::NAME)
+        .filter_map(move |a| Some((a.start, a.end, crate::vdso::matching(id?, a.end - a.start)?)))
 }
 
 fn split_by_events<'a>(sinks: Vec<SendSink<'a>>) -> (Vec<SendSink<'a>>, Vec<SendSink<'a>>) {

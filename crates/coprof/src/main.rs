@@ -16,6 +16,7 @@ mod stop_signals;
 mod symbol_cache;
 mod symbols;
 mod timing;
+mod vdso;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -10,7 +10,8 @@
 //! it). A binary without debug info falls back to symbol names and then
 //! to addresses, with a note on standard error. Code no file holds (a
 //! native program's JIT's) is named by the map the JIT wrote for perf,
-//! where it wrote one ([`PerfMap`]).
+//! where it wrote one ([`PerfMap`]), and the kernel's vDSO by this
+//! process's copy of the same image ([`crate::vdso`]).
 
 mod opened;
 
@@ -443,6 +444,40 @@ impl Symbols {
         Symbols {
             jit: map.map(Rc::new),
             ..self
+        }
+    }
+
+    /// These symbols, and the kernel's vDSO's where the program had it,
+    /// `[start, end)`, named by `vdso`, this process's copy of the same
+    /// image (see [`crate::vdso`]). Symbols shared already are left as
+    /// they are.
+    pub fn with_vdso(self, start: u64, end: u64, vdso: &crate::vdso::Vdso) -> Symbols {
+        let Symbols { files, jit } = self;
+        let mut files = match Rc::try_unwrap(files) {
+            Ok(files) => files,
+            Err(shared) => return Symbols { files: shared, jit },
+        };
+        if let Ok(sym) = Symbolizer::from_bytes(Path::new(crate::vdso::NAME), &vdso.image) {
+            files.push(Loaded {
+                at: Mapping {
+                    start,
+                    end,
+                    // The image is linked at 0.
+                    bias: start,
+                    library: true,
+                },
+                name: crate::vdso::NAME.into(),
+                path: crate::vdso::NAME.into(),
+                dirs: Vec::new(),
+                sym: OnceCell::from(Some(Rc::new(sym))),
+                cache: None,
+                sources: SourceCache::default(),
+                build_id: OnceCell::from(Some(vdso.build_id.clone())),
+            });
+        }
+        Symbols {
+            files: Rc::new(files),
+            jit,
         }
     }
 

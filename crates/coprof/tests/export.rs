@@ -1098,6 +1098,53 @@ fn code_made_at_run_time_is_unwound_by_its_frame_pointer() {
     under(&from_trace, "jit_trampoline");
 }
 
+/// A program that spends its time asking the kernel's vDSO the time.
+const CLOCK: &str = r#"
+#include <time.h>
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+int main(void) {
+    double end = now() + 0.3;
+    while (now() < end) {
+    }
+    return 0;
+}
+"#;
+
+#[test]
+fn the_kernels_vdso_is_named_by_its_functions_live_and_from_a_trace() {
+    if !std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .contains("[vdso]")
+    {
+        return; // A kernel that maps no vDSO (vdso=0).
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::host_compile(dir.path(), "clock", CLOCK, &["-O2", "-g"]);
+    let live = dir.path().join("clock.pb.gz");
+    let from_trace = dir.path().join("clock-trace.pb.gz");
+    let summaries = [
+        native_stacks(&prog, &live, &[], 0.95),
+        recorded_stacks(&prog, &dir.path().join("clock.cpt"), &from_trace, 0.95),
+    ];
+    for (summary, pb) in summaries.iter().zip([&live, &from_trace]) {
+        // Most samples are in the vDSO's clock_gettime (`__vdso_` its
+        // other name), whose object is the vDSO.
+        let top = &summary["top"][0];
+        let function = top["function"].as_str().unwrap();
+        assert!(function.ends_with("clock_gettime"), "{summary}");
+        assert_eq!(top["object"], "[vdso]", "{summary}");
+        assert!(top["share"].as_f64().unwrap() > 0.3, "{summary}");
+        // Called by the C library's, from `now` or `main`.
+        for s in stacks_of(pb, function) {
+            assert!(s.contains(&"main".to_string()), "{s:?}");
+        }
+    }
+}
+
 /// [`STACKS`] in Go: `leaf` called once a round by `once` and three times
 /// by `thrice`. Go's linker writes no `.eh_frame`, only a compressed
 /// `.debug_frame`.

@@ -70,6 +70,12 @@ pub struct TraceMeta {
     /// when the trace is complete, by a source that ran a host process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The build ID of the kernel's vDSO the program ran with (its
+    /// `[vdso]` area), in hexadecimal: a report where the same kernel
+    /// runs names the code there by its own copy. Set by a source that
+    /// runs host processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vdso_build_id: Option<String>,
     /// Any other keys.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,

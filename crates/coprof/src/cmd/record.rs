@@ -201,6 +201,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         isa: "x86-64".into(),
         program: prog.to_string_lossy().into_owned(),
         args: crate::input::as_text(&args),
+        vdso_build_id: crate::vdso::own().map(|v| v.build_id.clone()),
         ..TraceMeta::default()
     };
     if let Some(pid) = a.attach {
