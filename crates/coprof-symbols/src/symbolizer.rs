@@ -24,6 +24,10 @@ use serde::Serialize;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
+/// The name given to a signal's return trampoline that no symbol names
+/// (see [`Symbolizer::lookup`]): glibc's and musl's own.
+pub const SIGNAL_RETURN: &str = "__restore_rt";
+
 /// What a binary offers for symbolization, and the note a report prints.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DebugInfo {
@@ -374,7 +378,8 @@ impl Symbolizer {
     }
 
     /// The source location of `pc`, from the cache when it was asked for
-    /// before.
+    /// before. Code of no symbol that is x86-64 Linux's signal return
+    /// trampoline is named [`SIGNAL_RETURN`].
     pub fn lookup(&self, pc: u64) -> Location {
         if let Some(l) = self.cache.borrow().get(&pc) {
             return l.clone();
@@ -418,8 +423,38 @@ impl Symbolizer {
                 source: Quality::Symbols,
                 ..Location::address(pc)
             },
-            None => Location::address(pc),
+            None => match self.signal_return(pc) {
+                Some(offset) => Location {
+                    function: Some(SIGNAL_RETURN.into()),
+                    offset,
+                    source: Quality::Symbols,
+                    ..Location::address(pc)
+                },
+                None => Location::address(pc),
+            },
         }
+    }
+
+    /// Whether `pc` is in a signal's return trampoline that no symbol
+    /// names, known by its code as gdb knows it
+    /// (`amd64_linux_sigtramp_p`): on x86-64 Linux, `mov rax, 15;
+    /// syscall` (`rt_sigreturn`), glibc's and musl's `__restore_rt`,
+    /// which glibc's dynamic symbols leave out. Its offset in the
+    /// trampoline, or `Some(None)` for the byte before it, where glibc's
+    /// CFI starts the trampoline's frame (so that a return address less
+    /// one falls in it); `None` elsewhere.
+    fn signal_return(&self, pc: u64) -> Option<Option<u64>> {
+        const CODE: [u8; 9] = [0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05];
+        if self.arch != Arch::X86_64 {
+            return None;
+        }
+        let starts_at = |at: u64| self.code.at(at).is_some_and(|b| b.starts_with(&CODE));
+        if starts_at(pc.wrapping_add(1)) {
+            return Some(None);
+        }
+        (0..CODE.len() as u64)
+            .find(|&back| pc >= back && starts_at(pc - back))
+            .map(Some)
     }
 
     /// DWARF frames of `pc`, innermost first; `None` when DWARF says
