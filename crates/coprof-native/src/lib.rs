@@ -43,6 +43,7 @@ mod decode;
 mod modules;
 mod perf;
 mod ring;
+mod seen_maps;
 mod start;
 mod tracer;
 mod unwind;

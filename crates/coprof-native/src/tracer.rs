@@ -5,6 +5,7 @@
 use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
 use crate::perf::{Clock, SAMPLE_SIGNAL};
+use crate::seen_maps::SeenMaps;
 use crate::start::{start, Started};
 use crate::unwind::{Space, Unwinder};
 use crate::{Children, Config, Exit, Hooks, NativeError, Run};
@@ -102,6 +103,8 @@ struct Process {
     children_cpu_before_ns: u64,
     /// What the unwinder knows of its addresses.
     space: Space,
+    /// Every mapping seen over its run.
+    maps: SeenMaps,
 }
 
 impl Process {
@@ -112,6 +115,7 @@ impl Process {
             thread: None,
             children_cpu_before_ns: 0,
             space: Space::default(),
+            maps: SeenMaps::default(),
         }
     }
 }
@@ -359,6 +363,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
                     self.clock(process)?;
                     if let Some(p) = self.processes.get_mut(&process) {
                         p.space.clear();
+                        p.maps = SeenMaps::default();
                     }
                     resume(tid, 0);
                 }
@@ -498,6 +503,9 @@ impl<'a, 'h> Tracer<'a, 'h> {
         if let Some(p) = self.processes.get_mut(&process) {
             p.run.lost += got.lost;
             p.run.throttled += got.throttled;
+            for &pc in &pcs {
+                p.maps.ran(process, pc);
+            }
         }
         for pc in pcs.drain(..) {
             self.count(
@@ -666,6 +674,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             p.run.steps += single_steps;
             p.run.runs_ahead += runs_ahead;
             if let Some(regs) = taken {
+                p.maps.ran(process, regs.rip);
                 // Only for an event that is handed on.
                 let (stacks, wants) = match process == self.pid {
                     true => (self.stacks, self.wants),
@@ -812,17 +821,16 @@ impl<'a, 'h> Tracer<'a, 'h> {
         }
     }
 
-    /// The modules of process `process`, from its mappings at its exit
-    /// stop.
+    /// The modules and areas of process `process`: those seen over its
+    /// run, and its mappings at its exit stop.
     fn read_modules(&mut self, process: i32) {
-        let maps = std::fs::read_to_string(format!("/proc/{process}/maps")).unwrap_or_default();
         let exe = std::fs::read_link(format!("/proc/{process}/exe")).ok();
         let Some(p) = self.processes.get_mut(&process) else {
             return;
         };
-        let maps = crate::modules::parse_maps(&maps);
-        p.run.modules = crate::modules::modules(&maps, exe.as_deref());
-        p.run.areas = crate::modules::areas(&maps, &p.run.modules);
+        p.maps.read(process);
+        p.run.modules = p.maps.modules(exe.as_deref());
+        p.run.areas = p.maps.areas().clone();
         p.run.children_cpu_ns =
             children_cpu_ns_of(process).saturating_sub(p.children_cpu_before_ns);
         if let Some(exe) = exe {

@@ -1148,6 +1148,74 @@ fn the_kernels_vdso_is_named_by_its_functions_live_and_from_a_trace() {
     }
 }
 
+/// A plugin: a library that a program loads, runs and unloads.
+const PLUGIN: &str = r#"
+volatile unsigned sink;
+void plugin_work(double seconds) {
+    extern double cpu(void);
+    double end = cpu() + seconds;
+    while (cpu() < end)
+        for (int i = 0; i < 2000; i++) sink = sink * 2654435761u + 1;
+}
+"#;
+
+/// A program that runs the plugin named by its argument for 0.3 s of
+/// its CPU time, unloads it, then works 0.1 s more on its own.
+const LOADS_PLUGIN: &str = r#"
+#include <dlfcn.h>
+#include <time.h>
+double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+volatile unsigned sink;
+int main(int argc, char **argv) {
+    void *plugin = dlopen(argv[1], RTLD_NOW);
+    if (!plugin) return 1;
+    void (*work)(double) = (void (*)(double))dlsym(plugin, "plugin_work");
+    work(0.3);
+    dlclose(plugin);
+    double end = cpu() + 0.1;
+    while (cpu() < end) sink++;
+    return 0;
+}
+"#;
+
+#[test]
+fn a_library_unloaded_before_the_end_still_names_its_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = common::host_compile(
+        dir.path(),
+        "libplugin.so",
+        PLUGIN,
+        &["-O2", "-g", "-shared", "-fPIC"],
+    );
+    let prog = common::host_compile(
+        dir.path(),
+        "loads",
+        LOADS_PLUGIN,
+        &["-O2", "-g", "-rdynamic"],
+    );
+    let pb = dir.path().join("loads.pb.gz");
+    let summary = json_of(
+        coprof()
+            .args(["export", "--json", "--flat", "-o"])
+            .arg(&pb)
+            .arg("--")
+            .arg(&prog)
+            .arg(&plugin),
+    );
+    // About three quarters of the time, named by the library's symbols.
+    let share = count_of(&summary, "plugin_work") as f64 / summary["total"].as_f64().unwrap();
+    assert!(share > 0.5, "{summary}");
+    let objects = summary["objects"].as_array().unwrap();
+    assert!(
+        objects.iter().any(|o| o == plugin.to_str().unwrap()),
+        "{summary}"
+    );
+}
+
 /// [`STACKS`] in Go: `leaf` called once a round by `once` and three times
 /// by `thrice`. Go's linker writes no `.eh_frame`, only a compressed
 /// `.debug_frame`.
