@@ -10,7 +10,8 @@
 //! mapping from its `PERF_RECORD_MMAP` as it is made; every file and area
 //! seen is kept. A PC in no code even then (memory the process made
 //! executable since, or a stale read) reads them again at most every
-//! [`REREAD_EVERY`].
+//! [`REREAD_EVERY`]. The unwinder finds each file's CFI by the same
+//! reads ([`crate::unwind`]).
 
 use crate::modules::{areas, modules, parse_maps, Mapping};
 use coprof_core::areas::Areas;
@@ -25,11 +26,15 @@ pub const REREAD_EVERY: Duration = Duration::from_millis(10);
 /// Every mapping of one process seen over its run.
 #[derive(Debug, Default)]
 pub struct SeenMaps {
-    /// The executable mappings of the last read, by start.
-    code: Vec<(u64, u64)>,
-    /// The files mapped at the last read, and the modules they make.
+    /// Every mapping of the last read: its range, and whether it is
+    /// executable, by start.
+    mapped: Vec<(u64, u64, bool)>,
+    /// The files mapped at the last read (and the vDSO), the modules
+    /// they make, and the vDSO; and how many times those changed.
     files: Vec<Mapping>,
     current: Vec<Module>,
+    vdso: Option<Mapping>,
+    generation: u64,
     /// Every file whose code was seen, where it was (a file seen in two
     /// places twice), in the order first seen.
     modules: Vec<Module>,
@@ -44,14 +49,40 @@ impl SeenMaps {
     /// holds it, reads the mappings again (at most every
     /// [`REREAD_EVERY`] after the first read).
     pub fn ran(&mut self, pid: i32, pc: u64) {
-        let i = self.code.partition_point(|&(start, _)| start <= pc);
-        if i > 0 && pc < self.code[i - 1].1 {
-            return;
-        }
-        if self.read_at.is_some_and(|t| t.elapsed() < REREAD_EVERY) {
+        if self.mapping(pc).is_some_and(|(_, executable)| executable) || self.read_lately() {
             return;
         }
         self.read(pid);
+    }
+
+    /// Whether the mappings were read less than [`REREAD_EVERY`] ago.
+    pub fn read_lately(&self) -> bool {
+        self.read_at.is_some_and(|t| t.elapsed() < REREAD_EVERY)
+    }
+
+    /// The mapping `pc` was in at the last read: its start, and whether
+    /// it is executable.
+    pub fn mapping(&self, pc: u64) -> Option<(u64, bool)> {
+        let i = self.mapped.partition_point(|m| m.0 <= pc);
+        let &(start, end, executable) = self.mapped.get(i.checked_sub(1)?)?;
+        (pc < end).then_some((start, executable))
+    }
+
+    /// The files with code at the last read, where they were.
+    pub fn current(&self) -> &[Module] {
+        &self.current
+    }
+
+    /// The vDSO's mapping at the last read.
+    pub fn vdso(&self) -> Option<&Mapping> {
+        self.vdso.as_ref()
+    }
+
+    /// How many times the files mapped (or the vDSO) have changed: what
+    /// is made of [`current`](Self::current) is made again when it
+    /// moves.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Reads process `pid`'s mappings now, and keeps what they hold.
@@ -65,14 +96,22 @@ impl SeenMaps {
 
     /// Keeps what the mappings `maps` hold.
     pub fn see(&mut self, maps: &[Mapping]) {
-        self.code = (maps.iter().filter(|m| m.executable))
-            .map(|m| (m.start, m.end))
+        self.mapped = (maps.iter())
+            .map(|m| (m.start, m.end, m.executable))
             .collect();
-        self.code.sort_unstable();
+        self.mapped.sort_unstable();
         // A file's place is worked out from its ELF headers: only when
-        // the files mapped have changed.
-        let files: Vec<Mapping> = maps.iter().filter(|m| m.path.is_some()).cloned().collect();
+        // the files mapped have changed. Memory mapped or unmapped alone
+        // (code made at run time, a buffer) leaves them where they were.
+        let vdso = maps.iter().find(|m| m.special.as_deref() == Some("[vdso]"));
+        let files: Vec<Mapping> = (maps.iter())
+            .filter(|m| m.path.is_some())
+            .chain(vdso)
+            .cloned()
+            .collect();
         if files != self.files {
+            self.generation += 1;
+            self.vdso = vdso.cloned();
             self.current = modules(maps, None);
             for m in &self.current {
                 if !self.modules.contains(m) {
@@ -125,8 +164,15 @@ mod tests {
         let mut seen = SeenMaps::default();
         seen.see(&[code(0x10000, 0x20000, Some(exe))]);
         assert_eq!(seen.modules(None).len(), 1);
+        assert_eq!(seen.generation(), 1);
         // The file unmapped, anonymous memory where it was.
         seen.see(&[code(0x10000, 0x11000, None)]);
+        assert_eq!(seen.generation(), 2);
+        assert!(seen.current().is_empty());
+        assert_eq!(seen.mapping(0x10800), Some((0x10000, true)));
+        // Anonymous memory mapped: the files are as they were.
+        seen.see(&[code(0x10000, 0x11000, None), code(0x30000, 0x31000, None)]);
+        assert_eq!(seen.generation(), 2);
         let modules = seen.modules(None);
         assert_eq!(modules.len(), 1, "{modules:?}");
         assert_eq!(modules[0].path, Path::new(exe));
@@ -142,11 +188,12 @@ mod tests {
         let pid = std::process::id() as i32;
         let mut seen = SeenMaps::default();
         seen.ran(pid, 0);
-        assert!(!seen.code.is_empty(), "this process has code");
+        let &(start, _, _) = (seen.mapped.iter())
+            .find(|m| m.2)
+            .expect("this process has code");
         // Just read: a PC in code is not read again, nor one in none yet.
         let now = Instant::now();
         seen.read_at = Some(now);
-        let (start, _) = seen.code[0];
         seen.ran(pid, start);
         seen.ran(pid, 0);
         assert_eq!(seen.read_at, Some(now));

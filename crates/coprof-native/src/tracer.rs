@@ -5,7 +5,6 @@
 use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
 use crate::perf::{Clock, SAMPLE_SIGNAL};
-use crate::seen_maps::SeenMaps;
 use crate::start::{start, Started};
 use crate::unwind::{Space, Unwinder};
 use crate::{Children, Config, Exit, Hooks, NativeError, Run};
@@ -101,10 +100,9 @@ struct Process {
     /// The CPU time of its waited-for children before it was followed:
     /// for a process attached to, not part of its run.
     children_cpu_before_ns: u64,
-    /// What the unwinder knows of its addresses.
+    /// Its address space: its mappings over the run, and what the
+    /// unwinder knows of them.
     space: Space,
-    /// Every mapping seen over its run.
-    maps: SeenMaps,
 }
 
 impl Process {
@@ -115,7 +113,6 @@ impl Process {
             thread: None,
             children_cpu_before_ns: 0,
             space: Space::default(),
-            maps: SeenMaps::default(),
         }
     }
 }
@@ -363,7 +360,6 @@ impl<'a, 'h> Tracer<'a, 'h> {
                     self.clock(process)?;
                     if let Some(p) = self.processes.get_mut(&process) {
                         p.space.clear();
-                        p.maps = SeenMaps::default();
                     }
                     resume(tid, 0);
                 }
@@ -504,7 +500,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             p.run.lost += got.lost;
             p.run.throttled += got.throttled;
             for &pc in &pcs {
-                p.maps.ran(process, pc);
+                p.space.maps.ran(process, pc);
             }
         }
         for pc in pcs.drain(..) {
@@ -674,7 +670,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             p.run.steps += single_steps;
             p.run.runs_ahead += runs_ahead;
             if let Some(regs) = taken {
-                p.maps.ran(process, regs.rip);
+                p.space.maps.ran(process, regs.rip);
                 // Only for an event that is handed on.
                 let (stacks, wants) = match process == self.pid {
                     true => (self.stacks, self.wants),
@@ -828,9 +824,9 @@ impl<'a, 'h> Tracer<'a, 'h> {
         let Some(p) = self.processes.get_mut(&process) else {
             return;
         };
-        p.maps.read(process);
-        p.run.modules = p.maps.modules(exe.as_deref());
-        p.run.areas = p.maps.areas().clone();
+        p.space.maps.read(process);
+        p.run.modules = p.space.maps.modules(exe.as_deref());
+        p.run.areas = p.space.maps.areas().clone();
         p.run.children_cpu_ns =
             children_cpu_ns_of(process).saturating_sub(p.children_cpu_before_ns);
         if let Some(exe) = exe {

@@ -47,7 +47,8 @@
 //! that map it; each row is worked out once per PC a process samples,
 //! and kept.
 
-use crate::modules::{modules, parse_maps, Mapping};
+use crate::modules::Mapping;
+use crate::seen_maps::SeenMaps;
 use coprof_core::OpenCall;
 use gimli::{
     BaseAddresses, CfaRule, CieOrFde, DebugFrame, EhFrame, Encoding, EndianSlice, EvaluationResult,
@@ -60,17 +61,10 @@ use object::{Endianness, Object, ObjectSection};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
 
 /// Frames unwound at most: perf's default (`kernel.perf_event_max_stack`
 /// is 127).
 pub const MAX_FRAMES: usize = 127;
-
-/// How often, at most, a process's mappings are read again when a PC
-/// lies in none that is known (a library loaded since, or code made at
-/// run time, which no file holds): reading them takes tens of
-/// microseconds.
-const REREAD_EVERY: Duration = Duration::from_millis(10);
 
 /// The DWARF numbers of x86-64's registers that a callee saves, which
 /// are all a caller's frame is known by besides its stack pointer and PC:
@@ -94,18 +88,17 @@ pub(crate) struct Unwinder {
     pages: Vec<(u64, Box<[u8; PAGE]>, usize)>,
 }
 
-/// What the unwinder knows of one process's address space: where each
-/// file with CFI lies, and each PC's row, as it is worked out.
+/// What is known of one process's address space: its mappings, and for
+/// the unwinder where each file with CFI lies, and each PC's row, as it
+/// is worked out.
 #[derive(Default)]
 pub(crate) struct Space {
+    /// Its mappings, as last read, and every one seen.
+    pub(crate) maps: SeenMaps,
     regions: Vec<Region>,
-    /// Every mapping's range, and whether it is executable, by start, as
-    /// they were last read; and when that was.
-    mapped: Vec<(u64, u64, bool)>,
-    read_at: Option<Instant>,
-    /// The mappings of code its regions were made from (each file's and
-    /// the vDSO's), to make them again only when those change.
-    code_maps: Vec<Mapping>,
+    /// The generation of the mappings the regions were made from, to
+    /// make them again only when the files change.
+    regions_of: u64,
     rules: HashMap<u64, Option<Rule>>,
     call_sites: HashMap<u64, u64>,
 }
@@ -206,6 +199,9 @@ impl Unwinder {
         read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
     ) -> (Vec<OpenCall>, bool) {
         self.pages.clear();
+        // The mappings may have been read again since (a PC the sampler
+        // found in no code).
+        self.make_regions(space, read);
         let mut frame: Frame = [
             Some(regs.rax),
             Some(regs.rdx),
@@ -241,7 +237,7 @@ impl Unwinder {
                 break;
             }
             // A frame pointer's guess is kept only where it leads to code.
-            if rule.frame_pointer && space.mapping(ra).is_none_or(|(_, x)| !x) {
+            if rule.frame_pointer && space.maps.mapping(ra).is_none_or(|(_, x)| !x) {
                 break;
             }
             // A signal frame's return address is the interrupted
@@ -435,10 +431,13 @@ impl Unwinder {
         // in a gap of a file's range or where other memory was), and
         // they are read again at once. Where they say so but no file
         // holds it, now and then.
-        let stale = space.mapping(pc).is_none_or(|(_, executable)| !executable);
-        if stale || (region.is_none() && space.read_at.is_none_or(|t| t.elapsed() >= REREAD_EVERY))
-        {
-            self.read_regions(space, pid, read);
+        let stale = space
+            .maps
+            .mapping(pc)
+            .is_none_or(|(_, executable)| !executable);
+        if stale || (region.is_none() && !space.maps.read_lately()) {
+            space.maps.read(pid);
+            self.make_regions(space, read);
             region = space.region(pc);
         }
         // A PC in no file known yet is looked up again later: its file
@@ -449,37 +448,16 @@ impl Unwinder {
         rule
     }
 
-    /// Reads process `pid`'s mappings again: each file with code and its
-    /// CFI, and the vDSO's from its memory.
-    fn read_regions(
-        &mut self,
-        space: &mut Space,
-        pid: i32,
-        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
-    ) {
-        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
-            space.read_at = Some(Instant::now());
-            return;
-        };
-        let maps = parse_maps(&text);
-        space.mapped = maps
-            .iter()
-            .map(|m| (m.start, m.end, m.executable))
-            .collect();
-        space.mapped.sort_unstable();
-        // Only memory mapped or unmapped since (code made at run time, a
-        // buffer) changed: the files, and their CFI, are where they were.
-        let code_maps: Vec<Mapping> = (maps.iter())
-            .filter(|m| m.executable && (m.path.is_some() || m.special.is_some()))
-            .cloned()
-            .collect();
-        if code_maps == space.code_maps && space.read_at.is_some() {
-            space.read_at = Some(Instant::now());
+    /// The process's regions, made again when its files have changed
+    /// since they were made: each file with code and its CFI, and the
+    /// vDSO's from its memory.
+    fn make_regions(&mut self, space: &mut Space, read: &mut dyn FnMut(u64, &mut [u8]) -> usize) {
+        if space.regions_of == space.maps.generation() {
             return;
         }
-        space.code_maps = code_maps;
+        space.regions_of = space.maps.generation();
         let mut regions = Vec::new();
-        for m in modules(&maps, None) {
+        for m in space.maps.current() {
             let cfi = self
                 .files
                 .entry(m.path.clone())
@@ -493,12 +471,11 @@ impl Unwinder {
                 });
             }
         }
-        if let Some(vdso) = maps.iter().find(|m| m.special.as_deref() == Some("[vdso]")) {
+        if let Some(vdso) = space.maps.vdso() {
             regions.extend(vdso_region(vdso, read));
         }
         regions.sort_by_key(|r| r.start);
         space.regions = regions;
-        space.read_at = Some(Instant::now());
     }
 
     /// The call instruction that returns to `ra`: decoded back over the
@@ -520,21 +497,13 @@ impl Unwinder {
 const PAGE: usize = 4096;
 
 impl Space {
-    /// The mapping `pc` was in when the mappings were last read: its
-    /// start, and whether it is executable.
-    fn mapping(&self, pc: u64) -> Option<(u64, bool)> {
-        let i = self.mapped.partition_point(|m| m.0 <= pc);
-        let &(start, end, executable) = self.mapped.get(i.checked_sub(1)?)?;
-        (pc < end).then_some((start, executable))
-    }
-
     /// For a PC in executable memory no CFI covers (code made at run
     /// time, a JIT's), the rule of a frame that keeps a frame pointer, as
     /// most JITs' frames do: the caller's frame begins 16 bytes above
     /// `rbp`, the return address below it and the caller's `rbp` at it.
     /// Its function is known by nothing, so it is the mapping's start.
     fn frame_pointer_rule(&self, pc: u64) -> Option<Rule> {
-        let (start, executable) = self.mapping(pc)?;
+        let (start, executable) = self.maps.mapping(pc)?;
         executable.then(|| Rule {
             entry: start,
             signal: false,
