@@ -690,8 +690,10 @@ impl InputArgs {
             .flatten()
     }
 
-    /// The symbols of a trace's program: `--binary`, or the program its
-    /// header names when that file exists (silently absent otherwise).
+    /// The symbols of a trace's (or a sampled run's) program: its files'
+    /// ([`files_symbols`](Self::files_symbols)), and for the code no file
+    /// holds, its JIT's perf map and the kernel's vDSO, where the
+    /// metadata says which.
     fn symbols_for(&self, meta: &TraceMeta) -> Option<Symbols> {
         if self.no_symbols {
             return None;
@@ -702,7 +704,9 @@ impl InputArgs {
         }))
     }
 
-    /// The symbols of the files a trace's program ran.
+    /// The symbols of the files a trace's program ran: `--binary`, or
+    /// the program its header names when that file exists (silently
+    /// absent otherwise).
     fn files_symbols(&self, meta: &TraceMeta) -> Option<Symbols> {
         if !meta.modules.is_empty() {
             let main_exists = self.binary.is_some() || meta.modules[0].path.is_file();
@@ -1110,9 +1114,6 @@ pub(crate) fn children_note(started: u64) -> Option<String> {
     }
 }
 
-/// Splits `sinks` into those that need events, and those that take the
-/// instruction stream as runs of basic blocks and need no events then.
-#[allow(clippy::type_complexity)]
 /// The map a trace's process wrote of the code its JIT made, if it wrote
 /// one (see [`TraceMeta::pid`]).
 fn perf_map_of(meta: &TraceMeta) -> Option<PerfMap> {
@@ -1128,6 +1129,9 @@ fn vdsos_of(meta: &TraceMeta) -> impl Iterator<Item = (u64, u64, &'static crate:
         .filter_map(move |a| Some((a.start, a.end, crate::vdso::matching(id?, a.end - a.start)?)))
 }
 
+/// Splits `sinks` into those that need events, and those that take the
+/// instruction stream as runs of basic blocks and need no events then.
+#[allow(clippy::type_complexity)]
 fn split_by_events<'a>(sinks: Vec<SendSink<'a>>) -> (Vec<SendSink<'a>>, Vec<SendSink<'a>>) {
     sinks.into_iter().partition(|s| {
         !s.wants_with_runs()
