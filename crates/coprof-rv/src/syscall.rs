@@ -260,8 +260,14 @@ pub struct Kernel {
     /// run with [`crate::Config::exec_in_place`]): it may replace itself
     /// with `execve`.
     pub unobserved: bool,
-    /// Names threads gave themselves (`prctl(PR_SET_NAME)`), by id.
+    /// Names threads were given (`prctl(PR_SET_NAME)`, a write to their
+    /// `comm`), by id.
     names: Vec<(i64, [u8; 16])>,
+    /// The `comm` files opened to be written, by the inode of the file
+    /// that stands for each, with the thread each names: a write names
+    /// that thread (`pthread_setname_np` of another thread writes its
+    /// `comm`).
+    comm_files: Vec<(u64, i64)>,
     /// The catching of signals from outside while the program runs
     /// ([`crate::host_signals`]).
     pub outside: Option<HostSignals>,
@@ -534,6 +540,7 @@ impl Kernel {
             exec_follower: None,
             unobserved: false,
             names: Vec::new(),
+            comm_files: Vec::new(),
             outside: None,
             children_started: 0,
             resumed: Redo::default(),

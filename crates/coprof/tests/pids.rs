@@ -316,7 +316,8 @@ fn the_pid_given_outlives_execve() {
 
 /// Reads its own `/proc/self/comm`, `stat` and `status`, and a second
 /// thread's `/proc/thread-self/comm` and `stat` once it named itself, the
-/// signals each thread blocks in its own status and the other's, and
+/// signals each thread blocks in its own status and the other's, then
+/// names that thread from the first (a write to its `comm` file), and
 /// prints what they say against what the calls say: the same whether it
 /// runs alone or in the simulator, with or without a pid given.
 const PROC_SELF: &str = r#"
@@ -480,6 +481,12 @@ int main(void) {
            status_bit(path, "SigBlk:", SIGUSR1),
            status_bit("/proc/thread-self/status", "SigBlk:", SIGUSR1));
     list_tasks();
+    /* Named by another thread, which writes its comm file. */
+    pthread_setname_np(t, "renamed");
+    char got[16] = "?";
+    pthread_getname_np(t, got, sizeof got);
+    snprintf(path, sizeof path, "/proc/self/task/%ld/comm", worker_tid);
+    printf("named by main: %s, its comm: %s", got, slurp(path));
     pthread_barrier_wait(&step);
     pthread_join(t, NULL);
     return 0;
@@ -517,7 +524,8 @@ fn its_own_proc_files_name_the_program_and_the_ids_it_sees() {
          main: SIGUSR1 blocked in the worker's status 1, in its own 0\n\
          task: 2 threads, main's 1, worker's 1, names procself worker\n\
          comm under /proc/self: procself\n\
-         exe under /proc/self: procself\n"
+         exe under /proc/self: procself\n\
+         named by main: renamed, its comm: renamed\n"
     );
     assert_eq!(run(&prog, &[]), alone);
     assert_eq!(run(&prog, &["--pid", "4242"]), alone);

@@ -75,6 +75,13 @@ impl Kernel {
             nr::WRITE => {
                 let h = fd!(self, a[0]);
                 let buf = tryf!(mem.slice(a[1], a[2], perm::R));
+                if let Some(tid) = self.comm_file_of(h) {
+                    // As Linux takes it: all of it written, the first
+                    // bytes the name.
+                    let name = buf.to_vec();
+                    self.set_name(tid, &name);
+                    return Ok(Outcome::Ret(buf.len() as i64));
+                }
                 if self.beside_threads() {
                     return Ok(self.write_beside_threads(h, buf));
                 }
@@ -135,8 +142,7 @@ impl Kernel {
                 // even beside a bad descriptor, as in `at_path`).
                 let guest = errno!(mem.read_cstr(a[1], 4096).map_err(|_| EFAULT));
                 let guest = errno!(self.own_relative(a[0], guest));
-                let cloexec = a[2] as i32 & libc::O_CLOEXEC != 0;
-                if let Some(file) = self.proc_self(mem, &guest, cloexec) {
+                if let Some(file) = self.proc_self(mem, &guest, a[2] as i32) {
                     let h = errno!(file);
                     return Ok(Outcome::Ret(self.install(h, 0)));
                 }

@@ -429,14 +429,7 @@ impl Kernel {
         match a[0] {
             PR_SET_NAME => {
                 let raw = mem.read_cstr(a[1], 4096).map_err(|_| EFAULT)?;
-                let mut name = [0u8; 16];
-                let n = raw.len().min(15);
-                name[..n].copy_from_slice(&raw[..n]);
-                let tid = self.tid;
-                match self.names.iter_mut().find(|(t, _)| *t == tid) {
-                    Some(entry) => entry.1 = name,
-                    None => self.names.push((tid, name)),
-                }
+                self.set_name(self.tid, &raw);
                 Ok(0)
             }
             PR_GET_NAME => {
@@ -464,6 +457,19 @@ impl Kernel {
                 Ok(0)
             }
             _ => Err(EINVAL),
+        }
+    }
+
+    /// Names thread `tid` by `raw`, as Linux's `set_task_comm` does: its
+    /// bytes up to the first NUL, 15 at most.
+    pub(super) fn set_name(&mut self, tid: i64, raw: &[u8]) {
+        let raw = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
+        let mut name = [0u8; 16];
+        let n = raw.len().min(15);
+        name[..n].copy_from_slice(&raw[..n]);
+        match self.names.iter_mut().find(|(t, _)| *t == tid) {
+            Some(entry) => entry.1 = name,
+            None => self.names.push((tid, name)),
         }
     }
 

@@ -17,7 +17,9 @@
 //! thread's own blocked and pending ones (for `/proc/self`, the first
 //! thread's, as Linux shows the thread group leader's). (The C library's
 //! `pthread_getname_np` reads `comm`, `ps` and `top` read `stat`, and
-//! programs that look for their parent or a tracer read `status`.)
+//! programs that look for their parent or a tracer read `status`.) A
+//! `comm` opened to be written names its thread at each `write`, as
+//! Linux's does: glibc's `pthread_setname_np` names another thread so.
 //!
 //! Programs read their maps: glibc's
 //! `pthread_getattr_np` looks for the line that holds the main thread's
@@ -368,14 +370,17 @@ pub(crate) fn thread_dir(path: &[u8], pids: &Pids, tids: &[i64]) -> Option<(i64,
 
 impl Kernel {
     /// The host descriptor of a file holding one of the program's own
-    /// `/proc/self` files, when `path` (the guest's) names one; the file is
-    /// close-on-exec when `cloexec`.
+    /// `/proc/self` files, when `path` (the guest's) names one, opened
+    /// with `flags` (`O_CLOEXEC`, the access mode). A thread's `comm`
+    /// opened to be written names the thread at each write
+    /// ([`comm_file_of`](Self::comm_file_of)).
     pub(super) fn proc_self(
-        &self,
+        &mut self,
         mem: &Memory,
         path: &[u8],
-        cloexec: bool,
+        flags: i32,
     ) -> Option<Result<i32, i64>> {
+        let cloexec = flags & libc::O_CLOEXEC != 0;
         let (thread_id, path) = self.proc_dir(path.to_vec());
         // Most paths opened are none of these: nothing more is done for
         // them.
@@ -440,8 +445,31 @@ impl Kernel {
                 maps_text(mem, &self.file_maps, &landmarks).into_bytes()
             }
         };
-        Some(generated_file(&bytes, cloexec))
+        let h = generated_file(&bytes, cloexec);
+        if let (Ok(h), b"comm") = (h, file) {
+            if flags & libc::O_ACCMODE != libc::O_RDONLY {
+                self.comm_files.extend(inode(h).map(|ino| (ino, id)));
+            }
+        }
+        Some(h)
     }
+
+    /// The thread whose `comm` the host descriptor `h` was opened to
+    /// write, if it was.
+    pub(super) fn comm_file_of(&self, h: i32) -> Option<i64> {
+        if self.comm_files.is_empty() {
+            return None;
+        }
+        let ino = inode(h)?;
+        (self.comm_files.iter()).find_map(|&(i, tid)| (i == ino).then_some(tid))
+    }
+}
+
+/// The inode of the host descriptor `h`'s file.
+fn inode(h: i32) -> Option<u64> {
+    // SAFETY: st is a valid out-parameter.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstat(h, &mut st) } == 0).then_some(st.st_ino)
 }
 
 /// A host descriptor of an unnamed file holding `bytes`, at offset 0.
