@@ -18,7 +18,9 @@
 #   --only   run only these workloads (names from --list)
 #   --list   print the workloads and their command lines, run nothing
 # Environment: COPROF=path/to/coprof (default: target/release/coprof, built
-# first).
+# first); COPROF_BEFORE=path/to/another/coprof (a build before a change):
+# each round runs its two exports too, right after the others, and the
+# table gives it a row of its own under each workload's ("NAME, before").
 # Exit status: 0 when every run succeeded, 1 when one failed, 2 on a usage
 # error.
 set -euo pipefail
@@ -45,13 +47,20 @@ echo "bench-stacks: $runs rounds per workload; $(nproc) cores" >&2
 # its stacks that reached their thread's first frame, when it unwound
 # them, to $scratch/TOOL.whole.
 exported() {
-  local tool="$1"
+  local tool="$1" bin="$coprof"
   shift
-  timed "$tool" sh -c 'out="$1"; shift; exec "$@" >"$out"' sh "$scratch/$tool.json" "$coprof" export --json "$@"
+  case "$tool" in before-*) bin="$COPROF_BEFORE" ;; esac
+  timed "$tool" sh -c 'out="$1"; shift; exec "$@" >"$out"' sh "$scratch/$tool.json" "$bin" export --json "$@"
   sed -nE 's/^  "total": ([0-9]+).*/\1/p' "$scratch/$tool.json" >>"$scratch/$tool.samples"
   awk '/"stacks":/ { s = $2 + 0 } /"whole_stacks":/ { w = $2 + 0 }
     END { if (s > 0) printf "%.1f\n", 100 * w / s }' "$scratch/$tool.json" >>"$scratch/$tool.whole"
 }
+
+before=""
+if [ -n "${COPROF_BEFORE:-}" ]; then
+  [ -x "$COPROF_BEFORE" ] || { echo "$bench: $COPROF_BEFORE is not an executable" >&2; exit 2; }
+  before="before-"
+fi
 
 echo "| workload | plain, s | export --flat, s | ×plain | samples | µs a sample | export, s | ×plain | samples | µs a sample | µs to unwind | whole stacks, % |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -62,16 +71,21 @@ for w in "${workloads[@]}"; do
   rm -f "$scratch"/*.times "$scratch"/*.samples "$scratch"/*.whole
   for ((r = 1; r <= runs; r++)); do
     timed plain "$x86/$prog" "${argv[@]}"
-    exported flat --flat -o "$scratch/flat.pb.gz" -- "$x86/$prog" "${argv[@]}"
-    exported stacks -o "$scratch/stacks.pb.gz" -- "$x86/$prog" "${argv[@]}"
+    for b in "" $before; do
+      exported "${b}flat" --flat -o "$scratch/flat.pb.gz" -- "$x86/$prog" "${argv[@]}"
+      exported "${b}stacks" -o "$scratch/stacks.pb.gz" -- "$x86/$prog" "${argv[@]}"
+    done
   done
   p="$(median "$scratch/plain.times")"
-  f="$(median "$scratch/flat.times")"
-  fs="$(median_count "$scratch/flat.samples")"
-  s="$(median "$scratch/stacks.times")"
-  ss="$(median_count "$scratch/stacks.samples")"
-  fu="$(per_sample "$f" "$p" "$fs")"
-  su="$(per_sample "$s" "$p" "$ss")"
-  added="$(awk -v a="$fu" -v b="$su" 'BEGIN { printf "%.0f", b - a }')"
-  echo "| $name | $p | $f | $(ratio "$f" "$p") | $fs | $fu | $s | $(ratio "$s" "$p") | $ss | $su | $added | $(median "$scratch/stacks.whole") |"
+  for b in "" $before; do
+    f="$(median "$scratch/${b}flat.times")"
+    fs="$(median_count "$scratch/${b}flat.samples")"
+    s="$(median "$scratch/${b}stacks.times")"
+    ss="$(median_count "$scratch/${b}stacks.samples")"
+    fu="$(per_sample "$f" "$p" "$fs")"
+    su="$(per_sample "$s" "$p" "$ss")"
+    added="$(awk -v a="$fu" -v b="$su" 'BEGIN { printf "%.0f", b - a }')"
+    label="$name${b:+, before}"
+    echo "| $label | $p | $f | $(ratio "$f" "$p") | $fs | $fu | $s | $(ratio "$s" "$p") | $ss | $su | $added | $(median "$scratch/${b}stacks.whole") |"
+  done
 done
