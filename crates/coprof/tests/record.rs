@@ -329,10 +329,13 @@ fn followed_childrens_traces_keep_their_stacks_with_call_graph() {
     let child = &summary["children"][0];
     let path = dir.path().join(format!("run.{}.cpt", child["pid"]));
     // Each sample of the child's has its stack, and its export counts
-    // the hot loop under main.
+    // the hot loop under main; the trace names the child's process, and
+    // the share of its stacks that were whole.
     let info = json_of(coprof().args(["info", "--json"]).arg(&path));
     assert_eq!(info["version"], 3, "{info}");
     assert_eq!(info["stacks"], info["events"], "{info}");
+    assert_eq!(info["meta"]["pid"], child["pid"], "{info}");
+    assert!(info["meta"]["whole_stacks"].as_u64().unwrap() > 0, "{info}");
     let export = json_of(
         coprof()
             .args(["export", "--json", "--top", "50", "-o"])
