@@ -29,8 +29,9 @@ pub struct SeenMaps {
     /// Every mapping of the last read: its range, and whether it is
     /// executable, by start.
     mapped: Vec<(u64, u64, bool)>,
-    /// The files mapped at the last read (and the vDSO), the modules
-    /// they make, and the vDSO; and how many times those changed.
+    /// The mappings of code from files (and the vDSO's) at the last read,
+    /// the modules they make, and the vDSO; and how many times those
+    /// changed.
     files: Vec<Mapping>,
     current: Vec<Module>,
     vdso: Option<Mapping>,
@@ -78,9 +79,9 @@ impl SeenMaps {
         self.vdso.as_ref()
     }
 
-    /// How many times the files mapped (or the vDSO) have changed: what
-    /// is made of [`current`](Self::current) is made again when it
-    /// moves.
+    /// How many times the mappings of code from files (or the vDSO's)
+    /// have changed: what is made of [`current`](Self::current) is made
+    /// again when it moves.
     pub fn generation(&self) -> u64 {
         self.generation
     }
@@ -101,12 +102,12 @@ impl SeenMaps {
             .collect();
         self.mapped.sort_unstable();
         // A file's place is worked out from its ELF headers: only when
-        // the files mapped have changed. Memory mapped or unmapped alone
-        // (code made at run time, a buffer) leaves them where they were.
+        // the mappings of code from files have changed. Memory mapped or
+        // unmapped alone (code made at run time, a buffer, a file's data)
+        // leaves them where they were.
         let vdso = maps.iter().find(|m| m.special.as_deref() == Some("[vdso]"));
         let files: Vec<Mapping> = (maps.iter())
-            .filter(|m| m.path.is_some())
-            .chain(vdso)
+            .filter(|m| m.executable && (m.path.is_some() || m.special.is_some()))
             .cloned()
             .collect();
         if files != self.files {
