@@ -52,21 +52,40 @@ fn parse_line(line: &str) -> Option<Mapping> {
 /// The modules of a process whose mappings are `maps` and whose program is
 /// `exe`: every file with executable code, the program first, then the
 /// others by address. A file whose ELF headers cannot be read is left out.
+///
+/// A file mapped in more than one place is a module per place, each with
+/// its own bias: node maps part of its own text again, far from the rest
+/// (V8's builtins, near the code it makes), and that copy's PCs are the
+/// file's at another bias. A place spans the file's mappings at its bias
+/// alone, so it never covers the memory between two places.
 pub fn modules(maps: &[Mapping], exe: Option<&Path>) -> Vec<Module> {
     let mut out: Vec<Module> = Vec::new();
+    let mut layouts: Vec<(&Path, Option<Layout>)> = Vec::new();
     for m in maps.iter().filter(|m| m.executable) {
         let Some(path) = &m.path else { continue };
-        if out.iter().any(|o| &o.path == path) {
+        let layout = match layouts.iter().find(|(p, _)| p == path) {
+            Some((_, l)) => l.as_ref(),
+            None => {
+                layouts.push((path, Layout::of(path)));
+                layouts.last().and_then(|(_, l)| l.as_ref())
+            }
+        };
+        let Some(layout) = layout else { continue };
+        let Some(bias) = layout.bias(m) else { continue };
+        if out.iter().any(|o| &o.path == path && o.bias == bias) {
             continue;
         }
-        let Some((bias, image_end)) = layout(path, m.start, m.offset) else {
-            continue;
-        };
-        let of_file = maps.iter().filter(|o| o.path.as_ref() == Some(path));
-        let start = of_file.clone().map(|o| o.start).min().unwrap_or(m.start);
+        let at_bias = maps
+            .iter()
+            .filter(|o| o.path.as_ref() == Some(path) && layout.bias(o) == Some(bias));
+        let start = at_bias.clone().map(|o| o.start).min().unwrap_or(m.start);
+        let mut end = at_bias.map(|o| o.end).max().unwrap_or(m.end);
         // Its zero-filled data (`.bss`) past the file's bytes is mapped
-        // anonymous, but its symbols are the file's.
-        let end = of_file.map(|o| o.end).max().unwrap_or(m.end).max(image_end);
+        // anonymous, but its symbols are the file's: where this place
+        // holds the file's last bytes, it spans the image's end.
+        if end >= layout.bytes_end.wrapping_add(bias) {
+            end = end.max(layout.image_end.wrapping_add(bias));
+        }
         out.push(Module {
             start,
             end,
@@ -102,25 +121,53 @@ pub fn areas(maps: &[Mapping], modules: &[Module]) -> Areas {
     areas
 }
 
-/// What was added to `path`'s own addresses, given that its bytes from
-/// `offset` are mapped at `start` (the segment loaded from that offset
-/// gives the address the file meant for them), and the end of its loaded
-/// image at the run's addresses: its last segment's memory, page-rounded.
-fn layout(path: &Path, start: u64, offset: u64) -> Option<(u64, u64)> {
-    let data = std::fs::read(path).ok()?;
-    let elf = ElfFile64::<Endianness>::parse(&*data).ok()?;
-    let endian = elf.endian();
-    const PAGE: u64 = 4096;
-    let loads =
-        || (elf.elf_program_headers().iter()).filter(|h| h.p_type(endian) == object::elf::PT_LOAD);
-    let bias = loads()
-        .find(|h| h.p_offset(endian) & !(PAGE - 1) == offset)
-        .map(|h| start.wrapping_sub(h.p_vaddr(endian) & !(PAGE - 1)))?;
-    let end = loads()
-        .map(|h| h.p_vaddr(endian).saturating_add(h.p_memsz(endian)))
-        .max()?
-        .next_multiple_of(PAGE);
-    Some((bias, end.wrapping_add(bias)))
+const PAGE: u64 = 4096;
+
+/// Where an ELF file's loaded segments go, by its own addresses.
+struct Layout {
+    /// Each segment's file offset and address, page-rounded down, and
+    /// the end of its bytes in the file.
+    loads: Vec<(u64, u64, u64)>,
+    /// The address after the last segment's bytes from the file.
+    bytes_end: u64,
+    /// The address after the last segment's memory, page-rounded: the
+    /// end of its zero-filled data.
+    image_end: u64,
+}
+
+impl Layout {
+    /// The layout of the ELF file at `path`, from its program headers.
+    fn of(path: &Path) -> Option<Layout> {
+        let data = std::fs::read(path).ok()?;
+        let elf = ElfFile64::<Endianness>::parse(&*data).ok()?;
+        let e = elf.endian();
+        let loads: Vec<_> = (elf.elf_program_headers().iter())
+            .filter(|h| h.p_type(e) == object::elf::PT_LOAD)
+            .map(|h| (h.p_offset(e), h.p_vaddr(e), h.p_filesz(e), h.p_memsz(e)))
+            .collect();
+        let last = loads.iter().max_by_key(|l| l.1)?;
+        Some(Layout {
+            bytes_end: last.1.saturating_add(last.2),
+            image_end: last.1.saturating_add(last.3).next_multiple_of(PAGE),
+            loads: (loads.iter())
+                .map(|&(offset, vaddr, filesz, _)| {
+                    let skew = offset % PAGE;
+                    (offset - skew, vaddr - skew, offset.saturating_add(filesz))
+                })
+                .collect(),
+        })
+    }
+
+    /// What was added to the file's own addresses where mapping `m` of it
+    /// lies: its bytes from `m.offset` are at `m.start`, and the segment
+    /// loaded from that offset (else the one that holds it: a part of a
+    /// segment mapped again) gives the address the file meant for them.
+    fn bias(&self, m: &Mapping) -> Option<u64> {
+        let &(offset, vaddr, _) = (self.loads.iter())
+            .find(|l| l.0 == m.offset)
+            .or_else(|| (self.loads.iter()).find(|l| l.0 <= m.offset && m.offset < l.2))?;
+        Some(m.start.wrapping_sub(vaddr + (m.offset - offset)))
+    }
 }
 
 #[cfg(test)]
@@ -170,6 +217,60 @@ mod tests {
             .map(|a| a.name.clone())
             .collect();
         assert!(names.contains(&"/lib/libx.so".to_string()) && !names.contains(&ANON.to_string()));
+    }
+
+    #[test]
+    fn a_file_mapped_again_elsewhere_is_a_module_per_place() {
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let layout = Layout::of(&exe).unwrap();
+        let data = std::fs::read(&exe).unwrap();
+        let elf = ElfFile64::<Endianness>::parse(&*data).unwrap();
+        let e = elf.endian();
+        let text = (elf.elf_program_headers().iter())
+            .find(|h| h.p_type(e) == object::elf::PT_LOAD && h.p_flags(e) & object::elf::PF_X != 0)
+            .unwrap();
+        let text_offset = text.p_offset(e) / PAGE * PAGE;
+        let text_vaddr = text.p_vaddr(e) - (text.p_offset(e) - text_offset);
+        let file = |start: u64, end: u64, offset: u64, executable: bool| Mapping {
+            start,
+            end,
+            executable,
+            offset,
+            path: Some(exe.clone()),
+            special: None,
+        };
+        // The image, each segment where its bias puts it.
+        let bias = 0x5500_0000_0000;
+        let mut maps: Vec<Mapping> = (layout.loads.iter())
+            .map(|&(offset, vaddr, end)| {
+                let len = (end - offset).next_multiple_of(PAGE);
+                file(
+                    bias + vaddr,
+                    bias + vaddr + len,
+                    offset,
+                    offset == text_offset,
+                )
+            })
+            .collect();
+        // Anonymous memory past it, then a page of its code mapped again.
+        let again = 0x7f00_0000_0000;
+        maps.push(Mapping {
+            start: 0x6000_0000_0000,
+            end: 0x6000_0001_0000,
+            executable: true,
+            offset: 0,
+            path: None,
+            special: None,
+        });
+        maps.push(file(again, again + PAGE, text_offset + PAGE, true));
+        let found = modules(&maps, Some(&exe));
+        assert_eq!(found.len(), 2, "{found:?}");
+        let (image, copy) = (&found[0], &found[1]);
+        assert_eq!(image.bias, bias);
+        assert!(image.end >= bias + layout.image_end && image.end < 0x6000_0000_0000);
+        // The copy's PCs are the file's own addresses at its bias.
+        assert_eq!((copy.start, copy.end), (again, again + PAGE));
+        assert_eq!(again - copy.bias, text_vaddr + PAGE);
     }
 
     #[test]
