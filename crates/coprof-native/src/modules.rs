@@ -77,7 +77,7 @@ pub fn modules(maps: &[Mapping], exe: Option<&Path>) -> Vec<Module> {
         }
         let at_bias = maps
             .iter()
-            .filter(|o| o.path.as_ref() == Some(path) && layout.bias(o) == Some(bias));
+            .filter(|o| o.path.as_ref() == Some(path) && layout.fits(o, bias));
         let start = at_bias.clone().map(|o| o.start).min().unwrap_or(m.start);
         let mut end = at_bias.map(|o| o.end).max().unwrap_or(m.end);
         // Its zero-filled data (`.bss`) past the file's bytes is mapped
@@ -125,9 +125,9 @@ const PAGE: u64 = 4096;
 
 /// Where an ELF file's loaded segments go, by its own addresses.
 struct Layout {
-    /// Each segment's file offset and address, page-rounded down, and
-    /// the end of its bytes in the file.
-    loads: Vec<(u64, u64, u64)>,
+    /// Each segment's file offset and address, page-rounded down, the
+    /// end of its bytes in the file, and whether it is code.
+    loads: Vec<(u64, u64, u64, bool)>,
     /// The address after the last segment's bytes from the file.
     bytes_end: u64,
     /// The address after the last segment's memory, page-rounded: the
@@ -143,19 +143,51 @@ impl Layout {
         let e = elf.endian();
         let loads: Vec<_> = (elf.elf_program_headers().iter())
             .filter(|h| h.p_type(e) == object::elf::PT_LOAD)
-            .map(|h| (h.p_offset(e), h.p_vaddr(e), h.p_filesz(e), h.p_memsz(e)))
+            .map(|h| {
+                let code = h.p_flags(e) & object::elf::PF_X != 0;
+                (
+                    h.p_offset(e),
+                    h.p_vaddr(e),
+                    h.p_filesz(e),
+                    h.p_memsz(e),
+                    code,
+                )
+            })
             .collect();
         let last = loads.iter().max_by_key(|l| l.1)?;
         Some(Layout {
             bytes_end: last.1.saturating_add(last.2),
             image_end: last.1.saturating_add(last.3).next_multiple_of(PAGE),
             loads: (loads.iter())
-                .map(|&(offset, vaddr, filesz, _)| {
+                .map(|&(offset, vaddr, filesz, _, code)| {
                     let skew = offset % PAGE;
-                    (offset - skew, vaddr - skew, offset.saturating_add(filesz))
+                    (
+                        offset - skew,
+                        vaddr - skew,
+                        offset.saturating_add(filesz),
+                        code,
+                    )
                 })
                 .collect(),
         })
+    }
+
+    /// The biases mapping `m` could have: one for each segment that holds
+    /// its offset (two segments may share a page of the file), the
+    /// segment loaded from that very offset first, of `m`'s kind (code or
+    /// not) first among those.
+    fn biases<'a>(&'a self, m: &'a Mapping) -> impl Iterator<Item = u64> + 'a {
+        let mut held: Vec<_> = (self.loads.iter())
+            .filter(|l| l.0 <= m.offset && m.offset < l.2.max(l.0 + 1))
+            .collect();
+        held.sort_by_key(|l| (l.0 != m.offset, l.3 != m.executable));
+        (held.into_iter())
+            .map(|&(offset, vaddr, _, _)| m.start.wrapping_sub(vaddr + (m.offset - offset)))
+    }
+
+    /// Whether mapping `m` could be the file's at `bias`.
+    fn fits(&self, m: &Mapping, bias: u64) -> bool {
+        self.biases(m).any(|b| b == bias)
     }
 
     /// What was added to the file's own addresses where mapping `m` of it
@@ -163,10 +195,7 @@ impl Layout {
     /// loaded from that offset (else the one that holds it: a part of a
     /// segment mapped again) gives the address the file meant for them.
     fn bias(&self, m: &Mapping) -> Option<u64> {
-        let &(offset, vaddr, _) = (self.loads.iter())
-            .find(|l| l.0 == m.offset)
-            .or_else(|| (self.loads.iter()).find(|l| l.0 <= m.offset && m.offset < l.2))?;
-        Some(m.start.wrapping_sub(vaddr + (m.offset - offset)))
+        self.biases(m).next()
     }
 }
 
@@ -242,7 +271,7 @@ mod tests {
         // The image, each segment where its bias puts it.
         let bias = 0x5500_0000_0000;
         let mut maps: Vec<Mapping> = (layout.loads.iter())
-            .map(|&(offset, vaddr, end)| {
+            .map(|&(offset, vaddr, end, _)| {
                 let len = (end - offset).next_multiple_of(PAGE);
                 file(
                     bias + vaddr,

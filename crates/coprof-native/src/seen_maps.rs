@@ -115,8 +115,14 @@ impl SeenMaps {
             self.vdso = vdso.cloned();
             self.current = modules(maps, None);
             for m in &self.current {
-                if !self.modules.contains(m) {
-                    self.modules.push(m.clone());
+                // The same place seen again, its mappings grown or
+                // split since (the loader's last `mprotect`): one module.
+                match (self.modules.iter_mut()).find(|k| k.path == m.path && k.bias == m.bias) {
+                    Some(k) => {
+                        k.start = k.start.min(m.start);
+                        k.end = k.end.max(m.end);
+                    }
+                    None => self.modules.push(m.clone()),
                 }
             }
             self.files = files;
