@@ -199,6 +199,23 @@ impl Layout {
     }
 }
 
+/// The mappings a loader makes of the ELF file at `path` at `bias`: each
+/// segment's pages, its code executable. For tests.
+#[cfg(test)]
+pub(crate) fn laid_out(path: &Path, bias: u64) -> Vec<Mapping> {
+    let layout = Layout::of(path).expect("an ELF file");
+    (layout.loads.iter())
+        .map(|&(offset, vaddr, end, code)| Mapping {
+            start: bias + vaddr,
+            end: bias + vaddr + (end - offset).next_multiple_of(PAGE),
+            executable: code,
+            offset,
+            path: Some(path.to_path_buf()),
+            special: None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,14 +269,11 @@ mod tests {
     fn a_file_mapped_again_elsewhere_is_a_module_per_place() {
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
         let layout = Layout::of(&exe).unwrap();
-        let data = std::fs::read(&exe).unwrap();
-        let elf = ElfFile64::<Endianness>::parse(&*data).unwrap();
-        let e = elf.endian();
-        let text = (elf.elf_program_headers().iter())
-            .find(|h| h.p_type(e) == object::elf::PT_LOAD && h.p_flags(e) & object::elf::PF_X != 0)
-            .unwrap();
-        let text_offset = text.p_offset(e) / PAGE * PAGE;
-        let text_vaddr = text.p_vaddr(e) - (text.p_offset(e) - text_offset);
+        // The image, each segment where its bias puts it.
+        let bias = 0x5500_0000_0000;
+        let mut maps = laid_out(&exe, bias);
+        let text = maps.iter().find(|m| m.executable).unwrap();
+        let (text_offset, text_vaddr) = (text.offset, text.start - bias);
         let file = |start: u64, end: u64, offset: u64, executable: bool| Mapping {
             start,
             end,
@@ -268,19 +282,6 @@ mod tests {
             path: Some(exe.clone()),
             special: None,
         };
-        // The image, each segment where its bias puts it.
-        let bias = 0x5500_0000_0000;
-        let mut maps: Vec<Mapping> = (layout.loads.iter())
-            .map(|&(offset, vaddr, end, _)| {
-                let len = (end - offset).next_multiple_of(PAGE);
-                file(
-                    bias + vaddr,
-                    bias + vaddr + len,
-                    offset,
-                    offset == text_offset,
-                )
-            })
-            .collect();
         // Anonymous memory past it, then a page of its code mapped again.
         let again = 0x7f00_0000_0000;
         maps.push(Mapping {

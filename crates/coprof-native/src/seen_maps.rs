@@ -191,6 +191,38 @@ mod tests {
     }
 
     #[test]
+    fn one_place_seen_again_with_more_mappings_is_one_module() {
+        let exe = std::env::current_exe().unwrap();
+        let bias = 0x5500_0000_0000;
+        let all = crate::modules::laid_out(&exe, bias);
+        // Its code alone first, then all its segments and the vDSO: the
+        // mappings of code changed, and the file's place grew.
+        let mut seen = SeenMaps::default();
+        seen.see(
+            &all.iter()
+                .filter(|m| m.executable)
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        let mut later = all.clone();
+        later.push(Mapping {
+            start: 0x7ffd_0000_0000,
+            end: 0x7ffd_0000_2000,
+            executable: true,
+            offset: 0,
+            path: None,
+            special: Some("[vdso]".into()),
+        });
+        seen.see(&later);
+        assert_eq!(seen.generation(), 2);
+        let modules = seen.modules(None);
+        assert_eq!(modules.len(), 1, "{modules:?}");
+        assert_eq!(modules[0].bias, bias);
+        assert_eq!(modules[0].start, all.iter().map(|m| m.start).min().unwrap());
+        assert!(modules[0].end >= all.iter().map(|m| m.end).max().unwrap());
+    }
+
+    #[test]
     fn a_pc_in_no_code_reads_the_mappings_again_at_most_every_10_ms() {
         let pid = std::process::id() as i32;
         let mut seen = SeenMaps::default();
