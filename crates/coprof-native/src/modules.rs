@@ -9,6 +9,7 @@ use coprof_core::areas::{Areas, ANON};
 use coprof_core::trace::Module;
 use object::read::elf::{ElfFile64, ProgramHeader};
 use object::Endianness;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// One line of `/proc/PID/maps`.
@@ -60,17 +61,13 @@ fn parse_line(line: &str) -> Option<Mapping> {
 /// alone, so it never covers the memory between two places.
 pub fn modules(maps: &[Mapping], exe: Option<&Path>) -> Vec<Module> {
     let mut out: Vec<Module> = Vec::new();
-    let mut layouts: Vec<(&Path, Option<Layout>)> = Vec::new();
+    let mut layouts: HashMap<&Path, Option<Layout>> = HashMap::new();
     for m in maps.iter().filter(|m| m.executable) {
         let Some(path) = &m.path else { continue };
-        let layout = match layouts.iter().find(|(p, _)| p == path) {
-            Some((_, l)) => l.as_ref(),
-            None => {
-                layouts.push((path, Layout::of(path)));
-                layouts.last().and_then(|(_, l)| l.as_ref())
-            }
+        let layout = layouts.entry(path).or_insert_with(|| Layout::of(path));
+        let Some(layout) = layout.as_ref() else {
+            continue;
         };
-        let Some(layout) = layout else { continue };
         let Some(bias) = layout.bias(m) else { continue };
         if out.iter().any(|o| &o.path == path && o.bias == bias) {
             continue;
@@ -136,10 +133,11 @@ struct Layout {
 }
 
 impl Layout {
-    /// The layout of the ELF file at `path`, from its program headers.
+    /// The layout of the ELF file at `path`, from its program headers
+    /// (read alone, not the whole file).
     fn of(path: &Path) -> Option<Layout> {
-        let data = std::fs::read(path).ok()?;
-        let elf = ElfFile64::<Endianness>::parse(&*data).ok()?;
+        let cache = object::ReadCache::new(std::fs::File::open(path).ok()?);
+        let elf = ElfFile64::<Endianness, _>::parse(&cache).ok()?;
         let e = elf.endian();
         let loads: Vec<_> = (elf.elf_program_headers().iter())
             .filter(|h| h.p_type(e) == object::elf::PT_LOAD)
