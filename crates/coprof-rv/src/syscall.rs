@@ -287,6 +287,13 @@ pub struct Kernel {
     signalfds: signalfd::SignalFds,
 }
 
+/// What `fstat` says of host descriptor `h`, if it answers.
+fn host_stat(h: i32) -> Option<libc::stat> {
+    // SAFETY: st is a valid out-parameter.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstat(h, &mut st) } == 0).then_some(st)
+}
+
 fn errno() -> i64 {
     -(std::io::Error::last_os_error()
         .raw_os_error()

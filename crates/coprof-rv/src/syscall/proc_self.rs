@@ -448,7 +448,8 @@ impl Kernel {
         let h = generated_file(&bytes, cloexec);
         if let (Ok(h), b"comm") = (h, file) {
             if flags & libc::O_ACCMODE != libc::O_RDONLY {
-                self.comm_files.extend(inode(h).map(|ino| (ino, id)));
+                self.comm_files
+                    .extend(super::host_stat(h).map(|st| (st.st_ino, id)));
             }
         }
         Some(h)
@@ -460,16 +461,9 @@ impl Kernel {
         if self.comm_files.is_empty() {
             return None;
         }
-        let ino = inode(h)?;
+        let ino = super::host_stat(h)?.st_ino;
         (self.comm_files.iter()).find_map(|&(i, tid)| (i == ino).then_some(tid))
     }
-}
-
-/// The inode of the host descriptor `h`'s file.
-fn inode(h: i32) -> Option<u64> {
-    // SAFETY: st is a valid out-parameter.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    (unsafe { libc::fstat(h, &mut st) } == 0).then_some(st.st_ino)
 }
 
 /// A host descriptor of an unnamed file holding `bytes`, at offset 0.

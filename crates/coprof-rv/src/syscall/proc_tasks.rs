@@ -53,9 +53,8 @@ impl ProcDir {
 /// is, if it is one: the same file as the host's `/proc/self` or
 /// `/proc/self/task` now.
 pub(crate) fn proc_dir_of(h: i32) -> Option<ProcDir> {
-    // SAFETY: a plain call into a local struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(h, &mut st) } != 0 || st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+    let st = super::host_stat(h)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
         return None;
     }
     // Most directories are not in /proc: one look at its device, the

@@ -57,10 +57,8 @@ fn socket_pair() -> Option<[i32; 2]> {
 
 /// The inode of host descriptor `h` when it is a socket.
 fn socket_inode(h: i32) -> Option<u64> {
-    // SAFETY: st is a valid out-parameter.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::fstat(h, &mut st) } == 0;
-    (ok && st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some(st.st_ino)
+    let st = super::host_stat(h)?;
+    (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some(st.st_ino)
 }
 
 /// `struct signalfd_siginfo` for `info`, with the fields Linux fills for
