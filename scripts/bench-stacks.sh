@@ -14,7 +14,12 @@
 # thread's first frame.
 #
 # Usage: scripts/bench-stacks.sh [--runs N] [--only NAME[,NAME...]] [--list]
+#                                [--ring-buffer]
 #   --runs   rounds per workload (default 3)
+#   --ring-buffer  each round runs the two exports with --ring-buffer too
+#            (samples taken without stopping the program, stacks unwound
+#            from the kernel's copy of their top), right after the others;
+#            the table gives them a row of their own ("NAME, --ring-buffer")
 #   --only   run only these workloads (names from --list)
 #   --list   print the workloads and their command lines, run nothing
 # Environment: COPROF=path/to/coprof (default: target/release/coprof, built
@@ -35,7 +40,15 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bench=bench-stacks
 real_workloads
 runs=3
-real_bench_args "${BASH_SOURCE[0]}" "$@"
+ring=""
+args=()
+for a in "$@"; do
+  case "$a" in
+    --ring-buffer) ring="ring-" ;;
+    *) args+=("$a") ;;
+  esac
+done
+real_bench_args "${BASH_SOURCE[0]}" "${args[@]}"
 
 native_bench_setup
 real_inputs
@@ -47,10 +60,13 @@ echo "bench-stacks: $runs rounds per workload; $(nproc) cores" >&2
 # its stacks that reached their thread's first frame, when it unwound
 # them, to $scratch/TOOL.whole.
 exported() {
-  local tool="$1" bin="$coprof"
+  local tool="$1" bin="$coprof" how=()
   shift
-  case "$tool" in before-*) bin="$COPROF_BEFORE" ;; esac
-  timed "$tool" sh -c 'out="$1"; shift; exec "$@" >"$out"' sh "$scratch/$tool.json" "$bin" export --json "$@"
+  case "$tool" in
+    before-*) bin="$COPROF_BEFORE" ;;
+    ring-*) how=(--ring-buffer) ;;
+  esac
+  timed "$tool" sh -c 'out="$1"; shift; exec "$@" >"$out"' sh "$scratch/$tool.json" "$bin" export --json "${how[@]}" "$@"
   sed -nE 's/^  "total": ([0-9]+).*/\1/p' "$scratch/$tool.json" >>"$scratch/$tool.samples"
   awk '/"stacks":/ { s = $2 + 0 } /"whole_stacks":/ { w = $2 + 0 }
     END { if (s > 0) printf "%.1f\n", 100 * w / s }' "$scratch/$tool.json" >>"$scratch/$tool.whole"
@@ -71,13 +87,13 @@ for w in "${workloads[@]}"; do
   rm -f "$scratch"/*.times "$scratch"/*.samples "$scratch"/*.whole
   for ((r = 1; r <= runs; r++)); do
     timed plain "$x86/$prog" "${argv[@]}"
-    for b in "" $before; do
+    for b in "" $ring $before; do
       exported "${b}flat" --flat -o "$scratch/flat.pb.gz" -- "$x86/$prog" "${argv[@]}"
       exported "${b}stacks" -o "$scratch/stacks.pb.gz" -- "$x86/$prog" "${argv[@]}"
     done
   done
   p="$(median "$scratch/plain.times")"
-  for b in "" $before; do
+  for b in "" $ring $before; do
     f="$(median "$scratch/${b}flat.times")"
     fs="$(median_count "$scratch/${b}flat.samples")"
     s="$(median "$scratch/${b}stacks.times")"
@@ -85,7 +101,11 @@ for w in "${workloads[@]}"; do
     fu="$(per_sample "$f" "$p" "$fs")"
     su="$(per_sample "$s" "$p" "$ss")"
     added="$(awk -v a="$fu" -v b="$su" 'BEGIN { printf "%.0f", b - a }')"
-    label="$name${b:+, before}"
+    case "$b" in
+      ring-) label="$name, --ring-buffer" ;;
+      before-) label="$name, before" ;;
+      *) label="$name" ;;
+    esac
     echo "| $label | $p | $f | $(ratio "$f" "$p") | $fs | $fu | $s | $(ratio "$s" "$p") | $ss | $su | $added | $(median "$scratch/${b}stacks.whole") |"
   done
 done

@@ -16,7 +16,7 @@
 //! With [`Config::ring_buffer`] the thread is not stopped for a sample:
 //! the kernel writes each interrupted PC into a ring buffer, as for
 //! `perf record`, which the sampler reads at one stop every 512 samples,
-//! and a sample is that PC alone.
+//! and a sample is that PC alone (with its stack, where one is asked).
 //!
 //! The period follows DCPI's (§2.1 of its SOSP 1997 paper, which the
 //! value-sampling paper builds on): about 62,000 cycles, randomized
@@ -31,6 +31,11 @@
 //! files the process runs while the thread is stopped (`unwind.rs`), as
 //! `perf record --call-graph dwarf` unwinds one: the calls open, given
 //! before the sample's event ([`Sink::stack`](coprof_core::Sink::stack)).
+//! With [`Config::ring_buffer`] the kernel copies each sample's registers
+//! and the top 8 KiB of its stack into the buffer, as for `perf record
+//! --call-graph dwarf`, and the stack is unwound from that copy when the
+//! buffer is read (`ring_stacks.rs`); the buffer is then 512 KiB, read
+//! at one stop every 15 samples.
 //!
 //! What a sample cannot be: a whole instruction stream. Engines that need
 //! every instruction (the loop cache, branch-on-random) get nothing
@@ -43,6 +48,7 @@ mod decode;
 mod modules;
 mod perf;
 mod ring;
+mod ring_stacks;
 mod seen_maps;
 mod start;
 mod tracer;
@@ -98,6 +104,10 @@ pub struct Config {
     /// but is a PC alone: its event is of class `other`, with no
     /// address or value, since nothing reads the thread's registers or
     /// memory at the sample. Not with `next_load`, which needs the stop.
+    /// For a sink that asks for stacks, each sample copies the thread's
+    /// registers and the top of its stack too (as `perf record
+    /// --call-graph dwarf` asks), unwound when the buffer is read; a
+    /// stack deeper than the copy's 8 KiB stops there.
     ///
     /// Two departures from DCPI's sampling (§2.1 of its SOSP 1997
     /// paper), so not the default: the period is redrawn within ±1/31 at

@@ -18,7 +18,7 @@
 //! the buffer's samples, stops it as the first kind does: the sampler
 //! then reads the buffer, one stop for 512 samples.
 
-use crate::ring::{Drained, Ring};
+use crate::ring::{Drained, Layout, Ring, RingSample};
 use crate::NativeError;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -37,8 +37,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// whose handler had not run yet, is lost to the program.
 pub const SAMPLE_SIGNAL: i32 = libc::SIGSTOP;
 
-/// `struct perf_event_attr` as of its first version (64 bytes), which
-/// holds every field used here.
+/// `struct perf_event_attr` as of its fourth version (96 bytes,
+/// `PERF_ATTR_SIZE_VER3`, Linux 3.7), which holds every field used here:
+/// the last, the user registers and stack a sample copies.
 #[repr(C)]
 #[derive(Default)]
 struct Attr {
@@ -52,13 +53,36 @@ struct Attr {
     wakeup_events: u32,
     bp_type: u32,
     config1: u64,
+    config2: u64,
+    branch_sample_type: u64,
+    sample_regs_user: u64,
+    sample_stack_user: u32,
+    clockid: i32,
 }
 
 const PERF_TYPE_SOFTWARE: u32 = 1;
-/// `PERF_SAMPLE_IP`: a ring buffer's sample is the PC alone.
+/// `PERF_SAMPLE_IP`: a ring buffer's sample holds the PC.
 const PERF_SAMPLE_IP: u64 = 1 << 0;
+/// `PERF_SAMPLE_REGS_USER` and `PERF_SAMPLE_STACK_USER`: with a stack, it
+/// holds the user registers too and a copy of the stack.
+const PERF_SAMPLE_REGS_USER: u64 = 1 << 12;
+const PERF_SAMPLE_STACK_USER: u64 = 1 << 13;
+/// The registers a sample with a stack copies, as bits of `enum
+/// perf_event_x86_regs`: rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp, rip
+/// (bits 0 to 8) and r8 to r15 (16 to 23); the segment registers
+/// between are refused on x86-64. The unwinder reads them
+/// ([`user_regs`]).
+const USER_REGS: u64 = 0x00ff_01ff;
 /// Bytes of a ring buffer's sample record: its header and the PC.
 const SAMPLE_BYTES: usize = 16;
+/// Bytes of a sample with a stack besides the stack's copy: the header,
+/// the PC, the registers' ABI and the registers, the copy's size and the
+/// size copied.
+const STACK_SAMPLE_BYTES: usize = 8 + 8 + 8 + 8 * USER_REGS.count_ones() as usize + 8 + 8;
+/// Bytes of the stack a sample copies at most, from the stack pointer
+/// up: `perf record --call-graph dwarf`'s default. Frames beyond are not
+/// unwound.
+pub const STACK_COPY: u32 = 8192;
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 /// `disabled`: armed later by the refresh.
 const FLAG_DISABLED: u64 = 1 << 0;
@@ -92,7 +116,7 @@ impl Clock {
     /// A clock on thread `tid` that signals it once it has run for
     /// `period_ns` of CPU time, not yet armed ([`Clock::arm`]).
     pub fn open(tid: i32, period_ns: u64) -> Result<Clock, NativeError> {
-        let fd = event(tid, period_ns, FLAG_DISABLED, 0)?;
+        let fd = event(tid, period_ns, FLAG_DISABLED, 0, 0)?;
         signal_to(&fd, tid)?;
         Ok(Clock {
             fd,
@@ -106,17 +130,40 @@ impl Clock {
     /// time, running from now on, and signals the thread as [`open`]'s
     /// does each time it has run for a quarter of the buffer's samples. Where
     /// locked memory is short (`EPERM`, `ENOMEM`), a buffer of half the
-    /// pages is tried, down to one page.
+    /// pages is tried, down to one page. With `stacks`, each sample holds
+    /// the thread's user registers too and a copy of its stack
+    /// ([`STACK_COPY`] bytes, less where the buffer would hold fewer than
+    /// two such samples), for the sampler to unwind.
     ///
     /// [`open`]: Clock::open
-    pub fn open_ring(tid: i32, period_ns: u64, data_pages: usize) -> Result<Clock, NativeError> {
+    pub fn open_ring(
+        tid: i32,
+        period_ns: u64,
+        data_pages: usize,
+        stacks: bool,
+    ) -> Result<Clock, NativeError> {
         // SAFETY: plain call.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
         let mut pages = data_pages;
-        let (fd, ring) = loop {
-            let fd = event(tid, period_ns, 0, PERF_SAMPLE_IP)?;
-            match Ring::map(fd.as_raw_fd(), pages, page) {
-                Ok(ring) => break (fd, ring),
+        let (fd, ring, sample_bytes) = loop {
+            let (sample_type, copy, layout) = match stacks {
+                false => (PERF_SAMPLE_IP, 0, Layout::default()),
+                true => (
+                    PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+                    stack_copy(pages * page),
+                    Layout {
+                        regs: USER_REGS.count_ones() as usize,
+                        stacks: true,
+                    },
+                ),
+            };
+            let fd = event(tid, period_ns, 0, sample_type, copy)?;
+            let sample_bytes = match stacks {
+                false => SAMPLE_BYTES,
+                true => STACK_SAMPLE_BYTES + copy as usize,
+            };
+            match Ring::map(fd.as_raw_fd(), pages, page, layout) {
+                Ok(ring) => break (fd, ring, sample_bytes),
                 Err(e)
                     if pages > 1
                         && matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOMEM)) =>
@@ -126,8 +173,8 @@ impl Clock {
                 Err(source) => return Err(NativeError::RingBuffer { tid, source }),
             }
         };
-        let quarter = (pages * page / 4 / SAMPLE_BYTES) as u64;
-        let reader = event(tid, period_ns.max(1).saturating_mul(quarter), 0, 0)?;
+        let quarter = (pages * page / 4 / sample_bytes).max(1) as u64;
+        let reader = event(tid, period_ns.max(1).saturating_mul(quarter), 0, 0, 0)?;
         signal_to(&reader, tid)?;
         Ok(Clock {
             fd,
@@ -171,20 +218,53 @@ impl Clock {
         }
     }
 
-    /// Reads the samples in the clock's ring buffer, each PC to `pc`;
+    /// Reads the samples in the clock's ring buffer, each to `each`;
     /// nothing for a clock that stops its thread.
-    pub fn drain(&mut self, pc: impl FnMut(u64)) -> Drained {
+    pub fn drain(&mut self, each: impl FnMut(RingSample<'_>)) -> Drained {
         match &mut self.ring {
-            Some(ring) => ring.drain(pc),
+            Some(ring) => ring.drain(each),
             None => Drained::default(),
         }
     }
 }
 
+/// The bytes of stack a sample copies in a ring buffer of `data_bytes`:
+/// [`STACK_COPY`], or less, so that the buffer holds two samples.
+fn stack_copy(data_bytes: usize) -> u32 {
+    let room = (data_bytes / 2).saturating_sub(STACK_SAMPLE_BYTES) & !7;
+    STACK_COPY.min(room as u32)
+}
+
+/// The registers of a sample with a stack ([`Clock::open_ring`]), as
+/// ptrace gives a stopped thread's: the general ones and the PC, the
+/// rest 0. `None` for a sample without them (the kernel had no user
+/// registers).
+pub fn user_regs(sample: &RingSample<'_>) -> Option<libc::user_regs_struct> {
+    // SAFETY: a plain struct of integers.
+    let mut r: libc::user_regs_struct = unsafe { std::mem::zeroed() };
+    let order = [
+        &mut r.rax, &mut r.rbx, &mut r.rcx, &mut r.rdx, &mut r.rsi, &mut r.rdi, &mut r.rbp,
+        &mut r.rsp, &mut r.rip, &mut r.r8, &mut r.r9, &mut r.r10, &mut r.r11, &mut r.r12,
+        &mut r.r13, &mut r.r14, &mut r.r15,
+    ];
+    for (i, reg) in order.into_iter().enumerate() {
+        *reg = sample.reg(i)?;
+    }
+    Some(r)
+}
+
 /// A CPU-clock event on thread `tid` of period `period_ns`, with `flags`
 /// beside the exclusions, sampling `sample_type` into a ring buffer if
-/// one is mapped (`PERF_SAMPLE_IP`), or none (0) for one that signals.
-fn event(tid: i32, period_ns: u64, flags: u64, sample_type: u64) -> Result<OwnedFd, NativeError> {
+/// one is mapped (`PERF_SAMPLE_IP` and more), or none (0) for one that
+/// signals; a sample copies `stack_copy` bytes of the stack where it
+/// asks for it.
+fn event(
+    tid: i32,
+    period_ns: u64,
+    flags: u64,
+    sample_type: u64,
+    stack_copy: u32,
+) -> Result<OwnedFd, NativeError> {
     let attr = Attr {
         kind: PERF_TYPE_SOFTWARE,
         size: std::mem::size_of::<Attr>() as u32,
@@ -196,6 +276,11 @@ fn event(tid: i32, period_ns: u64, flags: u64, sample_type: u64) -> Result<Owned
         // kernel's default: when half full, and nobody polls it): a
         // wake-up at each would cost an interrupt of its own.
         wakeup_events: u32::from(sample_type == 0),
+        sample_regs_user: match sample_type & PERF_SAMPLE_REGS_USER {
+            0 => 0,
+            _ => USER_REGS,
+        },
+        sample_stack_user: stack_copy,
         ..Attr::default()
     };
     // SAFETY: a valid attribute block the call only reads.

@@ -7,9 +7,12 @@
 //! records later ([`Ring::drain`]) and moves the tail on, so the kernel
 //! may write over what has been read.
 //!
-//! A record is a header (`type`, `misc`, `size`) and its body. The clock
-//! asks for the PC alone (`PERF_SAMPLE_IP`), so a sample's body is one
-//! `u64`. When the buffer is full the kernel drops samples and writes a
+//! A record is a header (`type`, `misc`, `size`) and its body. A sample's
+//! body is its PC (`PERF_SAMPLE_IP`), and for a stack
+//! ([`Layout::stacks`]) the thread's user registers and a copy of its
+//! stack from the stack pointer up, as `perf record --call-graph dwarf`
+//! asks (`PERF_SAMPLE_REGS_USER`, `PERF_SAMPLE_STACK_USER`; the fields
+//! in that order, as `perf_event_open(2)` lists them). When the buffer is full the kernel drops samples and writes a
 //! `PERF_RECORD_LOST` record with their number once there is room; when
 //! the thread takes more interrupts than `perf_event_max_sample_rate`
 //! allows it throttles the clock for a while and says so with a
@@ -21,11 +24,39 @@ use std::sync::atomic::{fence, Ordering};
 const RECORD_LOST: u32 = 2;
 /// `PERF_RECORD_THROTTLE`.
 const RECORD_THROTTLE: u32 = 5;
-/// `PERF_RECORD_SAMPLE`: with `PERF_SAMPLE_IP` only, `{ ip: u64 }`.
+/// `PERF_RECORD_SAMPLE`: `{ ip: u64 }`, then with the registers `{ abi:
+/// u64, regs: [u64; n] }` (no `regs` where `abi` is 0, none), then with
+/// the stack `{ size: u64, data: [u8; size], dyn_size: u64 }` (no `data`
+/// or `dyn_size` where `size` is 0).
 const RECORD_SAMPLE: u32 = 9;
 /// Where `data_head` and `data_tail` lie in the control page.
 const DATA_HEAD: usize = 1024;
 const DATA_TAIL: usize = 1032;
+
+/// What a ring's samples hold beside the PC.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// Words of user registers each sample holds (`PERF_SAMPLE_REGS_USER`
+    /// with that many bits in its mask), or 0 for none.
+    pub regs: usize,
+    /// Whether each sample holds a copy of its stack
+    /// (`PERF_SAMPLE_STACK_USER`).
+    pub stacks: bool,
+}
+
+/// One sample read from a ring, its parts borrowed from the reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingSample<'a> {
+    /// The interrupted PC.
+    pub pc: u64,
+    /// The thread's user registers, in the order of their mask's bits,
+    /// eight bytes each ([`RingSample::reg`]); empty where none were
+    /// asked or the kernel had none.
+    pub regs: &'a [u8],
+    /// The thread's stack from its stack pointer up, as far as the kernel
+    /// could copy it; empty where none was asked.
+    pub stack: &'a [u8],
+}
 
 /// What one [`Ring::drain`] read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,12 +78,21 @@ pub struct Ring {
     /// Bytes of data, a power of two.
     size: usize,
     page: usize,
+    layout: Layout,
+    /// The body of the sample being read, copied out of the buffer.
+    body: Vec<u8>,
 }
 
 impl Ring {
     /// Maps `data_pages` (a power of two) pages of `page` bytes of data
-    /// and the control page of the perf event `fd`.
-    pub fn map(fd: i32, data_pages: usize, page: usize) -> Result<Ring, std::io::Error> {
+    /// and the control page of the perf event `fd`, whose samples are laid
+    /// out as `layout` says.
+    pub fn map(
+        fd: i32,
+        data_pages: usize,
+        page: usize,
+        layout: Layout,
+    ) -> Result<Ring, std::io::Error> {
         debug_assert!(data_pages.is_power_of_two());
         let size = data_pages * page;
         let len = size + page;
@@ -77,12 +117,14 @@ impl Ring {
             len,
             size,
             page,
+            layout,
+            body: Vec::new(),
         })
     }
 
     /// Reads every record written since the last drain, in order: each
-    /// sample's PC to `pc`, and the lost and throttled counts.
-    pub fn drain(&mut self, mut pc: impl FnMut(u64)) -> Drained {
+    /// sample to `each`, and the lost and throttled counts.
+    pub fn drain(&mut self, mut each: impl FnMut(RingSample<'_>)) -> Drained {
         let mut got = Drained::default();
         // SAFETY: the control page is mapped for the life of `self`; the
         // kernel writes `data_head`, this side `data_tail`, each an
@@ -105,7 +147,13 @@ impl Ring {
             match kind {
                 RECORD_SAMPLE if size >= 16 => {
                     got.samples += 1;
-                    pc(self.read(tail + 8));
+                    let mut body = std::mem::take(&mut self.body);
+                    body.clear();
+                    for at in (tail + 8..tail + size).step_by(8) {
+                        body.extend_from_slice(&self.read(at).to_le_bytes());
+                    }
+                    each(self.layout.sample(&body));
+                    self.body = body;
                 }
                 RECORD_LOST if size >= 24 => got.lost += self.read(tail + 16),
                 RECORD_THROTTLE => got.throttled += 1,
@@ -126,6 +174,57 @@ impl Ring {
         let off = at as usize & (self.size - 1) & !7;
         // SAFETY: an aligned u64 within the data pages mapped.
         unsafe { (self.base.add(self.page + off) as *const u64).read_volatile() }
+    }
+}
+
+impl Layout {
+    /// The sample whose body (after its header) is `body`. A body shorter
+    /// than its fields say keeps its PC alone.
+    fn sample<'a>(&self, body: &'a [u8]) -> RingSample<'a> {
+        let word = |at: usize| {
+            let bytes = body.get(at..at + 8)?;
+            Some(u64::from_le_bytes(bytes.try_into().ok()?))
+        };
+        let pc = word(0).unwrap_or(0);
+        let alone = RingSample {
+            pc,
+            regs: &[],
+            stack: &[],
+        };
+        let mut at = 8;
+        let mut regs: &[u8] = &[];
+        if self.regs > 0 {
+            let Some(abi) = word(at) else { return alone };
+            at += 8;
+            if abi != 0 {
+                let Some(all) = body.get(at..at + 8 * self.regs) else {
+                    return alone;
+                };
+                regs = all;
+                at += 8 * self.regs;
+            }
+        }
+        let mut stack: &[u8] = &[];
+        if self.stacks {
+            let Some(size) = word(at) else { return alone };
+            at += 8;
+            if size > 0 {
+                let size = size as usize;
+                let Some(copied) = at.checked_add(size).and_then(word) else {
+                    return alone;
+                };
+                stack = &body[at..at + size.min(copied as usize)];
+            }
+        }
+        RingSample { pc, regs, stack }
+    }
+}
+
+impl RingSample<'_> {
+    /// The `i`th register of the sample's mask, if it has them.
+    pub fn reg(&self, i: usize) -> Option<u64> {
+        let bytes = self.regs.get(8 * i..8 * i + 8)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?))
     }
 }
 
@@ -175,12 +274,14 @@ mod tests {
             }
         }
 
-        fn ring(&mut self) -> Ring {
+        fn ring(&mut self, layout: Layout) -> Ring {
             Ring {
                 base: self.mem.as_mut_ptr() as *mut u8,
                 len: 0,
                 size: self.size,
                 page: self.page,
+                layout,
+                body: Vec::new(),
             }
         }
 
@@ -234,7 +335,7 @@ mod tests {
             // Pages of 2 KiB (room for the control page's fields at 1024
             // and 1032), one of data: 256 words, so batches wrap often.
             let mut w = Writer::new(2048, 1);
-            let mut ring = w.ring();
+            let mut ring = w.ring(Layout::default());
             for batch in &batches {
                 // No more than the buffer holds between two drains, as
                 // the kernel keeps to (it drops what would not fit).
@@ -250,7 +351,7 @@ mod tests {
                 }
                 w.publish();
                 let mut pcs = Vec::new();
-                let got = ring.drain(|pc| pcs.push(pc));
+                let got = ring.drain(|s| pcs.push(s.pc));
                 let want: Vec<u64> = batch.iter().filter_map(|r| match r {
                     Record::Sample(pc) => Some(*pc),
                     _ => None,
@@ -264,5 +365,118 @@ mod tests {
                 prop_assert_eq!(w.tail(), w.head);
             }
         }
+    }
+
+    /// A sample as the kernel writes it with registers and a stack: its
+    /// PC, its registers (none where the kernel had none, abi 0), and
+    /// the stack's bytes copied of those asked for.
+    #[derive(Clone, Debug)]
+    struct Full {
+        pc: u64,
+        regs: Option<Vec<u64>>,
+        stack: Vec<u8>,
+        copied: usize,
+    }
+
+    const REGS: usize = 3;
+
+    impl Writer {
+        fn write_full(&mut self, s: &Full) {
+            let mut body = vec![s.pc];
+            match &s.regs {
+                Some(regs) => {
+                    body.push(2);
+                    body.extend(regs);
+                }
+                None => body.push(0),
+            }
+            body.push(s.stack.len() as u64);
+            if !s.stack.is_empty() {
+                body.extend(s.stack.chunks(8).map(|c| {
+                    let mut w = [0u8; 8];
+                    w[..c.len()].copy_from_slice(c);
+                    u64::from_le_bytes(w)
+                }));
+                body.push(s.copied as u64);
+            }
+            let size = 8 * (1 + body.len() as u64);
+            self.put(RECORD_SAMPLE as u64 | (size << 48));
+            for w in body {
+                self.put(w);
+            }
+        }
+    }
+
+    fn full() -> impl Strategy<Value = Full> {
+        (
+            any::<u64>(),
+            proptest::option::of(proptest::collection::vec(any::<u64>(), REGS)),
+            (0usize..40).prop_flat_map(|words| proptest::collection::vec(any::<u8>(), 8 * words)),
+            any::<prop::sample::Index>(),
+        )
+            .prop_map(|(pc, regs, stack, copied)| {
+                let copied = copied.index(stack.len() + 1);
+                Full {
+                    pc,
+                    regs,
+                    stack,
+                    copied,
+                }
+            })
+    }
+
+    proptest! {
+        /// A sample's registers and stack are read as the kernel wrote
+        /// them, however they fall across the end of the buffer: the
+        /// stack as far as it was copied, no registers where the kernel
+        /// had none.
+        #[test]
+        fn samples_keep_their_registers_and_stack_across_the_buffers_end(
+            batches in proptest::collection::vec(proptest::collection::vec(full(), 0..4), 1..20),
+        ) {
+            let mut w = Writer::new(2048, 1);
+            let mut ring = w.ring(Layout { regs: REGS, stacks: true });
+            for batch in &batches {
+                let words: usize = batch.iter().map(|s| 5 + REGS + s.stack.len() / 8).sum();
+                prop_assume!(words * 8 <= w.size);
+                for s in batch {
+                    w.write_full(s);
+                }
+                w.publish();
+                let mut read = Vec::new();
+                let got = ring.drain(|s| {
+                    let regs: Vec<u64> = (0..REGS).map_while(|i| s.reg(i)).collect();
+                    read.push((s.pc, regs, s.stack.to_vec()));
+                });
+                prop_assert_eq!(got.samples, batch.len() as u64);
+                let want: Vec<(u64, Vec<u64>, Vec<u8>)> = batch.iter().map(|s| (
+                    s.pc,
+                    s.regs.clone().unwrap_or_default(),
+                    s.stack[..s.copied].to_vec(),
+                )).collect();
+                prop_assert_eq!(read, want);
+                prop_assert_eq!(w.tail(), w.head);
+            }
+        }
+    }
+
+    /// A sample cut short of the fields its layout says keeps its PC.
+    #[test]
+    fn a_sample_shorter_than_its_fields_keeps_its_pc() {
+        let layout = Layout {
+            regs: REGS,
+            stacks: true,
+        };
+        let mut body = 7u64.to_le_bytes().to_vec();
+        body.extend(2u64.to_le_bytes());
+        body.extend(1u64.to_le_bytes());
+        let s = layout.sample(&body);
+        assert_eq!((s.pc, s.regs, s.stack), (7, &[][..], &[][..]));
+        // A stack's size past the record's end.
+        let mut body = 7u64.to_le_bytes().to_vec();
+        body.extend(0u64.to_le_bytes());
+        body.extend(u64::MAX.to_le_bytes());
+        let s = layout.sample(&body);
+        assert_eq!((s.pc, s.stack), (7, &[][..]));
     }
 }

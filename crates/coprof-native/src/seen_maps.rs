@@ -69,6 +69,14 @@ impl SeenMaps {
         (pc < end).then_some((start, executable))
     }
 
+    /// The executable mappings of the last read, by start.
+    pub fn code(&self) -> Vec<(u64, u64)> {
+        (self.mapped.iter())
+            .filter(|m| m.2)
+            .map(|&(start, end, _)| (start, end))
+            .collect()
+    }
+
     /// The files with code at the last read, where they were.
     pub fn current(&self) -> &[Module] {
         &self.current

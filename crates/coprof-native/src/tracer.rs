@@ -5,6 +5,7 @@
 use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
 use crate::perf::{Clock, SAMPLE_SIGNAL};
+use crate::ring_stacks::RingSamples;
 use crate::start::{start, Started};
 use crate::unwind::{Space, Unwinder};
 use crate::{Children, Config, Exit, Hooks, NativeError, Run};
@@ -31,6 +32,11 @@ const BATCH: usize = 4096;
 /// each time it has run for a quarter of that. Small, since each is
 /// locked memory.
 pub(crate) const RING_PAGES: usize = 8;
+/// Data pages of a ring buffer whose samples copy their stacks: 512 KiB,
+/// `perf record`'s default, 61 samples of
+/// [`STACK_COPY`](crate::perf::STACK_COPY) bytes, read
+/// every 15.
+pub(crate) const RING_STACK_PAGES: usize = 128;
 /// `si_code`s of a descriptor's fasync signal (POLL_IN to POLL_HUP): the
 /// clock's, as opposed to a SIGSTOP sent with `kill` (`SI_USER`).
 const FASYNC_CODES: std::ops::RangeInclusive<i32> = 1..=6;
@@ -158,8 +164,8 @@ struct Tracer<'a, 'h> {
     breakpoints: bool,
     /// Runs that stopped at their breakpoint.
     breakpoint_hits: u64,
-    /// PCs read from a ring buffer, before they are counted.
-    ring_pcs: Vec<u64>,
+    /// Samples read from a ring buffer, before they are counted.
+    ring_samples: RingSamples,
     /// Whether the program's sink, and the children's owner, are given
     /// each sample's stack ([`Sink::stack`]).
     stacks: bool,
@@ -209,9 +215,9 @@ impl<'a, 'h> Tracer<'a, 'h> {
             ended: None,
             breakpoints: true,
             breakpoint_hits: 0,
-            ring_pcs: Vec::new(),
-            stacks: sink.wants_stacks() && !config.ring_buffer,
-            child_stacks: child_stacks && !config.ring_buffer,
+            ring_samples: RingSamples::default(),
+            stacks: sink.wants_stacks(),
+            child_stacks,
             unwinder: Unwinder::default(),
         }
     }
@@ -254,14 +260,18 @@ impl<'a, 'h> Tracer<'a, 'h> {
         }
         let period = self.period();
         if self.config.ring_buffer {
-            match Clock::open_ring(tid, period, RING_PAGES) {
+            let process = self.threads.get(&tid).copied().unwrap_or(self.pid);
+            let (pages, stacks) = match self.wants_stacks(process) {
+                true => (RING_STACK_PAGES, true),
+                false => (RING_PAGES, false),
+            };
+            match Clock::open_ring(tid, period, pages, stacks) {
                 Ok(clock) => {
                     self.clocks.insert(tid, clock);
                 }
                 // Out of locked memory with threads sampled already: this
                 // one runs unsampled, counted, rather than the run ending.
                 Err(NativeError::RingBuffer { .. }) if !self.clocks.is_empty() => {
-                    let process = self.threads.get(&tid).copied().unwrap_or(self.pid);
                     if let Some(p) = self.processes.get_mut(&process) {
                         p.run.unsampled_threads += 1;
                     }
@@ -485,8 +495,9 @@ impl<'a, 'h> Tracer<'a, 'h> {
         let Some(clock) = self.clocks.get_mut(&tid) else {
             return;
         };
-        let mut pcs = std::mem::take(&mut self.ring_pcs);
-        let got = clock.drain(|pc| pcs.push(pc));
+        let mut kept = std::mem::take(&mut self.ring_samples);
+        kept.clear();
+        let got = clock.drain(|s| kept.keep(s));
         // Drawn only when set, so that a read at a thread's end or at
         // another thread's stop leaves the seed's sequence where it was.
         if redraw && got.samples > 0 {
@@ -496,24 +507,54 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 let _ = clock.set_period(period);
             }
         }
+        let stacks = self.wants_stacks(process) && self.wants_of(process).contains(Class::Other);
+        let mut code = Vec::new();
         if let Some(p) = self.processes.get_mut(&process) {
             p.run.lost += got.lost;
             p.run.throttled += got.throttled;
-            for &pc in &pcs {
-                p.space.maps.ran(process, pc);
+            for t in &kept.taken {
+                p.space.maps.ran(process, t.pc);
+            }
+            if stacks {
+                code = p.space.maps.code();
             }
         }
-        for pc in pcs.drain(..) {
-            self.count(
-                process,
-                tid,
-                Sample::Event(Event::new(pc, Class::Other)),
-                None,
-                sink,
-            );
+        for t in &kept.taken {
+            let mut stack = None;
+            if let (true, Some(p), Some(copied), Some(regs)) = (
+                stacks,
+                self.processes.get_mut(&process),
+                kept.stack(t, tid, &code),
+                t.regs.as_ref(),
+            ) {
+                let mut read = |addr, out: &mut [u8]| copied.read(addr, out);
+                let (calls, whole) = self.unwinder.stack(&mut p.space, process, regs, &mut read);
+                p.run.stacks += 1;
+                p.run.whole_stacks += u64::from(whole);
+                stack = Some(calls);
+            }
+            let sample = Sample::Event(Event::new(t.pc, Class::Other));
+            self.count(process, tid, sample, stack.as_deref(), sink);
             self.sampled();
         }
-        self.ring_pcs = pcs;
+        self.ring_samples = kept;
+    }
+
+    /// Whether process `process`'s samples are to be given their stacks:
+    /// the program's, or a followed child's.
+    fn wants_stacks(&self, process: i32) -> bool {
+        match process == self.pid {
+            true => self.stacks,
+            false => self.child_stacks,
+        }
+    }
+
+    /// The classes of events process `process`'s sink wants.
+    fn wants_of(&self, process: i32) -> ClassSet {
+        match process == self.pid {
+            true => self.wants,
+            false => self.child_wants,
+        }
     }
 
     /// Counts the samples in every ring buffer, and draws the next period
@@ -666,16 +707,13 @@ impl<'a, 'h> Tracer<'a, 'h> {
             steps += passed;
         };
         let mut stack = None;
+        let (stacks, wants) = (self.wants_stacks(process), self.wants_of(process));
         if let Some(p) = self.processes.get_mut(&process) {
             p.run.steps += single_steps;
             p.run.runs_ahead += runs_ahead;
             if let Some(regs) = taken {
                 p.space.maps.ran(process, regs.rip);
                 // Only for an event that is handed on.
-                let (stacks, wants) = match process == self.pid {
-                    true => (self.stacks, self.wants),
-                    false => (self.child_stacks, self.child_wants),
-                };
                 if stacks && matches!(&sample, Sample::Event(e) if wants.contains(e.class)) {
                     let mut read = |addr, out: &mut [u8]| read_memory(tid, addr, out);
                     let (calls, whole) =

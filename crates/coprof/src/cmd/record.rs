@@ -68,17 +68,20 @@ pub struct Args {
     /// samples. Several times cheaper for the program, but a sample is a
     /// PC alone (no load, address or value: for ranges of PCs), and its
     /// period is redrawn at each read rather than at each sample. Not
-    /// with --next-load.
+    /// with --next-load. With -g, each sample copies the top 8 KiB of
+    /// its stack too, as `perf record --call-graph dwarf` does, and the
+    /// buffer of 512 KiB is read every 15 samples.
     #[arg(long, conflicts_with_all = ["next_load", "sample_at", "single_step"])]
     ring_buffer: bool,
     /// Record each sample's stack, unwound from the CFI in the files'
     /// `.eh_frame` while the thread is stopped for it, as `perf record
     /// --call-graph dwarf` does: `coprof export` of the trace then has
     /// pprof's stacks and callgrind's arcs. About a tenth more for each
-    /// sample. Not with --ring-buffer, whose samples do not stop the
-    /// thread. With --follow-children, each child's trace keeps its
+    /// sample. With --ring-buffer, unwound from the copy of the stack's
+    /// top 8 KiB that the kernel makes at each sample: a deeper stack
+    /// stops there. With --follow-children, each child's trace keeps its
     /// samples' stacks too.
-    #[arg(short = 'g', long, conflicts_with = "ring_buffer")]
+    #[arg(short = 'g', long)]
     call_graph: bool,
     /// The seed of the periods' randomization, so that the same run
     /// samples at the same intervals of CPU time.
