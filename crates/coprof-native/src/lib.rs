@@ -56,7 +56,7 @@ mod unwind;
 
 pub use decode::{decode, event, Decoded, Regs};
 pub use modules::{modules, parse_maps, Mapping};
-pub use perf::SAMPLE_SIGNAL;
+pub use perf::{MAX_STACK_COPY, SAMPLE_SIGNAL, STACK_COPY};
 pub use tracer::{attach_with, command_line, sample, sample_with, MAX_STEPS};
 
 use coprof_core::{ClassSet, Event};
@@ -117,6 +117,13 @@ pub struct Config {
     /// aside, each buffer is read after a quarter of it is written, while
     /// its thread is stopped, so none should fill).
     pub ring_buffer: bool,
+    /// With `ring_buffer`, for a sink that asks for stacks: the bytes of
+    /// each sample's stack the kernel copies, from its stack pointer up
+    /// (`perf record --call-graph dwarf,SIZE`); a stack deeper than the
+    /// copy stops at its end. A multiple of 8 up to [`MAX_STACK_COPY`];
+    /// [`STACK_COPY`], perf's default, by default. Each thread's buffer
+    /// holds at least 60 such samples.
+    pub stack_copy: u32,
     /// Start the program with SIGPIPE ignored rather than at its default
     /// action, for a caller that was itself started so: a program started
     /// by `execve` keeps the signals its parent ignored, and a shell's
@@ -138,6 +145,7 @@ impl Default for Config {
             single_step: false,
             same_cpu: false,
             ring_buffer: false,
+            stack_copy: STACK_COPY,
             ignore_sigpipe: false,
         }
     }
@@ -147,6 +155,12 @@ impl Config {
     /// Refuses options that exclude each other, before anything is
     /// started, pinned or attached.
     fn check(&self) -> Result<(), NativeError> {
+        if self.stack_copy == 0
+            || !self.stack_copy.is_multiple_of(8)
+            || self.stack_copy > MAX_STACK_COPY
+        {
+            return Err(NativeError::StackCopy(self.stack_copy));
+        }
         if self.ring_buffer && self.next_load {
             return Err(NativeError::RingBufferNextLoad);
         }
@@ -377,10 +391,20 @@ pub enum NativeError {
     /// counted in [`Run::unsampled_threads`].)
     #[error(
         "cannot map a ring buffer for thread {tid}'s clock: {source}; each thread's buffer is \
-         up to {} KiB of locked memory, which beyond /proc/sys/kernel/perf_event_mlock_kb \
-         counts against RLIMIT_MEMLOCK (ulimit -l)", (crate::tracer::RING_PAGES + 1) * 4
+         up to {kib} KiB of locked memory, which beyond /proc/sys/kernel/perf_event_mlock_kb \
+         counts against RLIMIT_MEMLOCK (ulimit -l)"
     )]
-    RingBuffer { tid: i32, source: std::io::Error },
+    RingBuffer {
+        tid: i32,
+        /// The most a buffer was tried with, its control page included.
+        kib: usize,
+        source: std::io::Error,
+    },
+    /// [`Config::stack_copy`] is not a size the kernel copies.
+    #[error(
+        "a sample's copy of its stack of {0} bytes: give a multiple of 8 from 8 to {MAX_STACK_COPY}"
+    )]
+    StackCopy(u32),
     /// The CPU clock could not be opened on a thread.
     #[error(
         "cannot open a CPU clock on thread {tid} (perf_event_open of a software cpu-clock \
@@ -400,5 +424,37 @@ fn attach_reason(source: &std::io::Error) -> String {
              child (0 allows it; or run as root)"
         ),
         _ => source.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stack's copy is a size the kernel copies: a multiple of 8 from 8
+    /// to 65,528; any other is refused before anything runs.
+    #[test]
+    fn a_stacks_copy_is_a_size_the_kernel_takes() {
+        for (bytes, ok) in [
+            (8, true),
+            (8192, true),
+            (65528, true),
+            (0, false),
+            (12, false),
+            (65536, false),
+        ] {
+            let config = Config {
+                ring_buffer: true,
+                stack_copy: bytes,
+                ..Config::default()
+            };
+            match config.check() {
+                Ok(()) => assert!(ok, "{bytes}"),
+                Err(e) => {
+                    assert!(!ok, "{bytes}");
+                    assert!(e.to_string().contains(&format!("{bytes} bytes")), "{e}");
+                }
+            }
+        }
     }
 }

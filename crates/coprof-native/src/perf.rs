@@ -79,10 +79,15 @@ const SAMPLE_BYTES: usize = 16;
 /// the PC, the registers' ABI and the registers, the copy's size and the
 /// size copied.
 const STACK_SAMPLE_BYTES: usize = 8 + 8 + 8 + 8 * USER_REGS.count_ones() as usize + 8 + 8;
-/// Bytes of the stack a sample copies at most, from the stack pointer
+/// Bytes of the stack a sample copies by default, from the stack pointer
 /// up: `perf record --call-graph dwarf`'s default. Frames beyond are not
 /// unwound.
 pub const STACK_COPY: u32 = 8192;
+/// The largest copy of a stack the kernel makes: a record's size is 16
+/// bits, and the copy's a multiple of 8 below it (perf's limit too).
+pub const MAX_STACK_COPY: u32 = 65528;
+/// Samples with stacks a ring buffer holds at least.
+const STACK_SAMPLES: usize = 60;
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 /// `disabled`: armed later by the refresh.
 const FLAG_DISABLED: u64 = 1 << 0;
@@ -130,27 +135,36 @@ impl Clock {
     /// time, running from now on, and signals the thread as [`open`]'s
     /// does each time it has run for a quarter of the buffer's samples. Where
     /// locked memory is short (`EPERM`, `ENOMEM`), a buffer of half the
-    /// pages is tried, down to one page. With `stacks`, each sample holds
-    /// the thread's user registers too and a copy of its stack
-    /// ([`STACK_COPY`] bytes, less where the buffer would hold fewer than
-    /// two such samples), for the sampler to unwind.
+    /// pages is tried, down to one page. With `stack_copy`, each sample
+    /// holds the thread's user registers too and a copy of that many bytes
+    /// of its stack, for the sampler to unwind: the buffer is then as
+    /// large as [`STACK_SAMPLES`] of them need at least, and the copy
+    /// smaller where a buffer halved would hold fewer than two.
     ///
     /// [`open`]: Clock::open
     pub fn open_ring(
         tid: i32,
         period_ns: u64,
         data_pages: usize,
-        stacks: bool,
+        stack_copy: Option<u32>,
     ) -> Result<Clock, NativeError> {
         // SAFETY: plain call.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let mut pages = data_pages;
+        let mut pages = match stack_copy {
+            Some(copy) => data_pages.max(
+                (STACK_SAMPLES * (STACK_SAMPLE_BYTES + copy as usize))
+                    .div_ceil(page)
+                    .next_power_of_two(),
+            ),
+            None => data_pages,
+        };
+        let kib = (pages + 1) * page / 1024;
         let (fd, ring, sample_bytes) = loop {
-            let (sample_type, copy, layout) = match stacks {
-                false => (PERF_SAMPLE_IP, 0, Layout::default()),
-                true => (
+            let (sample_type, copy, layout) = match stack_copy {
+                None => (PERF_SAMPLE_IP, 0, Layout::default()),
+                Some(copy) => (
                     PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
-                    stack_copy(pages * page),
+                    copy.min(room_for_two(pages * page)),
                     Layout {
                         regs: USER_REGS.count_ones() as usize,
                         stacks: true,
@@ -158,9 +172,9 @@ impl Clock {
                 ),
             };
             let fd = event(tid, period_ns, 0, sample_type, copy)?;
-            let sample_bytes = match stacks {
-                false => SAMPLE_BYTES,
-                true => STACK_SAMPLE_BYTES + copy as usize,
+            let sample_bytes = match stack_copy {
+                None => SAMPLE_BYTES,
+                Some(_) => STACK_SAMPLE_BYTES + copy as usize,
             };
             match Ring::map(fd.as_raw_fd(), pages, page, layout) {
                 Ok(ring) => break (fd, ring, sample_bytes),
@@ -170,7 +184,7 @@ impl Clock {
                 {
                     pages /= 2;
                 }
-                Err(source) => return Err(NativeError::RingBuffer { tid, source }),
+                Err(source) => return Err(NativeError::RingBuffer { tid, kib, source }),
             }
         };
         let quarter = (pages * page / 4 / sample_bytes).max(1) as u64;
@@ -228,11 +242,11 @@ impl Clock {
     }
 }
 
-/// The bytes of stack a sample copies in a ring buffer of `data_bytes`:
-/// [`STACK_COPY`], or less, so that the buffer holds two samples.
-fn stack_copy(data_bytes: usize) -> u32 {
+/// The most bytes of stack a sample may copy for a ring buffer of
+/// `data_bytes` to hold two samples.
+fn room_for_two(data_bytes: usize) -> u32 {
     let room = (data_bytes / 2).saturating_sub(STACK_SAMPLE_BYTES) & !7;
-    STACK_COPY.min(room as u32)
+    room.min(MAX_STACK_COPY as usize) as u32
 }
 
 /// The registers of a sample with a stack ([`Clock::open_ring`]), as

@@ -30,13 +30,10 @@ const BATCH: usize = 4096;
 /// 32 KiB, 2,048 samples, which at the default period is 63 ms of the
 /// thread's CPU time. The thread is stopped for its buffer to be read
 /// each time it has run for a quarter of that. Small, since each is
-/// locked memory.
+/// locked memory. One whose samples copy their stacks is larger
+/// ([`Clock::open_ring`]): 512 KiB, `perf record`'s default, for copies of
+/// 8 KiB.
 pub(crate) const RING_PAGES: usize = 8;
-/// Data pages of a ring buffer whose samples copy their stacks: 512 KiB,
-/// `perf record`'s default, 61 samples of
-/// [`STACK_COPY`](crate::perf::STACK_COPY) bytes, read
-/// every 15.
-pub(crate) const RING_STACK_PAGES: usize = 128;
 /// `si_code`s of a descriptor's fasync signal (POLL_IN to POLL_HUP): the
 /// clock's, as opposed to a SIGSTOP sent with `kill` (`SI_USER`).
 const FASYNC_CODES: std::ops::RangeInclusive<i32> = 1..=6;
@@ -261,11 +258,8 @@ impl<'a, 'h> Tracer<'a, 'h> {
         let period = self.period();
         if self.config.ring_buffer {
             let process = self.threads.get(&tid).copied().unwrap_or(self.pid);
-            let (pages, stacks) = match self.wants_stacks(process) {
-                true => (RING_STACK_PAGES, true),
-                false => (RING_PAGES, false),
-            };
-            match Clock::open_ring(tid, period, pages, stacks) {
+            let copy = self.wants_stacks(process).then_some(self.config.stack_copy);
+            match Clock::open_ring(tid, period, RING_PAGES, copy) {
                 Ok(clock) => {
                     self.clocks.insert(tid, clock);
                 }

@@ -158,6 +158,11 @@ pub struct InputArgs {
     /// PCs alone, for ranges of PCs (no values report, no ranges of loads).
     #[arg(long)]
     pub ring_buffer: bool,
+    /// With --ring-buffer, for `coprof export`'s stacks: the bytes of each
+    /// sample's stack the kernel copies, as `coprof record --stack-copy`
+    /// takes them [default: 8192].
+    #[arg(long, value_name = "BYTES", requires = "ring_buffer", value_parser = parse_stack_copy)]
+    pub stack_copy: Option<u32>,
     /// With a program: interpret every instruction, translating no block
     /// to host code. The reports are the same; translation only makes the
     /// run faster.
@@ -377,6 +382,9 @@ impl InputArgs {
         if self.ring_buffer {
             options.push("--ring-buffer".to_string());
         }
+        if let Some(bytes) = self.stack_copy {
+            options.extend(["--stack-copy".to_string(), bytes.to_string()]);
+        }
         options
     }
 
@@ -478,6 +486,7 @@ impl InputArgs {
             ("--sample-at", self.sample_at.is_some()),
             ("--same-cpu", self.same_cpu),
             ("--ring-buffer", self.ring_buffer),
+            ("--stack-copy", self.stack_copy.is_some()),
         ];
         match given.iter().find(|(_, set)| *set) {
             Some((option, _)) => Err(bad_input(format!(
@@ -947,7 +956,7 @@ impl InputArgs {
                 run
             }
         };
-        if let Some(note) = crate::progress::ring_buffer_note(&run) {
+        if let Some(note) = crate::progress::ring_buffer_note(&run, &config) {
             eprintln!("coprof: note: {note}");
         }
         if let Some(note) = (!follows)
@@ -969,6 +978,7 @@ impl InputArgs {
             next_load: self.at_next_load(self.setup.native == Some(true)),
             same_cpu: self.same_cpu,
             ring_buffer: self.ring_buffer,
+            stack_copy: self.stack_copy.unwrap_or(coprof_native::STACK_COPY),
             ignore_sigpipe: crate::cmd::run::sigpipe_ignored_at_start(),
             ..coprof_native::Config::default()
         }
@@ -1162,6 +1172,17 @@ pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         return Err(format!("{s} seconds: give more than 0, at most a year"));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// A `--stack-copy`: a size the kernel copies of a stack.
+pub(crate) fn parse_stack_copy(s: &str) -> Result<u32, String> {
+    use coprof_native::MAX_STACK_COPY;
+    match s.parse::<u32>() {
+        Ok(n) if n > 0 && n.is_multiple_of(8) && n <= MAX_STACK_COPY => Ok(n),
+        _ => Err(format!(
+            "{s} is not a size of a stack's copy: give a multiple of 8 from 8 to {MAX_STACK_COPY}"
+        )),
+    }
 }
 
 /// A `--pid`: a process id Linux could hand out, but init's 1.

@@ -230,12 +230,31 @@ pub fn unfollowed_children_note(run: &coprof_native::Run) -> Option<String> {
     })
 }
 
-/// The note for a run sampled into ring buffers (`--ring-buffer`) that
-/// missed samples: the kernel dropped some or throttled a clock, or
-/// threads ran unsampled for want of locked memory.
-pub fn ring_buffer_note(run: &coprof_native::Run) -> Option<String> {
+/// The note for a run sampled into ring buffers (`--ring-buffer`, as
+/// `config` says) that missed samples: the kernel dropped some or
+/// throttled a clock, or threads ran unsampled for want of locked memory;
+/// or more than a tenth of whose stacks stopped early, as they do when deeper
+/// than the copy the kernel makes of them.
+pub fn ring_buffer_note(
+    run: &coprof_native::Run,
+    config: &coprof_native::Config,
+) -> Option<String> {
+    if !config.ring_buffer {
+        return None;
+    }
     let n = crate::output::thousands;
     let mut what = Vec::new();
+    let stopped = run.stacks - run.whole_stacks.min(run.stacks);
+    if stopped * 10 > run.stacks {
+        what.push(format!(
+            "{} of {} stacks stopped before their thread's first frame: a stack deeper than \
+             the {} bytes of it the kernel copies at a sample stops there (--stack-copy takes \
+             more)",
+            n(stopped),
+            n(run.stacks),
+            n(config.stack_copy as u64)
+        ));
+    }
     if run.lost > 0 {
         what.push(format!(
             "the kernel dropped {} samples whose ring buffer was full",

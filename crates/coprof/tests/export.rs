@@ -972,6 +972,114 @@ fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
     leaf_under_its_callers(&ring);
 }
 
+/// A program whose time is spent 13 calls deep, each frame holding 1 KiB:
+/// its stacks are deeper than the 8 KiB of them a sample taken into a
+/// ring buffer copies by default.
+const DEEP: &str = r#"
+#include <time.h>
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+volatile unsigned sink;
+__attribute__((noipa)) unsigned leaf(unsigned x) {
+    for (int i = 0; i < 20000; i++) x = x * 2654435761u + 1;
+    return x;
+}
+__attribute__((noipa)) unsigned deep(int n, unsigned x) {
+    volatile unsigned char pad[1024];
+    pad[n] = x;
+    if (n == 0) return leaf(x + pad[0]);
+    return deep(n - 1, x) + pad[n];
+}
+int main(void) {
+    double end = cpu() + 0.3;
+    while (cpu() < end) sink += deep(12, sink);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_ring_buffers_stacks_go_as_deep_as_the_copy_the_kernel_makes() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = common::host_compile(dir.path(), "deep", DEEP, &["-O1", "-g"]);
+    // The record's stacks that reached their thread's first frame, as a
+    // share, and the leaf's stacks in its export.
+    let record = |copy: Option<&str>| {
+        let name = copy.unwrap_or("default");
+        let trace = dir.path().join(format!("{name}.cpt"));
+        let out = succeeded(
+            coprof()
+                .args(["record", "-g", "--ring-buffer"])
+                .args(copy.map(|c| ["--stack-copy", c]).iter().flatten())
+                .arg("-o")
+                .arg(&trace)
+                .arg("--")
+                .arg(&prog),
+        );
+        let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+        let whole = info["meta"]["whole_stacks"].as_f64().unwrap();
+        let stacks = info["stacks"].as_f64().unwrap();
+        assert_eq!(info["stacks"], info["events"], "{info}");
+        let bytes = copy.map_or(8192, |c| c.parse().unwrap());
+        assert_eq!(info["meta"]["sampling"]["stack_copy"], bytes, "{info}");
+        // Where most stacks stop early, a note says why, and what to do.
+        let said = String::from_utf8(out.stderr).unwrap();
+        let note = "stacks stopped before their thread's first frame: a stack deeper than the \
+                    8,192 bytes of it the kernel copies at a sample stops there (--stack-copy \
+                    takes more)";
+        assert_eq!(said.contains(note), copy.is_none(), "{said}");
+        let pb = dir.path().join(format!("{name}.pb.gz"));
+        export_file(&pb, &[], &trace);
+        (whole / stacks, stacks_of(&pb, "leaf"))
+    };
+    // 8 KiB holds the leaf's frame and seven of `deep`'s: its stacks stop
+    // there, the most of them, and none reaches `main`. (A recursion's
+    // levels are folded: `deep` under `deep` is one call site.)
+    let (whole, leaf) = record(None);
+    assert!(whole < 0.5, "{whole} of the stacks whole");
+    for s in &leaf {
+        assert!(s[1] == "deep" && !s.iter().any(|f| f == "main"), "{s:?}");
+    }
+    // 32 KiB holds them all: the leaf under `deep`, `main` and `_start`.
+    let (whole, leaf) = record(Some("32768"));
+    assert!(whole > 0.95, "{whole} of the stacks whole");
+    for s in &leaf {
+        let main = s.iter().any(|f| f == "main");
+        assert!(
+            s[1] == "deep" && main && s.last().unwrap() == "_start",
+            "{s:?}"
+        );
+    }
+    // A size the kernel does not copy, and a copy without the stacks or
+    // the ring buffer it is for, are refused before the program runs.
+    for (args, says) in [
+        (
+            &["-g", "--ring-buffer", "--stack-copy", "100"][..],
+            "a multiple of 8 from 8 to 65528",
+        ),
+        (
+            &["-g", "--ring-buffer", "--stack-copy", "65536"][..],
+            "a multiple of 8 from 8 to 65528",
+        ),
+        (&["-g", "--stack-copy", "16384"][..], "--ring-buffer"),
+        (
+            &["--ring-buffer", "--stack-copy", "16384"][..],
+            "--call-graph",
+        ),
+    ] {
+        coprof()
+            .arg("record")
+            .args(args)
+            .args(["-o", "/dev/null", "--"])
+            .arg(&prog)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+}
+
 /// A program that spends a third of its time in a handler of its own
 /// SIGPROF, which interrupts `work` (or `leaf` under it) every 2 ms of
 /// its CPU time and calls `leaf` from the handler.

@@ -83,6 +83,15 @@ pub struct Args {
     /// samples' stacks too.
     #[arg(short = 'g', long)]
     call_graph: bool,
+    /// With -g and --ring-buffer: the bytes of each sample's stack the
+    /// kernel copies, from the stack pointer up, as `perf record
+    /// --call-graph dwarf,BYTES` takes them: a multiple of 8 up to 65528
+    /// [default: 8192]. A stack deeper than the copy stops at its end;
+    /// each thread's buffer holds at least 60 samples, so a larger copy
+    /// takes more locked memory.
+    #[arg(long, value_name = "BYTES", requires_all = ["call_graph", "ring_buffer"],
+          value_parser = crate::input::parse_stack_copy)]
+    stack_copy: Option<u32>,
     /// The seed of the periods' randomization, so that the same run
     /// samples at the same intervals of CPU time.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -197,6 +206,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         single_step: a.single_step,
         same_cpu: a.same_cpu,
         ring_buffer: a.ring_buffer,
+        stack_copy: a.stack_copy.unwrap_or(coprof_native::STACK_COPY),
         ignore_sigpipe: crate::cmd::run::sigpipe_ignored_at_start(),
     };
     let mut meta = TraceMeta {
@@ -211,7 +221,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         meta.extra
             .insert("attached".into(), serde_json::json!({ "pid": pid }));
     }
-    meta.extra.insert("sampling".into(), sampling_meta(&config));
+    let mut sampling = sampling_meta(&config);
+    if a.call_graph && a.ring_buffer {
+        sampling["stack_copy"] = serde_json::json!(config.stack_copy);
+    }
+    meta.extra.insert("sampling".into(), sampling);
     meta.stacks = a.call_graph;
     let mut children = pattern.map(|p| children::ChildTraces::new(p, meta.clone()));
     // Samples from ring buffers are PCs alone, each of class `other`.
@@ -300,9 +314,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.output.display(),
             thousands(written.file_bytes),
         );
-        if let Some(note) = crate::progress::ring_buffer_note(&run) {
-            eprintln!("coprof: note: {note}");
-        }
         if a.call_graph {
             eprintln!(
                 "coprof: with {} stacks, {} of them ({}) to their thread's first frame",
@@ -310,6 +321,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 thousands(run.whole_stacks),
                 crate::output::pct(run.whole_stacks as f64 / run.stacks.max(1) as f64),
             );
+        }
+        if let Some(note) = crate::progress::ring_buffer_note(&run, &config) {
+            eprintln!("coprof: note: {note}");
         }
         for c in &children {
             say_child(c);
