@@ -515,14 +515,17 @@ impl<'a, 'h> Tracer<'a, 'h> {
         }
         for t in &kept.taken {
             let mut stack = None;
-            if let (true, Some(p), Some(copied), Some(regs)) = (
-                stacks,
-                self.processes.get_mut(&process),
-                kept.stack(t, tid, &code),
-                t.regs.as_ref(),
-            ) {
-                let mut read = |addr, out: &mut [u8]| copied.read(addr, out);
-                let (calls, whole) = self.unwinder.stack(&mut p.space, process, regs, &mut read);
+            if let (true, Some(p)) = (stacks, self.processes.get_mut(&process)) {
+                // A sample the kernel had no user registers for (none
+                // should be: the clock counts user time alone) has a stack
+                // that stops at once, as one whose unwinding cannot start.
+                let (calls, whole) = match (kept.stack(t, tid, &code), t.regs.as_ref()) {
+                    (Some(copied), Some(regs)) => {
+                        let mut read = |addr, out: &mut [u8]| copied.read(addr, out);
+                        self.unwinder.stack(&mut p.space, process, regs, &mut read)
+                    }
+                    _ => (Vec::new(), false),
+                };
                 p.run.stacks += 1;
                 p.run.whole_stacks += u64::from(whole);
                 stack = Some(calls);

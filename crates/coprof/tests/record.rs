@@ -317,36 +317,53 @@ fn followed_children_get_a_trace_each_named_by_pid() {
 fn followed_childrens_traces_keep_their_stacks_with_call_graph() {
     let dir = tempfile::tempdir().unwrap();
     let prog = native(dir.path());
-    let trace = dir.path().join("run.cpt");
-    let script = format!("{}; exit 0", prog.display());
-    let out = common::succeeded(
-        coprof()
-            .args(["record", "-g", "--follow-children", "--json", "-o"])
-            .arg(&trace)
-            .args(["--", "/bin/sh", "-c", &script]),
-    );
-    let summary: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
-    let child = &summary["children"][0];
-    let path = dir.path().join(format!("run.{}.cpt", child["pid"]));
-    // Each sample of the child's has its stack, and its export counts
-    // the hot loop under main; the trace names the child's process, and
-    // the share of its stacks that were whole.
-    let info = json_of(coprof().args(["info", "--json"]).arg(&path));
-    assert_eq!(info["version"], 3, "{info}");
-    assert_eq!(info["stacks"], info["events"], "{info}");
-    assert_eq!(info["meta"]["pid"], child["pid"], "{info}");
-    assert!(info["meta"]["whole_stacks"].as_u64().unwrap() > 0, "{info}");
-    let export = json_of(
-        coprof()
-            .args(["export", "--json", "--top", "50", "-o"])
-            .arg(dir.path().join("child.pb.gz"))
-            .arg(&path),
-    );
-    assert_eq!(export["calls"]["stacks"], export["total"], "{export}");
-    let main = (export["top"].as_array().unwrap().iter())
-        .find(|f| f["function"] == "main")
-        .unwrap_or_else(|| panic!("no main in {export}"));
-    assert!(main["inclusive_share"].as_f64().unwrap() > 0.9, "{export}");
+    // With each sample a stop, and taken into ring buffers, whose stacks
+    // are unwound from the copy the kernel makes.
+    for how in [&[][..], &["--ring-buffer"][..]] {
+        let trace = dir.path().join("run.cpt");
+        let script = format!("{}; exit 0", prog.display());
+        let out = common::succeeded(
+            coprof()
+                .args(["record", "-g", "--follow-children", "--json"])
+                .args(how)
+                .arg("-o")
+                .arg(&trace)
+                .args(["--", "/bin/sh", "-c", &script]),
+        );
+        let summary: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+        let child = &summary["children"][0];
+        let path = dir.path().join(format!("run.{}.cpt", child["pid"]));
+        // Each sample of the child's has its stack, and its export counts
+        // the hot loop under main; the trace names the child's process,
+        // and the share of its stacks that were whole.
+        let info = json_of(coprof().args(["info", "--json"]).arg(&path));
+        assert_eq!(info["version"], 3, "{how:?}: {info}");
+        assert_eq!(info["stacks"], info["events"], "{how:?}: {info}");
+        assert_eq!(info["meta"]["pid"], child["pid"], "{how:?}: {info}");
+        let ring = info["meta"]["sampling"]["ring_buffer"].as_bool();
+        assert_eq!(ring, Some(!how.is_empty()), "{info}");
+        assert!(
+            info["meta"]["whole_stacks"].as_u64().unwrap() > 0,
+            "{how:?}: {info}"
+        );
+        let export = json_of(
+            coprof()
+                .args(["export", "--json", "--top", "50", "-o"])
+                .arg(dir.path().join("child.pb.gz"))
+                .arg(&path),
+        );
+        assert_eq!(
+            export["calls"]["stacks"], export["total"],
+            "{how:?}: {export}"
+        );
+        let main = (export["top"].as_array().unwrap().iter())
+            .find(|f| f["function"] == "main")
+            .unwrap_or_else(|| panic!("{how:?}: no main in {export}"));
+        assert!(
+            main["inclusive_share"].as_f64().unwrap() > 0.9,
+            "{how:?}: {export}"
+        );
+    }
 }
 
 /// The names of a profile's reports, in order.
