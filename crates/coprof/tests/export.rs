@@ -844,13 +844,11 @@ fn stacks_of(pb: &Path, leaf: &str) -> Vec<Vec<String>> {
     stacks
 }
 
-/// A program whose time is known by caller: `leaf` called once per round
-/// from `once`, three times from `thrice` and twice through a pointer from
-/// `by_pointer`, for 300 ms of its CPU time. Built without frame
-/// pointers, so that only its CFI can unwind it. `thrice` realigns its
-/// stack for a variable-length array, so its CFI finds its caller's
-/// frame by DWARF expressions (`DW_CFA_def_cfa_expression`).
-const STACKS: &str = r#"
+/// What the programs that time themselves share, put before each
+/// ([`timed`]): `cpu()`, the process's CPU time in seconds; `sink`, which
+/// keeps their work; and `leaf`, 2,000 rounds of arithmetic that call
+/// nothing.
+const TIMED: &str = r#"
 #include <time.h>
 static double cpu(void) {
     struct timespec t;
@@ -862,6 +860,20 @@ __attribute__((noipa)) unsigned leaf(unsigned x) {
     for (int i = 0; i < 2000; i++) x = x * 2654435761u + 1;
     return x;
 }
+"#;
+
+/// The C program `body`, after [`TIMED`].
+fn timed(body: &str) -> String {
+    format!("{TIMED}{body}")
+}
+
+/// A program whose time is known by caller: `leaf` called once per round
+/// from `once`, three times from `thrice` and twice through a pointer from
+/// `by_pointer`, for 300 ms of its CPU time. Built without frame
+/// pointers, so that only its CFI can unwind it. `thrice` realigns its
+/// stack for a variable-length array, so its CFI finds its caller's
+/// frame by DWARF expressions (`DW_CFA_def_cfa_expression`).
+const STACKS: &str = r#"
 unsigned (*volatile through)(unsigned) = leaf;
 __attribute__((noipa)) void once(void) { sink += leaf(sink); }
 __attribute__((noipa)) void thrice(int n) {
@@ -891,7 +903,7 @@ fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
     let prog = common::host_compile(
         dir.path(),
         "stacks",
-        STACKS,
+        &timed(STACKS),
         &["-O2", "-g", "-fomit-frame-pointer"],
     );
     // Nearly every stack reaches the thread's first frame (those taken
@@ -976,17 +988,6 @@ fn a_native_programs_samples_carry_the_stacks_its_cfi_unwinds() {
 /// its stacks are deeper than the 8 KiB of them a sample taken into a
 /// ring buffer copies by default.
 const DEEP: &str = r#"
-#include <time.h>
-static double cpu(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-volatile unsigned sink;
-__attribute__((noipa)) unsigned leaf(unsigned x) {
-    for (int i = 0; i < 20000; i++) x = x * 2654435761u + 1;
-    return x;
-}
 __attribute__((noipa)) unsigned deep(int n, unsigned x) {
     volatile unsigned char pad[1024];
     pad[n] = x;
@@ -1003,7 +1004,7 @@ int main(void) {
 #[test]
 fn a_ring_buffers_stacks_go_as_deep_as_the_copy_the_kernel_makes() {
     let dir = tempfile::tempdir().unwrap();
-    let prog = common::host_compile(dir.path(), "deep", DEEP, &["-O1", "-g"]);
+    let prog = common::host_compile(dir.path(), "deep", &timed(DEEP), &["-O1", "-g"]);
     // The record's stacks that reached their thread's first frame, as a
     // share, and the leaf's stacks in its export.
     let record = |copy: Option<&str>| {
@@ -1086,17 +1087,6 @@ fn a_ring_buffers_stacks_go_as_deep_as_the_copy_the_kernel_makes() {
 const SIGNALS: &str = r#"
 #include <signal.h>
 #include <sys/time.h>
-#include <time.h>
-static double cpu(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-volatile unsigned sink;
-__attribute__((noipa)) unsigned leaf(unsigned x) {
-    for (int i = 0; i < 2000; i++) x = x * 2654435761u + 1;
-    return x;
-}
 __attribute__((noipa)) void on_prof(int sig) {
     for (int i = 0; i < 20; i++) sink += leaf(sink + sig);
 }
@@ -1118,7 +1108,7 @@ int main(void) {
 #[test]
 fn a_signal_handlers_stacks_go_on_through_the_code_it_interrupted() {
     let dir = tempfile::tempdir().unwrap();
-    let prog = common::host_compile(dir.path(), "signals", SIGNALS, &["-O2", "-g"]);
+    let prog = common::host_compile(dir.path(), "signals", &timed(SIGNALS), &["-O2", "-g"]);
     let pb = dir.path().join("signals.pb.gz");
     let summary = native_stacks(&prog, &pb, &[], 0.98);
     // Under the handler, the signal's trampoline, then the code it
@@ -1154,18 +1144,7 @@ const JIT: &str = r#"
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
-static double cpu(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-volatile unsigned sink;
-__attribute__((noipa)) unsigned leaf(unsigned x) {
-    for (int i = 0; i < 2000; i++) x = x * 2654435761u + 1;
-    return x;
-}
 __attribute__((noipa)) void work(void) {
     for (int i = 0; i < 3; i++) sink += leaf(sink + i);
 }
@@ -1193,7 +1172,7 @@ int main(void) {
 #[test]
 fn code_made_at_run_time_is_unwound_by_its_frame_pointer() {
     let dir = tempfile::tempdir().unwrap();
-    let prog = common::host_compile(dir.path(), "jit", JIT, &["-O2", "-g"]);
+    let prog = common::host_compile(dir.path(), "jit", &timed(JIT), &["-O2", "-g"]);
     let pb = dir.path().join("jit.pb.gz");
     native_stacks(&prog, &pb, &[], 0.95);
     // `work` under the made code, named by its memory, under `main`.
@@ -1208,7 +1187,12 @@ fn code_made_at_run_time_is_unwound_by_its_frame_pointer() {
     under(&pb, "[[anon]]");
     // Named by the JIT's perf map, where it wrote one: live, and from a
     // trace, which says the process whose map it is.
-    let named = common::host_compile(dir.path(), "jit-map", JIT, &["-O2", "-g", "-DPERF_MAP"]);
+    let named = common::host_compile(
+        dir.path(),
+        "jit-map",
+        &timed(JIT),
+        &["-O2", "-g", "-DPERF_MAP"],
+    );
     let live = dir.path().join("jit-map.pb.gz");
     let from_trace = dir.path().join("jit-map-trace.pb.gz");
     let summaries = [
