@@ -295,6 +295,10 @@ pub struct Run {
     /// others start where the unwinding stopped.
     pub stacks: u64,
     pub whole_stacks: u64,
+    /// With [`Config::ring_buffer`]: the stacks that stopped at the end of
+    /// the copy of their top the kernel made ([`Config::stack_copy`]),
+    /// where a larger copy would have let them go on.
+    pub cut_stacks: u64,
     /// CPU time, in nanoseconds, of the child processes it had waited for
     /// by its exit, and of theirs (`/proc/PID/stat`'s `cutime` and
     /// `cstime`, in clock ticks): what a run that does not follow
@@ -337,6 +341,7 @@ impl Run {
             threads: 1,
             stacks: 0,
             whole_stacks: 0,
+            cut_stacks: 0,
             children_cpu_ns: 0,
             modules: Vec::new(),
             areas: Default::default(),

@@ -13,6 +13,7 @@
 use crate::perf::user_regs;
 use crate::ring::RingSample;
 use crate::tracer::read_memory;
+use std::cell::Cell;
 use std::ops::Range;
 
 /// Samples read from a ring buffer, kept until they are counted.
@@ -52,18 +53,22 @@ impl RingSamples {
     }
 
     /// The stack of `taken` as its sample copied it, for thread `tid`
-    /// whose code lies in `code`.
+    /// whose code lies in `code` and whose stack's mapping ends at
+    /// `stack_end`.
     pub(crate) fn stack<'a>(
         &'a self,
         taken: &Taken,
         tid: i32,
         code: &'a [(u64, u64)],
+        stack_end: u64,
     ) -> Option<CopiedStack<'a>> {
         Some(CopiedStack {
             tid,
             sp: taken.regs?.rsp,
             bytes: &self.bytes[taken.stack.clone()],
             code,
+            stack_end,
+            cut: Cell::new(false),
         })
     }
 }
@@ -77,6 +82,10 @@ pub(crate) struct CopiedStack<'a> {
     bytes: &'a [u8],
     /// The thread's executable mappings, by start.
     code: &'a [(u64, u64)],
+    /// The end of the mapping the stack lies in.
+    stack_end: u64,
+    /// Whether a read was refused past the copy's end, within the stack.
+    cut: Cell<bool>,
 }
 
 impl CopiedStack<'_> {
@@ -98,8 +107,20 @@ impl CopiedStack<'_> {
                 let n = out.len().min((end - addr) as usize);
                 read_memory(self.tid, addr, &mut out[..n])
             }
-            _ => 0,
+            _ => {
+                let past = self.sp.saturating_add(self.bytes.len() as u64);
+                if (past..self.stack_end).contains(&addr) {
+                    self.cut.set(true);
+                }
+                0
+            }
         }
+    }
+
+    /// Whether the unwinding asked for the stack past the copy's end:
+    /// a larger copy would have let it go on.
+    pub(crate) fn was_cut(&self) -> bool {
+        self.cut.get()
     }
 }
 
@@ -120,6 +141,8 @@ mod tests {
             sp: 0x7000,
             bytes: &copy,
             code: &code,
+            stack_end: 0x9000,
+            cut: Cell::new(false),
         };
         let mut out = [0u8; 8];
         assert_eq!(stack.read(0x7008, &mut out), 8);
@@ -131,8 +154,11 @@ mod tests {
         // the process may hold something there.
         let data = copy.as_ptr() as u64;
         assert_eq!(stack.read(0x6ff8, &mut out), 0);
-        assert_eq!(stack.read(0x7040, &mut out), 0);
         assert_eq!(stack.read(data, &mut out), 0);
+        assert!(!stack.was_cut());
+        // Past the copy's end but within the stack: the copy cut it.
+        assert_eq!(stack.read(0x7040, &mut out), 0);
+        assert!(stack.was_cut());
         // Code, from the process, up to the end of its range.
         assert_eq!(stack.read(here, &mut out), 8);
         // SAFETY: this function's own first bytes.
@@ -169,8 +195,8 @@ mod tests {
             (0, 0x700, 0x800, 0x900, 0x1000)
         );
         assert!(kept.taken[1].regs.is_none());
-        assert!(kept.stack(&kept.taken[1], 1, &[]).is_none());
-        let third = kept.stack(&kept.taken[2], 1, &[]).expect("a stack");
+        assert!(kept.stack(&kept.taken[1], 1, &[], 0).is_none());
+        let third = kept.stack(&kept.taken[2], 1, &[], 0).expect("a stack");
         let mut out = [0u8; 16];
         assert_eq!(third.read(0x700, &mut out), 16);
         assert_eq!(out, [9; 16]);

@@ -69,6 +69,13 @@ impl SeenMaps {
         (pc < end).then_some((start, executable))
     }
 
+    /// The end of the mapping `addr` was in at the last read.
+    pub fn end_of(&self, addr: u64) -> Option<u64> {
+        let i = self.mapped.partition_point(|m| m.0 <= addr);
+        let &(_, end, _) = self.mapped.get(i.checked_sub(1)?)?;
+        (addr < end).then_some(end)
+    }
+
     /// The executable mappings of the last read, by start.
     pub fn code(&self) -> Vec<(u64, u64)> {
         (self.mapped.iter())

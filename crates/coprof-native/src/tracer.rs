@@ -519,7 +519,9 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 // A sample the kernel had no user registers for (none
                 // should be: the clock counts user time alone) has a stack
                 // that stops at once, as one whose unwinding cannot start.
-                let (calls, whole) = match (kept.stack(t, tid, &code), t.regs.as_ref()) {
+                let stack_end = t.regs.and_then(|r| p.space.maps.end_of(r.rsp));
+                let copied = kept.stack(t, tid, &code, stack_end.unwrap_or(0));
+                let (calls, whole) = match (&copied, t.regs.as_ref()) {
                     (Some(copied), Some(regs)) => {
                         let mut read = |addr, out: &mut [u8]| copied.read(addr, out);
                         self.unwinder.stack(&mut p.space, process, regs, &mut read)
@@ -528,6 +530,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 };
                 p.run.stacks += 1;
                 p.run.whole_stacks += u64::from(whole);
+                p.run.cut_stacks += u64::from(!whole && copied.is_some_and(|c| c.was_cut()));
                 stack = Some(calls);
             }
             let sample = Sample::Event(Event::new(t.pc, Class::Other));

@@ -233,8 +233,8 @@ pub fn unfollowed_children_note(run: &coprof_native::Run) -> Option<String> {
 /// The note for a run sampled into ring buffers (`--ring-buffer`, as
 /// `config` says) that missed samples: the kernel dropped some or
 /// throttled a clock, or threads ran unsampled for want of locked memory;
-/// or more than a tenth of whose stacks stopped early, as they do when deeper
-/// than the copy the kernel makes of them.
+/// or a hundredth or more of whose stacks stopped at the end of the copy
+/// of their top the kernel makes.
 pub fn ring_buffer_note(
     run: &coprof_native::Run,
     config: &coprof_native::Config,
@@ -244,13 +244,11 @@ pub fn ring_buffer_note(
     }
     let n = crate::output::thousands;
     let mut what = Vec::new();
-    let stopped = run.stacks - run.whole_stacks.min(run.stacks);
-    if stopped * 10 > run.stacks {
+    if run.cut_stacks > 0 && run.cut_stacks * 100 >= run.stacks {
         what.push(format!(
-            "{} of {} stacks stopped before their thread's first frame: a stack deeper than \
-             the {} bytes of it the kernel copies at a sample stops there (--stack-copy takes \
-             more)",
-            n(stopped),
+            "{} of {} stacks stopped at the end of the {} bytes of their top the kernel \
+             copies at a sample, deeper than that (--stack-copy takes more)",
+            n(run.cut_stacks),
             n(run.stacks),
             n(config.stack_copy as u64)
         ));

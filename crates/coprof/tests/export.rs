@@ -1025,12 +1025,24 @@ fn a_ring_buffers_stacks_go_as_deep_as_the_copy_the_kernel_makes() {
         assert_eq!(info["stacks"], info["events"], "{info}");
         let bytes = copy.map_or(8192, |c| c.parse().unwrap());
         assert_eq!(info["meta"]["sampling"]["stack_copy"], bytes, "{info}");
-        // Where most stacks stop early, a note says why, and what to do.
+        // Where stacks stopped at the copy's end, a note counts them and
+        // says what to do: all but those the copy held whole.
         let said = String::from_utf8(out.stderr).unwrap();
-        let note = "stacks stopped before their thread's first frame: a stack deeper than the \
-                    8,192 bytes of it the kernel copies at a sample stops there (--stack-copy \
-                    takes more)";
-        assert_eq!(said.contains(note), copy.is_none(), "{said}");
+        let note = "stacks stopped at the end of the 8,192 bytes of their top the kernel copies \
+                    at a sample, deeper than that (--stack-copy takes more)";
+        let cut = (said.lines())
+            .find_map(|l| l.strip_prefix("coprof: note: ")?.strip_suffix(note))
+            .map(|counts| counts.replace(',', ""));
+        match copy {
+            None => {
+                let counts = cut.unwrap_or_else(|| panic!("no note in {said}"));
+                let (cut, of) = counts.trim().split_once(" of ").unwrap();
+                let cut: f64 = cut.parse().unwrap();
+                assert_eq!(of.parse::<f64>().unwrap(), stacks, "{said}");
+                assert!(cut >= 0.95 * (stacks - whole), "{said}");
+            }
+            Some(_) => assert!(cut.is_none(), "{said}"),
+        }
         let pb = dir.path().join(format!("{name}.pb.gz"));
         export_file(&pb, &[], &trace);
         (whole / stacks, stacks_of(&pb, "leaf"))

@@ -288,6 +288,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         if a.call_graph {
             summary["stacks"] = serde_json::json!(written.stacks);
             summary["whole_stacks"] = serde_json::json!(run.whole_stacks);
+            if a.ring_buffer {
+                summary["cut_stacks"] = serde_json::json!(run.cut_stacks);
+            }
         }
         if a.follow_children {
             summary["children"] = serde_json::json!(children);
