@@ -1025,6 +1025,12 @@ fn a_ring_buffers_stacks_go_as_deep_as_the_copy_the_kernel_makes() {
         assert_eq!(info["stacks"], info["events"], "{info}");
         let bytes = copy.map_or(8192, |c| c.parse().unwrap());
         assert_eq!(info["meta"]["sampling"]["stack_copy"], bytes, "{info}");
+        let text = String::from_utf8(succeeded(coprof().arg("info").arg(&trace)).stdout).unwrap();
+        let said = match copy {
+            None => "; stacks unwound from the top 8,192 bytes the kernel copied;",
+            Some(_) => "; stacks unwound from the top 32,768 bytes the kernel copied;",
+        };
+        assert!(text.contains(said), "{text}");
         // Where stacks stopped at the copy's end, a note counts them and
         // says what to do: all but those the copy held whole.
         let said = String::from_utf8(out.stderr).unwrap();

@@ -968,6 +968,16 @@ fn ring_buffers_give_a_trace_of_pcs_that_only_the_code_profile_reads() {
     assert!(said.contains(" samples of "), "{said}");
     let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
     assert_eq!(info["meta"]["sampling"]["ring_buffer"], true, "{info}");
+    // `coprof info` says how, in words.
+    let text = common::succeeded(coprof().arg("info").arg(&trace)).stdout;
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains(
+            "\nsampled    a sample every ~20 µs of each thread's CPU time; into ring buffers, the \
+             program not stopped; periods drawn with seed 1\n"
+        ),
+        "{text}"
+    );
     assert_eq!(
         info["meta"]["classes"],
         serde_json::json!(["other"]),

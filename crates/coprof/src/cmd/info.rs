@@ -129,6 +129,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(pid) = m.pid {
         println!("process    {pid}");
     }
+    if let Some(how) = m.extra.get("sampling").and_then(sampling_text) {
+        println!("sampled    {how}");
+    }
     print_spans(
         "code",
         m.modules
@@ -206,4 +209,39 @@ fn print_spans(title: &str, spans: impl Iterator<Item = (u64, u64, String)>) {
         let title = if i == 0 { title } else { "" };
         println!("{title:<10} {start:#x}..{end:#x} {name}");
     }
+}
+
+/// How a native program was sampled, in words, from its trace's
+/// `sampling` metadata (`coprof record`'s
+/// [`sampling_meta`](crate::cmd::record::sampling_meta)); `None` where it
+/// says no period.
+fn sampling_text(s: &serde_json::Value) -> Option<String> {
+    let period_ns = s.get("period_ns")?.as_u64()?;
+    let on = |key: &str| s.get(key).and_then(|v| v.as_bool()) == Some(true);
+    let mut parts = vec![format!(
+        "a sample every ~{} µs of each thread's CPU time",
+        thousands(period_ns / 1000)
+    )];
+    if on("next_load") {
+        parts.push(match on("single_step") {
+            true => "each at its next load, stepped to".into(),
+            false => "each at its next load".into(),
+        });
+    }
+    if on("ring_buffer") {
+        parts.push("into ring buffers, the program not stopped".into());
+    }
+    if let Some(copy) = s.get("stack_copy").and_then(|v| v.as_u64()) {
+        parts.push(format!(
+            "stacks unwound from the top {} bytes the kernel copied",
+            thousands(copy)
+        ));
+    }
+    if on("same_cpu") {
+        parts.push("on one CPU".into());
+    }
+    if let Some(seed) = s.get("random_seed").and_then(|v| v.as_u64()) {
+        parts.push(format!("periods drawn with seed {seed}"));
+    }
+    Some(parts.join("; "))
 }
