@@ -747,6 +747,9 @@ fn a_running_process_is_recorded_for_a_time_and_runs_on() {
         "{info}"
     );
     assert_eq!(info["meta"]["attached"]["pid"].to_string(), pid);
+    let text = String::from_utf8(common::succeeded(coprof().arg("info").arg(&trace)).stdout);
+    let said = format!("\nprocess    {pid}, attached to as it ran (coprof record --attach)\n");
+    assert!(text.as_ref().unwrap().contains(&said), "{text:?}");
     assert_hot_loop_on_top(&json_of(coprof().args(["ranges", "--json"]).arg(&trace)));
     // Let go, it runs to its end, unharmed.
     let status = child.wait().unwrap();

@@ -127,7 +127,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         println!("program    {} {}", m.program, m.args.join(" "));
     }
     if let Some(pid) = m.pid {
-        println!("process    {pid}");
+        let attached = match m.extra.contains_key("attached") {
+            true => ", attached to as it ran (coprof record --attach)",
+            false => "",
+        };
+        println!("process    {pid}{attached}");
     }
     if let Some(how) = m.extra.get("sampling").and_then(sampling_text) {
         println!("sampled    {how}");
