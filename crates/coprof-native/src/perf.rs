@@ -16,7 +16,9 @@
 //! ring buffer mapped beside it ([`Ring`]), without stopping the thread.
 //! A second clock on the thread, of a period as long as a quarter of
 //! the buffer's samples, stops it as the first kind does: the sampler
-//! then reads the buffer, one stop for 512 samples.
+//! then reads the buffer, one stop for 512 samples. A sample that copies
+//! the thread's stack too, for its stack to be unwound, is some 8 KiB
+//! rather than 16 bytes: its buffer is larger, and read every 15.
 
 use crate::ring::{Drained, Layout, Ring, RingSample};
 use crate::NativeError;

@@ -5,7 +5,7 @@
 use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
 use crate::perf::{Clock, SAMPLE_SIGNAL};
-use crate::ring_stacks::RingSamples;
+use crate::ring_stacks::{RingSamples, Taken};
 use crate::start::{start, Started};
 use crate::unwind::{Space, Unwinder};
 use crate::{Children, Config, Exit, Hooks, NativeError, Run};
@@ -514,30 +514,45 @@ impl<'a, 'h> Tracer<'a, 'h> {
             }
         }
         for t in &kept.taken {
-            let mut stack = None;
-            if let (true, Some(p)) = (stacks, self.processes.get_mut(&process)) {
-                // A sample the kernel had no user registers for (none
-                // should be: the clock counts user time alone) has a stack
-                // that stops at once, as one whose unwinding cannot start.
-                let stack_end = t.regs.and_then(|r| p.space.maps.end_of(r.rsp));
-                let copied = kept.stack(t, tid, &code, stack_end.unwrap_or(0));
-                let (calls, whole) = match (&copied, t.regs.as_ref()) {
-                    (Some(copied), Some(regs)) => {
-                        let mut read = |addr, out: &mut [u8]| copied.read(addr, out);
-                        self.unwinder.stack(&mut p.space, process, regs, &mut read)
-                    }
-                    _ => (Vec::new(), false),
-                };
-                p.run.stacks += 1;
-                p.run.whole_stacks += u64::from(whole);
-                p.run.cut_stacks += u64::from(!whole && copied.is_some_and(|c| c.was_cut()));
-                stack = Some(calls);
-            }
+            let stack = match stacks {
+                true => self.copied_stack(process, tid, t, &kept, &code),
+                false => None,
+            };
             let sample = Sample::Event(Event::new(t.pc, Class::Other));
             self.count(process, tid, sample, stack.as_deref(), sink);
             self.sampled();
         }
         self.ring_samples = kept;
+    }
+
+    /// The stack of `taken`, a sample of thread `tid` of `process` read
+    /// from its ring buffer, unwound from the copy of its top `kept`
+    /// holds, the process's code lying in `code`; counted in the
+    /// process's run. A sample the kernel had no user registers for (none
+    /// should be: the clock counts user time alone) has a stack that
+    /// stops at once, as one whose unwinding cannot start.
+    fn copied_stack(
+        &mut self,
+        process: i32,
+        tid: i32,
+        taken: &Taken,
+        kept: &RingSamples,
+        code: &[(u64, u64)],
+    ) -> Option<Vec<OpenCall>> {
+        let p = self.processes.get_mut(&process)?;
+        let stack_end = taken.regs.and_then(|r| p.space.maps.end_of(r.rsp));
+        let copied = kept.stack(taken, tid, code, stack_end.unwrap_or(0));
+        let (calls, whole) = match (&copied, taken.regs.as_ref()) {
+            (Some(copied), Some(regs)) => {
+                let mut read = |addr, out: &mut [u8]| copied.read(addr, out);
+                self.unwinder.stack(&mut p.space, process, regs, &mut read)
+            }
+            _ => (Vec::new(), false),
+        };
+        p.run.stacks += 1;
+        p.run.whole_stacks += u64::from(whole);
+        p.run.cut_stacks += u64::from(!whole && copied.is_some_and(|c| c.was_cut()));
+        Some(calls)
     }
 
     /// Whether process `process`'s samples are to be given their stacks:
