@@ -323,6 +323,7 @@ fn the_pid_given_outlives_execve() {
 const PROC_SELF: &str = r#"
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -331,6 +332,7 @@ const PROC_SELF: &str = r#"
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static char text[8192];
@@ -487,6 +489,16 @@ int main(void) {
     pthread_getname_np(t, got, sizeof got);
     snprintf(path, sizeof path, "/proc/self/task/%ld/comm", worker_tid);
     printf("named by main: %s, its comm: %s", got, slurp(path));
+    /* pwrite is refused (a sequential file); writev names it by each
+       segment in turn, the last one last. */
+    int comm = open(path, O_WRONLY);
+    ssize_t r = pwrite(comm, "bypwrite", 8, 3);
+    printf("pwrite: %s, ", r < 0 && errno == ESPIPE ? "ESPIPE" : "written");
+    printf("its comm: %s", slurp(path));
+    struct iovec parts[2] = {{"first", 5}, {"second", 6}};
+    printf("writev wrote %zd, ", writev(comm, parts, 2));
+    printf("its comm: %s", slurp(path));
+    close(comm);
     pthread_barrier_wait(&step);
     pthread_join(t, NULL);
     return 0;
@@ -525,7 +537,9 @@ fn its_own_proc_files_name_the_program_and_the_ids_it_sees() {
          task: 2 threads, main's 1, worker's 1, names procself worker\n\
          comm under /proc/self: procself\n\
          exe under /proc/self: procself\n\
-         named by main: renamed, its comm: renamed\n"
+         named by main: renamed, its comm: renamed\n\
+         pwrite: ESPIPE, its comm: renamed\n\
+         writev wrote 11, its comm: second\n"
     );
     assert_eq!(run(&prog, &[]), alone);
     assert_eq!(run(&prog, &["--pid", "4242"]), alone);

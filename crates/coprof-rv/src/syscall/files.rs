@@ -98,6 +98,10 @@ impl Kernel {
                     } as i64)
                 } else {
                     let buf = tryf!(mem.slice(a[1], a[2], perm::R));
+                    if self.comm_file_of(h).is_some() {
+                        // A sequential file, as Linux's `seq_file`s are.
+                        return Ok(Outcome::Ret(-(libc::ESPIPE as i64)));
+                    }
                     // SAFETY: valid readable range.
                     ret(
                         unsafe { libc::pwrite(h, buf.as_ptr() as *const _, buf.len(), a[3] as i64) }
@@ -110,6 +114,10 @@ impl Kernel {
                 let n = a[2];
                 if n > 1024 {
                     EINVAL
+                } else if let Some(tid) =
+                    (num == nr::WRITEV).then(|| self.comm_file_of(h)).flatten()
+                {
+                    self.writev_comm(mem, tid, a[1], n)
                 } else {
                     let (iov, whole) = errno!(host_iovecs(mem, a[1], n, num == nr::READV));
                     // Linux copies segment by segment and stops at the

@@ -20,6 +20,9 @@
 //! programs that look for their parent or a tracer read `status`.) A
 //! `comm` opened to be written names its thread at each `write`, as
 //! Linux's does: glibc's `pthread_setname_np` names another thread so.
+//! `writev` names it by each segment in turn, as Linux's loop over a file
+//! without a vector write of its own does, so that the last one is the
+//! name; `pwrite` is refused (ESPIPE), as a `seq_file`'s is.
 //!
 //! Programs read their maps: glibc's
 //! `pthread_getattr_np` looks for the line that holds the main thread's
@@ -463,6 +466,35 @@ impl Kernel {
         }
         let ino = super::host_stat(h)?.st_ino;
         (self.comm_files.iter()).find_map(|&(i, tid)| (i == ino).then_some(tid))
+    }
+
+    /// `writev` of the `count` segments at guest address `at` to thread
+    /// `tid`'s `comm`: each segment names the thread in turn; the bytes
+    /// written, as far as the first segment that cannot be read (EFAULT
+    /// where it is the first).
+    pub(super) fn writev_comm(&mut self, mem: &Memory, tid: i64, at: u64, count: u64) -> i64 {
+        let Ok(raw) = mem.slice(at, count * 16, perm::R) else {
+            return -(libc::EFAULT as i64);
+        };
+        let segments: Vec<(u64, u64)> = (raw.chunks_exact(16))
+            .map(|c| {
+                let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
+                (word(&c[..8]), word(&c[8..]))
+            })
+            .collect();
+        let mut written = 0i64;
+        for (base, len) in segments.into_iter().filter(|s| s.1 > 0) {
+            let Ok(bytes) = mem.slice(base, len, perm::R) else {
+                return match written {
+                    0 => -(libc::EFAULT as i64),
+                    n => n,
+                };
+            };
+            let name = bytes.to_vec();
+            self.set_name(tid, &name);
+            written += len as i64;
+        }
+        written
     }
 }
 
