@@ -283,10 +283,12 @@ pub struct Run {
     /// are 0 when every period was sampled.
     pub lost: u64,
     pub throttled: u64,
-    /// With [`Config::ring_buffer`]: threads that ran unsampled because
-    /// no ring buffer, even of one page, could be mapped for them (locked
-    /// memory ran out). Their samples are missing from the run.
-    pub unsampled_threads: u64,
+    /// With [`Config::ring_buffer`]: threads for which no ring buffer,
+    /// even of one page, could be mapped (locked memory ran out), and
+    /// which were sampled instead with a stop at each sample, as without
+    /// ring buffers: their samples are there, PCs alone as the others',
+    /// at a stop's cost.
+    pub stopped_threads: u64,
     /// Threads the program ran, the first included.
     pub threads: u64,
     /// Samples whose stacks were unwound (for a sink that wants them:
@@ -337,7 +339,7 @@ impl Run {
             runs_ahead: 0,
             lost: 0,
             throttled: 0,
-            unsampled_threads: 0,
+            stopped_threads: 0,
             threads: 1,
             stacks: 0,
             whole_stacks: 0,
@@ -392,8 +394,8 @@ pub enum NativeError {
     )]
     RingBufferNextLoad,
     /// The program's first thread's ring buffer could not be mapped, even
-    /// of one page ([`Config::ring_buffer`]). (A later thread's is
-    /// counted in [`Run::unsampled_threads`].)
+    /// of one page ([`Config::ring_buffer`]). (A later thread is sampled
+    /// with stops instead, counted in [`Run::stopped_threads`].)
     #[error(
         "cannot map a ring buffer for thread {tid}'s clock: {source}; each thread's buffer is \
          up to {kib} KiB of locked memory, which beyond /proc/sys/kernel/perf_event_mlock_kb \

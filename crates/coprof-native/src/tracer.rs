@@ -262,17 +262,19 @@ impl<'a, 'h> Tracer<'a, 'h> {
             match Clock::open_ring(tid, period, RING_PAGES, copy) {
                 Ok(clock) => {
                     self.clocks.insert(tid, clock);
+                    return Ok(());
                 }
                 // Out of locked memory with threads sampled already: this
-                // one runs unsampled, counted, rather than the run ending.
+                // one is sampled with a stop at each sample, as without
+                // ring buffers, counted, rather than left unsampled or
+                // the run ending.
                 Err(NativeError::RingBuffer { .. }) if !self.clocks.is_empty() => {
                     if let Some(p) = self.processes.get_mut(&process) {
-                        p.run.unsampled_threads += 1;
+                        p.run.stopped_threads += 1;
                     }
                 }
                 Err(e) => return Err(e),
             }
-            return Ok(());
         }
         let clock = Clock::open(tid, self.config.period_ns)?;
         clock
@@ -695,11 +697,16 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 if self.config.next_load && d.read.is_none() {
                     break (Sample::NoLoad, Some(0));
                 }
-                let e = event(pc, &d, |addr, size| {
-                    let mut bytes = [0u8; 8];
-                    (read_memory(tid, addr, &mut bytes[..size]) == size)
-                        .then(|| u64::from_le_bytes(bytes))
-                });
+                // A thread sampled with stops for want of a ring buffer
+                // gives what the others give: its PC alone.
+                let e = match self.config.ring_buffer {
+                    true => Event::new(pc, Class::Other),
+                    false => event(pc, &d, |addr, size| {
+                        let mut bytes = [0u8; 8];
+                        (read_memory(tid, addr, &mut bytes[..size]) == size)
+                            .then(|| u64::from_le_bytes(bytes))
+                    }),
+                };
                 taken = Some(regs);
                 break (Sample::Event(e), Some(0));
             }

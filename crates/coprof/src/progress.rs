@@ -231,10 +231,10 @@ pub fn unfollowed_children_note(run: &coprof_native::Run) -> Option<String> {
 }
 
 /// The note for a run sampled into ring buffers (`--ring-buffer`, as
-/// `config` says) that missed samples: the kernel dropped some or
-/// throttled a clock, or threads ran unsampled for want of locked memory;
-/// or a hundredth or more of whose stacks stopped at the end of the copy
-/// of their top the kernel makes.
+/// `config` says) that did not go as asked: the kernel dropped samples
+/// or throttled a clock, threads were sampled with stops for want of
+/// locked memory, or a hundredth or more of the stacks stopped at the end
+/// of the copy of their top the kernel makes.
 pub fn ring_buffer_note(
     run: &coprof_native::Run,
     config: &coprof_native::Config,
@@ -266,11 +266,12 @@ pub fn ring_buffer_note(
             n(run.throttled)
         ));
     }
-    if run.unsampled_threads > 0 {
+    if run.stopped_threads > 0 {
         what.push(format!(
-            "{} of {} threads ran unsampled: no ring buffer could be mapped for them (locked \
+            "{} of {} threads were sampled with a stop at each sample, at its cost: no ring \
+             buffer could be mapped for them (locked \
              memory: raise `ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb)",
-            n(run.unsampled_threads),
+            n(run.stopped_threads),
             n(run.threads)
         ));
     }

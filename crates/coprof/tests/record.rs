@@ -1131,13 +1131,13 @@ int main(int argc, char **argv) {
 "#;
 
 #[test]
-fn threads_past_the_locked_memory_for_ring_buffers_run_unsampled_and_are_told() {
+fn threads_past_the_locked_memory_for_ring_buffers_are_sampled_with_stops_and_told() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::host_compile(dir.path(), "many", MANY, &["-O1", "-pthread"]);
     // Each buffer takes a page of data and its control page at the
     // least, out of the user's perf_event_mlock_kb per CPU, and then out
     // of `ulimit -l`, set to 0 here: more threads at once than that
-    // budget holds leave some unsampled.
+    // budget holds leave some without, sampled with stops instead.
     let kb: usize = std::fs::read_to_string("/proc/sys/kernel/perf_event_mlock_kb")
         .unwrap()
         .trim()
@@ -1151,9 +1151,9 @@ fn threads_past_the_locked_memory_for_ring_buffers_run_unsampled_and_are_told() 
     }
     let coprof = assert_cmd::cargo::cargo_bin("coprof");
     let trace = dir.path().join("many.cpt");
-    let run = |json: &str| {
+    let run = |options: &str| {
         let script = format!(
-            "ulimit -l 0 && exec \"$0\" record --ring-buffer {json} -o \"$1\" -- \"$2\" {threads}"
+            "ulimit -l 0 && exec \"$0\" record --ring-buffer {options} -o \"$1\" -- \"$2\" {threads}"
         );
         // Root may lock any amount (CAP_IPC_LOCK): run without that right.
         let mut cmd = match unsafe { libc::geteuid() } {
@@ -1175,16 +1175,41 @@ fn threads_past_the_locked_memory_for_ring_buffers_run_unsampled_and_are_told() 
         assert!(out.status.success(), "{err}");
         err
     };
-    let err = run("--json");
-    let summary: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
-    let unsampled = summary["unsampled_threads"].as_u64().unwrap();
-    assert_eq!(summary["threads"], threads as u64 + 1, "{summary}");
-    assert!(unsampled > 0 && unsampled < threads as u64, "{summary}");
-    assert!(summary["samples"].as_u64().unwrap() > 100, "{summary}");
+    // With stacks too, whose buffers are larger, and leave more threads
+    // without.
+    for options in ["", "-g"] {
+        let err = run(&format!("--json {options}"));
+        let summary: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+        let stopped = summary["stopped_threads"].as_u64().unwrap();
+        assert_eq!(summary["threads"], threads as u64 + 1, "{summary}");
+        assert!(stopped > 0 && stopped < threads as u64, "{summary}");
+        // The threads sampled with stops have samples as the others do,
+        // PCs alone: more threads have samples than had buffers.
+        let info = json_of(common::coprof().args(["info", "--json"]).arg(&trace));
+        assert_eq!(
+            info["meta"]["classes"],
+            serde_json::json!(["other"]),
+            "{info}"
+        );
+        let sampled = (info["threads"].as_array().unwrap().iter())
+            .filter(|t| t["events"].as_u64().unwrap() > 0)
+            .count() as u64;
+        let buffers = threads as u64 + 1 - stopped;
+        assert!(
+            sampled > buffers,
+            "{sampled} threads sampled, {buffers} buffers: {info}"
+        );
+        if options == "-g" {
+            assert_eq!(summary["stacks"], summary["samples"], "{summary}");
+        }
+    }
     // Said in words without --json.
     let err = run("");
     assert!(
-        err.contains("threads ran unsampled: no ring buffer could be mapped for them"),
+        err.contains(
+            "threads were sampled with a stop at each sample, at its cost: no ring buffer could \
+             be mapped for them"
+        ),
         "{err}"
     );
 }

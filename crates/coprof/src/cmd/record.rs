@@ -282,7 +282,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "ring_buffer": config.ring_buffer,
             "lost": run.lost,
             "throttled": run.throttled,
-            "unsampled_threads": run.unsampled_threads,
+            "stopped_threads": run.stopped_threads,
             "trace": { "path": a.output, "bytes": written.file_bytes },
         });
         if a.call_graph {
