@@ -19,7 +19,8 @@
 #   --ring-buffer  each round runs the two exports with --ring-buffer too
 #            (samples taken without stopping the program, stacks unwound
 #            from the kernel's copy of their top), right after the others;
-#            the table gives them a row of their own ("NAME, --ring-buffer")
+#            the table gives them a row of their own ("NAME, --ring-buffer",
+#            and with COPROF_BEFORE "NAME, --ring-buffer, before")
 #   --only   run only these workloads (names from --list)
 #   --list   print the workloads and their command lines, run nothing
 # Environment: COPROF=path/to/coprof (default: target/release/coprof, built
@@ -62,10 +63,8 @@ echo "bench-stacks: $runs rounds per workload; $(nproc) cores" >&2
 exported() {
   local tool="$1" bin="$coprof" how=()
   shift
-  case "$tool" in
-    before-*) bin="$COPROF_BEFORE" ;;
-    ring-*) how=(--ring-buffer) ;;
-  esac
+  case "$tool" in before-*) bin="$COPROF_BEFORE" ;; esac
+  case "$tool" in *ring-*) how=(--ring-buffer) ;; esac
   timed "$tool" sh -c 'out="$1"; shift; exec "$@" >"$out"' sh "$scratch/$tool.json" "$bin" export --json "${how[@]}" "$@"
   sed -nE 's/^  "total": ([0-9]+).*/\1/p' "$scratch/$tool.json" >>"$scratch/$tool.samples"
   awk '/"stacks":/ { s = $2 + 0 } /"whole_stacks":/ { w = $2 + 0 }
@@ -76,6 +75,8 @@ before=""
 if [ -n "${COPROF_BEFORE:-}" ]; then
   [ -x "$COPROF_BEFORE" ] || { echo "$bench: $COPROF_BEFORE is not an executable" >&2; exit 2; }
   before="before-"
+  # With both, the build before runs with ring buffers too.
+  [ -z "$ring" ] || before="before- before-ring-"
 fi
 
 echo "| workload | plain, s | export --flat, s | ×plain | samples | µs a sample | export, s | ×plain | samples | µs a sample | µs to unwind | whole stacks, % |"
@@ -104,6 +105,7 @@ for w in "${workloads[@]}"; do
     case "$b" in
       ring-) label="$name, --ring-buffer" ;;
       before-) label="$name, before" ;;
+      before-ring-) label="$name, --ring-buffer, before" ;;
       *) label="$name" ;;
     esac
     echo "| $label | $p | $f | $(ratio "$f" "$p") | $fs | $fu | $s | $(ratio "$s" "$p") | $ss | $su | $added | $(median "$scratch/${b}stacks.whole") |"

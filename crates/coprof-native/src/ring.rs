@@ -149,9 +149,7 @@ impl Ring {
                     got.samples += 1;
                     let mut body = std::mem::take(&mut self.body);
                     body.clear();
-                    for at in (tail + 8..tail + size).step_by(8) {
-                        body.extend_from_slice(&self.read(at).to_le_bytes());
-                    }
+                    self.copy(tail + 8, size - 8, &mut body);
                     each(self.layout.sample(&body));
                     self.body = body;
                 }
@@ -166,6 +164,23 @@ impl Ring {
         // SAFETY: as above.
         unsafe { tail_at.write_volatile(tail) };
         got
+    }
+
+    /// Appends the `len` bytes at position `at` of the data to `out`, in
+    /// one piece or two where they wrap around the data's end.
+    fn copy(&self, at: u64, len: u64, out: &mut Vec<u8>) {
+        let off = at as usize & (self.size - 1);
+        let len = len as usize;
+        let first = len.min(self.size - off);
+        for (from, n) in [(off, first), (0, len - first)] {
+            // SAFETY: `n` bytes from `from` lie within the data pages
+            // mapped. They are between the tail and the head: the kernel
+            // wrote them before it moved the head (the fence after
+            // reading it), and writes none there until the tail moves
+            // past them.
+            let bytes = unsafe { std::slice::from_raw_parts(self.base.add(self.page + from), n) };
+            out.extend_from_slice(bytes);
+        }
     }
 
     /// The u64 at position `at` of the data. Records are whole u64s

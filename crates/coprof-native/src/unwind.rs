@@ -58,6 +58,7 @@ use gimli::{
 use iced_x86::{Decoder, DecoderOptions, FlowControl};
 use object::read::elf::{ElfFile64, ProgramHeader};
 use object::{Endianness, Object, ObjectSection};
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -86,6 +87,9 @@ pub(crate) struct Unwinder {
     ctx: Box<UnwindContext<usize>>,
     /// Pages of the stack read for the sample being unwound.
     pages: Vec<(u64, Box<[u8; PAGE]>, usize)>,
+    /// Pages read for samples before, kept to be read into again rather
+    /// than allocated and zeroed anew at each sample.
+    spare: Vec<Box<[u8; PAGE]>>,
 }
 
 /// What is known of one process's address space: its mappings, and for
@@ -99,8 +103,9 @@ pub(crate) struct Space {
     /// The generation of the mappings the regions were made from, to
     /// make them again only when the files change.
     regions_of: u64,
-    rules: HashMap<u64, Option<Rule>>,
-    call_sites: HashMap<u64, u64>,
+    /// Each PC's rule, shared rather than copied at each lookup.
+    rules: FxHashMap<u64, Option<Rc<Rule>>>,
+    call_sites: FxHashMap<u64, u64>,
 }
 
 impl Space {
@@ -198,7 +203,8 @@ impl Unwinder {
         regs: &libc::user_regs_struct,
         read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
     ) -> (Vec<OpenCall>, bool) {
-        self.pages.clear();
+        let spare = &mut self.spare;
+        spare.extend(self.pages.drain(..).map(|(_, bytes, _)| bytes));
         // The mappings may have been read again since (a PC the sampler
         // found in no code).
         self.make_regions(space, read);
@@ -391,7 +397,8 @@ impl Unwinder {
         let i = match self.pages.iter().position(|p| p.0 == page) {
             Some(i) => i,
             None => {
-                let mut bytes = Box::new([0u8; PAGE]);
+                // What a spare page held before is past `got`, never read.
+                let mut bytes = self.spare.pop().unwrap_or_else(|| Box::new([0u8; PAGE]));
                 let got = read(page, &mut bytes[..]);
                 self.pages.push((page, bytes, got));
                 self.pages.len() - 1
@@ -416,9 +423,9 @@ impl Unwinder {
         pid: i32,
         pc: u64,
         read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
-    ) -> Option<Rule> {
+    ) -> Option<Rc<Rule>> {
         let rule = self.rule(space, pid, pc, read);
-        rule.or_else(|| space.frame_pointer_rule(pc))
+        rule.or_else(|| space.frame_pointer_rule(pc).map(Rc::new))
     }
 
     /// The row of `pc` in process `pid`, worked out once.
@@ -428,7 +435,7 @@ impl Unwinder {
         pid: i32,
         pc: u64,
         read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
-    ) -> Option<Rule> {
+    ) -> Option<Rc<Rule>> {
         if let Some(rule) = space.rules.get(&pc) {
             return rule.clone();
         }
@@ -450,7 +457,7 @@ impl Unwinder {
         // A PC in no file known yet is looked up again later: its file
         // may be mapped since.
         let r = &space.regions[region?];
-        let rule = r.cfi.rule(&mut self.ctx, pc.wrapping_sub(r.bias), r.bias);
+        let rule = (r.cfi.rule(&mut self.ctx, pc.wrapping_sub(r.bias), r.bias)).map(Rc::new);
         space.rules.insert(pc, rule.clone());
         rule
     }
