@@ -147,11 +147,18 @@ impl Ring {
             match kind {
                 RECORD_SAMPLE if size >= 16 => {
                     got.samples += 1;
-                    let mut body = std::mem::take(&mut self.body);
-                    body.clear();
-                    self.copy(tail + 8, size - 8, &mut body);
-                    each(self.layout.sample(&body));
-                    self.body = body;
+                    // Read where it lies, unless it wraps around the
+                    // data's end: then from a copy in one piece.
+                    match self.within(tail + 8, size - 8) {
+                        Some(body) => each(self.layout.sample(body)),
+                        None => {
+                            let mut body = std::mem::take(&mut self.body);
+                            body.clear();
+                            self.copy(tail + 8, size - 8, &mut body);
+                            each(self.layout.sample(&body));
+                            self.body = body;
+                        }
+                    }
                 }
                 RECORD_LOST if size >= 24 => got.lost += self.read(tail + 16),
                 RECORD_THROTTLE => got.throttled += 1,
@@ -173,14 +180,28 @@ impl Ring {
         let len = len as usize;
         let first = len.min(self.size - off);
         for (from, n) in [(off, first), (0, len - first)] {
-            // SAFETY: `n` bytes from `from` lie within the data pages
-            // mapped. They are between the tail and the head: the kernel
-            // wrote them before it moved the head (the fence after
-            // reading it), and writes none there until the tail moves
-            // past them.
-            let bytes = unsafe { std::slice::from_raw_parts(self.base.add(self.page + from), n) };
-            out.extend_from_slice(bytes);
+            out.extend_from_slice(self.data(from, n));
         }
+    }
+
+    /// The `len` bytes at position `at` of the data, where they do not
+    /// wrap around its end.
+    fn within(&self, at: u64, len: u64) -> Option<&[u8]> {
+        let off = at as usize & (self.size - 1);
+        let len = len as usize;
+        (off + len <= self.size).then(|| self.data(off, len))
+    }
+
+    /// The `n` bytes from offset `from` of the data pages, which lie
+    /// within them.
+    fn data(&self, from: usize, n: usize) -> &[u8] {
+        debug_assert!(from + n <= self.size);
+        // SAFETY: `n` bytes from `from` lie within the data pages mapped.
+        // They are between the tail and the head: the kernel wrote them
+        // before it moved the head (the fence after reading it), and
+        // writes none there until the tail moves past them, which it
+        // does after they are read (`drain` borrows `self` meanwhile).
+        unsafe { std::slice::from_raw_parts(self.base.add(self.page + from), n) }
     }
 
     /// The u64 at position `at` of the data. Records are whole u64s

@@ -9,73 +9,58 @@
 //! calls before return addresses, the vDSO's image). Memory that neither
 //! holds (the stack beyond the copy, the heap) is not read: a stack
 //! deeper than the copy stops there, as perf's do, and is not whole.
+//!
+//! Each sample is unwound where it lies in the buffer, before the buffer
+//! is handed back to the kernel: its copy is not copied again.
 
-use crate::perf::user_regs;
-use crate::ring::RingSample;
 use crate::tracer::read_memory;
+use crate::unwind::{Space, Unwinder};
+use coprof_core::OpenCall;
 use std::cell::Cell;
-use std::ops::Range;
 
-/// Samples read from a ring buffer, kept until they are counted.
-#[derive(Debug, Default)]
-pub(crate) struct RingSamples {
-    pub(crate) taken: Vec<Taken>,
-    /// The copies of their stacks, one after another.
-    bytes: Vec<u8>,
-}
-
-/// One sample read from a ring buffer.
+/// A stack unwound from the copy of its top a sample holds.
 #[derive(Debug)]
-pub(crate) struct Taken {
-    pub(crate) pc: u64,
-    /// Its registers, where it holds them.
-    pub(crate) regs: Option<libc::user_regs_struct>,
-    /// Where its stack's copy lies in [`RingSamples::bytes`].
-    stack: Range<usize>,
+pub(crate) struct Unwound {
+    pub(crate) calls: Vec<OpenCall>,
+    /// Whether it reached the thread's first frame.
+    pub(crate) whole: bool,
+    /// Whether the unwinding asked for the stack past the copy's end:
+    /// a larger copy would have let it go on.
+    pub(crate) cut: bool,
 }
 
-impl RingSamples {
-    /// Forgets the samples kept.
-    pub(crate) fn clear(&mut self) {
-        self.taken.clear();
-        self.bytes.clear();
-    }
-
-    /// Keeps `sample`, with a copy of its stack.
-    pub(crate) fn keep(&mut self, sample: RingSample<'_>) {
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(sample.stack);
-        self.taken.push(Taken {
-            pc: sample.pc,
-            regs: user_regs(&sample),
-            stack: start..self.bytes.len(),
-        });
-    }
-
-    /// The stack of `taken` as its sample copied it, for thread `tid`
-    /// whose code lies in `code` and whose stack's mapping ends at
-    /// `stack_end`.
-    pub(crate) fn stack<'a>(
-        &'a self,
-        taken: &Taken,
-        tid: i32,
-        code: &'a [(u64, u64)],
-        stack_end: u64,
-    ) -> Option<CopiedStack<'a>> {
-        Some(CopiedStack {
-            tid,
-            sp: taken.regs?.rsp,
-            bytes: &self.bytes[taken.stack.clone()],
-            code,
-            stack_end,
-            cut: Cell::new(false),
-        })
+/// The stack of a sample of thread `tid` of process `pid`, whose
+/// registers are `regs` and which copied `copy` from its stack pointer
+/// up, unwound by `unwinder` in what `space` knows of the process, whose
+/// code lies in `code` (its executable mappings, by start).
+pub(crate) fn unwind_copy(
+    unwinder: &mut Unwinder,
+    space: &mut Space,
+    (pid, tid): (i32, i32),
+    regs: &libc::user_regs_struct,
+    copy: &[u8],
+    code: &[(u64, u64)],
+) -> Unwound {
+    let stack = CopiedStack {
+        tid,
+        sp: regs.rsp,
+        bytes: copy,
+        code,
+        stack_end: space.maps.end_of(regs.rsp).unwrap_or(0),
+        cut: Cell::new(false),
+    };
+    let mut read = |addr, out: &mut [u8]| stack.read(addr, out);
+    let (calls, whole) = unwinder.stack(space, pid, regs, &mut read);
+    Unwound {
+        calls,
+        whole,
+        cut: !whole && stack.cut.get(),
     }
 }
 
 /// A thread's stack as a sample copied it, and where the thread's code
 /// lies.
-pub(crate) struct CopiedStack<'a> {
+struct CopiedStack<'a> {
     tid: i32,
     /// The stack pointer at the sample: where the copy starts.
     sp: u64,
@@ -92,7 +77,7 @@ impl CopiedStack<'_> {
     /// Reads `out.len()` bytes at `addr` into `out`, as
     /// [`read_memory`] does, from the copy within it, from the process
     /// in its code, and not elsewhere: the bytes read.
-    pub(crate) fn read(&self, addr: u64, out: &mut [u8]) -> usize {
+    fn read(&self, addr: u64, out: &mut [u8]) -> usize {
         if let Some(from) = addr.checked_sub(self.sp) {
             if from < self.bytes.len() as u64 {
                 let from = from as usize;
@@ -116,17 +101,12 @@ impl CopiedStack<'_> {
             }
         }
     }
-
-    /// Whether the unwinding asked for the stack past the copy's end:
-    /// a larger copy would have let it go on.
-    pub(crate) fn was_cut(&self) -> bool {
-        self.cut.get()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::unwind::tests::registers;
 
     /// A stack's copy is read where it lies and as far as it goes; code
     /// is read from the process (this one); any other memory is not.
@@ -155,10 +135,10 @@ mod tests {
         let data = copy.as_ptr() as u64;
         assert_eq!(stack.read(0x6ff8, &mut out), 0);
         assert_eq!(stack.read(data, &mut out), 0);
-        assert!(!stack.was_cut());
+        assert!(!stack.cut.get());
         // Past the copy's end but within the stack: the copy cut it.
         assert_eq!(stack.read(0x7040, &mut out), 0);
-        assert!(stack.was_cut());
+        assert!(stack.cut.get());
         // Code, from the process, up to the end of its range.
         assert_eq!(stack.read(here, &mut out), 8);
         // SAFETY: this function's own first bytes.
@@ -167,40 +147,48 @@ mod tests {
         assert_eq!(stack.read(here + 60, &mut out), 4);
     }
 
+    /// This thread's stack, unwound live and from copies of its top of
+    /// `sizes`, three calls of `copied` down: each unwinding's calls, and
+    /// whether it was whole and cut.
+    #[inline(never)]
+    fn copied(depth: u32, sizes: &[usize]) -> Vec<(Vec<OpenCall>, bool, bool)> {
+        if depth > 0 {
+            return std::hint::black_box(copied(std::hint::black_box(depth - 1), sizes));
+        }
+        let regs = registers();
+        let pid = std::process::id() as i32;
+        let mut top = vec![0u8; 64 << 10];
+        let got = read_memory(pid, regs.rsp, &mut top);
+        top.truncate(got);
+        let mut space = Space::default();
+        space.maps.read(pid);
+        let code = space.maps.code();
+        let mut unwinder = Unwinder::default();
+        let mut live = |addr, out: &mut [u8]| read_memory(pid, addr, out);
+        let (calls, whole) = unwinder.stack(&mut space, pid, &regs, &mut live);
+        let mut all = vec![(calls, whole, false)];
+        for &size in sizes {
+            let copy = &top[..size.min(top.len())];
+            let u = unwind_copy(&mut unwinder, &mut space, (pid, pid), &regs, copy, &code);
+            all.push((u.calls, u.whole, u.cut));
+        }
+        all
+    }
+
     #[test]
-    fn samples_kept_keep_their_registers_and_stacks_apart() {
-        let regs: Vec<u8> = (0..17u64).flat_map(|r| (r * 0x100).to_le_bytes()).collect();
-        let mut kept = RingSamples::default();
-        kept.keep(RingSample {
-            pc: 1,
-            regs: &regs,
-            stack: &[1, 2, 3, 4, 5, 6, 7, 8],
-        });
-        kept.keep(RingSample {
-            pc: 2,
-            regs: &[],
-            stack: &[],
-        });
-        kept.keep(RingSample {
-            pc: 3,
-            regs: &regs,
-            stack: &[9; 16],
-        });
-        let pcs: Vec<u64> = kept.taken.iter().map(|t| t.pc).collect();
-        assert_eq!(pcs, [1, 2, 3]);
-        let r = kept.taken[0].regs.expect("the registers");
-        // rsp is the eighth of the mask's order, rip the ninth, r15 last.
-        assert_eq!(
-            (r.rax, r.rsp, r.rip, r.r8, r.r15),
-            (0, 0x700, 0x800, 0x900, 0x1000)
+    fn a_copy_of_the_stack_unwinds_as_the_stack_does_as_far_as_it_goes() {
+        let all = copied(3, &[64 << 10, 64]);
+        let (live, whole, _) = &all[0];
+        assert!(*whole, "{live:x?}");
+        // A copy that holds the whole stack: the same calls, whole.
+        assert_eq!(all[1], (live.clone(), true, false));
+        // 64 bytes hold `copied`'s own frame at most: the unwinding
+        // stops at the copy's end, cut there.
+        let (calls, whole, cut) = &all[2];
+        assert!(!whole && *cut, "{calls:x?}");
+        assert!(
+            calls.len() < live.len() && live.ends_with(calls),
+            "{calls:x?}"
         );
-        assert!(kept.taken[1].regs.is_none());
-        assert!(kept.stack(&kept.taken[1], 1, &[], 0).is_none());
-        let third = kept.stack(&kept.taken[2], 1, &[], 0).expect("a stack");
-        let mut out = [0u8; 16];
-        assert_eq!(third.read(0x700, &mut out), 16);
-        assert_eq!(out, [9; 16]);
-        kept.clear();
-        assert!(kept.taken.is_empty());
     }
 }

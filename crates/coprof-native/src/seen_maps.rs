@@ -43,6 +43,8 @@ pub struct SeenMaps {
     areas: Areas,
     /// When the mappings were last read.
     read_at: Option<Instant>,
+    /// How many readings it has kept.
+    readings: u64,
 }
 
 impl SeenMaps {
@@ -67,6 +69,12 @@ impl SeenMaps {
         let i = self.mapped.partition_point(|m| m.0 <= pc);
         let &(start, end, executable) = self.mapped.get(i.checked_sub(1)?)?;
         (pc < end).then_some((start, executable))
+    }
+
+    /// How many readings it has kept: what it says of the mappings
+    /// changes only when this does.
+    pub fn readings(&self) -> u64 {
+        self.readings
     }
 
     /// The end of the mapping `addr` was in at the last read.
@@ -112,6 +120,7 @@ impl SeenMaps {
 
     /// Keeps what the mappings `maps` hold.
     pub fn see(&mut self, maps: &[Mapping]) {
+        self.readings += 1;
         self.mapped = (maps.iter())
             .map(|m| (m.start, m.end, m.executable))
             .collect();

@@ -4,8 +4,8 @@
 
 use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
-use crate::perf::{Clock, SAMPLE_SIGNAL};
-use crate::ring_stacks::{RingSamples, Taken};
+use crate::perf::{user_regs, Clock, SAMPLE_SIGNAL};
+use crate::ring_stacks::unwind_copy;
 use crate::start::{start, Started};
 use crate::unwind::{Space, Unwinder};
 use crate::{Children, Config, Exit, Hooks, NativeError, Run};
@@ -161,8 +161,9 @@ struct Tracer<'a, 'h> {
     breakpoints: bool,
     /// Runs that stopped at their breakpoint.
     breakpoint_hits: u64,
-    /// Samples read from a ring buffer, before they are counted.
-    ring_samples: RingSamples,
+    /// Samples read from a ring buffer, before they are counted: each
+    /// PC, and its stack where it was unwound.
+    ring_samples: Vec<(u64, Option<Vec<OpenCall>>)>,
     /// Whether the program's sink, and the children's owner, are given
     /// each sample's stack ([`Sink::stack`]).
     stacks: bool,
@@ -212,7 +213,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
             ended: None,
             breakpoints: true,
             breakpoint_hits: 0,
-            ring_samples: RingSamples::default(),
+            ring_samples: Vec::new(),
             stacks: sink.wants_stacks(),
             child_stacks,
             unwinder: Unwinder::default(),
@@ -488,12 +489,53 @@ impl<'a, 'h> Tracer<'a, 'h> {
         let Some(&process) = self.threads.get(&tid) else {
             return;
         };
-        let Some(clock) = self.clocks.get_mut(&tid) else {
+        let stacks = self.wants_stacks(process) && self.wants_of(process).contains(Class::Other);
+        let Tracer {
+            clocks,
+            processes,
+            unwinder,
+            ring_samples,
+            ..
+        } = self;
+        let (Some(clock), Some(p)) = (clocks.get_mut(&tid), processes.get_mut(&process)) else {
             return;
         };
-        let mut kept = std::mem::take(&mut self.ring_samples);
-        kept.clear();
-        let got = clock.drain(|s| kept.keep(s));
+        let mut taken = std::mem::take(ring_samples);
+        taken.clear();
+        // The process's code, read again where its mappings were.
+        let (mut code, mut code_of) = (Vec::new(), None);
+        let got = clock.drain(|s| {
+            p.space.maps.ran(process, s.pc);
+            let regs = user_regs(&s).filter(|_| stacks);
+            let stack = stacks.then(|| {
+                let Some(regs) = regs else {
+                    // The kernel had no user registers (none should be
+                    // missing: the clock counts user time alone): a
+                    // stack that stops at once.
+                    p.run.stacks += 1;
+                    return Vec::new();
+                };
+                if code_of != Some(p.space.maps.readings()) {
+                    code = p.space.maps.code();
+                    code_of = Some(p.space.maps.readings());
+                }
+                let u = unwind_copy(
+                    unwinder,
+                    &mut p.space,
+                    (process, tid),
+                    &regs,
+                    s.stack,
+                    &code,
+                );
+                p.run.stacks += 1;
+                p.run.whole_stacks += u64::from(u.whole);
+                p.run.cut_stacks += u64::from(u.cut);
+                u.calls
+            });
+            taken.push((s.pc, stack));
+        });
+        p.run.lost += got.lost;
+        p.run.throttled += got.throttled;
         // Drawn only when set, so that a read at a thread's end or at
         // another thread's stop leaves the seed's sequence where it was.
         if redraw && got.samples > 0 {
@@ -503,58 +545,12 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 let _ = clock.set_period(period);
             }
         }
-        let stacks = self.wants_stacks(process) && self.wants_of(process).contains(Class::Other);
-        let mut code = Vec::new();
-        if let Some(p) = self.processes.get_mut(&process) {
-            p.run.lost += got.lost;
-            p.run.throttled += got.throttled;
-            for t in &kept.taken {
-                p.space.maps.ran(process, t.pc);
-            }
-            if stacks {
-                code = p.space.maps.code();
-            }
-        }
-        for t in &kept.taken {
-            let stack = match stacks {
-                true => self.copied_stack(process, tid, t, &kept, &code),
-                false => None,
-            };
-            let sample = Sample::Event(Event::new(t.pc, Class::Other));
+        for (pc, stack) in taken.drain(..) {
+            let sample = Sample::Event(Event::new(pc, Class::Other));
             self.count(process, tid, sample, stack.as_deref(), sink);
             self.sampled();
         }
-        self.ring_samples = kept;
-    }
-
-    /// The stack of `taken`, a sample of thread `tid` of `process` read
-    /// from its ring buffer, unwound from the copy of its top `kept`
-    /// holds, the process's code lying in `code`; counted in the
-    /// process's run. A sample the kernel had no user registers for (none
-    /// should be: the clock counts user time alone) has a stack that
-    /// stops at once, as one whose unwinding cannot start.
-    fn copied_stack(
-        &mut self,
-        process: i32,
-        tid: i32,
-        taken: &Taken,
-        kept: &RingSamples,
-        code: &[(u64, u64)],
-    ) -> Option<Vec<OpenCall>> {
-        let p = self.processes.get_mut(&process)?;
-        let stack_end = taken.regs.and_then(|r| p.space.maps.end_of(r.rsp));
-        let copied = kept.stack(taken, tid, code, stack_end.unwrap_or(0));
-        let (calls, whole) = match (&copied, taken.regs.as_ref()) {
-            (Some(copied), Some(regs)) => {
-                let mut read = |addr, out: &mut [u8]| copied.read(addr, out);
-                self.unwinder.stack(&mut p.space, process, regs, &mut read)
-            }
-            _ => (Vec::new(), false),
-        };
-        p.run.stacks += 1;
-        p.run.whole_stacks += u64::from(whole);
-        p.run.cut_stacks += u64::from(!whole && copied.is_some_and(|c| c.was_cut()));
-        Some(calls)
+        self.ring_samples = taken;
     }
 
     /// Whether process `process`'s samples are to be given their stacks:

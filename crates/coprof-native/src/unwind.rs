@@ -723,7 +723,7 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::ffi::c_void;
 
@@ -794,7 +794,7 @@ mod tests {
 
     /// This thread's registers here, as a sample would read them.
     #[inline(always)]
-    fn registers() -> libc::user_regs_struct {
+    pub(crate) fn registers() -> libc::user_regs_struct {
         // SAFETY: a plain struct of integers.
         let mut r: libc::user_regs_struct = unsafe { std::mem::zeroed() };
         // SAFETY: reads registers into locals, writes nothing else.
