@@ -50,7 +50,7 @@ pub(crate) fn unwind_copy(
         cut: Cell::new(false),
     };
     let mut read = |addr, out: &mut [u8]| stack.read(addr, out);
-    let (calls, whole) = unwinder.stack(space, pid, regs, &mut read);
+    let (calls, whole) = unwinder.stack_of_copy(space, pid, regs, &mut read);
     Unwound {
         calls,
         whole,

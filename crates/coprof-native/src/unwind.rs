@@ -90,6 +90,10 @@ pub(crate) struct Unwinder {
     /// Pages read for samples before, kept to be read into again rather
     /// than allocated and zeroed anew at each sample.
     spare: Vec<Box<[u8; PAGE]>>,
+    /// Whether the stack being unwound is read a word at a time: a copy
+    /// in this process's memory ([`Unwinder::stack_of_copy`]), which a
+    /// page at a time would only copy again.
+    by_word: bool,
 }
 
 /// What is known of one process's address space: its mappings, and for
@@ -279,6 +283,21 @@ impl Unwinder {
         (calls, whole)
     }
 
+    /// As [`stack`](Self::stack), for a stack `read` reads from a copy in
+    /// this process's memory, a word at a time.
+    pub(crate) fn stack_of_copy(
+        &mut self,
+        space: &mut Space,
+        pid: i32,
+        regs: &libc::user_regs_struct,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> (Vec<OpenCall>, bool) {
+        self.by_word = true;
+        let unwound = self.stack(space, pid, regs, read);
+        self.by_word = false;
+        unwound
+    }
+
     /// The caller's registers, by `rule` from the callee's `frame`: its
     /// stack pointer is the CFA, its PC the return address; `None` when
     /// they cannot be known. A frame whose return address is undefined
@@ -386,11 +405,12 @@ impl Unwinder {
         None
     }
 
-    /// The 8 bytes at `addr` of the stack, read a page at a time.
+    /// The 8 bytes at `addr` of the stack, read a page at a time (a word
+    /// at a time from a copy).
     fn word(&mut self, addr: u64, read: &mut dyn FnMut(u64, &mut [u8]) -> usize) -> Option<u64> {
         let page = addr & !(PAGE as u64 - 1);
         let at = (addr - page) as usize;
-        if at + 8 > PAGE {
+        if at + 8 > PAGE || self.by_word {
             let mut bytes = [0u8; 8];
             return (read(addr, &mut bytes) == 8).then(|| u64::from_le_bytes(bytes));
         }
