@@ -1036,8 +1036,12 @@ fn a_ring_buffers_stacks_go_as_deep_as_the_copy_the_kernel_makes() {
         let said = String::from_utf8(out.stderr).unwrap();
         let note = "stacks stopped at the end of the 8,192 bytes of their top the kernel copies \
                     at a sample, deeper than that (--stack-copy takes more)";
+        // (The note's other parts, such as samples the kernel dropped,
+        // follow after a semicolon.)
         let cut = (said.lines())
-            .find_map(|l| l.strip_prefix("coprof: note: ")?.strip_suffix(note))
+            .filter_map(|l| l.strip_prefix("coprof: note: "))
+            .flat_map(|l| l.split("; "))
+            .find_map(|part| part.strip_suffix(note))
             .map(|counts| counts.replace(',', ""));
         match copy {
             None => {
