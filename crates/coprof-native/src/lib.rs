@@ -34,8 +34,8 @@
 //! With [`Config::ring_buffer`] the kernel copies each sample's registers
 //! and the top 8 KiB of its stack into the buffer, as for `perf record
 //! --call-graph dwarf`, and the stack is unwound from that copy when the
-//! buffer is read (`ring_stacks.rs`); the buffer is then 512 KiB, read
-//! at one stop every 15 samples.
+//! buffer is read (`ring_stacks.rs`); the buffer is then 1 MiB, read at
+//! one stop every 15 samples.
 //!
 //! What a sample cannot be: a whole instruction stream. Engines that need
 //! every instruction (the loop cache, branch-on-random) get nothing
@@ -122,7 +122,7 @@ pub struct Config {
     /// (`perf record --call-graph dwarf,SIZE`); a stack deeper than the
     /// copy stops at its end. A multiple of 8 up to [`MAX_STACK_COPY`];
     /// [`STACK_COPY`], perf's default, by default. Each thread's buffer
-    /// holds at least 60 such samples.
+    /// holds at least 120 such samples, and is read an eighth full.
     pub stack_copy: u32,
     /// Start the program with SIGPIPE ignored rather than at its default
     /// action, for a caller that was itself started so: a program started

@@ -31,8 +31,7 @@ const BATCH: usize = 4096;
 /// thread's CPU time. The thread is stopped for its buffer to be read
 /// each time it has run for a quarter of that. Small, since each is
 /// locked memory. One whose samples copy their stacks is larger
-/// ([`Clock::open_ring`]): 512 KiB, `perf record`'s default, for copies of
-/// 8 KiB.
+/// ([`Clock::open_ring`]): 1 MiB for copies of 8 KiB.
 pub(crate) const RING_PAGES: usize = 8;
 /// `si_code`s of a descriptor's fasync signal (POLL_IN to POLL_HUP): the
 /// clock's, as opposed to a SIGSTOP sent with `kill` (`SI_USER`).
@@ -394,7 +393,8 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 0 if self.is_clock_stop(tid, sig)
                     && self.clocks.get(&tid).is_some_and(Clock::has_ring) =>
                 {
-                    // A quarter of its buffer's samples since the last read.
+                    // A quarter of its buffer's samples (an eighth with
+                    // stacks) since the last read.
                     self.drain_all(Some(tid), sink);
                     resume(tid, 0);
                 }

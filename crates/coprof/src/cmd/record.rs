@@ -70,7 +70,7 @@ pub struct Args {
     /// period is redrawn at each read rather than at each sample. Not
     /// with --next-load. With -g, each sample copies the top 8 KiB of
     /// its stack too, as `perf record --call-graph dwarf` does, and the
-    /// buffer of 512 KiB is read every 15 samples.
+    /// buffer of 1 MiB is read every 15 samples.
     #[arg(long, conflicts_with_all = ["next_load", "sample_at", "single_step"])]
     ring_buffer: bool,
     /// Record each sample's stack, unwound from the CFI in the files'
@@ -87,7 +87,7 @@ pub struct Args {
     /// kernel copies, from the stack pointer up, as `perf record
     /// --call-graph dwarf,BYTES` takes them: a multiple of 8 up to 65528
     /// [default: 8192]. A stack deeper than the copy stops at its end;
-    /// each thread's buffer holds at least 60 samples, so a larger copy
+    /// each thread's buffer holds at least 120 samples, so a larger copy
     /// takes more locked memory.
     #[arg(long, value_name = "BYTES", requires_all = ["call_graph", "ring_buffer"],
           value_parser = crate::input::parse_stack_copy)]
