@@ -15,7 +15,7 @@
 //! that load is the sample. The program never sees the interrupts.
 //! With [`Config::ring_buffer`] the thread is not stopped for a sample:
 //! the kernel writes each interrupted PC into a ring buffer, as for
-//! `perf record`, which the sampler reads at one stop every 512 samples,
+//! `perf record`, which the sampler reads at one stop every 256 samples,
 //! and a sample is that PC alone (with its stack, where one is asked).
 //!
 //! The period follows DCPI's (§2.1 of its SOSP 1997 paper, which the
@@ -99,7 +99,7 @@ pub struct Config {
     /// does: each thread's clock runs on at every overflow, and the
     /// kernel writes the interrupted PC into a ring buffer (`ring.rs`),
     /// which the sampler reads when a second clock stops the thread, once
-    /// every 512 periods (`perf.rs`). A sample then costs the program a
+    /// every 256 periods (`perf.rs`). A sample then costs the program a
     /// timer interrupt instead of a ptrace stop,
     /// but is a PC alone: its event is of class `other`, with no
     /// address or value, since nothing reads the thread's registers or
@@ -111,10 +111,10 @@ pub struct Config {
     ///
     /// Two departures from DCPI's sampling (§2.1 of its SOSP 1997
     /// paper), so not the default: the period is redrawn within ±1/31 at
-    /// each read of the buffer, 512 samples apart, rather than at every
+    /// each read of the buffer, 256 samples apart, rather than at every
     /// sample; and a buffer that fills before it is read drops samples,
     /// which [`Run::lost`] counts (the kernel's throttling of a clock
-    /// aside, each buffer is read after a quarter of it is written, while
+    /// aside, each buffer is read after an eighth of it is written, while
     /// its thread is stopped, so none should fill).
     pub ring_buffer: bool,
     /// With `ring_buffer`, for a sink that asks for stacks: the bytes of

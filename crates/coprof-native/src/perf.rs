@@ -14,12 +14,12 @@
 //! With [`Config::ring_buffer`](crate::Config::ring_buffer) the clock
 //! instead runs on at every overflow and the kernel writes the PC into a
 //! ring buffer mapped beside it ([`Ring`]), without stopping the thread.
-//! A second clock on the thread, of a period as long as a quarter of
-//! the buffer's samples, stops it as the first kind does: the sampler
-//! then reads the buffer, one stop for 512 samples. A sample that copies
-//! the thread's stack too, for its stack to be unwound, is some 8 KiB
-//! rather than 16 bytes: its buffer is larger (1 MiB, 120 samples), and
-//! read an eighth full, every 15.
+//! A second clock on the thread, of a period as long as an eighth of the
+//! buffer's samples, stops it as the first kind does: the sampler then
+//! reads the buffer, one stop for 256 samples. A sample that copies the
+//! thread's stack too, for its stack to be unwound, is some 8 KiB rather
+//! than 16 bytes: its buffer is larger (1 MiB, 120 samples), read every
+//! 15.
 
 use crate::ring::{Drained, Layout, Ring, RingSample};
 use crate::NativeError;
@@ -114,10 +114,9 @@ pub struct Clock {
     ring: Option<Ring>,
     /// With a ring buffer: a second clock on the thread that stops it,
     /// by the signal a stopping clock sends, each time it has run long
-    /// enough to fill a quarter of the buffer (an eighth with stacks), so
-    /// that the sampler reads it then, with room for three times as many
-    /// more (seven) before any is lost. Never armed for one overflow: it
-    /// runs on.
+    /// enough to fill an eighth of the buffer, so that the sampler reads
+    /// it then, with room for seven times as many more before any is
+    /// lost. Never armed for one overflow: it runs on.
     _reader: Option<OwnedFd>,
 }
 
@@ -137,8 +136,8 @@ impl Clock {
     /// A clock on thread `tid` that writes its PC into a ring buffer of
     /// `data_pages` pages (a power of two) every `period_ns` of its CPU
     /// time, running from now on, and signals the thread as [`open`]'s
-    /// does each time it has run for a quarter of the buffer's samples
-    /// (an eighth with stacks). Where
+    /// does each time it has run for an eighth of the buffer's samples.
+    /// Where
     /// locked memory is short (`EPERM`, `ENOMEM`), a buffer of half the
     /// pages is tried, down to one page. With `stack_copy`, each sample
     /// holds the thread's user registers too and a copy of that many bytes
@@ -192,15 +191,10 @@ impl Clock {
                 Err(source) => return Err(NativeError::RingBuffer { tid, kib, source }),
             }
         };
-        // Read a quarter full, or an eighth with stacks, whose buffers
-        // hold fewer samples: a reader's overflow in the kernel (a system
+        // Read an eighth full: a reader's overflow in the kernel (a system
         // call) is skipped, as a sample's is, and the next comes a period
-        // later, so a buffer must hold the samples of a few periods.
-        let parts = match stack_copy {
-            Some(_) => 8,
-            None => 4,
-        };
-        let every = (pages * page / parts / sample_bytes).max(1) as u64;
+        // later, so a buffer must hold the samples of several periods.
+        let every = (pages * page / 8 / sample_bytes).max(1) as u64;
         let reader = event(tid, period_ns.max(1).saturating_mul(every), 0, 0, 0)?;
         signal_to(&reader, tid)?;
         Ok(Clock {

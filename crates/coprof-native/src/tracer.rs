@@ -29,7 +29,7 @@ const BATCH: usize = 4096;
 /// Data pages of each thread's ring buffer ([`Config::ring_buffer`]):
 /// 32 KiB, 2,048 samples, which at the default period is 63 ms of the
 /// thread's CPU time. The thread is stopped for its buffer to be read
-/// each time it has run for a quarter of that. Small, since each is
+/// each time it has run for an eighth of that. Small, since each is
 /// locked memory. One whose samples copy their stacks is larger
 /// ([`Clock::open_ring`]): 1 MiB for copies of 8 KiB.
 pub(crate) const RING_PAGES: usize = 8;
@@ -393,8 +393,8 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 0 if self.is_clock_stop(tid, sig)
                     && self.clocks.get(&tid).is_some_and(Clock::has_ring) =>
                 {
-                    // A quarter of its buffer's samples (an eighth with
-                    // stacks) since the last read.
+                    // An eighth of its buffer's samples since the last
+                    // read.
                     self.drain_all(Some(tid), sink);
                     resume(tid, 0);
                 }
@@ -571,8 +571,8 @@ impl<'a, 'h> Tracer<'a, 'h> {
     }
 
     /// Counts the samples in every ring buffer, and draws the next period
-    /// of `stopped`'s clock: at the stop of a thread whose buffer is a
-    /// quarter full, the others are read too, so that a thread that blocks the
+    /// of `stopped`'s clock: at the stop of a thread whose buffer is an
+    /// eighth full, the others are read too, so that a thread that blocks the
     /// signal of its own buffer's reader loses no samples while another
     /// thread runs.
     fn drain_all(&mut self, stopped: Option<i32>, sink: &mut dyn Sink) {

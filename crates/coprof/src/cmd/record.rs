@@ -64,7 +64,7 @@ pub struct Args {
     same_cpu: bool,
     /// Take the samples without stopping the program for each, as `perf
     /// record` does: the kernel writes each interrupted PC into a ring
-    /// buffer, which coprof reads at one stop of the thread every 512
+    /// buffer, which coprof reads at one stop of the thread every 256
     /// samples. Several times cheaper for the program, but a sample is a
     /// PC alone (no load, address or value: for ranges of PCs), and its
     /// period is redrawn at each read rather than at each sample. Not
