@@ -114,10 +114,6 @@ impl Kernel {
                 let n = a[2];
                 if n > 1024 {
                     EINVAL
-                } else if let Some(tid) =
-                    (num == nr::WRITEV).then(|| self.comm_file_of(h)).flatten()
-                {
-                    self.writev_comm(mem, tid, a[1], n)
                 } else {
                     let (iov, whole) = errno!(host_iovecs(mem, a[1], n, num == nr::READV));
                     // Linux copies segment by segment and stops at the
@@ -126,6 +122,11 @@ impl Kernel {
                     // regular files do).
                     if !whole && !iov.iter().any(|v| v.iov_len > 0) {
                         return Ok(Outcome::Ret(EFAULT));
+                    }
+                    if num == nr::WRITEV {
+                        if let Some(tid) = self.comm_file_of(h) {
+                            return Ok(Outcome::Ret(self.writev_comm(tid, &iov)));
+                        }
                     }
                     let events = if num == nr::READV {
                         libc::POLLIN

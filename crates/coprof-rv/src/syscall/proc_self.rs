@@ -468,31 +468,18 @@ impl Kernel {
         (self.comm_files.iter()).find_map(|&(i, tid)| (i == ino).then_some(tid))
     }
 
-    /// `writev` of the `count` segments at guest address `at` to thread
+    /// `writev` of the segments `iov` (guest memory, checked) to thread
     /// `tid`'s `comm`: each segment names the thread in turn; the bytes
-    /// written, as far as the first segment that cannot be read (EFAULT
-    /// where it is the first).
-    pub(super) fn writev_comm(&mut self, mem: &Memory, tid: i64, at: u64, count: u64) -> i64 {
-        let Ok(raw) = mem.slice(at, count * 16, perm::R) else {
-            return -(libc::EFAULT as i64);
-        };
-        let segments: Vec<(u64, u64)> = (raw.chunks_exact(16))
-            .map(|c| {
-                let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
-                (word(&c[..8]), word(&c[8..]))
-            })
-            .collect();
+    /// written.
+    pub(super) fn writev_comm(&mut self, tid: i64, iov: &[libc::iovec]) -> i64 {
         let mut written = 0i64;
-        for (base, len) in segments.into_iter().filter(|s| s.1 > 0) {
-            let Ok(bytes) = mem.slice(base, len, perm::R) else {
-                return match written {
-                    0 => -(libc::EFAULT as i64),
-                    n => n,
-                };
-            };
+        for v in iov.iter().filter(|v| v.iov_len > 0) {
+            // SAFETY: each iovec points into a validated guest range of
+            // its length (`host_iovecs`).
+            let bytes = unsafe { std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len) };
             let name = bytes.to_vec();
             self.set_name(tid, &name);
-            written += len as i64;
+            written += v.iov_len as i64;
         }
         written
     }
