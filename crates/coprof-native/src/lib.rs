@@ -56,7 +56,7 @@ mod unwind;
 
 pub use decode::{decode, event, Decoded, Regs};
 pub use modules::{modules, parse_maps, Mapping};
-pub use perf::{MAX_STACK_COPY, SAMPLE_SIGNAL, STACK_COPY};
+pub use perf::{copies_stack_of, MAX_STACK_COPY, SAMPLE_SIGNAL, STACK_COPY};
 pub use tracer::{attach_with, command_line, sample, sample_with, MAX_STEPS};
 
 use coprof_core::{ClassSet, Event};
@@ -155,10 +155,7 @@ impl Config {
     /// Refuses options that exclude each other, before anything is
     /// started, pinned or attached.
     fn check(&self) -> Result<(), NativeError> {
-        if self.stack_copy == 0
-            || !self.stack_copy.is_multiple_of(8)
-            || self.stack_copy > MAX_STACK_COPY
-        {
+        if !copies_stack_of(self.stack_copy) {
             return Err(NativeError::StackCopy(self.stack_copy));
         }
         if self.ring_buffer && self.next_load {

@@ -89,6 +89,11 @@ pub const STACK_COPY: u32 = 8192;
 /// The largest copy of a stack the kernel makes: a record's size is 16
 /// bits, and the copy's a multiple of 8 below it (perf's limit too).
 pub const MAX_STACK_COPY: u32 = 65528;
+/// Whether the kernel copies `bytes` of a stack: a multiple of 8 from 8
+/// to [`MAX_STACK_COPY`].
+pub fn copies_stack_of(bytes: u32) -> bool {
+    bytes > 0 && bytes.is_multiple_of(8) && bytes <= MAX_STACK_COPY
+}
 /// Samples with stacks a ring buffer holds at least.
 const STACK_SAMPLES: usize = 120;
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
@@ -164,22 +169,25 @@ impl Clock {
         };
         let kib = (pages + 1) * page / 1024;
         let (fd, ring, sample_bytes) = loop {
-            let (sample_type, copy, layout) = match stack_copy {
-                None => (PERF_SAMPLE_IP, 0, Layout::default()),
-                Some(copy) => (
-                    PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
-                    copy.min(room_for_two(pages * page)),
-                    Layout {
+            let (sample_type, copy, layout, sample_bytes) = match stack_copy {
+                None => (PERF_SAMPLE_IP, 0, Layout::default(), SAMPLE_BYTES),
+                Some(copy) => {
+                    let copy = copy.min(room_for_two(pages * page));
+                    let layout = Layout {
                         regs: USER_REGS.count_ones() as usize,
                         stacks: true,
-                    },
-                ),
+                    };
+                    let sample_type =
+                        PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+                    (
+                        sample_type,
+                        copy,
+                        layout,
+                        STACK_SAMPLE_BYTES + copy as usize,
+                    )
+                }
             };
             let fd = event(tid, period_ns, 0, sample_type, copy)?;
-            let sample_bytes = match stack_copy {
-                None => SAMPLE_BYTES,
-                Some(_) => STACK_SAMPLE_BYTES + copy as usize,
-            };
             match Ring::map(fd.as_raw_fd(), pages, page, layout) {
                 Ok(ring) => break (fd, ring, sample_bytes),
                 Err(e)

@@ -17,6 +17,7 @@ use crate::modules::{areas, modules, parse_maps, Mapping};
 use coprof_core::areas::Areas;
 use coprof_core::trace::Module;
 use std::path::Path;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// How often at most the mappings are read again for PCs that lie in no
@@ -43,8 +44,9 @@ pub struct SeenMaps {
     areas: Areas,
     /// When the mappings were last read.
     read_at: Option<Instant>,
-    /// How many readings it has kept.
-    readings: u64,
+    /// The executable mappings of the last read, by start, shared with
+    /// the unwinding of stacks copied by the kernel.
+    code: Rc<[(u64, u64)]>,
 }
 
 impl SeenMaps {
@@ -71,12 +73,6 @@ impl SeenMaps {
         (pc < end).then_some((start, executable))
     }
 
-    /// How many readings it has kept: what it says of the mappings
-    /// changes only when this does.
-    pub fn readings(&self) -> u64 {
-        self.readings
-    }
-
     /// The end of the mapping `addr` was in at the last read.
     pub fn end_of(&self, addr: u64) -> Option<u64> {
         let i = self.mapped.partition_point(|m| m.0 <= addr);
@@ -85,11 +81,8 @@ impl SeenMaps {
     }
 
     /// The executable mappings of the last read, by start.
-    pub fn code(&self) -> Vec<(u64, u64)> {
-        (self.mapped.iter())
-            .filter(|m| m.2)
-            .map(|&(start, end, _)| (start, end))
-            .collect()
+    pub fn code(&self) -> Rc<[(u64, u64)]> {
+        self.code.clone()
     }
 
     /// The files with code at the last read, where they were.
@@ -120,11 +113,14 @@ impl SeenMaps {
 
     /// Keeps what the mappings `maps` hold.
     pub fn see(&mut self, maps: &[Mapping]) {
-        self.readings += 1;
         self.mapped = (maps.iter())
             .map(|m| (m.start, m.end, m.executable))
             .collect();
         self.mapped.sort_unstable();
+        self.code = (self.mapped.iter())
+            .filter(|m| m.2)
+            .map(|&(start, end, _)| (start, end))
+            .collect();
         // A file's place is worked out from its ELF headers: only when
         // the mappings of code from files have changed. Memory mapped or
         // unmapped alone (code made at run time, a buffer, a file's data)

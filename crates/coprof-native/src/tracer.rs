@@ -502,23 +502,17 @@ impl<'a, 'h> Tracer<'a, 'h> {
         };
         let mut taken = std::mem::take(ring_samples);
         taken.clear();
-        // The process's code, read again where its mappings were.
-        let (mut code, mut code_of) = (Vec::new(), None);
         let got = clock.drain(|s| {
             p.space.maps.ran(process, s.pc);
-            let regs = user_regs(&s).filter(|_| stacks);
             let stack = stacks.then(|| {
-                let Some(regs) = regs else {
+                let Some(regs) = user_regs(&s) else {
                     // The kernel had no user registers (none should be
                     // missing: the clock counts user time alone): a
                     // stack that stops at once.
                     p.run.stacks += 1;
                     return Vec::new();
                 };
-                if code_of != Some(p.space.maps.readings()) {
-                    code = p.space.maps.code();
-                    code_of = Some(p.space.maps.readings());
-                }
+                let code = p.space.maps.code();
                 let u = unwind_copy(
                     unwinder,
                     &mut p.space,

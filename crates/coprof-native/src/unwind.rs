@@ -425,14 +425,7 @@ impl Unwinder {
             }
         };
         let (_, bytes, got) = &self.pages[i];
-        if at + 8 <= *got {
-            return Some(u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()));
-        }
-        // The page could not be read from its start, but the word may be:
-        // a stack's copy starts at the stack pointer, within a page
-        // ([`crate::ring_stacks`]).
-        let mut bytes = [0u8; 8];
-        (read(addr, &mut bytes) == 8).then(|| u64::from_le_bytes(bytes))
+        (at + 8 <= *got).then(|| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()))
     }
 
     /// How the frame of `pc` is unwound: by its CFI, else as a frame that

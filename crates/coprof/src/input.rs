@@ -1176,9 +1176,9 @@ pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 
 /// A `--stack-copy`: a size the kernel copies of a stack.
 pub(crate) fn parse_stack_copy(s: &str) -> Result<u32, String> {
-    use coprof_native::MAX_STACK_COPY;
+    use coprof_native::{copies_stack_of, MAX_STACK_COPY};
     match s.parse::<u32>() {
-        Ok(n) if n > 0 && n.is_multiple_of(8) && n <= MAX_STACK_COPY => Ok(n),
+        Ok(n) if copies_stack_of(n) => Ok(n),
         _ => Err(format!(
             "{s} is not a size of a stack's copy: give a multiple of 8 from 8 to {MAX_STACK_COPY}"
         )),
