@@ -35,7 +35,11 @@
 //! and the top 8 KiB of its stack into the buffer, as for `perf record
 //! --call-graph dwarf`, and the stack is unwound from that copy when the
 //! buffer is read (`ring_stacks.rs`); the buffer is then 1 MiB, read at
-//! one stop every 15 samples.
+//! one stop every 15 samples. With [`Config::frame_pointers`] too, the
+//! kernel walks the thread's frame pointers at each sample instead, as
+//! for `perf record --call-graph fp`, and the sample holds the return
+//! addresses it found: far smaller, but whole only through code that
+//! keeps a frame pointer.
 //!
 //! What a sample cannot be: a whole instruction stream. Engines that need
 //! every instruction (the loop cache, branch-on-random) get nothing
@@ -124,6 +128,22 @@ pub struct Config {
     /// [`STACK_COPY`], perf's default, by default. Each thread's buffer
     /// holds at least 120 such samples, and is read an eighth full.
     pub stack_copy: u32,
+    /// With `ring_buffer`, for a sink that asks for stacks: take each
+    /// sample's stack from the kernel's walk of the thread's frame
+    /// pointers (`perf record --call-graph fp`) rather than from a copy
+    /// of its top (`stack_copy`). A sample is then about 1 KiB rather
+    /// than 8 KiB and more (its buffer 512 KiB, read every 67 samples,
+    /// rather than 1 MiB every 15), and a stack is not bounded by a copy;
+    /// but it holds only frames that keep a frame pointer
+    /// (`-fno-omit-frame-pointer`), and code built without them (most
+    /// distributions' C libraries) ends the walk. The frames below the
+    /// innermost frame pointer (a leaf that keeps none, a function in its
+    /// prologue), which would hide their callers, are unwound by their
+    /// CFI from the top 512 bytes of the stack, which each sample copies
+    /// with its registers (`unwind.rs`, `Unwinder::stack_of_chain`). Not
+    /// without `ring_buffer`: a stopped thread's stack is unwound from its
+    /// CFI, which needs no frame pointers.
+    pub frame_pointers: bool,
     /// Start the program with SIGPIPE ignored rather than at its default
     /// action, for a caller that was itself started so: a program started
     /// by `execve` keeps the signals its parent ignored, and a shell's
@@ -146,6 +166,7 @@ impl Default for Config {
             same_cpu: false,
             ring_buffer: false,
             stack_copy: STACK_COPY,
+            frame_pointers: false,
             ignore_sigpipe: false,
         }
     }
@@ -160,6 +181,9 @@ impl Config {
         }
         if self.ring_buffer && self.next_load {
             return Err(NativeError::RingBufferNextLoad);
+        }
+        if self.frame_pointers && !self.ring_buffer {
+            return Err(NativeError::FramePointersStopped);
         }
         Ok(())
     }
@@ -404,6 +428,14 @@ pub enum NativeError {
         kib: usize,
         source: std::io::Error,
     },
+    /// [`Config::frame_pointers`] was asked without
+    /// [`Config::ring_buffer`].
+    #[error(
+        "the kernel walks the frame pointers of samples it writes into a ring buffer: \
+         frame_pointers asks for ring_buffer (a thread stopped for its sample has its stack \
+         unwound from its CFI)"
+    )]
+    FramePointersStopped,
     /// [`Config::stack_copy`] is not a size the kernel copies.
     #[error(
         "a sample's copy of its stack of {0} bytes: give a multiple of 8 from 8 to {MAX_STACK_COPY}"
@@ -460,5 +492,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Frame pointers are walked into a ring buffer: asked without one,
+    /// the sampler refuses before anything runs.
+    #[test]
+    fn frame_pointers_are_refused_without_a_ring_buffer() {
+        let config = Config {
+            frame_pointers: true,
+            ..Config::default()
+        };
+        assert!(matches!(
+            config.check(),
+            Err(NativeError::FramePointersStopped)
+        ));
+        let config = Config {
+            ring_buffer: true,
+            ..config
+        };
+        assert!(config.check().is_ok());
     }
 }

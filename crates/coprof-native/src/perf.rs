@@ -19,7 +19,9 @@
 //! reads the buffer, one stop for 256 samples. A sample that copies the
 //! thread's stack too, for its stack to be unwound, is some 8 KiB rather
 //! than 16 bytes: its buffer is larger (1 MiB, 120 samples), read every
-//! 15.
+//! 15. One that holds the kernel's walk of the frame pointers instead,
+//! with the registers and the top 512 bytes of the stack, is about 1 KiB:
+//! its buffer is 512 KiB, read every 67 samples.
 
 use crate::ring::{Drained, Layout, Ring, RingSample};
 use crate::NativeError;
@@ -66,6 +68,9 @@ struct Attr {
 const PERF_TYPE_SOFTWARE: u32 = 1;
 /// `PERF_SAMPLE_IP`: a ring buffer's sample holds the PC.
 const PERF_SAMPLE_IP: u64 = 1 << 0;
+/// `PERF_SAMPLE_CALLCHAIN`: with a chain, it holds the kernel's walk of
+/// the frame pointers, after the PC.
+const PERF_SAMPLE_CALLCHAIN: u64 = 1 << 5;
 /// `PERF_SAMPLE_REGS_USER` and `PERF_SAMPLE_STACK_USER`: with a stack, it
 /// holds the user registers too and a copy of the stack.
 const PERF_SAMPLE_REGS_USER: u64 = 1 << 12;
@@ -96,6 +101,37 @@ pub fn copies_stack_of(bytes: u32) -> bool {
 }
 /// Samples with stacks a ring buffer holds at least.
 const STACK_SAMPLES: usize = 120;
+/// Data pages of a ring buffer whose samples hold chains: 512 KiB,
+/// which with its control page is the locked memory an unprivileged
+/// user has for each CPU by default (`perf_event_mlock_kb`, 516).
+const CHAIN_PAGES: usize = 128;
+/// Bytes of the stack a sample with a chain copies too, from the stack
+/// pointer up, for the frames below the innermost frame pointer: those of
+/// a function sampled before it has set its frame pointer up, or that
+/// keeps none, such as most leaves GCC builds (`ring_stacks.rs`).
+pub const CHAIN_STACK_COPY: u32 = 512;
+/// Bytes of a sample with a chain of 32 frames: the registers, the copy
+/// and the rest of a sample with a stack, and the chain's length, its
+/// mark and its words; a deep stack's, by which the buffer's reading is
+/// timed. A chain holds 127 at most (`kernel.perf_event_max_stack`),
+/// 768 bytes more: a buffer read an eighth full of samples this size is
+/// then under half full at worst.
+const CHAIN_SAMPLE_BYTES: usize = STACK_SAMPLE_BYTES + CHAIN_STACK_COPY as usize + 8 + 8 + 8 * 32;
+
+/// What a ring buffer's samples hold beside the PC, for their stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingStacks {
+    /// Nothing: PCs alone.
+    None,
+    /// The thread's user registers and a copy of this many bytes of its
+    /// stack, from the stack pointer up, to be unwound from the CFI
+    /// (`perf record --call-graph dwarf`).
+    Copy(u32),
+    /// The kernel's walk of the thread's frame pointers, the return
+    /// address at each (`perf record --call-graph fp`), and the thread's
+    /// user registers and the top [`CHAIN_STACK_COPY`] bytes of its stack.
+    Chain,
+}
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 /// `disabled`: armed later by the refresh.
 const FLAG_DISABLED: u64 = 1 << 0;
@@ -103,6 +139,8 @@ const FLAG_DISABLED: u64 = 1 << 0;
 /// (`perf_event_paranoid` 2).
 const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
 const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+/// `exclude_callchain_kernel`: a chain holds the user's frames alone.
+const FLAG_EXCLUDE_CALLCHAIN_KERNEL: u64 = 1 << 21;
 // _IO('$', 2) and _IOW('$', 4, u64).
 const PERF_EVENT_IOC_REFRESH: libc::c_ulong = 0x2402;
 const PERF_EVENT_IOC_PERIOD: libc::c_ulong = 0x4008_2404;
@@ -144,36 +182,41 @@ impl Clock {
     /// does each time it has run for an eighth of the buffer's samples.
     /// Where
     /// locked memory is short (`EPERM`, `ENOMEM`), a buffer of half the
-    /// pages is tried, down to one page. With `stack_copy`, each sample
-    /// holds the thread's user registers too and a copy of that many bytes
-    /// of its stack, for the sampler to unwind: the buffer is then as
-    /// large as [`STACK_SAMPLES`] of them need at least, and the copy
-    /// smaller where a buffer halved would hold fewer than two.
+    /// pages is tried, down to one page. With `stacks` a
+    /// [`RingStacks::Copy`], each sample holds the thread's user registers
+    /// too and a copy of that many bytes of its stack, for the sampler to
+    /// unwind: the buffer is then as large as [`STACK_SAMPLES`] of them
+    /// need at least, and the copy smaller where a buffer halved would
+    /// hold fewer than two. With a [`RingStacks::Chain`], each holds the
+    /// kernel's walk of its frame pointers, in a buffer of
+    /// [`CHAIN_PAGES`] at least.
     ///
     /// [`open`]: Clock::open
     pub fn open_ring(
         tid: i32,
         period_ns: u64,
         data_pages: usize,
-        stack_copy: Option<u32>,
+        stacks: RingStacks,
     ) -> Result<Clock, NativeError> {
         // SAFETY: plain call.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let mut pages = match stack_copy {
-            Some(copy) => data_pages.max(
+        let mut pages = match stacks {
+            RingStacks::None => data_pages,
+            RingStacks::Copy(copy) => data_pages.max(
                 (STACK_SAMPLES * (STACK_SAMPLE_BYTES + copy as usize))
                     .div_ceil(page)
                     .next_power_of_two(),
             ),
-            None => data_pages,
+            RingStacks::Chain => data_pages.max(CHAIN_PAGES),
         };
         let kib = (pages + 1) * page / 1024;
         let (fd, ring, sample_bytes) = loop {
-            let (sample_type, copy, layout, sample_bytes) = match stack_copy {
-                None => (PERF_SAMPLE_IP, 0, Layout::default(), SAMPLE_BYTES),
-                Some(copy) => {
+            let (sample_type, flags, copy, layout, sample_bytes) = match stacks {
+                RingStacks::None => (PERF_SAMPLE_IP, 0, 0, Layout::default(), SAMPLE_BYTES),
+                RingStacks::Copy(copy) => {
                     let copy = copy.min(room_for_two(pages * page));
                     let layout = Layout {
+                        chain: false,
                         regs: USER_REGS.count_ones() as usize,
                         stacks: true,
                     };
@@ -181,13 +224,28 @@ impl Clock {
                         PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
                     (
                         sample_type,
+                        0,
                         copy,
                         layout,
                         STACK_SAMPLE_BYTES + copy as usize,
                     )
                 }
+                RingStacks::Chain => (
+                    PERF_SAMPLE_IP
+                        | PERF_SAMPLE_CALLCHAIN
+                        | PERF_SAMPLE_REGS_USER
+                        | PERF_SAMPLE_STACK_USER,
+                    FLAG_EXCLUDE_CALLCHAIN_KERNEL,
+                    CHAIN_STACK_COPY,
+                    Layout {
+                        chain: true,
+                        regs: USER_REGS.count_ones() as usize,
+                        stacks: true,
+                    },
+                    CHAIN_SAMPLE_BYTES,
+                ),
             };
-            let fd = event(tid, period_ns, 0, sample_type, copy)?;
+            let fd = event(tid, period_ns, flags, sample_type, copy)?;
             match Ring::map(fd.as_raw_fd(), pages, page, layout) {
                 Ok(ring) => break (fd, ring, sample_bytes),
                 Err(e)

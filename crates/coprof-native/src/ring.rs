@@ -36,6 +36,9 @@ const DATA_TAIL: usize = 1032;
 /// What a ring's samples hold beside the PC.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Layout {
+    /// Whether each sample holds the kernel's walk of the thread's frame
+    /// pointers (`PERF_SAMPLE_CALLCHAIN`).
+    pub chain: bool,
     /// Words of user registers each sample holds (`PERF_SAMPLE_REGS_USER`
     /// with that many bits in its mask), or 0 for none.
     pub regs: usize,
@@ -49,6 +52,9 @@ pub struct Layout {
 pub struct RingSample<'a> {
     /// The interrupted PC.
     pub pc: u64,
+    /// The kernel's walk of the frame pointers, eight bytes a word
+    /// ([`RingSample::chain`]); empty where none was asked.
+    pub chain: &'a [u8],
     /// The thread's user registers, in the order of their mask's bits,
     /// eight bytes each ([`RingSample::reg`]); empty where none were
     /// asked or the kernel had none.
@@ -224,10 +230,24 @@ impl Layout {
         let pc = word(0).unwrap_or(0);
         let alone = RingSample {
             pc,
+            chain: &[],
             regs: &[],
             stack: &[],
         };
         let mut at = 8;
+        let mut chain: &[u8] = &[];
+        if self.chain {
+            let Some(nr) = word(at) else { return alone };
+            at += 8;
+            let Some(all) = (nr.checked_mul(8))
+                .and_then(|n| at.checked_add(usize::try_from(n).ok()?))
+                .and_then(|end| body.get(at..end))
+            else {
+                return alone;
+            };
+            chain = all;
+            at += all.len();
+        }
         let mut regs: &[u8] = &[];
         if self.regs > 0 {
             let Some(abi) = word(at) else { return alone };
@@ -252,11 +272,40 @@ impl Layout {
                 stack = &body[at..at + size.min(copied as usize)];
             }
         }
-        RingSample { pc, regs, stack }
+        RingSample {
+            pc,
+            chain,
+            regs,
+            stack,
+        }
     }
 }
 
+/// The least value of the words that mark a part of a chain
+/// (`PERF_CONTEXT_MAX`, -4095): `PERF_CONTEXT_USER` before the user's
+/// frames, `PERF_CONTEXT_KERNEL` before the kernel's.
+const CONTEXT_MARK: u64 = -4095i64 as u64;
+/// `PERF_CONTEXT_USER`.
+const CONTEXT_USER: u64 = -512i64 as u64;
+
 impl RingSample<'_> {
+    /// The user's part of the sample's chain: the PC, then each frame's
+    /// return address, innermost first, as the kernel walked them; the
+    /// kernel's part and the marks left out.
+    pub fn chain(&self) -> impl Iterator<Item = u64> + '_ {
+        let mut user = false;
+        self.chain
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().expect("chunks of 8")))
+            .filter(move |&w| match w >= CONTEXT_MARK {
+                true => {
+                    user = w == CONTEXT_USER;
+                    false
+                }
+                false => user,
+            })
+    }
+
     /// The `i`th register of the sample's mask, if it has them.
     pub fn reg(&self, i: usize) -> Option<u64> {
         let bytes = self.regs.get(8 * i..8 * i + 8)?;
@@ -471,7 +520,7 @@ mod tests {
             batches in proptest::collection::vec(proptest::collection::vec(full(), 0..4), 1..20),
         ) {
             let mut w = Writer::new(2048, 1);
-            let mut ring = w.ring(Layout { regs: REGS, stacks: true });
+            let mut ring = w.ring(Layout { chain: false, regs: REGS, stacks: true });
             for batch in &batches {
                 let words: usize = batch.iter().map(|s| 5 + REGS + s.stack.len() / 8).sum();
                 prop_assume!(words * 8 <= w.size);
@@ -496,10 +545,96 @@ mod tests {
         }
     }
 
+    /// A sample as the kernel writes it with its frame pointers' walk:
+    /// the PC, then the chain, its kernel's part (if any) and its user's,
+    /// each after its mark.
+    #[derive(Clone, Debug)]
+    struct Chained {
+        pc: u64,
+        kernel: Option<Vec<u64>>,
+        user: Vec<u64>,
+    }
+
+    /// `PERF_CONTEXT_KERNEL`.
+    const CONTEXT_KERNEL: u64 = -128i64 as u64;
+
+    impl Chained {
+        fn chain(&self) -> Vec<u64> {
+            let mut chain = Vec::new();
+            if let Some(kernel) = &self.kernel {
+                chain.push(CONTEXT_KERNEL);
+                chain.extend(kernel);
+            }
+            chain.push(CONTEXT_USER);
+            chain.extend(&self.user);
+            chain
+        }
+    }
+
+    fn chained() -> impl Strategy<Value = Chained> {
+        // Addresses below the marks, as every address a chain holds is.
+        let address = 0..CONTEXT_MARK;
+        (
+            address.clone(),
+            proptest::option::of(proptest::collection::vec(address.clone(), 0..4)),
+            proptest::collection::vec(address, 0..20),
+        )
+            .prop_map(|(pc, kernel, user)| Chained { pc, kernel, user })
+    }
+
+    proptest! {
+        /// A sample's chain is read as the kernel wrote it, however it
+        /// falls across the end of the buffer: the user's part alone.
+        #[test]
+        fn samples_keep_their_chains_across_the_buffers_end(
+            batches in proptest::collection::vec(proptest::collection::vec(chained(), 0..6), 1..20),
+        ) {
+            let mut w = Writer::new(2048, 1);
+            let mut ring = w.ring(Layout { chain: true, regs: 0, stacks: false });
+            for batch in &batches {
+                let words: usize = batch.iter().map(|s| 3 + s.chain().len()).sum();
+                prop_assume!(words * 8 <= w.size);
+                for s in batch {
+                    let chain = s.chain();
+                    let size = 8 * (3 + chain.len() as u64);
+                    w.put(RECORD_SAMPLE as u64 | (size << 48));
+                    w.put(s.pc);
+                    w.put(chain.len() as u64);
+                    for word in chain {
+                        w.put(word);
+                    }
+                }
+                w.publish();
+                let mut read = Vec::new();
+                ring.drain(|s| read.push((s.pc, s.chain().collect::<Vec<u64>>())));
+                let want: Vec<(u64, Vec<u64>)> = batch.iter().map(|s| (s.pc, s.user.clone())).collect();
+                prop_assert_eq!(read, want);
+                prop_assert_eq!(w.tail(), w.head);
+            }
+        }
+    }
+
+    /// A chain longer than its record keeps the sample's PC, without it.
+    #[test]
+    fn a_chain_past_its_records_end_is_left_out() {
+        let layout = Layout {
+            chain: true,
+            ..Layout::default()
+        };
+        for nr in [2, u64::MAX / 4, u64::MAX] {
+            let mut body = 7u64.to_le_bytes().to_vec();
+            body.extend(nr.to_le_bytes());
+            body.extend(CONTEXT_USER.to_le_bytes());
+            let s = layout.sample(&body);
+            assert_eq!((s.pc, s.chain().count()), (7, 0), "nr {nr}");
+        }
+    }
+
     /// A sample cut short of the fields its layout says keeps its PC.
     #[test]
     fn a_sample_shorter_than_its_fields_keeps_its_pc() {
         let layout = Layout {
+            chain: false,
             regs: REGS,
             stacks: true,
         };

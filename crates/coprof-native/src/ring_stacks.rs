@@ -12,6 +12,13 @@
 //!
 //! Each sample is unwound where it lies in the buffer, before the buffer
 //! is handed back to the kernel: its copy is not copied again.
+//!
+//! With [`Config::frame_pointers`](crate::Config::frame_pointers) the
+//! kernel walks the thread's frame pointers at the sample instead, as for
+//! `perf record --call-graph fp`, and the sample holds the return
+//! addresses it found (`unwind_chain`): each is checked against the code
+//! (a call must end just before it) and named by its function's CFI, and
+//! nothing of the stack is read.
 
 use crate::tracer::read_memory;
 use crate::unwind::{Space, Unwinder};
@@ -55,6 +62,37 @@ pub(crate) fn unwind_copy(
         calls,
         whole,
         cut: !whole && stack.cut.get(),
+    }
+}
+
+/// The stack of a sample of thread `tid` of process `pid` whose frame
+/// pointers the kernel walked, `chain` its PC and the return addresses it
+/// found (innermost first), as [`unwind_copy`] unwinds a copy: the frames
+/// below the innermost frame pointer from `copy`, the top of the stack
+/// from `regs` up, where the kernel had them; the code read from the
+/// process, where `code` says it lies.
+pub(crate) fn unwind_chain(
+    unwinder: &mut Unwinder,
+    space: &mut Space,
+    (pid, tid): (i32, i32),
+    chain: &[u64],
+    (regs, copy): (Option<&libc::user_regs_struct>, &[u8]),
+    code: &[(u64, u64)],
+) -> Unwound {
+    let stack = CopiedStack {
+        tid,
+        sp: regs.map_or(0, |r| r.rsp),
+        bytes: copy,
+        code,
+        stack_end: 0,
+        cut: Cell::new(false),
+    };
+    let mut read = |addr, out: &mut [u8]| stack.read(addr, out);
+    let (calls, whole) = unwinder.stack_of_chain(space, pid, regs, chain, &mut read);
+    Unwound {
+        calls,
+        whole,
+        cut: false,
     }
 }
 

@@ -4,8 +4,8 @@
 
 use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
-use crate::perf::{user_regs, Clock, SAMPLE_SIGNAL};
-use crate::ring_stacks::unwind_copy;
+use crate::perf::{user_regs, Clock, RingStacks, SAMPLE_SIGNAL};
+use crate::ring_stacks::{unwind_chain, unwind_copy};
 use crate::start::{start, Started};
 use crate::unwind::{Space, Unwinder};
 use crate::{Children, Config, Exit, Hooks, NativeError, Run};
@@ -258,8 +258,12 @@ impl<'a, 'h> Tracer<'a, 'h> {
         let period = self.period();
         if self.config.ring_buffer {
             let process = self.threads.get(&tid).copied().unwrap_or(self.pid);
-            let copy = self.wants_stacks(process).then_some(self.config.stack_copy);
-            match Clock::open_ring(tid, period, RING_PAGES, copy) {
+            let stacks = match (self.wants_stacks(process), self.config.frame_pointers) {
+                (false, _) => RingStacks::None,
+                (true, false) => RingStacks::Copy(self.config.stack_copy),
+                (true, true) => RingStacks::Chain,
+            };
+            match Clock::open_ring(tid, period, RING_PAGES, stacks) {
                 Ok(clock) => {
                     self.clocks.insert(tid, clock);
                     return Ok(());
@@ -502,9 +506,27 @@ impl<'a, 'h> Tracer<'a, 'h> {
         };
         let mut taken = std::mem::take(ring_samples);
         taken.clear();
+        let mut chain = Vec::new();
         let got = clock.drain(|s| {
             p.space.maps.ran(process, s.pc);
             let stack = stacks.then(|| {
+                if self.config.frame_pointers {
+                    chain.clear();
+                    chain.extend(s.chain());
+                    let code = p.space.maps.code();
+                    let regs = user_regs(&s);
+                    let u = unwind_chain(
+                        unwinder,
+                        &mut p.space,
+                        (process, tid),
+                        &chain,
+                        (regs.as_ref(), s.stack),
+                        &code,
+                    );
+                    p.run.stacks += 1;
+                    p.run.whole_stacks += u64::from(u.whole);
+                    return u.calls;
+                }
                 let Some(regs) = user_regs(&s) else {
                     // The kernel had no user registers (none should be
                     // missing: the clock counts user time alone): a

@@ -80,6 +80,29 @@ const RA: usize = 16;
 /// The registers of a frame, by DWARF number; `None` where unknown.
 type Frame = [Option<u64>; REGS];
 
+/// The frame of a sample whose registers are `regs`.
+fn frame_of(regs: &libc::user_regs_struct) -> Frame {
+    [
+        Some(regs.rax),
+        Some(regs.rdx),
+        Some(regs.rcx),
+        Some(regs.rbx),
+        Some(regs.rsi),
+        Some(regs.rdi),
+        Some(regs.rbp),
+        Some(regs.rsp),
+        Some(regs.r8),
+        Some(regs.r9),
+        Some(regs.r10),
+        Some(regs.r11),
+        Some(regs.r12),
+        Some(regs.r13),
+        Some(regs.r14),
+        Some(regs.r15),
+        Some(regs.rip),
+    ]
+}
+
 /// The CFI of every file seen, shared by the processes that map it.
 #[derive(Default)]
 pub(crate) struct Unwinder {
@@ -109,7 +132,8 @@ pub(crate) struct Space {
     regions_of: u64,
     /// Each PC's rule, shared rather than copied at each lookup.
     rules: FxHashMap<u64, Option<Rc<Rule>>>,
-    call_sites: FxHashMap<u64, u64>,
+    /// The call before each return address, where one ends there.
+    call_sites: FxHashMap<u64, Option<u64>>,
 }
 
 impl Space {
@@ -212,25 +236,7 @@ impl Unwinder {
         // The mappings may have been read again since (a PC the sampler
         // found in no code).
         self.make_regions(space, read);
-        let mut frame: Frame = [
-            Some(regs.rax),
-            Some(regs.rdx),
-            Some(regs.rcx),
-            Some(regs.rbx),
-            Some(regs.rsi),
-            Some(regs.rdi),
-            Some(regs.rbp),
-            Some(regs.rsp),
-            Some(regs.r8),
-            Some(regs.r9),
-            Some(regs.r10),
-            Some(regs.r11),
-            Some(regs.r12),
-            Some(regs.r13),
-            Some(regs.r14),
-            Some(regs.r15),
-            Some(regs.rip),
-        ];
+        let mut frame = frame_of(regs);
         let mut calls = Vec::new();
         let mut whole = false;
         let Some(mut rule) = self.frame_rule(space, pid, regs.rip, read) else {
@@ -283,6 +289,137 @@ impl Unwinder {
         (calls, whole)
     }
 
+    /// The calls open in process `pid` at a sample whose frame pointers
+    /// the kernel walked (`PERF_SAMPLE_CALLCHAIN`, as for `perf record
+    /// --call-graph fp`), outermost first: `chain` holds the sample's PC,
+    /// then the return address the kernel read above each frame pointer,
+    /// innermost first. `read` reads the process's code, and the top of
+    /// the stack the sample copied, from `regs` (the sample's registers,
+    /// where the kernel had them) up; `space` is what is known of its
+    /// addresses. With them, whether they reach the thread's first frame:
+    /// one whose CFI leaves its return address undefined (`_start`'s, a
+    /// thread's start's).
+    ///
+    /// The walk starts at the frame pointer, so the frames below it
+    /// have no place in it: a function sampled before it has set its
+    /// frame pointer up or after it has let it go, or that keeps none
+    /// (most leaves GCC builds, even with `-fno-omit-frame-pointer`),
+    /// would hide its caller, whose return address is the walk's first.
+    /// Those frames are unwound by their CFI from the copy of the stack's
+    /// top, up to the first frame found by its frame pointer, and put
+    /// before the walk ([`Unwinder::below_frame_pointer`]); where the copy
+    /// does not reach that far, the walk is taken as it is, as perf
+    /// takes it.
+    ///
+    /// A return address is kept only where a call ends just before it:
+    /// in code that keeps no frame pointer the register holds anything,
+    /// and what the kernel read through it is no return address, so the
+    /// stack stops there. The kernel's walk does not go through a signal
+    /// handler's frame into the code it interrupted (the trampoline's
+    /// frame keeps no frame pointer of that code's), so the stack stops
+    /// at a trampoline too.
+    pub(crate) fn stack_of_chain(
+        &mut self,
+        space: &mut Space,
+        pid: i32,
+        regs: Option<&libc::user_regs_struct>,
+        chain: &[u64],
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> (Vec<OpenCall>, bool) {
+        /// Outermost first.
+        fn finish(mut calls: Vec<OpenCall>) -> Vec<OpenCall> {
+            calls.reverse();
+            calls
+        }
+        self.make_regions(space, read);
+        let below = regs.and_then(|regs| {
+            self.by_word = true;
+            let below = self.below_frame_pointer(space, pid, regs, read);
+            self.by_word = false;
+            below
+        });
+        let spliced: Vec<u64>;
+        let chain = match below {
+            Some(below) if !below.is_empty() && !chain.is_empty() => {
+                spliced = (chain[..1].iter().chain(&below).chain(&chain[1..]))
+                    .copied()
+                    .collect();
+                &spliced[..]
+            }
+            _ => chain,
+        };
+        let mut calls = Vec::new();
+        let Some((&pc, returns)) = chain.split_first() else {
+            return (calls, false);
+        };
+        let Some(mut rule) = self.frame_rule(space, pid, pc, read) else {
+            return (calls, false);
+        };
+        for &ra in returns {
+            let Some(call_site) = Self::call_ending_at(space, ra, read) else {
+                return (finish(calls), false);
+            };
+            let next = self.frame_rule(space, pid, ra - 1, read);
+            let Some(next) = next.filter(|n| !n.signal && !rule.signal) else {
+                return (finish(calls), false);
+            };
+            calls.push(OpenCall {
+                call_site,
+                target: rule.entry,
+            });
+            rule = next;
+        }
+        let whole = matches!(rule.ra, Saved::Undefined) && !rule.frame_pointer;
+        (finish(calls), whole)
+    }
+
+    /// The return addresses of the frames of a sample whose registers are
+    /// `regs` that lie below its innermost frame pointer's, innermost
+    /// first, unwound by their CFI: none where the sampled function's
+    /// frame is the frame pointer's; `None` where the frames cannot be
+    /// unwound as far as it. The frame pointer's frame is the one whose
+    /// CFI saves its caller's frame pointer where `rbp` points, as the
+    /// kernel's walk takes it, whether its CFA lies just above (the
+    /// return address and the caller's frame pointer pushed in turn) or
+    /// elsewhere (a frame that realigns its stack).
+    fn below_frame_pointer(
+        &mut self,
+        space: &mut Space,
+        pid: i32,
+        regs: &libc::user_regs_struct,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> Option<Vec<u64>> {
+        /// Frames a function that keeps no frame pointer may be called
+        /// through, at most, before the one found is taken as no frame's.
+        const MOST: usize = 8;
+        let mut frame = frame_of(regs);
+        let mut rule = self.frame_rule(space, pid, regs.rip, read)?;
+        let mut below = Vec::new();
+        loop {
+            let cfa = self.cfa(&rule, &frame, read)?;
+            let rbp_at = rule.saved.iter().find(|(r, _)| *r as usize == RBP);
+            let rbp_at = match rbp_at.map(|(_, saved)| saved) {
+                Some(Saved::At(n)) => Some(cfa.wrapping_add_signed(*n)),
+                Some(Saved::AtExpression(expr)) => self.evaluate(expr, &frame, Some(cfa), read),
+                _ => None,
+            };
+            if rbp_at == Some(regs.rbp) {
+                break;
+            }
+            if rule.signal || below.len() == MOST {
+                return None;
+            }
+            let caller = self.caller(&rule, &frame, read)?;
+            // A function's frame pointer is the caller's until it sets
+            // its own: a frame below it leaves it as it was.
+            let ra = caller[RA].filter(|&ra| ra != 0 && caller[RBP] == Some(regs.rbp))?;
+            below.push(ra);
+            rule = self.frame_rule(space, pid, ra - 1, read)?;
+            frame = caller;
+        }
+        Some(below)
+    }
+
     /// As [`stack`](Self::stack), for a stack `read` reads from a copy in
     /// this process's memory, a word at a time.
     pub(crate) fn stack_of_copy(
@@ -308,14 +445,7 @@ impl Unwinder {
         frame: &Frame,
         read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
     ) -> Option<Frame> {
-        let cfa = match rule.cfa.as_ref()? {
-            &Cfa::Register(reg, offset) => frame
-                .get(reg as usize)
-                .copied()
-                .flatten()?
-                .wrapping_add_signed(offset),
-            Cfa::Expression(expr) => self.evaluate(expr, frame, None, read)?,
-        };
+        let cfa = self.cfa(rule, frame, read)?;
         let mut caller: Frame = [None; REGS];
         for r in CALLEE_SAVED {
             caller[r as usize] = frame[r as usize];
@@ -345,6 +475,23 @@ impl Unwinder {
             ra => Some(value(ra)??),
         };
         Some(caller)
+    }
+
+    /// The CFA of `frame`, by `rule`: the stack pointer of its caller.
+    fn cfa(
+        &mut self,
+        rule: &Rule,
+        frame: &Frame,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> Option<u64> {
+        Some(match rule.cfa.as_ref()? {
+            &Cfa::Register(reg, offset) => frame
+                .get(reg as usize)
+                .copied()
+                .flatten()?
+                .wrapping_add_signed(offset),
+            Cfa::Expression(expr) => self.evaluate(expr, frame, None, read)?,
+        })
     }
 
     /// The value of the DWARF expression `expr` over `frame`'s registers
@@ -514,10 +661,20 @@ impl Unwinder {
         ra: u64,
         read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
     ) -> u64 {
+        Self::call_ending_at(space, ra, read).unwrap_or(ra - 1)
+    }
+
+    /// The call instruction that ends just before `ra`, if one does,
+    /// found once for each `ra`.
+    fn call_ending_at(
+        space: &mut Space,
+        ra: u64,
+        read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ) -> Option<u64> {
         *space
             .call_sites
             .entry(ra)
-            .or_insert_with(|| call_before(ra, read).unwrap_or(ra - 1))
+            .or_insert_with(|| call_before(ra, read))
     }
 }
 
@@ -863,5 +1020,76 @@ pub(crate) mod tests {
         let sites: Vec<u64> = calls.iter().rev().map(|c| c.call_site).collect();
         assert_eq!(sites[0], sites[1], "the recursive call's site");
         assert!(sites[0] > here && sites[0] - here < 4096);
+    }
+
+    extern "C" fn each_ip(ctx: *mut c_void, arg: *mut c_void) -> i32 {
+        // SAFETY: the context libgcc passes, and the Vec `arg` points to.
+        let (ip, ips) = unsafe { (_Unwind_GetIP(ctx), &mut *(arg as *mut Vec<u64>)) };
+        match ip {
+            0 => 5,
+            ip => {
+                ips.push(ip as u64);
+                0
+            }
+        }
+    }
+
+    /// This thread's registers in the fourth call of `chained` down, its
+    /// stack as the unwinder finds it from them, and as a walk of frame
+    /// pointers would give it: the PC and each frame's return address,
+    /// as libgcc finds them.
+    #[inline(never)]
+    fn chained(depth: u32) -> (Vec<OpenCall>, bool, Vec<u64>) {
+        if depth > 0 {
+            return std::hint::black_box(chained(std::hint::black_box(depth - 1)));
+        }
+        let regs = registers();
+        let pid = std::process::id() as i32;
+        let mut read = |addr, out: &mut [u8]| crate::tracer::read_memory(pid, addr, out);
+        let (calls, whole) =
+            Unwinder::default().stack(&mut Space::default(), pid, &regs, &mut read);
+        let mut ips: Vec<u64> = Vec::new();
+        // SAFETY: the callback writes into `ips` alone.
+        unsafe { _Unwind_Backtrace(each_ip, &mut ips as *mut Vec<u64> as *mut c_void) };
+        // Its first: in this function, where `_Unwind_Backtrace` returns
+        // to; in its place, the PC the registers were read at.
+        ips[0] = regs.rip;
+        (calls, whole, ips)
+    }
+
+    /// The frame pointers' walk of the stack, as the kernel gives it,
+    /// names the same calls as the stack's CFI does, to the thread's
+    /// first frame; a return address that follows no call (what a walk
+    /// through code without frame pointers reads) ends it there.
+    #[test]
+    fn a_chain_of_return_addresses_gives_the_calls_the_cfi_does() {
+        let (calls, whole, chain) = chained(3);
+        assert!(whole, "{calls:x?}");
+        let pid = std::process::id() as i32;
+        let mut read = |addr, out: &mut [u8]| crate::tracer::read_memory(pid, addr, out);
+        let mut unwinder = Unwinder::default();
+        let mut space = Space::default();
+        let got = unwinder.stack_of_chain(&mut space, pid, None, &chain, &mut read);
+        assert_eq!(got, (calls.clone(), true), "{chain:x?}");
+        // The chain cut after the three calls of `chained`: those three,
+        // the outermost of them first, not whole.
+        let three = calls[calls.len() - 3..].to_vec();
+        let cut = unwinder.stack_of_chain(&mut space, pid, None, &chain[..4], &mut read);
+        assert_eq!(cut, (three.clone(), false));
+        // A word that is no return address in the fifth's place: the
+        // same, whether it is a function's entry (after no call), an
+        // address on the stack, or none.
+        let entry = chained as *const () as u64;
+        for bad in [entry, &chain as *const _ as u64, 0, 8, u64::MAX] {
+            let mut astray = chain.clone();
+            astray[4] = bad;
+            let got = unwinder.stack_of_chain(&mut space, pid, None, &astray, &mut read);
+            assert_eq!(got, (three.clone(), false), "{bad:x}");
+        }
+        // No chain at all (the kernel had no user frames): no calls.
+        assert_eq!(
+            unwinder.stack_of_chain(&mut space, pid, None, &[], &mut read),
+            (Vec::new(), false)
+        );
     }
 }

@@ -163,6 +163,13 @@ pub struct InputArgs {
     /// takes them [default: 8192].
     #[arg(long, value_name = "BYTES", requires = "ring_buffer", value_parser = parse_stack_copy)]
     pub stack_copy: Option<u32>,
+    /// With an x86-64 program, sampled natively, for `coprof export`'s
+    /// stacks: how each sample's stack is found, as `coprof record
+    /// --call-graph` takes it: `dwarf` (the default) or `dwarf,BYTES`
+    /// (as --stack-copy), or `fp` with --ring-buffer: the kernel's walk
+    /// of the frame pointers.
+    #[arg(long, value_name = "MODE", value_parser = parse_call_graph)]
+    pub call_graph: Option<CallGraph>,
     /// With a program: interpret every instruction, translating no block
     /// to host code. The reports are the same; translation only makes the
     /// run faster.
@@ -385,6 +392,17 @@ impl InputArgs {
         if let Some(bytes) = self.stack_copy {
             options.extend(["--stack-copy".to_string(), bytes.to_string()]);
         }
+        match self.call_graph {
+            Some(CallGraph::Fp) => options.extend(["--call-graph".into(), "fp".into()]),
+            Some(CallGraph::Dwarf(bytes)) => options.extend([
+                "--call-graph".into(),
+                match bytes {
+                    Some(bytes) => format!("dwarf,{bytes}"),
+                    None => "dwarf".into(),
+                },
+            ]),
+            None => {}
+        }
         options
     }
 
@@ -487,6 +505,7 @@ impl InputArgs {
             ("--same-cpu", self.same_cpu),
             ("--ring-buffer", self.ring_buffer),
             ("--stack-copy", self.stack_copy.is_some()),
+            ("--call-graph", self.call_graph.is_some()),
         ];
         match given.iter().find(|(_, set)| *set) {
             Some((option, _)) => Err(bad_input(format!(
@@ -764,6 +783,7 @@ impl InputArgs {
             ("--sample-at", self.sample_at.is_some()),
             ("--same-cpu", self.same_cpu),
             ("--ring-buffer", self.ring_buffer),
+            ("--call-graph", self.call_graph.is_some()),
         ];
         if let Some((option, _)) = native_only.iter().find(|(_, set)| *set) {
             if self.native_program().is_none() {
@@ -906,7 +926,7 @@ impl InputArgs {
                 prog.display()
             )));
         }
-        let config = self.native_config();
+        let config = self.native_config()?;
         if self.ring_buffer && config.next_load {
             return Err(bad_input(
                 "--ring-buffer takes samples without stopping the program, so not at the next \
@@ -966,22 +986,25 @@ impl InputArgs {
             eprintln!("coprof: note: {note}");
         }
         let args = self.program_text().into_iter().skip(1).collect();
-        Ok(self.sampled_info(prog, args, run))
+        self.sampled_info(prog, args, run)
     }
 
     /// How a live report samples a native program: `coprof record`'s
     /// defaults, with this input's options, each sample at its next load
     /// as `--sample-at` says, else as the report's setup
     /// ([`LiveSetup::native`]).
-    fn native_config(&self) -> coprof_native::Config {
-        coprof_native::Config {
+    fn native_config(&self) -> anyhow::Result<coprof_native::Config> {
+        let (frame_pointers, stack_copy) =
+            stacks_from(self.call_graph, self.stack_copy, self.ring_buffer)?;
+        Ok(coprof_native::Config {
             next_load: self.at_next_load(self.setup.native == Some(true)),
             same_cpu: self.same_cpu,
             ring_buffer: self.ring_buffer,
-            stack_copy: self.stack_copy.unwrap_or(coprof_native::STACK_COPY),
+            stack_copy,
+            frame_pointers,
             ignore_sigpipe: crate::cmd::run::sigpipe_ignored_at_start(),
             ..coprof_native::Config::default()
-        }
+        })
     }
 
     /// What the sampled run `run` of `prog` with `args` told, as the
@@ -993,7 +1016,7 @@ impl InputArgs {
         prog: &Path,
         args: Vec<String>,
         run: coprof_native::Run,
-    ) -> InputInfo {
+    ) -> anyhow::Result<InputInfo> {
         let mut meta = TraceMeta {
             source: "native".into(),
             isa: "x86-64".into(),
@@ -1010,9 +1033,9 @@ impl InputArgs {
         let symbols = self.symbols_for(&meta);
         meta.extra.insert(
             "sampling".into(),
-            crate::cmd::record::sampling_meta(&self.native_config()),
+            crate::cmd::record::sampling_meta(&self.native_config()?),
         );
-        InputInfo {
+        Ok(InputInfo {
             events: run.events,
             meta,
             live: None,
@@ -1025,7 +1048,7 @@ impl InputArgs {
             }),
             symbols,
             raw_addresses: self.no_symbols,
-        }
+        })
     }
 
     /// What a live run of `sim` that ended with `exit` told, counting the
@@ -1172,6 +1195,75 @@ pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         return Err(format!("{s} seconds: give more than 0, at most a year"));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// A `--call-graph`, as `perf record` takes it: how each sample's stack
+/// is found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallGraph {
+    /// Unwound from the files' CFI (`dwarf`): of the thread stopped for
+    /// its sample, or with --ring-buffer of the copy of its stack's top
+    /// the kernel makes, of this many bytes where given (`dwarf,BYTES`).
+    Dwarf(Option<u32>),
+    /// With --ring-buffer: the return addresses the kernel finds by
+    /// walking the frame pointers (`fp`).
+    Fp,
+}
+
+/// A `--call-graph`: `fp`, `dwarf` or `dwarf,BYTES`.
+pub(crate) fn parse_call_graph(s: &str) -> Result<CallGraph, String> {
+    match s.split_once(',') {
+        None if s == "dwarf" => Ok(CallGraph::Dwarf(None)),
+        None if s == "fp" => Ok(CallGraph::Fp),
+        Some(("dwarf", bytes)) => parse_stack_copy(bytes).map(|n| CallGraph::Dwarf(Some(n))),
+        _ => Err(format!(
+            "`{s}` is not a way to find a sample's stack: give fp, dwarf or dwarf,BYTES (the \
+             program goes after `--`)"
+        )),
+    }
+}
+
+/// How a sampled program's stacks are found, from `--call-graph`,
+/// `--stack-copy` and `--ring-buffer`: whether from the frame pointers
+/// ([`coprof_native::Config::frame_pointers`]), and the size of the
+/// stack's copy ([`coprof_native::Config::stack_copy`]). Refuses those
+/// that exclude each other.
+pub(crate) fn stacks_from(
+    call_graph: Option<CallGraph>,
+    stack_copy: Option<u32>,
+    ring_buffer: bool,
+) -> anyhow::Result<(bool, u32)> {
+    let copy = match (call_graph, stack_copy) {
+        (Some(CallGraph::Fp), _) if !ring_buffer => {
+            return Err(bad_input(
+                "--call-graph fp: the kernel walks the frame pointers of the samples it \
+                 writes into a ring buffer: add --ring-buffer (a thread stopped for its \
+                 sample has its stack unwound from its CFI, --call-graph dwarf)",
+            ))
+        }
+        (Some(CallGraph::Fp), Some(_)) => {
+            return Err(bad_input(
+                "--stack-copy sizes the copy of a stack that is unwound from its CFI \
+                 (--call-graph dwarf): --call-graph fp copies none",
+            ))
+        }
+        (Some(CallGraph::Dwarf(Some(_))), Some(_)) => {
+            return Err(bad_input(
+                "--call-graph dwarf,BYTES and --stack-copy both give the size of the stack's \
+                 copy: give it once",
+            ))
+        }
+        (Some(CallGraph::Dwarf(Some(bytes))), None) if !ring_buffer => {
+            return Err(bad_input(format!(
+                "--call-graph dwarf,{bytes}: the kernel copies a sample's stack into a ring \
+                 buffer: add --ring-buffer (a thread stopped for its sample has its whole \
+                 stack read, --call-graph dwarf)"
+            )))
+        }
+        (Some(CallGraph::Dwarf(Some(bytes))), None) => bytes,
+        (_, copy) => copy.unwrap_or(coprof_native::STACK_COPY),
+    };
+    Ok((call_graph == Some(CallGraph::Fp), copy))
 }
 
 /// A `--stack-copy`: a size the kernel copies of a stack.

@@ -253,6 +253,17 @@ pub fn ring_buffer_note(
             n(config.stack_copy as u64)
         ));
     }
+    let short = run.stacks - run.whole_stacks;
+    if config.frame_pointers && short > 0 && short * 100 >= run.stacks {
+        what.push(format!(
+            "{} of {} stacks stopped short of their thread's first frame: the kernel's walk of \
+             the frame pointers ends in code that keeps none, such as most distributions' C \
+             libraries (which call main) and code built without -fno-omit-frame-pointer \
+             (--call-graph dwarf unwinds such code from its CFI)",
+            n(short),
+            n(run.stacks)
+        ));
+    }
     if run.lost > 0 {
         what.push(format!(
             "the kernel dropped {} samples whose ring buffer was full",

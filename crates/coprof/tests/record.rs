@@ -19,6 +19,18 @@ fn assert_hot_loop_on_top(r: &serde_json::Value) {
     assert!(functions.starts_with("hot_loop (hot.c:"), "{r}");
 }
 
+/// The share of the samples of the `coprof ranges --json` report `r`
+/// whose hot ranges are named by the test program's hot loop, each
+/// counted once: the loop's few instructions, each a range of its own
+/// where its samples alone are hot (how many depends on the CPU, which
+/// lets a sample land after the instruction it interrupted).
+fn hot_loop_share(r: &serde_json::Value) -> f64 {
+    (r["hot_ranges"].as_array().unwrap().iter())
+        .filter(|h| (h["functions"].as_str()).is_some_and(|f| f.starts_with("hot_loop (hot.c:")))
+        .map(|h| h["own_share"].as_f64().unwrap())
+        .sum()
+}
+
 #[test]
 fn ranges_of_a_native_programs_samples_name_its_hot_loop() {
     let dir = tempfile::tempdir().unwrap();
@@ -37,8 +49,7 @@ fn ranges_of_a_native_programs_samples_name_its_hot_loop() {
         "{said}"
     );
     let r = json_of(coprof().arg("ranges").arg("--json").arg(&trace));
-    let top = &r["hot_ranges"][0];
-    assert!(top["share"].as_f64().unwrap() > 0.8, "{r}");
+    assert!(hot_loop_share(&r) > 0.8, "{r}");
     // A position-independent build: its load address taken off.
     assert_hot_loop_on_top(&r);
 }
@@ -987,7 +998,7 @@ fn ring_buffers_give_a_trace_of_pcs_that_only_the_code_profile_reads() {
         "{info}"
     );
     let r = json_of(coprof().arg("ranges").arg("--json").arg(&trace));
-    assert!(r["hot_ranges"][0]["share"].as_f64().unwrap() > 0.8, "{r}");
+    assert!(hot_loop_share(&r) > 0.8, "{r}");
     assert_hot_loop_on_top(&r);
     // What needs loads refuses the trace, naming it and what reads it.
     refused(
@@ -1069,12 +1080,8 @@ fn a_stripped_position_independent_programs_ranges_are_its_offsets() {
     // No symbol names its code: the hot range is the file's offsets, as
     // `addr2line -e hot` takes them, not a blank.
     let r = json_of(coprof().args(["ranges", "--json"]).arg(&trace));
-    let innermost = r["hot_ranges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rfind(|h| h["share"].as_f64().unwrap() > 0.8)
-        .unwrap_or_else(|| panic!("no hot range: {r}"));
+    let innermost = &r["hot_ranges"][0];
+    assert!(innermost["share"].as_f64().unwrap() > 0.3, "{r}");
     let (lo, hi) = (
         innermost["lo"].as_u64().unwrap(),
         innermost["hi"].as_u64().unwrap(),

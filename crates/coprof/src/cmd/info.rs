@@ -235,6 +235,9 @@ fn sampling_text(s: &serde_json::Value) -> Option<String> {
     if on("ring_buffer") {
         parts.push("into ring buffers, the program not stopped".into());
     }
+    if on("frame_pointers") {
+        parts.push("stacks from the kernel's walk of the frame pointers".into());
+    }
     if let Some(copy) = s.get("stack_copy").and_then(|v| v.as_u64()) {
         parts.push(format!(
             "stacks unwound from the top {} bytes the kernel copied",

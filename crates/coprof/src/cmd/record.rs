@@ -3,6 +3,7 @@
 //! ranges`, `coprof values`).
 
 use crate::error::bad_input;
+use crate::input::CallGraph;
 use crate::output::thousands;
 use coprof_core::trace::{TraceMeta, TraceWriter};
 use coprof_core::ClassSet;
@@ -81,15 +82,27 @@ pub struct Args {
     /// top 8 KiB that the kernel makes at each sample: a deeper stack
     /// stops there. With --follow-children, each child's trace keeps its
     /// samples' stacks too.
-    #[arg(short = 'g', long)]
-    call_graph: bool,
+    #[arg(short = 'g')]
+    stacks: bool,
+    /// Record each sample's stack, found as MODE says, as `perf record
+    /// --call-graph` takes it: `dwarf`, what -g does (the default
+    /// without MODE); `dwarf,BYTES`, with --ring-buffer, as
+    /// --stack-copy; or `fp`, with --ring-buffer: the return addresses
+    /// the kernel finds by walking the thread's frame pointers. A
+    /// sample is then some 300 bytes, not 8 KiB, and a stack is not cut
+    /// at a copy's end; but a function that keeps no frame pointer hides
+    /// its caller, and code built without them (most distributions' C
+    /// libraries; -fno-omit-frame-pointer keeps them) ends the stack.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "dwarf",
+          value_parser = crate::input::parse_call_graph)]
+    call_graph: Option<CallGraph>,
     /// With -g and --ring-buffer: the bytes of each sample's stack the
     /// kernel copies, from the stack pointer up, as `perf record
     /// --call-graph dwarf,BYTES` takes them: a multiple of 8 up to 65528
     /// [default: 8192]. A stack deeper than the copy stops at its end;
     /// each thread's buffer holds at least 120 samples, so a larger copy
     /// takes more locked memory.
-    #[arg(long, value_name = "BYTES", requires_all = ["call_graph", "ring_buffer"],
+    #[arg(long, value_name = "BYTES", requires = "ring_buffer",
           value_parser = crate::input::parse_stack_copy)]
     stack_copy: Option<u32>,
     /// The seed of the periods' randomization, so that the same run
@@ -199,6 +212,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 .to_string(),
         ));
     }
+    let stacks = a.stacks || a.call_graph.is_some();
+    if a.stack_copy.is_some() && !stacks {
+        return Err(bad_input(
+            "--stack-copy sizes each sample's copy of its stack: it applies with -g (or \
+             --call-graph dwarf)",
+        ));
+    }
+    let (frame_pointers, stack_copy) =
+        crate::input::stacks_from(a.call_graph, a.stack_copy, a.ring_buffer)?;
     let config = Config {
         period_ns: a.period_us * 1000,
         seed: a.random_seed,
@@ -206,7 +228,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         single_step: a.single_step,
         same_cpu: a.same_cpu,
         ring_buffer: a.ring_buffer,
-        stack_copy: a.stack_copy.unwrap_or(coprof_native::STACK_COPY),
+        stack_copy,
+        frame_pointers,
         ignore_sigpipe: crate::cmd::run::sigpipe_ignored_at_start(),
     };
     let mut meta = TraceMeta {
@@ -222,11 +245,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .insert("attached".into(), serde_json::json!({ "pid": pid }));
     }
     let mut sampling = sampling_meta(&config);
-    if a.call_graph && a.ring_buffer {
+    if stacks && a.ring_buffer && !frame_pointers {
         sampling["stack_copy"] = serde_json::json!(config.stack_copy);
     }
     meta.extra.insert("sampling".into(), sampling);
-    meta.stacks = a.call_graph;
+    meta.stacks = stacks;
     let mut children = pattern.map(|p| children::ChildTraces::new(p, meta.clone()));
     // Samples from ring buffers are PCs alone, each of class `other`.
     let classes = match config.ring_buffer {
@@ -285,7 +308,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "stopped_threads": run.stopped_threads,
             "trace": { "path": a.output, "bytes": written.file_bytes },
         });
-        if a.call_graph {
+        if stacks {
             summary["stacks"] = serde_json::json!(written.stacks);
             summary["whole_stacks"] = serde_json::json!(run.whole_stacks);
             if a.ring_buffer {
@@ -317,7 +340,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.output.display(),
             thousands(written.file_bytes),
         );
-        if a.call_graph {
+        if stacks {
             eprintln!(
                 "coprof: with {} stacks, {} of them ({}) to their thread's first frame",
                 thousands(written.stacks),
@@ -385,12 +408,16 @@ fn say_child(c: &children::ChildTrace) {
 /// How a native program was sampled, as a trace's metadata says it
 /// (`sampling`): what each sample stands for, and what reads them.
 pub fn sampling_meta(config: &Config) -> serde_json::Value {
-    serde_json::json!({
+    let mut meta = serde_json::json!({
         "period_ns": config.period_ns,
         "next_load": config.next_load,
         "single_step": config.single_step,
         "same_cpu": config.same_cpu,
         "ring_buffer": config.ring_buffer,
         "random_seed": config.seed,
-    })
+    });
+    if config.frame_pointers {
+        meta["frame_pointers"] = serde_json::json!(true);
+    }
+    meta
 }

@@ -60,7 +60,7 @@ impl NativeChildren {
         let program = run.program.clone();
         let args: Vec<String> = crate::input::as_text(run.args.get(1..).unwrap_or_default());
         let jobs = self.alone(jobs, &program, &args);
-        let info = self.input.sampled_info(&program, args.clone(), run);
+        let info = self.input.sampled_info(&program, args.clone(), run)?;
         let costs = vec![None; jobs.len()];
         let reports = sections(jobs, costs, &info, &|_| {})?;
         let mut profile = profile_of(&self.input, &info, self.exact, reports, &self.left_out);
