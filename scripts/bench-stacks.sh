@@ -14,13 +14,16 @@
 # thread's first frame.
 #
 # Usage: scripts/bench-stacks.sh [--runs N] [--only NAME[,NAME...]] [--list]
-#                                [--ring-buffer]
+#                                [--ring-buffer] [--frame-pointers]
 #   --runs   rounds per workload (default 3)
 #   --ring-buffer  each round runs the two exports with --ring-buffer too
 #            (samples taken without stopping the program, stacks unwound
 #            from the kernel's copy of their top), right after the others;
 #            the table gives them a row of their own ("NAME, --ring-buffer",
 #            and with COPROF_BEFORE "NAME, --ring-buffer, before")
+#   --frame-pointers  each round runs the two exports with --ring-buffer
+#            --call-graph fp too (stacks from the kernel's walk of the frame
+#            pointers), in a row of their own ("NAME, --call-graph fp")
 #   --only   run only these workloads (names from --list)
 #   --list   print the workloads and their command lines, run nothing
 # Environment: COPROF=path/to/coprof (default: target/release/coprof, built
@@ -42,10 +45,12 @@ bench=bench-stacks
 real_workloads
 runs=3
 ring=""
+fp=""
 args=()
 for a in "$@"; do
   case "$a" in
     --ring-buffer) ring="ring-" ;;
+    --frame-pointers) fp="fp-" ;;
     *) args+=("$a") ;;
   esac
 done
@@ -64,7 +69,10 @@ exported() {
   local tool="$1" bin="$coprof" how=()
   shift
   case "$tool" in before-*) bin="$COPROF_BEFORE" ;; esac
-  case "$tool" in *ring-*) how=(--ring-buffer) ;; esac
+  case "$tool" in
+    *ring-*) how=(--ring-buffer) ;;
+    fp-*) how=(--ring-buffer --call-graph fp) ;;
+  esac
   timed "$tool" sh -c 'out="$1"; shift; exec "$@" >"$out"' sh "$scratch/$tool.json" "$bin" export --json "${how[@]}" "$@"
   sed -nE 's/^  "total": ([0-9]+).*/\1/p' "$scratch/$tool.json" >>"$scratch/$tool.samples"
   awk '/"stacks":/ { s = $2 + 0 } /"whole_stacks":/ { w = $2 + 0 }
@@ -88,13 +96,13 @@ for w in "${workloads[@]}"; do
   rm -f "$scratch"/*.times "$scratch"/*.samples "$scratch"/*.whole
   for ((r = 1; r <= runs; r++)); do
     timed plain "$x86/$prog" "${argv[@]}"
-    for b in "" $ring $before; do
+    for b in "" $ring $fp $before; do
       exported "${b}flat" --flat -o "$scratch/flat.pb.gz" -- "$x86/$prog" "${argv[@]}"
       exported "${b}stacks" -o "$scratch/stacks.pb.gz" -- "$x86/$prog" "${argv[@]}"
     done
   done
   p="$(median "$scratch/plain.times")"
-  for b in "" $ring $before; do
+  for b in "" $ring $fp $before; do
     f="$(median "$scratch/${b}flat.times")"
     fs="$(median_count "$scratch/${b}flat.samples")"
     s="$(median "$scratch/${b}stacks.times")"
@@ -104,6 +112,7 @@ for w in "${workloads[@]}"; do
     added="$(awk -v a="$fu" -v b="$su" 'BEGIN { printf "%.0f", b - a }')"
     case "$b" in
       ring-) label="$name, --ring-buffer" ;;
+      fp-) label="$name, --call-graph fp" ;;
       before-) label="$name, before" ;;
       before-ring-) label="$name, --ring-buffer, before" ;;
       *) label="$name" ;;

@@ -31,7 +31,8 @@ const BATCH: usize = 4096;
 /// thread's CPU time. The thread is stopped for its buffer to be read
 /// each time it has run for an eighth of that. Small, since each is
 /// locked memory. One whose samples copy their stacks is larger
-/// ([`Clock::open_ring`]): 1 MiB for copies of 8 KiB.
+/// ([`Clock::open_ring`]): 1 MiB for copies of 8 KiB, 512 KiB for the
+/// kernel's walks of the frame pointers.
 pub(crate) const RING_PAGES: usize = 8;
 /// `si_code`s of a descriptor's fasync signal (POLL_IN to POLL_HUP): the
 /// clock's, as opposed to a SIGSTOP sent with `kill` (`SI_USER`).

@@ -1330,4 +1330,45 @@ mod tests {
         assert_eq!(kinds(&local), vec![None, Some(loads)]);
         assert_eq!(kinds(&handed_out), vec![Some(ClassSet::NONE)]);
     }
+
+    /// `--call-graph` as perf takes it, and with `--stack-copy` and
+    /// `--ring-buffer`: whether the stacks come from frame pointers, and
+    /// the copy's size.
+    #[test]
+    fn a_call_graph_gives_the_stacks_way_and_the_copys_size() {
+        use super::{parse_call_graph, stacks_from, CallGraph};
+        assert_eq!(parse_call_graph("fp"), Ok(CallGraph::Fp));
+        assert_eq!(parse_call_graph("dwarf"), Ok(CallGraph::Dwarf(None)));
+        assert_eq!(
+            parse_call_graph("dwarf,16384"),
+            Ok(CallGraph::Dwarf(Some(16384)))
+        );
+        for bad in ["lbr", "fp,8", "dwarf,", "dwarf,12", "", "./prog"] {
+            assert!(parse_call_graph(bad).is_err(), "{bad}");
+        }
+        let default = coprof_native::STACK_COPY;
+        for (graph, copy, ring, got) in [
+            (None, None, false, (false, default)),
+            (None, Some(4096), true, (false, 4096)),
+            (Some(CallGraph::Dwarf(None)), None, false, (false, default)),
+            (
+                Some(CallGraph::Dwarf(Some(16384))),
+                None,
+                true,
+                (false, 16384),
+            ),
+            (Some(CallGraph::Fp), None, true, (true, default)),
+        ] {
+            assert_eq!(stacks_from(graph, copy, ring).unwrap(), got, "{graph:?}");
+        }
+        for (graph, copy, ring) in [
+            (Some(CallGraph::Fp), None, false),
+            (Some(CallGraph::Fp), Some(4096), true),
+            (Some(CallGraph::Dwarf(Some(16384))), Some(4096), true),
+            (Some(CallGraph::Dwarf(Some(16384))), None, false),
+        ] {
+            let e = stacks_from(graph, copy, ring).unwrap_err();
+            assert!(crate::error::is_bad_input(&e), "{e}");
+        }
+    }
 }
