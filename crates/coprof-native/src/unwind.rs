@@ -80,6 +80,16 @@ const RA: usize = 16;
 /// The registers of a frame, by DWARF number; `None` where unknown.
 type Frame = [Option<u64>; REGS];
 
+/// The frames below a sample's innermost frame pointer
+/// ([`Unwinder::below_frame_pointer`]).
+struct Below {
+    /// Their return addresses, innermost first.
+    returns: Vec<u64>,
+    /// Whether the kernel's walk of the frame pointers goes on from
+    /// them; not past a signal's trampoline.
+    walk: bool,
+}
+
 /// The frame of a sample whose registers are `regs`.
 fn frame_of(regs: &libc::user_regs_struct) -> Frame {
     [
@@ -340,8 +350,9 @@ impl Unwinder {
         });
         let spliced: Vec<u64>;
         let chain = match below {
-            Some(below) if !below.is_empty() && !chain.is_empty() => {
-                spliced = (chain[..1].iter().chain(&below).chain(&chain[1..]))
+            Some(Below { returns, walk }) if !chain.is_empty() => {
+                let walk = if walk { &chain[1..] } else { &[] };
+                spliced = (chain[..1].iter().chain(&returns).chain(walk))
                     .copied()
                     .collect();
                 &spliced[..]
@@ -373,22 +384,23 @@ impl Unwinder {
         (finish(calls), whole)
     }
 
-    /// The return addresses of the frames of a sample whose registers are
-    /// `regs` that lie below its innermost frame pointer's, innermost
-    /// first, unwound by their CFI: none where the sampled function's
-    /// frame is the frame pointer's; `None` where the frames cannot be
-    /// unwound as far as it. The frame pointer's frame is the one whose
-    /// CFI saves its caller's frame pointer where `rbp` points, as the
-    /// kernel's walk takes it, whether its CFA lies just above (the
-    /// return address and the caller's frame pointer pushed in turn) or
-    /// elsewhere (a frame that realigns its stack).
+    /// The frames of a sample whose registers are `regs` that lie below
+    /// its innermost frame pointer's, unwound by their CFI: none where the
+    /// sampled function's frame is the frame pointer's; `None` where the
+    /// frames cannot be unwound as far as it. The frame pointer's frame
+    /// is the one whose CFI saves its caller's frame pointer where `rbp`
+    /// points, as the kernel's walk takes it, whether its CFA lies just
+    /// above (the return address and the caller's frame pointer pushed in
+    /// turn) or elsewhere (a frame that realigns its stack). A signal's
+    /// trampoline below it ends the stack: `rbp` is then the interrupted
+    /// code's, and the walk from it leads past that code's own frame.
     fn below_frame_pointer(
         &mut self,
         space: &mut Space,
         pid: i32,
         regs: &libc::user_regs_struct,
         read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
-    ) -> Option<Vec<u64>> {
+    ) -> Option<Below> {
         /// Frames a function that keeps no frame pointer may be called
         /// through, at most, before the one found is taken as no frame's.
         const MOST: usize = 8;
@@ -406,7 +418,13 @@ impl Unwinder {
             if rbp_at == Some(regs.rbp) {
                 break;
             }
-            if rule.signal || below.len() == MOST {
+            if rule.signal {
+                return Some(Below {
+                    returns: below,
+                    walk: false,
+                });
+            }
+            if below.len() == MOST {
                 return None;
             }
             let caller = self.caller(&rule, &frame, read)?;
@@ -417,7 +435,10 @@ impl Unwinder {
             rule = self.frame_rule(space, pid, ra - 1, read)?;
             frame = caller;
         }
-        Some(below)
+        Some(Below {
+            returns: below,
+            walk: true,
+        })
     }
 
     /// As [`stack`](Self::stack), for a stack `read` reads from a copy in

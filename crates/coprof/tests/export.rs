@@ -1220,21 +1220,51 @@ int main(void) {
 }
 "#;
 
+/// The stacks of `pb` that hold the handler `on_prof`: at least one.
+fn in_handler(pb: &Path) -> Vec<Vec<String>> {
+    let in_handler: Vec<Vec<String>> = traces(pb)
+        .into_iter()
+        .filter(|s| s.iter().any(|f| f == "on_prof"))
+        .collect();
+    assert!(!in_handler.is_empty(), "no on_prof in {}", pb.display());
+    in_handler
+}
+
 #[test]
 fn a_signal_handlers_stacks_go_on_through_the_code_it_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     let prog = common::host_compile(dir.path(), "signals", &timed(SIGNALS), &["-O2", "-g"]);
     let pb = dir.path().join("signals.pb.gz");
-    let summary = native_stacks(&prog, &pb, &[], 0.98);
-    // Under the handler, the signal's trampoline, then the code it
-    // interrupted, under `main`, from `_start`.
-    let in_handler: Vec<Vec<String>> = traces(&pb)
-        .into_iter()
-        .filter(|s| s.iter().any(|f| f == "on_prof"))
-        .collect();
-    assert!(!in_handler.is_empty(), "{summary}");
+    native_stacks(&prog, &pb, &[], 0.98);
+    // The same from the kernel's copy of each stack's top, which holds
+    // the signal's frame and the code it interrupted.
+    let ring = dir.path().join("ring.pb.gz");
+    native_stacks(&prog, &ring, &["--ring-buffer"], 0.98);
+    for pb in [&pb, &ring] {
+        through_the_trampoline(&in_handler(pb));
+    }
+    // From frame pointers, the stacks stop at the trampoline: the
+    // kernel's walk does not lead into the code the signal interrupted.
+    // Each is the handler's calls, under nothing.
+    let prog = common::host_compile(
+        dir.path(),
+        "signals-fp",
+        &timed(SIGNALS),
+        &["-O2", "-g", "-fno-omit-frame-pointer"],
+    );
+    let fp = dir.path().join("fp.pb.gz");
+    native_export(&prog, &fp, &["--ring-buffer", "--call-graph", "fp"]);
+    for s in in_handler(&fp) {
+        assert_eq!(s.last().unwrap(), "on_prof", "{s:?}");
+    }
+}
+
+/// Asserts that each stack of `in_handler` goes under the handler to the
+/// signal's trampoline, then the code it interrupted, under `main`, from
+/// `_start`; and that the code most often interrupted is `leaf`.
+fn through_the_trampoline(in_handler: &[Vec<String>]) {
     let mut interrupted = Vec::new();
-    for s in &in_handler {
+    for s in in_handler {
         let at = s.iter().position(|f| f == "on_prof").unwrap();
         // The trampoline, which glibc's dynamic symbols leave unnamed,
         // known by its code.
