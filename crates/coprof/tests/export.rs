@@ -834,6 +834,19 @@ fn recorded_stacks(
     summary
 }
 
+/// Asserts that `coprof record ARGS -- prog` is refused as bad input
+/// saying `says`, before the program runs.
+fn record_refused(prog: &Path, args: &[&str], says: &str) {
+    coprof()
+        .arg("record")
+        .args(args)
+        .args(["-o", "/dev/null", "--"])
+        .arg(prog)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(says));
+}
+
 /// The stacks of `pb` whose leaf is `leaf`, leaf first, as `go tool
 /// pprof -traces` prints them: at least one.
 fn stacks_of(pb: &Path, leaf: &str) -> Vec<Vec<String>> {
@@ -1066,14 +1079,7 @@ fn stacks_from_frame_pointers_name_each_caller_a_leaf_would_hide() {
         ),
         (&["--call-graph", "dwarf,12"][..], "a multiple of 8"),
     ] {
-        coprof()
-            .arg("record")
-            .args(args)
-            .args(["-o", "/dev/null", "--"])
-            .arg(&prog)
-            .assert()
-            .code(2)
-            .stderr(predicates::str::contains(says));
+        record_refused(&prog, args, says);
     }
 }
 
@@ -1185,14 +1191,7 @@ fn a_ring_buffers_stacks_go_as_deep_as_the_copy_the_kernel_makes() {
             "--call-graph",
         ),
     ] {
-        coprof()
-            .arg("record")
-            .args(args)
-            .args(["-o", "/dev/null", "--"])
-            .arg(&prog)
-            .assert()
-            .code(2)
-            .stderr(predicates::str::contains(says));
+        record_refused(&prog, args, says);
     }
 }
 
