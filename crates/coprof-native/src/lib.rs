@@ -132,7 +132,7 @@ pub struct Config {
     /// sample's stack from the kernel's walk of the thread's frame
     /// pointers (`perf record --call-graph fp`) rather than from a copy
     /// of its top (`stack_copy`). A sample is then about 1 KiB rather
-    /// than 8 KiB and more (its buffer 512 KiB, read every 67 samples,
+    /// than 8 KiB and more (its buffer 512 KiB, read every 68 samples,
     /// rather than 1 MiB every 15), and a stack is not bounded by a copy;
     /// but it holds only frames that keep a frame pointer
     /// (`-fno-omit-frame-pointer`), and code built without them (most

@@ -21,7 +21,7 @@
 //! than 16 bytes: its buffer is larger (1 MiB, 120 samples), read every
 //! 15. One that holds the kernel's walk of the frame pointers instead,
 //! with the registers and the top 512 bytes of the stack, is about 1 KiB:
-//! its buffer is 512 KiB, read every 67 samples.
+//! its buffer is 512 KiB, read every 68 samples.
 
 use crate::ring::{Drained, Layout, Ring, RingSample};
 use crate::NativeError;

@@ -17,8 +17,9 @@
 //! kernel walks the thread's frame pointers at the sample instead, as for
 //! `perf record --call-graph fp`, and the sample holds the return
 //! addresses it found (`unwind_chain`): each is checked against the code
-//! (a call must end just before it) and named by its function's CFI, and
-//! nothing of the stack is read.
+//! (a call must end just before it) and named by its function's CFI. Of
+//! the stack, only the copy of its top 512 bytes is read, for the frames
+//! below the innermost frame pointer.
 
 use crate::tracer::read_memory;
 use crate::unwind::{Space, Unwinder};
