@@ -12,10 +12,24 @@ fn native(dir: &Path) -> PathBuf {
     common::host_compile(dir, "hot", common::HOT, &["-O1", "-g"])
 }
 
+/// The hot range of the `coprof ranges --json` report `r` that holds the
+/// most samples of its own.
+fn top_range(r: &serde_json::Value) -> &serde_json::Value {
+    (r["hot_ranges"].as_array().unwrap().iter())
+        .max_by(|a, b| {
+            let share = |h: &serde_json::Value| h["own_share"].as_f64().unwrap();
+            share(a).total_cmp(&share(b))
+        })
+        .unwrap_or_else(|| panic!("no hot range: {r}"))
+}
+
 /// Asserts that the top hot range of the `coprof ranges --json` report
-/// `r` is named by the test program's hot loop and its source line.
+/// `r` is named by the test program's hot loop and its source line. (Not
+/// always the first: the program's start, its loads spread over the
+/// address space, may be a tenth of a short run's samples, which a range
+/// wider than any area holds, listed before the loop's.)
 fn assert_hot_loop_on_top(r: &serde_json::Value) {
-    let functions = r["hot_ranges"][0]["functions"].as_str().unwrap_or_default();
+    let functions = top_range(r)["functions"].as_str().unwrap_or_default();
     assert!(functions.starts_with("hot_loop (hot.c:"), "{r}");
 }
 
@@ -95,16 +109,29 @@ fn value_samples_find_the_loops_load_and_its_invariant_value() {
             .args(["ranges", "--stream", "load-addr", "--json"])
             .arg(&trace),
     );
+    // (The loads of the program's start, the dynamic loader's and the C
+    // library's, are spread over the whole address space: where they are
+    // a tenth of the samples, as they are in some runs of this short
+    // program, a range wider than any area holds them.)
     let hot = r["hot_ranges"].as_array().unwrap();
-    assert!(hot.len() > 1, "{r}");
-    for h in hot {
-        assert!(h["objects"].as_str().unwrap().contains("table"), "{h}");
+    let narrow: Vec<&serde_json::Value> = (hot.iter())
+        .filter(|h| h["areas"].as_array().unwrap().len() == 1)
+        .collect();
+    assert!(narrow.len() > 1, "{r}");
+    for h in &narrow {
+        let objects = h["objects"].as_str().unwrap_or_else(|| panic!("{r}"));
+        assert!(objects.contains("table"), "{h}");
         assert_eq!(
             h["areas"],
             serde_json::json!([prog.to_str().unwrap()]),
             "{h}"
         );
     }
+    let in_table: f64 = narrow
+        .iter()
+        .map(|h| h["own_share"].as_f64().unwrap())
+        .sum();
+    assert!(in_table > 0.6, "{r}");
     // The trace names every area of the program's memory, as the
     // simulator's do: its file, the C library's, its stack and the vDSO.
     let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
@@ -1080,7 +1107,7 @@ fn a_stripped_position_independent_programs_ranges_are_its_offsets() {
     // No symbol names its code: the hot range is the file's offsets, as
     // `addr2line -e hot` takes them, not a blank.
     let r = json_of(coprof().args(["ranges", "--json"]).arg(&trace));
-    let innermost = &r["hot_ranges"][0];
+    let innermost = top_range(&r);
     assert!(innermost["share"].as_f64().unwrap() > 0.3, "{r}");
     let (lo, hi) = (
         innermost["lo"].as_u64().unwrap(),

@@ -89,10 +89,12 @@ pub struct Args {
     /// without MODE); `dwarf,BYTES`, with --ring-buffer, as
     /// --stack-copy; or `fp`, with --ring-buffer: the return addresses
     /// the kernel finds by walking the thread's frame pointers. A
-    /// sample is then some 300 bytes, not 8 KiB, and a stack is not cut
-    /// at a copy's end; but a function that keeps no frame pointer hides
-    /// its caller, and code built without them (most distributions' C
-    /// libraries; -fno-omit-frame-pointer keeps them) ends the stack.
+    /// sample is then about 1 KiB, not 8 KiB, and a stack is not cut at
+    /// a copy's end; but code built without frame pointers (most
+    /// distributions' C libraries; -fno-omit-frame-pointer keeps them)
+    /// ends the stack. The frames below the innermost frame pointer (a
+    /// leaf that keeps none) are unwound from the top 512 bytes of the
+    /// stack by their CFI.
     #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "dwarf",
           value_parser = crate::input::parse_call_graph)]
     call_graph: Option<CallGraph>,
