@@ -1210,6 +1210,12 @@ __attribute__((noipa)) void work(void) {
 int main(void) {
     struct sigaction sa = {0};
     sa.sa_handler = on_prof;
+#ifdef ALT_STACK
+    static char alt[1 << 16];
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt};
+    sigaltstack(&ss, 0);
+    sa.sa_flags = SA_ONSTACK;
+#endif
     sigaction(SIGPROF, &sa, 0);
     struct itimerval every = {{0, 2000}, {0, 2000}};
     setitimer(ITIMER_PROF, &every, 0);
@@ -1255,6 +1261,29 @@ fn a_signal_handlers_stacks_go_on_through_the_code_it_interrupted() {
     native_export(&prog, &fp, &["--ring-buffer", "--call-graph", "fp"]);
     for s in in_handler(&fp) {
         assert_eq!(s.last().unwrap(), "on_prof", "{s:?}");
+    }
+    // A handler on a stack of its own (`sigaltstack`): a stopped
+    // thread's stack goes on from it into the thread's own, through the
+    // trampoline, as before.
+    let prog = common::host_compile(
+        dir.path(),
+        "signals-alt",
+        &timed(SIGNALS),
+        &["-O2", "-g", "-DALT_STACK"],
+    );
+    let alt = dir.path().join("alt.pb.gz");
+    native_stacks(&prog, &alt, &[], 0.98);
+    through_the_trampoline(&in_handler(&alt));
+    // From the kernel's copy, which starts at the handler's stack
+    // pointer, on its own stack: the signal's context there names the
+    // code interrupted, but its callers, on the thread's own stack, are
+    // in no copy. Each stack ends there.
+    let ring = dir.path().join("alt-ring.pb.gz");
+    native_export(&prog, &ring, &["--ring-buffer"]);
+    for s in in_handler(&ring) {
+        let at = s.iter().position(|f| f == "on_prof").unwrap();
+        assert_eq!(s[at + 1], "__restore_rt", "{s:?}");
+        assert_eq!(s.len(), at + 3, "{s:?}");
     }
 }
 
