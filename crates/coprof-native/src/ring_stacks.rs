@@ -26,8 +26,9 @@ use crate::unwind::{Space, Unwinder};
 use coprof_core::OpenCall;
 use std::cell::Cell;
 
-/// A stack unwound from the copy of its top a sample holds.
-#[derive(Debug)]
+/// A stack unwound from the copy of its top a sample holds; by default,
+/// one that stops at once.
+#[derive(Debug, Default)]
 pub(crate) struct Unwound {
     pub(crate) calls: Vec<OpenCall>,
     /// Whether it reached the thread's first frame.

@@ -5,7 +5,7 @@
 use crate::ahead::{run_to, straight_run};
 use crate::decode::{decode, event, Regs, MAX_LEN};
 use crate::perf::{user_regs, Clock, RingStacks, SAMPLE_SIGNAL};
-use crate::ring_stacks::{unwind_chain, unwind_copy};
+use crate::ring_stacks::{unwind_chain, unwind_copy, Unwound};
 use crate::start::{start, Started};
 use crate::unwind::{Space, Unwinder};
 use crate::{Children, Config, Exit, Hooks, NativeError, Run};
@@ -511,39 +511,34 @@ impl<'a, 'h> Tracer<'a, 'h> {
         let got = clock.drain(|s| {
             p.space.maps.ran(process, s.pc);
             let stack = stacks.then(|| {
-                if self.config.frame_pointers {
-                    chain.clear();
-                    chain.extend(s.chain());
-                    let code = p.space.maps.code();
-                    let regs = user_regs(&s);
-                    let u = unwind_chain(
+                let regs = user_regs(&s);
+                let code = p.space.maps.code();
+                let u = match (self.config.frame_pointers, regs) {
+                    (true, regs) => {
+                        chain.clear();
+                        chain.extend(s.chain());
+                        unwind_chain(
+                            unwinder,
+                            &mut p.space,
+                            (process, tid),
+                            &chain,
+                            (regs.as_ref(), s.stack),
+                            &code,
+                        )
+                    }
+                    (false, Some(regs)) => unwind_copy(
                         unwinder,
                         &mut p.space,
                         (process, tid),
-                        &chain,
-                        (regs.as_ref(), s.stack),
+                        &regs,
+                        s.stack,
                         &code,
-                    );
-                    p.run.stacks += 1;
-                    p.run.whole_stacks += u64::from(u.whole);
-                    return u.calls;
-                }
-                let Some(regs) = user_regs(&s) else {
+                    ),
                     // The kernel had no user registers (none should be
                     // missing: the clock counts user time alone): a
                     // stack that stops at once.
-                    p.run.stacks += 1;
-                    return Vec::new();
+                    (false, None) => Unwound::default(),
                 };
-                let code = p.space.maps.code();
-                let u = unwind_copy(
-                    unwinder,
-                    &mut p.space,
-                    (process, tid),
-                    &regs,
-                    s.stack,
-                    &code,
-                );
                 p.run.stacks += 1;
                 p.run.whole_stacks += u64::from(u.whole);
                 p.run.cut_stacks += u64::from(u.cut);

@@ -342,31 +342,29 @@ impl Unwinder {
             calls
         }
         self.make_regions(space, read);
-        let below = regs.and_then(|regs| {
-            self.by_word = true;
-            let below = self.below_frame_pointer(space, pid, regs, read);
-            self.by_word = false;
-            below
-        });
-        let spliced: Vec<u64>;
-        let chain = match below {
-            Some(Below { returns, walk }) if !chain.is_empty() => {
-                let walk = if walk { &chain[1..] } else { &[] };
-                spliced = (chain[..1].iter().chain(&returns).chain(walk))
-                    .copied()
-                    .collect();
-                &spliced[..]
-            }
-            _ => chain,
-        };
         let mut calls = Vec::new();
-        let Some((&pc, returns)) = chain.split_first() else {
+        let Some((&pc, walk)) = chain.split_first() else {
             return (calls, false);
+        };
+        // The frames below the frame pointer's, then the kernel's walk
+        // from it, where it goes on from them.
+        let below = regs
+            .and_then(|regs| self.by_word(|this| this.below_frame_pointer(space, pid, regs, read)));
+        let (below, walk) = match below {
+            Some(Below {
+                returns,
+                walk: true,
+            }) => (returns, walk),
+            Some(Below {
+                returns,
+                walk: false,
+            }) => (returns, &[][..]),
+            None => (Vec::new(), walk),
         };
         let Some(mut rule) = self.frame_rule(space, pid, pc, read) else {
             return (calls, false);
         };
-        for &ra in returns {
+        for &ra in below.iter().chain(walk) {
             let Some(call_site) = Self::call_ending_at(space, ra, read) else {
                 return (finish(calls), false);
             };
@@ -450,8 +448,14 @@ impl Unwinder {
         regs: &libc::user_regs_struct,
         read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
     ) -> (Vec<OpenCall>, bool) {
+        self.by_word(|this| this.stack(space, pid, regs, read))
+    }
+
+    /// `unwind` with the stack read a word at a time (the `by_word`
+    /// field): for a stack copied into this process's memory.
+    fn by_word<T>(&mut self, unwind: impl FnOnce(&mut Self) -> T) -> T {
         self.by_word = true;
-        let unwound = self.stack(space, pid, regs, read);
+        let unwound = unwind(self);
         self.by_word = false;
         unwound
     }
