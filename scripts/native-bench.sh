@@ -1,5 +1,5 @@
 # The parts the native benches (scripts/bench-record.sh, bench-ring.sh,
-# bench-attach.sh) share: the coprof to time, whether perf may sample here,
+# bench-attach.sh, bench-sample-cpu.sh) share: the coprof to time, whether perf may sample here,
 # a scratch directory, the real workloads' x86-64 builds and inputs, and
 # timing runs side by side. Sourced, after `bench` is set to the script's
 # name and `root` to the repository.

@@ -322,6 +322,13 @@ pub struct Run {
     /// the copy of their top the kernel made ([`Config::stack_copy`]),
     /// where a larger copy would have let them go on.
     pub cut_stacks: u64,
+    /// CPU time, in nanoseconds, its threads ran while sampled: the sum
+    /// of their clocks' counts as each closed, kernel time for the
+    /// thread included (the interrupts that take its samples too, which
+    /// on some virtual machines cost tens of microseconds each). A sample
+    /// stands for a period of it: samples times the period comes near it,
+    /// short of it by the kernel's time where no sample is taken.
+    pub cpu_ns: u64,
     /// CPU time, in nanoseconds, of the child processes it had waited for
     /// by its exit, and of theirs (`/proc/PID/stat`'s `cutime` and
     /// `cstime`, in clock ticks): what a run that does not follow
@@ -365,6 +372,7 @@ impl Run {
             stacks: 0,
             whole_stacks: 0,
             cut_stacks: 0,
+            cpu_ns: 0,
             children_cpu_ns: 0,
             modules: Vec::new(),
             areas: Default::default(),

@@ -400,7 +400,7 @@ impl<'a, 'h> Tracer<'a, 'h> {
                 {
                     // An eighth of its buffer's samples since the last
                     // read.
-                    self.drain_all(Some(tid), sink);
+                    self.drain_all(tid, sink);
                     resume(tid, 0);
                 }
                 0 if self.is_clock_stop(tid, sig) => {
@@ -535,8 +535,8 @@ impl<'a, 'h> Tracer<'a, 'h> {
                         &code,
                     ),
                     // The kernel had no user registers (none should be
-                    // missing: the clock counts user time alone): a
-                    // stack that stops at once.
+                    // missing: the clock samples the user's code alone):
+                    // a stack that stops at once.
                     (false, None) => Unwound::default(),
                 };
                 p.run.stacks += 1;
@@ -587,18 +587,25 @@ impl<'a, 'h> Tracer<'a, 'h> {
     /// eighth full, the others are read too, so that a thread that blocks the
     /// signal of its own buffer's reader loses no samples while another
     /// thread runs.
-    fn drain_all(&mut self, stopped: Option<i32>, sink: &mut dyn Sink) {
+    fn drain_all(&mut self, stopped: i32, sink: &mut dyn Sink) {
         let tids: Vec<i32> = self.clocks.keys().copied().collect();
         for tid in tids {
-            self.drain(tid, Some(tid) == stopped, sink);
+            self.drain(tid, tid == stopped, sink);
         }
     }
 
     /// Closes thread `tid`'s clock, once the samples in its ring buffer
     /// are counted.
+    /// Its CPU time counted goes to its process's run.
     fn close_clock(&mut self, tid: i32, sink: &mut dyn Sink) {
         self.drain(tid, false, sink);
-        self.clocks.remove(&tid);
+        let Some(clock) = self.clocks.remove(&tid) else {
+            return;
+        };
+        let process = self.threads.get(&tid);
+        if let Some(p) = process.and_then(|process| self.processes.get_mut(process)) {
+            p.run.cpu_ns += clock.cpu_ns();
+        }
     }
 
     /// One more sample taken, of any process: progress is told after

@@ -310,6 +310,8 @@ pub struct SampledRun {
     pub threads: u64,
     /// Samples whose stacks reached their thread's first frame.
     pub whole_stacks: u64,
+    /// The CPU time its threads ran while sampled, in nanoseconds.
+    pub cpu_ns: u64,
     /// Its exit status, 128 + the signal that killed it; `None` for a
     /// process attached to and let go, which runs on.
     pub status: Option<i32>,
@@ -1043,6 +1045,7 @@ impl InputArgs {
                 samples: run.samples,
                 threads: run.threads,
                 whole_stacks: run.whole_stacks,
+                cpu_ns: run.cpu_ns,
                 status: run.exit.ended_status(),
                 attached: self.attach.filter(|&pid| pid == run.pid),
             }),

@@ -143,8 +143,9 @@ impl Tracer<'_, '_> {
     pub(super) fn detach(&mut self, sink: &mut dyn Sink) -> Result<(), NativeError> {
         self.detaching = true;
         self.stop = None;
-        self.drain_all(None, sink);
-        self.clocks.clear();
+        for tid in self.clocks.keys().copied().collect::<Vec<_>>() {
+            self.close_clock(tid, sink);
+        }
         let live: Vec<i32> = self.processes.keys().copied().collect();
         for process in live {
             self.read_modules(process);

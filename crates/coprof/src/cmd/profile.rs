@@ -166,6 +166,10 @@ pub struct Sampled {
     pub samples: Option<u64>,
     /// Threads the program ran, when it was sampled live.
     pub threads: Option<u64>,
+    /// The CPU time its threads ran while sampled live, in nanoseconds:
+    /// each sample stands for a period of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
     /// The default reports left out, by name: because they need every
     /// instruction (loops, sample), or, when the samples are PCs alone
     /// (`pcs_only`), because they need loads with their values.
@@ -662,6 +666,7 @@ fn profile_of(
         sampled: (info.meta.source == "native").then(|| Sampled {
             samples: info.sampled.map(|s| s.samples),
             threads: info.sampled.map(|s| s.threads),
+            cpu_ns: info.sampled.map(|s| s.cpu_ns),
             left_out: left_out.to_vec(),
             pcs_only: input.pcs_only().unwrap_or(false),
             attached: info.sampled.and_then(|s| s.attached),
@@ -989,6 +994,9 @@ fn sampled_line(p: &Profile, sampled: &Sampled) -> String {
     let mut line = format!("{} samples", crate::output::thousands(samples));
     if let Some(t) = sampled.threads {
         line += &format!(" of {t} thread{}", if t == 1 { "" } else { "s" });
+    }
+    if let Some(cpu) = sampled.cpu_ns {
+        line += &format!(" ({:.3} s of CPU)", cpu as f64 / 1e9);
     }
     match (sampled.attached, p.status) {
         (Some(pid), None) => line += &format!(" of process {pid}, attached and let go"),

@@ -300,6 +300,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "runs_ahead": run.runs_ahead,
             "unreadable": run.unreadable,
             "threads": run.threads,
+            "cpu_seconds": run.cpu_ns as f64 / 1e9,
             "children_cpu_seconds": run.children_cpu_ns as f64 / 1e9,
             "seconds": secs,
             "period_ns": config.period_ns,
@@ -332,12 +333,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             String::new()
         };
         eprintln!(
-            "coprof: {} samples of {} ({} thread{}) in {secs:.3} s{misses}; wrote {} events \
-             to {} ({} bytes)",
+            "coprof: {} samples of {} ({} thread{}, {:.3} s of CPU) in {secs:.3} s{misses}; \
+             wrote {} events to {} ({} bytes)",
             thousands(run.samples),
             run.program.display(),
             run.threads,
             if run.threads == 1 { "" } else { "s" },
+            run.cpu_ns as f64 / 1e9,
             thousands(written.events),
             a.output.display(),
             thousands(written.file_bytes),
@@ -397,10 +399,12 @@ fn say_child(c: &children::ChildTrace) {
             c.pid, c.parent
         ),
         (None, bytes) => eprintln!(
-            "coprof: child process {} (of {}): {command}: {} samples{ended}; wrote {} ({} bytes)",
+            "coprof: child process {} (of {}): {command}: {} samples ({:.3} s of CPU){ended}; \
+             wrote {} ({} bytes)",
             c.pid,
             c.parent,
             thousands(c.samples),
+            c.cpu_seconds,
             c.trace.display(),
             thousands(bytes.unwrap_or(0)),
         ),

@@ -34,6 +34,8 @@ pub(super) struct ChildTrace {
     /// Its exit status, or 128 + the signal that killed it.
     pub status: i32,
     pub samples: u64,
+    /// The CPU time its threads ran while sampled, in seconds.
+    pub cpu_seconds: f64,
     pub events: u64,
     pub trace: PathBuf,
     /// The trace's size, once written.
@@ -115,6 +117,7 @@ impl coprof_native::Children for ChildTraces {
             args,
             status: run.exit.status(),
             samples: run.samples,
+            cpu_seconds: run.cpu_ns as f64 / 1e9,
             events: run.events,
             trace: self.path(pid),
             bytes: written.as_ref().ok().map(|w| w.file_bytes),
