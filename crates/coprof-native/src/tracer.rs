@@ -595,8 +595,8 @@ impl<'a, 'h> Tracer<'a, 'h> {
     }
 
     /// Closes thread `tid`'s clock, once the samples in its ring buffer
-    /// are counted.
-    /// Its CPU time counted goes to its process's run.
+    /// are counted, and adds the CPU time it counted to its process's
+    /// run.
     fn close_clock(&mut self, tid: i32, sink: &mut dyn Sink) {
         self.drain(tid, false, sink);
         let Some(clock) = self.clocks.remove(&tid) else {

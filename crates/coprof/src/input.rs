@@ -310,8 +310,6 @@ pub struct SampledRun {
     pub threads: u64,
     /// Samples whose stacks reached their thread's first frame.
     pub whole_stacks: u64,
-    /// The CPU time its threads ran while sampled, in nanoseconds.
-    pub cpu_ns: u64,
     /// Its exit status, 128 + the signal that killed it; `None` for a
     /// process attached to and let go, which runs on.
     pub status: Option<i32>,
@@ -1030,6 +1028,7 @@ impl InputArgs {
             thread_names: run.thread_names,
             pid: Some(run.pid as u32),
             vdso_build_id: crate::vdso::own().map(|v| v.build_id.clone()),
+            cpu_ns: Some(run.cpu_ns),
             ..TraceMeta::default()
         };
         let symbols = self.symbols_for(&meta);
@@ -1045,7 +1044,6 @@ impl InputArgs {
                 samples: run.samples,
                 threads: run.threads,
                 whole_stacks: run.whole_stacks,
-                cpu_ns: run.cpu_ns,
                 status: run.exit.ended_status(),
                 attached: self.attach.filter(|&pid| pid == run.pid),
             }),

@@ -359,7 +359,23 @@ fn followed_children_get_a_trace_each_named_by_pid() {
         assert_hot_loop_on_top(&r);
         assert_eq!(r["n"], child["events"], "{r}");
         cpu_time_holds_the_samples(child, cpu_seconds(child), period_ns(&summary));
+        // The trace keeps the CPU time, for `info` and the reports.
+        let info = json_of(coprof().args(["info", "--json"]).arg(&path));
+        let kept = info["meta"]["cpu_ns"].as_f64().unwrap() / 1e9;
+        assert!((kept - cpu_seconds(child)).abs() < 1e-6, "{info}");
     }
+    let info = common::stdout_of(coprof().arg("info").arg(&trace));
+    let line = format!(
+        "cpu time   {:.3} s of its threads' while sampled",
+        cpu_seconds(&summary)
+    );
+    assert!(info.contains(&line), "{info}");
+    let profile = common::stdout_of(coprof().arg("profile").arg(&trace));
+    let header = format!(
+        " samples ({:.3} s of CPU), sampled natively",
+        cpu_seconds(&summary)
+    );
+    assert!(profile.contains(&header), "{profile}");
     // The shell's own trace has none of the program's samples.
     let shell_samples = summary["samples"].as_u64().unwrap();
     let child_samples = children[0]["samples"].as_u64().unwrap();
@@ -537,9 +553,17 @@ fn a_profile_of_a_trace_of_samples_leaves_out_what_needs_every_instruction() {
         report_names(&p),
         ["ranges-pc", "ranges-load-value", "values"]
     );
+    // The CPU time the trace keeps, over which its samples were taken.
+    let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+    assert!(info["meta"]["cpu_ns"].as_u64().unwrap() > 0, "{info}");
     assert_eq!(
         p["sampled"],
-        serde_json::json!({"samples": null, "threads": null, "left_out": ["loops", "sample"]})
+        serde_json::json!({
+            "samples": null,
+            "threads": null,
+            "cpu_ns": info["meta"]["cpu_ns"],
+            "left_out": ["loops", "sample"]
+        })
     );
     assert_hot_loop_on_top(&p["reports"][0]["json"]);
     // Each report is what its command line gives alone.

@@ -65,6 +65,12 @@ pub struct TraceMeta {
     /// by a source that unwinds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub whole_stacks: Option<u64>,
+    /// For a trace of samples of a host process: the CPU time, in
+    /// nanoseconds, its threads ran while sampled, each sample standing
+    /// for a period of it. Written when the trace is complete, by a
+    /// source that sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
     /// The traced process's id, for the files a program names by it: a
     /// JIT's `/tmp/perf-PID.map`, which names the code it made. Written
     /// when the trace is complete, by a source that ran a host process.

@@ -128,12 +128,13 @@ impl TraceWriter {
             .iter()
             .map(|c| (c.name().to_string(), u64::MAX))
             .collect();
-        // Known at the end: the process's id, and how many stacks were
-        // whole.
+        // Known at the end: the process's id, how many stacks were whole,
+        // and the CPU time sampled.
         widest.pid = Some(u32::MAX);
         if widest.stacks {
             widest.whole_stacks = Some(u64::MAX);
         }
+        widest.cpu_ns = Some(u64::MAX);
         // A source that names modules at the start may find more as the
         // program runs (the libraries its dynamic loader maps).
         let module_room = if meta.modules.is_empty() {
@@ -251,6 +252,12 @@ impl TraceWriter {
         if self.meta.stacks {
             self.meta.whole_stacks = Some(whole);
         }
+    }
+
+    /// Sets the CPU time the trace's samples were taken over (see
+    /// [`TraceMeta::cpu_ns`]).
+    pub fn set_cpu_ns(&mut self, ns: u64) {
+        self.meta.cpu_ns = Some(ns);
     }
 
     /// Sets the zstd compression level (1 to 19; default 3).
@@ -551,6 +558,7 @@ mod tests {
             w.counts = [u64::MAX; Class::ALL.len()];
             w.set_pid(u32::MAX);
             w.set_whole_stacks(u64::MAX);
+            w.set_cpu_ns(u64::MAX);
             // Else the chunks would move behind a larger header.
             assert!(w.padded(w.meta_json()).is_some(), "stacks: {stacks}");
         }

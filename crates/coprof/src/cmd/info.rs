@@ -136,6 +136,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(how) = m.extra.get("sampling").and_then(sampling_text) {
         println!("sampled    {how}");
     }
+    if let Some(ns) = m.cpu_ns {
+        println!(
+            "cpu time   {:.3} s of its threads' while sampled",
+            ns as f64 / 1e9
+        );
+    }
     print_spans(
         "code",
         m.modules

@@ -166,8 +166,8 @@ pub struct Sampled {
     pub samples: Option<u64>,
     /// Threads the program ran, when it was sampled live.
     pub threads: Option<u64>,
-    /// The CPU time its threads ran while sampled live, in nanoseconds:
-    /// each sample stands for a period of it.
+    /// The CPU time its threads ran while sampled, in nanoseconds, live
+    /// or as the trace says: each sample stands for a period of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ns: Option<u64>,
     /// The default reports left out, by name: because they need every
@@ -666,7 +666,7 @@ fn profile_of(
         sampled: (info.meta.source == "native").then(|| Sampled {
             samples: info.sampled.map(|s| s.samples),
             threads: info.sampled.map(|s| s.threads),
-            cpu_ns: info.sampled.map(|s| s.cpu_ns),
+            cpu_ns: info.meta.cpu_ns,
             left_out: left_out.to_vec(),
             pcs_only: input.pcs_only().unwrap_or(false),
             attached: info.sampled.and_then(|s| s.attached),

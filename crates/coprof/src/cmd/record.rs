@@ -187,6 +187,7 @@ fn tell_run(w: &mut TraceWriter, run: &coprof_native::Run) {
     w.set_thread_names(run.thread_names.clone());
     w.set_pid(run.pid as u32);
     w.set_whole_stacks(run.whole_stacks);
+    w.set_cpu_ns(run.cpu_ns);
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
