@@ -707,6 +707,16 @@ fn a_profile_follows_a_native_programs_children_each_into_a_file() {
             serde_json::from_slice(&std::fs::read(&child_file).unwrap()).unwrap();
         assert_eq!(child["process"]["pid"], pid);
         assert_eq!(child["sampled"]["samples"], c["samples"]);
+        // Its CPU time, listed with its samples and in its own profile.
+        assert_eq!(child["sampled"]["cpu_ns"], c["cpu_ns"]);
+        let cpu = c["cpu_ns"].as_f64().unwrap() / 1e9;
+        cpu_time_holds_the_samples(c, cpu, 31_000.0);
+        let line = format!(
+            " samples ({cpu:.3} s of CPU), exit status {}  {}",
+            c["status"],
+            child_file.display()
+        );
+        assert!(summary.contains(&line), "{line}: {summary}");
         assert_eq!(
             report_names(&child),
             ["ranges-pc", "ranges-load-value", "values"]

@@ -207,6 +207,9 @@ pub struct ChildProfile {
     /// Samples taken of it (an x86-64 program's child, sampled natively).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub samples: Option<u64>,
+    /// The CPU time, in nanoseconds, its threads ran while sampled.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cpu_ns: Option<u64>,
     /// Its exit status; none for a child that was let go, running, with
     /// a process attached to (`--attach`), or that is not known.
     pub status: Option<i32>,
@@ -959,7 +962,16 @@ fn summary(p: &Profile) -> String {
         );
         for c in &p.children {
             let count = match (c.instructions, c.samples) {
-                (_, Some(n)) => format!("{} samples", crate::output::thousands(n)),
+                (_, Some(n)) => {
+                    let cpu = c
+                        .cpu_ns
+                        .map(|ns| format!(" ({:.3} s of CPU)", ns as f64 / 1e9));
+                    format!(
+                        "{} samples{}",
+                        crate::output::thousands(n),
+                        cpu.unwrap_or_default()
+                    )
+                }
                 (i, None) => format!(
                     "{} instructions",
                     i.map_or("-".into(), crate::output::thousands)

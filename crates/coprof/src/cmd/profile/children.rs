@@ -191,6 +191,7 @@ impl Follow {
                 command: p.command(),
                 instructions: p.instructions,
                 samples: p.sampled.as_ref().and_then(|s| s.samples),
+                cpu_ns: p.sampled.as_ref().and_then(|s| s.cpu_ns),
                 status: p.status,
             });
         }

@@ -118,7 +118,7 @@ impl coprof_native::Children for NativeChildren {
         };
         // None for a child let go with a process attached to: it runs on.
         let status = run.exit.ended_status();
-        let samples = run.samples;
+        let (samples, cpu_ns) = (run.samples, run.cpu_ns);
         let written = jobs.map_err(anyhow::Error::msg).and_then(|mut jobs| {
             for j in &mut jobs {
                 j.job.sink().finish();
@@ -132,6 +132,7 @@ impl coprof_native::Children for NativeChildren {
                 command,
                 instructions: None,
                 samples: Some(samples),
+                cpu_ns: Some(cpu_ns),
                 status,
             }),
             Err(e) => eprintln!(
