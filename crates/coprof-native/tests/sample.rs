@@ -385,22 +385,29 @@ fn every_thread_is_sampled() {
         period_ns: 20_000,
         ..Config::default()
     };
+    // 43 to 57% each measured. (Not counted against a run of one thread
+    // doing both halves: the medians of three runs each were 1,065
+    // samples against 1,573 once, on a virtual machine where a stop
+    // costs the thread about 100 µs of CPU time, five periods.)
+    each_of_two_threads_sampled(&prog, &config);
+}
+
+/// Runs the program's two threads that do the same work under `config`,
+/// and asserts that each holds over a quarter of the samples, where
+/// sampling the first thread only would leave the other none; returns
+/// the run.
+fn each_of_two_threads_sampled(prog: &Path, config: &Config) -> coprof_native::Run {
     let mut sink = ByThread::default();
     let args = [OsString::from("hot"), OsString::from("thread")];
-    let r = sample(&prog, &args, &config, &mut sink).unwrap();
+    let r = sample(prog, &args, config, &mut sink).unwrap();
     assert_eq!((r.exit, r.threads), (Exit::Exited(0), 2));
-    assert_eq!(r.samples, sink.by_thread.values().sum::<u64>());
-    // Two threads that do the same work: each holds a good part of the
-    // samples (43 to 57% measured), where sampling the first thread only
-    // would leave the other none. (Not counted against a run of one
-    // thread doing both halves: the medians of three runs each were
-    // 1,065 samples against 1,573 once, on a virtual machine where a
-    // stop costs the thread about 100 µs of CPU time, five periods.)
     let by_thread = &sink.by_thread;
+    assert_eq!(r.samples, by_thread.values().sum::<u64>());
     assert_eq!(by_thread.len(), 2, "{by_thread:?}");
     for (tid, &n) in by_thread {
         assert!(n * 4 > r.samples, "thread {tid}: {by_thread:?}");
     }
+    r
 }
 
 /// The median samples of three runs of each of `modes` under `config`,
@@ -931,25 +938,15 @@ fn ring_buffer_samples_land_in_the_hot_loop_as_pcs_alone() {
 fn ring_buffers_sample_every_thread_and_followed_children() {
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path());
-    let mut sink = ByThread::default();
-    let args = [OsString::from("hot"), OsString::from("thread")];
-    let r = sample(&prog, &args, &ring_at(100_000), &mut sink).unwrap();
-    assert_eq!((r.exit, r.threads), (Exit::Exited(0), 2));
-    assert_eq!(r.samples, sink.by_thread.values().sum::<u64>());
-    // Two threads that do the same work: each holds a good part of the
-    // samples (36 to 50% measured), where sampling the first thread only
-    // would leave the other none. At a period of 100 µs: on a virtual
-    // machine where the interrupt that takes a sample costs the thread
-    // 15 to 20 µs of CPU time, a period of 20 makes each thread's CPU
-    // time, and so its samples, swing by up to 5 times (one thread's
-    // share went down to 16%). For that reason, too, the samples are
-    // counted against the run's own CPU time, not against those of a
-    // run of one thread doing both halves.
-    let by_thread = &sink.by_thread;
-    assert_eq!(by_thread.len(), 2, "{by_thread:?}");
-    for (tid, &n) in by_thread {
-        assert!(n * 4 > r.samples, "thread {tid}: {by_thread:?}");
-    }
+    // Two threads that do the same work: 36 to 50% of the samples each
+    // measured, at a period of 100 µs. On a virtual machine where the
+    // interrupt that takes a sample costs the thread 15 to 20 µs of CPU
+    // time, a period of 20 makes each thread's CPU time, and so its
+    // samples, swing by up to 5 times (one thread's share went down to
+    // 16%). For that reason, too, the samples are counted against the
+    // run's own CPU time, not against those of a run of one thread doing
+    // both halves.
+    let r = each_of_two_threads_sampled(&prog, &ring_at(100_000));
     a_sample_per_period(&r, 100_000, "the program of two threads");
     // A child that works three times as long as its parent, each sampled
     // apart: a sample for each period of its own CPU time, and none of
