@@ -190,8 +190,18 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// Formats a share in [0, 1] as a percentage with two decimals.
-/// An unknown share (NaN) prints as `-`.
+/// Nanoseconds as seconds, for `--json` reports, which give times in
+/// seconds.
+pub fn seconds(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// The CPU time a run's threads ran while sampled, as the summaries and
+/// headers say it beside their samples: `0.205 s of CPU`.
+pub fn cpu_time(ns: u64) -> String {
+    format!("{:.3} s of CPU", seconds(ns))
+}
+
 /// `n` and `noun`, with an "s" unless `n` is 1: "1 configuration",
 /// "36 configurations".
 pub fn count(n: usize, noun: &str) -> String {
@@ -199,6 +209,8 @@ pub fn count(n: usize, noun: &str) -> String {
     format!("{} {noun}{s}", thousands(n as u64))
 }
 
+/// Formats a share in [0, 1] as a percentage with two decimals.
+/// An unknown share (NaN) prints as `-`.
 pub fn pct(share: f64) -> String {
     if share.is_nan() {
         return "-".into();
@@ -214,6 +226,14 @@ mod tests {
         assert_eq!(super::thousands(999), "999");
         assert_eq!(super::thousands(1000), "1,000");
         assert_eq!(super::thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn cpu_time_is_said_to_the_millisecond() {
+        assert_eq!(super::cpu_time(205_000_000), "0.205 s of CPU");
+        assert_eq!(super::cpu_time(1_999_600_000), "2.000 s of CPU");
+        assert_eq!(super::cpu_time(0), "0.000 s of CPU");
+        assert_eq!(super::seconds(1_500_000_000), 1.5);
     }
 
     #[test]

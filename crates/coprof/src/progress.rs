@@ -225,7 +225,7 @@ pub fn unfollowed_children_note(run: &coprof_native::Run) -> Option<String> {
             "{}'s child processes used {:.2} s of CPU time, not sampled: `coprof record` \
              and `coprof profile` sample them with --follow-children",
             run.program.display(),
-            run.children_cpu_ns as f64 / 1e9
+            crate::output::seconds(run.children_cpu_ns)
         )
     })
 }

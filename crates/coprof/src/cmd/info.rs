@@ -139,7 +139,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(ns) = m.cpu_ns {
         println!(
             "cpu time   {:.3} s of its threads' while sampled",
-            ns as f64 / 1e9
+            crate::output::seconds(ns)
         );
     }
     print_spans(

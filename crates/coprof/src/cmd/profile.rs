@@ -965,7 +965,7 @@ fn summary(p: &Profile) -> String {
                 (_, Some(n)) => {
                     let cpu = c
                         .cpu_ns
-                        .map(|ns| format!(" ({:.3} s of CPU)", ns as f64 / 1e9));
+                        .map(|ns| format!(" ({})", crate::output::cpu_time(ns)));
                     format!(
                         "{} samples{}",
                         crate::output::thousands(n),
@@ -1008,7 +1008,7 @@ fn sampled_line(p: &Profile, sampled: &Sampled) -> String {
         line += &format!(" of {t} thread{}", if t == 1 { "" } else { "s" });
     }
     if let Some(cpu) = sampled.cpu_ns {
-        line += &format!(" ({:.3} s of CPU)", cpu as f64 / 1e9);
+        line += &format!(" ({})", crate::output::cpu_time(cpu));
     }
     match (sampled.attached, p.status) {
         (Some(pid), None) => line += &format!(" of process {pid}, attached and let go"),

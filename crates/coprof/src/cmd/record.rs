@@ -4,7 +4,7 @@
 
 use crate::error::bad_input;
 use crate::input::CallGraph;
-use crate::output::thousands;
+use crate::output::{cpu_time, seconds, thousands};
 use coprof_core::trace::{TraceMeta, TraceWriter};
 use coprof_core::ClassSet;
 use coprof_native::Config;
@@ -301,8 +301,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "runs_ahead": run.runs_ahead,
             "unreadable": run.unreadable,
             "threads": run.threads,
-            "cpu_seconds": run.cpu_ns as f64 / 1e9,
-            "children_cpu_seconds": run.children_cpu_ns as f64 / 1e9,
+            "cpu_seconds": seconds(run.cpu_ns),
+            "children_cpu_seconds": seconds(run.children_cpu_ns),
             "seconds": secs,
             "period_ns": config.period_ns,
             "next_load": config.next_load,
@@ -334,13 +334,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             String::new()
         };
         eprintln!(
-            "coprof: {} samples of {} ({} thread{}, {:.3} s of CPU) in {secs:.3} s{misses}; \
+            "coprof: {} samples of {} ({} thread{}, {}) in {secs:.3} s{misses}; \
              wrote {} events to {} ({} bytes)",
             thousands(run.samples),
             run.program.display(),
             run.threads,
             if run.threads == 1 { "" } else { "s" },
-            run.cpu_ns as f64 / 1e9,
+            cpu_time(run.cpu_ns),
             thousands(written.events),
             a.output.display(),
             thousands(written.file_bytes),
@@ -400,12 +400,12 @@ fn say_child(c: &children::ChildTrace) {
             c.pid, c.parent
         ),
         (None, bytes) => eprintln!(
-            "coprof: child process {} (of {}): {command}: {} samples ({:.3} s of CPU){ended}; \
+            "coprof: child process {} (of {}): {command}: {} samples ({}){ended}; \
              wrote {} ({} bytes)",
             c.pid,
             c.parent,
             thousands(c.samples),
-            c.cpu_seconds,
+            cpu_time(c.cpu_ns),
             c.trace.display(),
             thousands(bytes.unwrap_or(0)),
         ),

@@ -34,14 +34,20 @@ pub(super) struct ChildTrace {
     /// Its exit status, or 128 + the signal that killed it.
     pub status: i32,
     pub samples: u64,
-    /// The CPU time its threads ran while sampled, in seconds.
-    pub cpu_seconds: f64,
+    /// The CPU time its threads ran while sampled, given in seconds.
+    #[serde(rename = "cpu_seconds", serialize_with = "as_seconds")]
+    pub cpu_ns: u64,
     pub events: u64,
     pub trace: PathBuf,
     /// The trace's size, once written.
     pub bytes: Option<u64>,
     /// Why the trace could not be written.
     pub error: Option<String>,
+}
+
+/// Writes a time kept in nanoseconds as seconds, as `--json` gives times.
+fn as_seconds<S: serde::Serializer>(ns: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(crate::output::seconds(*ns))
 }
 
 impl ChildTraces {
@@ -117,7 +123,7 @@ impl coprof_native::Children for ChildTraces {
             args,
             status: run.exit.status(),
             samples: run.samples,
-            cpu_seconds: run.cpu_ns as f64 / 1e9,
+            cpu_ns: run.cpu_ns,
             events: run.events,
             trace: self.path(pid),
             bytes: written.as_ref().ok().map(|w| w.file_bytes),
