@@ -173,6 +173,29 @@ fn the_trace_streams_to_a_reader_and_the_status_is_the_programs() {
     assert_eq!(r["n"], summary["events"]);
 }
 
+#[test]
+fn a_streamed_trace_keeps_the_cpu_time_in_its_final_metadata() {
+    // Its header is written before the program runs; the CPU time is
+    // known at its end, and comes after the end marker, with the modules.
+    let dir = tempfile::tempdir().unwrap();
+    let prog = native(dir.path());
+    let out = coprof()
+        .args(["record", "--json", "-o", "-", "--"])
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    let trace = dir.path().join("streamed.cpt");
+    std::fs::write(&trace, &out.stdout).unwrap();
+    let info = json_of(coprof().args(["info", "--json"]).arg(&trace));
+    assert_eq!(info["streamed"], true, "{info}");
+    let kept = info["meta"]["cpu_ns"].as_f64().expect("cpu_ns kept") / 1e9;
+    assert!((kept - cpu_seconds(&summary)).abs() < 1e-6, "{info}");
+    let p = json_of(coprof().args(["profile", "--json"]).arg(&trace));
+    assert_eq!(p["sampled"]["cpu_ns"], info["meta"]["cpu_ns"], "{p}");
+}
+
 /// Asserts that `cpu` seconds, the CPU time a run's threads ran while
 /// sampled, hold its `run["samples"]` at a period of `period_ns` each:
 /// taken in the program's code, they stand for from a fiftieth of it to
