@@ -976,13 +976,14 @@ impl InputArgs {
                 run
             }
         };
-        if let Some(note) = crate::progress::ring_buffer_note(&run, &config) {
-            eprintln!("coprof: note: {note}");
-        }
-        if let Some(note) = (!follows)
-            .then(|| crate::progress::unfollowed_children_note(&run))
-            .flatten()
-        {
+        let notes = [
+            crate::progress::kernel_time_note(&run, &config),
+            crate::progress::ring_buffer_note(&run, &config),
+            (!follows)
+                .then(|| crate::progress::unfollowed_children_note(&run))
+                .flatten(),
+        ];
+        for note in notes.into_iter().flatten() {
             eprintln!("coprof: note: {note}");
         }
         let args = self.program_text().into_iter().skip(1).collect();

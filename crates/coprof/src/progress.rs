@@ -230,6 +230,50 @@ pub fn unfollowed_children_note(run: &coprof_native::Run) -> Option<String> {
     })
 }
 
+/// Fewer samples than this say too little of a run's CPU time for
+/// [`kernel_time_note`]: a run that short is mostly its start and end.
+const KERNEL_NOTE_SAMPLES: u64 = 100;
+
+/// The note for a native run whose samples stand for less than half of
+/// the CPU time its threads ran while sampled. A thread's clock counts
+/// its time in the kernel too but takes its samples in the program's
+/// code alone, so the rest was the kernel's: the program's system calls
+/// and page faults, and what each sample costs the thread there, its
+/// interrupt and, without `--ring-buffer`, its stop (about 100 µs on the
+/// machine of docs/PERFORMANCE.md, against 12 to 20 µs with ring
+/// buffers, so that at the default period most of a program's CPU time
+/// under the sampler was the sampler's). A user who finds the program
+/// slower under the sampler learns why, and what costs less.
+pub fn kernel_time_note(
+    run: &coprof_native::Run,
+    config: &coprof_native::Config,
+) -> Option<String> {
+    if run.samples < KERNEL_NOTE_SAMPLES || run.cpu_ns == 0 {
+        return None;
+    }
+    let sampled_ns = run.samples.saturating_mul(config.period_ns);
+    let share = sampled_ns as f64 / run.cpu_ns as f64;
+    if share >= 0.5 {
+        return None;
+    }
+    let (cost, cheaper) = if config.ring_buffer {
+        ("interrupt", "a longer --period-us takes fewer")
+    } else {
+        (
+            "interrupt and stop",
+            "--ring-buffer takes samples without a stop, and a longer --period-us fewer",
+        )
+    };
+    Some(format!(
+        "the samples stand for {:.3} s ({}) of the {} its threads ran while sampled; the rest \
+         was in the kernel, where the clock takes no sample: the program's system calls and \
+         page faults, and each sample's {cost} ({cheaper})",
+        crate::output::seconds(sampled_ns),
+        crate::output::pct(share),
+        crate::output::cpu_time(run.cpu_ns)
+    ))
+}
+
 /// The note for a run sampled into ring buffers (`--ring-buffer`, as
 /// `config` says) that did not go as asked: the kernel dropped samples
 /// or throttled a clock, threads were sampled with stops for want of

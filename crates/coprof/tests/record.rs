@@ -173,6 +173,69 @@ fn the_trace_streams_to_a_reader_and_the_status_is_the_programs() {
     assert_eq!(r["n"], summary["events"]);
 }
 
+/// The share of the CPU time its samples stand for, as the note about
+/// the kernel's time in `stderr` says it; `None` without the note.
+fn kernel_time_note_share(stderr: &[u8]) -> Option<f64> {
+    let text = String::from_utf8_lossy(stderr);
+    let note = text
+        .lines()
+        .find(|l| l.starts_with("coprof: note: the samples stand for "))?;
+    let share = note.split_once(" s (")?.1.split_once("%)")?.0;
+    Some(share.parse::<f64>().expect("a percentage") / 100.0)
+}
+
+#[test]
+fn a_run_mostly_in_the_kernel_is_told_where_its_cpu_time_went() {
+    // dd copying one byte at a time runs mostly in read and write, where
+    // its clock counts and takes no sample.
+    let dd = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=200000"];
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("dd.cpt");
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .args(dd),
+    );
+    let share = kernel_time_note_share(&out.stderr);
+    assert!(
+        share.is_some_and(|s| s < 0.5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("each sample's interrupt and stop (--ring-buffer takes"),
+        "{err}"
+    );
+    // A live report says it too; with ring buffers, no stop is named.
+    let out = common::succeeded(coprof().args(["ranges", "--ring-buffer", "--"]).args(dd));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(kernel_time_note_share(&out.stderr).is_some(), "{err}");
+    assert!(
+        err.contains("each sample's interrupt (a longer --period-us"),
+        "{err}"
+    );
+    // The hot loop, sampled every millisecond into ring buffers: its
+    // samples stand for nearly all of its CPU time, and nothing is said.
+    let prog = native(dir.path());
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "--ring-buffer", "--period-us", "1000", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&prog)
+            .args(["for", "0.3"]),
+    );
+    assert_eq!(
+        kernel_time_note_share(&out.stderr),
+        None,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn a_streamed_trace_keeps_the_cpu_time_in_its_final_metadata() {
     // Its header is written before the program runs; the CPU time is

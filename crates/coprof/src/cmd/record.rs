@@ -353,7 +353,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 crate::output::pct(run.whole_stacks as f64 / run.stacks.max(1) as f64),
             );
         }
-        if let Some(note) = crate::progress::ring_buffer_note(&run, &config) {
+        let notes = [
+            crate::progress::kernel_time_note(&run, &config),
+            crate::progress::ring_buffer_note(&run, &config),
+        ];
+        for note in notes.into_iter().flatten() {
             eprintln!("coprof: note: {note}");
         }
         for c in &children {
