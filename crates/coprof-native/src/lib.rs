@@ -45,6 +45,33 @@
 //! every instruction (the loop cache, branch-on-random) get nothing
 //! useful from samples; range profiles and value hotlists do, with
 //! counts in samples rather than instructions.
+//!
+//! A program started and sampled to its end, its samples kept, and each
+//! counted by the file its PC lies in ([`Run::modules`]):
+//!
+//! ```
+//! use coprof_core::Collect;
+//! use coprof_native::{sample, Config, Exit};
+//! use std::ffi::OsString;
+//! use std::path::Path;
+//!
+//! let script = "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done";
+//! let args = ["sh", "-c", script].map(OsString::from);
+//! let mut samples = Collect::all();
+//! let run = sample(Path::new("/bin/sh"), &args, &Config::default(), &mut samples)?;
+//! assert_eq!(run.exit, Exit::Exited(0));
+//! assert_eq!(run.samples as usize, samples.events.len());
+//! for module in &run.modules {
+//!     let n = samples.events.iter().filter(|e| (module.start..module.end).contains(&e.pc)).count();
+//!     println!("{n:>6}  {}", module.path.display());
+//! }
+//! // The shell's loop runs in the shell and its C library.
+//! let in_files = samples.events.iter().filter(|e| run.modules.iter().any(|m| {
+//!     (m.start..m.end).contains(&e.pc)
+//! }));
+//! assert!(in_files.count() * 10 >= samples.events.len() * 9);
+//! # Ok::<(), coprof_native::NativeError>(())
+//! ```
 
 mod affinity;
 mod ahead;
