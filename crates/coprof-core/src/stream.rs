@@ -344,7 +344,9 @@ impl Sink for Discard {
 }
 
 /// A sink that keeps every event it receives, for tests and small streams.
-#[derive(Clone, Debug, Default)]
+/// [`Collect::default`] wants every class, as [`Collect::all`] does; one
+/// that wants fewer says which in `wants`.
+#[derive(Clone, Debug)]
 pub struct Collect {
     /// The events received, in order.
     pub events: Vec<Event>,
@@ -359,6 +361,14 @@ impl Collect {
             events: Vec::new(),
             wants: ClassSet::ALL,
         }
+    }
+}
+
+impl Default for Collect {
+    /// A collector of every class: a sink that kept nothing by default
+    /// would be fed nothing, and say nothing of it.
+    fn default() -> Collect {
+        Collect::all()
     }
 }
 
@@ -467,6 +477,18 @@ impl Source for SliceSource<'_> {
 mod tests {
     use super::*;
     use crate::event::Class;
+
+    #[test]
+    fn a_default_collector_keeps_every_class() {
+        let events = [
+            Event::load(0, 0x1000, 8, 1),
+            Event::new(4, Class::IntAlu),
+            Event::new(8, Class::Other),
+        ];
+        let mut c = Collect::default();
+        SliceSource::new(&events).run(&mut c).unwrap();
+        assert_eq!(c.events, events);
+    }
 
     #[test]
     fn slice_source_filters_to_wanted_classes() {

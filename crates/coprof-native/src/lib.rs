@@ -57,7 +57,7 @@
 //!
 //! let script = "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done";
 //! let args = ["sh", "-c", script].map(OsString::from);
-//! let mut samples = Collect::all();
+//! let mut samples = Collect::default();
 //! let run = sample(Path::new("/bin/sh"), &args, &Config::default(), &mut samples)?;
 //! assert_eq!(run.exit, Exit::Exited(0));
 //! assert_eq!(run.samples as usize, samples.events.len());
