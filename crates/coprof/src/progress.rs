@@ -248,11 +248,41 @@ pub fn kernel_time_note(
     run: &coprof_native::Run,
     config: &coprof_native::Config,
 ) -> Option<String> {
-    if run.samples < KERNEL_NOTE_SAMPLES || run.cpu_ns == 0 {
+    let whose = ("its threads", "the program's");
+    kernel_time_note_of(run.samples, run.cpu_ns, config, whose)
+}
+
+/// [`kernel_time_note`] for the followed children of a run, together:
+/// one note for all of them, not one each, as a build's hundreds of
+/// children would have it.
+pub fn children_kernel_time_note(
+    children: impl IntoIterator<Item = (u64, u64)>,
+    config: &coprof_native::Config,
+) -> Option<String> {
+    let (samples, cpu_ns) = children
+        .into_iter()
+        .fold((0, 0), |(s, c), (samples, cpu_ns)| {
+            (s + samples, c + cpu_ns)
+        });
+    let whose = ("the child processes' threads", "their");
+    kernel_time_note_of(samples, cpu_ns, config, whose)
+}
+
+/// The note of [`kernel_time_note`] for `samples` taken in `cpu_ns` of
+/// CPU time, `whose.0` the threads that ran it, and `whose.1` the
+/// owner of the system calls.
+fn kernel_time_note_of(
+    samples: u64,
+    cpu_ns: u64,
+    config: &coprof_native::Config,
+    whose: (&str, &str),
+) -> Option<String> {
+    let (threads, calls) = whose;
+    if samples < KERNEL_NOTE_SAMPLES || cpu_ns == 0 {
         return None;
     }
-    let sampled_ns = run.samples.saturating_mul(config.period_ns);
-    let share = sampled_ns as f64 / run.cpu_ns as f64;
+    let sampled_ns = samples.saturating_mul(config.period_ns);
+    let share = sampled_ns as f64 / cpu_ns as f64;
     if share >= 0.5 {
         return None;
     }
@@ -265,12 +295,12 @@ pub fn kernel_time_note(
         )
     };
     Some(format!(
-        "the samples stand for {:.3} s ({}) of the {} its threads ran while sampled; the rest \
-         was in the kernel, where the clock takes no sample: the program's system calls and \
-         page faults, and each sample's {cost} ({cheaper})",
+        "the samples stand for {:.3} s ({}) of the {} {threads} ran while sampled; the rest \
+         was in the kernel, where the clock takes no sample: {calls} system calls and page \
+         faults, and each sample's {cost} ({cheaper})",
         crate::output::seconds(sampled_ns),
         crate::output::pct(share),
-        crate::output::cpu_time(run.cpu_ns)
+        crate::output::cpu_time(cpu_ns)
     ))
 }
 

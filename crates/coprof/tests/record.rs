@@ -209,6 +209,19 @@ fn a_run_mostly_in_the_kernel_is_told_where_its_cpu_time_went() {
         err.contains("each sample's interrupt and stop (--ring-buffer takes"),
         "{err}"
     );
+    // Followed children are told of together, after their lines (the
+    // shell forks for dd, which is not its last command).
+    let script = format!("{} 2>/dev/null; true", dd.join(" "));
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "--follow-children", "-o"])
+            .arg(&trace)
+            .args(["--", "sh", "-c", &script]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let children = "CPU the child processes' threads ran while sampled; the rest was in the \
+                    kernel, where the clock takes no sample: their system calls";
+    assert!(err.contains(children), "{err}");
     // A live report says it too; with ring buffers, no stop is named.
     let out = common::succeeded(coprof().args(["ranges", "--ring-buffer", "--"]).args(dd));
     let err = String::from_utf8_lossy(&out.stderr);

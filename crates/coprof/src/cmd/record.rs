@@ -363,6 +363,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         for c in &children {
             say_child(c);
         }
+        let each = children.iter().map(|c| (c.samples, c.cpu_ns));
+        if let Some(note) = crate::progress::children_kernel_time_note(each, &config) {
+            eprintln!("coprof: note: {note}");
+        }
         if !a.follow_children {
             if let Some(note) = crate::progress::unfollowed_children_note(&run) {
                 eprintln!("coprof: note: {note}");
