@@ -53,6 +53,10 @@ pub(crate) fn start(
         source,
     };
     let invalid = || start_error(std::io::Error::from(std::io::ErrorKind::InvalidInput));
+    // execve says only EACCES of a directory.
+    if program.is_dir() {
+        return Err(start_error(std::io::Error::from_raw_os_error(libc::EISDIR)));
+    }
     let path = CString::new(program.as_os_str().as_bytes()).map_err(|_| invalid())?;
     let argv: Vec<CString> = args
         .iter()

@@ -451,6 +451,10 @@ fn a_file_that_cannot_run_is_an_error_naming_it() {
         "{said}"
     );
     assert!(events.is_empty());
+    // A directory is said to be one, not a file without permission.
+    let e = run(dir.path(), "").0.unwrap_err();
+    let said = e.to_string();
+    assert!(said.contains("Is a directory"), "{said}");
 }
 
 #[test]
