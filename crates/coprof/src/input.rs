@@ -994,7 +994,7 @@ impl InputArgs {
     /// defaults, with this input's options, each sample at its next load
     /// as `--sample-at` says, else as the report's setup
     /// ([`LiveSetup::native`]).
-    fn native_config(&self) -> anyhow::Result<coprof_native::Config> {
+    pub(crate) fn native_config(&self) -> anyhow::Result<coprof_native::Config> {
         let (frame_pointers, stack_copy) =
             stacks_from(self.call_graph, self.stack_copy, self.ring_buffer)?;
         Ok(coprof_native::Config {

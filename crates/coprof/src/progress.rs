@@ -234,6 +234,11 @@ pub fn unfollowed_children_note(run: &coprof_native::Run) -> Option<String> {
 /// [`kernel_time_note`]: a run that short is mostly its start and end.
 const KERNEL_NOTE_SAMPLES: u64 = 100;
 
+/// The share of its CPU time a run's samples stand for below which
+/// [`kernel_time_note`] speaks: under it, most of the time was the
+/// kernel's.
+const KERNEL_NOTE_SHARE: f64 = 0.5;
+
 /// The note for a native run whose samples stand for less than half of
 /// the CPU time its threads ran while sampled. A thread's clock counts
 /// its time in the kernel too but takes its samples in the program's
@@ -283,7 +288,7 @@ fn kernel_time_note_of(
     }
     let sampled_ns = samples.saturating_mul(config.period_ns);
     let share = sampled_ns as f64 / cpu_ns as f64;
-    if share >= 0.5 {
+    if share >= KERNEL_NOTE_SHARE {
         return None;
     }
     let (cost, cheaper) = if config.ring_buffer {

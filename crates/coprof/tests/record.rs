@@ -211,17 +211,21 @@ fn a_run_mostly_in_the_kernel_is_told_where_its_cpu_time_went() {
     );
     // Followed children are told of together, after their lines (the
     // shell forks for dd, which is not its last command).
+    // `coprof profile` says it too.
     let script = format!("{} 2>/dev/null; true", dd.join(" "));
-    let out = common::succeeded(
-        coprof()
-            .args(["record", "--follow-children", "-o"])
-            .arg(&trace)
-            .args(["--", "sh", "-c", &script]),
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    let children = "CPU the child processes' threads ran while sampled; the rest was in the \
-                    kernel, where the clock takes no sample: their system calls";
-    assert!(err.contains(children), "{err}");
+    let profile = dir.path().join("dd.json");
+    for (command, output) in [("record", &trace), ("profile", &profile)] {
+        let out = common::succeeded(
+            coprof()
+                .args([command, "--follow-children", "-o"])
+                .arg(output)
+                .args(["--", "sh", "-c", &script]),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        let children = "CPU the child processes' threads ran while sampled; the rest was in the \
+                        kernel, where the clock takes no sample: their system calls";
+        assert!(err.contains(children), "{command}: {err}");
+    }
     // A live report says it too; with ring buffers, no stop is named.
     let out = common::succeeded(coprof().args(["ranges", "--ring-buffer", "--"]).args(dd));
     let err = String::from_utf8_lossy(&out.stderr);

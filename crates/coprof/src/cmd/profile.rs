@@ -847,6 +847,14 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         }
     }
     if let Some(children) = native_children {
+        let each = children
+            .found
+            .iter()
+            .filter_map(|c| Some((c.samples?, c.cpu_ns?)));
+        let config = a.input.native_config()?;
+        if let Some(text) = crate::progress::children_kernel_time_note(each, &config) {
+            note(text);
+        }
         // By PID, as a RISC-V program's are listed.
         profile.children = children.found;
         profile.children.sort_by_key(|c| c.pid);
