@@ -1197,7 +1197,7 @@ fn a_ring_buffers_stacks_go_as_deep_as_the_copy_the_kernel_makes() {
 
 /// A program that spends a third of its time in a handler of its own
 /// SIGPROF, which interrupts `work` (or `leaf` under it) every 2 ms of
-/// its CPU time and calls `leaf` from the handler.
+/// its CPU time and calls `leaf` from the handler, until `main` ends.
 const SIGNALS: &str = r#"
 #include <signal.h>
 #include <sys/time.h>
@@ -1221,6 +1221,10 @@ int main(void) {
     setitimer(ITIMER_PROF, &every, 0);
     double end = cpu() + 0.3;
     while (cpu() < end) work();
+    /* Stopped, so that no signal interrupts the exit, which runs after
+       main has returned and so is not under it. */
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_PROF, &off, 0);
     return 0;
 }
 "#;
