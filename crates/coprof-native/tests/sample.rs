@@ -5,6 +5,7 @@
 
 use coprof_core::{Class, Event, Sink};
 use coprof_native::{sample, Children, Config, Exit, Hooks, NativeError};
+use object::ObjectSymbol;
 mod common;
 
 use common::{build_static, function};
@@ -314,17 +315,51 @@ fn run_with(
     (r, sink.0)
 }
 
-/// Asserts that over 90% of `events` (and at least `least` of them) are
-/// in `prog`'s function `hot_loop`; returns its range.
+/// Asserts that over 90% of `events` from the first in `prog`'s
+/// function `hot_loop` to the last, over half of them all, and at least
+/// `least`, are in `hot_loop`; returns its range.
+///
+/// The program's start and end are left out of the 90%. Of a run of the
+/// hot loop alone, every sample between its first and last in `hot_loop`
+/// was in it, in runs here; the others were in the C library's start
+/// (most in `handle_amd` and its kin, whose `cpuid`s leave a virtual
+/// machine for its hypervisor) and exit. They were 2 to 3% of the
+/// samples on a quiet machine and up to 6% beside three busy loops, and a
+/// run in CI had 859 of 1,008 in `hot_loop`.
 fn mostly_in_the_hot_loop(prog: &Path, events: &[Event], least: usize) -> std::ops::Range<u64> {
     let hot = function(prog, "hot_loop");
-    let inside = events.iter().filter(|e| hot.contains(&e.pc)).count();
+    let is_hot = |e: &Event| hot.contains(&e.pc);
+    let inside = events.iter().filter(|e| is_hot(e)).count();
+    let first = events.iter().position(is_hot).unwrap_or(0);
+    let last = events.iter().rposition(is_hot).unwrap_or(0);
+    let between = events.len().min(last + 1).saturating_sub(first);
     assert!(
-        inside >= least && inside * 10 > events.len() * 9,
-        "{inside} of {} in hot_loop",
-        events.len()
+        inside >= least && inside * 10 > between * 9 && inside * 2 > events.len(),
+        "{inside} in hot_loop of {between} from its first to its last, of {} in all; the \
+         others in {}",
+        events.len(),
+        missed(prog, events, &hot)
     );
     hot
+}
+
+/// The name of the function of `prog` that holds `pc`, or `pc` in hex.
+fn function_at(prog: &Path, pc: u64) -> String {
+    let holds = |s: &object::Symbol| (s.address()..s.address() + s.size()).contains(&pc);
+    common::named(prog, holds).map_or(format!("{pc:#x}"), |(name, _)| name)
+}
+
+/// Where the samples in `events` outside `hot` went: the functions of
+/// `prog` most of them are in, with their counts, for a failure to say.
+fn missed(prog: &Path, events: &[Event], hot: &std::ops::Range<u64>) -> String {
+    let mut by_function = std::collections::BTreeMap::<String, usize>::new();
+    for e in events.iter().filter(|e| !hot.contains(&e.pc)) {
+        *by_function.entry(function_at(prog, e.pc)).or_default() += 1;
+    }
+    let mut most: Vec<_> = by_function.into_iter().collect();
+    most.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    most.truncate(8);
+    format!("{most:?}")
 }
 
 #[test]

@@ -26,11 +26,19 @@ pub fn build_static(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBu
 
 /// The address range of the symbol `name` in `prog`.
 pub fn function(prog: &Path, name: &str) -> std::ops::Range<u64> {
+    let (_, range) = named(prog, |s| s.name() == Ok(name))
+        .unwrap_or_else(|| panic!("no {name} in {}", prog.display()));
+    range
+}
+
+/// The first symbol of `prog` that `which` takes: its name and range.
+pub fn named(
+    prog: &Path,
+    which: impl Fn(&object::Symbol) -> bool,
+) -> Option<(String, std::ops::Range<u64>)> {
     let data = std::fs::read(prog).unwrap();
     let file = object::File::parse(&*data).unwrap();
-    let s = file
-        .symbols()
-        .find(|s| s.name() == Ok(name))
-        .unwrap_or_else(|| panic!("no {name} in {}", prog.display()));
-    s.address()..s.address() + s.size()
+    let s = file.symbols().find(|s| which(s))?;
+    let name = s.name().unwrap_or("?").to_string();
+    Some((name, s.address()..s.address() + s.size()))
 }
