@@ -353,16 +353,17 @@ pub fn program_status() -> Option<u8> {
     (s >= 0).then_some(s as u8)
 }
 
-/// Records the live program's `status` for coprof's own exit status and,
-/// unless `quiet`, notes one that is not 0: the profile stops where the
-/// program did.
+/// Records the live program's `status` for coprof's own exit status and
+/// notes one that is not 0 (kept alone when `quiet`): the profile stops
+/// where the program did.
 fn program_ended(prog: &Path, status: i32, quiet: bool) {
     PROGRAM_STATUS.store(status, std::sync::atomic::Ordering::Relaxed);
-    if !quiet && status != 0 {
-        eprintln!(
-            "coprof: note: {} exited with status {status}; the profile covers its run up to then",
+    if status != 0 {
+        let text = format!(
+            "{} exited with status {status}; the profile covers its run up to then",
             prog.display()
         );
+        crate::notes::give(text, quiet);
     }
 }
 
@@ -824,7 +825,7 @@ impl InputArgs {
         program_ended(&prog, exit.status(), quiet);
         if !quiet && self.setup.follow.is_none() {
             if let Some(note) = children_note(sim.children_started()) {
-                eprintln!("coprof: note: {} {note}", prog.display());
+                crate::notes::say(format!("{} {note}", prog.display()));
             }
         }
         Ok(self.live_info(&sim, exit, 0, self.describe()?))
@@ -938,16 +939,16 @@ impl InputArgs {
             Some(pid) => format!("process {pid} ({}) runs", prog.display()),
             None => format!("{} runs", prog.display()),
         };
-        eprintln!(
-            "coprof: note: {what} as an x86-64 program: sampled natively, a sample every ~{} µs \
-             of each thread's CPU time{}, as `coprof record` does; counts are samples",
+        crate::notes::say(format!(
+            "{what} as an x86-64 program: sampled natively, a sample every ~{} µs of each \
+             thread's CPU time{}, as `coprof record` does; counts are samples",
             config.period_ns / 1000,
             if config.next_load {
                 ", each taken at its next load"
             } else {
                 ""
             }
-        );
+        ));
         let follows = children.is_some();
         let run = match self.attach {
             Some(pid) => {
@@ -983,9 +984,7 @@ impl InputArgs {
                 .then(|| crate::progress::unfollowed_children_note(&run))
                 .flatten(),
         ];
-        for note in notes.into_iter().flatten() {
-            eprintln!("coprof: note: {note}");
-        }
+        notes.into_iter().flatten().for_each(crate::notes::say);
         let args = self.program_text().into_iter().skip(1).collect();
         self.sampled_info(prog, args, run)
     }

@@ -7,6 +7,7 @@ mod guest_env;
 mod host_program;
 mod input;
 mod job;
+mod notes;
 mod output;
 mod per_process;
 mod perf_map;

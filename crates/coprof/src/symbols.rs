@@ -361,9 +361,7 @@ fn load(
         }
     };
     if notes {
-        for note in &said {
-            eprintln!("coprof: note: {note}");
-        }
+        said.iter().cloned().for_each(crate::notes::say);
     }
     let loaded = Loaded {
         at,

@@ -426,6 +426,11 @@ fn a_followed_program_that_replaces_itself_is_profiled_as_the_new_one() {
         stderr.contains("the program replaced itself with"),
         "{stderr}"
     );
+    let replaced = read(&file)["notes"].to_string();
+    assert!(
+        replaced.contains("the program replaced itself with"),
+        "{replaced}"
+    );
     // The summary still on standard output, of the second image.
     let summary = String::from_utf8(run.stdout).unwrap();
     assert!(
@@ -503,4 +508,13 @@ fn a_followed_child_that_replaces_itself_again_is_profiled_as_its_last_program()
     let child = read(Path::new(children[0]["file"].as_str().unwrap()));
     assert_eq!(child["args"], serde_json::json!(["two"]));
     assert_eq!(top_loop(&child), ("third_loop".to_string(), 19_999));
+    // The child's note on its status is kept in its profile, not printed
+    // among its program's output.
+    let said = "exited with status 7; the profile covers its run up to then";
+    assert!(!stderr.contains(said), "{stderr}");
+    let notes = child["notes"].as_array().expect("the child's notes");
+    assert!(
+        notes.iter().any(|n| n.as_str().unwrap().ends_with(said)),
+        "{notes:?}"
+    );
 }

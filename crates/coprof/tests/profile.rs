@@ -858,3 +858,74 @@ fn a_live_run_exits_with_the_programs_status_after_its_report() {
     let trace = gen_trace(dir.path(), "loops", 10_000, 1);
     coprof().arg("loops").arg(&trace).assert().success();
 }
+
+/// The notes a run gives on standard error are kept in its profile, so
+/// that `coprof report` gives them again and a script reads them in the
+/// JSON: a profile read later, without its run's terminal, would
+/// otherwise not say that the program failed part way.
+#[test]
+fn a_profile_keeps_the_notes_its_run_gave() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = compile(dir.path(), "exits_with", EXITS_WITH);
+    let file = dir.path().join("p.json");
+    let said = "exits_with exited with status 3; the profile covers its run up to then";
+    let out = coprof()
+        .args(["profile", "-o"])
+        .arg(&file)
+        .arg("--")
+        .arg(&prog)
+        .arg("3")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(stderr.contains(said), "{stderr}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let notes = saved["notes"].as_array().expect("the notes kept");
+    assert!(
+        notes.iter().any(|n| n.as_str().unwrap().ends_with(said)),
+        "{notes:?}"
+    );
+    // Each note kept is one the run gave, in its order.
+    let given: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("coprof: note: "))
+        .collect();
+    assert_eq!(notes, &given, "{stderr}");
+    // `coprof report` gives them again, before the summary on stdout.
+    let again = coprof().arg("report").arg(&file).output().unwrap();
+    assert!(again.status.success(), "{again:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&again.stderr)
+            .lines()
+            .collect::<Vec<_>>(),
+        {
+            given
+                .iter()
+                .map(|n| format!("coprof: note: {n}"))
+                .collect::<Vec<_>>()
+        }
+    );
+    let json: Value = serde_json::from_slice(
+        &coprof()
+            .args(["report", "--json"])
+            .arg(&file)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(&json["notes"], &saved["notes"]);
+
+    // A run that gave no note keeps none: no empty list in the file.
+    coprof()
+        .args(["profile", "-o"])
+        .arg(&file)
+        .arg("--")
+        .arg(&prog)
+        .arg("0")
+        .assert()
+        .success();
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(saved.get("notes").is_none(), "{saved}");
+}

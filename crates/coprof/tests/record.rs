@@ -209,6 +209,28 @@ fn a_run_mostly_in_the_kernel_is_told_where_its_cpu_time_went() {
         err.contains("each sample's interrupt and stop (--ring-buffer takes"),
         "{err}"
     );
+    // With --json the note is in the summary's notes, not a line of its
+    // own beside it (dd's own lines are on standard error too).
+    let out = common::succeeded(
+        coprof()
+            .args(["record", "--json", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .args(dd),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("coprof: note:"), "{err}");
+    let summary: serde_json::Value = err
+        .lines()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no JSON summary in {err}"));
+    let notes = summary["notes"].as_array().expect("a list of notes");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("the samples stand for ")),
+        "{summary}"
+    );
     // Followed children are told of together, after their lines (the
     // shell forks for dd, which is not its last command).
     // `coprof profile` says it too.
@@ -225,6 +247,16 @@ fn a_run_mostly_in_the_kernel_is_told_where_its_cpu_time_went() {
         let children = "CPU the child processes' threads ran while sampled; the rest was in the \
                         kernel, where the clock takes no sample: their system calls";
         assert!(err.contains(children), "{command}: {err}");
+        if command == "profile" {
+            // The profile keeps it, for `coprof report` to give again.
+            let saved: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(output).unwrap()).unwrap();
+            let kept = saved["notes"].as_array().expect("the notes kept");
+            assert!(
+                kept.iter().any(|n| n.as_str().unwrap().contains(children)),
+                "{saved}"
+            );
+        }
     }
     // A live report says it too; with ring buffers, no stop is named.
     let out = common::succeeded(coprof().args(["ranges", "--ring-buffer", "--"]).args(dd));

@@ -156,6 +156,13 @@ pub struct Profile {
     /// found when it ended, by PID.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub children: Vec<ChildProfile>,
+    /// The notes the run gave, in order (the program's failure, a binary
+    /// without debug information, samples that stand for little of the
+    /// CPU time): `coprof report` gives them again. Absent in profiles
+    /// written before them, and in a native child's, whose notes are its
+    /// parent's.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub notes: Vec<String>,
 }
 
 /// A profile of samples of a native process: each event is one sample
@@ -675,6 +682,7 @@ fn profile_of(
             attached: info.sampled.and_then(|s| s.attached),
         }),
         children: Vec::new(),
+        notes: Vec::new(),
     }
 }
 
@@ -814,17 +822,13 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         })?;
     let quiet = a.followed_child;
     if a.since.is_some() && !quiet {
-        eprintln!(
-            "coprof: note: the program replaced itself with {} (execve): the profile is of that \
-             program, from its start",
+        crate::notes::say(format!(
+            "the program replaced itself with {} (execve): the profile is of that program, from \
+             its start",
             a.input.name()
-        );
+        ));
     }
-    let note = |text: String| {
-        if !quiet {
-            eprintln!("coprof: note: {text}");
-        }
-    };
+    let note = |text: String| crate::notes::give(text, quiet);
     for l in left_out_reasons(&left_out) {
         note(format!(
             "{} holds {}: the {} reports, which need {}, are left out",
@@ -859,6 +863,7 @@ pub fn run(mut a: Args) -> anyhow::Result<()> {
         profile.children = children.found;
         profile.children.sort_by_key(|c| c.pid);
     }
+    profile.notes = crate::notes::kept();
     if a.followed_child {
         if let Some(path) = &a.output {
             if let Err(e) = save(&profile, path) {
@@ -1108,7 +1113,8 @@ pub fn load(path: &Path) -> anyhow::Result<Profile> {
         .map_err(|e| bad_input(format!("{}: malformed profile: {e}", path.display())))
 }
 
-/// Print a saved profile again (`coprof profile -o`), without re-running.
+/// Print a saved profile again (`coprof profile -o`), without re-running:
+/// its reports, and on standard error the notes its run gave.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   coprof report crc32.profile.json
@@ -1144,6 +1150,9 @@ pub fn report(a: ReportArgs) -> anyhow::Result<()> {
     }
     if a.json {
         return print_json(&p);
+    }
+    for note in &p.notes {
+        eprintln!("coprof: note: {note}");
     }
     print!("{}", summary(&p));
     Ok(())

@@ -289,6 +289,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     tell_run(&mut w, &run);
     let written = w.commit()?;
     let children = children.map(|c| c.ended).unwrap_or_default();
+    let each = children.iter().map(|c| (c.samples, c.cpu_ns));
+    let notes: Vec<String> = [
+        crate::progress::kernel_time_note(&run, &config),
+        crate::progress::ring_buffer_note(&run, &config),
+        crate::progress::children_kernel_time_note(each, &config),
+        (!a.follow_children)
+            .then(|| crate::progress::unfollowed_children_note(&run))
+            .flatten(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     if a.json {
         let mut summary = serde_json::json!({
             "pid": run.pid,
@@ -311,6 +323,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "throttled": run.throttled,
             "stopped_threads": run.stopped_threads,
             "trace": { "path": a.output, "bytes": written.file_bytes },
+            "notes": notes,
         });
         if stacks {
             summary["stacks"] = serde_json::json!(written.stacks);
@@ -353,25 +366,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 crate::output::pct(run.whole_stacks as f64 / run.stacks.max(1) as f64),
             );
         }
-        let notes = [
-            crate::progress::kernel_time_note(&run, &config),
-            crate::progress::ring_buffer_note(&run, &config),
-        ];
-        for note in notes.into_iter().flatten() {
-            eprintln!("coprof: note: {note}");
-        }
         for c in &children {
             say_child(c);
         }
-        let each = children.iter().map(|c| (c.samples, c.cpu_ns));
-        if let Some(note) = crate::progress::children_kernel_time_note(each, &config) {
-            eprintln!("coprof: note: {note}");
-        }
-        if !a.follow_children {
-            if let Some(note) = crate::progress::unfollowed_children_note(&run) {
-                eprintln!("coprof: note: {note}");
-            }
-        }
+        notes.into_iter().for_each(crate::notes::say);
     }
     let unwritten = children.iter().filter(|c| c.error.is_some()).count();
     // A process attached to is not coprof's: its end is told, not passed on.
