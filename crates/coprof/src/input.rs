@@ -1083,7 +1083,8 @@ impl InputArgs {
             symbols: if self.no_symbols {
                 None
             } else {
-                // A followed child's notes would land in its program's stderr.
+                // A followed child's notes would land in its program's
+                // stderr: its profile keeps them.
                 Symbols::of_modules(
                     sim.modules(),
                     None,

@@ -333,15 +333,28 @@ fn open_file(path: &Path, debug_dirs: &[PathBuf]) -> opened::Opened {
     )
 }
 
+/// What [`load`] does with the notes opening a file gives (no debug
+/// information, a debug file found elsewhere).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Notes {
+    /// Said on standard error and kept ([`crate::notes::say`]).
+    Said,
+    /// Kept alone ([`crate::notes::keep`]): a followed child's, whose
+    /// standard error is its program's.
+    Kept,
+    /// Neither: a library's, whose PCs fall back to offsets in it.
+    Dropped,
+}
+
 /// The symbols of `path`, mapped at `at`: from the answers kept in
 /// `cache` when it holds some for the file as it is now, else opened
-/// (and its answers kept from now on). With `notes`, says on standard
-/// error what opening it says. `None` when the file is no ELF file.
+/// (and its answers kept from now on), with what opening it says given
+/// as `notes` tells. `None` when the file is no ELF file.
 fn load(
     path: &Path,
     dirs: &[PathBuf],
     at: Mapping,
-    notes: bool,
+    notes: Notes,
     cache: Option<&Path>,
 ) -> Option<Loaded> {
     let mut cache = cache.and_then(|dir| SymbolCache::open(path, dirs, dir));
@@ -360,8 +373,10 @@ fn load(
             (opened, said)
         }
     };
-    if notes {
-        said.iter().cloned().for_each(crate::notes::say);
+    match notes {
+        Notes::Said => said.iter().cloned().for_each(crate::notes::say),
+        Notes::Kept => said.iter().cloned().for_each(crate::notes::keep),
+        Notes::Dropped => {}
     }
     let loaded = Loaded {
         at,
@@ -389,16 +404,18 @@ impl Symbols {
             bias: 0,
             library: false,
         };
-        let loaded = load(binary, &debug_dirs(None), at, !quiet, cache)?;
+        let notes = if quiet { Notes::Kept } else { Notes::Said };
+        let loaded = load(binary, &debug_dirs(None), at, notes, cache)?;
         Some(Symbols::of_files(vec![loaded]))
     }
 
     /// Opens the files of `modules`, the program first (with `binary`
     /// instead of its file when given), with separate debug files from
     /// `sysroot` (see [`TraceMeta::sysroot`]) or the host: notes about
-    /// the program as [`open`](Self::open) gives them, none about the
-    /// libraries, whose PCs fall back to `libc.so.6+0x1234` when they
-    /// cannot be named.
+    /// the program as [`open`](Self::open) gives them, or kept without
+    /// being printed when `quiet` (a followed child's, which its profile
+    /// holds), and none about the libraries, whose PCs fall back to
+    /// `libc.so.6+0x1234` when they cannot be named.
     ///
     /// [`TraceMeta::sysroot`]: coprof_core::trace::TraceMeta::sysroot
     pub fn of_modules(
@@ -411,6 +428,7 @@ impl Symbols {
         let (main, libraries) = modules.split_first()?;
         let dirs = debug_dirs(sysroot);
         let program = binary.unwrap_or(&main.path);
+        let notes = if quiet { Notes::Kept } else { Notes::Said };
         let at = |m: &Module, library| Mapping {
             start: m.start,
             end: m.end,
@@ -418,11 +436,11 @@ impl Symbols {
             library,
         };
         let loaded: Vec<Loaded> =
-            std::iter::once(load(program, &dirs, at(main, false), !quiet, cache))
+            std::iter::once(load(program, &dirs, at(main, false), notes, cache))
                 .chain(
                     libraries
                         .iter()
-                        .map(|m| load(&m.path, &dirs, at(m, true), false, cache)),
+                        .map(|m| load(&m.path, &dirs, at(m, true), Notes::Dropped, cache)),
                 )
                 .flatten()
                 .collect();

@@ -509,7 +509,7 @@ fn a_followed_child_that_replaces_itself_again_is_profiled_as_its_last_program()
     assert_eq!(child["args"], serde_json::json!(["two"]));
     assert_eq!(top_loop(&child), ("third_loop".to_string(), 19_999));
     // The child's note on its status is kept in its profile, not printed
-    // among its program's output.
+    // among its program's output (the parent's stderr here).
     let said = "exited with status 7; the profile covers its run up to then";
     assert!(!stderr.contains(said), "{stderr}");
     let notes = child["notes"].as_array().expect("the child's notes");
@@ -517,4 +517,30 @@ fn a_followed_child_that_replaces_itself_again_is_profiled_as_its_last_program()
         notes.iter().any(|n| n.as_str().unwrap().ends_with(said)),
         "{notes:?}"
     );
+}
+
+/// A followed child's notes about its program's symbols go into its own
+/// profile, as its parent's into the parent's: built without `-g`, each
+/// is named from the ELF symbol table, and says so.
+#[test]
+fn a_followed_childs_notes_on_its_symbols_are_in_its_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["-static", "-O1"];
+    let prog = common::compile_with(dir.path(), "twice", CHILD_REPLACES_ITSELF_TWICE, &flags);
+    let file = dir.path().join("twice.json");
+    let run = common::succeeded(&mut profile(&["--follow-children"], &file, &prog));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let said = "no debug info for this code: function names and offsets from the ELF symbol table";
+    // Said once, for the parent: the child's is not printed.
+    assert_eq!(stderr.matches(said).count(), 1, "{stderr}");
+    let parent = read(&file);
+    let child_file = parent["children"][0]["file"]
+        .as_str()
+        .expect("the child listed");
+    let child = read(Path::new(child_file));
+    for (whose, p) in [("parent", &parent), ("child", &child)] {
+        let notes = p["notes"].to_string();
+        assert!(notes.contains(said), "{whose}: {notes}");
+    }
+    assert_eq!(top_loop(&child).0, "third_loop");
 }
