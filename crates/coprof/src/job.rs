@@ -92,12 +92,19 @@ impl<E: Sink, X: Sink> Sink for WithExact<E, X> {
     }
 }
 
-/// Runs `job` over `input` and prints its report, as JSON or text.
+/// Runs `job` over `input` and prints its report, as JSON or text. The
+/// JSON holds the notes the run gave (`notes`, when there were any),
+/// which a script reading it would not find on standard error.
 pub fn run_one(input: &InputArgs, json: bool, mut job: Box<dyn Job>) -> anyhow::Result<()> {
     let info = input.run_sinks(job.sinks())?;
     let r = job.finish(&info)?;
     if json {
-        print_json(&r.json)
+        let mut report = r.json;
+        let notes = crate::notes::kept();
+        if let (false, Some(object)) = (notes.is_empty(), report.as_object_mut()) {
+            object.insert("notes".into(), notes.into());
+        }
+        print_json(&report)
     } else {
         print!("{}", r.text);
         Ok(())

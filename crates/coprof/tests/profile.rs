@@ -916,6 +916,16 @@ fn a_profile_keeps_the_notes_its_run_gave() {
     )
     .unwrap();
     assert_eq!(&json["notes"], &saved["notes"]);
+    // A single report run live holds them in its JSON too.
+    let out = coprof()
+        .args(["loops", "--json", "--"])
+        .arg(&prog)
+        .arg("3")
+        .output()
+        .unwrap();
+    let loops: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(&loops["notes"], &saved["notes"], "{loops}");
+    assert!(loops["loops"].is_array(), "the report itself: {loops}");
 
     // A run that gave no note keeps none: no empty list in the file.
     coprof()
@@ -928,4 +938,12 @@ fn a_profile_keeps_the_notes_its_run_gave() {
         .success();
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert!(saved.get("notes").is_none(), "{saved}");
+    let out = coprof()
+        .args(["loops", "--json", "--"])
+        .arg(&prog)
+        .arg("0")
+        .output()
+        .unwrap();
+    let loops: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(loops.get("notes").is_none(), "{loops}");
 }
