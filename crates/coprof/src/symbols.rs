@@ -342,7 +342,8 @@ enum Notes {
     /// Kept alone ([`crate::notes::keep`]): a followed child's, whose
     /// standard error is its program's.
     Kept,
-    /// Neither: a library's, whose PCs fall back to offsets in it.
+    /// Neither: a library's, whose PCs fall back to offsets in it, or
+    /// those of a program a trace names, opened only if it is there.
     Dropped,
 }
 
@@ -404,7 +405,7 @@ impl Symbols {
             bias: 0,
             library: false,
         };
-        let notes = if quiet { Notes::Kept } else { Notes::Said };
+        let notes = if quiet { Notes::Dropped } else { Notes::Said };
         let loaded = load(binary, &debug_dirs(None), at, notes, cache)?;
         Some(Symbols::of_files(vec![loaded]))
     }
