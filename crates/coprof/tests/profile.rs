@@ -859,6 +859,38 @@ fn a_live_run_exits_with_the_programs_status_after_its_report() {
     coprof().arg("loops").arg(&trace).assert().success();
 }
 
+/// The notes in a report's `--json` are those its run said on standard
+/// error, whether they come from the program's run or from its symbols,
+/// live and from a trace: a script reads what a user reads.
+#[test]
+fn the_notes_in_a_reports_json_are_those_it_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["-static", "-O1"];
+    let prog = common::compile_with(dir.path(), "no_debug", EXITS_WITH, &flags);
+    let trace = dir.path().join("t.cpt");
+    traced_run(&trace, &prog).arg("3").output().unwrap();
+    let (p, t) = (prog.to_str().unwrap(), trace.to_str().unwrap());
+    let runs: [&[&str]; 3] = [
+        &["loops", "--json", "--", p, "3"],
+        &["loops", "--json", t],
+        &["loops", "--json", "--binary", p, t],
+    ];
+    for (args, least) in runs.iter().zip([2, 1, 1]) {
+        let out = coprof().args(*args).output().unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said: Vec<&str> = stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("coprof: note: "))
+            .collect();
+        let kept: Vec<&str> = report["notes"].as_array().map_or(Vec::new(), |n| {
+            n.iter().map(|n| n.as_str().unwrap()).collect()
+        });
+        assert_eq!(kept, said, "{args:?}");
+        assert!(said.len() >= least, "{args:?}: {stderr}");
+    }
+}
+
 /// The notes a run gives on standard error are kept in its profile, so
 /// that `coprof report` gives them again and a script reads them in the
 /// JSON: a profile read later, without its run's terminal, would
