@@ -14,8 +14,14 @@ static KEPT: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// Prints `text` as a note on standard error, and keeps it.
 pub fn say(text: impl Into<String>) {
     let text = text.into();
-    eprintln!("coprof: note: {text}");
+    print(&text);
     keep(text);
+}
+
+/// Prints `text` as a note on standard error without keeping it: a
+/// saved profile's notes, given again by `coprof report`.
+pub fn print(text: &str) {
+    eprintln!("coprof: note: {text}");
 }
 
 /// Says `text` as [`say`] does, or, for a `quiet` run (a followed

@@ -1151,9 +1151,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<()> {
     if a.json {
         return print_json(&p);
     }
-    for note in &p.notes {
-        eprintln!("coprof: note: {note}");
-    }
+    p.notes.iter().for_each(|note| crate::notes::print(note));
     print!("{}", summary(&p));
     Ok(())
 }
