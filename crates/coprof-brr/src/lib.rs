@@ -24,6 +24,24 @@
 //! feature, [`brr()`] and `brr!(freq, {..})` use a thread-local register.
 //! Without it the crate is `no_std` and every sampler is an explicit value.
 //! Nothing here allocates.
+//!
+//! One site of a runtime sampled at 1 in 32 of its executions, by brr and
+//! by Arnold–Ryder's counter:
+//!
+//! ```
+//! use coprof_brr::{sampled, BrrSampler, Counter};
+//! // Taken with probability (1/2)^(4+1): at random, 1 in 32 on average.
+//! let mut brr = BrrSampler::new(4, 1).unwrap();
+//! // Every 32nd execution exactly, which can resonate with the program.
+//! let mut counter = Counter::new(32).unwrap();
+//! let (mut by_brr, mut by_counter) = (0u32, 0u32);
+//! for _ in 0..32_000 {
+//!     sampled!(brr, { by_brr += 1 });
+//!     sampled!(counter, { by_counter += 1 });
+//! }
+//! assert_eq!(by_counter, 1_000);
+//! assert!((800..1_200).contains(&by_brr), "{by_brr}");
+//! ```
 
 #![no_std]
 #![warn(missing_docs)]
