@@ -859,6 +859,25 @@ fn a_live_run_exits_with_the_programs_status_after_its_report() {
     coprof().arg("loops").arg(&trace).assert().success();
 }
 
+/// The notes a command said on standard error (`stderr`), in order.
+fn notes_said(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter_map(|l| l.strip_prefix("coprof: note: "))
+        .map(String::from)
+        .collect()
+}
+
+/// The notes a JSON report or profile holds; none without the key.
+fn notes_held(json: &Value) -> Vec<String> {
+    json["notes"].as_array().map_or(Vec::new(), |notes| {
+        notes
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    })
+}
+
 /// The notes in a report's `--json` are those its run said on standard
 /// error, whether they come from the program's run or from its symbols,
 /// live and from a trace: a script reads what a user reads.
@@ -878,16 +897,9 @@ fn the_notes_in_a_reports_json_are_those_it_said() {
     for (args, least) in runs.iter().zip([2, 1, 1]) {
         let out = coprof().args(*args).output().unwrap();
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let said: Vec<&str> = stderr
-            .lines()
-            .filter_map(|l| l.strip_prefix("coprof: note: "))
-            .collect();
-        let kept: Vec<&str> = report["notes"].as_array().map_or(Vec::new(), |n| {
-            n.iter().map(|n| n.as_str().unwrap()).collect()
-        });
-        assert_eq!(kept, said, "{args:?}");
-        assert!(said.len() >= least, "{args:?}: {stderr}");
+        let said = notes_said(&out.stderr);
+        assert_eq!(notes_held(&report), said, "{args:?}");
+        assert!(said.len() >= least, "{args:?}: {said:?}");
     }
 }
 
@@ -900,82 +912,46 @@ fn a_profile_keeps_the_notes_its_run_gave() {
     let dir = tempfile::tempdir().unwrap();
     let prog = compile(dir.path(), "exits_with", EXITS_WITH);
     let file = dir.path().join("p.json");
+    let profile = |status: &str| {
+        let mut c = coprof();
+        c.args(["profile", "-o"]).arg(&file).arg("--").arg(&prog);
+        c.arg(status).output().unwrap()
+    };
+    let saved =
+        || -> Value { serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap() };
+    let loops = |status: &str| -> Value {
+        let mut c = coprof();
+        let out = c
+            .args(["loops", "--json", "--"])
+            .arg(&prog)
+            .arg(status)
+            .output();
+        serde_json::from_slice(&out.unwrap().stdout).unwrap()
+    };
     let said = "exits_with exited with status 3; the profile covers its run up to then";
-    let out = coprof()
-        .args(["profile", "-o"])
-        .arg(&file)
-        .arg("--")
-        .arg(&prog)
-        .arg("3")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = profile("3");
     assert_eq!(out.status.code(), Some(3), "{out:?}");
-    assert!(stderr.contains(said), "{stderr}");
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    let notes = saved["notes"].as_array().expect("the notes kept");
-    assert!(
-        notes.iter().any(|n| n.as_str().unwrap().ends_with(said)),
-        "{notes:?}"
-    );
     // Each note kept is one the run gave, in its order.
-    let given: Vec<&str> = stderr
-        .lines()
-        .filter_map(|l| l.strip_prefix("coprof: note: "))
-        .collect();
-    assert_eq!(notes, &given, "{stderr}");
-    // `coprof report` gives them again, before the summary on stdout.
+    let given = notes_said(&out.stderr);
+    assert!(given.iter().any(|n| n.ends_with(said)), "{given:?}");
+    assert_eq!(notes_held(&saved()), given);
+    // `coprof report` gives them again, alone on standard error.
     let again = coprof().arg("report").arg(&file).output().unwrap();
     assert!(again.status.success(), "{again:?}");
+    let lines = String::from_utf8_lossy(&again.stderr).lines().count();
     assert_eq!(
-        String::from_utf8_lossy(&again.stderr)
-            .lines()
-            .collect::<Vec<_>>(),
-        {
-            given
-                .iter()
-                .map(|n| format!("coprof: note: {n}"))
-                .collect::<Vec<_>>()
-        }
+        (notes_said(&again.stderr), lines),
+        (given.clone(), given.len())
     );
-    let json: Value = serde_json::from_slice(
-        &coprof()
-            .args(["report", "--json"])
-            .arg(&file)
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    assert_eq!(&json["notes"], &saved["notes"]);
+    let json = json_of(coprof().args(["report", "--json"]).arg(&file));
+    assert_eq!(notes_held(&json), given);
     // A single report run live holds them in its JSON too.
-    let out = coprof()
-        .args(["loops", "--json", "--"])
-        .arg(&prog)
-        .arg("3")
-        .output()
-        .unwrap();
-    let loops: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(&loops["notes"], &saved["notes"], "{loops}");
-    assert!(loops["loops"].is_array(), "the report itself: {loops}");
+    let report = loops("3");
+    assert_eq!(notes_held(&report), given, "{report}");
+    assert!(report["loops"].is_array(), "the report itself: {report}");
 
     // A run that gave no note keeps none: no empty list in the file.
-    coprof()
-        .args(["profile", "-o"])
-        .arg(&file)
-        .arg("--")
-        .arg(&prog)
-        .arg("0")
-        .assert()
-        .success();
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert!(saved.get("notes").is_none(), "{saved}");
-    let out = coprof()
-        .args(["loops", "--json", "--"])
-        .arg(&prog)
-        .arg("0")
-        .output()
-        .unwrap();
-    let loops: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(loops.get("notes").is_none(), "{loops}");
+    assert!(profile("0").status.success());
+    assert!(saved().get("notes").is_none(), "{}", saved());
+    assert!(loops("0").get("notes").is_none());
 }
