@@ -5,7 +5,6 @@
 
 use coprof_core::{Class, Event, Sink};
 use coprof_native::{sample, Children, Config, Exit, Hooks, NativeError};
-use object::ObjectSymbol;
 mod common;
 
 use common::{build_static, function};
@@ -350,18 +349,18 @@ fn mostly_in(prog: &Path, name: &str, events: &[Event], least: usize) -> std::op
     hot
 }
 
-/// The name of the function of `prog` that holds `pc`, or `pc` in hex.
-fn function_at(prog: &Path, pc: u64) -> String {
-    let holds = |s: &object::Symbol| (s.address()..s.address() + s.size()).contains(&pc);
-    common::named(prog, holds).map_or(format!("{pc:#x}"), |(name, _)| name)
-}
-
 /// Where the samples in `events` outside `hot` went: the functions of
-/// `prog` most of them are in, with their counts, for a failure to say.
+/// `prog` most of them are in (or their PCs), with their counts, for a
+/// failure to say. The symbols are read once, not at each sample.
 fn missed(prog: &Path, events: &[Event], hot: &std::ops::Range<u64>) -> String {
+    let symbols = common::symbols(prog);
+    let function_at = |pc: u64| {
+        let holds = symbols.iter().find(|(_, range)| range.contains(&pc));
+        holds.map_or(format!("{pc:#x}"), |(name, _)| name.clone())
+    };
     let mut by_function = std::collections::BTreeMap::<String, usize>::new();
     for e in events.iter().filter(|e| !hot.contains(&e.pc)) {
-        *by_function.entry(function_at(prog, e.pc)).or_default() += 1;
+        *by_function.entry(function_at(e.pc)).or_default() += 1;
     }
     let mut most: Vec<_> = by_function.into_iter().collect();
     most.sort_by_key(|(_, n)| std::cmp::Reverse(*n));

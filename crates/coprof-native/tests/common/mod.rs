@@ -26,19 +26,21 @@ pub fn build_static(dir: &Path, name: &str, src: &str, flags: &[&str]) -> PathBu
 
 /// The address range of the symbol `name` in `prog`.
 pub fn function(prog: &Path, name: &str) -> std::ops::Range<u64> {
-    let (_, range) = named(prog, |s| s.name() == Ok(name))
+    let (_, range) = symbols(prog)
+        .into_iter()
+        .find(|(n, _)| n == name)
         .unwrap_or_else(|| panic!("no {name} in {}", prog.display()));
     range
 }
 
-/// The first symbol of `prog` that `which` takes: its name and range.
-pub fn named(
-    prog: &Path,
-    which: impl Fn(&object::Symbol) -> bool,
-) -> Option<(String, std::ops::Range<u64>)> {
+/// The symbols of `prog`, read once: each one's name and address range.
+pub fn symbols(prog: &Path) -> Vec<(String, std::ops::Range<u64>)> {
     let data = std::fs::read(prog).unwrap();
     let file = object::File::parse(&*data).unwrap();
-    let s = file.symbols().find(|s| which(s))?;
-    let name = s.name().unwrap_or("?").to_string();
-    Some((name, s.address()..s.address() + s.size()))
+    file.symbols()
+        .map(|s| {
+            let name = s.name().unwrap_or("?").to_string();
+            (name, s.address()..s.address() + s.size())
+        })
+        .collect()
 }
