@@ -374,6 +374,15 @@ fn what_record_and_the_reports_refuse_is_named() {
         coprof().args(["record", "--"]).arg(&rv),
         "is a RISC-V program: `coprof run --trace OUT.cpt",
     );
+    // A trace is read, not sampled.
+    refused(
+        coprof()
+            .args(["record", "-o"])
+            .arg(dir.path().join("again.cpt"))
+            .arg("--")
+            .arg(&trace),
+        "it is a coprof trace, which is read, not run",
+    );
     // A report that needs every instruction says why, of a native program.
     refused(
         coprof()

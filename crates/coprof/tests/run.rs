@@ -274,6 +274,23 @@ fn refuses_files_it_cannot_run() {
         .code(2)
         .stderr(predicate::str::contains("not an ELF file"))
         .stderr(predicate::str::contains("script.sh"));
+    // A trace given as the program is said to be one, with how it is read.
+    let trace = dir.path().join("run.cpt");
+    coprof()
+        .args(["gen", "--workload", "loops", "--events", "1000", "-o"])
+        .arg(&trace)
+        .assert()
+        .success();
+    for command in ["run", "loops"] {
+        coprof()
+            .args([command, "--"])
+            .arg(&trace)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("run.cpt: not an ELF file"))
+            .stderr(predicate::str::contains("it is a coprof trace"))
+            .stderr(predicate::str::contains("`coprof loops FILE`"));
+    }
     // The test binary's own executable: an x86-64 ELF.
     coprof()
         .args(["run", "--", env!("CARGO_BIN_EXE_coprof")])

@@ -142,8 +142,15 @@ pub struct Args {
 }
 
 /// Refuses a RISC-V program, which the simulator runs, with the command
-/// that does.
-fn refuse_riscv(prog: &Path) -> anyhow::Result<()> {
+/// that does, and a trace, with the commands that read it.
+fn refuse_unsampled(prog: &Path) -> anyhow::Result<()> {
+    if crate::host_program::is_trace(prog) {
+        return Err(bad_input(format!(
+            "{}: {}",
+            prog.display(),
+            crate::host_program::TRACE_NOT_PROGRAM
+        )));
+    }
     if crate::host_program::elf_machine(prog) == Some(coprof_rv::elf::EM_RISCV) {
         return Err(bad_input(format!(
             "{} is a RISC-V program: `coprof run --trace OUT.cpt -- {}` records every \
@@ -206,7 +213,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             (prog, a.command[1..].to_vec())
         }
     };
-    refuse_riscv(&prog)?;
+    refuse_unsampled(&prog)?;
     let next_load = a.next_load || a.sample_at == Some(crate::input::SampleAt::NextLoad);
     if a.single_step && !next_load {
         return Err(bad_input(

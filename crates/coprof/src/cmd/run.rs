@@ -457,9 +457,17 @@ pub(crate) fn announce_death(prog: &std::path::Path, exit: &Exit) {
 }
 
 /// Load errors and unsupported requests are about the user's program.
+/// A trace given as the program (`coprof loops -- run.cpt`) is said to
+/// be one, with how the reports read it.
 pub(crate) fn sim_error(e: SimError) -> anyhow::Error {
     match e {
         SimError::Setup(_) => anyhow::Error::new(e),
+        SimError::Elf {
+            source: coprof_rv::elf::ElfError::NotElf(ref head),
+            ..
+        } if !head.is_empty() && coprof_core::trace::MAGIC.starts_with(head) => {
+            bad_input(format!("{e}: {}", crate::host_program::TRACE_NOT_PROGRAM))
+        }
         SimError::Elf {
             source: coprof_rv::elf::ElfError::NotRiscV(_, coprof_rv::elf::EM_X86_64),
             ..
