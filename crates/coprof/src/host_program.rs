@@ -40,20 +40,6 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// What is said of a coprof trace given where a program goes
-/// (`coprof loops -- run.cpt`): how a trace is read instead.
-pub(crate) const TRACE_NOT_PROGRAM: &str = "it is a coprof trace, which is read, not run: give \
-     it before any `--` (`coprof loops FILE`, `coprof profile FILE`), and `coprof info FILE` \
-     describes it";
-
-/// Whether the file at `path` starts as a coprof trace does.
-pub(crate) fn is_trace(path: &Path) -> bool {
-    let mut head = [0; 8];
-    std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .is_ok_and(|()| head == coprof_core::trace::MAGIC)
-}
-
 /// The longest chain of `#!` scripts Linux runs before an ELF file: a
 /// script whose interpreter is a script, and so on (fs/exec.c,
 /// `exec_binprm`, which fails with ELOOP past it).

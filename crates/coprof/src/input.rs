@@ -59,7 +59,14 @@ fn is_stdin(file: &Path) -> bool {
 /// program's own output on standard error).
 pub fn open_trace(file: &Path) -> anyhow::Result<TraceReader<BufReader<File>>> {
     if !is_stdin(file) {
-        return Ok(TraceReader::open(file)?);
+        return TraceReader::open(file).map_err(|e| {
+            match (&e.kind, crate::file_kind::not_a_trace(file)) {
+                (coprof_core::trace::TraceErrorKind::BadMagic, Some(hint)) => {
+                    bad_input(format!("{e}: {hint}"))
+                }
+                _ => e.into(),
+            }
+        });
     }
     let fd = std::io::stdin()
         .as_fd()

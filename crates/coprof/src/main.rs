@@ -3,6 +3,7 @@
 mod areas;
 mod cmd;
 mod error;
+mod file_kind;
 mod guest_env;
 mod host_program;
 mod input;

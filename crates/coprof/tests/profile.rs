@@ -170,6 +170,41 @@ fn bad_profile_files_are_named_with_exit_code_2() {
         .code(2)
         .stderr(predicate::str::contains("--only nosuch").and(predicate::str::contains("loops")));
 
+    // A file given in another's place is said to be what it is, with the
+    // command that takes it: a trace to report, a profile to read as a
+    // trace, a program without its `--`.
+    let wrong_place = [
+        (
+            "report",
+            &trace,
+            "not a coprof profile: it is a coprof trace: `coprof profile -o PROFILE.json FILE`",
+        ),
+        (
+            "loops",
+            &good,
+            "not a coprof trace (the file does not start with the magic \"CPTRACE\\0\"): it is a \
+             coprof profile, which `coprof report FILE` prints",
+        ),
+    ];
+    for (command, file, says) in wrong_place {
+        coprof()
+            .arg(command)
+            .arg(file)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+    let program = std::path::PathBuf::from(env!("CARGO_BIN_EXE_coprof"));
+    for command in ["report", "ranges"] {
+        coprof()
+            .arg(command)
+            .arg(&program)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("it is an ELF file for x86-64"))
+            .stderr(predicate::str::contains("-- FILE ARGS"));
+    }
+
     // An unwritable output path fails before anything is left behind.
     coprof()
         .arg("profile")

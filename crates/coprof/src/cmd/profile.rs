@@ -1085,6 +1085,14 @@ fn save(profile: &Profile, path: &Path) -> anyhow::Result<()> {
 
 /// Reads a profile file, with errors that name it.
 pub fn load(path: &Path) -> anyhow::Result<Profile> {
+    // A trace or a program given here is said to be one, with how to make
+    // a profile of it, before the whole file is read.
+    if let Some(hint) = crate::file_kind::not_a_profile(path) {
+        return Err(bad_input(format!(
+            "{}: not a coprof profile: {hint}",
+            path.display()
+        )));
+    }
     let text = std::fs::read(path)
         .map_err(|e| bad_input(format!("cannot read profile {}: {e}", path.display())))?;
     let value: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {

@@ -144,11 +144,11 @@ pub struct Args {
 /// Refuses a RISC-V program, which the simulator runs, with the command
 /// that does, and a trace, with the commands that read it.
 fn refuse_unsampled(prog: &Path) -> anyhow::Result<()> {
-    if crate::host_program::is_trace(prog) {
+    if crate::file_kind::of(prog) == Some(crate::file_kind::FileKind::Trace) {
         return Err(bad_input(format!(
             "{}: {}",
             prog.display(),
-            crate::host_program::TRACE_NOT_PROGRAM
+            crate::file_kind::TRACE_NOT_PROGRAM
         )));
     }
     if crate::host_program::elf_machine(prog) == Some(coprof_rv::elf::EM_RISCV) {

@@ -466,7 +466,7 @@ pub(crate) fn sim_error(e: SimError) -> anyhow::Error {
             source: coprof_rv::elf::ElfError::NotElf(ref head),
             ..
         } if !head.is_empty() && coprof_core::trace::MAGIC.starts_with(head) => {
-            bad_input(format!("{e}: {}", crate::host_program::TRACE_NOT_PROGRAM))
+            bad_input(format!("{e}: {}", crate::file_kind::TRACE_NOT_PROGRAM))
         }
         SimError::Elf {
             source: coprof_rv::elf::ElfError::NotRiscV(_, coprof_rv::elf::EM_X86_64),
